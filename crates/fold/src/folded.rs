@@ -1,0 +1,116 @@
+//! The folded text format (`frame;frame;frame count`), as stackcollapse-perf writes it and
+//! FlameGraph and inferno read it.
+
+use std::io::{self, Write};
+
+use crate::profile::{Profile, Stack};
+
+fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::Result<()> {
+    for (i, &id) in stack.frames.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b";")?;
+        }
+        // A ';' inside a name would split the frame when read back; FlameGraph has no escape.
+        let name = &profile.frame(id).name;
+        if name.contains(';') {
+            out.write_all(name.replace(';', ":").as_bytes())?;
+        } else {
+            out.write_all(name.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one line per stack with a non-zero sample count of `event`: `stack samples`.
+/// Stacks come out in the profile's order; call [`Profile::sort`] first for stable output.
+pub fn write_folded<W: Write>(profile: &Profile, event: usize, mut out: W) -> io::Result<()> {
+    for stack in &profile.stacks {
+        let count = stack.counts[event].samples;
+        if count == 0 {
+            continue;
+        }
+        write_stack(profile, stack, &mut out)?;
+        writeln!(out, " {count}")?;
+    }
+    Ok(())
+}
+
+/// Writes the two-count differential form `stack first second` (sample counts, not
+/// normalised), which `flamegraph.pl` and `inferno-flamegraph` read as before/after.
+pub fn write_folded_pair<W: Write>(
+    profile: &Profile,
+    first: usize,
+    second: usize,
+    mut out: W,
+) -> io::Result<()> {
+    for stack in &profile.stacks {
+        let a = stack.counts[first].samples;
+        let b = stack.counts[second].samples;
+        if a == 0 && b == 0 {
+            continue;
+        }
+        write_stack(profile, stack, &mut out)?;
+        writeln!(out, " {a} {b}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{Count, EventColumn, Frame, FrameKind};
+
+    fn frame(name: &str) -> Frame {
+        Frame {
+            name: name.into(),
+            module: String::new(),
+            kind: FrameKind::User,
+        }
+    }
+
+    #[test]
+    fn writes_single_and_pair_forms_in_sorted_order() {
+        let mut p = Profile::new(vec![
+            EventColumn {
+                name: "stalls".into(),
+            },
+            EventColumn {
+                name: "cycles".into(),
+            },
+        ]);
+        let app = p.intern(frame("app"));
+        let b = p.intern(frame("b"));
+        let a = p.intern(frame("a;x"));
+        p.add(
+            &[app, b],
+            1,
+            Count {
+                samples: 3,
+                period: 30,
+            },
+        );
+        p.add(
+            &[app, a],
+            1,
+            Count {
+                samples: 2,
+                period: 20,
+            },
+        );
+        p.add(
+            &[app, a],
+            0,
+            Count {
+                samples: 1,
+                period: 10,
+            },
+        );
+        p.sort();
+        let mut one = Vec::new();
+        write_folded(&p, 0, &mut one).unwrap();
+        assert_eq!(String::from_utf8(one).unwrap(), "app;a:x 1\n");
+        let mut two = Vec::new();
+        write_folded_pair(&p, 0, 1, &mut two).unwrap();
+        assert_eq!(String::from_utf8(two).unwrap(), "app;a:x 1 2\napp;b 0 3\n");
+    }
+}

@@ -1,0 +1,141 @@
+//! The folded profile: interned frames, and stacks with a count per event column.
+
+use std::collections::HashMap;
+
+/// Index into [`Profile::frames`].
+pub type FrameId = u32;
+
+/// Where a frame came from. Kept so renderers can say it in tooltips and so `[k]`-style
+/// annotations stay possible without parsing names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FrameKind {
+    /// The root frame: the process (command) name.
+    Process,
+    /// A user-space function (or `module+0xOFFSET` when it could not be named).
+    User,
+    /// A function that the compiler inlined into its caller; shown as its own frame.
+    Inline,
+    /// A kernel function.
+    Kernel,
+}
+
+/// One named frame. Two frames are the same frame when all three fields are equal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// Function name as shown in the graph (demangled), or `module+0xOFFSET`.
+    pub name: String,
+    /// Short module name (file name of the binary or library, `[kernel.kallsyms]`, `[vdso]`);
+    /// empty when unknown (for example frames read from a folded file).
+    pub module: String,
+    pub kind: FrameKind,
+}
+
+/// Samples and summed sample periods of one event for one stack.
+///
+/// Widths are drawn from `samples`, as FlameGraph does; ratios between events use `period`
+/// so that events sampled with different periods (or in frequency mode) compare honestly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub samples: u64,
+    pub period: u64,
+}
+
+impl Count {
+    pub fn add(&mut self, other: Count) {
+        self.samples += other.samples;
+        self.period += other.period;
+    }
+}
+
+/// One event column of the profile (one attr of the perf.data file, or one count column of a
+/// folded file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventColumn {
+    /// The name perf shows for the event (`cpu-clock`, `resource_stalls_any`, `r1a2`, ...).
+    pub name: String,
+}
+
+/// One distinct stack, root first, with one [`Count`] per event column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    pub frames: Vec<FrameId>,
+    pub counts: Vec<Count>,
+}
+
+/// A folded profile: the result of collapsing every sample of a file.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    pub events: Vec<EventColumn>,
+    pub frames: Vec<Frame>,
+    /// Distinct stacks, in no particular order until [`Profile::sort`] is called.
+    pub stacks: Vec<Stack>,
+    frame_ids: HashMap<Frame, FrameId>,
+    stack_ids: HashMap<Vec<FrameId>, usize>,
+}
+
+impl Profile {
+    pub fn new(events: Vec<EventColumn>) -> Self {
+        Profile {
+            events,
+            ..Default::default()
+        }
+    }
+
+    /// Returns the id of `frame`, adding it if it is new.
+    pub fn intern(&mut self, frame: Frame) -> FrameId {
+        if let Some(&id) = self.frame_ids.get(&frame) {
+            return id;
+        }
+        let id = self.frames.len() as FrameId;
+        self.frames.push(frame.clone());
+        self.frame_ids.insert(frame, id);
+        id
+    }
+
+    /// Adds `count` to `event` for the stack `frames` (root first).
+    pub fn add(&mut self, frames: &[FrameId], event: usize, count: Count) {
+        let n_events = self.events.len();
+        let index = match self.stack_ids.get(frames) {
+            Some(&i) => i,
+            None => {
+                let i = self.stacks.len();
+                self.stacks.push(Stack {
+                    frames: frames.to_vec(),
+                    counts: vec![Count::default(); n_events],
+                });
+                self.stack_ids.insert(frames.to_vec(), i);
+                i
+            }
+        };
+        self.stacks[index].counts[event].add(count);
+    }
+
+    /// The frame with id `id`.
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        &self.frames[id as usize]
+    }
+
+    /// Total of one event over all stacks.
+    pub fn total(&self, event: usize) -> Count {
+        let mut total = Count::default();
+        for stack in &self.stacks {
+            total.add(stack.counts[event]);
+        }
+        total
+    }
+
+    /// Sorts stacks by their frame names, root first, so output does not depend on the order
+    /// samples arrived in (same input, byte-identical output).
+    pub fn sort(&mut self) {
+        let frames = &self.frames;
+        self.stacks.sort_by(|a, b| {
+            let an = a.frames.iter().map(|&f| &frames[f as usize]);
+            let bn = b.frames.iter().map(|&f| &frames[f as usize]);
+            an.cmp(bn)
+        });
+        self.stack_ids.clear();
+        for (i, s) in self.stacks.iter().enumerate() {
+            self.stack_ids.insert(s.frames.clone(), i);
+        }
+    }
+}

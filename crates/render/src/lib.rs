@@ -1,0 +1,1 @@
+//! Rendering: folded profile to SVG.

@@ -1,0 +1,1 @@
+//! Unwinding and symbolization.
