@@ -1,12 +1,24 @@
 //! Reading perf.data files (as written by `perf record` and `cpiflame record`).
 //!
-//! The header, the event attrs and the feature sections are parsed by `linux-perf-data`, the
-//! reader samply uses. Records are walked here, over a memory map, so that every error can
-//! name the byte offset at fault, a file cut short by a killed recorder can still be read,
-//! and PERF_SAMPLE_READ group values are parsed in the kernel's layout (the
-//! `linux-perf-event-reader` 0.10 sample parser swaps the group and non-group layouts).
+//! The feature sections (event names, build ids, host and command) are parsed by
+//! `linux-perf-data`, the reader samply uses. The header, the attrs and the records are walked
+//! here, over a memory map, so that every error can name the byte offset at fault, a file cut
+//! short by a killed recorder can still be read, section sizes are checked against the file
+//! before anything is allocated, and PERF_SAMPLE_READ group values are parsed in the kernel's
+//! layout.
 //!
 //! This crate must never panic or allocate more than the file could hold on hostile input.
 
 pub mod abi;
+mod bytes;
+mod error;
+mod file;
+mod records;
+mod sample;
 pub mod write;
+
+pub use bytes::Endian;
+pub use error::{ErrorKind, ReadError};
+pub use file::{attr_flags, BuildIdEntry, EventAttr, Meta, PerfData};
+pub use records::{MmapRecord, Record, RecordKind, Records};
+pub use sample::{ReadValues, Sample, U64s, UserRegs, UserStack};

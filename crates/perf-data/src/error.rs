@@ -1,0 +1,96 @@
+//! Errors of the reader. Every error names the file, and the byte offset when there is one.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What went wrong; [`ReadError`] adds the file and offset.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorKind {
+    /// The file could not be opened or mapped.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The first 8 bytes are not `PERFILE2` (or its byte-swapped form).
+    #[error("not a perf.data file (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    /// perf's pipe mode (`perf record -o -`) streams have a 16-byte header and no sections.
+    #[error("perf.data in pipe mode is not supported; record to a file (perf record -o FILE)")]
+    PipeMode,
+    /// The file is shorter than the structure that should be at this offset.
+    #[error("file ends inside the {what} ({needed} bytes needed, {available} available)")]
+    Truncated {
+        what: &'static str,
+        needed: u64,
+        available: u64,
+    },
+    /// A section of the header points outside the file.
+    #[error(
+        "{what} section [{offset:#x}, +{size:#x}) lies outside the file ({file_len:#x} bytes)"
+    )]
+    SectionOutsideFile {
+        what: String,
+        offset: u64,
+        size: u64,
+        file_len: u64,
+    },
+    /// The header's attr size is smaller than the first published perf_event_attr.
+    #[error("attr size {0} in the header is not plausible (80 to 4096 expected)")]
+    BadAttrSize(u64),
+    /// No event attrs: samples cannot be decoded.
+    #[error("the file declares no events")]
+    NoAttrs,
+    /// Several events whose records cannot be told apart.
+    #[error("events have different sample layouts but event {0} has no PERF_SAMPLE_IDENTIFIER")]
+    AmbiguousIds(usize),
+    /// A record header with a size below 8 or past the end of the data.
+    #[error("bad record size {size} (record type {record_type})")]
+    BadRecordSize { record_type: u32, size: u64 },
+    /// The record is shorter than its fields say.
+    #[error("record type {record_type} is cut short: {detail}")]
+    ShortRecord {
+        record_type: u32,
+        detail: &'static str,
+    },
+    /// A sample whose id matches no event of the file.
+    #[error("sample id {0} belongs to no event in the header")]
+    UnknownId(u64),
+    /// A sample_type bit this reader does not know how to skip.
+    #[error("event {attr} uses sample_type bits {bits:#x} that this reader cannot decode")]
+    UnsupportedSampleType { attr: usize, bits: u64 },
+    /// PERF_RECORD_COMPRESSED data (`perf record -z`).
+    #[error("compressed records (perf record -z) are not supported; record without -z")]
+    Compressed,
+    /// linux-perf-data rejected the header or a feature section.
+    #[error("header: {0}")]
+    Header(String),
+}
+
+/// An error while reading a perf.data file: the file, the offset at fault if known, and what.
+#[derive(Debug)]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub offset: Option<u64>,
+    pub kind: ErrorKind,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(offset) => write!(
+                f,
+                "{}: offset {offset:#x}: {}",
+                self.path.display(),
+                self.kind
+            ),
+            None => write!(f, "{}: {}", self.path.display(), self.kind),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! The records of the data section, in time order.
+//!
+//! The kernel writes one ring buffer per CPU and perf drains them in rounds, so the file is
+//! only ordered per round: perf writes PERF_RECORD_FINISHED_ROUND after each and promises that
+//! no record after it is older than the newest record of the round before. We sort the way
+//! `perf script` does: keep an index (time, offset) of the records not yet handed out, and at
+//! each round end release those no newer than the previous round's newest. The records stay in
+//! the memory map; only the index is held.
+
+use std::collections::VecDeque;
+
+use crate::abi::{misc, record, sample};
+use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor};
+use crate::error::{ErrorKind, ReadError};
+use crate::file::{IdLayout, PerfData};
+use crate::sample::{parse_sample, Sample};
+
+/// A mapping of a file (or anonymous memory) into a process: MMAP and MMAP2 records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmapRecord<'a> {
+    pub pid: i32,
+    pub tid: i32,
+    pub addr: u64,
+    pub len: u64,
+    /// File offset of `addr`.
+    pub pgoff: u64,
+    pub path: &'a [u8],
+    /// Build id carried by MMAP2 records when the kernel was asked for it.
+    pub build_id: Option<&'a [u8]>,
+    /// PROT_* bits (MMAP2 only; 0 for MMAP).
+    pub prot: u32,
+    /// False for data mappings (PERF_RECORD_MISC_MMAP_DATA).
+    pub executable: bool,
+    /// PERF_RECORD_MISC_CPUMODE of the record (kernel or user mapping).
+    pub cpumode: u16,
+}
+
+/// What one record says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordKind<'a> {
+    Sample(Sample<'a>),
+    Mmap(MmapRecord<'a>),
+    /// A thread's name, set by exec (`exec` true) or prctl.
+    Comm {
+        pid: i32,
+        tid: i32,
+        name: &'a [u8],
+        exec: bool,
+    },
+    Fork {
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Exit {
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    /// The kernel dropped `lost` records of event `id` because the ring buffer was full.
+    Lost {
+        id: u64,
+        lost: u64,
+    },
+    /// Samples dropped (PERF_RECORD_LOST_SAMPLES).
+    LostSamples {
+        lost: u64,
+    },
+    /// The kernel throttled (`throttled` true) or unthrottled an event.
+    Throttle {
+        id: u64,
+        throttled: bool,
+    },
+    /// Any other record type, kept so callers can count them.
+    Other,
+}
+
+/// One record with where it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// Byte offset of the record header in the file.
+    pub offset: u64,
+    pub record_type: u32,
+    pub misc: u16,
+    /// Time from the sample or the sample_id trailer, if the record has one.
+    pub time: Option<u64>,
+    /// Index of the event (in [`PerfData::attrs`]) the record belongs to.
+    pub attr: Option<usize>,
+    pub kind: RecordKind<'a>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct IndexEntry {
+    time: u64,
+    offset: u64,
+}
+
+/// Iterator over the records of a file in time order. Stops after the first error.
+pub struct Records<'a> {
+    file: &'a PerfData,
+    /// Next byte to walk in the data section.
+    pos: u64,
+    ready: VecDeque<IndexEntry>,
+    pending: Vec<IndexEntry>,
+    prev_round_max: u64,
+    round_max: u64,
+    last_time: u64,
+    walked_to_end: bool,
+    failed: bool,
+    /// Set when a file with data size 0 ends inside a record: the offset of that record.
+    pub cut_short_at: Option<u64>,
+}
+
+impl PerfData {
+    /// The records of the data section in time order.
+    pub fn records(&self) -> Records<'_> {
+        Records {
+            file: self,
+            pos: self.data.start,
+            ready: VecDeque::new(),
+            pending: Vec::new(),
+            prev_round_max: 0,
+            round_max: 0,
+            last_time: 0,
+            walked_to_end: false,
+            failed: false,
+            cut_short_at: None,
+        }
+    }
+
+    /// The records in file order, without sorting (what the bytes say, where they are).
+    pub fn records_in_file_order(&self) -> impl Iterator<Item = Result<Record<'_>, ReadError>> {
+        let mut pos = self.data.start;
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            match self.next_header(pos) {
+                Ok(Some((rtype, size))) => {
+                    let offset = pos;
+                    pos += size;
+                    if rtype == record::FINISHED_ROUND {
+                        return Some(Ok(Record {
+                            offset,
+                            record_type: rtype,
+                            misc: 0,
+                            time: None,
+                            attr: None,
+                            kind: RecordKind::Other,
+                        }));
+                    }
+                    let r = self.parse_record(offset);
+                    if r.is_err() {
+                        done = true;
+                    }
+                    Some(r)
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    done = true;
+                    match e {
+                        HeaderError::CutShort => None,
+                        HeaderError::Error(e) => Some(Err(e)),
+                    }
+                }
+            }
+        })
+    }
+
+    /// The (type, size) of the record header at `pos`; `None` at the end of the data.
+    fn next_header(&self, pos: u64) -> Result<Option<(u32, u64)>, HeaderError> {
+        let end = self.data.end;
+        if pos >= end {
+            return Ok(None);
+        }
+        let map = &self.map[..];
+        let p = pos as usize;
+        let (Some(rtype), Some(size)) =
+            (u32_at(map, p, self.endian), u16_at(map, p + 6, self.endian))
+        else {
+            return self.cut_short(pos, 0, end - pos);
+        };
+        let size = size as u64;
+        if size < 8 {
+            return Err(HeaderError::Error(self.error(
+                Some(pos),
+                ErrorKind::BadRecordSize {
+                    record_type: rtype,
+                    size,
+                },
+            )));
+        }
+        if pos + size > end {
+            return self.cut_short(pos, rtype, size);
+        }
+        if rtype == record::COMPRESSED || rtype == record::COMPRESSED2 {
+            return Err(HeaderError::Error(
+                self.error(Some(pos), ErrorKind::Compressed),
+            ));
+        }
+        Ok(Some((rtype, size)))
+    }
+
+    fn cut_short<T>(&self, pos: u64, rtype: u32, size: u64) -> Result<T, HeaderError> {
+        if self.data_size_was_zero {
+            // A killed recorder can leave half a record at the end: not an error.
+            Err(HeaderError::CutShort)
+        } else {
+            Err(HeaderError::Error(self.error(
+                Some(pos),
+                ErrorKind::BadRecordSize {
+                    record_type: rtype,
+                    size,
+                },
+            )))
+        }
+    }
+
+    /// Which event a record belongs to.
+    fn attr_of(&self, rtype: u32, body: &[u8]) -> Result<usize, ErrorKind> {
+        let e = self.endian;
+        let id = match self.id_layout {
+            IdLayout::Single => return Ok(0),
+            IdLayout::Identifier => {
+                if rtype == record::SAMPLE {
+                    u64_at(body, 0, e)
+                } else if self.attrs[0].sample_id_all() {
+                    body.len().checked_sub(8).and_then(|o| u64_at(body, o, e))
+                } else {
+                    return Ok(0);
+                }
+            }
+            IdLayout::Uniform => {
+                let a = &self.attrs[0];
+                let t = a.sample_type;
+                if rtype == record::SAMPLE {
+                    if t & sample::IDENTIFIER != 0 {
+                        u64_at(body, 0, e)
+                    } else if t & sample::ID != 0 {
+                        let mut off = 0;
+                        for bit in [sample::IP, sample::TID, sample::TIME, sample::ADDR] {
+                            if t & bit != 0 {
+                                off += 8;
+                            }
+                        }
+                        u64_at(body, off, e)
+                    } else {
+                        return Ok(0);
+                    }
+                } else if a.sample_id_all() && t & (sample::IDENTIFIER | sample::ID) != 0 {
+                    let mut from_end = 8;
+                    if t & sample::IDENTIFIER == 0 {
+                        // ID is followed by STREAM_ID and CPU in the trailer.
+                        for bit in [sample::STREAM_ID, sample::CPU] {
+                            if t & bit != 0 {
+                                from_end += 8;
+                            }
+                        }
+                    }
+                    body.len()
+                        .checked_sub(from_end)
+                        .and_then(|o| u64_at(body, o, e))
+                } else {
+                    return Ok(0);
+                }
+            }
+        };
+        let id = id.ok_or(ErrorKind::ShortRecord {
+            record_type: rtype,
+            detail: "no room for the event id",
+        })?;
+        match self.id_to_attr.get(&id) {
+            Some(&attr) => Ok(attr),
+            // perf synthesizes records (the kernel mmap, comms of existing threads) with id 0
+            // or an id of no event; like perf, give those to the first event.
+            None if rtype != record::SAMPLE || id == 0 => Ok(0),
+            None => Err(ErrorKind::UnknownId(id)),
+        }
+    }
+
+    /// Time of a record (sample field, or sample_id trailer), if it has one.
+    fn time_of(&self, rtype: u32, attr: usize, body: &[u8]) -> Option<u64> {
+        let a = &self.attrs[attr];
+        let t = a.sample_type;
+        if t & sample::TIME == 0 {
+            return None;
+        }
+        if rtype == record::SAMPLE {
+            let mut off = 0;
+            for bit in [sample::IDENTIFIER, sample::IP, sample::TID] {
+                if t & bit != 0 {
+                    off += 8;
+                }
+            }
+            u64_at(body, off, self.endian)
+        } else if rtype < record::USER_TYPE_START && a.sample_id_all() {
+            let mut from_end = 8;
+            for bit in [
+                sample::ID,
+                sample::STREAM_ID,
+                sample::CPU,
+                sample::IDENTIFIER,
+            ] {
+                if t & bit != 0 {
+                    from_end += 8;
+                }
+            }
+            body.len()
+                .checked_sub(from_end)
+                .and_then(|o| u64_at(body, o, self.endian))
+        } else {
+            None
+        }
+    }
+
+    /// Parses the record whose header is at `offset` (already checked by `next_header`).
+    fn parse_record(&self, offset: u64) -> Result<Record<'_>, ReadError> {
+        let e = self.endian;
+        let map = &self.map[..];
+        let p = offset as usize;
+        let rtype = u32_at(map, p, e).unwrap_or(0);
+        let misc = u16_at(map, p + 4, e).unwrap_or(0);
+        let size = u16_at(map, p + 6, e).unwrap_or(0) as usize;
+        let body = &map[p + 8..p + size];
+        let err = |kind| self.error(Some(offset), kind);
+        let short = |detail| {
+            err(ErrorKind::ShortRecord {
+                record_type: rtype,
+                detail,
+            })
+        };
+        if rtype >= record::USER_TYPE_START {
+            return Ok(Record {
+                offset,
+                record_type: rtype,
+                misc,
+                time: None,
+                attr: None,
+                kind: RecordKind::Other,
+            });
+        }
+        let attr = self.attr_of(rtype, body).map_err(err)?;
+        let time = self.time_of(rtype, attr, body);
+        // Non-sample records end with the sample_id trailer; strings stop before it.
+        let trailer = self.attrs[attr].sample_id_size();
+        let fields = &body[..body.len().saturating_sub(trailer)];
+        let mut c = Cursor::new(fields, e);
+        let i32_ = |v: u32| v as i32;
+        let kind = match rtype {
+            record::SAMPLE => RecordKind::Sample(
+                parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(|d| short(d))?,
+            ),
+            record::MMAP | record::MMAP2 => {
+                let (Some(pid), Some(tid), Some(addr), Some(len), Some(pgoff)) =
+                    (c.u32(), c.u32(), c.u64(), c.u64(), c.u64())
+                else {
+                    return Err(short("mmap fields"));
+                };
+                let mut build_id = None;
+                let mut prot = 0;
+                if rtype == record::MMAP2 {
+                    let Some(id_or_inode) = c.bytes(24) else {
+                        return Err(short("mmap2 device/build id"));
+                    };
+                    if misc & misc::MMAP_BUILD_ID != 0 {
+                        let n = (id_or_inode[0] as usize).min(20);
+                        build_id = Some(&id_or_inode[4..4 + n]);
+                    }
+                    let (Some(p), Some(_flags)) = (c.u32(), c.u32()) else {
+                        return Err(short("mmap2 prot/flags"));
+                    };
+                    prot = p;
+                }
+                RecordKind::Mmap(MmapRecord {
+                    pid: i32_(pid),
+                    tid: i32_(tid),
+                    addr,
+                    len,
+                    pgoff,
+                    path: c_str(c.remaining()),
+                    build_id,
+                    prot,
+                    executable: misc & misc::MMAP_DATA == 0,
+                    cpumode: misc & misc::CPUMODE_MASK,
+                })
+            }
+            record::COMM => {
+                let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+                    return Err(short("comm fields"));
+                };
+                RecordKind::Comm {
+                    pid: i32_(pid),
+                    tid: i32_(tid),
+                    name: c_str(c.remaining()),
+                    exec: misc & misc::COMM_EXEC != 0,
+                }
+            }
+            record::FORK | record::EXIT => {
+                let (Some(pid), Some(ppid), Some(tid), Some(ptid)) =
+                    (c.u32(), c.u32(), c.u32(), c.u32())
+                else {
+                    return Err(short("fork/exit fields"));
+                };
+                let (pid, ppid, tid, ptid) = (i32_(pid), i32_(ppid), i32_(tid), i32_(ptid));
+                if rtype == record::FORK {
+                    RecordKind::Fork {
+                        pid,
+                        ppid,
+                        tid,
+                        ptid,
+                    }
+                } else {
+                    RecordKind::Exit {
+                        pid,
+                        ppid,
+                        tid,
+                        ptid,
+                    }
+                }
+            }
+            record::LOST => {
+                let (Some(id), Some(lost)) = (c.u64(), c.u64()) else {
+                    return Err(short("lost fields"));
+                };
+                RecordKind::Lost { id, lost }
+            }
+            record::LOST_SAMPLES => {
+                let Some(lost) = c.u64() else {
+                    return Err(short("lost samples count"));
+                };
+                RecordKind::LostSamples { lost }
+            }
+            record::THROTTLE | record::UNTHROTTLE => {
+                let (Some(_time), Some(id)) = (c.u64(), c.u64()) else {
+                    return Err(short("throttle fields"));
+                };
+                RecordKind::Throttle {
+                    id,
+                    throttled: rtype == record::THROTTLE,
+                }
+            }
+            _ => RecordKind::Other,
+        };
+        Ok(Record {
+            offset,
+            record_type: rtype,
+            misc,
+            time,
+            attr: Some(attr),
+            kind,
+        })
+    }
+}
+
+enum HeaderError {
+    /// The data ends inside a record of a file whose header said data size 0.
+    CutShort,
+    Error(ReadError),
+}
+
+impl<'a> Records<'a> {
+    /// Walks file records into `pending` up to the next round end (or the end of the data),
+    /// then moves what is safe to hand out into `ready`.
+    fn fill(&mut self) -> Result<(), ReadError> {
+        let f = self.file;
+        loop {
+            match f.next_header(self.pos) {
+                Ok(Some((rtype, size))) => {
+                    let offset = self.pos;
+                    self.pos += size;
+                    if rtype == record::FINISHED_ROUND {
+                        self.pending.sort_unstable();
+                        let cut = self
+                            .pending
+                            .partition_point(|e| e.time <= self.prev_round_max);
+                        self.ready.extend(self.pending.drain(..cut));
+                        self.prev_round_max = self.round_max;
+                        if !self.ready.is_empty() {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    let time = if rtype < record::USER_TYPE_START {
+                        let p = offset as usize + 8;
+                        let body = &f.map[p..offset as usize + size as usize];
+                        let attr = f
+                            .attr_of(rtype, body)
+                            .map_err(|k| f.error(Some(offset), k))?;
+                        f.time_of(rtype, attr, body)
+                    } else {
+                        None
+                    };
+                    // Records without a time keep their place after the record before them.
+                    let time = time.unwrap_or(self.last_time);
+                    self.last_time = time;
+                    self.round_max = self.round_max.max(time);
+                    self.pending.push(IndexEntry { time, offset });
+                }
+                Ok(None) => break,
+                Err(HeaderError::CutShort) => {
+                    self.cut_short_at = Some(self.pos);
+                    break;
+                }
+                Err(HeaderError::Error(e)) => return Err(e),
+            }
+        }
+        self.walked_to_end = true;
+        self.pending.sort_unstable();
+        self.ready.extend(self.pending.drain(..));
+        Ok(())
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<Record<'a>, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        while self.ready.is_empty() {
+            if self.walked_to_end {
+                return None;
+            }
+            if let Err(e) = self.fill() {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        }
+        let entry = self.ready.pop_front()?;
+        let r = self.file.parse_record(entry.offset);
+        if r.is_err() {
+            self.failed = true;
+        }
+        Some(r)
+    }
+}

@@ -1,0 +1,301 @@
+//! PERF_RECORD_SAMPLE, laid out as `perf_event.h` documents it for the event's sample_type.
+//!
+//! Parsed here rather than by `linux-perf-event-reader` 0.10, whose parser swaps the group and
+//! non-group layouts of PERF_SAMPLE_READ (and so misreads every field after it).
+
+use crate::abi::{read_format, sample, BRANCH_SAMPLE_HW_INDEX};
+use crate::bytes::{u64_at, Cursor, Endian};
+use crate::file::EventAttr;
+
+/// `perf_event_attr.branch_sample_type` bit that adds one counters word per branch entry.
+const BRANCH_SAMPLE_COUNTERS: u64 = 1 << 19;
+
+/// A list of u64 values stored in the file's byte order, borrowed from the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct U64s<'a> {
+    bytes: &'a [u8],
+    endian: Endian,
+}
+
+impl<'a> U64s<'a> {
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 8
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes.len() < 8
+    }
+    pub fn get(&self, i: usize) -> Option<u64> {
+        u64_at(self.bytes, i.checked_mul(8)?, self.endian)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
+        let e = self.endian;
+        self.bytes
+            .chunks_exact(8)
+            .filter_map(move |c| u64_at(c, 0, e))
+    }
+}
+
+/// User registers of a sample: the values of the registers whose bits are set in `mask`, in
+/// bit order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserRegs<'a> {
+    /// PERF_SAMPLE_REGS_ABI_32 (1) or _64 (2).
+    pub abi: u64,
+    pub mask: u64,
+    pub values: U64s<'a>,
+}
+
+impl UserRegs<'_> {
+    /// The value of perf register number `reg` (e.g. `abi::x86_64_regs::SP`), if sampled.
+    pub fn get(&self, reg: u32) -> Option<u64> {
+        if reg >= 64 || self.mask & (1 << reg) == 0 {
+            return None;
+        }
+        let index = (self.mask & ((1u64 << reg) - 1)).count_ones() as usize;
+        self.values.get(index)
+    }
+}
+
+/// A copy of the user stack taken at the sample, from the stack pointer upwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserStack<'a> {
+    /// All copied bytes (`sample_stack_user` of them).
+    pub data: &'a [u8],
+    /// How many of them were really stack (the rest is past the stack's top).
+    pub dyn_size: u64,
+}
+
+impl<'a> UserStack<'a> {
+    /// The bytes that hold stack contents.
+    pub fn used(&self) -> &'a [u8] {
+        let n = usize::try_from(self.dyn_size).unwrap_or(usize::MAX);
+        &self.data[..n.min(self.data.len())]
+    }
+}
+
+/// Counter values carried in a sample (PERF_SAMPLE_READ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadValues<'a> {
+    pub time_enabled: Option<u64>,
+    pub time_running: Option<u64>,
+    layout: ReadLayout<'a>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadLayout<'a> {
+    /// PERF_FORMAT_GROUP: per member (value, [id], [lost]); `words` u64s per member.
+    Group {
+        entries: U64s<'a>,
+        words: usize,
+        has_id: bool,
+    },
+    Single {
+        value: u64,
+        id: Option<u64>,
+    },
+}
+
+impl ReadValues<'_> {
+    /// (value, id) per counter: one per group member, or one for a non-group read.
+    pub fn values(&self) -> Vec<(u64, Option<u64>)> {
+        match self.layout {
+            ReadLayout::Group {
+                entries,
+                words,
+                has_id,
+            } => (0..entries.len() / words)
+                .map(|i| {
+                    let value = entries.get(i * words).unwrap_or(0);
+                    let id = if has_id {
+                        entries.get(i * words + 1)
+                    } else {
+                        None
+                    };
+                    (value, id)
+                })
+                .collect(),
+            ReadLayout::Single { value, id } => vec![(value, id)],
+        }
+    }
+}
+
+/// One sample. Fields are `None` when the event's sample_type does not ask for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample<'a> {
+    /// Index of the event in [`crate::PerfData::attrs`].
+    pub attr: usize,
+    /// PERF_RECORD_MISC_CPUMODE of the sample (where `ip` is: kernel, user, ...).
+    pub cpumode: u16,
+    pub ip: Option<u64>,
+    pub pid: Option<i32>,
+    pub tid: Option<i32>,
+    pub time: Option<u64>,
+    pub addr: Option<u64>,
+    pub id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub cpu: Option<u32>,
+    pub period: Option<u64>,
+    pub read: Option<ReadValues<'a>>,
+    /// Kernel-recorded call chain: addresses with PERF_CONTEXT_* markers between them.
+    pub callchain: Option<U64s<'a>>,
+    pub user_regs: Option<UserRegs<'a>>,
+    pub user_stack: Option<UserStack<'a>>,
+}
+
+/// Parses a sample body (after the 8-byte record header). Errors say which field ran out.
+pub(crate) fn parse_sample<'a>(
+    body: &'a [u8],
+    misc: u16,
+    attr_index: usize,
+    attr: &EventAttr,
+    e: Endian,
+) -> Result<Sample<'a>, &'static str> {
+    let t = attr.sample_type;
+    let has = |bit: u64| t & bit != 0;
+    let mut c = Cursor::new(body, e);
+    let mut s = Sample {
+        attr: attr_index,
+        cpumode: misc & crate::abi::misc::CPUMODE_MASK,
+        ip: None,
+        pid: None,
+        tid: None,
+        time: None,
+        addr: None,
+        id: None,
+        stream_id: None,
+        cpu: None,
+        period: None,
+        read: None,
+        callchain: None,
+        user_regs: None,
+        user_stack: None,
+    };
+    if has(sample::IDENTIFIER) {
+        s.id = Some(c.u64().ok_or("identifier")?);
+    }
+    if has(sample::IP) {
+        s.ip = Some(c.u64().ok_or("ip")?);
+    }
+    if has(sample::TID) {
+        s.pid = Some(c.u32().ok_or("pid")? as i32);
+        s.tid = Some(c.u32().ok_or("tid")? as i32);
+    }
+    if has(sample::TIME) {
+        s.time = Some(c.u64().ok_or("time")?);
+    }
+    if has(sample::ADDR) {
+        s.addr = Some(c.u64().ok_or("addr")?);
+    }
+    if has(sample::ID) {
+        s.id = Some(c.u64().ok_or("id")?);
+    }
+    if has(sample::STREAM_ID) {
+        s.stream_id = Some(c.u64().ok_or("stream id")?);
+    }
+    if has(sample::CPU) {
+        s.cpu = Some(c.u32().ok_or("cpu")?);
+        c.u32().ok_or("cpu")?;
+    }
+    if has(sample::PERIOD) {
+        s.period = Some(c.u64().ok_or("period")?);
+    }
+    if has(sample::READ) {
+        let f = attr.read_format;
+        let has_id = f & read_format::ID != 0;
+        let has_lost = f & read_format::LOST != 0;
+        let mut time_enabled = None;
+        let mut time_running = None;
+        let layout = if f & read_format::GROUP != 0 {
+            // nr, [time_enabled], [time_running], then nr x (value, [id], [lost]).
+            let nr = c.u64().ok_or("read group count")?;
+            if f & read_format::TOTAL_TIME_ENABLED != 0 {
+                time_enabled = Some(c.u64().ok_or("read time enabled")?);
+            }
+            if f & read_format::TOTAL_TIME_RUNNING != 0 {
+                time_running = Some(c.u64().ok_or("read time running")?);
+            }
+            let words = 1 + usize::from(has_id) + usize::from(has_lost);
+            let n = nr.checked_mul(words as u64).ok_or("read group count")?;
+            ReadLayout::Group {
+                entries: U64s {
+                    bytes: c.u64s(n).ok_or("read group values")?,
+                    endian: e,
+                },
+                words,
+                has_id,
+            }
+        } else {
+            // value, [time_enabled], [time_running], [id], [lost].
+            let value = c.u64().ok_or("read value")?;
+            if f & read_format::TOTAL_TIME_ENABLED != 0 {
+                time_enabled = Some(c.u64().ok_or("read time enabled")?);
+            }
+            if f & read_format::TOTAL_TIME_RUNNING != 0 {
+                time_running = Some(c.u64().ok_or("read time running")?);
+            }
+            let id = if has_id {
+                Some(c.u64().ok_or("read id")?)
+            } else {
+                None
+            };
+            if has_lost {
+                c.u64().ok_or("read lost")?;
+            }
+            ReadLayout::Single { value, id }
+        };
+        s.read = Some(ReadValues {
+            time_enabled,
+            time_running,
+            layout,
+        });
+    }
+    if has(sample::CALLCHAIN) {
+        let nr = c.u64().ok_or("callchain length")?;
+        s.callchain = Some(U64s {
+            bytes: c.u64s(nr).ok_or("callchain")?,
+            endian: e,
+        });
+    }
+    if has(sample::RAW) {
+        let size = c.u32().ok_or("raw size")?;
+        c.skip(size as u64).ok_or("raw data")?;
+    }
+    if has(sample::BRANCH_STACK) {
+        let nr = c.u64().ok_or("branch stack length")?;
+        if attr.branch_sample_type & BRANCH_SAMPLE_HW_INDEX != 0 {
+            c.u64().ok_or("branch hw index")?;
+        }
+        c.u64s(nr.checked_mul(3).ok_or("branch stack length")?)
+            .ok_or("branch stack")?;
+        if attr.branch_sample_type & BRANCH_SAMPLE_COUNTERS != 0 {
+            c.u64s(nr).ok_or("branch counters")?;
+        }
+    }
+    if has(sample::REGS_USER) {
+        let abi = c.u64().ok_or("user regs abi")?;
+        if abi != 0 {
+            let n = attr.sample_regs_user.count_ones() as u64;
+            s.user_regs = Some(UserRegs {
+                abi,
+                mask: attr.sample_regs_user,
+                values: U64s {
+                    bytes: c.u64s(n).ok_or("user regs")?,
+                    endian: e,
+                },
+            });
+        }
+    }
+    if has(sample::STACK_USER) {
+        let size = c.u64().ok_or("user stack size")?;
+        let data = c.bytes(size).ok_or("user stack")?;
+        let dyn_size = if size != 0 {
+            c.u64().ok_or("user stack dyn_size")?
+        } else {
+            0
+        };
+        s.user_stack = Some(UserStack { data, dyn_size });
+    }
+    // The remaining fields (weight, data_src, transaction, intr regs, phys addr, cgroup,
+    // page sizes, aux) are not used by cpiflame; they follow and need no parsing.
+    Ok(s)
+}

@@ -1,0 +1,151 @@
+//! The reader against `perf` itself: files recorded by `perf record` here, counted by
+//! `perf script`, must read with the same samples, events, threads and stacks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cpiflame_perf_data::{PerfData, RecordKind};
+
+fn perf_works() -> bool {
+    Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cpiflame-perf-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn record(out: &Path, args: &[&str]) {
+    let status = Command::new("perf")
+        .args(["record", "-q", "-o"])
+        .arg(out)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "perf record {args:?} failed");
+}
+
+/// (event, tid) -> number of samples, as `perf script` prints them.
+fn perf_script_counts(data: &Path) -> BTreeMap<(String, i32), usize> {
+    let out = Command::new("perf")
+        .args(["script", "-F", "event,tid", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut counts = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut words = line.split_whitespace();
+        let (Some(tid), Some(event)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let event = event.trim_end_matches(':').to_string();
+        *counts.entry((event, tid.parse().unwrap())).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn our_counts(data: &Path) -> BTreeMap<(String, i32), usize> {
+    let file = PerfData::open(data).unwrap();
+    let mut counts = BTreeMap::new();
+    let mut last_time = 0;
+    for r in file.records() {
+        let r = r.unwrap();
+        if let RecordKind::Sample(s) = r.kind {
+            let name = file.attrs[s.attr].name.clone().unwrap();
+            *counts.entry((name, s.tid.unwrap())).or_insert(0) += 1;
+            let t = s.time.unwrap();
+            assert!(
+                t >= last_time,
+                "samples out of time order at {:#x}",
+                r.offset
+            );
+            last_time = t;
+        }
+    }
+    counts
+}
+
+#[test]
+fn sample_counts_per_event_and_thread_match_perf_script() {
+    if !perf_works() {
+        eprintln!("skipped: perf is not installed or cannot record here");
+        return;
+    }
+    let data = tmp("dwarf.data");
+    // Two software events, DWARF call graphs, a multi-threaded command (perf itself spawns
+    // none; `sh -c` with a pipeline gives several processes).
+    record(
+        &data,
+        &[
+            "-e",
+            "cpu-clock,task-clock",
+            "--call-graph",
+            "dwarf",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done | cat",
+        ],
+    );
+    let theirs = perf_script_counts(&data);
+    let ours = our_counts(&data);
+    assert!(!ours.is_empty());
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn dwarf_samples_carry_registers_and_stack_bytes() {
+    if !perf_works() {
+        eprintln!("skipped: perf is not installed or cannot record here");
+        return;
+    }
+    let data = tmp("regs.data");
+    record(
+        &data,
+        &[
+            "-e",
+            "cpu-clock",
+            "--call-graph",
+            "dwarf,4096",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+        ],
+    );
+    let file = PerfData::open(&data).unwrap();
+    let mut user_samples = 0;
+    for r in file.records() {
+        if let RecordKind::Sample(s) = r.unwrap().kind {
+            let stack = s.user_stack.expect("stack copy");
+            assert_eq!(stack.data.len(), 4096);
+            if s.cpumode == cpiflame_perf_data::abi::misc::USER {
+                user_samples += 1;
+                let regs = s.user_regs.expect("user regs");
+                let sp = regs.get(cpiflame_perf_data::abi::x86_64_regs::SP).unwrap();
+                let ip = regs.get(cpiflame_perf_data::abi::x86_64_regs::IP).unwrap();
+                assert_eq!(Some(ip), s.ip);
+                assert!(sp != 0);
+                assert!(stack.dyn_size <= 4096);
+            }
+        }
+    }
+    assert!(user_samples > 0);
+    assert_eq!(file.attrs[0].sample_stack_user, 4096);
+    assert_eq!(file.attrs[0].name.as_deref(), Some("cpu-clock"));
+    assert!(file
+        .meta
+        .build_ids
+        .iter()
+        .any(|b| b.path.ends_with(b"/dash")
+            || b.path.ends_with(b"/sh")
+            || b.path.ends_with(b"bash")));
+    assert!(file.meta.cmdline.iter().any(|c| c == "record"));
+}
