@@ -1,0 +1,339 @@
+//! One ELF image (executable, library, vDSO, separate debug file): what unwinding and naming
+//! need from it, read once and kept.
+//!
+//! Address spaces, named once here and used everywhere in this crate:
+//! - SVMA, "stated virtual memory address": an address as the ELF file states it (symbol
+//!   values, DWARF ranges, `p_vaddr`).
+//! - AVMA, "actual virtual memory address": where the byte was in the sampled process.
+//! - file offset: a byte position in the file (what an mmap's `pgoff` counts).
+//!
+//! `AVMA = SVMA + base_avma`, with `base_avma` computed per mapping by [`Image::base_avma`].
+
+use std::cell::OnceCell;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use framehop::ModuleSectionInfo;
+use memmap2::Mmap;
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+
+use crate::demangle::demangle;
+use crate::shared::SharedBytes;
+
+/// Sections framehop reads for ELF images.
+const UNWIND_SECTIONS: [&[u8]; 5] = [
+    b".eh_frame",
+    b".eh_frame_hdr",
+    b".debug_frame",
+    b".text",
+    b".got",
+];
+
+/// The gimli reader over shared file bytes.
+pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SharedBytes>;
+
+/// Why an image could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageError {
+    NotFound,
+    Unreadable(String),
+    NotElf(String),
+    BuildIdMismatch,
+}
+
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageError::NotFound => write!(f, "not found"),
+            ImageError::Unreadable(e) => write!(f, "unreadable ({e})"),
+            ImageError::NotElf(e) => write!(f, "not an ELF file ({e})"),
+            ImageError::BuildIdMismatch => write!(f, "build id does not match the recording"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Segment {
+    vaddr: u64,
+    offset: u64,
+    filesz: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Symbol {
+    svma: u64,
+    size: u64,
+    name: Box<str>,
+}
+
+/// A named frame at one address: function name and whether it was inlined into its caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedFrame {
+    pub name: String,
+    pub inlined: bool,
+}
+
+/// An ELF file opened for unwinding and symbolization.
+pub struct Image {
+    /// The file that was opened (after symfs and build-id lookups).
+    pub path: PathBuf,
+    data: SharedBytes,
+    pub build_id: Option<Vec<u8>>,
+    segments: Vec<Segment>,
+    symbols: Vec<Symbol>,
+    /// `.gnu_debuglink` file name and CRC, for finding separate debug info.
+    pub debuglink: Option<(Vec<u8>, u32)>,
+    pub has_dwarf: bool,
+    little_endian: bool,
+    /// The sections framehop asks for, read once: name, SVMA range, bytes.
+    unwind_sections: Vec<(&'static [u8], Range<u64>, SharedBytes)>,
+    /// DWARF context, from this file or a separate debug file; loaded on first use.
+    dwarf: OnceCell<Option<addr2line::Context<Reader>>>,
+}
+
+impl Image {
+    /// Maps and parses the ELF file at `path`.
+    pub fn open(path: &Path) -> Result<Image, ImageError> {
+        let file = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ImageError::NotFound,
+            _ => ImageError::Unreadable(e.to_string()),
+        })?;
+        // SAFETY: read-only map; binaries replaced under us are a documented perf limitation too.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| ImageError::Unreadable(e.to_string()))?;
+        let len = map.len();
+        let map = Arc::new(map);
+        Self::from_bytes(path.to_path_buf(), SharedBytes::mapped(&map, 0..len))
+    }
+
+    /// Parses an ELF image held in memory (the vDSO copied from a process).
+    pub fn from_bytes(path: PathBuf, data: SharedBytes) -> Result<Image, ImageError> {
+        let file = object::File::parse(&*data).map_err(|e| ImageError::NotElf(e.to_string()))?;
+        if file.format() != object::BinaryFormat::Elf {
+            return Err(ImageError::NotElf(format!("{:?}", file.format())));
+        }
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (offset, filesz) = s.file_range();
+                Segment {
+                    vaddr: s.address(),
+                    offset,
+                    filesz,
+                }
+            })
+            .collect();
+        let mut symbols: Vec<Symbol> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| {
+                s.is_definition()
+                    && s.address() != 0
+                    && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
+            })
+            .filter_map(|s| {
+                Some(Symbol {
+                    svma: s.address(),
+                    size: s.size(),
+                    name: s.name().ok()?.into(),
+                })
+            })
+            .collect();
+        // One symbol per address: prefer one with a size, then the shortest name (aliases
+        // like `__libc_malloc`/`malloc` differ only by prefixes), then by name for stability.
+        symbols.sort_by(|a, b| {
+            (a.svma, a.size == 0, a.name.len(), &a.name).cmp(&(
+                b.svma,
+                b.size == 0,
+                b.name.len(),
+                &b.name,
+            ))
+        });
+        symbols.dedup_by_key(|s| s.svma);
+        let debuglink = file
+            .gnu_debuglink()
+            .ok()
+            .flatten()
+            .map(|(name, crc)| (name.to_vec(), crc));
+        let has_dwarf = file
+            .section_by_name(".debug_info")
+            .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData && s.size() > 0);
+        let little_endian = file.is_little_endian();
+        let unwind_sections = UNWIND_SECTIONS
+            .iter()
+            .filter_map(|&name| {
+                let section = file.section_by_name_bytes(name)?;
+                if section.kind() == object::SectionKind::UninitializedData {
+                    return None;
+                }
+                let svma = section.address()..section.address() + section.size();
+                Some((name, svma, section_bytes(&data, &section)?))
+            })
+            .collect();
+        drop(file);
+        Ok(Image {
+            path,
+            data,
+            build_id,
+            segments,
+            symbols,
+            debuglink,
+            has_dwarf,
+            little_endian,
+            unwind_sections,
+            dwarf: OnceCell::new(),
+        })
+    }
+
+    /// The whole file's bytes (for CRC checks of debug links).
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The AVMA at which this image's SVMA 0 lies, for a mapping of file offset `pgoff` at
+    /// `start`: `start - pgoff + p_offset - p_vaddr` of the segment holding `pgoff`.
+    pub fn base_avma(&self, start: u64, pgoff: u64) -> u64 {
+        let seg = self.segments.iter().find(|s| {
+            let page_start = s.offset & !0xfff;
+            pgoff >= page_start && pgoff < s.offset.saturating_add(s.filesz)
+        });
+        match seg {
+            Some(s) => start
+                .wrapping_sub(pgoff)
+                .wrapping_add(s.offset)
+                .wrapping_sub(s.vaddr),
+            None => start.wrapping_sub(pgoff),
+        }
+    }
+
+    /// framehop's view of this image's unwind sections.
+    pub fn framehop_module(
+        &self,
+        name: String,
+        avma: Range<u64>,
+        base_avma: u64,
+    ) -> framehop::Module<SharedBytes> {
+        framehop::Module::new(name, avma, base_avma, UnwindSections { image: self })
+    }
+
+    /// Bytes of unwind section `name` with its SVMA range.
+    fn section(&self, name: &[u8]) -> Option<(Range<u64>, SharedBytes)> {
+        self.unwind_sections
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, svma, bytes)| (svma.clone(), bytes.clone()))
+    }
+
+    /// The frames at `svma`, innermost first: inlined functions (from DWARF) and then the
+    /// function itself. The function's name comes from the symbol table when it has one
+    /// (as `perf script` shows it), else from DWARF. Empty when nothing names the address.
+    pub fn frames_at(&self, svma: u64, debug: impl FnOnce() -> Option<Image>) -> Vec<NamedFrame> {
+        let mut frames = Vec::new();
+        let ctx = self.dwarf.get_or_init(|| {
+            if self.has_dwarf {
+                load_dwarf(&self.data, self.little_endian)
+            } else {
+                debug().and_then(|d| load_dwarf(&d.data, d.little_endian))
+            }
+        });
+        if let Some(ctx) = ctx {
+            if let Ok(mut iter) = ctx.find_frames(svma).skip_all_loads() {
+                while let Ok(Some(frame)) = iter.next() {
+                    let Some(function) = frame.function else {
+                        continue;
+                    };
+                    let Ok(raw) = function.raw_name() else {
+                        continue;
+                    };
+                    frames.push(NamedFrame {
+                        name: demangle(&raw),
+                        inlined: true,
+                    });
+                }
+            }
+        }
+        // The outermost DWARF frame is the function itself, not an inlined one.
+        let dwarf_outer = frames.pop();
+        match (self.symbol_at(svma), dwarf_outer) {
+            (Some(sym), _) => frames.push(NamedFrame {
+                name: demangle(sym),
+                inlined: false,
+            }),
+            (None, Some(mut f)) => {
+                f.inlined = false;
+                frames.push(f);
+            }
+            (None, None) => {}
+        }
+        frames
+    }
+
+    /// The raw (mangled) symbol-table name covering `svma`.
+    fn symbol_at(&self, svma: u64) -> Option<&str> {
+        let i = self.symbols.partition_point(|s| s.svma <= svma);
+        let sym = self.symbols.get(i.checked_sub(1)?)?;
+        if sym.size != 0 && svma >= sym.svma.saturating_add(sym.size) {
+            return None;
+        }
+        Some(&sym.name)
+    }
+}
+
+/// The bytes of `section`, borrowed from the map when stored uncompressed.
+fn section_bytes(data: &SharedBytes, section: &object::Section<'_, '_>) -> Option<SharedBytes> {
+    let compressed = section.compressed_file_range().ok()?;
+    if compressed.format == object::CompressionFormat::None {
+        let start = usize::try_from(compressed.offset).ok()?;
+        let len = usize::try_from(compressed.uncompressed_size).ok()?;
+        // Re-slice the same backing storage: `data` is the whole file.
+        let end = start.checked_add(len)?;
+        if end > data.len() {
+            return None;
+        }
+        let mut bytes = data.clone();
+        bytes.narrow(start..end);
+        Some(bytes)
+    } else {
+        Some(SharedBytes::owned(
+            section.uncompressed_data().ok()?.into_owned(),
+        ))
+    }
+}
+
+fn load_dwarf(data: &SharedBytes, little_endian: bool) -> Option<addr2line::Context<Reader>> {
+    let file = object::File::parse(&**data).ok()?;
+    let endian = if little_endian {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let bytes = file
+            .section_by_name(id.name())
+            .filter(|s| s.kind() != object::SectionKind::UninitializedData)
+            .and_then(|s| section_bytes(data, &s))
+            .unwrap_or_else(|| SharedBytes::owned(Vec::new()));
+        Ok(gimli::EndianReader::new(bytes, endian))
+    };
+    let dwarf = gimli::Dwarf::load(load).ok()?;
+    addr2line::Context::from_dwarf(dwarf).ok()
+}
+
+/// Hands framehop the unwind sections of an image.
+struct UnwindSections<'a> {
+    image: &'a Image,
+}
+
+impl ModuleSectionInfo<SharedBytes> for UnwindSections<'_> {
+    fn base_svma(&self) -> u64 {
+        0
+    }
+    fn section_svma_range(&mut self, name: &[u8]) -> Option<Range<u64>> {
+        self.image.section(name).map(|(svma, _)| svma)
+    }
+    fn section_data(&mut self, name: &[u8]) -> Option<SharedBytes> {
+        self.image.section(name).map(|(_, bytes)| bytes)
+    }
+}

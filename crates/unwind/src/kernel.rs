@@ -1,0 +1,119 @@
+//! Kernel symbols from `/proc/kallsyms`, used only when the file was recorded on this machine
+//! (checked by the kernel's build id, or by host name and release).
+
+use std::path::Path;
+
+/// Text symbols of the running kernel and its modules, sorted by address.
+pub struct Kallsyms {
+    symbols: Vec<(u64, Box<str>, Option<Box<str>>)>,
+}
+
+impl Kallsyms {
+    /// Parses `path` (normally `/proc/kallsyms`). `None` when unreadable or when addresses are
+    /// hidden (all zero, `kernel.kptr_restrict`).
+    pub fn load(path: &Path) -> Option<Kallsyms> {
+        let text = std::fs::read_to_string(path).ok()?;
+        Self::parse(&text)
+    }
+
+    /// Parses kallsyms text: `address type name [module]` per line.
+    pub fn parse(text: &str) -> Option<Kallsyms> {
+        let mut symbols: Vec<(u64, Box<str>, Option<Box<str>>)> = Vec::new();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
+            else {
+                continue;
+            };
+            if !matches!(kind, "t" | "T" | "w" | "W") {
+                continue;
+            }
+            let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            if addr == 0 {
+                continue;
+            }
+            let module = words
+                .next()
+                .map(|m| m.trim_start_matches('[').trim_end_matches(']').into());
+            symbols.push((addr, name.into(), module));
+        }
+        if symbols.is_empty() {
+            return None;
+        }
+        symbols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        symbols.dedup_by_key(|s| s.0);
+        Some(Kallsyms { symbols })
+    }
+
+    /// Name and module (`None` for the kernel image) of the function at `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
+        let i = self.symbols.partition_point(|s| s.0 <= addr);
+        let (_, name, module) = self.symbols.get(i.checked_sub(1)?)?;
+        Some((name, module.as_deref()))
+    }
+}
+
+/// Build id of the running kernel, from the ELF notes in `/sys/kernel/notes`.
+pub fn running_kernel_build_id() -> Option<Vec<u8>> {
+    let notes = std::fs::read("/sys/kernel/notes").ok()?;
+    gnu_build_id_note(&notes)
+}
+
+/// Finds the NT_GNU_BUILD_ID note in a sequence of native-endian ELF notes.
+pub fn gnu_build_id_note(mut notes: &[u8]) -> Option<Vec<u8>> {
+    let align4 = |n: usize| n.checked_add(3).map(|v| v & !3);
+    while notes.len() >= 12 {
+        let word = |i: usize| {
+            u32::from_ne_bytes([notes[i], notes[i + 1], notes[i + 2], notes[i + 3]]) as usize
+        };
+        let (namesz, descsz, kind) = (word(0), word(4), word(8));
+        let name_end = 12usize.checked_add(align4(namesz)?)?;
+        let desc_end = name_end.checked_add(align4(descsz)?)?;
+        if desc_end > notes.len() {
+            return None;
+        }
+        if kind == 3 && notes.get(12..12 + namesz)? == b"GNU\0" {
+            return Some(notes[name_end..name_end + descsz].to_vec());
+        }
+        notes = &notes[desc_end..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_up_nearest_lower_text_symbol() {
+        let k = Kallsyms::parse(
+            "ffffffff81000000 T _stext\nffffffff81000100 t helper\nffffffff81000200 D data_sym\nffffffffc0000000 t mod_fn\t[ext4]\n",
+        )
+        .unwrap();
+        assert_eq!(k.lookup(0xffffffff81000150), Some(("helper", None)));
+        assert_eq!(k.lookup(0xffffffff81000250), Some(("helper", None)));
+        assert_eq!(k.lookup(0xffffffffc0000010), Some(("mod_fn", Some("ext4"))));
+        assert_eq!(k.lookup(0x1000), None);
+        assert!(Kallsyms::parse("0000000000000000 T _stext\n").is_none());
+    }
+
+    #[test]
+    fn finds_gnu_build_id_among_notes() {
+        let mut notes = Vec::new();
+        // A Xen note first, then the GNU build id.
+        for (name, kind, desc) in [
+            (&b"Xen\0"[..], 1u32, &[1u8, 2, 3, 4][..]),
+            (b"GNU\0", 3, &[0xab; 20]),
+        ] {
+            notes.extend_from_slice(&(name.len() as u32).to_ne_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_ne_bytes());
+            notes.extend_from_slice(&kind.to_ne_bytes());
+            notes.extend_from_slice(name);
+            notes.extend_from_slice(desc);
+        }
+        assert_eq!(gnu_build_id_note(&notes), Some(vec![0xab; 20]));
+        assert_eq!(gnu_build_id_note(&notes[..20]), None);
+    }
+}

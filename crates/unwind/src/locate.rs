@@ -1,0 +1,165 @@
+//! Finding the files behind recorded paths: `--symfs`, perf's build-id cache (`~/.debug`),
+//! separate debug info by build id (`/usr/lib/debug/.build-id/`) and `.gnu_debuglink`, and the
+//! vDSO of this machine.
+
+use std::path::{Path, PathBuf};
+
+use crate::image::{Image, ImageError};
+use crate::shared::SharedBytes;
+
+/// Where to look for binaries and debug info.
+#[derive(Clone, Debug, Default)]
+pub struct Locator {
+    /// `--symfs DIR`: recorded paths are looked up under DIR.
+    pub symfs: Option<PathBuf>,
+    /// perf's build-id cache, normally `~/.debug`.
+    pub buildid_cache: Option<PathBuf>,
+    /// Whether the file was recorded on this machine (its paths and vDSO are ours).
+    pub recorded_here: bool,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Locator {
+    fn under_symfs(&self, path: &Path) -> Option<PathBuf> {
+        let symfs = self.symfs.as_ref()?;
+        Some(symfs.join(path.strip_prefix("/").unwrap_or(path)))
+    }
+
+    /// Opens the image recorded at `path`, checking `build_id` when the recording has one.
+    pub fn open_image(&self, path: &str, build_id: Option<&[u8]>) -> Result<Image, ImageError> {
+        if path == "[vdso]" {
+            return self.open_vdso(build_id);
+        }
+        let path = Path::new(path.strip_suffix(" (deleted)").unwrap_or(path));
+        let mut candidates = Vec::new();
+        match self.under_symfs(path) {
+            Some(p) => candidates.push(p),
+            None => candidates.push(path.to_path_buf()),
+        }
+        if let (Some(cache), Some(id)) = (&self.buildid_cache, build_id) {
+            let h = hex(id);
+            if h.len() > 2 {
+                candidates.push(
+                    cache
+                        .join(".build-id")
+                        .join(&h[..2])
+                        .join(&h[2..])
+                        .join("elf"),
+                );
+            }
+        }
+        let mut first_error = None;
+        for candidate in candidates {
+            match Image::open(&candidate) {
+                Ok(image) => match (build_id, &image.build_id) {
+                    (Some(want), Some(have)) if want != have.as_slice() => {
+                        first_error = Some(ImageError::BuildIdMismatch);
+                    }
+                    _ => return Ok(image),
+                },
+                Err(e) => {
+                    if first_error.is_none() || e != ImageError::NotFound {
+                        first_error = first_error.or(Some(e));
+                    }
+                }
+            }
+        }
+        Err(first_error.unwrap_or(ImageError::NotFound))
+    }
+
+    fn open_vdso(&self, build_id: Option<&[u8]>) -> Result<Image, ImageError> {
+        if let (Some(cache), Some(id)) = (&self.buildid_cache, build_id) {
+            let p = cache.join("[vdso]").join(hex(id)).join("vdso");
+            if let Ok(image) = Image::open(&p) {
+                return Ok(image);
+            }
+        }
+        if !self.recorded_here {
+            return Err(ImageError::NotFound);
+        }
+        let bytes = own_vdso().ok_or(ImageError::NotFound)?;
+        let image = Image::from_bytes(PathBuf::from("[vdso]"), SharedBytes::owned(bytes))?;
+        match (build_id, &image.build_id) {
+            (Some(want), Some(have)) if want != have.as_slice() => Err(ImageError::BuildIdMismatch),
+            _ => Ok(image),
+        }
+    }
+
+    /// Separate debug info for `image`: by build id, then by `.gnu_debuglink` next to the
+    /// binary, in its `.debug/` folder, and under `/usr/lib/debug`.
+    pub fn open_debug(&self, image: &Image) -> Option<Image> {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        let prefixed = |p: PathBuf| -> PathBuf { self.under_symfs(&p).unwrap_or(p) };
+        if let Some(id) = &image.build_id {
+            let h = hex(id);
+            if h.len() > 2 {
+                let rel = format!("/usr/lib/debug/.build-id/{}/{}.debug", &h[..2], &h[2..]);
+                candidates.push(prefixed(PathBuf::from(&rel)));
+                if self.symfs.is_some() {
+                    candidates.push(PathBuf::from(rel));
+                }
+                if let Some(cache) = &self.buildid_cache {
+                    candidates.push(
+                        cache
+                            .join(".build-id")
+                            .join(&h[..2])
+                            .join(&h[2..])
+                            .join("debug"),
+                    );
+                }
+            }
+        }
+        if let Some((name, _)) = &image.debuglink {
+            let name = String::from_utf8_lossy(name).to_string();
+            if let Some(dir) = image.path.parent() {
+                candidates.push(dir.join(&name));
+                candidates.push(dir.join(".debug").join(&name));
+                let rel = dir.strip_prefix("/").unwrap_or(dir);
+                candidates.push(Path::new("/usr/lib/debug").join(rel).join(&name));
+            }
+        }
+        for candidate in candidates {
+            if candidate == image.path {
+                continue;
+            }
+            let Ok(debug) = Image::open(&candidate) else {
+                continue;
+            };
+            if !debug.has_dwarf {
+                continue;
+            }
+            let same_build =
+                matches!((&image.build_id, &debug.build_id), (Some(a), Some(b)) if a == b);
+            let crc_ok = image
+                .debuglink
+                .as_ref()
+                .is_some_and(|(_, crc)| crc32fast::hash(debug.bytes()) == *crc);
+            let unverifiable = image.build_id.is_none() || debug.build_id.is_none();
+            if same_build || crc_ok || (unverifiable && image.debuglink.is_none()) {
+                return Some(debug);
+            }
+        }
+        None
+    }
+}
+
+/// A copy of this process's vDSO image (the same for every process of this boot).
+fn own_vdso() -> Option<Vec<u8>> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let range = line.split_whitespace().next()?;
+    let (start, end) = range.split_once('-')?;
+    let start = u64::from_str_radix(start, 16).ok()?;
+    let end = u64::from_str_radix(end, 16).ok()?;
+    let len = usize::try_from(end.checked_sub(start)?).ok()?;
+    if start == 0 || len == 0 || len > 1 << 24 {
+        return None;
+    }
+    // SAFETY: /proc/self/maps says [start, end) is the vDSO, mapped readable for the whole
+    // life of this process; we copy it out and keep no reference.
+    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, len) };
+    Some(bytes.to_vec())
+}

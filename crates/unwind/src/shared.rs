@@ -1,0 +1,71 @@
+//! Byte ranges of mapped (or decompressed) files that can be handed to framehop and gimli
+//! without copying: cloning one clones an `Arc`.
+
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+#[derive(Clone)]
+enum Backing {
+    Map(Arc<Mmap>),
+    Owned(Arc<[u8]>),
+}
+
+/// A shared, immutable byte range.
+#[derive(Clone)]
+pub struct SharedBytes {
+    backing: Backing,
+    range: Range<usize>,
+}
+
+impl SharedBytes {
+    /// `range` of a mapped file; clamped to the map so it can never point outside it.
+    pub fn mapped(map: &Arc<Mmap>, range: Range<usize>) -> Self {
+        let end = range.end.min(map.len());
+        let start = range.start.min(end);
+        SharedBytes {
+            backing: Backing::Map(map.clone()),
+            range: start..end,
+        }
+    }
+
+    /// Restricts the view to `r`, relative to the current view (clamped to it).
+    pub fn narrow(&mut self, r: Range<usize>) {
+        let len = self.range.len();
+        let end = self.range.start + r.end.min(len);
+        let start = self.range.start + r.start.min(r.end).min(len);
+        self.range = start..end;
+    }
+
+    /// Bytes that exist only in memory (decompressed sections, a copy of the vDSO).
+    pub fn owned(bytes: Vec<u8>) -> Self {
+        let len = bytes.len();
+        SharedBytes {
+            backing: Backing::Owned(bytes.into()),
+            range: 0..len,
+        }
+    }
+}
+
+impl Deref for SharedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.backing {
+            Backing::Map(m) => &m[self.range.clone()],
+            Backing::Owned(v) => &v[self.range.clone()],
+        }
+    }
+}
+
+impl fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedBytes({} bytes)", self.range.len())
+    }
+}
+
+// SAFETY: the bytes live in an `Arc`'d map or slice that is never mutated or moved while any
+// clone exists, so derefs of every clone return the same, stable address.
+unsafe impl gimli::StableDeref for SharedBytes {}
+unsafe impl gimli::CloneStableDeref for SharedBytes {}
