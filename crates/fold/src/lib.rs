@@ -2,11 +2,13 @@
 //! event. This is the data model every later stage reads (`render`, `report`, `diff`), and the
 //! folded text format that FlameGraph and inferno read.
 //!
-//! This crate never touches the kernel, the file system or symbol files: it takes frames that
-//! were already named and counts them.
+//! Folding itself only counts: reading files is the reader's job and naming frames the
+//! resolver's (`cpiflame-perf-data`, `cpiflame-unwind`), which [`collapse`] drives.
 
+mod collapse;
 mod folded;
 mod profile;
 
+pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
 pub use folded::{write_folded, write_folded_pair};
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile, Stack};

@@ -196,7 +196,7 @@ impl PerfData {
         let attr_size = h(16);
         let attrs_section = (h(24), h(32));
         let mut data_section = (h(40), h(48));
-        if attr_size < ATTR_SIZE_VER0 + 16 || attr_size > 4096 {
+        if !(ATTR_SIZE_VER0 + 16..=4096).contains(&attr_size) {
             return Err(err(Some(16), ErrorKind::BadAttrSize(attr_size)));
         }
         let check = |what: &str, offset: u64, size: u64| -> Result<(), ReadError> {

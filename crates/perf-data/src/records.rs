@@ -36,6 +36,9 @@ pub struct MmapRecord<'a> {
 }
 
 /// What one record says.
+// Records are handed out one at a time and never stored in bulk, so the size of the Sample
+// variant costs nothing worth a Box per sample.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordKind<'a> {
     Sample(Sample<'a>),
@@ -351,7 +354,7 @@ impl PerfData {
         let i32_ = |v: u32| v as i32;
         let kind = match rtype {
             record::SAMPLE => RecordKind::Sample(
-                parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(|d| short(d))?,
+                parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(&short)?,
             ),
             record::MMAP | record::MMAP2 => {
                 let (Some(pid), Some(tid), Some(addr), Some(len), Some(pgoff)) =

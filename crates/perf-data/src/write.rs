@@ -1,1 +1,1408 @@
 //! Writing perf.data files.
+//!
+//! [`PerfDataWriter`] writes the on-disk format `perf record` writes (`perf.data-file-format.txt`
+//! in the perf sources): a [`abi::FILE_HEADER_SIZE`]-byte file header, the event ids, the
+//! attr section, the data section (records appended as they come, so memory stays bounded),
+//! and, on [`PerfDataWriter::finish`], a table of feature sections followed by the features
+//! themselves. Like `perf record`, the header says "data size 0" until `finish` fixes it up, so
+//! a recorder killed mid-run leaves a file that readers recognise as unfinished.
+//!
+//! The record builders ([`comm_record`], [`mmap2_record`], [`sample_record`], ...) lay records
+//! out exactly as the kernel does in `include/uapi/linux/perf_event.h`, including the
+//! `sample_id_all` trailer; tests use them to make synthetic perf.data files and the recorder
+//! uses them for the records it synthesizes itself.
+//!
+//! Everything is written in the host's byte order with the matching magic (as perf does), so
+//! records drained from a kernel ring buffer can be appended unchanged.
+//!
+//! `perf_event_attr` is written in its [`ATTR_SIZE`] = 128-byte form (`PERF_ATTR_SIZE_VER7`,
+//! Linux 5.13+, ending with `sig_data`): that is what perf 5.13 to 6.2 write, and perf refuses
+//! attrs *larger* than its own struct (`read_attr` in `tools/perf/util/header.c`), while newer
+//! perf reads smaller ones fine.
+
+use std::io::{self, Seek, SeekFrom, Write};
+
+use crate::abi::{self, feature, misc, read_format, record, sample};
+
+/// Size of the `perf_event_attr` this writer emits (`PERF_ATTR_SIZE_VER7`); also the value of
+/// `attr.size` inside it.
+pub const ATTR_SIZE: usize = 128;
+
+/// Size of one attr-section entry (`struct perf_file_attr`: the attr plus a
+/// `perf_file_section` locating its ids); the header's `attr_size` field.
+pub const FILE_ATTR_SIZE: usize = ATTR_SIZE + 16;
+
+/// The largest record: `perf_event_header.size` is a u16 and records are 8-byte aligned.
+pub const MAX_RECORD_SIZE: usize = 0xfff8;
+
+/// The largest build id a BUILD_ID feature entry or MMAP2 record can carry.
+pub const MAX_BUILD_ID_SIZE: usize = 20;
+
+/// `PERF_SAMPLE_REGS_ABI_NONE`: no registers follow the abi word.
+pub const REGS_ABI_NONE: u64 = 0;
+/// `PERF_SAMPLE_REGS_ABI_32`.
+pub const REGS_ABI_32: u64 = 1;
+/// `PERF_SAMPLE_REGS_ABI_64`.
+pub const REGS_ABI_64: u64 = 2;
+
+/// perf's `NAME_ALIGN`: strings in feature sections are padded to this.
+const NAME_ALIGN: usize = 64;
+
+/// `PERF_RECORD_MISC_BUILD_ID_SIZE` (perf's `tools/lib/perf/include/perf/event.h`): on a
+/// BUILD_ID feature entry, byte 20 of the build id field holds the build id's length. Not in
+/// `abi.rs`, defined here.
+const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+
+/// `HOST_KERNEL_ID` in perf: the pid perf writes in BUILD_ID entries of the host machine.
+pub const HOST_PID: i32 = -1;
+
+/// The sample_type bits [`sample_record`] can lay out.
+pub const SUPPORTED_SAMPLE_TYPE: u64 = sample::IDENTIFIER
+    | sample::IP
+    | sample::TID
+    | sample::TIME
+    | sample::ADDR
+    | sample::ID
+    | sample::STREAM_ID
+    | sample::CPU
+    | sample::PERIOD
+    | sample::READ
+    | sample::CALLCHAIN
+    | sample::REGS_USER
+    | sample::STACK_USER;
+
+/// The read_format bits [`sample_record`] and [`read_record`] can lay out.
+pub const SUPPORTED_READ_FORMAT: u64 = read_format::TOTAL_TIME_ENABLED
+    | read_format::TOTAL_TIME_RUNNING
+    | read_format::ID
+    | read_format::GROUP
+    | read_format::LOST;
+
+/// Bits of the `perf_event_attr` bitfield word (the u64 after `read_format`), in the order of
+/// `include/uapi/linux/perf_event.h`. Combine them into [`AttrSpec::flags`].
+pub mod attr_flags {
+    /// Off by default.
+    pub const DISABLED: u64 = 1 << 0;
+    /// Children inherit it.
+    pub const INHERIT: u64 = 1 << 1;
+    /// Must always be on the PMU.
+    pub const PINNED: u64 = 1 << 2;
+    /// Only group on the PMU.
+    pub const EXCLUSIVE: u64 = 1 << 3;
+    /// Don't count user.
+    pub const EXCLUDE_USER: u64 = 1 << 4;
+    /// Don't count kernel.
+    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
+    /// Don't count hypervisor.
+    pub const EXCLUDE_HV: u64 = 1 << 6;
+    /// Don't count when idle.
+    pub const EXCLUDE_IDLE: u64 = 1 << 7;
+    /// Include mmap data.
+    pub const MMAP: u64 = 1 << 8;
+    /// Include comm data.
+    pub const COMM: u64 = 1 << 9;
+    /// `sample_period_or_freq` is a frequency, not a period.
+    pub const FREQ: u64 = 1 << 10;
+    /// Per task counts.
+    pub const INHERIT_STAT: u64 = 1 << 11;
+    /// Next exec enables.
+    pub const ENABLE_ON_EXEC: u64 = 1 << 12;
+    /// Trace fork/exit.
+    pub const TASK: u64 = 1 << 13;
+    /// Wake up on `wakeup_watermark` bytes rather than `wakeup_events` events.
+    pub const WATERMARK: u64 = 1 << 14;
+    /// Shift of the 2-bit `precise_ip` field.
+    pub const PRECISE_IP_SHIFT: u32 = 15;
+    /// Mask of the 2-bit `precise_ip` field.
+    pub const PRECISE_IP_MASK: u64 = 3 << PRECISE_IP_SHIFT;
+    /// Non-exec mmap data.
+    pub const MMAP_DATA: u64 = 1 << 17;
+    /// sample_type fields on all records (the `sample_id` trailer).
+    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
+    /// Don't count in host.
+    pub const EXCLUDE_HOST: u64 = 1 << 19;
+    /// Don't count in guest.
+    pub const EXCLUDE_GUEST: u64 = 1 << 20;
+    /// Exclude kernel callchains.
+    pub const EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
+    /// Exclude user callchains.
+    pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    /// Include mmap with inode data (MMAP2 records).
+    pub const MMAP2: u64 = 1 << 23;
+    /// Flag comm events that are due to an exec.
+    pub const COMM_EXEC: u64 = 1 << 24;
+    /// Use `clockid` for time fields.
+    pub const USE_CLOCKID: u64 = 1 << 25;
+    /// Context switch records.
+    pub const CONTEXT_SWITCH: u64 = 1 << 26;
+    /// Write the ring buffer from end to beginning.
+    pub const WRITE_BACKWARD: u64 = 1 << 27;
+    /// Include namespaces data.
+    pub const NAMESPACES: u64 = 1 << 28;
+    /// Include ksymbol events.
+    pub const KSYMBOL: u64 = 1 << 29;
+    /// Include bpf events.
+    pub const BPF_EVENT: u64 = 1 << 30;
+    /// Generate AUX records instead of events.
+    pub const AUX_OUTPUT: u64 = 1 << 31;
+    /// Include cgroup events.
+    pub const CGROUP: u64 = 1 << 32;
+    /// Include text poke events.
+    pub const TEXT_POKE: u64 = 1 << 33;
+    /// Use build ids in MMAP2 records.
+    pub const BUILD_ID: u64 = 1 << 34;
+    /// Children only inherit if cloned with CLONE_THREAD.
+    pub const INHERIT_THREAD: u64 = 1 << 35;
+    /// Event is removed from task on exec.
+    pub const REMOVE_ON_EXEC: u64 = 1 << 36;
+    /// Send synchronous SIGTRAP on event.
+    pub const SIGTRAP: u64 = 1 << 37;
+}
+
+/// One event's `perf_event_attr` plus what perf stores beside it (its name and ids).
+///
+/// Fields map one to one onto `struct perf_event_attr`; `type` and `size` are filled in by
+/// the encoder ([`AttrSpec::encode`] writes `size` = [`ATTR_SIZE`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttrSpec {
+    /// `attr.type`: [`abi::attr_type`] (HARDWARE, SOFTWARE, RAW, ...) or a dynamic PMU type.
+    pub type_: u32,
+    /// `attr.config`: the event within the type (e.g. raw event code 0x1a2).
+    pub config: u64,
+    /// `attr.config1` (also `bp_addr`, `kprobe_func`, `uprobe_path`).
+    pub config1: u64,
+    /// `attr.config2` (also `bp_len`, `kprobe_addr`, `probe_offset`).
+    pub config2: u64,
+    /// `attr.sample_period`, or `attr.sample_freq` when [`attr_flags::FREQ`] is set.
+    pub sample_period_or_freq: u64,
+    /// `attr.sample_type`: [`abi::sample`] bits.
+    pub sample_type: u64,
+    /// `attr.read_format`: [`abi::read_format`] bits.
+    pub read_format: u64,
+    /// The attr bitfield word: [`attr_flags`] bits. The precise_ip bits may be given here or
+    /// in [`AttrSpec::precise_ip`] (not both with different values).
+    pub flags: u64,
+    /// `attr.precise_ip` (0..=3), merged into the bitfield word.
+    pub precise_ip: u8,
+    /// `attr.wakeup_events` (or `wakeup_watermark` with [`attr_flags::WATERMARK`]).
+    pub wakeup_events: u32,
+    /// `attr.bp_type`.
+    pub bp_type: u32,
+    /// `attr.branch_sample_type`.
+    pub branch_sample_type: u64,
+    /// `attr.sample_regs_user`: one bit per register (see [`abi::x86_64_regs`]).
+    pub sample_regs_user: u64,
+    /// `attr.sample_stack_user`: bytes of user stack to dump per sample.
+    pub sample_stack_user: u32,
+    /// `attr.clockid` (with [`attr_flags::USE_CLOCKID`]).
+    pub clockid: i32,
+    /// `attr.sample_regs_intr`.
+    pub sample_regs_intr: u64,
+    /// `attr.aux_watermark`.
+    pub aux_watermark: u32,
+    /// `attr.sample_max_stack`.
+    pub sample_max_stack: u16,
+    /// `attr.aux_sample_size`.
+    pub aux_sample_size: u32,
+    /// `attr.sig_data`.
+    pub sig_data: u64,
+    /// The event's name as perf shows it (EVENT_DESC feature), e.g. "resource_stalls_any".
+    /// Empty: a perf-style default ("cpu-clock", "r1a2", ...) is written.
+    pub name: String,
+    /// The kernel ids of this event's instances (one per cpu or thread it was opened on);
+    /// records are matched to their attr through them. perf only applies the EVENT_DESC name
+    /// to an attr that has at least one id.
+    pub ids: Vec<u64>,
+}
+
+impl AttrSpec {
+    /// Whether records of this event carry the `sample_id` trailer.
+    pub fn sample_id_all(&self) -> bool {
+        self.flags & attr_flags::SAMPLE_ID_ALL != 0
+    }
+
+    /// The bitfield word as written: [`AttrSpec::flags`] with [`AttrSpec::precise_ip`] merged
+    /// in. Errors if precise_ip is above 3 or disagrees with precise bits already in `flags`.
+    pub fn flags_word(&self) -> io::Result<u64> {
+        if self.precise_ip > 3 {
+            return Err(invalid(format!(
+                "precise_ip {} is out of range 0..=3",
+                self.precise_ip
+            )));
+        }
+        let from_field = u64::from(self.precise_ip) << attr_flags::PRECISE_IP_SHIFT;
+        let in_flags = self.flags & attr_flags::PRECISE_IP_MASK;
+        if self.precise_ip != 0 && in_flags != 0 && in_flags != from_field {
+            return Err(invalid(format!(
+                "precise_ip {} disagrees with the precise bits in flags {:#x}",
+                self.precise_ip, self.flags
+            )));
+        }
+        Ok(self.flags | from_field)
+    }
+
+    /// The `perf_event_attr` bytes (host byte order, `size` = [`ATTR_SIZE`]).
+    pub fn encode(&self) -> io::Result<[u8; ATTR_SIZE]> {
+        let mut b = Enc::default();
+        b.u32(self.type_);
+        b.u32(ATTR_SIZE as u32);
+        b.u64(self.config);
+        b.u64(self.sample_period_or_freq);
+        b.u64(self.sample_type);
+        b.u64(self.read_format);
+        b.u64(self.flags_word()?);
+        b.u32(self.wakeup_events);
+        b.u32(self.bp_type);
+        b.u64(self.config1);
+        b.u64(self.config2);
+        b.u64(self.branch_sample_type);
+        b.u64(self.sample_regs_user);
+        b.u32(self.sample_stack_user);
+        b.i32(self.clockid);
+        b.u64(self.sample_regs_intr);
+        b.u32(self.aux_watermark);
+        b.u16(self.sample_max_stack);
+        b.u16(0); // __reserved_2
+        b.u32(self.aux_sample_size);
+        b.u32(0); // __reserved_3
+        b.u64(self.sig_data);
+        let mut out = [0u8; ATTR_SIZE];
+        out.copy_from_slice(&b.0);
+        Ok(out)
+    }
+
+    /// The name written to EVENT_DESC: [`AttrSpec::name`], or perf's name for the event when
+    /// it is empty (generic hardware and software events by name, raw events as `r<hex>`).
+    pub fn display_name(&self) -> String {
+        if !self.name.is_empty() {
+            return self.name.clone();
+        }
+        const HW: [&str; 10] = [
+            "cycles",
+            "instructions",
+            "cache-references",
+            "cache-misses",
+            "branches",
+            "branch-misses",
+            "bus-cycles",
+            "stalled-cycles-frontend",
+            "stalled-cycles-backend",
+            "ref-cycles",
+        ];
+        const SW: [&str; 12] = [
+            "cpu-clock",
+            "task-clock",
+            "page-faults",
+            "context-switches",
+            "cpu-migrations",
+            "minor-faults",
+            "major-faults",
+            "alignment-faults",
+            "emulation-faults",
+            "dummy",
+            "bpf-output",
+            "cgroup-switches",
+        ];
+        let table: &[&str] = match self.type_ {
+            abi::attr_type::HARDWARE => &HW,
+            abi::attr_type::SOFTWARE => &SW,
+            abi::attr_type::RAW => return format!("r{:x}", self.config),
+            _ => &[],
+        };
+        match usize::try_from(self.config).ok().and_then(|i| table.get(i)) {
+            Some(name) => (*name).to_string(),
+            None => format!("{}:{:#x}", self.type_, self.config),
+        }
+    }
+}
+
+/// The `sample_id` trailer the kernel appends to non-sample records when the attr has
+/// `sample_id_all`; each field is written only if `sample_type` asks for it, in the kernel's
+/// order TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SampleId {
+    /// Process id (PERF_SAMPLE_TID).
+    pub pid: i32,
+    /// Thread id (PERF_SAMPLE_TID).
+    pub tid: i32,
+    /// Timestamp (PERF_SAMPLE_TIME).
+    pub time: u64,
+    /// Event id (PERF_SAMPLE_ID and PERF_SAMPLE_IDENTIFIER).
+    pub id: u64,
+    /// Stream id (PERF_SAMPLE_STREAM_ID).
+    pub stream_id: u64,
+    /// Cpu (PERF_SAMPLE_CPU; the reserved u32 after it is written as 0).
+    pub cpu: u32,
+}
+
+/// One counter in a PERF_SAMPLE_READ / PERF_RECORD_READ `read_format` block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadValue {
+    /// The counter value.
+    pub value: u64,
+    /// The counter's id (PERF_FORMAT_ID).
+    pub id: u64,
+    /// Lost samples (PERF_FORMAT_LOST).
+    pub lost: u64,
+}
+
+/// The `struct read_format` values of a sample or READ record. Without PERF_FORMAT_GROUP,
+/// `values` must hold exactly one counter; with it, one per group member (leader first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadValues {
+    /// PERF_FORMAT_TOTAL_TIME_ENABLED.
+    pub time_enabled: u64,
+    /// PERF_FORMAT_TOTAL_TIME_RUNNING.
+    pub time_running: u64,
+    /// The counters.
+    pub values: Vec<ReadValue>,
+}
+
+/// The fields of a PERF_RECORD_SAMPLE; [`sample_record`] writes those the attr's
+/// `sample_type` selects and ignores the rest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleFields {
+    /// PERF_SAMPLE_IP.
+    pub ip: u64,
+    /// PERF_SAMPLE_TID, process id.
+    pub pid: i32,
+    /// PERF_SAMPLE_TID, thread id.
+    pub tid: i32,
+    /// PERF_SAMPLE_TIME.
+    pub time: u64,
+    /// PERF_SAMPLE_ADDR.
+    pub addr: u64,
+    /// PERF_SAMPLE_ID and PERF_SAMPLE_IDENTIFIER.
+    pub id: u64,
+    /// PERF_SAMPLE_STREAM_ID.
+    pub stream_id: u64,
+    /// PERF_SAMPLE_CPU (the reserved u32 after it is written as 0).
+    pub cpu: u32,
+    /// PERF_SAMPLE_PERIOD.
+    pub period: u64,
+    /// PERF_SAMPLE_READ: required when the attr asks for it.
+    pub read: Option<ReadValues>,
+    /// PERF_SAMPLE_CALLCHAIN: addresses and context markers ([`abi::callchain`]), as the
+    /// kernel writes them (e.g. `callchain::USER`, then the user ips, innermost first).
+    pub callchain: Vec<u64>,
+    /// PERF_SAMPLE_REGS_USER abi ([`REGS_ABI_64`], ...). With [`REGS_ABI_NONE`] no registers
+    /// follow and `user_regs` must be empty.
+    pub regs_abi: u64,
+    /// PERF_SAMPLE_REGS_USER values, one per bit set in `sample_regs_user`, lowest bit first.
+    pub user_regs: Vec<u64>,
+    /// PERF_SAMPLE_STACK_USER bytes (a multiple of 8 long; empty writes size 0 and, as the
+    /// kernel does, no dyn_size).
+    pub user_stack: Vec<u8>,
+    /// PERF_SAMPLE_STACK_USER dyn_size: how much of `user_stack` is valid (at most its length).
+    pub stack_dyn_size: u64,
+    /// `perf_event_header.misc`: the cpumode ([`abi::misc::USER`], ...) and optionally
+    /// [`abi::misc::EXACT_IP`].
+    pub misc: u16,
+}
+
+/// The fields of a PERF_RECORD_MMAP2 record (see [`mmap2_record`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mmap2 {
+    /// Process id.
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// Start address of the mapping.
+    pub addr: u64,
+    /// Length of the mapping.
+    pub len: u64,
+    /// File offset of the mapping's start.
+    pub pgoff: u64,
+    /// Device major number.
+    pub maj: u32,
+    /// Device minor number.
+    pub min: u32,
+    /// Inode number.
+    pub ino: u64,
+    /// Inode generation.
+    pub ino_generation: u64,
+    /// When set, the record carries this build id (at most [`MAX_BUILD_ID_SIZE`] bytes)
+    /// instead of maj/min/ino/ino_generation, and misc gets [`abi::misc::MMAP_BUILD_ID`].
+    pub build_id: Option<Vec<u8>>,
+    /// `PROT_*` bits.
+    pub prot: u32,
+    /// `MAP_*` bits.
+    pub flags: u32,
+    /// The mapped file's path (or "\[vdso\]", "//anon", ...).
+    pub filename: String,
+    /// `perf_event_header.misc`: the cpumode ([`abi::misc::USER`] for user mappings),
+    /// optionally with [`abi::misc::MMAP_DATA`].
+    pub misc: u16,
+}
+
+/// One entry of the BUILD_ID feature: the build id of a file the profile hit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildIdEntry {
+    /// The machine's pid: [`HOST_PID`] (-1) for the host, as perf writes.
+    pub pid: i32,
+    /// The cpumode ([`abi::misc::USER`] or [`abi::misc::KERNEL`]; guest modes for guests).
+    pub misc: u16,
+    /// The build id, at most [`MAX_BUILD_ID_SIZE`] bytes.
+    pub build_id: Vec<u8>,
+    /// The file's path, e.g. "/usr/bin/foo" or "\[kernel.kallsyms\]".
+    pub filename: String,
+}
+
+/// The feature sections [`PerfDataWriter::finish`] writes. Only features with data are
+/// written (and get their bit in the header); EVENT_DESC (names and ids of the attrs) is
+/// always written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Features {
+    /// HOSTNAME: `uname -n`.
+    pub hostname: Option<String>,
+    /// OSRELEASE: `uname -r`.
+    pub os_release: Option<String>,
+    /// VERSION: the recording tool's version string.
+    pub perf_version: Option<String>,
+    /// ARCH: `uname -m` (perf uses it to name registers).
+    pub arch: Option<String>,
+    /// NRCPUS: (available, online), written in that order as perf does.
+    pub nr_cpus: Option<(u32, u32)>,
+    /// CPUDESC: the cpu model name.
+    pub cpu_desc: Option<String>,
+    /// CPUID: e.g. "GenuineIntel,6,85,4" on x86 (vendor,family,model,stepping).
+    pub cpuid: Option<String>,
+    /// TOTAL_MEM: memory size in kB.
+    pub total_mem_kb: Option<u64>,
+    /// CMDLINE: the recording command line, argv\[0\] first (written when not empty).
+    pub cmdline: Vec<String>,
+    /// BUILD_ID: build ids of the files the profile hit (written when not empty).
+    pub build_ids: Vec<BuildIdEntry>,
+    /// SAMPLE_TIME: (first, last) sample timestamp.
+    pub sample_time: Option<(u64, u64)>,
+}
+
+impl Features {
+    /// The host-describing features as perf would record them on this machine: hostname and
+    /// os release (from `/proc/sys/kernel`), arch, cpu counts (from `/sys/devices/system/cpu`),
+    /// cpu description and, on x86, cpuid (from `/proc/cpuinfo`), total memory (from
+    /// `/proc/meminfo`), plus the given command line. Whatever cannot be read is left `None`.
+    pub fn from_host(cmdline: Vec<String>) -> Features {
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        let line = |path: &str| read(path).map(|s| s.trim().to_string());
+        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
+        let cpuinfo_field = |key: &str| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == key).then(|| v.split_whitespace().collect::<Vec<_>>().join(" "))
+            })
+        };
+        let cpuid = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+            match (
+                cpuinfo_field("vendor_id"),
+                cpuinfo_field("cpu family"),
+                cpuinfo_field("model"),
+                cpuinfo_field("stepping"),
+            ) {
+                (Some(v), Some(f), Some(m), Some(s)) => Some(format!("{v},{f},{m},{s}")),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let present = line("/sys/devices/system/cpu/present").and_then(|s| cpu_list_max(&s));
+        let online = line("/sys/devices/system/cpu/online").and_then(|s| cpu_list_count(&s));
+        let nr_cpus = match (present, online) {
+            (Some(max), Some(online)) => Some((max + 1, online)),
+            _ => None,
+        };
+        let total_mem_kb = read("/proc/meminfo").and_then(|m| {
+            m.lines().find_map(|l| {
+                l.strip_prefix("MemTotal:")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        });
+        Features {
+            hostname: line("/proc/sys/kernel/hostname"),
+            os_release: line("/proc/sys/kernel/osrelease"),
+            perf_version: None,
+            arch: Some(std::env::consts::ARCH.to_string()),
+            nr_cpus,
+            cpu_desc: cpuinfo_field("model name"),
+            cpuid,
+            total_mem_kb,
+            cmdline,
+            build_ids: Vec::new(),
+            sample_time: None,
+        }
+    }
+}
+
+/// The highest cpu in a sysfs cpu list such as "0-3,8".
+fn cpu_list_max(list: &str) -> Option<u32> {
+    list.split(',')
+        .filter(|r| !r.is_empty())
+        .map(|r| r.rsplit('-').next()?.trim().parse::<u32>().ok())
+        .try_fold(0u32, |acc, v| Some(acc.max(v?)))
+}
+
+/// The number of cpus in a sysfs cpu list such as "0-3,8".
+fn cpu_list_count(list: &str) -> Option<u32> {
+    let mut n = 0u32;
+    for r in list.split(',').filter(|r| !r.is_empty()) {
+        let (lo, hi) = match r.split_once('-') {
+            Some((lo, hi)) => (
+                lo.trim().parse::<u32>().ok()?,
+                hi.trim().parse::<u32>().ok()?,
+            ),
+            None => {
+                let v = r.trim().parse::<u32>().ok()?;
+                (v, v)
+            }
+        };
+        n = n.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
+    }
+    Some(n)
+}
+
+/// Streams a perf.data file: header and attrs on [`PerfDataWriter::new`], records appended by
+/// [`PerfDataWriter::write_record`], features and the final header on
+/// [`PerfDataWriter::finish`].
+///
+/// The file starts at offset 0 of `out`, which should be empty (a truncated file). Wrap a
+/// `File` in a `BufWriter` for throughput; the writer itself keeps no records in memory.
+/// After an I/O error from `write_record`, the writer rewinds to the end of the last complete
+/// record, so the file stays well formed.
+#[derive(Debug)]
+pub struct PerfDataWriter<W: Write + Seek> {
+    out: W,
+    attrs: Vec<AttrSpec>,
+    data_offset: u64,
+    data_size: u64,
+    records: u64,
+}
+
+impl<W: Write + Seek> PerfDataWriter<W> {
+    /// Writes the file header (data size 0, as perf does while recording, so a writer killed
+    /// mid-run leaves a file whose header says data size 0), the ids and the attr section,
+    /// then positions at the data section.
+    ///
+    /// Errors if `attrs` is empty or an attr cannot be encoded (see [`AttrSpec::flags_word`]).
+    pub fn new(mut out: W, attrs: Vec<AttrSpec>) -> io::Result<Self> {
+        if attrs.is_empty() {
+            return Err(invalid("a perf.data file needs at least one attr".into()));
+        }
+        let encoded = attrs
+            .iter()
+            .map(AttrSpec::encode)
+            .collect::<io::Result<Vec<_>>>()?;
+        for a in &attrs {
+            check_no_nul(&a.name, "event name")?;
+        }
+
+        // Layout as perf writes it: header, every attr's ids, the attr section, the data.
+        let mut pos = abi::FILE_HEADER_SIZE;
+        let mut id_sections = Vec::with_capacity(attrs.len());
+        for a in &attrs {
+            let size = a.ids.len() as u64 * 8;
+            id_sections.push((pos, size));
+            pos += size;
+        }
+        let attrs_offset = pos;
+        let attrs_size = (attrs.len() * FILE_ATTR_SIZE) as u64;
+        let data_offset = attrs_offset + attrs_size;
+
+        let mut b = Enc::default();
+        for a in &attrs {
+            for &id in &a.ids {
+                b.u64(id);
+            }
+        }
+        for (enc, &(offset, size)) in encoded.iter().zip(&id_sections) {
+            b.bytes(enc);
+            b.u64(offset);
+            b.u64(size);
+        }
+        let header = file_header(attrs_offset, attrs_size, data_offset, 0, &[0; 4]);
+        out.seek(SeekFrom::Start(0))?;
+        out.write_all(&header)?;
+        out.write_all(&b.0)?;
+        Ok(PerfDataWriter {
+            out,
+            attrs,
+            data_offset,
+            data_size: 0,
+            records: 0,
+        })
+    }
+
+    /// Appends one complete record (`perf_event_header` + body), as drained from a ring
+    /// buffer or built by this module's builders.
+    ///
+    /// Errors (writing nothing) unless the slice is exactly one record: at least 8 bytes, a
+    /// multiple of 8, and `header.size` equal to its length.
+    pub fn write_record(&mut self, record: &[u8]) -> io::Result<()> {
+        let size = record_size_at(record, 0)?;
+        if size != record.len() {
+            return Err(invalid(format!(
+                "record header says {size} bytes but {} were given",
+                record.len()
+            )));
+        }
+        self.append(record, 1)
+    }
+
+    /// Appends a run of complete records laid end to end (e.g. a whole chunk drained from a
+    /// ring buffer), after checking that their headers tile the slice exactly.
+    pub fn write_records(&mut self, records: &[u8]) -> io::Result<()> {
+        let mut pos = 0;
+        let mut n = 0;
+        while pos < records.len() {
+            pos += record_size_at(records, pos)?;
+            n += 1;
+        }
+        self.append(records, n)
+    }
+
+    fn append(&mut self, bytes: &[u8], n: u64) -> io::Result<()> {
+        if let Err(e) = self.out.write_all(bytes) {
+            // Leave the stream at the end of the last complete record.
+            let _ = self
+                .out
+                .seek(SeekFrom::Start(self.data_offset + self.data_size));
+            return Err(e);
+        }
+        self.data_size += bytes.len() as u64;
+        self.records += n;
+        Ok(())
+    }
+
+    /// Bytes of records written to the data section so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.data_size
+    }
+
+    /// Records written to the data section so far.
+    pub fn records_written(&self) -> u64 {
+        self.records
+    }
+
+    /// File offset of the data section (where the first record goes).
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
+    /// The attrs the file was started with.
+    pub fn attrs(&self) -> &[AttrSpec] {
+        &self.attrs
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
+    /// Writes the feature sections (after the data, located by a table of
+    /// `perf_file_section`s in feature-bit order), fixes up the header's data size and
+    /// feature bitmap, flushes, and returns the writer positioned at the end of the file.
+    pub fn finish(mut self, features: &Features) -> io::Result<W> {
+        let sections = encode_features(features, &self.attrs)?;
+        let data_end = self.data_offset + self.data_size;
+        let mut table = Enc::default();
+        let mut bitmap = [0u64; 4];
+        let mut offset = data_end + 16 * sections.len() as u64;
+        for (bit, data) in &sections {
+            table.u64(offset);
+            table.u64(data.len() as u64);
+            offset += data.len() as u64;
+            bitmap[(*bit / 64) as usize] |= 1 << (bit % 64);
+        }
+        self.out.seek(SeekFrom::Start(data_end))?;
+        self.out.write_all(&table.0)?;
+        for (_, data) in &sections {
+            self.out.write_all(data)?;
+        }
+        let attrs_size = (self.attrs.len() * FILE_ATTR_SIZE) as u64;
+        let attrs_offset = self.data_offset - attrs_size;
+        let header = file_header(
+            attrs_offset,
+            attrs_size,
+            self.data_offset,
+            self.data_size,
+            &bitmap,
+        );
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&header)?;
+        self.out.seek(SeekFrom::Start(offset))?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// The size of the record starting at `pos`, checked against the slice.
+fn record_size_at(buf: &[u8], pos: usize) -> io::Result<usize> {
+    let rest = &buf[pos..];
+    if rest.len() < abi::EVENT_HEADER_SIZE {
+        return Err(invalid(format!(
+            "{} bytes at offset {pos} are too short for a record header",
+            rest.len()
+        )));
+    }
+    let size = usize::from(u16::from_ne_bytes([rest[6], rest[7]]));
+    if size < abi::EVENT_HEADER_SIZE || size % 8 != 0 || size > rest.len() {
+        return Err(invalid(format!(
+            "record at offset {pos} has bad header.size {size} ({} bytes left)",
+            rest.len()
+        )));
+    }
+    Ok(size)
+}
+
+/// `struct perf_file_header`.
+fn file_header(
+    attrs_offset: u64,
+    attrs_size: u64,
+    data_offset: u64,
+    data_size: u64,
+    features: &[u64; 4],
+) -> Vec<u8> {
+    let mut b = Enc::default();
+    b.bytes(if cfg!(target_endian = "little") {
+        abi::MAGIC_LE
+    } else {
+        abi::MAGIC_BE
+    });
+    b.u64(abi::FILE_HEADER_SIZE);
+    b.u64(FILE_ATTR_SIZE as u64);
+    b.u64(attrs_offset);
+    b.u64(attrs_size);
+    b.u64(data_offset);
+    b.u64(data_size);
+    b.u64(0); // event_types: unused since perf 3.x
+    b.u64(0);
+    for &w in features {
+        b.u64(w);
+    }
+    debug_assert_eq!(b.0.len() as u64, abi::FILE_HEADER_SIZE);
+    b.0
+}
+
+/// The feature sections to write, in bit order.
+fn encode_features(f: &Features, attrs: &[AttrSpec]) -> io::Result<Vec<(u32, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let string = |s: &str, what: &str| -> io::Result<Vec<u8>> {
+        let mut b = Enc::default();
+        b.header_string(s, what)?;
+        Ok(b.0)
+    };
+    if !f.build_ids.is_empty() {
+        let mut b = Enc::default();
+        for e in &f.build_ids {
+            b.build_id_entry(e)?;
+        }
+        out.push((feature::BUILD_ID, b.0));
+    }
+    let strings = [
+        (feature::HOSTNAME, &f.hostname, "hostname"),
+        (feature::OSRELEASE, &f.os_release, "os release"),
+        (feature::VERSION, &f.perf_version, "perf version"),
+        (feature::ARCH, &f.arch, "arch"),
+        (feature::CPUDESC, &f.cpu_desc, "cpu description"),
+        (feature::CPUID, &f.cpuid, "cpuid"),
+    ];
+    for (bit, value, what) in strings {
+        if let Some(s) = value {
+            out.push((bit, string(s, what)?));
+        }
+    }
+    if let Some((avail, online)) = f.nr_cpus {
+        let mut b = Enc::default();
+        b.u32(avail);
+        b.u32(online);
+        out.push((feature::NRCPUS, b.0));
+    }
+    if let Some(kb) = f.total_mem_kb {
+        let mut b = Enc::default();
+        b.u64(kb);
+        out.push((feature::TOTAL_MEM, b.0));
+    }
+    if !f.cmdline.is_empty() {
+        let mut b = Enc::default();
+        b.u32(u32_len(f.cmdline.len(), "cmdline")?);
+        for arg in &f.cmdline {
+            b.header_string(arg, "cmdline argument")?;
+        }
+        out.push((feature::CMDLINE, b.0));
+    }
+    {
+        let mut b = Enc::default();
+        b.u32(u32_len(attrs.len(), "attrs")?);
+        b.u32(ATTR_SIZE as u32);
+        for a in attrs {
+            b.bytes(&a.encode()?);
+            b.u32(u32_len(a.ids.len(), "ids")?);
+            b.header_string(&a.display_name(), "event name")?;
+            for &id in &a.ids {
+                b.u64(id);
+            }
+        }
+        out.push((feature::EVENT_DESC, b.0));
+    }
+    if let Some((first, last)) = f.sample_time {
+        let mut b = Enc::default();
+        b.u64(first);
+        b.u64(last);
+        out.push((feature::SAMPLE_TIME, b.0));
+    }
+    out.sort_by_key(|(bit, _)| *bit);
+    Ok(out)
+}
+
+/// PERF_RECORD_COMM: the thread `tid` of `pid` is now called `name` (`exec`: because of an
+/// exec, misc COMM_EXEC).
+pub fn comm_record(
+    attr: &AttrSpec,
+    pid: i32,
+    tid: i32,
+    name: &str,
+    exec: bool,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(pid);
+    b.i32(tid);
+    b.record_string(name, "comm")?;
+    b.sample_id(attr, sample_id);
+    let misc = if exec { misc::COMM_EXEC } else { 0 };
+    frame(record::COMM, misc, b)
+}
+
+/// PERF_RECORD_MMAP2: an executable (or, with misc MMAP_DATA, data) mapping of a file.
+pub fn mmap2_record(attr: &AttrSpec, m: &Mmap2, sample_id: &SampleId) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(m.pid);
+    b.i32(m.tid);
+    b.u64(m.addr);
+    b.u64(m.len);
+    b.u64(m.pgoff);
+    let mut misc = m.misc;
+    match &m.build_id {
+        Some(id) => {
+            if id.len() > MAX_BUILD_ID_SIZE {
+                return Err(invalid(format!(
+                    "build id of {} bytes is longer than {MAX_BUILD_ID_SIZE}",
+                    id.len()
+                )));
+            }
+            misc |= misc::MMAP_BUILD_ID;
+            b.u8(id.len() as u8);
+            b.u8(0);
+            b.u16(0);
+            b.bytes(id);
+            b.zeros(MAX_BUILD_ID_SIZE - id.len());
+        }
+        None => {
+            b.u32(m.maj);
+            b.u32(m.min);
+            b.u64(m.ino);
+            b.u64(m.ino_generation);
+        }
+    }
+    b.u32(m.prot);
+    b.u32(m.flags);
+    b.record_string(&m.filename, "mmap filename")?;
+    b.sample_id(attr, sample_id);
+    frame(record::MMAP2, misc, b)
+}
+
+/// PERF_RECORD_FORK: `pid`/`tid` was created by `ppid`/`ptid` at `time`.
+pub fn fork_record(
+    attr: &AttrSpec,
+    pid: i32,
+    ppid: i32,
+    tid: i32,
+    ptid: i32,
+    time: u64,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    task_record(record::FORK, attr, [pid, ppid, tid, ptid], time, sample_id)
+}
+
+/// PERF_RECORD_EXIT: `pid`/`tid` (child of `ppid`/`ptid`) exited at `time`.
+pub fn exit_record(
+    attr: &AttrSpec,
+    pid: i32,
+    ppid: i32,
+    tid: i32,
+    ptid: i32,
+    time: u64,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    task_record(record::EXIT, attr, [pid, ppid, tid, ptid], time, sample_id)
+}
+
+fn task_record(
+    ty: u32,
+    attr: &AttrSpec,
+    ids: [i32; 4],
+    time: u64,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    for v in ids {
+        b.i32(v);
+    }
+    b.u64(time);
+    b.sample_id(attr, sample_id);
+    frame(ty, 0, b)
+}
+
+/// PERF_RECORD_LOST: `lost` records of event `id` were dropped because the ring buffer was
+/// full.
+pub fn lost_record(
+    attr: &AttrSpec,
+    id: u64,
+    lost: u64,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(id);
+    b.u64(lost);
+    b.sample_id(attr, sample_id);
+    frame(record::LOST, 0, b)
+}
+
+/// PERF_RECORD_LOST_SAMPLES: `lost` samples were dropped (e.g. by the PMU).
+pub fn lost_samples_record(
+    attr: &AttrSpec,
+    lost: u64,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(lost);
+    b.sample_id(attr, sample_id);
+    frame(record::LOST_SAMPLES, 0, b)
+}
+
+/// PERF_RECORD_READ: counter values of `pid`/`tid`, laid out per `attr.read_format`.
+pub fn read_record(
+    attr: &AttrSpec,
+    pid: i32,
+    tid: i32,
+    values: &ReadValues,
+    sample_id: &SampleId,
+) -> io::Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(pid);
+    b.i32(tid);
+    b.read_values(attr.read_format, values)?;
+    b.sample_id(attr, sample_id);
+    frame(record::READ, 0, b)
+}
+
+/// PERF_RECORD_FINISHED_ROUND: everything before it may be sorted and processed (perf writes
+/// one after each pass over the ring buffers). A bare header, no trailer.
+pub fn finished_round_record() -> Vec<u8> {
+    let mut b = Enc::default();
+    b.u32(record::FINISHED_ROUND);
+    b.u16(0);
+    b.u16(abi::EVENT_HEADER_SIZE as u16);
+    b.0
+}
+
+/// PERF_RECORD_SAMPLE laid out according to `attr.sample_type` (the order of
+/// `perf_event.h`: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
+/// CALLCHAIN, REGS_USER, STACK_USER).
+///
+/// Errors for sample_type bits outside [`SUPPORTED_SAMPLE_TYPE`], read_format bits outside
+/// [`SUPPORTED_READ_FORMAT`], a missing `read`, a register count that does not match
+/// `sample_regs_user`, a user stack that is not a multiple of 8 bytes or smaller than its
+/// dyn_size, and a record larger than [`MAX_RECORD_SIZE`].
+pub fn sample_record(attr: &AttrSpec, s: &SampleFields) -> io::Result<Vec<u8>> {
+    let st = attr.sample_type;
+    let unsupported = st & !SUPPORTED_SAMPLE_TYPE;
+    if unsupported != 0 {
+        return Err(invalid(format!(
+            "sample_type bits {unsupported:#x} are not supported by the writer"
+        )));
+    }
+    let mut b = Enc::default();
+    if st & sample::IDENTIFIER != 0 {
+        b.u64(s.id);
+    }
+    if st & sample::IP != 0 {
+        b.u64(s.ip);
+    }
+    if st & sample::TID != 0 {
+        b.i32(s.pid);
+        b.i32(s.tid);
+    }
+    if st & sample::TIME != 0 {
+        b.u64(s.time);
+    }
+    if st & sample::ADDR != 0 {
+        b.u64(s.addr);
+    }
+    if st & sample::ID != 0 {
+        b.u64(s.id);
+    }
+    if st & sample::STREAM_ID != 0 {
+        b.u64(s.stream_id);
+    }
+    if st & sample::CPU != 0 {
+        b.u32(s.cpu);
+        b.u32(0);
+    }
+    if st & sample::PERIOD != 0 {
+        b.u64(s.period);
+    }
+    if st & sample::READ != 0 {
+        let read = s.read.as_ref().ok_or_else(|| {
+            invalid("sample_type has READ but the sample has no read values".into())
+        })?;
+        b.read_values(attr.read_format, read)?;
+    }
+    if st & sample::CALLCHAIN != 0 {
+        b.u64(s.callchain.len() as u64);
+        for &ip in &s.callchain {
+            b.u64(ip);
+        }
+    }
+    if st & sample::REGS_USER != 0 {
+        b.u64(s.regs_abi);
+        let want = if s.regs_abi == REGS_ABI_NONE {
+            0
+        } else {
+            attr.sample_regs_user.count_ones() as usize
+        };
+        if s.user_regs.len() != want {
+            return Err(invalid(format!(
+                "{} user registers given, abi {} with sample_regs_user {:#x} needs {want}",
+                s.user_regs.len(),
+                s.regs_abi,
+                attr.sample_regs_user
+            )));
+        }
+        for &r in &s.user_regs {
+            b.u64(r);
+        }
+    }
+    if st & sample::STACK_USER != 0 {
+        let len = s.user_stack.len();
+        if len % 8 != 0 {
+            return Err(invalid(format!(
+                "user stack of {len} bytes is not a multiple of 8"
+            )));
+        }
+        if s.stack_dyn_size > len as u64 {
+            return Err(invalid(format!(
+                "stack dyn_size {} exceeds the {len} bytes dumped",
+                s.stack_dyn_size
+            )));
+        }
+        b.u64(len as u64);
+        if len != 0 {
+            b.bytes(&s.user_stack);
+            b.u64(s.stack_dyn_size);
+        }
+    }
+    frame(record::SAMPLE, s.misc, b)
+}
+
+/// Prepends the `perf_event_header` to a record body padded to 8 bytes.
+fn frame(ty: u32, misc: u16, mut body: Enc) -> io::Result<Vec<u8>> {
+    body.pad_to(8);
+    let size = abi::EVENT_HEADER_SIZE + body.0.len();
+    if size > MAX_RECORD_SIZE {
+        return Err(invalid(format!(
+            "record of type {ty} would be {size} bytes, more than the {MAX_RECORD_SIZE} a \
+             perf_event_header can describe"
+        )));
+    }
+    let mut b = Enc(Vec::with_capacity(size));
+    b.u32(ty);
+    b.u16(misc);
+    b.u16(size as u16);
+    b.bytes(&body.0);
+    Ok(b.0)
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+fn u32_len(n: usize, what: &str) -> io::Result<u32> {
+    u32::try_from(n).map_err(|_| invalid(format!("too many {what}: {n}")))
+}
+
+fn check_no_nul(s: &str, what: &str) -> io::Result<()> {
+    if s.contains('\0') {
+        return Err(invalid(format!("{what} {s:?} contains a NUL byte")));
+    }
+    Ok(())
+}
+
+/// A little byte buffer writing host-order integers.
+#[derive(Default)]
+struct Enc(Vec<u8>);
+
+impl Enc {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_ne_bytes());
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_ne_bytes());
+    }
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_ne_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_ne_bytes());
+    }
+    fn bytes(&mut self, v: &[u8]) {
+        self.0.extend_from_slice(v);
+    }
+    fn zeros(&mut self, n: usize) {
+        self.0.resize(self.0.len() + n, 0);
+    }
+    fn pad_to(&mut self, align: usize) {
+        let n = self.0.len().next_multiple_of(align) - self.0.len();
+        self.zeros(n);
+    }
+
+    /// A NUL-terminated string padded to 8 bytes, as the kernel writes comm and filenames.
+    fn record_string(&mut self, s: &str, what: &str) -> io::Result<()> {
+        check_no_nul(s, what)?;
+        self.bytes(s.as_bytes());
+        self.zeros((s.len() + 1).next_multiple_of(8) - s.len());
+        Ok(())
+    }
+
+    /// perf's `do_write_string`: u32 length (including the NUL and padding), then the
+    /// string NUL-padded to [`NAME_ALIGN`].
+    fn header_string(&mut self, s: &str, what: &str) -> io::Result<()> {
+        check_no_nul(s, what)?;
+        let len = (s.len() + 1).next_multiple_of(NAME_ALIGN);
+        self.u32(u32_len(len, what)?);
+        self.bytes(s.as_bytes());
+        self.zeros(len - s.len());
+        Ok(())
+    }
+
+    /// One BUILD_ID feature entry (`perf_record_header_build_id`): header (type 0 as perf's
+    /// table writer leaves it, misc = cpumode | BUILD_ID_SIZE, size), pid, 20 bytes of build
+    /// id + its length + 3 reserved bytes, filename NUL-padded to [`NAME_ALIGN`].
+    fn build_id_entry(&mut self, e: &BuildIdEntry) -> io::Result<()> {
+        if e.build_id.len() > MAX_BUILD_ID_SIZE {
+            return Err(invalid(format!(
+                "build id of {} bytes for {} is longer than {MAX_BUILD_ID_SIZE}",
+                e.build_id.len(),
+                e.filename
+            )));
+        }
+        check_no_nul(&e.filename, "build id filename")?;
+        let name_len = (e.filename.len() + 1).next_multiple_of(NAME_ALIGN);
+        let size = abi::EVENT_HEADER_SIZE + 4 + 24 + name_len;
+        let size = u16::try_from(size)
+            .map_err(|_| invalid(format!("build id filename {:?} is too long", e.filename)))?;
+        self.u32(0);
+        self.u16(e.misc | MISC_BUILD_ID_SIZE);
+        self.u16(size);
+        self.i32(e.pid);
+        self.bytes(&e.build_id);
+        self.zeros(MAX_BUILD_ID_SIZE - e.build_id.len());
+        self.u8(e.build_id.len() as u8);
+        self.zeros(3);
+        self.bytes(e.filename.as_bytes());
+        self.zeros(name_len - e.filename.len());
+        Ok(())
+    }
+
+    /// `struct read_format` per `perf_event.h`.
+    fn read_values(&mut self, rf: u64, r: &ReadValues) -> io::Result<()> {
+        let unsupported = rf & !SUPPORTED_READ_FORMAT;
+        if unsupported != 0 {
+            return Err(invalid(format!(
+                "read_format bits {unsupported:#x} are not supported by the writer"
+            )));
+        }
+        let counter = |b: &mut Enc, v: &ReadValue| {
+            b.u64(v.value);
+            if rf & read_format::ID != 0 {
+                b.u64(v.id);
+            }
+            if rf & read_format::LOST != 0 {
+                b.u64(v.lost);
+            }
+        };
+        let times = |b: &mut Enc| {
+            if rf & read_format::TOTAL_TIME_ENABLED != 0 {
+                b.u64(r.time_enabled);
+            }
+            if rf & read_format::TOTAL_TIME_RUNNING != 0 {
+                b.u64(r.time_running);
+            }
+        };
+        if rf & read_format::GROUP != 0 {
+            self.u64(r.values.len() as u64);
+            times(self);
+            for v in &r.values {
+                counter(self, v);
+            }
+        } else {
+            let [v] = r.values.as_slice() else {
+                return Err(invalid(format!(
+                    "read_format without GROUP takes exactly one value, {} given",
+                    r.values.len()
+                )));
+            };
+            self.u64(v.value);
+            times(self);
+            if rf & read_format::ID != 0 {
+                self.u64(v.id);
+            }
+            if rf & read_format::LOST != 0 {
+                self.u64(v.lost);
+            }
+        }
+        Ok(())
+    }
+
+    /// The `sample_id` trailer, if the attr has sample_id_all.
+    fn sample_id(&mut self, attr: &AttrSpec, s: &SampleId) {
+        if !attr.sample_id_all() {
+            return;
+        }
+        let st = attr.sample_type;
+        if st & sample::TID != 0 {
+            self.i32(s.pid);
+            self.i32(s.tid);
+        }
+        if st & sample::TIME != 0 {
+            self.u64(s.time);
+        }
+        if st & sample::ID != 0 {
+            self.u64(s.id);
+        }
+        if st & sample::STREAM_ID != 0 {
+            self.u64(s.stream_id);
+        }
+        if st & sample::CPU != 0 {
+            self.u32(s.cpu);
+            self.u32(0);
+        }
+        if st & sample::IDENTIFIER != 0 {
+            self.u64(s.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attr_encoding_is_128_bytes_with_fields_at_kernel_offsets() {
+        let a = AttrSpec {
+            type_: 4,
+            config: 0x1a2,
+            sample_period_or_freq: 1000,
+            sample_type: 0x1_01e7,
+            flags: attr_flags::SAMPLE_ID_ALL | attr_flags::DISABLED,
+            precise_ip: 2,
+            sample_regs_user: 0xff,
+            sample_stack_user: 8192,
+            clockid: 1,
+            sample_max_stack: 127,
+            sig_data: 0x55,
+            ..Default::default()
+        };
+        let e = a.encode().unwrap();
+        let u32_at = |o: usize| u32::from_ne_bytes(e[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_ne_bytes(e[o..o + 8].try_into().unwrap());
+        assert_eq!(u32_at(0), 4);
+        assert_eq!(u32_at(4), 128);
+        assert_eq!(u64_at(8), 0x1a2);
+        assert_eq!(u64_at(16), 1000);
+        assert_eq!(u64_at(24), 0x1_01e7);
+        assert_eq!(u64_at(40), (1 << 18) | 1 | (2 << 15));
+        assert_eq!(u64_at(80), 0xff);
+        assert_eq!(u32_at(88), 8192);
+        assert_eq!(u32_at(92), 1);
+        assert_eq!(u16::from_ne_bytes([e[108], e[109]]), 127);
+        assert_eq!(u64_at(120), 0x55);
+    }
+
+    #[test]
+    fn precise_ip_conflicts_and_range_are_errors() {
+        let mut a = AttrSpec {
+            precise_ip: 4,
+            ..Default::default()
+        };
+        assert!(a.encode().is_err());
+        a.precise_ip = 1;
+        a.flags = 3 << attr_flags::PRECISE_IP_SHIFT;
+        assert!(a.encode().is_err());
+        a.precise_ip = 3;
+        assert_eq!(a.flags_word().unwrap(), 3 << 15);
+    }
+
+    #[test]
+    fn header_strings_pad_to_64_with_length_first() {
+        let mut b = Enc::default();
+        b.header_string("abc", "t").unwrap();
+        assert_eq!(b.0.len(), 4 + 64);
+        assert_eq!(u32::from_ne_bytes(b.0[..4].try_into().unwrap()), 64);
+        assert_eq!(&b.0[4..8], b"abc\0");
+        assert!(b.0[8..].iter().all(|&x| x == 0));
+        let mut b = Enc::default();
+        b.header_string(&"x".repeat(64), "t").unwrap();
+        assert_eq!(u32::from_ne_bytes(b.0[..4].try_into().unwrap()), 128);
+    }
+
+    #[test]
+    fn record_strings_pad_to_8_with_a_nul() {
+        for (s, len) in [("", 8), ("1234567", 8), ("12345678", 16)] {
+            let mut b = Enc::default();
+            b.record_string(s, "t").unwrap();
+            assert_eq!(b.0.len(), len, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn default_names_follow_perf() {
+        let named = |type_, config| {
+            AttrSpec {
+                type_,
+                config,
+                ..Default::default()
+            }
+            .display_name()
+        };
+        assert_eq!(named(1, 0), "cpu-clock");
+        assert_eq!(named(1, 1), "task-clock");
+        assert_eq!(named(0, 1), "instructions");
+        assert_eq!(named(4, 0x1a2), "r1a2");
+        assert_eq!(named(9, 2), "9:0x2");
+    }
+
+    #[test]
+    fn host_features_read_this_machine() {
+        let f = Features::from_host(vec!["cpiflame".into()]);
+        assert_eq!(f.arch.as_deref(), Some(std::env::consts::ARCH));
+        assert_eq!(f.cmdline, ["cpiflame"]);
+        if let Some((avail, online)) = f.nr_cpus {
+            assert!(online >= 1 && online <= avail, "{avail} {online}");
+        }
+        println!("{f:?}");
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list_max("0-3,8"), Some(8));
+        assert_eq!(cpu_list_count("0-3,8"), Some(5));
+        assert_eq!(cpu_list_count("0"), Some(1));
+        assert_eq!(cpu_list_count("3-1"), None);
+    }
+}

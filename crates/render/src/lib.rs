@@ -1,1 +1,128 @@
 //! Rendering: folded profile to SVG.
+//!
+//! Two pictures are drawn from a [`Profile`]:
+//!
+//! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the number of
+//!   unhalted-cycles samples that landed in the frame (children included), frame colour is the
+//!   share of those cycles that were stalled, on a fixed red (working) to blue (stalled) scale.
+//!   Every frame is coloured by its *inclusive* share, not only leaves.
+//! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
+//!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
+//!
+//! Both write a self-contained SVG (with an embedded script for search and zoom) to any
+//! [`Write`](std::io::Write). Output is deterministic: the same profile and options give
+//! byte-identical SVG.
+
+mod classic;
+mod color;
+mod cpi;
+mod text;
+mod tree;
+
+use std::io;
+
+use cpiflame_fold::Profile;
+
+pub use classic::render_classic;
+pub use color::{stall_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
+pub use cpi::render_cpi;
+
+/// The narrowest image [`render_cpi`] and [`render_classic`] accept, in pixels.
+pub const MIN_IMAGE_WIDTH: u32 = 200;
+
+/// How to draw the picture. Shared by [`render_cpi`] and [`render_classic`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The line at the top of the image.
+    pub title: String,
+    /// An extra line under the generated statistics line, for example
+    /// `"no hardware counters: cpu-clock only"`.
+    pub subtitle: Option<String>,
+    /// Image width in pixels (at least [`MIN_IMAGE_WIDTH`]).
+    pub width: u32,
+    /// Frames narrower than this many pixels are left out, together with their children.
+    /// This keeps huge profiles light; zooming into a frame does not bring them back.
+    pub min_width: f64,
+    /// Icicle layout: the root at the top and stacks growing downwards.
+    pub inverted: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            title: "CPI Flame Graph".to_string(),
+            subtitle: None,
+            width: 1200,
+            min_width: 0.1,
+            inverted: false,
+        }
+    }
+}
+
+/// Why a picture could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// An event column index is outside [`Profile::events`].
+    #[error("event column {index} does not exist: the profile has {count} event column(s)")]
+    NoSuchEvent { index: usize, count: usize },
+    /// The event that gives frame widths has no samples, so there is nothing to draw.
+    #[error("no samples of event `{event}` in the profile: there is nothing to draw")]
+    NoSamples { event: String },
+    /// [`Options::width`] is below [`MIN_IMAGE_WIDTH`].
+    #[error("image width {0} px is too small: it must be at least {MIN_IMAGE_WIDTH} px")]
+    WidthTooSmall(u32),
+    /// [`Options::min_width`] is negative, NaN or infinite.
+    #[error("minimum frame width {0} px must be a finite number that is not negative")]
+    BadMinWidth(f64),
+    /// The profile breaks its own invariants (a stack with too few counts, or a frame id
+    /// outside the frame table).
+    #[error("malformed profile: {0}")]
+    MalformedProfile(String),
+    /// Writing the SVG (or, for [`render_classic`], preparing inferno's input) failed.
+    #[error("writing the SVG failed: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Checks options and event indexes shared by both renderers; returns the total samples of the
+/// `cycles` column.
+fn validate(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    opts: &Options,
+) -> Result<u64, RenderError> {
+    if opts.width < MIN_IMAGE_WIDTH {
+        return Err(RenderError::WidthTooSmall(opts.width));
+    }
+    if !opts.min_width.is_finite() || opts.min_width < 0.0 {
+        return Err(RenderError::BadMinWidth(opts.min_width));
+    }
+    let count = profile.events.len();
+    for index in std::iter::once(cycles).chain(stalls) {
+        if index >= count {
+            return Err(RenderError::NoSuchEvent { index, count });
+        }
+    }
+    let n_frames = profile.frames.len();
+    let mut total: u64 = 0;
+    for (i, stack) in profile.stacks.iter().enumerate() {
+        if stack.counts.len() < count {
+            return Err(RenderError::MalformedProfile(format!(
+                "stack {i} has {} count(s) but the profile has {count} event column(s)",
+                stack.counts.len()
+            )));
+        }
+        if let Some(&id) = stack.frames.iter().find(|&&id| id as usize >= n_frames) {
+            return Err(RenderError::MalformedProfile(format!(
+                "stack {i} refers to frame {id} but there are only {n_frames} frame(s)"
+            )));
+        }
+        total = total.saturating_add(stack.counts[cycles].samples);
+    }
+    if total == 0 {
+        return Err(RenderError::NoSamples {
+            event: profile.events[cycles].name.clone(),
+        });
+    }
+    Ok(total)
+}

@@ -89,8 +89,11 @@ pub struct Image {
     little_endian: bool,
     /// The sections framehop asks for, read once: name, SVMA range, bytes.
     unwind_sections: Vec<(&'static [u8], Range<u64>, SharedBytes)>,
-    /// DWARF context, from this file or a separate debug file; loaded on first use.
+    /// DWARF context of this file; loaded on first use.
     dwarf: OnceCell<Option<addr2line::Context<Reader>>>,
+    /// Separate debug file (by build id or debug link) when this one has no DWARF; found on
+    /// first use. Its DWARF and symbol table complete this image's.
+    debug: OnceCell<Option<Box<Image>>>,
 }
 
 impl Image {
@@ -184,6 +187,7 @@ impl Image {
             little_endian,
             unwind_sections,
             dwarf: OnceCell::new(),
+            debug: OnceCell::new(),
         })
     }
 
@@ -227,17 +231,22 @@ impl Image {
     }
 
     /// The frames at `svma`, innermost first: inlined functions (from DWARF) and then the
-    /// function itself. The function's name comes from the symbol table when it has one
-    /// (as `perf script` shows it), else from DWARF. Empty when nothing names the address.
-    pub fn frames_at(&self, svma: u64, debug: impl FnOnce() -> Option<Image>) -> Vec<NamedFrame> {
+    /// function itself, named by DWARF where it covers the address, else by the symbol table
+    /// (this file's or its debug file's). Empty when nothing names the address.
+    pub fn frames_at(
+        &self,
+        svma: u64,
+        find_debug: impl FnOnce() -> Option<Image>,
+    ) -> Vec<NamedFrame> {
+        let debug = if self.has_dwarf {
+            None
+        } else {
+            self.debug
+                .get_or_init(|| find_debug().map(Box::new))
+                .as_deref()
+        };
+        let ctx = debug.unwrap_or(self).dwarf_context();
         let mut frames = Vec::new();
-        let ctx = self.dwarf.get_or_init(|| {
-            if self.has_dwarf {
-                load_dwarf(&self.data, self.little_endian)
-            } else {
-                debug().and_then(|d| load_dwarf(&d.data, d.little_endian))
-            }
-        });
         if let Some(ctx) = ctx {
             if let Ok(mut iter) = ctx.find_frames(svma).skip_all_loads() {
                 while let Ok(Some(frame)) = iter.next() {
@@ -254,20 +263,40 @@ impl Image {
                 }
             }
         }
-        // The outermost DWARF frame is the function itself, not an inlined one.
-        let dwarf_outer = frames.pop();
-        match (self.symbol_at(svma), dwarf_outer) {
-            (Some(sym), _) => frames.push(NamedFrame {
-                name: demangle(sym),
-                inlined: false,
-            }),
-            (None, Some(mut f)) => {
-                f.inlined = false;
-                frames.push(f);
+        // The outermost DWARF frame is the function itself, not an inlined one. Its DWARF
+        // name is preferred to the symbol table's: a function split by the compiler
+        // (`foo.constprop.0`, `foo.cold`) is then one frame, `foo`, wherever it is sampled.
+        // perf script names such clones by their symbol.
+        match frames.pop() {
+            Some(mut outer) => {
+                outer.inlined = false;
+                frames.push(outer);
             }
-            (None, None) => {}
+            None => {
+                let symbol = self
+                    .symbol_at(svma)
+                    .or_else(|| debug.and_then(|d| d.symbol_at(svma)));
+                if let Some(sym) = symbol {
+                    frames.push(NamedFrame {
+                        name: demangle(sym),
+                        inlined: false,
+                    });
+                }
+            }
         }
         frames
+    }
+
+    fn dwarf_context(&self) -> Option<&addr2line::Context<Reader>> {
+        self.dwarf
+            .get_or_init(|| {
+                if self.has_dwarf {
+                    load_dwarf(&self.data, self.little_endian)
+                } else {
+                    None
+                }
+            })
+            .as_ref()
     }
 
     /// The raw (mangled) symbol-table name covering `svma`.

@@ -118,11 +118,6 @@ struct Process {
     perf_map: Option<Option<Rc<PerfMap>>>,
 }
 
-struct Thread {
-    pid: i32,
-    comm: Arc<str>,
-}
-
 /// A module whose frames could not be named, for the warning at the end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unnamed {
@@ -130,6 +125,9 @@ pub struct Unnamed {
     pub reason: String,
     pub frames: u64,
 }
+
+/// A recorded path and the build id the recording gives for it.
+type ImageKey = (Arc<str>, Option<Vec<u8>>);
 
 /// Keeps the state of every process of a recording (mappings, thread names) as records are
 /// fed in time order, and resolves samples to named stacks.
@@ -139,9 +137,11 @@ pub struct Resolver {
     /// Build ids from the file's BUILD_ID feature, by recorded path.
     build_ids: HashMap<Vec<u8>, Vec<u8>>,
     images: Vec<Image>,
-    image_index: HashMap<(Arc<str>, Option<Vec<u8>>), Result<usize, ImageError>>,
+    /// Images opened (or failed) per recorded path and build id.
+    image_index: HashMap<ImageKey, Result<usize, ImageError>>,
     processes: HashMap<i32, Process>,
-    threads: HashMap<i32, Thread>,
+    /// Thread names (comm) by tid.
+    threads: HashMap<i32, Arc<str>>,
     kallsyms_path: PathBuf,
     kernel: Option<Option<Kallsyms>>,
     frames: Vec<FrameInfo>,
@@ -252,7 +252,7 @@ impl Resolver {
     /// The name (comm) of thread `tid` of process `pid` at this point of the recording.
     pub fn thread_name(&self, pid: i32, tid: i32) -> Arc<str> {
         match self.threads.get(&tid).or_else(|| self.threads.get(&pid)) {
-            Some(t) => t.comm.clone(),
+            Some(comm) => comm.clone(),
             None => format!(":{pid}").into(),
         }
     }
@@ -271,8 +271,8 @@ impl Resolver {
                     // A new program image: the old mappings are gone.
                     self.processes.insert(*pid, Process::default());
                 }
-                let comm: Arc<str> = String::from_utf8_lossy(name).into();
-                self.threads.insert(*tid, Thread { pid: *pid, comm });
+                self.threads
+                    .insert(*tid, String::from_utf8_lossy(name).into());
             }
             RecordKind::Fork {
                 pid,
@@ -288,9 +288,9 @@ impl Resolver {
                     .threads
                     .get(ptid)
                     .or_else(|| self.threads.get(ppid))
-                    .map(|t| t.comm.clone())
+                    .cloned()
                     .unwrap_or_else(|| format!(":{pid}").into());
-                self.threads.insert(*tid, Thread { pid: *pid, comm });
+                self.threads.insert(*tid, comm);
             }
             _ => {}
         }

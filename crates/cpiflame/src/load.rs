@@ -1,0 +1,181 @@
+//! Reading a recording into a folded profile with the stall and cycles events chosen: the part
+//! every command that takes a perf.data file shares. Warnings go to stderr, one line each.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use cpiflame_events::{detect_roles, Arch, EventRef};
+use cpiflame_fold::{collapse, event_names, CollapseOptions, Profile};
+use cpiflame_perf_data::PerfData;
+use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+
+pub struct LoadOptions {
+    pub file: PathBuf,
+    pub stalls: Option<String>,
+    pub cycles: Option<String>,
+    pub symfs: Option<PathBuf>,
+    pub kernel: bool,
+    pub pid: bool,
+    pub tid: bool,
+}
+
+/// Event columns chosen for width and colour.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Roles {
+    pub stalls: Option<usize>,
+    pub cycles: Option<usize>,
+}
+
+pub struct Loaded {
+    pub file: PathBuf,
+    pub profile: Profile,
+    pub roles: Roles,
+    /// Lines for the graph's subtitle (how the roles were chosen when it matters).
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// The column of the event called `name` (perf's name, with or without `:modifiers`).
+    pub fn event_index(&self, name: &str, flag: &str) -> Result<usize> {
+        find_event(&self.profile, name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{flag} {name}: {} has no such event (events: {})",
+                self.file.display(),
+                self.event_list()
+            )
+        })
+    }
+
+    pub fn event_list(&self) -> String {
+        event_list(&self.profile)
+    }
+}
+
+fn event_list(profile: &Profile) -> String {
+    profile
+        .events
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn find_event(profile: &Profile, name: &str) -> Option<usize> {
+    let base = |s: &str| s.split(':').next().unwrap_or(s).to_string();
+    let events = &profile.events;
+    events
+        .iter()
+        .position(|e| e.name == name)
+        .or_else(|| events.iter().position(|e| base(&e.name) == base(name)))
+}
+
+fn warn(msg: impl std::fmt::Display) {
+    eprintln!("cpiflame: warning: {msg}");
+}
+
+pub fn load(options: &LoadOptions) -> Result<Loaded> {
+    let file = PerfData::open(&options.file)?;
+    for w in &file.warnings {
+        warn(w);
+    }
+    let mut resolver = Resolver::new(
+        &file.meta,
+        ResolveOptions {
+            symfs: options.symfs.clone(),
+            ..ResolveOptions::from_env()
+        },
+    );
+    let (profile, stats) = collapse(
+        &file,
+        &mut resolver,
+        CollapseOptions {
+            pid: options.pid,
+            tid: options.tid,
+            kernel: options.kernel,
+        },
+    )?;
+    let path = options.file.display();
+    if let Some(offset) = stats.cut_short_at {
+        warn(format_args!(
+            "{path}: offset {offset:#x}: last record cut short (recorder killed?); ignored"
+        ));
+    }
+    for u in resolver.unnamed() {
+        warn(format_args!(
+            "{}: {}; {} frames shown as module+0xOFFSET",
+            u.path, u.reason, u.frames
+        ));
+    }
+    let total: u64 = stats.samples.iter().sum();
+    if stats.lost + stats.lost_samples > 0 {
+        warn(format_args!(
+            "{path}: the kernel lost {} records and {} samples (ring buffer full); the graph undercounts",
+            stats.lost, stats.lost_samples
+        ));
+    }
+    let unwound = resolver.stats.dwarf_unwound;
+    let early = resolver.stats.unwind_stopped_early;
+    if unwound > 0 && early * 10 > unwound {
+        warn(format_args!(
+            "{path}: {early} of {unwound} user stacks were cut short (stack copy too small or no unwind info); record with a larger --call-graph dwarf,SIZE"
+        ));
+    }
+    if total == 0 {
+        bail!("{path}: contains no samples");
+    }
+
+    let names = event_names(&file);
+    let refs: Vec<EventRef<'_>> = file
+        .attrs
+        .iter()
+        .zip(&names)
+        .map(|(a, name)| EventRef {
+            type_: a.type_,
+            config: a.config,
+            name,
+        })
+        .collect();
+    let detected = detect_roles(&refs, Arch::from_perf(file.meta.arch.as_deref()));
+    let pick =
+        |given: &Option<String>, flag: &str, detected: Option<usize>| -> Result<Option<usize>> {
+            match given {
+                Some(name) => match find_event(&profile, name) {
+                    Some(i) => Ok(Some(i)),
+                    None => bail!(
+                        "{flag} {name}: {path} has no such event (events: {})",
+                        event_list(&profile)
+                    ),
+                },
+                None => Ok(detected),
+            }
+        };
+    let mut roles = Roles {
+        stalls: pick(&options.stalls, "--stalls", detected.stalls)?,
+        cycles: pick(&options.cycles, "--cycles", detected.cycles)?,
+    };
+    let mut notes = Vec::new();
+    if roles.cycles.is_none() {
+        // No cycles event: draw the first event that has samples, as a plain graph.
+        let first = stats.samples.iter().position(|&n| n > 0);
+        roles.cycles = first;
+        if profile.events.len() > 1 && roles.stalls.is_none() {
+            notes.push(format!(
+                "no stall/cycles pair recognised among {}; set --stalls and --cycles",
+                event_list(&profile)
+            ));
+        }
+    }
+    if roles.stalls == roles.cycles {
+        roles.stalls = None;
+    }
+    Ok(Loaded {
+        file: options.file.clone(),
+        profile: {
+            let mut p = profile;
+            p.sort();
+            p
+        },
+        roles,
+        notes,
+    })
+}

@@ -1,0 +1,174 @@
+//! Renders a synthetic profile, for eyeballing the picture and timing large profiles.
+//!
+//! `cargo run --release -p cpiflame-render --example synthetic -- OUT_DIR [STACKS]`
+//! writes `cpi.svg`, `cpi-inverted.svg`, `single.svg` and `classic.svg` into OUT_DIR and prints
+//! how long each took.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::time::Instant;
+
+use cpiflame_fold::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_render::{render_classic, render_cpi, Options};
+
+/// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const NAMES: &[&str] = &[
+    "main",
+    "run_queries",
+    "hash_join",
+    "probe",
+    "build_table",
+    "std::vector<Row, std::allocator<Row> >::push_back(Row const&)",
+    "memcpy",
+    "parse_json",
+    "tokenize",
+    "btree_search",
+    "compare_keys",
+    "malloc",
+    "free",
+    "write_results",
+    "copy_user_generic",
+    "do_syscall_64",
+    "page_fault",
+    "scan_column<long>",
+    "decompress_lz4",
+    "sort_merge",
+];
+
+fn synthetic(stacks: usize) -> Profile {
+    let mut p = Profile::new(vec![
+        EventColumn {
+            name: "cpu_clk_unhalted.thread_p".into(),
+        },
+        EventColumn {
+            name: "cycle_activity.stalls_total".into(),
+        },
+    ]);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let process = p.intern(Frame {
+        name: "queryd".into(),
+        module: String::new(),
+        kind: FrameKind::Process,
+    });
+    for i in 0..stacks {
+        let depth = 2 + rng.below(14) as usize;
+        let mut frames = vec![process];
+        for d in 0..depth {
+            // Few choices near the root, more deeper down: a realistic fan-out.
+            let choices = (2 + d as u64 * 2).min(NAMES.len() as u64);
+            let name = NAMES[rng.below(choices) as usize];
+            let kernel = matches!(name, "copy_user_generic" | "do_syscall_64" | "page_fault");
+            frames.push(p.intern(Frame {
+                name: if d + 1 == depth && stacks > 1000 {
+                    format!("{name}#{}", i % 5000)
+                } else {
+                    name.to_string()
+                },
+                module: if kernel {
+                    "[kernel.kallsyms]".into()
+                } else {
+                    "queryd".into()
+                },
+                kind: if kernel {
+                    FrameKind::Kernel
+                } else {
+                    FrameKind::User
+                },
+            }));
+        }
+        let cycles = 1 + rng.below(50);
+        // Memory-bound leaves stall more.
+        let leaf = &p.frame(frames[frames.len() - 1]).name;
+        let bias = if leaf.starts_with("memcpy")
+            || leaf.starts_with("btree")
+            || leaf.starts_with("probe")
+            || leaf.starts_with("page_fault")
+        {
+            90
+        } else {
+            30
+        };
+        let stalled = cycles * rng.below(bias + 10) / 100;
+        p.add(
+            &frames,
+            0,
+            Count {
+                samples: cycles,
+                period: cycles * 2_000_003,
+            },
+        );
+        if stalled > 0 {
+            p.add(
+                &frames,
+                1,
+                Count {
+                    samples: stalled,
+                    period: stalled * 2_000_003,
+                },
+            );
+        }
+    }
+    p
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().unwrap_or_else(|| ".".into());
+    let stacks: usize = match args.next() {
+        Some(s) => s.parse()?,
+        None => 400,
+    };
+    let t = Instant::now();
+    let profile = synthetic(stacks);
+    println!(
+        "built {} distinct stacks, {} frames in {:?}",
+        profile.stacks.len(),
+        profile.frames.len(),
+        t.elapsed()
+    );
+    let opts = Options {
+        subtitle: Some("synthetic profile".into()),
+        ..Options::default()
+    };
+    let jobs: [(&str, bool, bool, bool); 4] = [
+        ("cpi.svg", true, false, false),
+        ("cpi-inverted.svg", true, true, false),
+        ("single.svg", false, false, false),
+        ("classic.svg", true, false, true),
+    ];
+    for (name, stalls, inverted, classic) in jobs {
+        let path = std::path::Path::new(&dir).join(name);
+        let out = BufWriter::new(File::create(&path)?);
+        let o = Options {
+            inverted,
+            ..opts.clone()
+        };
+        let stalls = stalls.then_some(1);
+        let t = Instant::now();
+        if classic {
+            render_classic(&profile, 0, stalls, &o, out)?;
+        } else {
+            render_cpi(&profile, 0, stalls, &o, out)?;
+        }
+        println!(
+            "{name}: {:?}, {} bytes",
+            t.elapsed(),
+            std::fs::metadata(&path)?.len()
+        );
+    }
+    Ok(())
+}

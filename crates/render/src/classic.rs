@@ -1,0 +1,94 @@
+//! The classic CPI flame graph: a normalised differential flame graph drawn by inferno, as
+//! `difffolded.pl -n stalls.folded cycles.folded | flamegraph.pl` draws it.
+
+use std::io::{BufWriter, Write};
+
+use cpiflame_fold::{write_folded, Profile};
+use inferno::differential;
+use inferno::flamegraph::{self, Direction};
+
+use crate::text::Thousands;
+use crate::{validate, Options, RenderError};
+
+/// Left plus right margin inferno leaves around the frames, in pixels.
+const INFERNO_XPAD: f64 = 20.0;
+
+/// Draws the classic differential CPI flame graph of `profile` with inferno.
+///
+/// The stall column is the "before" profile and the cycles column the "after" profile, and the
+/// stall counts are first scaled so that both totals match (`difffolded.pl -n`). So frame width
+/// is cycles samples, a red frame ran more than it stalled relative to the whole profile, and a
+/// blue frame stalled more. Unlike [`render_cpi`](crate::render_cpi) the colour reflects each
+/// frame's *self* difference only. With `stalls == None` a plain inferno flame graph of `cycles`
+/// is drawn.
+///
+/// `opts.min_width` is in pixels, as for `render_cpi`; it is converted to the percentage of the
+/// frame area that inferno expects. Colours of non-differential frames are hashed from the
+/// name (inferno's `deterministic` option), so output is byte-identical for identical input.
+pub fn render_classic<W: Write>(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    opts: &Options,
+    out: W,
+) -> Result<(), RenderError> {
+    let total = validate(profile, cycles, stalls, opts)?;
+    let cycles_event = &profile.events[cycles].name;
+
+    let (folded, explanation) = match stalls {
+        Some(s) => {
+            let mut before = Vec::new();
+            write_folded(profile, s, &mut before)?;
+            let mut after = Vec::new();
+            write_folded(profile, cycles, &mut after)?;
+            let mut pair = Vec::new();
+            let diff_opts = differential::Options {
+                normalize: true,
+                strip_hex: false,
+            };
+            differential::from_readers(diff_opts, &before[..], &after[..], &mut pair)?;
+            let explanation = format!(
+                "width: {} samples of {cycles_event} · red: more cycles than stalls ({}, normalised), blue: more stalls",
+                Thousands(total),
+                profile.events[s].name
+            );
+            (pair, explanation)
+        }
+        None => {
+            let mut single = Vec::new();
+            write_folded(profile, cycles, &mut single)?;
+            let explanation = format!(
+                "{}: {} samples · no stall data for this file",
+                cycles_event,
+                Thousands(total)
+            );
+            (single, explanation)
+        }
+    };
+    // Frame names are Rust strings, so this is UTF-8; lossy conversion only guards the type.
+    let text = String::from_utf8_lossy(&folded);
+    // inferno's differential output comes in hash-map order: sort for a stable merge.
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+
+    let mut inferno_opts = flamegraph::Options::default();
+    inferno_opts.title = opts.title.clone();
+    inferno_opts.subtitle = Some(match &opts.subtitle {
+        Some(extra) => format!("{explanation} · {extra}"),
+        None => explanation,
+    });
+    inferno_opts.image_width = Some(opts.width as usize);
+    inferno_opts.min_width = opts.min_width * 100.0 / (f64::from(opts.width) - INFERNO_XPAD);
+    inferno_opts.direction = if opts.inverted {
+        Direction::Inverted
+    } else {
+        Direction::Straight
+    };
+    inferno_opts.deterministic = true;
+    inferno_opts.no_sort = true;
+
+    let mut w = BufWriter::with_capacity(1 << 16, out);
+    flamegraph::from_lines(&mut inferno_opts, lines, &mut w)?;
+    w.flush()?;
+    Ok(())
+}

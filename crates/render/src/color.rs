@@ -1,0 +1,110 @@
+//! Frame colours: the fixed stall-share scale of the CPI graph, and the name-hashed warm
+//! palette of the single-event graph.
+
+use std::fmt;
+
+/// An sRGB colour, written to SVG as `#rrggbb`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rgb(pub u8, pub u8, pub u8);
+
+impl fmt::Display for Rgb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{:02x}{:02x}{:02x}", self.0, self.1, self.2)
+    }
+}
+
+// The stall scale: red (0% of the frame's cycles stalled) through purple (50%) to blue (100%).
+//
+// Why these three stops:
+// * A diverging red/white/blue scale (as in differential flame graphs) makes frames near 50%
+//   white and nearly invisible, and half-stalled code is exactly what one wants to see. Here
+//   the middle is a saturated violet, so every frame is visibly coloured.
+// * The three stops (and every sRGB blend between them) have nearly the same relative
+//   luminance, 0.22-0.24, so the eye reads the hue rather than brightness, wide and narrow
+//   frames look equally "heavy", and black 12 px labels keep a contrast ratio of about 5.4:1
+//   or better everywhere on the scale (WCAG AA asks for 4.5:1).
+// * Red versus blue stays distinguishable for the common red-green colour deficiencies
+//   (they differ along the blue-yellow axis).
+// The colour is a piecewise-linear blend in sRGB between the stops, which is also how the SVG
+// `<linearGradient>` legend with the same three stops is painted, so the legend matches.
+
+/// Colour of a frame none of whose cycles were stalled.
+pub const STALL_RED: Rgb = Rgb(238, 80, 70);
+/// Colour of a frame with half of its cycles stalled.
+pub const STALL_MID: Rgb = Rgb(176, 100, 210);
+/// Colour of a frame all of whose cycles were stalled.
+pub const STALL_BLUE: Rgb = Rgb(70, 130, 240);
+/// Colour of a frame whose stall share is unknown (no cycles period in it).
+pub(crate) const UNKNOWN_GREY: Rgb = Rgb(190, 190, 190);
+
+fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
+    let ch = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * t).round() as u8;
+    Rgb(ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
+}
+
+/// The colour for a stall share (stalled cycles / all cycles). The share is clamped to
+/// `[0, 1]`; `None` (no cycles to compare against) gives a neutral grey.
+pub fn stall_color(share: Option<f64>) -> Rgb {
+    let Some(share) = share.filter(|s| !s.is_nan()) else {
+        return UNKNOWN_GREY;
+    };
+    let t = share.clamp(0.0, 1.0);
+    if t <= 0.5 {
+        lerp(STALL_RED, STALL_MID, t * 2.0)
+    } else {
+        lerp(STALL_MID, STALL_BLUE, (t - 0.5) * 2.0)
+    }
+}
+
+/// 64-bit FNV-1a: a fixed, platform-independent hash, so colours never change between runs.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A warm colour (reds, oranges, yellows) picked from the frame name, for the single-event
+/// graph where colour carries no measurement: same name, same colour, in every file.
+pub(crate) fn warm_color(name: &str) -> Rgb {
+    let h = fnv1a(name.as_bytes());
+    let unit = |shift: u32| ((h >> shift) & 0xffff) as f64 / 65535.0;
+    Rgb(
+        (210.0 + 45.0 * unit(0)).round() as u8,
+        (70.0 + 140.0 * unit(16)).round() as u8,
+        (20.0 + 50.0 * unit(32)).round() as u8,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_ends_and_middle_are_the_stops() {
+        assert_eq!(stall_color(Some(0.0)), STALL_RED);
+        assert_eq!(stall_color(Some(0.5)), STALL_MID);
+        assert_eq!(stall_color(Some(1.0)), STALL_BLUE);
+        assert_eq!(stall_color(Some(-3.0)), STALL_RED);
+        assert_eq!(stall_color(Some(7.0)), STALL_BLUE);
+        assert_eq!(stall_color(Some(f64::INFINITY)), STALL_BLUE);
+        assert_eq!(stall_color(None), UNKNOWN_GREY);
+        assert_eq!(stall_color(Some(f64::NAN)), UNKNOWN_GREY);
+        assert_eq!(stall_color(Some(0.25)), Rgb(207, 90, 140));
+        assert_eq!(STALL_RED.to_string(), "#ee5046");
+    }
+
+    #[test]
+    fn warm_colors_are_fixed_and_warm() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(warm_color("main"), warm_color("main"));
+        assert_ne!(warm_color("main"), warm_color("mainx"));
+        for name in ["main", "foo", "bar", "std::vector<int>::push_back", ""] {
+            let Rgb(r, g, b) = warm_color(name);
+            assert!(r >= 210 && (70..=210).contains(&g) && (20..=70).contains(&b));
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Small text helpers for the SVG writer: XML escaping, number formatting, label fitting.
+
+use std::fmt;
+
+/// Displays a string escaped for XML text and attribute values (both quote kinds).
+///
+/// Characters that XML 1.0 does not allow at all (most C0 controls, U+FFFE, U+FFFF) become
+/// U+FFFD so that a stray byte in a symbol name cannot make the whole SVG unreadable.
+pub(crate) struct Esc<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Esc<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        let mut run_start = 0;
+        for (i, c) in s.char_indices() {
+            let replacement = match c {
+                '&' => "&amp;",
+                '<' => "&lt;",
+                '>' => "&gt;",
+                '"' => "&quot;",
+                '\'' => "&apos;",
+                '\t' | '\n' | '\r' => continue,
+                '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => "\u{fffd}",
+                _ => continue,
+            };
+            f.write_str(&s[run_start..i])?;
+            f.write_str(replacement)?;
+            run_start = i + c.len_utf8();
+        }
+        f.write_str(&s[run_start..])
+    }
+}
+
+/// Displays an integer with `,` between groups of three digits: `12,345`.
+pub(crate) struct Thousands(pub(crate) u64);
+
+impl fmt::Display for Thousands {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write as _;
+        let digits = self.0.to_string();
+        let len = digits.len();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (len - i) % 3 == 0 {
+                f.write_char(',')?;
+            }
+            f.write_char(c)?;
+        }
+        Ok(())
+    }
+}
+
+/// Pixels per character of the 12 px monospace label font (FlameGraph's 0.59 em estimate).
+pub(crate) const CHAR_WIDTH: f64 = 12.0 * 0.59;
+/// Horizontal padding between a frame's left edge and its label.
+pub(crate) const LABEL_PAD: f64 = 3.0;
+
+/// The label shown inside a frame `width` pixels wide: the whole name when it fits, else its
+/// start followed by `..`, else nothing when not even three characters fit.
+///
+/// The embedded script repeats this computation after a zoom; keep the two in step.
+pub(crate) fn fit_label(name: &str, width: f64) -> Label<'_> {
+    let fit = ((width - 2.0 * LABEL_PAD) / CHAR_WIDTH).floor();
+    if fit.is_nan() || fit < 3.0 {
+        return Label::Empty;
+    }
+    let fit = fit as usize;
+    // Find the byte offset of the (fit+1)-th character: if there is none, the name fits.
+    match name.char_indices().nth(fit) {
+        None => Label::Whole(name),
+        Some(_) => {
+            let cut = name
+                .char_indices()
+                .nth(fit - 2)
+                .map_or(name.len(), |(i, _)| i);
+            Label::Truncated(&name[..cut])
+        }
+    }
+}
+
+/// See [`fit_label`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Label<'a> {
+    Empty,
+    Whole(&'a str),
+    /// The kept start of the name; `..` is to be written after it.
+    Truncated(&'a str),
+}
+
+impl fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Label::Empty => Ok(()),
+            Label::Whole(s) => Esc(s).fmt(f),
+            Label::Truncated(s) => {
+                Esc(s).fmt(f)?;
+                f.write_str("..")
+            }
+        }
+    }
+}
+
+/// Displays a ratio as a percentage with `decimals` digits, or `n/a` when there is none.
+pub(crate) struct Percent(pub(crate) Option<f64>, pub(crate) usize);
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(r) if r.is_finite() => write!(f, "{:.*}%", self.1, r * 100.0),
+            _ => f.write_str("n/a"),
+        }
+    }
+}
+
+/// `numerator / denominator`, or `None` when the denominator is zero.
+pub(crate) fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
+    if denominator == 0 {
+        None
+    } else {
+        Some(numerator as f64 / denominator as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_quotes_and_forbidden_controls() {
+        assert_eq!(
+            Esc("a<b>&\"c\"'d'\u{1}\tok").to_string(),
+            "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;\u{fffd}\tok"
+        );
+        assert_eq!(Esc("plain").to_string(), "plain");
+        assert_eq!(Esc("").to_string(), "");
+        assert_eq!(Esc("é<").to_string(), "é&lt;");
+    }
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(Thousands(0).to_string(), "0");
+        assert_eq!(Thousands(999).to_string(), "999");
+        assert_eq!(Thousands(1000).to_string(), "1,000");
+        assert_eq!(Thousands(12345).to_string(), "12,345");
+        assert_eq!(Thousands(1234567).to_string(), "1,234,567");
+        assert_eq!(
+            Thousands(u64::MAX).to_string(),
+            "18,446,744,073,709,551,615"
+        );
+    }
+
+    #[test]
+    fn labels_fit_or_are_cut_with_two_dots() {
+        // 6 px padding; each character is 7.08 px.
+        let w = |chars: f64| chars * CHAR_WIDTH + 2.0 * LABEL_PAD + 0.01;
+        assert_eq!(fit_label("main", w(4.0)), Label::Whole("main"));
+        assert_eq!(fit_label("main", w(3.0)), Label::Truncated("m"));
+        assert_eq!(fit_label("main", w(2.0)), Label::Empty);
+        assert_eq!(fit_label("ab", w(3.0)), Label::Whole("ab"));
+        assert_eq!(fit_label("héllo_world", w(5.0)), Label::Truncated("hél"));
+        assert_eq!(fit_label("a<b>c", w(4.0)).to_string(), "a&lt;..");
+        assert_eq!(fit_label("x", f64::NAN), Label::Empty);
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(Percent(Some(0.382), 1).to_string(), "38.2%");
+        assert_eq!(Percent(Some(1.5), 2).to_string(), "150.00%");
+        assert_eq!(Percent(None, 1).to_string(), "n/a");
+        assert_eq!(ratio(1, 0), None);
+        assert_eq!(ratio(1, 4), Some(0.25));
+    }
+}

@@ -1,0 +1,111 @@
+//! Golden SVG tests: a small hand-built profile rendered with fixed options must match
+//! `tests/data/*.svg` byte for byte. Run with `CPIFLAME_BLESS=1` to rewrite the expected files
+//! after an intended change, and review the diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{parse, render, Builder};
+use cpiflame_fold::Profile;
+use cpiflame_render::Options;
+
+fn profile() -> Profile {
+    Builder::new(&["cpu_clk_unhalted.thread_p", "resource_stalls.any"])
+        // 30 cycles, none stalled.
+        .stack(
+            "bench<1>;main@bench;std::vector<int, std::allocator<int> >::push_back(int const&)@libstdc++.so.6",
+            &[(30, 60_000), (0, 0)],
+        )
+        // 10 cycles, all stalled.
+        .stack(
+            "bench<1>;main@bench;load \"a&b\" 'c'@lib<x>.so",
+            &[(10, 20_000), (5, 20_000)],
+        )
+        // Half stalled, with an inlined and a kernel frame.
+        .stack(
+            "bench<1>;main@bench;~compute@bench;!copy_user_generic@[kernel.kallsyms]",
+            &[(20, 40_000), (8, 20_000)],
+        )
+        // main's own samples.
+        .stack("bench<1>;main@bench", &[(4, 8_000), (1, 2_000)])
+        // Stalls where no cycles sample landed: no width, counted in totals.
+        .stack("bench<1>;main@bench;idle@bench", &[(0, 0), (2, 4_000)])
+        // A second process.
+        .stack("zz_other;spin@libc.so.6", &[(6, 12_000), (1, 1_000)])
+        .build()
+}
+
+fn check(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    if std::env::var_os("CPIFLAME_BLESS").is_some_and(|v| v == "1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("create tests/data");
+        }
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}\nrun `CPIFLAME_BLESS=1 cargo test -p cpiflame-render --test golden` to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .map_or_else(
+                || "(a line was added or removed at the end)".to_string(),
+                |i| format!("line {}", i + 1),
+            );
+        panic!(
+            "{} differs from the rendered SVG, first at {line}.\n\
+             If the change is intended, rewrite the expected file with\n\
+             `CPIFLAME_BLESS=1 cargo test -p cpiflame-render --test golden` and review the diff.",
+            path.display()
+        );
+    }
+}
+
+fn golden_opts() -> Options {
+    Options {
+        title: "Golden <CPI> & \"friends\"".into(),
+        subtitle: Some("hand-built profile for the golden test".into()),
+        width: 800,
+        min_width: 0.0,
+        inverted: false,
+    }
+}
+
+#[test]
+fn cpi_graph_matches_golden_file() {
+    let svg = render(&profile(), 0, Some(1), &golden_opts());
+    parse(&svg, false);
+    check("cpi.svg", &svg);
+}
+
+#[test]
+fn inverted_cpi_graph_matches_golden_file() {
+    let opts = Options {
+        inverted: true,
+        ..golden_opts()
+    };
+    let svg = render(&profile(), 0, Some(1), &opts);
+    parse(&svg, true);
+    check("cpi-inverted.svg", &svg);
+}
+
+#[test]
+fn single_event_graph_matches_golden_file() {
+    let opts = Options {
+        subtitle: None,
+        ..golden_opts()
+    };
+    let svg = render(&profile(), 0, None, &opts);
+    parse(&svg, false);
+    check("single.svg", &svg);
+}
