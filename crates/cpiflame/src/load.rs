@@ -135,7 +135,9 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
             name,
         })
         .collect();
-    let detected = detect_roles(&refs, Arch::from_perf(file.meta.arch.as_deref()));
+    // A file without the ARCH feature (a killed recorder) was most likely recorded here.
+    let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
+    let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
     let pick =
         |given: &Option<String>, flag: &str, detected: Option<usize>| -> Result<Option<usize>> {
             match given {

@@ -105,6 +105,8 @@ struct Mapping {
     pgoff: u64,
     base_avma: u64,
     image: Option<usize>,
+    /// Why there is no image, when there is none for a file path.
+    image_error: Option<ImageError>,
     /// The recorded path.
     path: Arc<str>,
     /// File name of the path, shown as the frame's module.
@@ -305,10 +307,17 @@ impl Resolver {
             .build_id
             .map(<[u8]>::to_vec)
             .or_else(|| self.build_ids.get(m.path).cloned());
-        let image = if path.starts_with('/') || &*path == "[vdso]" {
-            self.image_for(&path, build_id)
+        // Real files and the vDSO; not anonymous memory (`//anon`), memfds or `[heap]`.
+        let is_file =
+            (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/memfd:"))
+                || &*path == "[vdso]";
+        let (image, image_error) = if is_file {
+            match self.image_for(&path, build_id) {
+                Ok(i) => (Some(i), None),
+                Err(e) => (None, Some(e)),
+            }
         } else {
-            None
+            (None, None)
         };
         let start = m.addr;
         let end = m.addr.saturating_add(m.len);
@@ -344,16 +353,21 @@ impl Resolver {
                 pgoff: m.pgoff,
                 base_avma,
                 image,
+                image_error,
                 module: short_name(&path),
                 path,
             }),
         );
     }
 
-    fn image_for(&mut self, path: &Arc<str>, build_id: Option<Vec<u8>>) -> Option<usize> {
+    fn image_for(
+        &mut self,
+        path: &Arc<str>,
+        build_id: Option<Vec<u8>>,
+    ) -> Result<usize, ImageError> {
         let key = (path.clone(), build_id);
         if let Some(r) = self.image_index.get(&key) {
-            return r.as_ref().ok().copied();
+            return r.clone();
         }
         let result = self
             .locator
@@ -362,14 +376,8 @@ impl Resolver {
                 self.images.push(image);
                 self.images.len() - 1
             });
-        let index = result.as_ref().ok().copied();
-        if let Err(e) = &result {
-            self.unnamed
-                .entry(path.clone())
-                .or_insert((e.to_string(), 0));
-        }
-        self.image_index.insert(key, result);
-        index
+        self.image_index.insert(key, result.clone());
+        result
     }
 
     fn intern(&mut self, name: &str, module: &Arc<str>, kind: FrameKind) -> FrameRef {
@@ -542,9 +550,13 @@ impl Resolver {
                     return;
                 }
             }
+            let reason = match &mapping.image_error {
+                Some(e) => e.to_string(),
+                None => "no file and no JIT map names this memory".to_string(),
+            };
             self.unnamed
                 .entry(mapping.path.clone())
-                .or_insert_with(|| ("not found".into(), 0))
+                .or_insert((reason, 0))
                 .1 += 1;
         }
         // module+0xOFFSET, the offset in the file, so it is the same in every run.
