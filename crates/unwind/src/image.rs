@@ -59,6 +59,7 @@ struct Segment {
     vaddr: u64,
     offset: u64,
     filesz: u64,
+    executable: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -121,10 +122,17 @@ impl Image {
             .segments()
             .map(|s| {
                 let (offset, filesz) = s.file_range();
+                let executable = match s.flags() {
+                    object::SegmentFlags::Elf { p_flags, .. } => {
+                        p_flags.0 & object::elf::PF_X.0 != 0
+                    }
+                    _ => false,
+                };
                 Segment {
                     vaddr: s.address(),
                     offset,
                     filesz,
+                    executable,
                 }
             })
             .collect();
@@ -196,13 +204,20 @@ impl Image {
         &self.data
     }
 
-    /// The AVMA at which this image's SVMA 0 lies, for a mapping of file offset `pgoff` at
-    /// `start`: `start - pgoff + p_offset - p_vaddr` of the segment holding `pgoff`.
-    pub fn base_avma(&self, start: u64, pgoff: u64) -> u64 {
-        let seg = self.segments.iter().find(|s| {
-            let page_start = s.offset & !0xfff;
-            pgoff >= page_start && pgoff < s.offset.saturating_add(s.filesz)
-        });
+    /// The AVMA at which this image's SVMA 0 lies, for a mapping of `len` bytes of the file
+    /// from offset `pgoff` at `start`: `start - pgoff + p_offset - p_vaddr` of the segment the
+    /// mapping holds. Segments can share a page (lld puts the end of the read-only segment and
+    /// the start of the code in one), so the executable segment inside the mapping wins.
+    pub fn base_avma(&self, start: u64, pgoff: u64, len: u64) -> u64 {
+        let map_end = pgoff.saturating_add(len);
+        let overlaps =
+            |s: &&Segment| s.offset < map_end && s.offset.saturating_add(s.filesz) > pgoff;
+        let seg = self
+            .segments
+            .iter()
+            .filter(overlaps)
+            .find(|s| s.executable)
+            .or_else(|| self.segments.iter().find(overlaps));
         match seg {
             Some(s) => start
                 .wrapping_sub(pgoff)
@@ -231,8 +246,8 @@ impl Image {
     }
 
     /// The frames at `svma`, innermost first: inlined functions (from DWARF) and then the
-    /// function itself, named by DWARF where it covers the address, else by the symbol table
-    /// (this file's or its debug file's). Empty when nothing names the address.
+    /// function itself, named by the symbol table (this file's or its debug file's), else by
+    /// DWARF. Empty when nothing names the address.
     pub fn frames_at(
         &self,
         svma: u64,
@@ -263,26 +278,25 @@ impl Image {
                 }
             }
         }
-        // The outermost DWARF frame is the function itself, not an inlined one. Its DWARF
-        // name is preferred to the symbol table's: a function split by the compiler
-        // (`foo.constprop.0`, `foo.cold`) is then one frame, `foo`, wherever it is sampled.
-        // perf script names such clones by their symbol.
-        match frames.pop() {
-            Some(mut outer) => {
+        // The outermost DWARF frame is the function itself, not an inlined one. It is named
+        // by the symbol table, as perf does: DWARF names of C++ functions with internal
+        // linkage are unqualified (`hidden_spin` for `(anonymous namespace)::hidden_spin`).
+        // Copies GCC splits off a function (`foo.cold`, `foo.constprop.0`) are named `foo`,
+        // so a function is one frame wherever it is sampled.
+        let dwarf_outer = frames.pop();
+        let symbol = self
+            .symbol_at(svma)
+            .or_else(|| debug.and_then(|d| d.symbol_at(svma)));
+        match (symbol, dwarf_outer) {
+            (Some(sym), _) => frames.push(NamedFrame {
+                name: strip_clone_suffix(&demangle(sym)).to_string(),
+                inlined: false,
+            }),
+            (None, Some(mut outer)) => {
                 outer.inlined = false;
                 frames.push(outer);
             }
-            None => {
-                let symbol = self
-                    .symbol_at(svma)
-                    .or_else(|| debug.and_then(|d| d.symbol_at(svma)));
-                if let Some(sym) = symbol {
-                    frames.push(NamedFrame {
-                        name: demangle(sym),
-                        inlined: false,
-                    });
-                }
-            }
+            (None, None) => {}
         }
         frames
     }
@@ -308,6 +322,15 @@ impl Image {
         }
         Some(&sym.name)
     }
+}
+
+/// `foo` for GCC's clones `foo.cold`, `foo.constprop.0`, `foo.isra.0`, `foo.part.0`.
+fn strip_clone_suffix(name: &str) -> &str {
+    [".cold", ".constprop.", ".isra.", ".part.", ".lto_priv."]
+        .iter()
+        .filter_map(|suffix| name.find(suffix))
+        .min()
+        .map_or(name, |i| &name[..i])
 }
 
 /// The bytes of `section`, borrowed from the map when stored uncompressed.

@@ -322,7 +322,7 @@ impl Resolver {
         let start = m.addr;
         let end = m.addr.saturating_add(m.len);
         let base_avma = match image {
-            Some(i) => self.images[i].base_avma(start, m.pgoff),
+            Some(i) => self.images[i].base_avma(start, m.pgoff, m.len),
             None => start.wrapping_sub(m.pgoff),
         };
         let module = match image {

@@ -1,0 +1,171 @@
+//! Building the workload programs of `fixtures/` with
+//! `scripts/build-fixtures.sh`.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The workload binaries built by `scripts/build-fixtures.sh`.
+///
+/// All are x86_64 ELF executables with DWARF debug info and no frame
+/// pointers; `fixtures/README.md` lists the stacks each one produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fixtures {
+    /// The directory they were built into.
+    pub dir: PathBuf,
+    /// `fixtures/demo/cpu_mem_bound.c`: `memory_bound` then `cpu_bound`.
+    pub cpu_mem_bound: PathBuf,
+    /// `fixtures/workloads/threads.c`: pthreads, recursion, inlined helper.
+    pub threads: PathBuf,
+    /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
+    pub mangled: PathBuf,
+    /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
+    /// symbol mangling.
+    pub rust_workload: PathBuf,
+    /// The same Rust source built with `-C symbol-mangling-version=v0`.
+    pub rust_workload_v0: PathBuf,
+}
+
+impl Fixtures {
+    fn in_dir(dir: &Path) -> Fixtures {
+        Fixtures {
+            dir: dir.to_path_buf(),
+            cpu_mem_bound: dir.join("cpu_mem_bound"),
+            threads: dir.join("threads"),
+            mangled: dir.join("mangled"),
+            rust_workload: dir.join("rust_workload"),
+            rust_workload_v0: dir.join("rust_workload_v0"),
+        }
+    }
+
+    /// Every binary, with its file name.
+    pub fn all(&self) -> [(&'static str, &Path); 5] {
+        [
+            ("cpu_mem_bound", &self.cpu_mem_bound),
+            ("threads", &self.threads),
+            ("mangled", &self.mangled),
+            ("rust_workload", &self.rust_workload),
+            ("rust_workload_v0", &self.rust_workload_v0),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        for (name, path) in self.all() {
+            if !path.is_file() {
+                return Err(format!(
+                    "fixture {name} missing after build: {} is not a file",
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The workspace root (the directory holding `scripts/` and `fixtures/`),
+/// found from this package's `CARGO_MANIFEST_DIR` (`crates/cpiflame`).
+pub fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|dir| dir.join("scripts/build-fixtures.sh").is_file())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| manifest.join("../.."))
+}
+
+/// Runs `scripts/build-fixtures.sh OUT` and returns the paths of the binaries
+/// it built. Fails (with the script's output) if a compiler is missing or a
+/// build fails.
+pub fn build_fixtures(out: &Path) -> Result<Fixtures, String> {
+    let script = repo_root().join("scripts/build-fixtures.sh");
+    if !script.is_file() {
+        return Err(format!("build script not found: {}", script.display()));
+    }
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(out)
+        .output()
+        .map_err(|e| format!("cannot run bash {}: {e}", script.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} {} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            script.display(),
+            out.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let fixtures = Fixtures::in_dir(out);
+    fixtures.check()?;
+    Ok(fixtures)
+}
+
+/// The fixtures built once per test process and shared by its tests.
+///
+/// They are built into `CARGO_TARGET_TMPDIR/cpiflame-fixtures-HASH`, where
+/// HASH covers the fixture sources and the build script, so a later process
+/// (another test binary, or every test under cargo-nextest) reuses them.
+/// The build goes to a private directory that is then renamed into place, so
+/// concurrent processes never see a half-built directory.
+pub fn shared_fixtures() -> Result<&'static Fixtures, String> {
+    static SHARED: OnceLock<Result<Fixtures, String>> = OnceLock::new();
+    SHARED
+        .get_or_init(build_shared)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn build_shared() -> Result<Fixtures, String> {
+    let root = repo_root();
+    let inputs = [
+        "scripts/build-fixtures.sh",
+        "fixtures/demo/cpu_mem_bound.c",
+        "fixtures/workloads/threads.c",
+        "fixtures/workloads/mangled.cpp",
+        "fixtures/workloads/rust_workload.rs",
+    ];
+    let mut hasher = DefaultHasher::new();
+    for rel in inputs {
+        let path = root.join(rel);
+        let bytes = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        rel.hash(&mut hasher);
+        bytes.hash(&mut hasher);
+    }
+    let base = match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::temp_dir(),
+    };
+    let dir = base.join(format!("cpiflame-fixtures-{:016x}", hasher.finish()));
+    let existing = Fixtures::in_dir(&dir);
+    if existing.check().is_ok() {
+        return Ok(existing);
+    }
+    fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+    let tmp = base.join(format!(
+        "cpiflame-fixtures-tmp-{}-{:016x}",
+        std::process::id(),
+        hasher.finish()
+    ));
+    let _ = fs::remove_dir_all(&tmp);
+    build_fixtures(&tmp)?;
+    match fs::rename(&tmp, &dir) {
+        Ok(()) => {}
+        Err(rename_err) => {
+            // Another process may have published the same build first.
+            let _ = fs::remove_dir_all(&tmp);
+            if existing.check().is_err() {
+                return Err(format!(
+                    "cannot move {} to {}: {rename_err}",
+                    tmp.display(),
+                    dir.display()
+                ));
+            }
+        }
+    }
+    existing.check()?;
+    Ok(existing)
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build cpiflame's workload fixtures (see fixtures/README.md).
+#
+# Usage: scripts/build-fixtures.sh OUTDIR
+#
+# Produces in OUTDIR:
+#   cpu_mem_bound     fixtures/demo/cpu_mem_bound.c        (gcc -O2 -g)
+#   threads           fixtures/workloads/threads.c         (gcc -O2 -g -pthread)
+#   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
+#   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
+#   rust_workload_v0  same source, -C symbol-mangling-version=v0
+#
+# All are built without frame pointers (the x86_64 default at -O2, and
+# -C force-frame-pointers=no for rustc), so only DWARF CFI can unwind them.
+# Environment overrides: CC (default gcc), CXX (default g++), RUSTC (default
+# rustc).
+set -euo pipefail
+
+if [ "$#" -ne 1 ]; then
+	echo "usage: $0 OUTDIR" >&2
+	exit 2
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="$1"
+mkdir -p "$out"
+
+CC="${CC:-gcc}"
+CXX="${CXX:-g++}"
+RUSTC="${RUSTC:-rustc}"
+
+for tool in "$CC" "$CXX" "$RUSTC"; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "build-fixtures: required compiler '$tool' not found on PATH" >&2
+		exit 1
+	fi
+done
+
+run() {
+	echo "+ $*" >&2
+	"$@"
+}
+
+run "$CC" -O2 -g -fomit-frame-pointer \
+	-o "$out/cpu_mem_bound" "$root/fixtures/demo/cpu_mem_bound.c"
+run "$CC" -O2 -g -fomit-frame-pointer -pthread \
+	-o "$out/threads" "$root/fixtures/workloads/threads.c"
+run "$CXX" -O2 -g -fomit-frame-pointer \
+	-o "$out/mangled" "$root/fixtures/workloads/mangled.cpp"
+run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
+	-o "$out/rust_workload" "$root/fixtures/workloads/rust_workload.rs"
+run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
+	-C symbol-mangling-version=v0 \
+	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
+
+echo "build-fixtures: built cpu_mem_bound threads mangled rust_workload rust_workload_v0 in $out" >&2
