@@ -34,9 +34,17 @@ fn normalize(name: &str) -> String {
     s
 }
 
-/// perf's stacks, restricted to frames of the binary `module_path`.
-fn perf_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
-    let module = module_path.to_string_lossy();
+/// Which frames to compare.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    /// Frames of the workload's own binary.
+    Binary(&'a Path),
+    /// Every frame: the binary, its libraries, the dynamic loader, the kernel.
+    WholeStack,
+}
+
+/// perf's stacks, restricted to the frames in `scope`.
+fn perf_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
     let samples = perf_script_samples(data).expect("perf script");
     let mut out = HashMap::new();
     for s in samples {
@@ -61,7 +69,10 @@ fn perf_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
             .frames
             .iter()
             .zip(&dsos)
-            .filter(|(_, dso)| **dso == module)
+            .filter(|(_, dso)| match scope {
+                Scope::Binary(path) => **dso == path.to_string_lossy(),
+                Scope::WholeStack => true,
+            })
             .map(|(f, _)| normalize(&f.symbol))
             .collect();
         out.insert((s.tid, s.time_ns, s.event.clone()), names);
@@ -69,9 +80,8 @@ fn perf_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
     out
 }
 
-/// cpiflame's stacks, restricted to frames whose module is the binary's file name.
-fn our_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
-    let module = module_path.file_name().unwrap().to_string_lossy();
+/// cpiflame's stacks, restricted to the frames in `scope`.
+fn our_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
     let file = PerfData::open(data).expect("open");
     let names = event_names(&file);
     let mut resolver = Resolver::new(&file.meta, Options::from_env());
@@ -80,7 +90,13 @@ fn our_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
         let stack: Names = entries
             .iter()
             .map(|e| resolver.frame(e.frame))
-            .filter(|f| f.kind != FrameKind::Kernel && *f.module == *module)
+            .filter(|f| match scope {
+                Scope::Binary(path) => {
+                    f.kind != FrameKind::Kernel
+                        && *f.module == *path.file_name().unwrap().to_string_lossy()
+                }
+                Scope::WholeStack => true,
+            })
             .map(|f| normalize(&f.name))
             .collect();
         let key = (
@@ -94,8 +110,9 @@ fn our_stacks(data: &Path, module_path: &Path) -> HashMap<Key, Names> {
     out
 }
 
-/// Records `binary` and compares the two unwinders sample by sample.
-fn compare(binary: &Path, args: &[&str]) {
+/// Records `binary` and compares the two unwinders sample by sample, on the frames of the
+/// binary and, with `whole_stack`, on every frame too.
+fn compare(binary: &Path, args: &[&str], whole_stack: bool) {
     let dir = std::env::temp_dir().join(format!(
         "cpiflame-oracle-{}-{}",
         std::process::id(),
@@ -112,8 +129,16 @@ fn compare(binary: &Path, args: &[&str]) {
         &cmd,
     )
     .expect("perf record");
-    let theirs = perf_stacks(&data, binary);
-    let ours = our_stacks(&data, binary);
+    check(&data, binary, Scope::Binary(binary));
+    if whole_stack {
+        check(&data, binary, Scope::WholeStack);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn check(data: &Path, binary: &Path, scope: Scope<'_>) {
+    let theirs = perf_stacks(data, scope);
+    let ours = our_stacks(data, scope);
     let mut compared = 0;
     let mut agreed = 0;
     let mut mismatches = Vec::new();
@@ -131,8 +156,10 @@ fn compare(binary: &Path, args: &[&str]) {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    let name = binary.display();
+    let name = match scope {
+        Scope::Binary(_) => format!("{}", binary.display()),
+        Scope::WholeStack => format!("{} (whole stacks)", binary.display()),
+    };
     assert!(
         compared >= 200,
         "{name}: only {compared} samples in the workload"
@@ -161,27 +188,27 @@ fn fixtures_or_skip() -> Option<&'static support::Fixtures> {
 #[test]
 fn c_threads_recursion_and_inlining_match_perf() {
     if let Some(f) = fixtures_or_skip() {
-        compare(&f.threads, &["0.5"]);
+        compare(&f.threads, &["0.5"], true);
     }
 }
 
 #[test]
 fn cxx_demangled_names_match_perf() {
     if let Some(f) = fixtures_or_skip() {
-        compare(&f.mangled, &["0.5"]);
+        compare(&f.mangled, &["0.5"], false);
     }
 }
 
 #[test]
 fn rust_legacy_mangling_matches_perf() {
     if let Some(f) = fixtures_or_skip() {
-        compare(&f.rust_workload, &["0.5"]);
+        compare(&f.rust_workload, &["0.5"], false);
     }
 }
 
 #[test]
 fn rust_v0_mangling_matches_perf() {
     if let Some(f) = fixtures_or_skip() {
-        compare(&f.rust_workload_v0, &["0.5"]);
+        compare(&f.rust_workload_v0, &["0.5"], false);
     }
 }

@@ -152,8 +152,9 @@ impl Image {
                 })
             })
             .collect();
-        // One symbol per address: prefer one with a size, then the shortest name (aliases
-        // like `__libc_malloc`/`malloc` differ only by prefixes), then by name for stability.
+        // Aliases (several names at one address) are all kept; the first of each address is
+        // its main name: one with a size, then the shortest (`malloc` over `__libc_malloc`),
+        // then by name for stability.
         symbols.sort_by(|a, b| {
             (a.svma, a.size == 0, a.name.len(), &a.name).cmp(&(
                 b.svma,
@@ -162,7 +163,7 @@ impl Image {
                 &b.name,
             ))
         });
-        symbols.dedup_by_key(|s| s.svma);
+        symbols.dedup_by(|a, b| a.svma == b.svma && a.name == b.name);
         let debuglink = file
             .gnu_debuglink()
             .ok()
@@ -284,19 +285,24 @@ impl Image {
         // Copies GCC splits off a function (`foo.cold`, `foo.constprop.0`) are named `foo`,
         // so a function is one frame wherever it is sampled.
         let dwarf_outer = frames.pop();
-        let symbol = self
-            .symbol_at(svma)
-            .or_else(|| debug.and_then(|d| d.symbol_at(svma)));
-        match (symbol, dwarf_outer) {
-            (Some(sym), _) => frames.push(NamedFrame {
-                name: strip_clone_suffix(&demangle(sym)).to_string(),
+        let mut symbols = debug.map_or(&[][..], |d| d.symbols_at(svma));
+        if symbols.is_empty() {
+            symbols = self.symbols_at(svma);
+        }
+        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(&s.name)).to_string();
+        let outer = match (dwarf_outer, symbols.first()) {
+            // DWARF's name when it is one of the symbol's aliases (`__libc_start_main_impl`,
+            // not its exported alias `__libc_start_main`): the name of the source.
+            (Some(d), _) if symbols.iter().any(|s| symbol_name(s) == d.name) => Some(d.name),
+            (_, Some(main)) => Some(symbol_name(main)),
+            (Some(d), None) => Some(d.name),
+            (None, None) => None,
+        };
+        if let Some(name) = outer {
+            frames.push(NamedFrame {
+                name,
                 inlined: false,
-            }),
-            (None, Some(mut outer)) => {
-                outer.inlined = false;
-                frames.push(outer);
-            }
-            (None, None) => {}
+            });
         }
         frames
     }
@@ -313,14 +319,19 @@ impl Image {
             .as_ref()
     }
 
-    /// The raw (mangled) symbol-table name covering `svma`.
-    fn symbol_at(&self, svma: u64) -> Option<&str> {
-        let i = self.symbols.partition_point(|s| s.svma <= svma);
-        let sym = self.symbols.get(i.checked_sub(1)?)?;
-        if sym.size != 0 && svma >= sym.svma.saturating_add(sym.size) {
-            return None;
+    /// The raw (mangled) symbol-table names of the symbol covering `svma`: its main name
+    /// first, then its aliases. Empty when no symbol covers it.
+    fn symbols_at(&self, svma: u64) -> &[Symbol] {
+        let end = self.symbols.partition_point(|s| s.svma <= svma);
+        let Some(last) = end.checked_sub(1).map(|i| &self.symbols[i]) else {
+            return &[];
+        };
+        let start = self.symbols[..end].partition_point(|s| s.svma < last.svma);
+        let main = &self.symbols[start];
+        if main.size != 0 && svma >= main.svma.saturating_add(main.size) {
+            return &[];
         }
-        Some(&sym.name)
+        &self.symbols[start..end]
     }
 }
 
