@@ -35,9 +35,14 @@ impl Locator {
         }
         let path = Path::new(path.strip_suffix(" (deleted)").unwrap_or(path));
         let mut candidates = Vec::new();
-        match self.under_symfs(path) {
-            Some(p) => candidates.push(p),
-            None => candidates.push(path.to_path_buf()),
+        if let Some(p) = self.under_symfs(path) {
+            candidates.push(p);
+        }
+        // The recorded path itself: always without --symfs; with it, as a fallback when a
+        // build id will vouch for the file or the recording was made on this machine (a
+        // symfs usually holds the program, not every system library).
+        if self.symfs.is_none() || build_id.is_some() || self.recorded_here {
+            candidates.push(path.to_path_buf());
         }
         if let (Some(cache), Some(id)) = (&self.buildid_cache, build_id) {
             let h = hex(id);
