@@ -19,7 +19,7 @@
 # Writes into OUT: bench.data, the SVGs and intermediate files, runs/ (raw timings and the
 # stderr of the last run of every stage) and bench-render.md (the table printed at the end).
 #
-# Wall time is measured with `date +%s%N` around `/usr/bin/time -f '%e %M'` (nanosecond clock;
+# Wall time is measured with `date +%s%N` around `/usr/bin/time -f '%e %M %U %S'` (nanosecond clock;
 # %e only has 10 ms resolution, it is kept in runs/*.tsv); peak RSS is /usr/bin/time's %M.
 # The pipeline's wall time is the sum of its stages (they run one after the other) and its
 # peak RSS the largest of its stages' peaks, per run; then the median over the runs.
@@ -162,20 +162,21 @@ file_bytes="$(stat -c %s bench.data)"
 # 4. Time both sides
 # ---------------------------------------------------------------------------------------------
 # measure NAME STDIN STDOUT CMD... : runs CMD once under /usr/bin/time, appends
-# "WALL_NS MAXRSS_KB TIME_E" to runs/NAME.tsv; stderr goes to runs/NAME.stderr.
+# "WALL_NS MAXRSS_KB TIME_E CPU_S" to runs/NAME.tsv (CPU_S = user + system seconds, %U + %S);
+# stderr goes to runs/NAME.stderr.
 measure() {
-	local name=$1 in=$2 out=$3 status=0 t0 t1 e m
+	local name=$1 in=$2 out=$3 status=0 t0 t1 e m u s
 	shift 3
 	t0=$(date +%s%N)
-	/usr/bin/time -f '%e %M' -o "runs/$name.time" "$@" <"$in" >"$out" 2>"runs/$name.stderr" || status=$?
+	/usr/bin/time -f '%e %M %U %S' -o "runs/$name.time" "$@" <"$in" >"$out" 2>"runs/$name.stderr" || status=$?
 	t1=$(date +%s%N)
 	if [ "$status" -ne 0 ]; then
 		printf 'bench-render: error: %s failed (exit %d): %s\n' "$name" "$status" "$*" >&2
 		sed 's/^/    /' "runs/$name.stderr" | tail -n 20 >&2
 		exit 1
 	fi
-	read -r e m < <(tail -n 1 "runs/$name.time")
-	echo "$((t1 - t0)) $m $e" >>"runs/$name.tsv"
+	read -r e m u s < <(tail -n 1 "runs/$name.time")
+	echo "$((t1 - t0)) $m $e $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')" >>"runs/$name.tsv"
 }
 
 check_svg() {
@@ -224,11 +225,13 @@ for ((i = 1; i <= RUNS; i++)); do
 		for s in "${stages[@]}"; do tail -n1 "runs/$s.tsv"; done | awk '{t += $1} END {printf "%.3f s", t/1e9}')"
 done
 
-# Pipeline per run: sum of the stage times, max of the stage peaks.
+# Pipeline per run: sum of the stage times, max of the stage peaks, sum of the CPU times
+# (same columns as the stages' files, column 3 unused).
+# shellcheck disable=SC2046
 paste -d ' ' $(printf 'runs/%s.tsv ' "${stages[@]}") | awk '{
-	t = 0; m = 0
-	for (i = 1; i <= NF; i += 3) { t += $i; if ($(i+1) > m) m = $(i+1) }
-	print t, m
+	t = 0; m = 0; c = 0
+	for (i = 1; i <= NF; i += 4) { t += $i; if ($(i+1) > m) m = $(i+1); c += $(i+3) }
+	printf "%d %d - %.2f\n", t, m, c
 }' >runs/pipeline.tsv
 
 # median FILE COLUMN
@@ -241,10 +244,11 @@ secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
 mib() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-declare -A med_t med_m
+declare -A med_t med_m med_c
 for s in cpiflame pipeline "${stages[@]}"; do
 	med_t[$s]="$(median "runs/$s.tsv" 1)"
 	med_m[$s]="$(median "runs/$s.tsv" 2)"
+	med_c[$s]="$(median "runs/$s.tsv" 4)"
 done
 
 # Warnings printed by the tools (warm-up run), for the report.
@@ -293,12 +297,12 @@ md="$OUT/bench-render.md"
 	echo "| out.perf (perf script output) | $(stat -c %s out.perf) bytes, $(wc -l <out.perf) lines |"
 	echo "| runs | $RUNS timed (after 1 untimed warm-up each), medians below |"
 	echo
-	echo "| command | median wall (s) | min–max (s) | median peak RSS (MiB) |"
-	echo "| --- | ---: | ---: | ---: |"
-	echo "| **cpiflame render** | **$(secs "${med_t[cpiflame]}")** | $(minmax runs/cpiflame.tsv 1) | **$(mib "${med_m[cpiflame]}")** |"
-	echo "| **perf script + inferno (sum of stages / max of peaks)** | **$(secs "${med_t[pipeline]}")** | $(minmax runs/pipeline.tsv 1) | **$(mib "${med_m[pipeline]}")** |"
+	echo "| command | median wall (s) | min–max (s) | median peak RSS (MiB) | median CPU user+sys (s) |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	echo "| **cpiflame render** | **$(secs "${med_t[cpiflame]}")** | $(minmax runs/cpiflame.tsv 1) | **$(mib "${med_m[cpiflame]}")** | ${med_c[cpiflame]} |"
+	echo "| **perf script + inferno (sum of stages / max of peaks)** | **$(secs "${med_t[pipeline]}")** | $(minmax runs/pipeline.tsv 1) | **$(mib "${med_m[pipeline]}")** | ${med_c[pipeline]} |"
 	for s in "${stages[@]}"; do
-		echo "| &nbsp;&nbsp;$s | $(secs "${med_t[$s]}") | $(minmax "runs/$s.tsv" 1) | $(mib "${med_m[$s]}") |"
+		echo "| &nbsp;&nbsp;$s | $(secs "${med_t[$s]}") | $(minmax "runs/$s.tsv" 1) | $(mib "${med_m[$s]}") | ${med_c[$s]} |"
 	done
 	echo
 	echo "| ratio | value |"
@@ -308,7 +312,7 @@ md="$OUT/bench-render.md"
 	echo "| perf script alone / cpiflame time | $(ratio "${med_t[perf-script]}" "${med_t[cpiflame]}")× |"
 	echo "| perf script share of pipeline time | $(awk -v a="${med_t[perf-script]}" -v b="${med_t[pipeline]}" 'BEGIN { printf "%.0f%%", 100 * a / b }') |"
 	echo
-	echo "Commands (run in \`$OUT\`, each under \`/usr/bin/time -f '%e %M'\`):"
+	echo "Commands (run in \`$OUT\`, each under \`/usr/bin/time -f '%e %M %U %S'\`; wall time from a nanosecond clock around it):"
 	echo
 	echo '```sh'
 	echo "$record_cmd"

@@ -66,6 +66,8 @@ struct Segment {
 struct Symbol {
     svma: u64,
     size: u64,
+    /// 0 global, 1 local, 2 weak: the order in which aliases are preferred.
+    binding: u8,
     name: Box<str>,
 }
 
@@ -145,24 +147,27 @@ impl Image {
                     && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
             })
             .filter_map(|s| {
+                let binding = if s.is_weak() {
+                    2
+                } else if s.is_global() {
+                    0
+                } else {
+                    1
+                };
                 Some(Symbol {
                     svma: s.address(),
                     size: s.size(),
+                    binding,
                     name: s.name().ok()?.into(),
                 })
             })
             .collect();
         // Aliases (several names at one address) are all kept; the first of each address is
-        // its main name: one with a size, then the shortest (`malloc` over `__libc_malloc`),
-        // then by name for stability.
-        symbols.sort_by(|a, b| {
-            (a.svma, a.size == 0, a.name.len(), &a.name).cmp(&(
-                b.svma,
-                b.size == 0,
-                b.name.len(),
-                &b.name,
-            ))
-        });
+        // its main name, chosen as perf does: one with a size, then global over local over
+        // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
+        // (`malloc` over `__libc_malloc`), then by name for stability.
+        let key = |s: &Symbol| (s.svma, s.size == 0, s.binding, s.name.len(), s.name.clone());
+        symbols.sort_by_key(key);
         symbols.dedup_by(|a, b| a.svma == b.svma && a.name == b.name);
         let debuglink = file
             .gnu_debuglink()
