@@ -22,6 +22,8 @@ pub fn script(path: &Path, symfs: Option<PathBuf>) -> Result<()> {
             ..Options::from_env()
         },
     );
+    // Names are printed as samples come: wait for the kernel's.
+    resolver.finish_names();
     let mut out = BufWriter::new(io::stdout().lock());
     let mut result = Ok(());
     walk_samples(&file, &mut resolver, |sample, entries, resolver| {

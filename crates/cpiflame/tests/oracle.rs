@@ -85,6 +85,7 @@ fn our_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
     let file = PerfData::open(data).expect("open");
     let names = event_names(&file);
     let mut resolver = Resolver::new(&file.meta, Options::from_env());
+    resolver.finish_names();
     let mut out = HashMap::new();
     walk_samples(&file, &mut resolver, |sample, entries, resolver| {
         let stack: Names = entries

@@ -49,6 +49,9 @@ pub fn event_names(file: &PerfData) -> Vec<String> {
 
 /// Reads every record of `file` in time order, feeds non-sample records to `resolver`, and
 /// calls `on_sample` with each sample and its resolved stack (leaf first).
+///
+/// Kernel frames may carry provisional names while the kernel symbols are still being read;
+/// call [`Resolver::finish_names`] first when the callback reads names.
 pub fn walk_samples(
     file: &PerfData,
     resolver: &mut Resolver,
@@ -98,12 +101,7 @@ pub fn collapse(
     resolver: &mut Resolver,
     options: CollapseOptions,
 ) -> Result<(Profile, CollapseStats), ReadError> {
-    let names = event_names(file);
-    let mut profile = Profile::new(names.into_iter().map(|name| EventColumn { name }).collect());
-    // Resolver frame -> profile frame, filled as frames are first seen.
-    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
-    let mut roots: HashMap<(Arc<str>, i32, i32), FrameId> = HashMap::new();
-    let mut stack: Vec<FrameId> = Vec::new();
+    let n_events = file.attrs.len();
     let fixed_periods: Vec<u64> = file
         .attrs
         .iter()
@@ -115,48 +113,91 @@ pub fn collapse(
             }
         })
         .collect();
+    // Stacks are first counted by resolver frame ids, which are cheap to hash and final
+    // only once every name is (kernel names arrive late); they become named profile frames
+    // at the end, where stacks that turn out to have the same names merge.
+    let mut roots: Vec<String> = Vec::new();
+    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
+    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
+    let mut key: Vec<u32> = Vec::new();
 
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
-        let event = sample.attr;
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
         let comm = resolver.thread_name(pid, tid);
-        let key = (
-            comm.clone(),
+        let root_key = (
+            comm,
             if options.pid || options.tid { pid } else { 0 },
             if options.tid { tid } else { 0 },
         );
-        let root = match roots.get(&key) {
+        let root = match root_ids.get(&root_key) {
             Some(&id) => id,
             None => {
-                let name = if options.tid {
+                let (comm, pid, tid) = &root_key;
+                roots.push(if options.tid {
                     format!("{comm}-{pid}/{tid}")
                 } else if options.pid {
                     format!("{comm}-{pid}")
                 } else {
                     comm.to_string()
-                };
-                let id = profile.intern(Frame {
-                    name,
-                    module: String::new(),
-                    kind: FrameKind::Process,
                 });
-                roots.insert(key, id);
+                let id = (roots.len() - 1) as u32;
+                root_ids.insert(root_key, id);
                 id
             }
         };
+        key.clear();
+        key.push(root);
+        key.extend(entries.iter().map(|e| e.frame));
+        let count = Count {
+            samples: 1,
+            period: sample.period.unwrap_or(fixed_periods[sample.attr]),
+        };
+        match raw.get_mut(key.as_slice()) {
+            Some(counts) => counts[sample.attr].add(count),
+            None => {
+                let mut counts = vec![Count::default(); n_events];
+                counts[sample.attr] = count;
+                raw.insert(key.clone(), counts);
+            }
+        }
+    })?;
+    resolver.finish_names();
+
+    let mut profile = Profile::new(
+        event_names(file)
+            .into_iter()
+            .map(|name| EventColumn { name })
+            .collect(),
+    );
+    let root_frames: Vec<FrameId> = roots
+        .into_iter()
+        .map(|name| {
+            profile.intern(Frame {
+                name,
+                module: String::new(),
+                kind: FrameKind::Process,
+            })
+        })
+        .collect();
+    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
+    let mut stack: Vec<FrameId> = Vec::new();
+    for (key, counts) in raw {
         stack.clear();
-        stack.push(root);
-        for entry in entries.iter().rev() {
-            let id = profile_frame(&mut profile, &mut frame_map, resolver, entry.frame);
+        stack.push(root_frames[key[0] as usize]);
+        for &frame in key[1..].iter().rev() {
+            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
             if !options.kernel && profile.frame(id).kind == FrameKind::Kernel {
                 continue;
             }
             stack.push(id);
         }
-        let period = sample.period.unwrap_or(fixed_periods[event]);
-        profile.add(&stack, event, Count { samples: 1, period });
-    })?;
+        for (event, count) in counts.into_iter().enumerate() {
+            if count.samples > 0 {
+                profile.add(&stack, event, count);
+            }
+        }
+    }
     Ok((profile, stats))
 }
 

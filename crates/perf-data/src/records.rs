@@ -114,7 +114,17 @@ pub struct Records<'a> {
     failed: bool,
     /// Set when a file with data size 0 ends inside a record: the offset of that record.
     pub cut_short_at: Option<u64>,
+    /// The file is read through a window of the map: pages ahead of the walk are populated
+    /// in batches (cheaper than a fault per page) and pages behind every record still to be
+    /// handed out are released, so resident memory stays bounded on files of any size.
+    populated_to: u64,
+    released_to: u64,
 }
+
+/// Bytes populated ahead of the walk at a time.
+const POPULATE_WINDOW: u64 = 8 << 20;
+/// Page size assumed for releasing; on kernels with larger pages the advice fails harmlessly.
+const PAGE: u64 = 4096;
 
 impl PerfData {
     /// The records of the data section in time order.
@@ -130,6 +140,8 @@ impl PerfData {
             walked_to_end: false,
             failed: false,
             cut_short_at: None,
+            populated_to: self.data.start & !(PAGE - 1),
+            released_to: 0,
         }
     }
 
@@ -470,6 +482,17 @@ impl<'a> Records<'a> {
     fn fill(&mut self) -> Result<(), ReadError> {
         let f = self.file;
         loop {
+            if self.pos >= self.populated_to {
+                let len = POPULATE_WINDOW
+                    .min(f.map.len() as u64 - self.populated_to.min(f.map.len() as u64));
+                // Only a hint: older kernels lack MADV_POPULATE_READ and fault pages in as read.
+                let _ = f.map.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    self.populated_to as usize,
+                    len as usize,
+                );
+                self.populated_to += POPULATE_WINDOW;
+            }
             match f.next_header(self.pos) {
                 Ok(Some((rtype, size))) => {
                     let offset = self.pos;
@@ -482,6 +505,7 @@ impl<'a> Records<'a> {
                         self.ready.extend(self.pending.drain(..cut));
                         self.prev_round_max = self.round_max;
                         if !self.ready.is_empty() {
+                            self.release_behind();
                             return Ok(());
                         }
                         continue;
@@ -514,6 +538,35 @@ impl<'a> Records<'a> {
         self.pending.sort_unstable();
         self.ready.extend(self.pending.drain(..));
         Ok(())
+    }
+}
+
+impl Records<'_> {
+    /// Drops the pages below the oldest record still to be handed out from this process's
+    /// memory (they stay in the page cache; touching them again would fault them back in).
+    fn release_behind(&mut self) {
+        let low = self
+            .ready
+            .iter()
+            .chain(&self.pending)
+            .map(|e| e.offset)
+            .min()
+            .unwrap_or(self.pos);
+        let low = low & !(PAGE - 1);
+        if low > self.released_to {
+            // SAFETY: the map is a read-only shared file mapping; MADV_DONTNEED only drops our
+            // page table entries, and any later read of these bytes faults the same file
+            // contents back in. No reference into this range is held across the call except
+            // records already returned, whose bytes stay valid for the same reason.
+            let _ = unsafe {
+                self.file.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    self.released_to as usize,
+                    (low - self.released_to) as usize,
+                )
+            };
+            self.released_to = low;
+        }
     }
 }
 

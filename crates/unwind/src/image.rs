@@ -9,11 +9,12 @@
 //!
 //! `AVMA = SVMA + base_avma`, with `base_avma` computed per mapping by [`Image::base_avma`].
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use framehop::ModuleSectionInfo;
 use memmap2::Mmap;
@@ -94,6 +95,9 @@ pub struct Image {
     unwind_sections: Vec<(&'static [u8], Range<u64>, SharedBytes)>,
     /// DWARF context of this file; loaded on first use.
     dwarf: OnceCell<Option<addr2line::Context<Reader>>>,
+    /// A load of the DWARF context started ahead of use on another thread (decompressing a
+    /// distribution's debug info takes tens of milliseconds), joined on first use.
+    dwarf_loading: Cell<Option<JoinHandle<Option<addr2line::Context<Reader>>>>>,
     /// Separate debug file (by build id or debug link) when this one has no DWARF; found on
     /// first use. Its DWARF and symbol table complete this image's.
     debug: OnceCell<Option<Box<Image>>>,
@@ -201,6 +205,7 @@ impl Image {
             little_endian,
             unwind_sections,
             dwarf: OnceCell::new(),
+            dwarf_loading: Cell::new(None),
             debug: OnceCell::new(),
         })
     }
@@ -312,14 +317,39 @@ impl Image {
         frames
     }
 
+    /// Starts loading the DWARF that will name this image's frames (its own, or its debug
+    /// file's, found with `find_debug`) on another thread, so that it is ready when the first
+    /// sample in this image needs it.
+    pub fn prefetch_names(&self, find_debug: impl FnOnce() -> Option<Image>) {
+        let target = if self.has_dwarf {
+            self
+        } else {
+            match self
+                .debug
+                .get_or_init(|| find_debug().map(Box::new))
+                .as_deref()
+            {
+                Some(d) => d,
+                None => return,
+            }
+        };
+        if target.has_dwarf && target.dwarf.get().is_none() {
+            let loading = target.dwarf_loading.take();
+            let handle = loading.unwrap_or_else(|| {
+                let data = target.data.clone();
+                let little_endian = target.little_endian;
+                std::thread::spawn(move || load_dwarf(&data, little_endian))
+            });
+            target.dwarf_loading.set(Some(handle));
+        }
+    }
+
     fn dwarf_context(&self) -> Option<&addr2line::Context<Reader>> {
         self.dwarf
-            .get_or_init(|| {
-                if self.has_dwarf {
-                    load_dwarf(&self.data, self.little_endian)
-                } else {
-                    None
-                }
+            .get_or_init(|| match self.dwarf_loading.take() {
+                Some(handle) => handle.join().ok().flatten(),
+                None if self.has_dwarf => load_dwarf(&self.data, self.little_endian),
+                None => None,
             })
             .as_ref()
     }
@@ -377,9 +407,24 @@ fn load_dwarf(data: &SharedBytes, little_endian: bool) -> Option<addr2line::Cont
     } else {
         gimli::RunTimeEndian::Big
     };
+    // Only what naming reads: location lists, macros and the rest can be large (and are often
+    // compressed in distribution debug files), and decompressing them would be wasted.
+    let needed = [
+        gimli::SectionId::DebugAbbrev,
+        gimli::SectionId::DebugAddr,
+        gimli::SectionId::DebugAranges,
+        gimli::SectionId::DebugInfo,
+        gimli::SectionId::DebugLine,
+        gimli::SectionId::DebugLineStr,
+        gimli::SectionId::DebugRanges,
+        gimli::SectionId::DebugRngLists,
+        gimli::SectionId::DebugStr,
+        gimli::SectionId::DebugStrOffsets,
+    ];
     let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-        let bytes = file
-            .section_by_name(id.name())
+        let bytes = Some(id)
+            .filter(|id| needed.contains(id))
+            .and_then(|id| file.section_by_name(id.name()))
             .filter(|s| s.kind() != object::SectionKind::UninitializedData)
             .and_then(|s| section_bytes(data, &s))
             .unwrap_or_else(|| SharedBytes::owned(Vec::new()));

@@ -145,7 +145,12 @@ pub struct Resolver {
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
     kallsyms_path: PathBuf,
+    /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
+    /// costs the kernel tens of milliseconds), `Some` once joined.
     kernel: Option<Option<Kallsyms>>,
+    kernel_loading: Option<std::thread::JoinHandle<Option<Kallsyms>>>,
+    /// Kernel frames handed out before the symbols were ready: named at [`Resolver::finish_names`].
+    kernel_pending: Vec<(FrameRef, u64)>,
     frames: Vec<FrameInfo>,
     frame_ids: HashMap<(Arc<str>, Arc<str>, FrameKind), FrameRef>,
     names: HashMap<(usize, u64), Box<[FrameRef]>>,
@@ -154,6 +159,8 @@ pub struct Resolver {
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,
     addrs: Vec<(u64, u64)>,
+    kernel_ips: Vec<u64>,
+    user_ips: Vec<u64>,
     pub stats: Stats,
 }
 
@@ -197,7 +204,15 @@ impl Resolver {
         };
         let recorded_here = options.assume_local || (same_host && same_kernel);
         let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
-        Resolver {
+        let kallsyms_path = options
+            .kallsyms
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
+        let kernel_loading = recorded_here.then(|| {
+            let path = kallsyms_path.clone();
+            std::thread::spawn(move || Kallsyms::load(&path))
+        });
+        let mut resolver = Resolver {
             locator: Locator {
                 symfs: options.symfs,
                 buildid_cache: options.buildid_cache,
@@ -213,10 +228,10 @@ impl Resolver {
             image_index: HashMap::new(),
             processes: HashMap::new(),
             threads: HashMap::new(),
-            kallsyms_path: options
-                .kallsyms
-                .unwrap_or_else(|| PathBuf::from("/proc/kallsyms")),
+            kallsyms_path,
             kernel: None,
+            kernel_loading: None,
+            kernel_pending: Vec::new(),
             frames: Vec::new(),
             frame_ids: HashMap::new(),
             names: HashMap::new(),
@@ -225,8 +240,12 @@ impl Resolver {
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
+            kernel_ips: Vec::new(),
+            user_ips: Vec::new(),
             stats: Stats::default(),
-        }
+        };
+        resolver.kernel_loading = kernel_loading;
+        resolver
     }
 
     /// Whether the file looks recorded on this machine (kernel symbols and vDSO are ours).
@@ -373,6 +392,7 @@ impl Resolver {
             .locator
             .open_image(path, key.1.as_deref())
             .map(|image| {
+                image.prefetch_names(|| self.locator.open_debug(&image));
                 self.images.push(image);
                 self.images.len() - 1
             });
@@ -401,8 +421,11 @@ impl Resolver {
         out.clear();
         self.stats.samples += 1;
         let pid = sample.pid.unwrap_or(-1);
-        let mut kernel_ips: Vec<u64> = Vec::new();
-        let mut user_ips: Vec<u64> = Vec::new();
+        // Buffers kept across samples: this is the per-sample hot path.
+        let mut kernel_ips = std::mem::take(&mut self.kernel_ips);
+        let mut user_ips = std::mem::take(&mut self.user_ips);
+        kernel_ips.clear();
+        user_ips.clear();
         match sample.callchain {
             Some(chain) if !chain.is_empty() => {
                 let mut context = if sample.cpumode == misc::KERNEL {
@@ -495,6 +518,8 @@ impl Resolver {
             self.push_user_frames(pid, address, lookup, out);
         }
         self.addrs = addrs;
+        self.kernel_ips = kernel_ips;
+        self.user_ips = user_ips;
     }
 
     fn push_user_frames(&mut self, pid: i32, address: u64, lookup: u64, out: &mut Vec<StackEntry>) {
@@ -586,26 +611,62 @@ impl Resolver {
         if let Some(&f) = self.kernel_names.get(&addr) {
             return f;
         }
-        if self.kernel.is_none() {
-            let k = if self.recorded_here {
-                Kallsyms::load(&self.kallsyms_path)
-            } else {
-                None
-            };
-            self.kernel = Some(k);
+        if self.kernel.is_none() && self.kernel_loading.as_ref().is_none_or(|h| h.is_finished()) {
+            self.join_kernel_symbols();
         }
-        let (name, module): (String, Arc<str>) =
-            match self.kernel.as_ref().and_then(|k| k.as_ref()?.lookup(addr)) {
-                Some((name, None)) => (name.to_string(), Arc::from("[kernel.kallsyms]")),
-                Some((name, Some(m))) => (name.to_string(), Arc::from(format!("[{m}]"))),
-                None => (
-                    format!("[kernel]+{addr:#x}"),
-                    Arc::from("[kernel.kallsyms]"),
-                ),
-            };
-        let f = self.intern(&name, &module, FrameKind::Kernel);
+        let f = if self.kernel.is_some() {
+            let (name, module) = self.kernel_name(addr);
+            self.intern(&name, &module, FrameKind::Kernel)
+        } else {
+            // Not loaded yet: a frame of its own for this address, named when it is.
+            let id = self.frames.len() as FrameRef;
+            self.frames.push(FrameInfo {
+                name: format!("[kernel]+{addr:#x}").into(),
+                module: Arc::from("[kernel.kallsyms]"),
+                kind: FrameKind::Kernel,
+            });
+            self.kernel_pending.push((id, addr));
+            id
+        };
         self.kernel_names.insert(addr, f);
         f
+    }
+
+    fn join_kernel_symbols(&mut self) {
+        if self.kernel.is_some() {
+            return;
+        }
+        let symbols = match self.kernel_loading.take() {
+            Some(handle) => handle.join().ok().flatten(),
+            None if self.recorded_here => Kallsyms::load(&self.kallsyms_path),
+            None => None,
+        };
+        self.kernel = Some(symbols);
+    }
+
+    fn kernel_name(&self, addr: u64) -> (String, Arc<str>) {
+        match self.kernel.as_ref().and_then(|k| k.as_ref()?.lookup(addr)) {
+            Some((name, None)) => (name.to_string(), Arc::from("[kernel.kallsyms]")),
+            Some((name, Some(m))) => (name.to_string(), Arc::from(format!("[{m}]"))),
+            None => (
+                format!("[kernel]+{addr:#x}"),
+                Arc::from("[kernel.kallsyms]"),
+            ),
+        }
+    }
+
+    /// Gives every frame its final name. Kernel frames resolved before the kernel symbols
+    /// were read carry a provisional `[kernel]+0xADDR` name until this is called; different
+    /// addresses of one function keep different [`FrameRef`]s with the same name, so callers
+    /// that merge stacks must merge by name.
+    pub fn finish_names(&mut self) {
+        self.join_kernel_symbols();
+        for (id, addr) in std::mem::take(&mut self.kernel_pending) {
+            let (name, module) = self.kernel_name(addr);
+            let frame = &mut self.frames[id as usize];
+            frame.name = name.into();
+            frame.module = module;
+        }
     }
 }
 
