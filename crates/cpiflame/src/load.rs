@@ -107,10 +107,13 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
         ));
     }
     let total: u64 = stats.samples.iter().sum();
-    if stats.lost + stats.lost_samples > 0 {
+    // perf writes both LOST records (from the kernel) and a LOST_SAMPLES total at the end;
+    // they count the same samples, so the larger one is the loss.
+    let lost = stats.lost.max(stats.lost_samples);
+    if lost > 0 {
         warn(format_args!(
-            "{path}: the kernel lost {} records and {} samples (ring buffer full); the graph undercounts",
-            stats.lost, stats.lost_samples
+            "{path}: the kernel lost {lost} samples of {} (ring buffer full); the graph undercounts",
+            total + lost
         ));
     }
     let unwound = resolver.stats.dwarf_unwound;
