@@ -16,19 +16,7 @@ use crate::abi::{self, sample};
 use crate::bytes::{u32_at, u64_at, Endian};
 use crate::error::{ErrorKind, ReadError};
 
-/// Bits of `perf_event_attr`'s flag word that the pipeline looks at.
-pub mod attr_flags {
-    pub const DISABLED: u64 = 1 << 0;
-    pub const INHERIT: u64 = 1 << 1;
-    pub const EXCLUDE_USER: u64 = 1 << 4;
-    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
-    pub const FREQ: u64 = 1 << 10;
-    pub const PRECISE_IP_SHIFT: u32 = 15;
-    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
-    pub const EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
-    pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
-    pub const MMAP2: u64 = 1 << 23;
-}
+use crate::abi::attr_flags;
 
 /// One event of the file: the fields of its `perf_event_attr` that matter for reading and
 /// naming samples, its name if perf stored one, and the sample ids that belong to it.

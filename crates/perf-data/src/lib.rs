@@ -17,8 +17,9 @@ mod records;
 mod sample;
 pub mod write;
 
+pub use abi::attr_flags;
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
-pub use file::{attr_flags, BuildIdEntry, EventAttr, Meta, PerfData};
+pub use file::{BuildIdEntry, EventAttr, Meta, PerfData};
 pub use records::{MmapRecord, Record, RecordKind, Records};
 pub use sample::{ReadValues, Sample, U64s, UserRegs, UserStack};
