@@ -428,3 +428,25 @@ fn read_meta(map: &[u8], attrs: &mut [EventAttr]) -> Result<Meta, String> {
         build_ids,
     })
 }
+
+impl From<&crate::write::AttrSpec> for EventAttr {
+    /// The reader's view of an attr the writer (or the recorder) is about to use.
+    fn from(a: &crate::write::AttrSpec) -> EventAttr {
+        EventAttr {
+            type_: a.type_,
+            config: a.config,
+            config1: a.config1,
+            config2: a.config2,
+            sample_period_or_freq: a.sample_period_or_freq,
+            sample_type: a.sample_type,
+            read_format: a.read_format,
+            flags: a.flags_word().unwrap_or(a.flags),
+            branch_sample_type: a.branch_sample_type,
+            sample_regs_user: a.sample_regs_user,
+            sample_stack_user: a.sample_stack_user,
+            sample_regs_intr: a.sample_regs_intr,
+            name: (!a.name.is_empty()).then(|| a.name.clone()),
+            ids: a.ids.clone(),
+        }
+    }
+}

@@ -22,4 +22,4 @@ pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
 pub use file::{BuildIdEntry, EventAttr, Meta, PerfData};
 pub use records::{MmapRecord, Record, RecordKind, Records};
-pub use sample::{ReadValues, Sample, U64s, UserRegs, UserStack};
+pub use sample::{trim_user_stack, ReadValues, Sample, U64s, UserRegs, UserStack};

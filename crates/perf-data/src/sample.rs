@@ -299,3 +299,105 @@ pub(crate) fn parse_sample<'a>(
     // page sizes, aux) are not used by cpiflame; they follow and need no parsing.
     Ok(s)
 }
+
+/// Rewrites the PERF_RECORD_SAMPLE `record` (header included) into `out` with its user stack
+/// copy cut to the bytes in use (`dyn_size`, rounded up to 8): the kernel reserves the full
+/// `sample_stack_user` bytes in every sample, most of them past the top of the stack.
+///
+/// The result is still a valid sample (perf reads each sample's own size field). Returns
+/// false, leaving `out` empty, when the record is not a sample with a stack copy to cut.
+pub fn trim_user_stack(record: &[u8], attr: &EventAttr, endian: Endian, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    let Some(body) = record.get(8..) else {
+        return false;
+    };
+    let misc = crate::bytes::u16_at(record, 4, endian).unwrap_or(0);
+    let Ok(sample) = parse_sample(body, misc, 0, attr, endian) else {
+        return false;
+    };
+    let Some(stack) = sample.user_stack else {
+        return false;
+    };
+    let keep = stack.used().len().div_ceil(8) * 8;
+    if stack.data.len() <= keep {
+        return false;
+    }
+    // Offsets in `record` of the stack bytes, and of what follows dyn_size.
+    let data_at = stack.data.as_ptr() as usize - record.as_ptr() as usize;
+    let size_at = data_at - 8;
+    let after = data_at + stack.data.len() + 8;
+    let new_len = record.len() - (stack.data.len() - keep) - if keep == 0 { 8 } else { 0 };
+    let Ok(new_len16) = u16::try_from(new_len) else {
+        return false;
+    };
+    out.extend_from_slice(&record[..size_at]);
+    let put64 = |out: &mut Vec<u8>, v: u64| match endian {
+        Endian::Little => out.extend_from_slice(&v.to_le_bytes()),
+        Endian::Big => out.extend_from_slice(&v.to_be_bytes()),
+    };
+    put64(out, keep as u64);
+    if keep > 0 {
+        out.extend_from_slice(&stack.data[..keep]);
+        put64(out, stack.dyn_size);
+    }
+    out.extend_from_slice(&record[after..]);
+    let size_bytes = match endian {
+        Endian::Little => new_len16.to_le_bytes(),
+        Endian::Big => new_len16.to_be_bytes(),
+    };
+    out[6..8].copy_from_slice(&size_bytes);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::sample as st;
+
+    fn attr() -> EventAttr {
+        EventAttr {
+            sample_type: st::IP | st::TID | st::REGS_USER | st::STACK_USER | st::WEIGHT,
+            sample_regs_user: 0b111,
+            sample_stack_user: 64,
+            ..EventAttr::default()
+        }
+    }
+
+    fn sample(dyn_size: u64) -> Vec<u8> {
+        let mut r = vec![9, 0, 0, 0, 2, 0, 0, 0];
+        let words: Vec<u64> = vec![0x401000, (7 << 32) | 7, 2, 1, 2, 3, 64];
+        for w in words {
+            r.extend_from_slice(&w.to_le_bytes());
+        }
+        r.extend((0..64u8).map(|i| i + 1));
+        r.extend_from_slice(&dyn_size.to_le_bytes());
+        r.extend_from_slice(&0xfeedu64.to_le_bytes()); // WEIGHT, after the stack
+        let len = r.len() as u16;
+        r[6..8].copy_from_slice(&len.to_le_bytes());
+        r
+    }
+
+    #[test]
+    fn trims_stack_to_dyn_size_and_keeps_later_fields() {
+        let mut out = Vec::new();
+        assert!(trim_user_stack(&sample(13), &attr(), Endian::Little, &mut out));
+        assert_eq!(out.len(), sample(13).len() - 48);
+        let s = parse_sample(&out[8..], 2, 0, &attr(), Endian::Little).unwrap();
+        let stack = s.user_stack.unwrap();
+        assert_eq!(stack.data, &(1..=16).collect::<Vec<u8>>()[..]);
+        assert_eq!(stack.dyn_size, 13);
+        assert_eq!(s.user_regs.unwrap().get(2), Some(3));
+        assert_eq!(&out[out.len() - 8..], &0xfeedu64.to_le_bytes());
+        assert_eq!(u16::from_le_bytes([out[6], out[7]]) as usize, out.len());
+    }
+
+    #[test]
+    fn empty_stack_drops_dyn_size_and_full_stack_is_left_alone() {
+        let mut out = Vec::new();
+        assert!(trim_user_stack(&sample(0), &attr(), Endian::Little, &mut out));
+        let s = parse_sample(&out[8..], 2, 0, &attr(), Endian::Little).unwrap();
+        assert_eq!(s.user_stack.unwrap().data.len(), 0);
+        assert!(!trim_user_stack(&sample(64), &attr(), Endian::Little, &mut out));
+        assert!(out.is_empty());
+    }
+}
