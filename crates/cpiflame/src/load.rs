@@ -9,6 +9,8 @@ use cpiflame_fold::{collapse, event_names, CollapseOptions, Profile};
 use cpiflame_perf_data::PerfData;
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
+use crate::events::{roles_from_cmdline, NO_PMU_MARK};
+
 pub struct LoadOptions {
     pub file: PathBuf,
     pub stalls: Option<String>,
@@ -154,11 +156,30 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
                 None => Ok(detected),
             }
         };
+    // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
+    // here say otherwise.
+    let (recorded_stalls, recorded_cycles) = match roles_from_cmdline(&file.meta.cmdline) {
+        Some((s, c)) => (find_event(&profile, &s), find_event(&profile, &c)),
+        None => (None, None),
+    };
     let mut roles = Roles {
-        stalls: pick(&options.stalls, "--stalls", detected.stalls)?,
-        cycles: pick(&options.cycles, "--cycles", detected.cycles)?,
+        stalls: pick(
+            &options.stalls,
+            "--stalls",
+            recorded_stalls.or(detected.stalls),
+        )?,
+        cycles: pick(
+            &options.cycles,
+            "--cycles",
+            recorded_cycles.or(detected.cycles),
+        )?,
     };
     let mut notes = Vec::new();
+    if file.meta.cmdline.iter().any(|a| a == NO_PMU_MARK) {
+        notes.push(
+            "recorded without hardware counters (no PMU): widths are cpu-clock time".to_string(),
+        );
+    }
     if roles.cycles.is_none() {
         // No cycles event: draw the first event that has samples, as a plain graph.
         let first = stats.samples.iter().position(|&n| n > 0);

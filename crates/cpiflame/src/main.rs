@@ -2,7 +2,9 @@
 //! printed once, as one line naming the file, offset, flag or event at fault, with exit
 //! status 2; a closed stdout (`cpiflame fold | head`) is not an error.
 
+mod events;
 mod load;
+mod record;
 mod script;
 
 use std::io::{self, BufWriter, Write};
@@ -34,6 +36,12 @@ enum Command {
     Fold(FoldArgs),
     /// Print every sample with its resolved stack, laid out like `perf script`.
     Script(ScriptArgs),
+    /// Record a command (or a running process) into perf.data, with this CPU's stall and
+    /// cycles events and DWARF call chains.
+    Record(record::RecordArgs),
+    /// Show the CPU, its PMUs, the stall/cycles pair `record` would use and why, and every
+    /// preset with its encoding and whether it opens here.
+    List,
 }
 
 /// Flags shared by every command that reads a perf.data file.
@@ -112,7 +120,7 @@ struct ScriptArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             if e.downcast_ref::<io::Error>()
                 .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
@@ -125,11 +133,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+/// Runs a command; returns the exit status (a recorded command's own).
+fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Render(args) => render(args),
-        Command::Fold(args) => fold(args),
-        Command::Script(args) => script::script(&args.file, args.symfs),
+        Command::Render(args) => render(args).map(|()| 0),
+        Command::Fold(args) => fold(args).map(|()| 0),
+        Command::Script(args) => script::script(&args.file, args.symfs).map(|()| 0),
+        Command::Record(args) => record::record_command(args),
+        Command::List => {
+            let mut out = io::stdout().lock();
+            events::list(&mut out)?;
+            out.flush()?;
+            Ok(0)
+        }
     }
 }
 

@@ -260,7 +260,7 @@ fn raw_encodings_alone_give_the_roles_in_any_order() {
         &dir.0,
         pid,
         &Synth {
-            events: [(4, 0x3c, "r3c"), (4, 0x4000_04a3, "r400004a3")],
+            events: [(4, 0x3c, "r3c"), (4, 0x0400_04a3, "r40004a3")],
             stall_index: 1,
             arch: "x86_64",
             stacks: &STACKS,

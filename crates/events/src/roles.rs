@@ -45,9 +45,10 @@ pub struct EventRef<'a> {
 }
 
 /// Raw x86 configs of stall events (EVENTS.md): Intel RESOURCE_STALLS.ANY,
-/// CYCLE_ACTIVITY.STALLS_TOTAL, UOPS_RETIRED.STALL_CYCLES, AMD Zen1 stalled-cycles
-/// backend/frontend, AMD Zen4/5 ex_no_retire.all.
-const X86_STALL_CONFIGS: [u64; 6] = [0x1a2, 0x4000_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6];
+/// CYCLE_ACTIVITY.STALLS_TOTAL (event 0xa3 umask 4 cmask 4 = 0x0400_04a3),
+/// UOPS_RETIRED.STALL_CYCLES, AMD Zen1 stalled-cycles backend/frontend, AMD Zen4/5
+/// ex_no_retire.all.
+const X86_STALL_CONFIGS: [u64; 6] = [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6];
 /// Raw x86 configs of unhalted cycles: Intel CPU_CLK_UNHALTED.THREAD_P, AMD ls_not_halted_cyc.
 const X86_CYCLE_CONFIGS: [u64; 2] = [0x3c, 0x76];
 /// ARM64 event numbers: STALL, STALL_BACKEND, STALL_FRONTEND.
@@ -94,7 +95,12 @@ fn role_by_name(name: &str) -> Option<Role> {
     // perf appends modifiers (`cycles:u`, `cycles:ppp`); `cpu/.../` without name= is kept as
     // is and left to the encoding.
     let base = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
-    let stall_words = ["stall", "ex_no_retire", "cycles_no_execute"];
+    let stall_words = [
+        "stall",
+        "ex_no_retire",
+        "cycles_no_execute",
+        "cycles_no_dispatch",
+    ];
     if stall_words.iter().any(|w| base.contains(w)) && !base.starts_with("cpu/") {
         return Some(Role::Stalls);
     }
@@ -102,7 +108,8 @@ fn role_by_name(name: &str) -> Option<Role> {
         "cycles" | "cpu-cycles" | "cpu_cycles" | "ls_not_halted_cyc" | "ref-cycles" => {
             Some(Role::Cycles)
         }
-        "instructions" | "inst_retired.any" | "inst_retired" => Some(Role::Instructions),
+        "instructions" | "ex_ret_instr" => Some(Role::Instructions),
+        _ if base.starts_with("inst_retired") => Some(Role::Instructions),
         _ if base.starts_with("cpu_clk_unhalted") => Some(Role::Cycles),
         _ => None,
     }
@@ -177,7 +184,7 @@ mod tests {
 
     #[test]
     fn every_events_md_encoding_is_recognised() {
-        for c in [0x1a2, 0x4000_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6] {
+        for c in [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6] {
             assert_eq!(
                 role_of(ev(4, c, ""), Arch::X86_64),
                 Some(Role::Stalls),
@@ -193,9 +200,50 @@ mod tests {
         }
         // Hybrid Intel P-cores: the cpu_core PMU has a dynamic type.
         assert_eq!(
-            role_of(ev(8, 0x4000_04a3, ""), Arch::X86_64),
+            role_of(ev(8, 0x0400_04a3, ""), Arch::X86_64),
             Some(Role::Stalls)
         );
+    }
+
+    #[test]
+    fn preset_names_are_recognised() {
+        for name in [
+            "cycle_activity.stalls_total",
+            "cycle_activity.cycles_no_dispatch",
+            "cycle_activity.cycles_no_execute",
+            "resource_stalls.any",
+            "uops_retired.stall_cycles",
+            "ic_fetch_stall.ic_stall_back_pressure",
+            "ex_no_retire.all",
+            "stall",
+            "stall_backend",
+        ] {
+            assert_eq!(
+                role_of(ev(4, 0, name), Arch::X86_64),
+                Some(Role::Stalls),
+                "{name}"
+            );
+        }
+        for name in [
+            "cpu_clk_unhalted.thread_p",
+            "ls_not_halted_cyc",
+            "cpu_cycles",
+        ] {
+            assert_eq!(
+                role_of(ev(4, 0, name), Arch::X86_64),
+                Some(Role::Cycles),
+                "{name}"
+            );
+        }
+        for name in ["inst_retired.any_p", "inst_retired", "ex_ret_instr"] {
+            assert_eq!(
+                role_of(ev(4, 0, name), Arch::X86_64),
+                Some(Role::Instructions),
+                "{name}"
+            );
+        }
+        // cmask 64 instead of 4: not CYCLE_ACTIVITY.STALLS_TOTAL, no role.
+        assert_eq!(role_of(ev(4, 0x4000_04a3, ""), Arch::X86_64), None);
     }
 
     #[test]

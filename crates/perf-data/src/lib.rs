@@ -21,5 +21,8 @@ pub use abi::attr_flags;
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
 pub use file::{BuildIdEntry, EventAttr, Meta, PerfData};
-pub use records::{MmapRecord, Record, RecordKind, Records};
-pub use sample::{trim_user_stack, ReadValues, Sample, U64s, UserRegs, UserStack};
+pub use records::{parse_side_band, MmapRecord, Record, RecordKind, Records};
+pub use sample::{
+    parse_sample_record, trim_user_stack, trim_user_stack_to, ReadValues, Sample, U64s, UserRegs,
+    UserStack,
+};

@@ -362,102 +362,11 @@ impl PerfData {
         // Non-sample records end with the sample_id trailer; strings stop before it.
         let trailer = self.attrs[attr].sample_id_size();
         let fields = &body[..body.len().saturating_sub(trailer)];
-        let mut c = Cursor::new(fields, e);
-        let i32_ = |v: u32| v as i32;
         let kind = match rtype {
             record::SAMPLE => RecordKind::Sample(
                 parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(&short)?,
             ),
-            record::MMAP | record::MMAP2 => {
-                let (Some(pid), Some(tid), Some(addr), Some(len), Some(pgoff)) =
-                    (c.u32(), c.u32(), c.u64(), c.u64(), c.u64())
-                else {
-                    return Err(short("mmap fields"));
-                };
-                let mut build_id = None;
-                let mut prot = 0;
-                if rtype == record::MMAP2 {
-                    let Some(id_or_inode) = c.bytes(24) else {
-                        return Err(short("mmap2 device/build id"));
-                    };
-                    if misc & misc::MMAP_BUILD_ID != 0 {
-                        let n = (id_or_inode[0] as usize).min(20);
-                        build_id = Some(&id_or_inode[4..4 + n]);
-                    }
-                    let (Some(p), Some(_flags)) = (c.u32(), c.u32()) else {
-                        return Err(short("mmap2 prot/flags"));
-                    };
-                    prot = p;
-                }
-                RecordKind::Mmap(MmapRecord {
-                    pid: i32_(pid),
-                    tid: i32_(tid),
-                    addr,
-                    len,
-                    pgoff,
-                    path: c_str(c.remaining()),
-                    build_id,
-                    prot,
-                    executable: misc & misc::MMAP_DATA == 0,
-                    cpumode: misc & misc::CPUMODE_MASK,
-                })
-            }
-            record::COMM => {
-                let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
-                    return Err(short("comm fields"));
-                };
-                RecordKind::Comm {
-                    pid: i32_(pid),
-                    tid: i32_(tid),
-                    name: c_str(c.remaining()),
-                    exec: misc & misc::COMM_EXEC != 0,
-                }
-            }
-            record::FORK | record::EXIT => {
-                let (Some(pid), Some(ppid), Some(tid), Some(ptid)) =
-                    (c.u32(), c.u32(), c.u32(), c.u32())
-                else {
-                    return Err(short("fork/exit fields"));
-                };
-                let (pid, ppid, tid, ptid) = (i32_(pid), i32_(ppid), i32_(tid), i32_(ptid));
-                if rtype == record::FORK {
-                    RecordKind::Fork {
-                        pid,
-                        ppid,
-                        tid,
-                        ptid,
-                    }
-                } else {
-                    RecordKind::Exit {
-                        pid,
-                        ppid,
-                        tid,
-                        ptid,
-                    }
-                }
-            }
-            record::LOST => {
-                let (Some(id), Some(lost)) = (c.u64(), c.u64()) else {
-                    return Err(short("lost fields"));
-                };
-                RecordKind::Lost { id, lost }
-            }
-            record::LOST_SAMPLES => {
-                let Some(lost) = c.u64() else {
-                    return Err(short("lost samples count"));
-                };
-                RecordKind::LostSamples { lost }
-            }
-            record::THROTTLE | record::UNTHROTTLE => {
-                let (Some(_time), Some(id)) = (c.u64(), c.u64()) else {
-                    return Err(short("throttle fields"));
-                };
-                RecordKind::Throttle {
-                    id,
-                    throttled: rtype == record::THROTTLE,
-                }
-            }
-            _ => RecordKind::Other,
+            _ => parse_side_band(rtype, misc, fields, e).map_err(&short)?,
         };
         Ok(Record {
             offset,
@@ -593,4 +502,111 @@ impl<'a> Iterator for Records<'a> {
         }
         Some(r)
     }
+}
+
+/// Parses a non-sample kernel record (MMAP, MMAP2, COMM, FORK, EXIT, LOST, ...): its
+/// `fields`, without the 8-byte header and without the sample_id trailer. Errors say which
+/// field ran out. Used by the reader and by the recorder, which sees records as they come.
+pub fn parse_side_band(
+    rtype: u32,
+    misc: u16,
+    fields: &[u8],
+    e: crate::bytes::Endian,
+) -> Result<RecordKind<'_>, &'static str> {
+    let as_i32 = |v: u32| v as i32;
+    let mut c = Cursor::new(fields, e);
+
+    let kind = match rtype {
+        record::MMAP | record::MMAP2 => {
+            let (Some(pid), Some(tid), Some(addr), Some(len), Some(pgoff)) =
+                (c.u32(), c.u32(), c.u64(), c.u64(), c.u64())
+            else {
+                return Err("mmap fields");
+            };
+            let mut build_id = None;
+            let mut prot = 0;
+            if rtype == record::MMAP2 {
+                let Some(id_or_inode) = c.bytes(24) else {
+                    return Err("mmap2 device/build id");
+                };
+                if misc & misc::MMAP_BUILD_ID != 0 {
+                    let n = (id_or_inode[0] as usize).min(20);
+                    build_id = Some(&id_or_inode[4..4 + n]);
+                }
+                let (Some(p), Some(_flags)) = (c.u32(), c.u32()) else {
+                    return Err("mmap2 prot/flags");
+                };
+                prot = p;
+            }
+            RecordKind::Mmap(MmapRecord {
+                pid: as_i32(pid),
+                tid: as_i32(tid),
+                addr,
+                len,
+                pgoff,
+                path: c_str(c.remaining()),
+                build_id,
+                prot,
+                executable: misc & misc::MMAP_DATA == 0,
+                cpumode: misc & misc::CPUMODE_MASK,
+            })
+        }
+        record::COMM => {
+            let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+                return Err("comm fields");
+            };
+            RecordKind::Comm {
+                pid: as_i32(pid),
+                tid: as_i32(tid),
+                name: c_str(c.remaining()),
+                exec: misc & misc::COMM_EXEC != 0,
+            }
+        }
+        record::FORK | record::EXIT => {
+            let (Some(pid), Some(ppid), Some(tid), Some(ptid)) =
+                (c.u32(), c.u32(), c.u32(), c.u32())
+            else {
+                return Err("fork/exit fields");
+            };
+            let (pid, ppid, tid, ptid) = (as_i32(pid), as_i32(ppid), as_i32(tid), as_i32(ptid));
+            if rtype == record::FORK {
+                RecordKind::Fork {
+                    pid,
+                    ppid,
+                    tid,
+                    ptid,
+                }
+            } else {
+                RecordKind::Exit {
+                    pid,
+                    ppid,
+                    tid,
+                    ptid,
+                }
+            }
+        }
+        record::LOST => {
+            let (Some(id), Some(lost)) = (c.u64(), c.u64()) else {
+                return Err("lost fields");
+            };
+            RecordKind::Lost { id, lost }
+        }
+        record::LOST_SAMPLES => {
+            let Some(lost) = c.u64() else {
+                return Err("lost samples count");
+            };
+            RecordKind::LostSamples { lost }
+        }
+        record::THROTTLE | record::UNTHROTTLE => {
+            let (Some(_time), Some(id)) = (c.u64(), c.u64()) else {
+                return Err("throttle fields");
+            };
+            RecordKind::Throttle {
+                id,
+                throttled: rtype == record::THROTTLE,
+            }
+        }
+        _ => RecordKind::Other,
+    };
+    Ok(kind)
 }

@@ -142,6 +142,23 @@ pub struct Sample<'a> {
     pub user_stack: Option<UserStack<'a>>,
 }
 
+/// Parses a whole PERF_RECORD_SAMPLE (header included) of event `attr_index`.
+pub fn parse_sample_record<'a>(
+    record: &'a [u8],
+    attr_index: usize,
+    attr: &EventAttr,
+    endian: Endian,
+) -> Result<Sample<'a>, &'static str> {
+    let misc = crate::bytes::u16_at(record, 4, endian).ok_or("record header")?;
+    parse_sample(
+        record.get(8..).ok_or("record header")?,
+        misc,
+        attr_index,
+        attr,
+        endian,
+    )
+}
+
 /// Parses a sample body (after the 8-byte record header). Errors say which field ran out.
 pub(crate) fn parse_sample<'a>(
     body: &'a [u8],
@@ -307,6 +324,19 @@ pub(crate) fn parse_sample<'a>(
 /// The result is still a valid sample (perf reads each sample's own size field). Returns
 /// false, leaving `out` empty, when the record is not a sample with a stack copy to cut.
 pub fn trim_user_stack(record: &[u8], attr: &EventAttr, endian: Endian, out: &mut Vec<u8>) -> bool {
+    trim_user_stack_to(record, attr, endian, usize::MAX, out)
+}
+
+/// As [`trim_user_stack`], keeping at most `limit` bytes (rounded up to 8) of the stack: the
+/// recorder passes how far up the stack its unwinder read. `dyn_size` is lowered to what is
+/// kept, so the sample stays valid for perf (which requires `dyn_size <= size`).
+pub fn trim_user_stack_to(
+    record: &[u8],
+    attr: &EventAttr,
+    endian: Endian,
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> bool {
     out.clear();
     let Some(body) = record.get(8..) else {
         return false;
@@ -318,7 +348,9 @@ pub fn trim_user_stack(record: &[u8], attr: &EventAttr, endian: Endian, out: &mu
     let Some(stack) = sample.user_stack else {
         return false;
     };
-    let keep = stack.used().len().div_ceil(8) * 8;
+    let used = stack.used().len().min(limit);
+    let keep = used.div_ceil(8) * 8;
+    let keep = keep.min(stack.data.len());
     if stack.data.len() <= keep {
         return false;
     }
@@ -338,7 +370,7 @@ pub fn trim_user_stack(record: &[u8], attr: &EventAttr, endian: Endian, out: &mu
     put64(out, keep as u64);
     if keep > 0 {
         out.extend_from_slice(&stack.data[..keep]);
-        put64(out, stack.dyn_size);
+        put64(out, stack.dyn_size.min(keep as u64));
     }
     out.extend_from_slice(&record[after..]);
     let size_bytes = match endian {
@@ -380,7 +412,12 @@ mod tests {
     #[test]
     fn trims_stack_to_dyn_size_and_keeps_later_fields() {
         let mut out = Vec::new();
-        assert!(trim_user_stack(&sample(13), &attr(), Endian::Little, &mut out));
+        assert!(trim_user_stack(
+            &sample(13),
+            &attr(),
+            Endian::Little,
+            &mut out
+        ));
         assert_eq!(out.len(), sample(13).len() - 48);
         let s = parse_sample(&out[8..], 2, 0, &attr(), Endian::Little).unwrap();
         let stack = s.user_stack.unwrap();
@@ -392,12 +429,38 @@ mod tests {
     }
 
     #[test]
+    fn trims_to_a_limit_below_dyn_size() {
+        let mut out = Vec::new();
+        assert!(trim_user_stack_to(
+            &sample(40),
+            &attr(),
+            Endian::Little,
+            10,
+            &mut out
+        ));
+        let s = parse_sample_record(&out, 0, &attr(), Endian::Little).unwrap();
+        let stack = s.user_stack.unwrap();
+        assert_eq!(stack.data.len(), 16);
+        assert_eq!(stack.dyn_size, 16, "dyn_size never exceeds the bytes kept");
+    }
+
+    #[test]
     fn empty_stack_drops_dyn_size_and_full_stack_is_left_alone() {
         let mut out = Vec::new();
-        assert!(trim_user_stack(&sample(0), &attr(), Endian::Little, &mut out));
+        assert!(trim_user_stack(
+            &sample(0),
+            &attr(),
+            Endian::Little,
+            &mut out
+        ));
         let s = parse_sample(&out[8..], 2, 0, &attr(), Endian::Little).unwrap();
         assert_eq!(s.user_stack.unwrap().data.len(), 0);
-        assert!(!trim_user_stack(&sample(64), &attr(), Endian::Little, &mut out));
+        assert!(!trim_user_stack(
+            &sample(64),
+            &attr(),
+            Endian::Little,
+            &mut out
+        ));
         assert!(out.is_empty());
     }
 }

@@ -76,6 +76,9 @@ pub struct Options {
     pub kallsyms: Option<PathBuf>,
     /// Treat the file as recorded on this machine even if its header says otherwise.
     pub assume_local: bool,
+    /// Only unwind, never name: no debug info or kernel symbols are loaded (the recorder
+    /// unwinds at record time to know how much of each stack copy to keep).
+    pub unwind_only: bool,
 }
 
 impl Options {
@@ -159,6 +162,7 @@ pub struct Resolver {
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,
     addrs: Vec<(u64, u64)>,
+    unwind_only: bool,
     kernel_ips: Vec<u64>,
     user_ips: Vec<u64>,
     pub stats: Stats,
@@ -208,7 +212,7 @@ impl Resolver {
             .kallsyms
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
-        let kernel_loading = recorded_here.then(|| {
+        let kernel_loading = (recorded_here && !options.unwind_only).then(|| {
             let path = kallsyms_path.clone();
             std::thread::spawn(move || Kallsyms::load(&path))
         });
@@ -240,6 +244,7 @@ impl Resolver {
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
+            unwind_only: options.unwind_only,
             kernel_ips: Vec::new(),
             user_ips: Vec::new(),
             stats: Stats::default(),
@@ -392,7 +397,9 @@ impl Resolver {
             .locator
             .open_image(path, key.1.as_deref())
             .map(|image| {
-                image.prefetch_names(|| self.locator.open_debug(&image));
+                if !self.unwind_only {
+                    image.prefetch_names(|| self.locator.open_debug(&image));
+                }
                 self.images.push(image);
                 self.images.len() - 1
             });
@@ -520,6 +527,48 @@ impl Resolver {
         self.addrs = addrs;
         self.kernel_ips = kernel_ips;
         self.user_ips = user_ips;
+    }
+
+    /// How many bytes of the sample's user stack copy the unwinder reads, when it unwinds
+    /// to the stack's end without an error; `None` when the sample has no stack copy or the
+    /// unwind stopped early (then the whole copy is worth keeping for a better unwinder).
+    /// Unwinding the kept bytes again later reads the same addresses and gives the same frames.
+    pub fn user_stack_extent(&mut self, sample: &Sample<'_>) -> Option<usize> {
+        let (regs, stack) = (sample.user_regs?, sample.user_stack?);
+        if !self.unwinds_x86_64 {
+            return None;
+        }
+        let ip = regs.get(x86_64_regs::IP)?;
+        let sp = regs.get(x86_64_regs::SP)?;
+        let bp = regs.get(x86_64_regs::BP)?;
+        let bytes = stack.used();
+        let mut extent = 0usize;
+        let mut read_stack = |addr: u64| -> Result<u64, ()> {
+            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+            let end = off.checked_add(8).ok_or(())?;
+            let word = bytes.get(off..end).ok_or(())?;
+            extent = extent.max(end);
+            Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
+        };
+        let empty = UnwinderX86_64::new();
+        let unwinder = match self.processes.get(&sample.pid.unwrap_or(-1)) {
+            Some(p) => &p.unwinder,
+            None => &empty,
+        };
+        let mut frames = unwinder.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            &mut self.cache,
+            &mut read_stack,
+        );
+        for _ in 0..MAX_FRAMES {
+            match frames.next() {
+                Ok(Some(_)) => {}
+                Ok(None) => return Some(extent),
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     fn push_user_frames(&mut self, pid: i32, address: u64, lookup: u64, out: &mut Vec<StackEntry>) {

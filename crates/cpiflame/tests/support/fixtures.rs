@@ -20,6 +20,9 @@ pub struct Fixtures {
     pub cpu_mem_bound: PathBuf,
     /// `fixtures/workloads/threads.c`: pthreads, recursion, inlined helper.
     pub threads: PathBuf,
+    /// `fixtures/workloads/forks.c`: three children; `abort` / `exit7` end it by SIGABRT /
+    /// status 7.
+    pub forks: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
     pub mangled: PathBuf,
     /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
@@ -35,6 +38,7 @@ impl Fixtures {
             dir: dir.to_path_buf(),
             cpu_mem_bound: dir.join("cpu_mem_bound"),
             threads: dir.join("threads"),
+            forks: dir.join("forks"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
@@ -42,10 +46,11 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 5] {
+    pub fn all(&self) -> [(&'static str, &Path); 6] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
+            ("forks", &self.forks),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),
@@ -125,6 +130,7 @@ fn build_shared() -> Result<Fixtures, String> {
         "scripts/build-fixtures.sh",
         "fixtures/demo/cpu_mem_bound.c",
         "fixtures/workloads/threads.c",
+        "fixtures/workloads/forks.c",
         "fixtures/workloads/mangled.cpp",
         "fixtures/workloads/rust_workload.rs",
     ];

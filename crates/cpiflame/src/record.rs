@@ -1,0 +1,250 @@
+//! `cpiflame record`: chooses the events (this CPU's stall/cycles pair, or what the flags
+//! say), records the command or process, and reports what was written and lost.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use cpiflame_events::{parse_events, EventSpec, SYSFS_ROOT};
+use cpiflame_record::{
+    probe, record, CallGraph, EventConfig, RecordError, RecordOptions, Sampling, Target,
+    DEFAULT_STACK_SIZE,
+};
+
+use crate::events::{default_pair, roles_mark, NO_PMU_MARK};
+
+#[derive(Args)]
+pub struct RecordArgs {
+    /// Output file (an existing one is kept as FILE.old).
+    #[arg(short, long, default_value = "out.data", value_name = "FILE")]
+    output: PathBuf,
+    /// Events to sample, perf style: names, rNNNN, pmu/event=..,umask=..,name=../ (repeatable).
+    #[arg(short = 'e', long = "event", value_name = "SPECS")]
+    events: Vec<String>,
+    /// The stall event (the colour), any spec, software events included.
+    #[arg(long, value_name = "SPEC")]
+    stalls: Option<String>,
+    /// The cycles event (the width), any spec.
+    #[arg(long, value_name = "SPEC")]
+    cycles: Option<String>,
+    /// Also sample instructions, so the graph can show real CPI.
+    #[arg(long)]
+    with_instructions: bool,
+    /// Sample every PERIOD events (all events the same period).
+    #[arg(
+        short = 'c',
+        long = "count",
+        value_name = "PERIOD",
+        conflicts_with = "freq"
+    )]
+    period: Option<u64>,
+    /// Sample FREQ times a second.
+    #[arg(short = 'F', long = "freq", value_name = "FREQ")]
+    freq: Option<u64>,
+    /// dwarf[,SIZE] (default, SIZE bytes of stack per sample), fp, or none.
+    #[arg(long = "call-graph", value_name = "MODE", default_value = "dwarf")]
+    call_graph: String,
+    /// Attach to a running process (and its threads) instead of running a command.
+    #[arg(short, long, value_name = "PID", conflicts_with = "command")]
+    pid: Option<i32>,
+    /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+    /// Ring buffer pages per CPU (a power of two; shrunk to what the kernel allows).
+    #[arg(
+        short = 'm',
+        long = "mmap-pages",
+        value_name = "PAGES",
+        default_value_t = 2048
+    )]
+    mmap_pages: usize,
+    /// The command to run and record (put `--` before it if it has flags of its own).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<OsString>,
+}
+
+fn to_config(spec: &EventSpec, flag: &str) -> Result<EventConfig> {
+    let attr = spec
+        .kind
+        .resolve_in(Path::new(SYSFS_ROOT))
+        .with_context(|| format!("{flag} {}: no PMU {:?} here", spec.name, spec.kind.pmu()))?;
+    Ok(EventConfig {
+        type_: attr.type_,
+        config: attr.config,
+        config1: attr.config1,
+        config2: attr.config2,
+        name: spec.name.clone(),
+        exclude_user: spec.exclude_user,
+        exclude_kernel: spec.exclude_kernel,
+        period: spec.period,
+    })
+}
+
+fn one_spec(text: &str, flag: &str) -> Result<EventConfig> {
+    let specs = parse_events(text).with_context(|| flag.to_string())?;
+    match specs.as_slice() {
+        [spec] => to_config(spec, flag),
+        _ => bail!("{flag} {text}: give exactly one event"),
+    }
+}
+
+/// The events to record, whether they are the no-PMU fallback, and lines for the user.
+fn choose_events(args: &RecordArgs) -> Result<(Vec<EventConfig>, bool, Vec<String>)> {
+    let mut notes = Vec::new();
+    let instructions = || one_spec("instructions", "--with-instructions");
+    if args.stalls.is_some() || args.cycles.is_some() {
+        let (Some(s), Some(c)) = (&args.stalls, &args.cycles) else {
+            bail!("--stalls and --cycles go together (give both, or -e, or neither for this CPU's pair)");
+        };
+        let mut events = vec![one_spec(s, "--stalls")?, one_spec(c, "--cycles")?];
+        if args.with_instructions {
+            events.push(instructions()?);
+        }
+        return Ok((events, false, notes));
+    }
+    if !args.events.is_empty() {
+        let mut events = Vec::new();
+        for text in &args.events {
+            for spec in parse_events(text).context("-e")? {
+                events.push(to_config(&spec, "-e")?);
+            }
+        }
+        if args.with_instructions {
+            events.push(instructions()?);
+        }
+        return Ok((events, false, notes));
+    }
+    match default_pair(args.with_instructions)? {
+        Some((events, why)) => {
+            notes.push(format!("recording {why}"));
+            Ok((events, false, notes))
+        }
+        None => {
+            notes.push(
+                "no hardware stall/cycle counters here (no PMU, as in most VMs): recording cpu-clock alone; the graph shows time without stall colours"
+                    .to_string(),
+            );
+            Ok((vec![one_spec("cpu-clock", "default")?], true, notes))
+        }
+    }
+}
+
+fn call_graph(text: &str) -> Result<CallGraph> {
+    let mut parts = text.splitn(2, ',');
+    match (parts.next(), parts.next()) {
+        (Some("dwarf"), None) => Ok(CallGraph::Dwarf {
+            stack_size: DEFAULT_STACK_SIZE,
+        }),
+        (Some("dwarf"), Some(size)) => {
+            let size: u32 = size
+                .parse()
+                .ok()
+                .filter(|s| *s > 0 && *s <= 65528 && s % 8 == 0)
+                .with_context(|| {
+                    format!("--call-graph {text}: SIZE must be a multiple of 8 from 8 to 65528")
+                })?;
+            Ok(CallGraph::Dwarf { stack_size: size })
+        }
+        (Some("fp"), None) => Ok(CallGraph::FramePointer),
+        (Some("none") | Some("no"), None) => Ok(CallGraph::None),
+        _ => bail!("--call-graph {text}: expected dwarf[,SIZE], fp or none"),
+    }
+}
+
+/// Runs the command; returns the exit status cpiflame should end with.
+pub fn record_command(args: RecordArgs) -> Result<u8> {
+    let target = match (args.pid, args.command.is_empty()) {
+        (Some(pid), true) => Target::Pid(pid),
+        (None, false) => Target::Command(args.command.clone()),
+        (Some(_), false) => bail!("-p and a command exclude each other"),
+        (None, true) => {
+            bail!("nothing to record: give a command (cpiflame record ./app) or -p PID")
+        }
+    };
+    let call_graph = call_graph(&args.call_graph)?;
+    let (events, no_pmu, notes) = choose_events(&args)?;
+    let explicit_roles = args.stalls.is_some() && args.cycles.is_some();
+    for n in &notes {
+        eprintln!("cpiflame: {n}");
+    }
+    let hardware = events.iter().any(|e| e.type_ != 1);
+    let sampling = match (args.period, args.freq) {
+        (Some(p), _) => Sampling::Period(p),
+        (None, Some(f)) => Sampling::Frequency(f),
+        // The seed's recipe: one fixed period for the pair, so stalls/cycles compare.
+        (None, None) if hardware => Sampling::Period(2_000_003),
+        // A software clock counts nanoseconds: every 250 us is 4 kHz, perf's default rate.
+        (None, None) => Sampling::Period(250_000),
+    };
+    let mut cmdline: Vec<String> = std::env::args().collect();
+    if no_pmu {
+        cmdline.push(NO_PMU_MARK.to_string());
+    }
+    if explicit_roles {
+        cmdline.push(roles_mark(&events[0].name, &events[1].name));
+    }
+    let options = RecordOptions {
+        events,
+        sampling,
+        call_graph,
+        target,
+        output: args.output.clone(),
+        duration: args.duration.map(Duration::from_secs_f64),
+        buffer_pages: args.mmap_pages,
+        status_line: true,
+        cmdline,
+    };
+    let report = match record(&options) {
+        Ok(r) => r,
+        Err(e @ RecordError::Exec { .. }) => {
+            eprintln!("cpiflame: error: {e}");
+            return Ok(127);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for w in &report.warnings {
+        eprintln!("cpiflame: warning: {w}");
+    }
+    let samples: u64 = report.samples.iter().sum();
+    let per_event: Vec<String> = options
+        .events
+        .iter()
+        .zip(&report.samples)
+        .map(|(e, n)| format!("{} {n}", e.name))
+        .collect();
+    eprintln!(
+        "cpiflame: wrote {}: {samples} samples ({}), {:.1} MB",
+        args.output.display(),
+        per_event.join(", "),
+        report.bytes_written as f64 / 1e6
+    );
+    if report.lost > 0 {
+        let total = samples + report.lost;
+        eprintln!(
+            "cpiflame: warning: lost {} of {total} samples ({:.1}%): the ring buffer filled faster than it was drained; use a lower -F (or larger -c), or more -m pages",
+            report.lost,
+            report.lost as f64 * 100.0 / total as f64
+        );
+    }
+    if report.throttled > 0 {
+        eprintln!(
+            "cpiflame: warning: the kernel throttled sampling {} times (kernel.perf_event_max_sample_rate); use a lower rate",
+            report.throttled
+        );
+    }
+    Ok(match report.status {
+        Some(status) => status.code().clamp(0, 255) as u8,
+        None => 0,
+    })
+}
+
+/// Probes a candidate pair; `Err` carries the explained errno.
+pub fn opens(events: &[EventConfig]) -> std::result::Result<(), String> {
+    probe(events).map_err(|e| e.to_string())
+}

@@ -1,0 +1,1006 @@
+//! Which (stall, cycles) event pairs to try on a CPU, in order, from `shared/EVENTS.md`.
+//!
+//! Every spec is a string [`crate::parse_event`] accepts, with a `name=` so recordings carry
+//! readable event names that role detection recognises (`cycle_activity.stalls_total`,
+//! `cpu_clk_unhalted.thread_p`, ...). Specs carry no `period=`: the recorder gives both
+//! events of the pair the same period ([`DEFAULT_PERIOD`] unless told otherwise).
+//!
+//! Sources, row by row (see [`ROWS`]; "read" = checked against the kernel source or the
+//! kernel's copy of the vendors' event JSON, "derived" = inferred, not read):
+//! - Intel NHM/WSM: RESOURCE_STALLS.ANY 0xa2/0x01 (EVENTS.md, the seed's recipe); the generic
+//!   stalled-cycles-backend is mapped on these models (read: arch/x86/events/intel/core.c).
+//! - Intel SNB: CYCLE_ACTIVITY.CYCLES_NO_DISPATCH 0xa3/0x04 cmask 4 (read: core.c constraint
+//!   table, EVENTS.md); generic mapped (read: core.c, UOPS_DISPATCHED.THREAD c1 i1).
+//! - Intel IVB/HSW/BDW: CYCLE_ACTIVITY.CYCLES_NO_EXECUTE, same encoding (EVENTS.md; the name
+//!   read for HSW); the generic is not mapped from IVB on (read: core.c maps only the frontend
+//!   event there).
+//! - Intel SKL..CLX: CYCLE_ACTIVITY.STALLS_TOTAL (read: JSON), RESOURCE_STALLS.ANY,
+//!   UOPS_RETIRED.STALL_CYCLES 0xc2/0x02 c1 i1 (read: skylake/pipeline.json).
+//! - Intel ICL.., SPR.., hybrid P-cores: CYCLE_ACTIVITY.STALLS_TOTAL (EVENTS.md; read for
+//!   Lunar Lake `cpu_core`, where `cpu_atom` has no CYCLE_ACTIVITY). Hybrid model numbers
+//!   (ADL 97/9A, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6, LNL BD) read from perf's mapfile; ARL-U
+//!   B5 (a Meteor Lake derivative) read from intel-family.h, its events derived.
+//! - AMD Zen1: kernel stalled-cycles-backend 0x187 = ic_fetch_stall.ic_stall_back_pressure
+//!   (read: amd/core.c and amdzen1 JSON), then the generic itself.
+//! - AMD Zen4/Zen5: ex_no_retire.all 0xd6/0x1b (read: amdzen4 core.json, Zen 5 event patch).
+//! - AMD families before 17h: the generic, mapped to 0xd1 "Dispatch stalls" (read: amd/core.c;
+//!   not in EVENTS.md, derived row).
+//! - ARM64: STALL 0x3c on Neoverse V1/N2/V2 (EVENTS.md; read for V1), STALL_BACKEND 0x24
+//!   elsewhere (EVENTS.md; read for N1), the generic maps to STALL_BACKEND (read:
+//!   arm_pmuv3.c). Part numbers from cputype.h.
+//! - Cycles: CPU_CLK_UNHALTED.THREAD_P 0x3c, ls_not_halted_cyc 0x76, CPU_CYCLES 0x11
+//!   (EVENTS.md; read). Instructions: INST_RETIRED.ANY_P 0xc0 (read: lunarlake JSON),
+//!   ex_ret_instr 0xc0 (read: amdzen4 JSON), INST_RETIRED 0x08 (ARM common event).
+
+use crate::cpu::{amd_zen, Cpu, Pmus, Vendor, ARM_IMPLEMENTER_APPLE, ARM_IMPLEMENTER_ARM};
+
+/// The period both events of a pair sample with unless told otherwise (the seed's recipes).
+pub const DEFAULT_PERIOD: u64 = 2_000_003;
+
+/// The generic backend-stall event, by perf's name.
+pub const GENERIC_STALLS: &str = "stalled-cycles-backend";
+
+/// How a preset event is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    X86 {
+        event: u16,
+        umask: u8,
+        cmask: u8,
+        inv: bool,
+    },
+    /// ARM PMUv3 event number.
+    Arm { event: u16 },
+}
+
+/// One event of the preset tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PresetEvent {
+    /// As the vendor's event list spells it (`CYCLE_ACTIVITY.STALLS_TOTAL`, `ex_no_retire.all`).
+    pub title: &'static str,
+    /// The `name=` given to perf: lower case, role detection recognises it.
+    pub name: &'static str,
+    pub encoding: Encoding,
+    /// The raw config as shared/EVENTS.md gives it (checked against the encoding in tests).
+    pub raw: u64,
+}
+
+impl PresetEvent {
+    /// The spec on `pmu`: `cpu/event=0xa3,umask=0x4,cmask=4,name=cycle_activity.stalls_total/`.
+    pub fn spec(&self, pmu: &str) -> String {
+        match self.encoding {
+            Encoding::X86 {
+                event,
+                umask,
+                cmask,
+                inv,
+            } => {
+                let mut s = format!("{pmu}/event={event:#x},umask={umask:#x}");
+                if cmask != 0 {
+                    s += &format!(",cmask={cmask}");
+                }
+                if inv {
+                    s += ",inv";
+                }
+                s + &format!(",name={}/", self.name)
+            }
+            Encoding::Arm { event } => format!("{pmu}/event={event:#x},name={}/", self.name),
+        }
+    }
+}
+
+const fn x86(
+    title: &'static str,
+    name: &'static str,
+    event: u16,
+    umask: u8,
+    raw: u64,
+) -> PresetEvent {
+    PresetEvent {
+        title,
+        name,
+        encoding: Encoding::X86 {
+            event,
+            umask,
+            cmask: 0,
+            inv: false,
+        },
+        raw,
+    }
+}
+
+const fn x86_c(
+    title: &'static str,
+    name: &'static str,
+    event: u16,
+    umask: u8,
+    cmask: u8,
+    inv: bool,
+    raw: u64,
+) -> PresetEvent {
+    PresetEvent {
+        title,
+        name,
+        encoding: Encoding::X86 {
+            event,
+            umask,
+            cmask,
+            inv,
+        },
+        raw,
+    }
+}
+
+const fn arm(title: &'static str, name: &'static str, event: u16, raw: u64) -> PresetEvent {
+    PresetEvent {
+        title,
+        name,
+        encoding: Encoding::Arm { event },
+        raw,
+    }
+}
+
+pub const RESOURCE_STALLS_ANY: PresetEvent = x86(
+    "RESOURCE_STALLS.ANY",
+    "resource_stalls.any",
+    0xa2,
+    0x01,
+    0x1a2,
+);
+pub const CYCLES_NO_DISPATCH: PresetEvent = x86_c(
+    "CYCLE_ACTIVITY.CYCLES_NO_DISPATCH",
+    "cycle_activity.cycles_no_dispatch",
+    0xa3,
+    0x04,
+    4,
+    false,
+    0x0400_04a3,
+);
+pub const CYCLES_NO_EXECUTE: PresetEvent = x86_c(
+    "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE",
+    "cycle_activity.cycles_no_execute",
+    0xa3,
+    0x04,
+    4,
+    false,
+    0x0400_04a3,
+);
+pub const STALLS_TOTAL: PresetEvent = x86_c(
+    "CYCLE_ACTIVITY.STALLS_TOTAL",
+    "cycle_activity.stalls_total",
+    0xa3,
+    0x04,
+    4,
+    false,
+    0x0400_04a3,
+);
+pub const UOPS_RETIRED_STALL_CYCLES: PresetEvent = x86_c(
+    "UOPS_RETIRED.STALL_CYCLES",
+    "uops_retired.stall_cycles",
+    0xc2,
+    0x02,
+    1,
+    true,
+    0x0180_02c2,
+);
+pub const IC_STALL_BACK_PRESSURE: PresetEvent = x86(
+    "ic_fetch_stall.ic_stall_back_pressure",
+    "ic_fetch_stall.ic_stall_back_pressure",
+    0x87,
+    0x01,
+    0x187,
+);
+pub const EX_NO_RETIRE_ALL: PresetEvent =
+    x86("ex_no_retire.all", "ex_no_retire.all", 0xd6, 0x1b, 0x1bd6);
+pub const ARM_STALL: PresetEvent = arm("STALL", "stall", 0x3c, 0x3c);
+pub const ARM_STALL_BACKEND: PresetEvent = arm("STALL_BACKEND", "stall_backend", 0x24, 0x24);
+
+pub const INTEL_CYCLES: PresetEvent = x86(
+    "CPU_CLK_UNHALTED.THREAD_P",
+    "cpu_clk_unhalted.thread_p",
+    0x3c,
+    0x00,
+    0x3c,
+);
+pub const AMD_CYCLES: PresetEvent = x86("ls_not_halted_cyc", "ls_not_halted_cyc", 0x76, 0x00, 0x76);
+pub const ARM_CYCLES: PresetEvent = arm("CPU_CYCLES", "cpu_cycles", 0x11, 0x11);
+
+pub const INTEL_INSTRUCTIONS: PresetEvent =
+    x86("INST_RETIRED.ANY_P", "inst_retired.any_p", 0xc0, 0x00, 0xc0);
+pub const AMD_INSTRUCTIONS: PresetEvent = x86("ex_ret_instr", "ex_ret_instr", 0xc0, 0x00, 0xc0);
+pub const ARM_INSTRUCTIONS: PresetEvent = arm("INST_RETIRED", "inst_retired", 0x08, 0x08);
+
+/// A stall-event candidate of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stall {
+    Event(PresetEvent),
+    /// The kernel's PERF_COUNT_HW_STALLED_CYCLES_BACKEND, where it maps it to something.
+    Generic,
+}
+
+/// Which CPUs a row is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuMatch {
+    /// Intel family 6, these models.
+    IntelModels(&'static [u32]),
+    /// AMD families before 17h.
+    AmdBeforeZen,
+    /// AMD Zen generation.
+    AmdZen(u8),
+    /// ARM Ltd cores with these part numbers (all cores, on big.LITTLE).
+    ArmParts(&'static [u32]),
+    Apple,
+    /// Any other ARM64 core.
+    ArmOther,
+    /// Not Intel, AMD or ARM.
+    OtherVendor,
+}
+
+/// One row of the table: stall candidates in order of preference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub label: &'static str,
+    pub cpus: CpuMatch,
+    pub stalls: &'static [Stall],
+    /// Why the row exists when its stall list is empty, or a caveat.
+    pub note: Option<&'static str>,
+}
+
+pub const INTEL_HYBRID_MODELS: &[u32] = &[
+    0x97, 0x9a, 0xb7, 0xba, 0xbf, 0xaa, 0xac, 0xc5, 0xc6, 0xb5, 0xbd,
+];
+
+/// The preset table, first match wins.
+pub static ROWS: &[Row] = &[
+    Row {
+        label: "Intel NHM/WSM",
+        cpus: CpuMatch::IntelModels(&[0x1a, 0x1e, 0x1f, 0x2e, 0x25, 0x2c, 0x2f]),
+        stalls: &[Stall::Event(RESOURCE_STALLS_ANY), Stall::Generic],
+        note: None,
+    },
+    Row {
+        label: "Intel SNB",
+        cpus: CpuMatch::IntelModels(&[0x2a, 0x2d]),
+        stalls: &[
+            Stall::Event(CYCLES_NO_DISPATCH),
+            Stall::Event(RESOURCE_STALLS_ANY),
+            Stall::Generic,
+        ],
+        note: None,
+    },
+    Row {
+        label: "Intel IVB/HSW/BDW",
+        cpus: CpuMatch::IntelModels(&[0x3a, 0x3e, 0x3c, 0x45, 0x46, 0x3f, 0x3d, 0x47, 0x4f, 0x56]),
+        stalls: &[
+            Stall::Event(CYCLES_NO_EXECUTE),
+            Stall::Event(RESOURCE_STALLS_ANY),
+        ],
+        note: None,
+    },
+    Row {
+        label: "Intel SKL/KBL/CML/SKX/CLX",
+        cpus: CpuMatch::IntelModels(&[0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6, 0x55]),
+        stalls: &[
+            Stall::Event(STALLS_TOTAL),
+            Stall::Event(RESOURCE_STALLS_ANY),
+            Stall::Event(UOPS_RETIRED_STALL_CYCLES),
+        ],
+        note: None,
+    },
+    Row {
+        label: "Intel ICL/ICX/TGL/RKL",
+        cpus: CpuMatch::IntelModels(&[0x7d, 0x7e, 0x6a, 0x6c, 0x8c, 0x8d, 0xa7]),
+        stalls: &[Stall::Event(STALLS_TOTAL)],
+        note: None,
+    },
+    Row {
+        label: "Intel SPR/EMR/GNR",
+        cpus: CpuMatch::IntelModels(&[0x8f, 0xcf, 0xad, 0xae]),
+        stalls: &[Stall::Event(STALLS_TOTAL)],
+        note: None,
+    },
+    Row {
+        label: "Intel ADL/RPL/MTL/ARL/LNL P-cores",
+        cpus: CpuMatch::IntelModels(INTEL_HYBRID_MODELS),
+        stalls: &[Stall::Event(STALLS_TOTAL)],
+        note: Some(
+            "E-cores (cpu_atom) have no stall-cycles event: threads are sampled only while on \
+             P-cores (guess, EVENTS.md: UOPS_RETIRED.ALL cmask=1 inv=1 = 0x18000c2 on cpu_atom \
+             counts cycles retiring nothing)",
+        ),
+    },
+    Row {
+        label: "AMD before Zen",
+        cpus: CpuMatch::AmdBeforeZen,
+        stalls: &[Stall::Generic],
+        note: None,
+    },
+    Row {
+        label: "AMD Zen1",
+        cpus: CpuMatch::AmdZen(1),
+        stalls: &[Stall::Event(IC_STALL_BACK_PRESSURE), Stall::Generic],
+        note: None,
+    },
+    Row {
+        label: "AMD Zen2",
+        cpus: CpuMatch::AmdZen(2),
+        stalls: &[],
+        note: Some(
+            "AMD Zen2/Zen3 have no reliable stall-cycles event (de_dis_dispatch_token_stalls \
+             0xae/0xaf count per reason); the generic stalled-cycles-backend is unmapped or, \
+             on older kernels, wrong",
+        ),
+    },
+    Row {
+        label: "AMD Zen3",
+        cpus: CpuMatch::AmdZen(3),
+        stalls: &[],
+        note: Some(
+            "AMD Zen2/Zen3 have no reliable stall-cycles event (de_dis_dispatch_token_stalls \
+             0xae/0xaf count per reason); the generic stalled-cycles-backend is unmapped or, \
+             on older kernels, wrong",
+        ),
+    },
+    Row {
+        label: "AMD Zen4",
+        cpus: CpuMatch::AmdZen(4),
+        stalls: &[Stall::Event(EX_NO_RETIRE_ALL)],
+        note: None,
+    },
+    Row {
+        label: "AMD Zen5",
+        cpus: CpuMatch::AmdZen(5),
+        stalls: &[Stall::Event(EX_NO_RETIRE_ALL)],
+        note: None,
+    },
+    Row {
+        label: "ARM64 Neoverse V1/N2/V2",
+        cpus: CpuMatch::ArmParts(&[0xd40, 0xd49, 0xd4f]),
+        stalls: &[
+            Stall::Event(ARM_STALL),
+            Stall::Event(ARM_STALL_BACKEND),
+            Stall::Generic,
+        ],
+        note: None,
+    },
+    Row {
+        label: "Apple M-series",
+        cpus: CpuMatch::Apple,
+        stalls: &[],
+        note: Some("Apple M-series under Linux count only cycles, instructions and branches"),
+    },
+    Row {
+        label: "ARM64",
+        cpus: CpuMatch::ArmOther,
+        stalls: &[Stall::Event(ARM_STALL_BACKEND), Stall::Generic],
+        note: None,
+    },
+    Row {
+        label: "unknown CPU",
+        cpus: CpuMatch::OtherVendor,
+        stalls: &[Stall::Generic],
+        note: Some("no stall event known for this CPU: trying the kernel's generic one"),
+    },
+];
+
+impl CpuMatch {
+    pub fn matches(&self, cpu: &Cpu) -> bool {
+        match (*self, &cpu.vendor) {
+            (CpuMatch::IntelModels(models), Vendor::Intel) => {
+                cpu.family == 6 && models.contains(&cpu.model)
+            }
+            (CpuMatch::AmdBeforeZen, Vendor::Amd) => cpu.family < 0x17,
+            (CpuMatch::AmdZen(z), Vendor::Amd) => amd_zen(cpu.family, cpu.model) == Some(z),
+            (CpuMatch::ArmParts(parts), Vendor::Arm { .. }) => arm_parts(cpu)
+                .all(|(imp, part)| imp == ARM_IMPLEMENTER_ARM && parts.contains(&part)),
+            (CpuMatch::Apple, Vendor::Arm { .. }) => {
+                arm_parts(cpu).any(|(imp, _)| imp == ARM_IMPLEMENTER_APPLE)
+            }
+            (CpuMatch::ArmOther, Vendor::Arm { .. }) => true,
+            (CpuMatch::OtherVendor, Vendor::Other(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Every (implementer, part) of an ARM CPU, the vendor's at least.
+fn arm_parts(cpu: &Cpu) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let first = match cpu.vendor {
+        Vendor::Arm { implementer, part } if cpu.arm_parts.is_empty() => Some((implementer, part)),
+        _ => None,
+    };
+    first.into_iter().chain(cpu.arm_parts.iter().copied())
+}
+
+/// The table row for `cpu`.
+pub fn row_for(cpu: &Cpu) -> Option<&'static Row> {
+    ROWS.iter().find(|r| r.cpus.matches(cpu))
+}
+
+/// A (stall, cycles) pair to try.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub stalls: String,
+    pub cycles: String,
+    /// One line: `Intel SKL/KBL/CML/SKX/CLX: CYCLE_ACTIVITY.STALLS_TOTAL`.
+    pub reason: String,
+}
+
+/// What to record on a CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Presets {
+    /// The table row used, if any.
+    pub row: Option<&'static str>,
+    /// The PMU the specs name (`cpu`, `cpu_core`, `armv8_pmuv3_0`), if any.
+    pub pmu: Option<String>,
+    /// Pairs in order of preference; empty when no stall event is known.
+    pub candidates: Vec<Candidate>,
+    /// The cycles spec alone (every candidate uses it), for recording without stalls.
+    pub cycles: String,
+    /// For `--with-instructions`, on the same PMU as the pair.
+    pub instructions: String,
+    /// Caveats, one line each.
+    pub notes: Vec<String>,
+}
+
+/// The candidates for `cpu`, on the PMUs present in `pmus`.
+pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
+    let mut notes = Vec::new();
+    let pmu = choose_pmu(cpu, pmus, &mut notes);
+    let (cycles_event, instructions_event) = match (&cpu.vendor, pmu.is_some()) {
+        (Vendor::Intel, true) => (Some(INTEL_CYCLES), Some(INTEL_INSTRUCTIONS)),
+        (Vendor::Amd, true) => (Some(AMD_CYCLES), Some(AMD_INSTRUCTIONS)),
+        (Vendor::Arm { .. }, true) => (Some(ARM_CYCLES), Some(ARM_INSTRUCTIONS)),
+        _ => (None, None),
+    };
+    let on = |e: Option<PresetEvent>, generic: &str| match (e, &pmu) {
+        (Some(e), Some(p)) => e.spec(p),
+        _ => generic.to_string(),
+    };
+    let cycles = on(cycles_event, "cycles");
+    let instructions = on(instructions_event, "instructions");
+
+    let row = row_for(cpu);
+    let mut candidates = Vec::new();
+    match row {
+        Some(row) => {
+            let label = match (&pmu, row.cpus) {
+                (Some(p), CpuMatch::IntelModels(m)) if m == INTEL_HYBRID_MODELS => {
+                    format!("{} ({p})", row.label)
+                }
+                _ => row.label.to_string(),
+            };
+            for (i, stall) in row.stalls.iter().enumerate() {
+                let fallback = if i == 0 { "" } else { " (fallback)" };
+                let (spec, what) = match (stall, &pmu) {
+                    (Stall::Event(e), Some(p)) => (e.spec(p), e.title.to_string()),
+                    (Stall::Event(_), None) => continue,
+                    (Stall::Generic, _) => (
+                        GENERIC_STALLS.to_string(),
+                        "generic stalled-cycles-backend (as the kernel maps it)".to_string(),
+                    ),
+                };
+                candidates.push(Candidate {
+                    stalls: spec,
+                    cycles: cycles.clone(),
+                    reason: format!("{label}: {what}{fallback}"),
+                });
+            }
+            if let Some(note) = row.note {
+                notes.push(note.to_string());
+            }
+        }
+        None => notes.push(format!(
+            "{cpu}: no stall-cycles event known for this model (shared/EVENTS.md); pass --stalls"
+        )),
+    }
+    Presets {
+        row: row.map(|r| r.label),
+        pmu,
+        candidates,
+        cycles,
+        instructions,
+        notes,
+    }
+}
+
+/// The PMU to name: `cpu_core` on hybrid Intel, `cpu` on x86, the ARM core PMU.
+fn choose_pmu(cpu: &Cpu, pmus: &Pmus, notes: &mut Vec<String>) -> Option<String> {
+    let missing = |notes: &mut Vec<String>, pmu: &str| {
+        notes.push(format!(
+            "no '{pmu}' PMU under /sys/bus/event_source/devices: hardware events will fail \
+             (a VM without a virtual PMU?)"
+        ))
+    };
+    match &cpu.vendor {
+        Vendor::Intel => {
+            let hybrid = pmus.has_cpu_core() || (cpu.hybrid && !pmus.has_cpu());
+            let pmu = if hybrid { "cpu_core" } else { "cpu" };
+            if !pmus.has(pmu) {
+                missing(notes, pmu);
+            }
+            Some(pmu.to_string())
+        }
+        Vendor::Amd => {
+            if !pmus.has_cpu() {
+                missing(notes, "cpu");
+            }
+            Some("cpu".to_string())
+        }
+        Vendor::Arm { implementer, .. } if *implementer != ARM_IMPLEMENTER_APPLE => {
+            let arm = pmus.arm_pmus();
+            match arm.as_slice() {
+                [] => {
+                    missing(notes, "armv8_*");
+                    Some("armv8_pmuv3_0".to_string())
+                }
+                [one] => Some(one.name.clone()),
+                [first, rest @ ..] => {
+                    let others: Vec<&str> = rest.iter().map(|p| p.name.as_str()).collect();
+                    notes.push(format!(
+                        "several ARM core PMUs: the pair counts only on {}'s cores ({} not used)",
+                        first.name,
+                        others.join(", ")
+                    ));
+                    Some(first.name.clone())
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::fixtures::*;
+    use crate::cpu::parse_cpuinfo;
+    use crate::format::PmuFormat;
+    use crate::roles::{role_of, Arch, EventRef, Role};
+    use crate::spec::{parse_event, parse_event_with, EventKind, Formats};
+
+    fn cpu(vendor: Vendor, family: u32, model: u32) -> Cpu {
+        Cpu {
+            vendor,
+            family,
+            model,
+            stepping: 0,
+            model_name: None,
+            hybrid: false,
+            arm_parts: Vec::new(),
+        }
+    }
+
+    fn arm_cpu(part: u32) -> Cpu {
+        let mut c = cpu(
+            Vendor::Arm {
+                implementer: 0x41,
+                part,
+            },
+            8,
+            part,
+        );
+        c.arm_parts = vec![(0x41, part)];
+        c
+    }
+
+    fn pmus(names: &[(&str, &str)]) -> Pmus {
+        Pmus::from_entries(names.iter().map(|&(n, t)| (n, Some(t))))
+    }
+
+    fn config_of(spec: &str, formats: &Formats) -> u64 {
+        match parse_event_with(spec, formats)
+            .unwrap_or_else(|e| panic!("{spec}: {e}"))
+            .kind
+        {
+            EventKind::Pmu { config, .. } => config,
+            other => panic!("{spec}: {other:?}"),
+        }
+    }
+
+    /// The raw config column of shared/EVENTS.md, typed from the document, per row label:
+    /// the preferred stall event first.
+    const EVENTS_MD: &[(&str, &[u64])] = &[
+        ("Intel NHM/WSM", &[0x1a2]),
+        ("Intel SNB", &[0x40004a3, 0x1a2]),
+        ("Intel IVB/HSW/BDW", &[0x40004a3, 0x1a2]),
+        ("Intel SKL/KBL/CML/SKX/CLX", &[0x40004a3, 0x1a2, 0x18002c2]),
+        ("Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
+        ("Intel SPR/EMR/GNR", &[0x40004a3]),
+        ("Intel ADL/RPL/MTL/ARL/LNL P-cores", &[0x40004a3]),
+        ("AMD before Zen", &[]),
+        ("AMD Zen1", &[0x187]),
+        ("AMD Zen2", &[]),
+        ("AMD Zen3", &[]),
+        ("AMD Zen4", &[0x1bd6]),
+        ("AMD Zen5", &[0x1bd6]),
+        ("ARM64 Neoverse V1/N2/V2", &[0x3c, 0x24]),
+        ("Apple M-series", &[]),
+        ("ARM64", &[0x24]),
+        ("unknown CPU", &[]),
+    ];
+
+    #[test]
+    fn every_row_encodes_as_events_md_says() {
+        assert_eq!(ROWS.len(), EVENTS_MD.len());
+        for (row, (label, raws)) in ROWS.iter().zip(EVENTS_MD) {
+            assert_eq!(row.label, *label);
+            let events: Vec<PresetEvent> = row
+                .stalls
+                .iter()
+                .filter_map(|s| match s {
+                    Stall::Event(e) => Some(*e),
+                    Stall::Generic => None,
+                })
+                .collect();
+            let got: Vec<u64> = events.iter().map(|e| e.raw).collect();
+            assert_eq!(&got, raws, "{label}");
+            for e in events {
+                check_event(&e, Role::Stalls);
+            }
+        }
+        for e in [INTEL_CYCLES, AMD_CYCLES, ARM_CYCLES] {
+            check_event(&e, Role::Cycles);
+        }
+        // EVENTS.md's cycles column.
+        assert_eq!(
+            [INTEL_CYCLES.raw, AMD_CYCLES.raw, ARM_CYCLES.raw],
+            [0x3c, 0x76, 0x11]
+        );
+        for e in [INTEL_INSTRUCTIONS, AMD_INSTRUCTIONS, ARM_INSTRUCTIONS] {
+            check_event(&e, Role::Instructions);
+        }
+    }
+
+    /// The spec parses, encodes to the raw column with the built-in layout and with the
+    /// vendor's sysfs layout, and role detection knows it by name and (stalls, cycles) by
+    /// encoding.
+    fn check_event(e: &PresetEvent, role: Role) {
+        let (pmu, vendor_format, arch, type_) = match e.encoding {
+            Encoding::X86 { .. } => {
+                let amd = e.name.starts_with("ex_")
+                    || e.name.starts_with("ls_")
+                    || e.name.starts_with("ic_");
+                let f = if amd {
+                    PmuFormat::amd()
+                } else {
+                    PmuFormat::intel()
+                };
+                ("cpu", f, Arch::X86_64, 4)
+            }
+            Encoding::Arm { .. } => ("armv8_pmuv3_0", PmuFormat::armv8(), Arch::Aarch64, 8),
+        };
+        let spec = e.spec(pmu);
+        let parsed = parse_event(&spec).unwrap_or_else(|err| panic!("{spec}: {err}"));
+        assert_eq!(parsed.name, e.name, "{spec}");
+        assert_eq!(config_of(&spec, &Formats::new()), e.raw, "{spec}");
+        let mut formats = Formats::new();
+        formats.insert(pmu.to_string(), vendor_format);
+        assert_eq!(config_of(&spec, &formats), e.raw, "{spec} (sysfs layout)");
+        let by_name = EventRef {
+            type_,
+            config: e.raw,
+            name: e.name,
+        };
+        assert_eq!(role_of(by_name, arch), Some(role), "{} by name", e.name);
+        if role != Role::Instructions {
+            let by_encoding = EventRef {
+                type_,
+                config: e.raw,
+                name: "",
+            };
+            assert_eq!(role_of(by_encoding, arch), Some(role), "{:#x}", e.raw);
+        }
+    }
+
+    /// Every spec of a preset parses; the pair's roles are right.
+    fn check_presets(p: &Presets, arch: Arch) {
+        for c in &p.candidates {
+            for (spec, role) in [(&c.stalls, Role::Stalls), (&c.cycles, Role::Cycles)] {
+                let e = parse_event(spec).unwrap_or_else(|err| panic!("{spec}: {err}"));
+                let a = e.kind.resolve(4);
+                let r = EventRef {
+                    type_: a.type_,
+                    config: a.config,
+                    name: &e.name,
+                };
+                assert_eq!(role_of(r, arch), Some(role), "{spec}");
+            }
+            assert!(!c.reason.contains('\n'));
+        }
+        parse_event(&p.cycles).unwrap();
+        let i = parse_event(&p.instructions).unwrap();
+        let a = i.kind.resolve(4);
+        let r = EventRef {
+            type_: a.type_,
+            config: a.config,
+            name: &i.name,
+        };
+        assert_eq!(
+            role_of(r, arch),
+            Some(Role::Instructions),
+            "{}",
+            p.instructions
+        );
+    }
+
+    fn stall_raws(p: &Presets) -> Vec<u64> {
+        p.candidates
+            .iter()
+            .map(|c| match parse_event(&c.stalls).unwrap().kind {
+                EventKind::Pmu { config, .. } => config,
+                EventKind::Hardware(8) => u64::MAX,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    const GENERIC: u64 = u64::MAX;
+
+    #[test]
+    fn intel_skylake_sp() {
+        let c = parse_cpuinfo(SKYLAKE_SP).unwrap();
+        let p = presets(&c, &pmus(&[("cpu", "4"), ("software", "1")]));
+        assert_eq!(p.row, Some("Intel SKL/KBL/CML/SKX/CLX"));
+        assert_eq!(p.pmu.as_deref(), Some("cpu"));
+        assert_eq!(stall_raws(&p), [0x40004a3, 0x1a2, 0x18002c2]);
+        assert_eq!(
+            p.candidates[0].reason,
+            "Intel SKL/KBL/CML/SKX/CLX: CYCLE_ACTIVITY.STALLS_TOTAL"
+        );
+        assert_eq!(
+            p.candidates[0].stalls,
+            "cpu/event=0xa3,umask=0x4,cmask=4,name=cycle_activity.stalls_total/"
+        );
+        assert_eq!(
+            p.candidates[1].reason,
+            "Intel SKL/KBL/CML/SKX/CLX: RESOURCE_STALLS.ANY (fallback)"
+        );
+        assert_eq!(
+            p.candidates[2].stalls,
+            "cpu/event=0xc2,umask=0x2,cmask=1,inv,name=uops_retired.stall_cycles/"
+        );
+        assert_eq!(
+            p.cycles,
+            "cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread_p/"
+        );
+        assert!(p.candidates.iter().all(|c| c.cycles == p.cycles));
+        assert_eq!(
+            p.instructions,
+            "cpu/event=0xc0,umask=0x0,name=inst_retired.any_p/"
+        );
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+        check_presets(&p, Arch::X86_64);
+    }
+
+    #[test]
+    fn intel_rows_by_model() {
+        let intel = |model| cpu(Vendor::Intel, 6, model);
+        let has_cpu = pmus(&[("cpu", "4")]);
+        let cases: &[(u32, &str, &[u64])] = &[
+            (0x1a, "Intel NHM/WSM", &[0x1a2, GENERIC]),
+            (0x2f, "Intel NHM/WSM", &[0x1a2, GENERIC]),
+            (0x2a, "Intel SNB", &[0x40004a3, 0x1a2, GENERIC]),
+            (0x3a, "Intel IVB/HSW/BDW", &[0x40004a3, 0x1a2]),
+            (0x3c, "Intel IVB/HSW/BDW", &[0x40004a3, 0x1a2]),
+            (0x56, "Intel IVB/HSW/BDW", &[0x40004a3, 0x1a2]),
+            (
+                0x9e,
+                "Intel SKL/KBL/CML/SKX/CLX",
+                &[0x40004a3, 0x1a2, 0x18002c2],
+            ),
+            (0x7e, "Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
+            (0xa7, "Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
+            (0x8f, "Intel SPR/EMR/GNR", &[0x40004a3]),
+            (0xad, "Intel SPR/EMR/GNR", &[0x40004a3]),
+            (0xbd, "Intel ADL/RPL/MTL/ARL/LNL P-cores", &[0x40004a3]),
+        ];
+        for &(model, row, raws) in cases {
+            let p = presets(&intel(model), &has_cpu);
+            assert_eq!(p.row, Some(row), "{model:#x}");
+            assert_eq!(stall_raws(&p), raws, "{model:#x}");
+            check_presets(&p, Arch::X86_64);
+        }
+        let p = presets(&intel(0x2a), &has_cpu);
+        assert_eq!(
+            p.candidates[0].stalls,
+            "cpu/event=0xa3,umask=0x4,cmask=4,name=cycle_activity.cycles_no_dispatch/"
+        );
+        assert_eq!(
+            p.candidates[2].reason,
+            "Intel SNB: generic stalled-cycles-backend (as the kernel maps it) (fallback)"
+        );
+        // Alder Lake-N (E-cores only), and a model the table does not know.
+        for model in [0xbe, 0xcc] {
+            let p = presets(&intel(model), &has_cpu);
+            assert!(p.candidates.is_empty());
+            assert_eq!(p.row, None);
+            assert!(
+                p.notes[0].contains("no stall-cycles event known"),
+                "{:?}",
+                p.notes
+            );
+            assert_eq!(
+                p.cycles,
+                "cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread_p/"
+            );
+        }
+        assert!(presets(&cpu(Vendor::Intel, 15, 0x4), &has_cpu)
+            .candidates
+            .is_empty());
+    }
+
+    #[test]
+    fn intel_hybrid_alder_lake_pairs_on_cpu_core() {
+        let c = parse_cpuinfo(ALDER_LAKE).unwrap();
+        let p = presets(
+            &c,
+            &pmus(&[("cpu_core", "4"), ("cpu_atom", "10"), ("software", "1")]),
+        );
+        assert_eq!(p.pmu.as_deref(), Some("cpu_core"));
+        assert_eq!(p.candidates.len(), 1);
+        assert_eq!(
+            p.candidates[0].stalls,
+            "cpu_core/event=0xa3,umask=0x4,cmask=4,name=cycle_activity.stalls_total/"
+        );
+        assert_eq!(
+            p.candidates[0].cycles,
+            "cpu_core/event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread_p/"
+        );
+        assert_eq!(
+            p.candidates[0].reason,
+            "Intel ADL/RPL/MTL/ARL/LNL P-cores (cpu_core): CYCLE_ACTIVITY.STALLS_TOTAL"
+        );
+        assert_eq!(
+            p.instructions,
+            "cpu_core/event=0xc0,umask=0x0,name=inst_retired.any_p/"
+        );
+        assert_eq!(p.notes.len(), 1);
+        assert!(p.notes[0].starts_with("E-cores (cpu_atom) have no stall-cycles event"));
+        check_presets(&p, Arch::X86_64);
+        // E-cores disabled: one `cpu` PMU with the P-core events.
+        let p = presets(&c, &pmus(&[("cpu", "4")]));
+        assert_eq!(p.pmu.as_deref(), Some("cpu"));
+        assert!(p.candidates[0].stalls.starts_with("cpu/"));
+        // No sysfs at all: the hybrid flag still says cpu_core.
+        let p = presets(&c, &Pmus::default());
+        assert_eq!(p.pmu.as_deref(), Some("cpu_core"));
+        assert!(p.notes.iter().any(|n| n.contains("no 'cpu_core' PMU")));
+    }
+
+    #[test]
+    fn amd_rows_by_family_and_model() {
+        let amd = |family, model| cpu(Vendor::Amd, family, model);
+        let has_cpu = pmus(&[("cpu", "4")]);
+        let cases: &[(u32, u32, Option<&str>, &[u64])] = &[
+            (0x15, 0x02, Some("AMD before Zen"), &[GENERIC]),
+            (0x17, 0x01, Some("AMD Zen1"), &[0x187, GENERIC]),
+            (0x17, 0x18, Some("AMD Zen1"), &[0x187, GENERIC]),
+            (0x17, 0x31, Some("AMD Zen2"), &[]),
+            (0x17, 0x71, Some("AMD Zen2"), &[]),
+            (0x19, 0x21, Some("AMD Zen3"), &[]),
+            (0x19, 0x11, Some("AMD Zen4"), &[0x1bd6]),
+            (0x19, 0x61, Some("AMD Zen4"), &[0x1bd6]),
+            (0x1a, 0x02, Some("AMD Zen5"), &[0x1bd6]),
+            (0x1b, 0x00, None, &[]),
+        ];
+        for &(family, model, row, raws) in cases {
+            let p = presets(&amd(family, model), &has_cpu);
+            assert_eq!(p.row, row, "{family:#x}/{model:#x}");
+            assert_eq!(stall_raws(&p), raws, "{family:#x}/{model:#x}");
+            assert_eq!(p.cycles, "cpu/event=0x76,umask=0x0,name=ls_not_halted_cyc/");
+            assert_eq!(
+                p.instructions,
+                "cpu/event=0xc0,umask=0x0,name=ex_ret_instr/"
+            );
+            check_presets(&p, Arch::X86_64);
+        }
+        let p = presets(&amd(0x17, 0x31), &has_cpu);
+        assert!(p.notes[0].contains("no reliable stall-cycles event"));
+        let p = presets(&parse_cpuinfo(ZEN4).unwrap(), &has_cpu);
+        assert_eq!(
+            p.candidates[0].stalls,
+            "cpu/event=0xd6,umask=0x1b,name=ex_no_retire.all/"
+        );
+        assert_eq!(p.candidates[0].reason, "AMD Zen4: ex_no_retire.all");
+        assert!(p.notes.is_empty());
+        let p = presets(&amd(0x17, 0x01), &has_cpu);
+        assert_eq!(
+            p.candidates[0].stalls,
+            "cpu/event=0x87,umask=0x1,name=ic_fetch_stall.ic_stall_back_pressure/"
+        );
+        assert_eq!(p.candidates[1].stalls, "stalled-cycles-backend");
+    }
+
+    #[test]
+    fn arm_rows_by_part() {
+        let n1 = parse_cpuinfo(NEOVERSE_N1).unwrap();
+        let p = presets(&n1, &pmus(&[("armv8_pmuv3_0", "8"), ("software", "1")]));
+        assert_eq!(p.row, Some("ARM64"));
+        assert_eq!(p.pmu.as_deref(), Some("armv8_pmuv3_0"));
+        assert_eq!(stall_raws(&p), [0x24, GENERIC]);
+        assert_eq!(
+            p.candidates[0].stalls,
+            "armv8_pmuv3_0/event=0x24,name=stall_backend/"
+        );
+        assert_eq!(p.candidates[0].reason, "ARM64: STALL_BACKEND");
+        assert_eq!(p.cycles, "armv8_pmuv3_0/event=0x11,name=cpu_cycles/");
+        assert_eq!(p.instructions, "armv8_pmuv3_0/event=0x8,name=inst_retired/");
+        check_presets(&p, Arch::Aarch64);
+        let arm_pmu = pmus(&[("armv8_pmuv3_0", "8")]);
+        for part in [0xd40, 0xd49, 0xd4f] {
+            let p = presets(&arm_cpu(part), &arm_pmu);
+            assert_eq!(p.row, Some("ARM64 Neoverse V1/N2/V2"));
+            assert_eq!(stall_raws(&p), [0x3c, 0x24, GENERIC]);
+            assert_eq!(p.candidates[0].reason, "ARM64 Neoverse V1/N2/V2: STALL");
+            check_presets(&p, Arch::Aarch64);
+        }
+        // Cortex-A72, and a big.LITTLE whose cores do not all have STALL.
+        let p = presets(&arm_cpu(0xd08), &arm_pmu);
+        assert_eq!(stall_raws(&p), [0x24, GENERIC]);
+        let big_little = parse_cpuinfo(BIG_LITTLE).unwrap();
+        let p = presets(
+            &big_little,
+            &pmus(&[("armv8_cortex_a55", "8"), ("armv8_cortex_a76", "9")]),
+        );
+        assert_eq!(p.row, Some("ARM64"));
+        assert_eq!(p.pmu.as_deref(), Some("armv8_cortex_a55"));
+        assert!(
+            p.notes[0].contains("armv8_cortex_a76 not used"),
+            "{:?}",
+            p.notes
+        );
+        // No ARM PMU in sysfs.
+        let p = presets(&n1, &Pmus::default());
+        assert_eq!(p.pmu.as_deref(), Some("armv8_pmuv3_0"));
+        assert!(p.notes[0].contains("no 'armv8_*' PMU"));
+        // Apple.
+        let mut m1 = cpu(
+            Vendor::Arm {
+                implementer: 0x61,
+                part: 0x23,
+            },
+            8,
+            0x23,
+        );
+        m1.arm_parts = vec![(0x61, 0x22), (0x61, 0x23)];
+        let p = presets(&m1, &pmus(&[("apple_firestorm_pmu", "9")]));
+        assert_eq!(p.row, Some("Apple M-series"));
+        assert!(p.candidates.is_empty());
+        assert_eq!(
+            (p.cycles.as_str(), p.instructions.as_str()),
+            ("cycles", "instructions")
+        );
+        assert!(p.notes[0].contains("Apple"));
+    }
+
+    #[test]
+    fn other_vendors_try_the_generic_event() {
+        let c = cpu(Vendor::Other("sifive,u74-mc".into()), 0, 0);
+        let p = presets(&c, &Pmus::default());
+        assert_eq!(p.pmu, None);
+        assert_eq!(p.candidates.len(), 1);
+        assert_eq!(p.candidates[0].stalls, "stalled-cycles-backend");
+        assert_eq!(p.candidates[0].cycles, "cycles");
+        assert_eq!(p.instructions, "instructions");
+        check_presets(&p, Arch::Other);
+    }
+
+    #[test]
+    fn this_machine() {
+        let Ok(c) = crate::cpu::detect() else {
+            return;
+        };
+        let here = crate::cpu::discover_pmus(std::path::Path::new("/sys")).unwrap_or_default();
+        let p = presets(&c, &here);
+        for c in &p.candidates {
+            parse_event(&c.stalls).unwrap();
+            parse_event(&c.cycles).unwrap();
+        }
+        parse_event(&p.instructions).unwrap();
+        // A machine without a core PMU says so.
+        if here.core_pmu().is_none() && p.pmu.is_some() {
+            assert!(p.notes.iter().any(|n| n.contains("PMU")), "{:?}", p.notes);
+        }
+    }
+}

@@ -1,0 +1,1337 @@
+//! Event specs as typed after `perf record -e`, `cpiflame record -e`, `--stalls` and
+//! `--cycles`: a comma-separated list of
+//!
+//! - generic names: `cycles`, `instructions`, `cpu-clock`, `page-faults` (alias `faults`), ...
+//!   with perf's aliases;
+//! - raw x86/ARM encodings `rNNNN` (hex, `r1a2`, `r40004a3`; also `r0x1a2`), attr.type 4;
+//! - PMU terms `pmu/term=value,term,.../` (`cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/`),
+//!   a term without a value meaning 1 (`edge`), values decimal or `0x` hex. Terms are
+//!   `config`, `config1`, `config2`, `name`, `period`, `freq` and whatever the PMU's `format/`
+//!   describes (`event`, `umask`, `cmask`, `edge`, `inv`, `any`, ...);
+//!
+//! each optionally followed by modifiers, `:u`, `:k`, `:h`, `:p`/`:pp`/`:ppp` and
+//! combinations (`cycles:uk`, `cpu/event=0x3c/u` or `cpu/event=0x3c/:u`).
+//!
+//! Parsing is pure: PMU formats come from the caller (read with [`pmu_format`]) or the
+//! built-in layouts of [`PmuFormat::default_for`]. [`EventKind::resolve`] turns a parsed spec
+//! into attr `type`/`config` words given the PMU's type number ([`pmu_type`]).
+//!
+//! Perf's groups (`{a,b}`), tracepoints, hardware-cache and breakpoint events are not
+//! accepted: the recorder opens the stall/cycles pair as a group itself.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::format::{ConfigWord, FormatError, PmuFormat};
+use crate::names::{TYPE_HARDWARE, TYPE_RAW, TYPE_SOFTWARE};
+
+/// What an event is, before the PMU's type number is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// PERF_TYPE_HARDWARE with this config (`enum perf_hw_id`).
+    Hardware(u64),
+    /// PERF_TYPE_SOFTWARE with this config (`enum perf_sw_ids`).
+    Software(u64),
+    /// PERF_TYPE_RAW (`rNNNN`).
+    Raw(u64),
+    /// `pmu/terms/`: the type is the PMU's sysfs `type`.
+    Pmu {
+        pmu: String,
+        config: u64,
+        config1: u64,
+        config2: u64,
+    },
+}
+
+/// One parsed event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    pub kind: EventKind,
+    /// What perf displays: the `name=` term, else the text as typed (modifiers included).
+    pub name: String,
+    /// `period=` term.
+    pub period: Option<u64>,
+    /// `freq=` term.
+    pub freq: Option<u64>,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
+    /// Set with `u` or `k` (perf excludes the hypervisor unless `h` is given too).
+    pub exclude_hv: bool,
+    /// 0..=3, from `p`, `pp`, `ppp`.
+    pub precise: u8,
+}
+
+/// The attr words of a resolved event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttrConfig {
+    pub type_: u32,
+    pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
+}
+
+/// PMU formats by PMU name, for [`parse_events_with`].
+pub type Formats = BTreeMap<String, PmuFormat>;
+
+/// Where sysfs is normally mounted.
+pub const SYSFS_ROOT: &str = "/sys";
+
+/// Generic events by perf name, aliases included: (name, attr type, config).
+const GENERIC: &[(&str, u32, u64)] = &[
+    ("cycles", TYPE_HARDWARE, 0),
+    ("cpu-cycles", TYPE_HARDWARE, 0),
+    ("instructions", TYPE_HARDWARE, 1),
+    ("cache-references", TYPE_HARDWARE, 2),
+    ("cache-misses", TYPE_HARDWARE, 3),
+    ("branches", TYPE_HARDWARE, 4),
+    ("branch-instructions", TYPE_HARDWARE, 4),
+    ("branch-misses", TYPE_HARDWARE, 5),
+    ("bus-cycles", TYPE_HARDWARE, 6),
+    ("stalled-cycles-frontend", TYPE_HARDWARE, 7),
+    ("idle-cycles-frontend", TYPE_HARDWARE, 7),
+    ("stalled-cycles-backend", TYPE_HARDWARE, 8),
+    ("idle-cycles-backend", TYPE_HARDWARE, 8),
+    ("ref-cycles", TYPE_HARDWARE, 9),
+    ("cpu-clock", TYPE_SOFTWARE, 0),
+    ("task-clock", TYPE_SOFTWARE, 1),
+    ("page-faults", TYPE_SOFTWARE, 2),
+    ("faults", TYPE_SOFTWARE, 2),
+    ("context-switches", TYPE_SOFTWARE, 3),
+    ("cs", TYPE_SOFTWARE, 3),
+    ("cpu-migrations", TYPE_SOFTWARE, 4),
+    ("migrations", TYPE_SOFTWARE, 4),
+    ("minor-faults", TYPE_SOFTWARE, 5),
+    ("major-faults", TYPE_SOFTWARE, 6),
+    ("alignment-faults", TYPE_SOFTWARE, 7),
+    ("emulation-faults", TYPE_SOFTWARE, 8),
+    ("dummy", TYPE_SOFTWARE, 9),
+    ("bpf-output", TYPE_SOFTWARE, 10),
+    ("cgroup-switches", TYPE_SOFTWARE, 11),
+];
+
+/// Terms every PMU spec takes besides its format's.
+const BUILTIN_TERMS: [&str; 6] = ["config", "config1", "config2", "name", "period", "freq"];
+
+/// The generic event perf knows by `name` (aliases included).
+pub fn generic_event(name: &str) -> Option<EventKind> {
+    GENERIC
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, type_, config)| match type_ {
+            TYPE_HARDWARE => EventKind::Hardware(config),
+            _ => EventKind::Software(config),
+        })
+}
+
+/// Every generic name this parser accepts, aliases included.
+pub fn generic_names() -> impl Iterator<Item = &'static str> {
+    GENERIC.iter().map(|(n, _, _)| *n)
+}
+
+/// A spec that does not parse. Every variant names the whole spec text and the part at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    /// Nothing between two commas, or no text at all.
+    Empty {
+        spec: String,
+    },
+    /// Not a generic name, raw encoding or PMU spec.
+    UnknownEvent {
+        spec: String,
+        name: String,
+        suggestions: Vec<String>,
+    },
+    /// `pmu/...` without its closing `/`.
+    Unterminated {
+        spec: String,
+        part: String,
+    },
+    BadPmuName {
+        spec: String,
+        part: String,
+    },
+    UnknownTerm {
+        spec: String,
+        pmu: String,
+        term: String,
+        /// Nearest known terms, or every known term when none is near.
+        suggestions: Vec<String>,
+        all_terms: Vec<String>,
+    },
+    BadNumber {
+        spec: String,
+        term: String,
+        value: String,
+    },
+    ValueTooBig {
+        spec: String,
+        term: String,
+        value: u64,
+        bits: u32,
+    },
+    MissingValue {
+        spec: String,
+        term: String,
+    },
+    BadTerm {
+        spec: String,
+        term: String,
+        reason: &'static str,
+    },
+    DuplicateTerm {
+        spec: String,
+        term: String,
+    },
+    UnknownModifier {
+        spec: String,
+        part: String,
+        modifier: char,
+    },
+    BadModifiers {
+        spec: String,
+        part: String,
+        reason: &'static str,
+    },
+    Unsupported {
+        spec: String,
+        part: String,
+        what: &'static str,
+    },
+    /// [`parse_event`] given a list.
+    NotOneEvent {
+        spec: String,
+        count: usize,
+    },
+}
+
+impl SpecError {
+    /// The whole spec text as given.
+    pub fn spec(&self) -> &str {
+        match self {
+            SpecError::Empty { spec }
+            | SpecError::UnknownEvent { spec, .. }
+            | SpecError::Unterminated { spec, .. }
+            | SpecError::BadPmuName { spec, .. }
+            | SpecError::UnknownTerm { spec, .. }
+            | SpecError::BadNumber { spec, .. }
+            | SpecError::ValueTooBig { spec, .. }
+            | SpecError::MissingValue { spec, .. }
+            | SpecError::BadTerm { spec, .. }
+            | SpecError::DuplicateTerm { spec, .. }
+            | SpecError::UnknownModifier { spec, .. }
+            | SpecError::BadModifiers { spec, .. }
+            | SpecError::Unsupported { spec, .. }
+            | SpecError::NotOneEvent { spec, .. } => spec,
+        }
+    }
+}
+
+/// ` in 'SPEC'` unless the spec is just the offending part.
+struct In<'a>(&'a str, &'a str);
+
+impl fmt::Display for In<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.trim() == self.1 {
+            Ok(())
+        } else {
+            write!(f, " in '{}'", self.0)
+        }
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::Empty { spec } if spec.trim().is_empty() => write!(f, "empty event spec"),
+            SpecError::Empty { spec } => write!(f, "empty event in '{spec}'"),
+            SpecError::UnknownEvent {
+                spec,
+                name,
+                suggestions,
+            } => {
+                write!(f, "unknown event '{name}'{}", In(spec, name))?;
+                if !suggestions.is_empty() {
+                    write!(f, " (did you mean {}?)", or_list(suggestions))?;
+                }
+                Ok(())
+            }
+            SpecError::Unterminated { spec, part } => write!(
+                f,
+                "unterminated PMU term list '{part}' (missing closing '/'){}",
+                In(spec, part)
+            ),
+            SpecError::BadPmuName { spec, part } => {
+                write!(f, "bad PMU name in '{part}'{}", In(spec, part))
+            }
+            SpecError::UnknownTerm {
+                spec,
+                pmu,
+                term,
+                suggestions,
+                all_terms,
+            } => {
+                write!(f, "unknown term '{term}' for PMU '{pmu}' in '{spec}'")?;
+                if suggestions.is_empty() {
+                    write!(f, " (known terms: {})", all_terms.join(", "))
+                } else {
+                    write!(f, " (did you mean {}?)", or_list(suggestions))
+                }
+            }
+            SpecError::BadNumber { spec, term, value } => {
+                write!(f, "bad number '{value}' for '{term}' in '{spec}'")
+            }
+            SpecError::ValueTooBig {
+                spec,
+                term,
+                value,
+                bits,
+            } => write!(
+                f,
+                "value {value:#x} for '{term}' does not fit in its {bits} bits in '{spec}'"
+            ),
+            SpecError::MissingValue { spec, term } => {
+                write!(f, "term '{term}' needs a value ({term}=...) in '{spec}'")
+            }
+            SpecError::BadTerm { spec, term, reason } => {
+                write!(f, "bad term '{term}' in '{spec}': {reason}")
+            }
+            SpecError::DuplicateTerm { spec, term } => {
+                write!(f, "term '{term}' given twice in '{spec}'")
+            }
+            SpecError::UnknownModifier {
+                spec,
+                part,
+                modifier,
+            } => write!(
+                f,
+                "unknown modifier '{modifier}' in '{part}'{} (supported: u, k, h, p, pp, ppp)",
+                In(spec, part)
+            ),
+            SpecError::BadModifiers { spec, part, reason } => {
+                write!(f, "bad modifiers in '{part}'{}: {reason}", In(spec, part))
+            }
+            SpecError::Unsupported { spec, part, what } => {
+                write!(f, "'{part}'{}: {what} not supported", In(spec, part))
+            }
+            SpecError::NotOneEvent { spec, count } => {
+                write!(f, "expected one event, got {count} in '{spec}'")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Parses a comma-separated event list with the built-in PMU formats.
+pub fn parse_events(text: &str) -> Result<Vec<EventSpec>, SpecError> {
+    parse_events_with(text, &Formats::new())
+}
+
+/// Parses a comma-separated event list; PMUs missing from `formats` use
+/// [`PmuFormat::default_for`].
+pub fn parse_events_with(text: &str, formats: &Formats) -> Result<Vec<EventSpec>, SpecError> {
+    split_list(text)?
+        .into_iter()
+        .map(|item| parse_item(text, item, formats))
+        .collect()
+}
+
+/// Parses exactly one event (`--stalls SPEC`, `--cycles SPEC`) with the built-in formats.
+pub fn parse_event(text: &str) -> Result<EventSpec, SpecError> {
+    parse_event_with(text, &Formats::new())
+}
+
+/// Parses exactly one event.
+pub fn parse_event_with(text: &str, formats: &Formats) -> Result<EventSpec, SpecError> {
+    let mut events = parse_events_with(text, formats)?;
+    if events.len() != 1 {
+        return Err(SpecError::NotOneEvent {
+            spec: text.to_string(),
+            count: events.len(),
+        });
+    }
+    Ok(events.remove(0))
+}
+
+/// Splits at commas outside `pmu/.../` term lists.
+fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
+    let mut items = Vec::new();
+    let mut start = 0;
+    let mut in_terms = false;
+    for (i, c) in spec.char_indices() {
+        match c {
+            '/' => in_terms = !in_terms,
+            ',' if !in_terms => {
+                items.push(&spec[start..i]);
+                start = i + 1;
+            }
+            '{' | '}' if !in_terms => {
+                return Err(SpecError::Unsupported {
+                    spec: spec.to_string(),
+                    part: c.to_string(),
+                    what: "event groups ({...}; the recorder groups the stall and cycles events itself) are",
+                })
+            }
+            _ => {}
+        }
+    }
+    if in_terms {
+        return Err(SpecError::Unterminated {
+            spec: spec.to_string(),
+            part: spec[start..].trim().to_string(),
+        });
+    }
+    items.push(&spec[start..]);
+    Ok(items)
+}
+
+fn parse_item(spec: &str, item: &str, formats: &Formats) -> Result<EventSpec, SpecError> {
+    let part = item.trim();
+    if part.is_empty() {
+        return Err(SpecError::Empty {
+            spec: spec.to_string(),
+        });
+    }
+    match part.find('/') {
+        Some(slash) => parse_pmu_item(spec, part, slash, formats),
+        None => parse_named_item(spec, part),
+    }
+}
+
+fn parse_named_item(spec: &str, part: &str) -> Result<EventSpec, SpecError> {
+    let (base, mods) = match part.split_once(':') {
+        Some((base, mods)) => (base, Some(mods)),
+        None => (part, None),
+    };
+    let kind = match parse_raw(spec, base)? {
+        Some(config) => EventKind::Raw(config),
+        None => match generic_event(base) {
+            Some(kind) => kind,
+            None => {
+                if let Some(m) = mods {
+                    if !m.is_empty() && !m.chars().all(|c| "ukhp".contains(c)) {
+                        return Err(SpecError::Unsupported {
+                            spec: spec.to_string(),
+                            part: part.to_string(),
+                            what: "tracepoints (or unknown events with bad modifiers) are",
+                        });
+                    }
+                }
+                return Err(SpecError::UnknownEvent {
+                    spec: spec.to_string(),
+                    name: base.to_string(),
+                    suggestions: nearest(base, generic_names()),
+                });
+            }
+        },
+    };
+    let mods = match mods {
+        Some(m) => parse_modifiers(spec, part, m, true)?,
+        None => Modifiers::default(),
+    };
+    Ok(mods.apply(EventSpec {
+        kind,
+        name: part.to_string(),
+        period: None,
+        freq: None,
+        exclude_user: false,
+        exclude_kernel: false,
+        exclude_hv: false,
+        precise: 0,
+    }))
+}
+
+/// `rNNNN` / `r0xNNNN` (1 to 16 hex digits): `Ok(Some(config))`; anything else `Ok(None)`.
+fn parse_raw(spec: &str, base: &str) -> Result<Option<u64>, SpecError> {
+    let Some(rest) = base.strip_prefix('r') else {
+        return Ok(None);
+    };
+    let digits = rest
+        .strip_prefix("0x")
+        .or_else(|| rest.strip_prefix("0X"))
+        .unwrap_or(rest);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    u64::from_str_radix(digits, 16)
+        .map(Some)
+        .map_err(|_| SpecError::BadNumber {
+            spec: spec.to_string(),
+            term: "raw event".to_string(),
+            value: base.to_string(),
+        })
+}
+
+fn parse_pmu_item(
+    spec: &str,
+    part: &str,
+    slash: usize,
+    formats: &Formats,
+) -> Result<EventSpec, SpecError> {
+    let pmu = &part[..slash];
+    if !valid_pmu_name(pmu) {
+        return Err(SpecError::BadPmuName {
+            spec: spec.to_string(),
+            part: part.to_string(),
+        });
+    }
+    let rest = &part[slash + 1..];
+    let Some(close) = rest.find('/') else {
+        return Err(SpecError::Unterminated {
+            spec: spec.to_string(),
+            part: part.to_string(),
+        });
+    };
+    let terms = &rest[..close];
+    let after = &rest[close + 1..];
+    let mods = match after.strip_prefix(':') {
+        Some(m) => parse_modifiers(spec, part, m, true)?,
+        None => parse_modifiers(spec, part, after, false)?,
+    };
+    let default_format;
+    let format = match formats.get(pmu) {
+        Some(f) => f,
+        None => {
+            default_format = PmuFormat::default_for(pmu);
+            &default_format
+        }
+    };
+    let t = parse_terms(spec, pmu, terms, format)?;
+    Ok(mods.apply(EventSpec {
+        kind: EventKind::Pmu {
+            pmu: pmu.to_string(),
+            config: t.words[0],
+            config1: t.words[1],
+            config2: t.words[2],
+        },
+        name: t.name.unwrap_or_else(|| part.to_string()),
+        period: t.period,
+        freq: t.freq,
+        exclude_user: false,
+        exclude_kernel: false,
+        exclude_hv: false,
+        precise: 0,
+    }))
+}
+
+/// PMU directory names: letters, digits, `_`, `-`, `.`.
+fn valid_pmu_name(pmu: &str) -> bool {
+    !pmu.is_empty()
+        && pmu != "."
+        && pmu != ".."
+        && pmu
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+struct Terms {
+    words: [u64; 3],
+    name: Option<String>,
+    period: Option<u64>,
+    freq: Option<u64>,
+}
+
+fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<Terms, SpecError> {
+    let err_spec = || spec.to_string();
+    let mut t = Terms {
+        words: [0; 3],
+        name: None,
+        period: None,
+        freq: None,
+    };
+    // Format fields are laid over the config terms afterwards, whatever the order typed.
+    let mut fields = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    if text.trim().is_empty() {
+        return Ok(t);
+    }
+    for term in text.split(',') {
+        let term = term.trim();
+        if term.is_empty() {
+            return Err(SpecError::BadTerm {
+                spec: err_spec(),
+                term: String::new(),
+                reason: "empty term (two commas, or a comma before '/')",
+            });
+        }
+        let (key, value) = match term.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (term, None),
+        };
+        if seen.contains(&key) {
+            return Err(SpecError::DuplicateTerm {
+                spec: err_spec(),
+                term: key.to_string(),
+            });
+        }
+        seen.push(key);
+        let number = |value: Option<&str>| -> Result<u64, SpecError> {
+            match value {
+                None => Ok(1),
+                Some(v) => parse_number(v).ok_or_else(|| SpecError::BadNumber {
+                    spec: err_spec(),
+                    term: key.to_string(),
+                    value: v.to_string(),
+                }),
+            }
+        };
+        let required = |value: Option<&str>| -> Result<u64, SpecError> {
+            match value {
+                None | Some("") => Err(SpecError::MissingValue {
+                    spec: err_spec(),
+                    term: key.to_string(),
+                }),
+                Some(_) => number(value),
+            }
+        };
+        match key {
+            "name" => {
+                let v = value.map(unquote).unwrap_or("");
+                if v.is_empty() {
+                    return Err(SpecError::MissingValue {
+                        spec: err_spec(),
+                        term: key.to_string(),
+                    });
+                }
+                t.name = Some(v.to_string());
+            }
+            "period" | "freq" => {
+                let v = required(value)?;
+                if v == 0 {
+                    return Err(SpecError::BadTerm {
+                        spec: err_spec(),
+                        term: term.to_string(),
+                        reason: "must be at least 1",
+                    });
+                }
+                if key == "period" {
+                    t.period = Some(v);
+                } else {
+                    t.freq = Some(v);
+                }
+            }
+            "config" => t.words[0] = number(value)?,
+            "config1" => t.words[1] = number(value)?,
+            "config2" => t.words[2] = number(value)?,
+            _ => {
+                let Some(field) = format.get(key) else {
+                    let candidates: Vec<String> = BUILTIN_TERMS
+                        .iter()
+                        .copied()
+                        .chain(format.terms())
+                        .map(str::to_string)
+                        .collect();
+                    return Err(SpecError::UnknownTerm {
+                        spec: err_spec(),
+                        pmu: pmu.to_string(),
+                        term: key.to_string(),
+                        suggestions: nearest(key, candidates.iter().map(String::as_str)),
+                        all_terms: candidates,
+                    });
+                };
+                let v = number(value)?;
+                let bits = field.encode(v).ok_or_else(|| SpecError::ValueTooBig {
+                    spec: err_spec(),
+                    term: key.to_string(),
+                    value: v,
+                    bits: field.width(),
+                })?;
+                let word = match field.word {
+                    ConfigWord::Config => 0,
+                    ConfigWord::Config1 => 1,
+                    ConfigWord::Config2 => 2,
+                    ConfigWord::Config3 => {
+                        return Err(SpecError::Unsupported {
+                            spec: err_spec(),
+                            part: term.to_string(),
+                            what: "terms in config3 are",
+                        })
+                    }
+                };
+                fields.push((word, field.mask, bits));
+            }
+        }
+    }
+    if t.period.is_some() && t.freq.is_some() {
+        return Err(SpecError::BadTerm {
+            spec: err_spec(),
+            term: "freq".to_string(),
+            reason: "period and freq exclude each other",
+        });
+    }
+    for (word, mask, bits) in fields {
+        t.words[word] = (t.words[word] & !mask) | bits;
+    }
+    Ok(t)
+}
+
+/// Decimal or `0x` hex.
+fn parse_number(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() => u64::from_str_radix(hex, 16).ok(),
+        Some(_) => None,
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    }
+}
+
+/// perf accepts `name='X'`; the quotes are not part of the name.
+fn unquote(v: &str) -> &str {
+    for q in ['\'', '"'] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    v
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Modifiers {
+    exclude_user: bool,
+    exclude_kernel: bool,
+    exclude_hv: bool,
+    precise: u8,
+}
+
+impl Modifiers {
+    fn apply(self, mut spec: EventSpec) -> EventSpec {
+        spec.exclude_user = self.exclude_user;
+        spec.exclude_kernel = self.exclude_kernel;
+        spec.exclude_hv = self.exclude_hv;
+        spec.precise = self.precise;
+        spec
+    }
+}
+
+/// `u`, `k`, `h` select what is counted (the others excluded); each `p` raises the precise
+/// level. `after_colon`: the text followed a `:`, so it may not be empty.
+fn parse_modifiers(
+    spec: &str,
+    part: &str,
+    text: &str,
+    after_colon: bool,
+) -> Result<Modifiers, SpecError> {
+    if text.is_empty() {
+        if after_colon {
+            return Err(SpecError::BadModifiers {
+                spec: spec.to_string(),
+                part: part.to_string(),
+                reason: "nothing after ':'",
+            });
+        }
+        return Ok(Modifiers::default());
+    }
+    let (mut u, mut k, mut h, mut p) = (false, false, false, 0u32);
+    for c in text.chars() {
+        match c {
+            'u' => u = true,
+            'k' => k = true,
+            'h' => h = true,
+            'p' => p += 1,
+            _ => {
+                return Err(SpecError::UnknownModifier {
+                    spec: spec.to_string(),
+                    part: part.to_string(),
+                    modifier: c,
+                })
+            }
+        }
+    }
+    if p > 3 {
+        return Err(SpecError::BadModifiers {
+            spec: spec.to_string(),
+            part: part.to_string(),
+            reason: "precise level above 3 (p, pp or ppp)",
+        });
+    }
+    let any = u || k || h;
+    Ok(Modifiers {
+        exclude_user: any && !u,
+        exclude_kernel: any && !k,
+        exclude_hv: any && !h,
+        precise: p as u8,
+    })
+}
+
+/// Levenshtein distance over chars, ignoring ASCII case.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let substitution = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(substitution);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// Up to three candidates near `name`: within a third of its length in edits (at least 1),
+/// or starting with it (4 characters or more), nearest first.
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let limit = (name.chars().count() / 3).max(1);
+    let lower = name.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let d = edit_distance(name, c);
+            let prefix = lower.len() >= 4 && c.to_ascii_lowercase().starts_with(&lower);
+            (d <= limit || prefix).then_some((d, c))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+impl EventKind {
+    /// The PMU a `pmu/.../` spec names.
+    pub fn pmu(&self) -> Option<&str> {
+        match self {
+            EventKind::Pmu { pmu, .. } => Some(pmu),
+            _ => None,
+        }
+    }
+
+    /// attr `type` and config words. `pmu_type` (the PMU's sysfs `type`, see [`pmu_type`]) is
+    /// used for `Pmu` kinds only: `cpu` has PERF_TYPE_RAW (4) on non-hybrid x86, `cpu_core`
+    /// and `cpu_atom` and `armv8_*` PMUs have their own numbers.
+    pub fn resolve(&self, pmu_type: u32) -> AttrConfig {
+        let simple = |type_, config| AttrConfig {
+            type_,
+            config,
+            config1: 0,
+            config2: 0,
+        };
+        match self {
+            EventKind::Hardware(c) => simple(TYPE_HARDWARE, *c),
+            EventKind::Software(c) => simple(TYPE_SOFTWARE, *c),
+            EventKind::Raw(c) => simple(TYPE_RAW, *c),
+            EventKind::Pmu {
+                config,
+                config1,
+                config2,
+                ..
+            } => AttrConfig {
+                type_: pmu_type,
+                config: *config,
+                config1: *config1,
+                config2: *config2,
+            },
+        }
+    }
+
+    /// [`EventKind::resolve`] reading the PMU's type under `sysfs_root` (normally `/sys`) when
+    /// the spec names one.
+    pub fn resolve_in(&self, sysfs_root: &Path) -> io::Result<AttrConfig> {
+        match self.pmu() {
+            Some(pmu) => Ok(self.resolve(pmu_type(sysfs_root, pmu)?)),
+            None => Ok(self.resolve(0)),
+        }
+    }
+}
+
+/// `<sysfs_root>/bus/event_source/devices`.
+pub fn devices_dir(sysfs_root: &Path) -> PathBuf {
+    sysfs_root.join("bus").join("event_source").join("devices")
+}
+
+/// `<sysfs_root>/bus/event_source/devices/<pmu>`, refusing names that are not plain
+/// directory names.
+pub(crate) fn pmu_dir(sysfs_root: &Path, pmu: &str) -> io::Result<PathBuf> {
+    if !valid_pmu_name(pmu) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad PMU name '{pmu}'"),
+        ));
+    }
+    Ok(devices_dir(sysfs_root).join(pmu))
+}
+
+/// The number in a sysfs `type` file (`"4\n"`).
+pub fn parse_pmu_type(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+/// The attr.type of `pmu`: `<sysfs_root>/bus/event_source/devices/<pmu>/type`.
+pub fn pmu_type(sysfs_root: &Path, pmu: &str) -> io::Result<u32> {
+    let path = pmu_dir(sysfs_root, pmu)?.join("type");
+    let text = std::fs::read_to_string(&path)?;
+    parse_pmu_type(&text).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: not a PMU type number: {:?}",
+                path.display(),
+                text.trim()
+            ),
+        )
+    })
+}
+
+/// The term layout of `pmu`: every file of `<sysfs_root>/bus/event_source/devices/<pmu>/format/`.
+pub fn pmu_format(sysfs_root: &Path, pmu: &str) -> io::Result<PmuFormat> {
+    let dir = pmu_dir(sysfs_root, pmu)?.join("format");
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let Ok(term) = entry.file_name().into_string() else {
+            continue;
+        };
+        entries.push((term, std::fs::read_to_string(entry.path())?));
+    }
+    PmuFormat::parse(entries.iter().map(|(t, x)| (t.as_str(), x.as_str()))).map_err(
+        |e: FormatError| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", dir.display()),
+            )
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> EventSpec {
+        parse_event(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn pmu_config(spec: &EventSpec) -> u64 {
+        match &spec.kind {
+            EventKind::Pmu { config, .. } => *config,
+            other => panic!("not a PMU spec: {other:?}"),
+        }
+    }
+
+    fn err(text: &str) -> SpecError {
+        match parse_events(text) {
+            Ok(v) => panic!("{text} parsed: {v:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn seed_recipes() {
+        let s = one("cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/");
+        assert_eq!(
+            s.kind,
+            EventKind::Pmu {
+                pmu: "cpu".into(),
+                config: 0x1a2,
+                config1: 0,
+                config2: 0
+            }
+        );
+        assert_eq!(s.name, "resource_stalls_any");
+        assert_eq!((s.period, s.freq, s.precise), (Some(2_000_003), None, 0));
+        assert!(!s.exclude_user && !s.exclude_kernel && !s.exclude_hv);
+        let c = one("cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted_thread_p,period=2000003/");
+        assert_eq!(pmu_config(&c), 0x3c);
+        assert_eq!(c.name, "cpu_clk_unhalted_thread_p");
+        let s = one("cpu/event=0xa2,umask=0x1,cmask=0,name=resource_stalls_any,period=2000003/");
+        assert_eq!(pmu_config(&s), 0x1a2);
+        // Both together, as `perf record -e` took them.
+        let both = parse_events(
+            "cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/,\
+             cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted_thread_p,period=2000003/",
+        )
+        .unwrap();
+        assert_eq!(both.len(), 2);
+        assert_eq!(both[0].name, "resource_stalls_any");
+        assert_eq!(pmu_config(&both[1]), 0x3c);
+        // PERF_TYPE_RAW is what `cpu` has on non-hybrid x86.
+        assert_eq!(
+            both[0].kind.resolve(4),
+            AttrConfig {
+                type_: 4,
+                config: 0x1a2,
+                config1: 0,
+                config2: 0
+            }
+        );
+    }
+
+    #[test]
+    fn term_encodings() {
+        // CYCLE_ACTIVITY.STALLS_TOTAL: cmask 4.
+        assert_eq!(
+            pmu_config(&one("cpu/event=0xa3,umask=0x04,cmask=4/")),
+            0x0400_04a3
+        );
+        // UOPS_RETIRED.STALL_CYCLES: cmask 1, inv without a value.
+        assert_eq!(
+            pmu_config(&one("cpu/event=0xc2,umask=0x2,cmask=1,inv/")),
+            0x0180_02c2
+        );
+        assert_eq!(pmu_config(&one("cpu/event=0xc2,edge,inv=1/")), 0x84_00c2);
+        assert_eq!(pmu_config(&one("cpu_core/event=0x3c,any/")), 0x20_003c);
+        // AMD event bits 8-11 in config 32-35 (built-in x86 layout and AMD's own).
+        assert_eq!(
+            pmu_config(&one("cpu/event=0x1d6,umask=0x1b/")),
+            0x1_0000_1bd6
+        );
+        let mut formats = Formats::new();
+        formats.insert("cpu".into(), PmuFormat::amd());
+        let s =
+            parse_event_with("cpu/event=0xd6,umask=0x1b,name=ex_no_retire.all/", &formats).unwrap();
+        assert_eq!(pmu_config(&s), 0x1bd6);
+        // config terms, laid under the format fields whatever the order.
+        assert_eq!(pmu_config(&one("cpu/umask=0x1,config=0xff00a2/")), 0xff01a2);
+        let s = one("cpu/config=0x1a2,config1=7,config2=0x10/");
+        assert_eq!(
+            s.kind.resolve(4),
+            AttrConfig {
+                type_: 4,
+                config: 0x1a2,
+                config1: 7,
+                config2: 0x10
+            }
+        );
+        // ARM: event is 16 bits; long lives in config1.
+        let s = one("armv8_pmuv3_0/event=0x24,long,name=stall_backend/");
+        assert_eq!(
+            s.kind.resolve(10),
+            AttrConfig {
+                type_: 10,
+                config: 0x24,
+                config1: 1,
+                config2: 0
+            }
+        );
+        assert_eq!(s.kind.pmu(), Some("armv8_pmuv3_0"));
+        let s = one("cpu//");
+        assert_eq!((pmu_config(&s), s.name.as_str()), (0, "cpu//"));
+    }
+
+    #[test]
+    fn names_periods_and_frequencies() {
+        let s = one("cpu/event=0x3c,freq=4000/");
+        assert_eq!((s.freq, s.period), (Some(4000), None));
+        assert_eq!(s.name, "cpu/event=0x3c,freq=4000/");
+        assert_eq!(one("cpu/event=0x3c,name='CPU_CLK.X'/").name, "CPU_CLK.X");
+        assert_eq!(
+            one("cpu/event=0xa3,umask=0x4,cmask=4,name=cycle_activity.stalls_total/").name,
+            "cycle_activity.stalls_total"
+        );
+        assert_eq!(one(" cycles:u ").name, "cycles:u");
+    }
+
+    #[test]
+    fn generic_names_and_aliases() {
+        let cases = [
+            ("cycles", EventKind::Hardware(0)),
+            ("cpu-cycles", EventKind::Hardware(0)),
+            ("instructions", EventKind::Hardware(1)),
+            ("cache-references", EventKind::Hardware(2)),
+            ("cache-misses", EventKind::Hardware(3)),
+            ("branches", EventKind::Hardware(4)),
+            ("branch-instructions", EventKind::Hardware(4)),
+            ("branch-misses", EventKind::Hardware(5)),
+            ("bus-cycles", EventKind::Hardware(6)),
+            ("stalled-cycles-frontend", EventKind::Hardware(7)),
+            ("stalled-cycles-backend", EventKind::Hardware(8)),
+            ("ref-cycles", EventKind::Hardware(9)),
+            ("cpu-clock", EventKind::Software(0)),
+            ("task-clock", EventKind::Software(1)),
+            ("page-faults", EventKind::Software(2)),
+            ("faults", EventKind::Software(2)),
+            ("context-switches", EventKind::Software(3)),
+            ("cs", EventKind::Software(3)),
+            ("cpu-migrations", EventKind::Software(4)),
+            ("migrations", EventKind::Software(4)),
+            ("minor-faults", EventKind::Software(5)),
+            ("major-faults", EventKind::Software(6)),
+            ("alignment-faults", EventKind::Software(7)),
+            ("emulation-faults", EventKind::Software(8)),
+            ("dummy", EventKind::Software(9)),
+        ];
+        for (name, kind) in cases {
+            let s = one(name);
+            assert_eq!(s.kind, kind, "{name}");
+            assert_eq!(s.name, name);
+            // The canonical names agree with the file-side table.
+            let attr = s.kind.resolve(0);
+            let shown = crate::default_name(attr.type_, attr.config);
+            assert_eq!(generic_event(&shown), Some(kind), "{name} -> {shown}");
+        }
+        let list = parse_events("cycles,instructions,cpu-clock").unwrap();
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[2].kind.resolve(99).type_, 1);
+    }
+
+    #[test]
+    fn raw_configs() {
+        assert_eq!(one("r1a2").kind, EventKind::Raw(0x1a2));
+        assert_eq!(one("r40004a3").kind, EventKind::Raw(0x0400_04a3));
+        assert_eq!(one("r0x3c").kind, EventKind::Raw(0x3c));
+        assert_eq!(one("rFFFFFFFFFFFFFFFF").kind, EventKind::Raw(u64::MAX));
+        let s = one("r1a2:u");
+        assert_eq!(
+            (s.kind.clone(), s.name.as_str()),
+            (EventKind::Raw(0x1a2), "r1a2:u")
+        );
+        assert_eq!(
+            s.kind.resolve(8),
+            AttrConfig {
+                type_: 4,
+                config: 0x1a2,
+                config1: 0,
+                config2: 0
+            }
+        );
+        assert!(matches!(
+            err("r1ffffffffffffffff"),
+            SpecError::BadNumber { .. }
+        ));
+        // Not hex: a (misspelt) name.
+        assert!(matches!(err("rxyz"), SpecError::UnknownEvent { .. }));
+        assert!(matches!(err("r"), SpecError::UnknownEvent { .. }));
+    }
+
+    #[test]
+    fn modifiers() {
+        let s = one("cycles:u");
+        assert!(!s.exclude_user && s.exclude_kernel && s.exclude_hv);
+        let s = one("cycles:k");
+        assert!(s.exclude_user && !s.exclude_kernel && s.exclude_hv);
+        let s = one("cycles:uk");
+        assert!(!s.exclude_user && !s.exclude_kernel && s.exclude_hv);
+        let s = one("cycles:h");
+        assert!(s.exclude_user && s.exclude_kernel && !s.exclude_hv);
+        assert_eq!(one("cycles:p").precise, 1);
+        assert_eq!(one("cycles:pp").precise, 2);
+        let s = one("cycles:ppp");
+        assert_eq!(s.precise, 3);
+        assert!(!s.exclude_user && !s.exclude_kernel);
+        let s = one("cycles:upp");
+        assert_eq!(
+            (s.precise, s.exclude_kernel, s.exclude_user),
+            (2, true, false)
+        );
+        let s = one("cpu/event=0x3c/u");
+        assert!(s.exclude_kernel && !s.exclude_user);
+        let s = one("cpu/event=0x3c,name=c/:kp");
+        assert!(s.exclude_user && !s.exclude_kernel && s.precise == 1);
+        assert_eq!(s.name, "c");
+        assert!(matches!(err("cycles:pppp"), SpecError::BadModifiers { .. }));
+        assert!(matches!(err("cycles:"), SpecError::BadModifiers { .. }));
+        let e = err("cycles:x");
+        assert_eq!(
+            e.to_string(),
+            "unknown modifier 'x' in 'cycles:x' (supported: u, k, h, p, pp, ppp)"
+        );
+        assert!(matches!(
+            err("cpu/event=0x3c/G"),
+            SpecError::UnknownModifier { modifier: 'G', .. }
+        ));
+    }
+
+    #[test]
+    fn bad_specs() {
+        let e = err("cpu/event=0x3c,umask=0");
+        assert!(matches!(e, SpecError::Unterminated { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "unterminated PMU term list 'cpu/event=0x3c,umask=0' (missing closing '/')"
+        );
+        let e = err("cycles,cpu/event=0x3c");
+        assert_eq!(
+            e.to_string(),
+            "unterminated PMU term list 'cpu/event=0x3c' (missing closing '/') in 'cycles,cpu/event=0x3c'"
+        );
+        let e = err("cpu/event=0xzz/");
+        assert_eq!(
+            e,
+            SpecError::BadNumber {
+                spec: "cpu/event=0xzz/".into(),
+                term: "event".into(),
+                value: "0xzz".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "bad number '0xzz' for 'event' in 'cpu/event=0xzz/'"
+        );
+        assert!(matches!(err("cpu/event=12a/"), SpecError::BadNumber { .. }));
+        assert!(matches!(err("cpu/event=0x/"), SpecError::BadNumber { .. }));
+        assert!(matches!(
+            err("cpu/event=99999999999999999999/"),
+            SpecError::BadNumber { .. }
+        ));
+        let e = err("cpu/event=0x3c,umsk=1/");
+        assert!(matches!(&e, SpecError::UnknownTerm { term, .. } if term == "umsk"));
+        assert_eq!(
+            e.to_string(),
+            "unknown term 'umsk' for PMU 'cpu' in 'cpu/event=0x3c,umsk=1/' (did you mean umask?)"
+        );
+        let e = err("cpu/zzzzzzzz=1/");
+        assert!(
+            e.to_string().contains("known terms: config, config1"),
+            "{e}"
+        );
+        // The x86 built-in event field is 12 bits wide (AMD's 0-7,32-35); Intel's is 8.
+        assert_eq!(pmu_config(&one("cpu/event=0x100/")), 1 << 32);
+        assert!(matches!(
+            err("cpu_core/event=0x100/"),
+            SpecError::ValueTooBig { bits: 8, .. }
+        ));
+        let e = err("cpu/event=0x1000/");
+        assert_eq!(
+            e.to_string(),
+            "value 0x1000 for 'event' does not fit in its 12 bits in 'cpu/event=0x1000/'"
+        );
+        assert!(matches!(
+            err("cpu/cmask=256/"),
+            SpecError::ValueTooBig { .. }
+        ));
+        assert!(matches!(
+            err("cpu/event=1,event=2/"),
+            SpecError::DuplicateTerm { .. }
+        ));
+        assert!(matches!(
+            err("cpu/event=1,,umask=2/"),
+            SpecError::BadTerm { .. }
+        ));
+        assert!(matches!(err("cpu/name/"), SpecError::MissingValue { .. }));
+        assert!(matches!(err("cpu/period/"), SpecError::MissingValue { .. }));
+        assert!(matches!(err("cpu/period=0/"), SpecError::BadTerm { .. }));
+        assert!(matches!(
+            err("cpu/period=1,freq=2/"),
+            SpecError::BadTerm { .. }
+        ));
+        assert!(matches!(err("/event=1/"), SpecError::BadPmuName { .. }));
+        assert!(matches!(err("c pu/event=1/"), SpecError::BadPmuName { .. }));
+        assert!(matches!(err(""), SpecError::Empty { .. }));
+        assert_eq!(err("").to_string(), "empty event spec");
+        assert_eq!(
+            err("cycles,,instructions").to_string(),
+            "empty event in 'cycles,,instructions'"
+        );
+        assert!(matches!(err("cycles,"), SpecError::Empty { .. }));
+        assert!(matches!(
+            err("{cycles,instructions}"),
+            SpecError::Unsupported { .. }
+        ));
+        assert!(matches!(
+            err("sched:sched_switch"),
+            SpecError::Unsupported { .. }
+        ));
+        assert!(matches!(
+            parse_event("cycles,instructions"),
+            Err(SpecError::NotOneEvent { count: 2, .. })
+        ));
+        let e = err("cycles,cpu/event=0xzz/");
+        assert_eq!(e.spec(), "cycles,cpu/event=0xzz/");
+        // ARM's layout has no umask.
+        assert!(matches!(
+            err("armv8_pmuv3_0/event=0x24,umask=1/"),
+            SpecError::UnknownTerm { .. }
+        ));
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_nearest() {
+        let e = err("cpu-clok");
+        assert_eq!(
+            e.to_string(),
+            "unknown event 'cpu-clok' (did you mean cpu-clock?)"
+        );
+        assert!(
+            matches!(&e, SpecError::UnknownEvent { suggestions, .. } if suggestions == &["cpu-clock"])
+        );
+        let e = err("cycles,instrutions");
+        assert_eq!(
+            e.to_string(),
+            "unknown event 'instrutions' in 'cycles,instrutions' (did you mean instructions?)"
+        );
+        let e = err("stalled-cycles");
+        assert!(e.to_string().contains("stalled-cycles-backend"), "{e}");
+        let e = err("Cycles");
+        assert!(e.to_string().contains("did you mean cycles"), "{e}");
+        let e = err("zzzzzzzzzzzz");
+        assert_eq!(e.to_string(), "unknown event 'zzzzzzzzzzzz'");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", "ABC"), 0);
+        let near = nearest("cach-misses", generic_names());
+        assert_eq!(near.first().map(String::as_str), Some("cache-misses"));
+    }
+
+    #[test]
+    fn sysfs_readers_on_a_fixture_tree() {
+        let root =
+            std::env::temp_dir().join(format!("cpiflame-events-spec-{}", std::process::id()));
+        let cpu = root.join("bus/event_source/devices/cpu");
+        std::fs::create_dir_all(cpu.join("format")).unwrap();
+        std::fs::write(cpu.join("type"), "4\n").unwrap();
+        for (term, text) in [
+            ("event", "config:0-7,32-35\n"),
+            ("umask", "config:8-15\n"),
+            ("edge", "config:18\n"),
+            ("inv", "config:23\n"),
+            ("cmask", "config:24-31\n"),
+        ] {
+            std::fs::write(cpu.join("format").join(term), text).unwrap();
+        }
+        assert_eq!(pmu_type(&root, "cpu").unwrap(), 4);
+        let format = pmu_format(&root, "cpu").unwrap();
+        assert_eq!(format, PmuFormat::amd());
+        let mut formats = Formats::new();
+        formats.insert("cpu".into(), format);
+        let s =
+            parse_event_with("cpu/event=0x76,umask=0x0,name=ls_not_halted_cyc/", &formats).unwrap();
+        assert_eq!(s.kind.resolve_in(&root).unwrap().config, 0x76);
+        assert_eq!(s.kind.resolve_in(&root).unwrap().type_, 4);
+        assert_eq!(EventKind::Software(0).resolve_in(&root).unwrap().type_, 1);
+        // AMD's format has no `any`.
+        assert!(matches!(
+            parse_event_with("cpu/event=0x3c,any/", &formats),
+            Err(SpecError::UnknownTerm { .. })
+        ));
+        assert_eq!(
+            pmu_type(&root, "cpu_core").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            pmu_type(&root, "../x").unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+        std::fs::write(cpu.join("type"), "four\n").unwrap();
+        assert_eq!(
+            pmu_type(&root, "cpu").unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        std::fs::write(cpu.join("format/umask"), "nonsense").unwrap();
+        assert_eq!(
+            pmu_format(&root, "cpu").unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(parse_pmu_type(" 10\n"), Some(10));
+        assert_eq!(parse_pmu_type(""), None);
+    }
+}

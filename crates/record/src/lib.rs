@@ -1,0 +1,704 @@
+//! Recording: opens the sampled events for a command (or a running process) on every CPU,
+//! drains the kernel's ring buffers as they fill, and writes the records into a perf.data file
+//! as they come, so memory stays bounded and a killed recorder leaves a readable file.
+//!
+//! Events are opened per CPU with `inherit`, as `perf record` does, so every thread and child
+//! process is followed; the events of one CPU form one group (always scheduled together) and
+//! share one ring buffer. Samples' user stack copies are cut to the bytes in use before they
+//! are written.
+//!
+//! This crate must never leave the recorded command running unrecorded or unreaped.
+
+mod child;
+mod proc;
+mod ring;
+mod sys;
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cpiflame_perf_data::abi::{misc, record as rt, sample as st, x86_64_regs};
+use cpiflame_perf_data::write::{
+    attr_flags, finished_round_record, AttrSpec, BuildIdEntry, Features, PerfDataWriter, HOST_PID,
+};
+use cpiflame_perf_data::{
+    parse_sample_record, parse_side_band, trim_user_stack_to, Endian, EventAttr,
+};
+use cpiflame_unwind::Resolver;
+
+pub use child::ExitStatus;
+pub use sys::{explain_open_error, online_cpus};
+
+/// One event to sample, already encoded for perf_event_open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventConfig {
+    pub type_: u32,
+    pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
+    /// The name stored in the file (and shown by perf script and cpiflame).
+    pub name: String,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
+    /// Its own period, overriding [`RecordOptions::sampling`].
+    pub period: Option<u64>,
+}
+
+/// How often to sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every N events (`-c N`): the same fixed period for all events, so counts compare.
+    Period(u64),
+    /// N samples per second (`-F N`); the kernel adjusts the period.
+    Frequency(u64),
+}
+
+/// How call chains are recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallGraph {
+    /// User registers and a copy of the top of the user stack, unwound later from DWARF CFI.
+    Dwarf {
+        stack_size: u32,
+    },
+    /// The kernel walks frame pointers (`-g`, `--call-graph fp`).
+    FramePointer,
+    None,
+}
+
+/// What to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Run this command (argv) and record it and everything it starts.
+    Command(Vec<OsString>),
+    /// Attach to this running process and its threads.
+    Pid(i32),
+}
+
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub events: Vec<EventConfig>,
+    pub sampling: Sampling,
+    pub call_graph: CallGraph,
+    pub target: Target,
+    pub output: PathBuf,
+    /// Stop after this long (a command gets SIGINT, as with Ctrl-C).
+    pub duration: Option<Duration>,
+    /// Ring buffer size per CPU, in pages (a power of two); shrunk to what the kernel allows.
+    pub buffer_pages: usize,
+    /// Show a live "samples, lost" line on stderr when it is a terminal.
+    pub status_line: bool,
+    /// The command line stored in the file.
+    pub cmdline: Vec<String>,
+}
+
+/// Default user stack copy per sample. perf's 8192 bytes cut stacks with large frames short
+/// (the `threads bigframe` fixture needs 32 KiB); copies are trimmed to the bytes in use
+/// before they reach the file, so a larger copy costs ring-buffer room, not file size.
+pub const DEFAULT_STACK_SIZE: u32 = 32768;
+
+/// What happened, for the end-of-run report.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// How the command ended (`None` when attached to a process).
+    pub status: Option<ExitStatus>,
+    /// Samples written, per event.
+    pub samples: Vec<u64>,
+    /// Samples the kernel dropped because a ring buffer was full.
+    pub lost: u64,
+    /// THROTTLE records: the kernel lowered the rate because sampling took too long.
+    pub throttled: u64,
+    pub bytes_written: u64,
+    /// Ring buffer pages per CPU actually used.
+    pub buffer_pages: usize,
+    /// Whether kernel call chains were recorded (perf_event_paranoid may forbid them).
+    pub kernel_callchains: bool,
+    /// Lines worth telling the user (each stands alone).
+    pub warnings: Vec<String>,
+}
+
+/// Why recording failed. Each message names the event, file or command at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// perf_event_open refused an event; the message says why and what to change.
+    #[error("{0}")]
+    Open(String),
+    /// The command could not be executed (exit status 127).
+    #[error("cannot execute {program}: {source}")]
+    Exec { program: String, source: io::Error },
+    /// The output file could not be created or written.
+    #[error("{path}: {source}")]
+    Output { path: PathBuf, source: io::Error },
+    /// Mapping a ring buffer failed even at its smallest size.
+    #[error("cannot map a ring buffer: {0} (kernel.perf_event_mlock_kb and `ulimit -l` limit it)")]
+    Mmap(io::Error),
+    /// Attaching to a process failed.
+    #[error("process {pid}: {source}")]
+    Attach { pid: i32, source: io::Error },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// x86_64 registers framehop needs: IP, SP, BP.
+const X86_64_UNWIND_REGS: u64 =
+    (1 << x86_64_regs::IP) | (1 << x86_64_regs::SP) | (1 << x86_64_regs::BP);
+
+/// The attrs to open, in order; the first also asks for the side-band records (mmap, comm,
+/// fork/exit), as perf does, so they are not written once per event.
+fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool) -> Vec<AttrSpec> {
+    o.events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut sample_type =
+                st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
+            let mut flags = attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL;
+            match o.call_graph {
+                CallGraph::Dwarf { .. } => {
+                    sample_type |= st::REGS_USER | st::STACK_USER;
+                    if kernel_callchains {
+                        sample_type |= st::CALLCHAIN;
+                        flags |= attr_flags::EXCLUDE_CALLCHAIN_USER;
+                    }
+                }
+                CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
+                CallGraph::None => {}
+            }
+            if i == 0 {
+                flags |= attr_flags::DISABLED
+                    | attr_flags::MMAP
+                    | attr_flags::MMAP2
+                    | attr_flags::COMM
+                    | attr_flags::COMM_EXEC
+                    | attr_flags::TASK;
+                if enable_on_exec {
+                    flags |= attr_flags::ENABLE_ON_EXEC;
+                }
+            }
+            if e.exclude_user {
+                flags |= attr_flags::EXCLUDE_USER;
+            }
+            if e.exclude_kernel || !kernel_callchains {
+                flags |= attr_flags::EXCLUDE_KERNEL;
+            }
+            flags |= attr_flags::EXCLUDE_HV;
+            let period = match (e.period, o.sampling) {
+                (Some(p), _) => p,
+                (None, Sampling::Period(p)) => p,
+                (None, Sampling::Frequency(f)) => {
+                    flags |= attr_flags::FREQ;
+                    f
+                }
+            };
+            let (regs, stack) = match o.call_graph {
+                CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
+                _ => (0, 0),
+            };
+            AttrSpec {
+                type_: e.type_,
+                config: e.config,
+                config1: e.config1,
+                config2: e.config2,
+                sample_period_or_freq: period,
+                sample_type,
+                flags,
+                sample_regs_user: regs,
+                sample_stack_user: stack,
+                name: e.name.clone(),
+                ..AttrSpec::default()
+            }
+        })
+        .collect()
+}
+
+/// Events opened on every CPU for every thread of the target; one ring buffer per CPU.
+struct Opened {
+    /// All fds (kept open for the run).
+    fds: Vec<File>,
+    /// Per CPU: the fd whose buffer the others of that CPU write to.
+    ring_fds: Vec<usize>,
+    /// (fd, ring fd) pairs to redirect once the rings are mapped: the kernel only accepts
+    /// PERF_EVENT_IOC_SET_OUTPUT to an event that already has a buffer.
+    redirects: Vec<(usize, usize)>,
+    /// Ids per event (for the file header).
+    ids: Vec<Vec<u64>>,
+}
+
+fn open_all(
+    attrs: &[AttrSpec],
+    names: &[String],
+    threads: &[i32],
+    cpus: &[i32],
+) -> Result<Opened, RecordError> {
+    let mut opened = Opened {
+        fds: Vec::new(),
+        ring_fds: Vec::new(),
+        redirects: Vec::new(),
+        ids: vec![Vec::new(); attrs.len()],
+    };
+    for &cpu in cpus {
+        let mut ring: Option<usize> = None;
+        for &tid in threads {
+            let mut leader: Option<usize> = None;
+            for (i, attr) in attrs.iter().enumerate() {
+                let group = leader.map(|l| &opened.fds[l]);
+                let fd = sys::open(attr, tid, cpu, group)
+                    .map_err(|e| RecordError::Open(explain_open_error(&names[i], &e)))?;
+                let id = sys::event_id(&fd)
+                    .map_err(|e| RecordError::Open(format!("event {}: {e}", names[i])))?;
+                opened.ids[i].push(id);
+                opened.fds.push(fd);
+                let index = opened.fds.len() - 1;
+                leader.get_or_insert(index);
+                match ring {
+                    None => ring = Some(index),
+                    Some(r) => opened.redirects.push((index, r)),
+                }
+            }
+        }
+        if let Some(r) = ring {
+            opened.ring_fds.push(r);
+        }
+    }
+    Ok(opened)
+}
+
+/// Maps one ring buffer per CPU, halving the size until the kernel accepts it.
+fn map_rings(opened: &Opened, pages: usize) -> Result<(Vec<ring::Ring>, usize), RecordError> {
+    let page = 4096;
+    let mut pages = pages.max(1).next_power_of_two();
+    loop {
+        let mut rings = Vec::new();
+        let mut failed = None;
+        for &r in &opened.ring_fds {
+            match ring::Ring::map(&opened.fds[r], pages, page) {
+                Ok(ring) => rings.push(ring),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match failed {
+            None => {
+                for &(fd, ring) in &opened.redirects {
+                    sys::set_output(&opened.fds[fd], &opened.fds[ring]).map_err(|e| {
+                        RecordError::Open(format!("cannot share a ring buffer between events: {e}"))
+                    })?;
+                }
+                return Ok((rings, pages));
+            }
+            Some(e) if pages > 8 => {
+                let _ = e;
+                pages /= 2;
+            }
+            Some(e) => return Err(RecordError::Mmap(e)),
+        }
+    }
+}
+
+/// Creates the output file: an existing one is kept as FILE.old (as perf does); the new one is
+/// created fresh with mode 0600, never through a link planted at its path.
+fn create_output(path: &Path) -> Result<File, RecordError> {
+    let err = |source| RecordError::Output {
+        path: path.to_path_buf(),
+        source,
+    };
+    if std::fs::symlink_metadata(path).is_ok() {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".old");
+        std::fs::rename(path, &old).map_err(err)?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(err)
+}
+
+/// Kernel samples and call chains need perf_event_paranoid <= 1, or root.
+fn kernel_allowed() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root || sys::paranoid().is_some_and(|p| p <= 1)
+}
+
+/// Records the target into `options.output`. `status` is called about four times a second
+/// with the samples written so far (for a live status line).
+pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
+    let mut report = Report::default();
+    let kernel_callchains = kernel_allowed();
+    report.kernel_callchains = kernel_callchains;
+    if !kernel_callchains {
+        report.warnings.push(format!(
+            "kernel.perf_event_paranoid is {}: recording user space only (no kernel frames); `sysctl kernel.perf_event_paranoid=1` allows them",
+            sys::paranoid().map_or("?".into(), |p| p.to_string())
+        ));
+    }
+    let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+    let cpus = online_cpus();
+
+    // The target: a held child, or the threads of a running process.
+    let (mut child, threads) = match &options.target {
+        Target::Command(argv) => {
+            let c = child::spawn_held(argv).map_err(|source| RecordError::Exec {
+                program: argv
+                    .first()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                source,
+            })?;
+            let pid = c.pid;
+            (Some(c), vec![pid])
+        }
+        Target::Pid(pid) => (
+            None,
+            proc::threads(*pid).map_err(|source| RecordError::Attach { pid: *pid, source })?,
+        ),
+    };
+    let mut attrs = build_attrs(options, kernel_callchains, child.is_some());
+    let opened = open_all(&attrs, &names, &threads, &cpus)?;
+    for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
+        attr.ids = ids.clone();
+    }
+    let (mut rings, pages) = map_rings(&opened, options.buffer_pages)?;
+    report.buffer_pages = pages;
+    if pages < options.buffer_pages {
+        report.warnings.push(format!(
+            "ring buffers limited to {} KiB per CPU (kernel.perf_event_mlock_kb is {}); raise it if samples are lost",
+            pages * 4,
+            sys::mlock_kb().map_or("?".into(), |k| k.to_string())
+        ));
+    }
+
+    let file = create_output(&options.output)?;
+    let out_err = |source| RecordError::Output {
+        path: options.output.clone(),
+        source,
+    };
+    let mut writer = PerfDataWriter::new(BufWriter::with_capacity(1 << 20, file), attrs.clone())
+        .map_err(out_err)?;
+    let by_id: HashMap<u64, usize> = attrs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
+        .collect();
+    let event_attrs: Vec<EventAttr> = attrs.iter().map(EventAttr::from).collect();
+    report.samples = vec![0; attrs.len()];
+
+    match &mut child {
+        Some(c) => {
+            child::forward_signals(c.pid);
+            if let Err(source) = c.start() {
+                drop(writer);
+                let _ = std::fs::remove_file(&options.output);
+                let program = match &options.target {
+                    Target::Command(argv) => argv[0].to_string_lossy().into_owned(),
+                    Target::Pid(_) => String::new(),
+                };
+                return Err(RecordError::Exec { program, source });
+            }
+        }
+        None => {
+            child::forward_signals(0);
+            let pid = threads[0];
+            for record in proc::synthesize(pid, &attrs[0])
+                .map_err(|source| RecordError::Attach { pid, source })?
+            {
+                writer.write_record(&record).map_err(out_err)?;
+            }
+            for fd in &opened.fds {
+                let _ = sys::enable(fd);
+            }
+        }
+    }
+
+    // With DWARF call chains, samples are unwound as they come (unwinding only, no names) to
+    // learn how much of each stack copy the unwinder reads; only that much is kept.
+    let unwinder = matches!(options.call_graph, CallGraph::Dwarf { .. }).then(|| {
+        Resolver::new(
+            &cpiflame_perf_data::Meta::default(),
+            cpiflame_unwind::Options {
+                unwind_only: true,
+                ..cpiflame_unwind::Options::default()
+            },
+        )
+    });
+    let trailer = event_attrs[0].sample_id_size();
+    let mut state = Drain {
+        by_id,
+        trailer,
+        unwinder,
+        event_attrs,
+        trimmed: Vec::new(),
+        mapped: BTreeSet::new(),
+        first_time: None,
+        last_time: 0,
+    };
+    let started = Instant::now();
+    let deadline = options.duration.map(|d| started + d);
+    let show_status = options.status_line && io::stderr().is_terminal();
+    let mut last_status = Instant::now();
+    let mut stop_sent = false;
+    let mut poll_fds: Vec<libc::pollfd> = opened
+        .ring_fds
+        .iter()
+        .map(|&r| libc::pollfd {
+            fd: opened.fds[r].as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    loop {
+        // SAFETY: poll on fds we own, for at most 100 ms.
+        unsafe { libc::poll(poll_fds.as_mut_ptr(), poll_fds.len() as _, 100) };
+        let done = match &mut child {
+            Some(c) => c.try_wait().is_some(),
+            None => {
+                child::STOP.load(std::sync::atomic::Ordering::SeqCst)
+                    || !Path::new(&format!("/proc/{}", threads[0])).exists()
+            }
+        };
+        let written =
+            drain_all(&mut rings, &mut writer, &mut state, &mut report).map_err(out_err)?;
+        if written > 0 {
+            writer
+                .write_record(&finished_round_record())
+                .map_err(out_err)?;
+        }
+        if show_status && last_status.elapsed() >= Duration::from_millis(250) {
+            last_status = Instant::now();
+            eprint!(
+                "\r[ cpiflame record: {} samples, {} lost ]",
+                report.samples.iter().sum::<u64>(),
+                report.lost
+            );
+        }
+        if done {
+            break;
+        }
+        if let Some(d) = deadline {
+            if Instant::now() >= d {
+                match &child {
+                    Some(c) if !stop_sent => {
+                        c.kill(libc::SIGINT);
+                        stop_sent = true;
+                    }
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+        }
+    }
+    if show_status {
+        eprintln!();
+    }
+    // Whatever the kernel wrote after the last poll.
+    let written = drain_all(&mut rings, &mut writer, &mut state, &mut report).map_err(out_err)?;
+    if written > 0 {
+        writer
+            .write_record(&finished_round_record())
+            .map_err(out_err)?;
+    }
+    report.status = child.as_mut().map(|c| c.wait());
+    drop(rings);
+    drop(opened);
+
+    let mut features = Features::from_host(options.cmdline.clone());
+    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
+    features.build_ids = build_ids(&state.mapped);
+    if let Some(first) = state.first_time {
+        features.sample_time = Some((first, state.last_time));
+    }
+    report.bytes_written = writer.bytes_written();
+    let mut out = writer.finish(&features).map_err(out_err)?;
+    out.flush().map_err(out_err)?;
+    Ok(report)
+}
+
+/// What draining keeps between rounds.
+struct Drain {
+    by_id: HashMap<u64, usize>,
+    /// Size of the sample_id trailer of non-sample records.
+    trailer: usize,
+    unwinder: Option<Resolver>,
+    event_attrs: Vec<EventAttr>,
+    trimmed: Vec<u8>,
+    /// Files mapped executable (for their build ids at the end).
+    mapped: BTreeSet<Vec<u8>>,
+    first_time: Option<u64>,
+    last_time: u64,
+}
+
+/// Drains every ring buffer into the file; returns the records written.
+fn drain_all<W: Write + io::Seek>(
+    rings: &mut [ring::Ring],
+    writer: &mut PerfDataWriter<W>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> io::Result<u64> {
+    let mut written = 0;
+    let mut result = Ok(());
+    for ring in rings.iter_mut() {
+        if ring.pending() == 0 {
+            continue;
+        }
+        ring.drain(|record| {
+            if result.is_err() {
+                return;
+            }
+            written += 1;
+            result = write_one(record, writer, state, report);
+        });
+        result
+            .as_ref()
+            .map_err(|e| io::Error::new(e.kind(), e.to_string()))?;
+    }
+    Ok(written)
+}
+
+fn write_one<W: Write + io::Seek>(
+    record: &[u8],
+    writer: &mut PerfDataWriter<W>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> io::Result<()> {
+    let rtype = u32::from_ne_bytes([record[0], record[1], record[2], record[3]]);
+    let misc_bits = u16::from_ne_bytes([record[4], record[5]]);
+    let u64_at = |o: usize| {
+        record
+            .get(o..o + 8)
+            .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    match rtype {
+        rt::SAMPLE => {
+            // IDENTIFIER is the first field of every sample we ask for.
+            let event = u64_at(8)
+                .and_then(|id| state.by_id.get(&id).copied())
+                .unwrap_or(0);
+            report.samples[event] += 1;
+            // IDENTIFIER, IP, TID, then TIME.
+            if let Some(t) = u64_at(32) {
+                state.first_time.get_or_insert(t);
+                state.last_time = state.last_time.max(t);
+            }
+            let endian = Endian::Little;
+            let attr = &state.event_attrs[event];
+            let limit = match (
+                &mut state.unwinder,
+                parse_sample_record(record, event, attr, endian),
+            ) {
+                (Some(unwinder), Ok(sample)) => unwinder.user_stack_extent(&sample),
+                _ => None,
+            };
+            if cfg!(target_endian = "little")
+                && trim_user_stack_to(
+                    record,
+                    attr,
+                    endian,
+                    limit.unwrap_or(usize::MAX),
+                    &mut state.trimmed,
+                )
+            {
+                return writer.write_record(&state.trimmed);
+            }
+        }
+        rt::LOST => report.lost += u64_at(16).unwrap_or(0),
+        rt::THROTTLE => report.throttled += 1,
+        rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT if state.unwinder.is_some() => {
+            let fields = &record[8..record.len().saturating_sub(state.trailer).max(8)];
+            if let (Some(unwinder), Ok(kind)) = (
+                &mut state.unwinder,
+                parse_side_band(rtype, misc_bits, fields, Endian::Little),
+            ) {
+                unwinder.observe(&kind);
+            }
+            if rtype == rt::MMAP2 && misc_bits & misc::MMAP_DATA == 0 {
+                note_mapping(record, &mut state.mapped);
+            }
+        }
+        rt::MMAP2 if misc_bits & misc::MMAP_DATA == 0 => note_mapping(record, &mut state.mapped),
+        _ => {}
+    }
+    writer.write_record(record)
+}
+
+/// Remembers the file an MMAP2 record maps (for its build id at the end).
+fn note_mapping(record: &[u8], mapped: &mut BTreeSet<Vec<u8>>) {
+    // pid, tid, addr, len, pgoff, maj/min/ino/gen (24), prot, flags, then the name.
+    if let Some(name) = record.get(8 + 4 + 4 + 8 * 3 + 24 + 8..) {
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        if name.starts_with(b"/") {
+            mapped.insert(name.to_vec());
+        }
+    }
+}
+
+/// Build ids of the files that were mapped executable, and of the running kernel.
+fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
+    use object::Object;
+    let mut entries = Vec::new();
+    for path in mapped {
+        let p = Path::new(std::ffi::OsStr::from_bytes(path));
+        let Ok(data) = std::fs::read(p) else { continue };
+        let Ok(file) = object::File::parse(&*data) else {
+            continue;
+        };
+        if let Ok(Some(id)) = file.build_id() {
+            entries.push(BuildIdEntry {
+                pid: HOST_PID,
+                misc: misc::USER,
+                build_id: id.to_vec(),
+                filename: String::from_utf8_lossy(path).into_owned(),
+            });
+        }
+    }
+    if let Some(id) = proc::kernel_build_id() {
+        entries.push(BuildIdEntry {
+            pid: HOST_PID,
+            misc: misc::KERNEL,
+            build_id: id,
+            filename: "[kernel.kallsyms]".into(),
+        });
+    }
+    entries
+}
+
+use std::os::unix::ffi::OsStrExt;
+
+/// Checks that `events` open here, as one group on this process, without recording.
+pub fn probe(events: &[EventConfig]) -> Result<(), RecordError> {
+    let options = RecordOptions {
+        events: events.to_vec(),
+        sampling: Sampling::Period(1_000_000),
+        call_graph: CallGraph::None,
+        target: Target::Pid(0),
+        output: PathBuf::new(),
+        duration: None,
+        buffer_pages: 1,
+        status_line: false,
+        cmdline: Vec::new(),
+    };
+    let attrs = build_attrs(&options, kernel_allowed(), false);
+    let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
+    let mut leader: Option<File> = None;
+    let mut fds = Vec::new();
+    for (attr, name) in attrs.iter().zip(&names) {
+        let fd = sys::open(attr, 0, -1, leader.as_ref())
+            .map_err(|e| RecordError::Open(explain_open_error(name, &e)))?;
+        if leader.is_none() {
+            leader = Some(fd);
+        } else {
+            fds.push(fd);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! What `/proc` says about a running process, for attaching to it: its threads, and the
+//! COMM and MMAP2 records the kernel would have written had we been there from its start.
+
+use std::io;
+
+use cpiflame_perf_data::abi::misc;
+use cpiflame_perf_data::write::{comm_record, mmap2_record, AttrSpec, Mmap2, SampleId};
+
+/// Thread ids of process `pid` (`/proc/PID/task`).
+pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    if tids.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "no threads"));
+    }
+    Ok(tids)
+}
+
+/// One executable mapping of `/proc/PID/maps`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MapsLine {
+    pub start: u64,
+    pub end: u64,
+    pub prot: u32,
+    pub pgoff: u64,
+    pub maj: u32,
+    pub min: u32,
+    pub inode: u64,
+    pub path: String,
+}
+
+/// The executable mappings listed in `/proc/PID/maps` text.
+pub fn parse_maps(text: &str) -> Vec<MapsLine> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.splitn(6, ' ');
+            let (range, perms, off, dev, inode) =
+                (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+            let path = f.next().unwrap_or("").trim().to_string();
+            if !perms.contains('x') {
+                return None;
+            }
+            let (start, end) = range.split_once('-')?;
+            let (maj, min) = dev.split_once(':')?;
+            let prot = (if perms.contains('r') {
+                libc::PROT_READ
+            } else {
+                0
+            }) | (if perms.contains('w') {
+                libc::PROT_WRITE
+            } else {
+                0
+            }) | libc::PROT_EXEC;
+            Some(MapsLine {
+                start: u64::from_str_radix(start, 16).ok()?,
+                end: u64::from_str_radix(end, 16).ok()?,
+                prot: prot as u32,
+                pgoff: u64::from_str_radix(off, 16).ok()?,
+                maj: u32::from_str_radix(maj, 16).ok()?,
+                min: u32::from_str_radix(min, 16).ok()?,
+                inode: inode.parse().ok()?,
+                path: if path.is_empty() {
+                    "//anon".into()
+                } else {
+                    path
+                },
+            })
+        })
+        .collect()
+}
+
+/// COMM records for every thread and MMAP2 records for every executable mapping of `pid`.
+pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
+    let mut records = Vec::new();
+    let sample_id = |tid| SampleId {
+        pid,
+        tid,
+        time: 0,
+        id: attr.ids.first().copied().unwrap_or(0),
+        stream_id: attr.ids.first().copied().unwrap_or(0),
+        cpu: 0,
+    };
+    for tid in threads(pid)? {
+        let comm =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
+        records.push(comm_record(
+            attr,
+            pid,
+            tid,
+            comm.trim_end(),
+            false,
+            &sample_id(tid),
+        )?);
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
+    for m in parse_maps(&maps) {
+        let record = Mmap2 {
+            pid,
+            tid: pid,
+            addr: m.start,
+            len: m.end - m.start,
+            pgoff: m.pgoff,
+            maj: m.maj,
+            min: m.min,
+            ino: m.inode,
+            prot: m.prot,
+            flags: libc::MAP_PRIVATE as u32,
+            filename: m.path,
+            misc: misc::USER,
+            ..Mmap2::default()
+        };
+        records.push(mmap2_record(attr, &record, &sample_id(pid))?);
+    }
+    Ok(records)
+}
+
+/// Build id of the running kernel (`/sys/kernel/notes`).
+pub fn kernel_build_id() -> Option<Vec<u8>> {
+    let notes = std::fs::read("/sys/kernel/notes").ok()?;
+    let mut rest = &notes[..];
+    while rest.len() >= 12 {
+        let word = |i: usize| {
+            u32::from_ne_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]) as usize
+        };
+        let (namesz, descsz, kind) = (word(0), word(4), word(8));
+        let name_end = 12 + namesz.div_ceil(4) * 4;
+        let desc_end = name_end + descsz.div_ceil(4) * 4;
+        if desc_end > rest.len() {
+            return None;
+        }
+        if kind == 3 && rest.get(12..12 + namesz) == Some(b"GNU\0") {
+            return Some(rest[name_end..name_end + descsz].to_vec());
+        }
+        rest = &rest[desc_end..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_executable_mappings_only() {
+        let maps = "55d0c0000000-55d0c0001000 r--p 00000000 fd:01 1234 /usr/bin/app\n\
+                    55d0c0001000-55d0c0005000 r-xp 00001000 fd:01 1234 /usr/bin/app\n\
+                    7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n\
+                    7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]\n";
+        let m = parse_maps(maps);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].start, 0x55d0c0001000);
+        assert_eq!(m[0].pgoff, 0x1000);
+        assert_eq!((m[0].maj, m[0].min, m[0].inode), (0xfd, 1, 1234));
+        assert_eq!(m[0].path, "/usr/bin/app");
+        assert_eq!(m[1].path, "//anon");
+        assert_eq!(m[2].path, "[vdso]");
+    }
+}

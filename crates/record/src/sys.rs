@@ -1,0 +1,127 @@
+//! perf_event_open and the errors it gives, in words a user can act on.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd};
+
+use cpiflame_perf_data::write::AttrSpec;
+use perf_event_open_sys as sys;
+
+/// Opens the event `attr` for `pid` on `cpu` (in the group of `group`, if any).
+pub fn open(attr: &AttrSpec, pid: i32, cpu: i32, group: Option<&File>) -> io::Result<File> {
+    let bytes = attr
+        .encode()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: perf_event_attr is plain old data; the encoded bytes are a complete attr of
+    // the size its `size` field states, which is no larger than the struct.
+    let mut raw: sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
+    let n = bytes.len().min(std::mem::size_of_val(&raw));
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), &mut raw as *mut _ as *mut u8, n);
+    }
+    let group_fd = group.map_or(-1, |g| g.as_raw_fd());
+    // SAFETY: `raw` is initialised; the kernel validates everything else.
+    let fd = unsafe {
+        sys::perf_event_open(
+            &mut raw,
+            pid,
+            cpu,
+            group_fd,
+            sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new fd that nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// The kernel's id of an open event (what samples carry in PERF_SAMPLE_IDENTIFIER).
+pub fn event_id(fd: &File) -> io::Result<u64> {
+    let mut id = 0u64;
+    // SAFETY: ID writes one u64 through the pointer.
+    if unsafe { sys::ioctls::ID(fd.as_raw_fd(), &mut id) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(id)
+}
+
+/// Sends `fd`'s records to `target`'s ring buffer.
+pub fn set_output(fd: &File, target: &File) -> io::Result<()> {
+    // SAFETY: both are perf event fds.
+    if unsafe { sys::ioctls::SET_OUTPUT(fd.as_raw_fd(), target.as_raw_fd()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Enables an event (attach mode, where there is no exec to enable it).
+pub fn enable(fd: &File) -> io::Result<()> {
+    // SAFETY: a perf event fd.
+    if unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn read_sysctl(name: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// What to tell the user when opening `event` failed with `err` (EVENTS.md's errno table).
+pub fn explain_open_error(event: &str, err: &io::Error) -> String {
+    let paranoid = read_sysctl("perf_event_paranoid").unwrap_or_else(|| "?".into());
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => format!(
+            "event {event}: not supported here (ENOENT): no such hardware event, or no hardware PMU (most VMs); `cpiflame list` shows what opens"
+        ),
+        Some(libc::EOPNOTSUPP) => format!(
+            "event {event}: the PMU cannot sample it (EOPNOTSUPP): no sampling interrupt, precise level above caps/max_precise, or not implemented on this CPU"
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "event {event}: permission denied ({}); kernel.perf_event_paranoid is {paranoid}: run as root, or `sysctl kernel.perf_event_paranoid=1` (2 allows user-space only, which cpiflame falls back to)",
+            if err.raw_os_error() == Some(libc::EACCES) { "EACCES" } else { "EPERM" }
+        ),
+        Some(libc::EINVAL) => format!(
+            "event {event}: invalid attributes (EINVAL): a sample frequency above kernel.perf_event_max_sample_rate ({}), or a combination this kernel rejects",
+            read_sysctl("perf_event_max_sample_rate").unwrap_or_else(|| "?".into())
+        ),
+        Some(libc::EMFILE) => format!(
+            "event {event}: too many open files (EMFILE): raise `ulimit -n` (one fd per event per CPU)"
+        ),
+        Some(libc::E2BIG) => format!("event {event}: attr too big for this kernel (E2BIG)"),
+        _ => format!("event {event}: {err}"),
+    }
+}
+
+/// Online CPUs, from `/sys/devices/system/cpu/online` (`0-3,5`).
+pub fn online_cpus() -> Vec<i32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',') {
+        let mut ends = part.split('-').map(|n| n.trim().parse::<i32>());
+        match (ends.next(), ends.next()) {
+            (Some(Ok(a)), Some(Ok(b))) => cpus.extend(a..=b),
+            (Some(Ok(a)), None) => cpus.push(a),
+            _ => {}
+        }
+    }
+    if cpus.is_empty() {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cpus.extend(0..n as i32);
+    }
+    cpus
+}
+
+/// `kernel.perf_event_mlock_kb`: how much ring buffer an unprivileged user may lock per CPU.
+pub fn mlock_kb() -> Option<u64> {
+    read_sysctl("perf_event_mlock_kb")?.parse().ok()
+}
+
+/// `kernel.perf_event_paranoid`.
+pub fn paranoid() -> Option<i32> {
+    read_sysctl("perf_event_paranoid")?.parse().ok()
+}
