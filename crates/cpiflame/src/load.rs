@@ -26,6 +26,8 @@ pub struct LoadOptions {
 pub struct Roles {
     pub stalls: Option<usize>,
     pub cycles: Option<usize>,
+    /// Retired instructions, when recorded: CPI per frame in the tooltips.
+    pub instructions: Option<usize>,
 }
 
 pub struct Loaded {
@@ -173,6 +175,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
             "--cycles",
             recorded_cycles.or(detected.cycles),
         )?,
+        instructions: detected.instructions,
     };
     let mut notes = Vec::new();
     if file.meta.cmdline.iter().any(|a| a == NO_PMU_MARK) {
@@ -193,6 +196,9 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
     }
     if roles.stalls == roles.cycles {
         roles.stalls = None;
+    }
+    if roles.instructions == roles.cycles || roles.instructions == roles.stalls {
+        roles.instructions = None;
     }
     Ok(Loaded {
         file: options.file.clone(),

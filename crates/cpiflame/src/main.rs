@@ -187,6 +187,7 @@ fn render(args: RenderArgs) -> Result<()> {
         width: args.width,
         min_width: args.minwidth,
         inverted: args.inverted,
+        instructions: roles.instructions,
     };
     let mut out = output(&args.output)?;
     if args.classic {

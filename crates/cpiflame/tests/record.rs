@@ -132,6 +132,25 @@ fn threads_are_all_recorded_and_perf_script_reads_the_same_samples() {
     );
     // main, heavy, light, recurse: four threads, each sampled.
     assert!(ours.len() >= 4, "{ours:?}");
+    // perf report reads it too, with the same total.
+    let report = Command::new("perf")
+        .args(["report", "--stdio", "--sort", "comm", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let total: u64 = ours.values().sum();
+    let text = String::from_utf8_lossy(&report.stdout);
+    // perf rounds the sample count ("2K"); its event count is exact: samples x period
+    // (cpu-clock every 250 us by default without a PMU).
+    assert!(
+        text.contains(&format!("# Event count (approx.): {}", total * 250_000)),
+        "{total} samples: {text}"
+    );
 
     // The workload's functions, in the proportions it spends in them (fixtures/README.md:
     // worker_heavy does 3x the work of worker_light).

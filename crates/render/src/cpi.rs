@@ -39,7 +39,7 @@ pub fn render_cpi<W: Write>(
     out: W,
 ) -> Result<(), RenderError> {
     let total = validate(profile, cycles, stalls, opts)?;
-    let tree = tree::build(profile, cycles, stalls);
+    let tree = tree::build(profile, cycles, stalls, opts.instructions);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     Svg {
         profile,
@@ -322,9 +322,22 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
                 "\ncycles: {samples} samples ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
                 Thousands(node.stalls.samples),
                 Percent(ratio(node.stalls.period, node.cycles.period), 1)
-            ),
-            None => write!(w, "\nsamples: {samples} ({share})"),
+            )?,
+            None => write!(w, "\nsamples: {samples} ({share})")?,
         }
+        if self.opts.instructions.is_some() {
+            // CPI from summed periods: cycles counted per instruction retired in this frame.
+            match node.instructions.period {
+                0 => write!(w, "\ninstructions: none sampled")?,
+                n => write!(
+                    w,
+                    "\ninstructions: {} samples · CPI: {:.2}",
+                    Thousands(node.instructions.samples),
+                    node.cycles.period as f64 / n as f64
+                )?,
+            }
+        }
+        Ok(())
     }
 }
 

@@ -45,6 +45,9 @@ pub struct Options {
     pub min_width: f64,
     /// Icicle layout: the root at the top and stacks growing downwards.
     pub inverted: bool,
+    /// Event column of retired instructions, if recorded (`--with-instructions`): tooltips
+    /// then give each frame's CPI (cycles period / instructions period).
+    pub instructions: Option<usize>,
 }
 
 impl Default for Options {
@@ -55,6 +58,7 @@ impl Default for Options {
             width: 1200,
             min_width: 0.1,
             inverted: false,
+            instructions: None,
         }
     }
 }

@@ -23,6 +23,8 @@ pub(crate) struct Node {
     pub(crate) stalls: Count,
     /// Cycles samples that landed in the node itself, not in a child.
     pub(crate) self_cycles: u64,
+    /// Instructions counts of the node, children included (zero without that event).
+    pub(crate) instructions: Count,
 }
 
 /// The merged call tree. `nodes[0]` is the root; nodes are in pre-order (every node comes
@@ -44,7 +46,12 @@ fn add(a: Count, b: Count) -> Count {
 
 /// Builds the call tree of `cycles` (and `stalls`) counts. Frame ids must be valid (checked by
 /// the caller). Stacks with neither cycles nor stall samples or periods are skipped.
-pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> Tree {
+pub(crate) fn build(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    instructions: Option<usize>,
+) -> Tree {
     // Rank every frame by (name, module, kind); equal frames (which interning normally
     // prevents) share a rank, so they merge into one node.
     let mut order: Vec<FrameId> = (0..profile.frames.len() as FrameId).collect();
@@ -59,6 +66,8 @@ pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> 
     }
 
     let stall_of = |s: &cpiflame_fold::Stack| stalls.map_or(Count::default(), |e| s.counts[e]);
+    let instructions_of =
+        |s: &cpiflame_fold::Stack| instructions.map_or(Count::default(), |e| s.counts[e]);
     let mut stacks: Vec<&cpiflame_fold::Stack> = profile
         .stacks
         .iter()
@@ -87,6 +96,7 @@ pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> 
         cycles: Count::default(),
         stalls: Count::default(),
         self_cycles: 0,
+        instructions: Count::default(),
     }];
     let mut total_stalls = Count::default();
     // path[d] = node index of the frame at depth d+1 of the previous stack.
@@ -115,6 +125,7 @@ pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> 
                 cycles: Count::default(),
                 stalls: Count::default(),
                 self_cycles: 0,
+                instructions: Count::default(),
             });
             path.push(index);
         }
@@ -124,6 +135,7 @@ pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> 
         leaf.cycles = add(leaf.cycles, c);
         leaf.self_cycles = leaf.self_cycles.saturating_add(c.samples);
         leaf.stalls = add(leaf.stalls, st);
+        leaf.instructions = add(leaf.instructions, instructions_of(stack));
         total_stalls = add(total_stalls, st);
         prev = Some(stack);
     }
@@ -133,9 +145,11 @@ pub(crate) fn build(profile: &Profile, cycles: usize, stalls: Option<usize>) -> 
     for i in (1..nodes.len()).rev() {
         let n = &nodes[i];
         let (cycles, stalls, end, parent) = (n.cycles, n.stalls, n.end, n.parent as usize);
+        let instructions = n.instructions;
         let p = &mut nodes[parent];
         p.cycles = add(p.cycles, cycles);
         p.stalls = add(p.stalls, stalls);
+        p.instructions = add(p.instructions, instructions);
         p.end = p.end.max(end);
     }
     // A forwards pass lays children out left to right from their parent's left edge; the
@@ -193,7 +207,7 @@ mod tests {
         p.add(&[app, a1, leaf], 1, count(4));
         // Stalls only: no width, but counted.
         p.add(&[app, z, leaf], 1, count(7));
-        let t = build(&p, 0, Some(1));
+        let t = build(&p, 0, Some(1), None);
         let names: Vec<(&str, u32, u64, u64)> = t
             .nodes
             .iter()

@@ -361,3 +361,32 @@ fn embedded_script_parses_with_node() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn instructions_give_each_frame_its_cpi() {
+    // cycles, stalls, instructions: A retires 500 instructions in 1000 cycles (CPI 2),
+    // B 3000 in 3000 (CPI 1); parent with its own 500 cycles and 0 instructions: 4500/3500.
+    let p = Builder::new(&["cycles", "stalls", "instructions"])
+        .stack("app;parent;A", &[(10, 1000), (10, 1000), (5, 500)])
+        .stack("app;parent;B", &[(30, 3000), (0, 0), (30, 3000)])
+        .stack("app;parent", &[(5, 500), (0, 0), (0, 0)])
+        .build();
+    let o = Options {
+        instructions: Some(2),
+        ..opts()
+    };
+    let svg = parse(&render(&p, 0, Some(1), &o), false);
+    assert!(
+        svg.one("A").title.contains("CPI: 2.00"),
+        "{}",
+        svg.one("A").title
+    );
+    assert!(svg.one("B").title.contains("CPI: 1.00"));
+    assert!(svg
+        .one("parent")
+        .title
+        .contains(&format!("CPI: {:.2}", 4500.0 / 3500.0)));
+    // Without the option, no CPI line.
+    let plain = parse(&render(&p, 0, Some(1), &opts()), false);
+    assert!(!plain.one("A").title.contains("CPI"));
+}

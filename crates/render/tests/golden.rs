@@ -78,6 +78,7 @@ fn golden_opts() -> Options {
         width: 800,
         min_width: 0.0,
         inverted: false,
+        instructions: None,
     }
 }
 
