@@ -144,9 +144,15 @@ pub enum RecordError {
     Other(String),
 }
 
-/// x86_64 registers framehop needs: IP, SP, BP.
-const X86_64_UNWIND_REGS: u64 =
-    (1 << x86_64_regs::IP) | (1 << x86_64_regs::SP) | (1 << x86_64_regs::BP);
+/// The x86_64 user registers perf samples for DWARF unwinding (all general-purpose ones but
+/// the segment registers DS, ES, FS, GS). cpiflame's unwinder needs only IP, SP and BP; the
+/// rest (136 bytes a sample) let perf's own unwinder read cpiflame's files too.
+const X86_64_UNWIND_REGS: u64 = 0xff0fff;
+const _: () = assert!(
+    X86_64_UNWIND_REGS & (1 << x86_64_regs::IP) != 0
+        && X86_64_UNWIND_REGS & (1 << x86_64_regs::SP) != 0
+        && X86_64_UNWIND_REGS & (1 << x86_64_regs::BP) != 0
+);
 
 /// The attrs to open, in order; the first also asks for the side-band records (mmap, comm,
 /// fork/exit), as perf does, so they are not written once per event.
@@ -170,8 +176,11 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                 CallGraph::None => {}
             }
             if i == 0 {
+                // MMAP_DATA: perf's unwinder finds `.eh_frame_hdr` through the read-only
+                // mappings of a binary, which the kernel reports only as data mappings.
                 flags |= attr_flags::DISABLED
                     | attr_flags::MMAP
+                    | attr_flags::MMAP_DATA
                     | attr_flags::MMAP2
                     | attr_flags::COMM
                     | attr_flags::COMM_EXEC
@@ -394,6 +403,12 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let event_attrs: Vec<EventAttr> = attrs.iter().map(EventAttr::from).collect();
     report.samples = vec![0; attrs.len()];
 
+    if kernel_callchains {
+        // perf names kernel frames through this record, as it synthesizes it for itself.
+        if let Some(record) = proc::kernel_mmap(&attrs[0]) {
+            writer.write_record(&record).map_err(out_err)?;
+        }
+    }
     match &mut child {
         Some(c) => {
             child::forward_signals(c.pid);
@@ -435,6 +450,8 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let trailer = event_attrs[0].sample_id_size();
     let mut state = Drain {
         by_id,
+        arena: Vec::new(),
+        index: Vec::new(),
         trailer,
         unwinder,
         event_attrs,
@@ -527,6 +544,9 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
 /// What draining keeps between rounds.
 struct Drain {
     by_id: HashMap<u64, usize>,
+    /// Records of the current pass, and their (time, offset, length): kept to reuse.
+    arena: Vec<u8>,
+    index: Vec<(u64, usize, usize)>,
     /// Size of the sample_id trailer of non-sample records.
     trailer: usize,
     unwinder: Option<Resolver>,
@@ -545,24 +565,51 @@ fn drain_all<W: Write + io::Seek>(
     state: &mut Drain,
     report: &mut Report,
 ) -> io::Result<u64> {
-    let mut written = 0;
-    let mut result = Ok(());
+    // Every ring's records of this pass, copied out and then handled in time order, so the
+    // record-time unwinder sees a thread's mappings before its samples even when the kernel
+    // put them in different CPUs' buffers (as the reader will, which sorts the same way).
+    let mut arena = std::mem::take(&mut state.arena);
+    let mut index = std::mem::take(&mut state.index);
+    arena.clear();
+    index.clear();
+    let mut last_time = 0;
     for ring in rings.iter_mut() {
         if ring.pending() == 0 {
             continue;
         }
         ring.drain(|record| {
-            if result.is_err() {
-                return;
-            }
-            written += 1;
-            result = write_one(record, writer, state, report);
+            let time = record_time(record, state.trailer).unwrap_or(last_time);
+            last_time = time;
+            index.push((time, arena.len(), record.len()));
+            arena.extend_from_slice(record);
         });
-        result
-            .as_ref()
-            .map_err(|e| io::Error::new(e.kind(), e.to_string()))?;
     }
-    Ok(written)
+    index.sort_by_key(|&(time, at, _)| (time, at));
+    let mut result = Ok(());
+    for &(_, at, len) in &index {
+        result = write_one(&arena[at..at + len], writer, state, report);
+        if result.is_err() {
+            break;
+        }
+    }
+    let written = index.len() as u64;
+    state.arena = arena;
+    state.index = index;
+    result.map(|()| written)
+}
+
+/// A record's time: the sample's TIME, or the sample_id trailer's (TID, TIME, CPU,
+/// IDENTIFIER: the fields the recorder asks for) on kernel side-band records.
+fn record_time(record: &[u8], trailer: usize) -> Option<u64> {
+    let rtype = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
+    let at = if rtype == rt::SAMPLE {
+        32
+    } else if rtype < rt::USER_TYPE_START && trailer >= 24 {
+        record.len().checked_sub(trailer)? + 8
+    } else {
+        return None;
+    };
+    Some(u64::from_ne_bytes(record.get(at..at + 8)?.try_into().ok()?))
 }
 
 fn write_one<W: Write + io::Seek>(

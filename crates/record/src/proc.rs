@@ -116,6 +116,40 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
     Ok(records)
 }
 
+/// The MMAP2 record perf writes for the kernel image: `[kernel.kallsyms]_text` from `_text`
+/// to the top of the address space, file offset `_text` (what perf expects to relocate
+/// kernel symbols). `None` when `/proc/kallsyms` hides addresses.
+pub fn kernel_mmap(attr: &AttrSpec) -> Option<Vec<u8>> {
+    let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
+    let start = text.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
+        (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
+    })?;
+    if start == 0 {
+        return None;
+    }
+    let record = Mmap2 {
+        pid: -1,
+        tid: 0,
+        addr: start,
+        len: u64::MAX - start,
+        pgoff: start,
+        filename: "[kernel.kallsyms]_text".into(),
+        misc: misc::KERNEL,
+        ..Mmap2::default()
+    };
+    let sample_id = SampleId {
+        pid: -1,
+        tid: 0,
+        time: 0,
+        id: attr.ids.first().copied().unwrap_or(0),
+        stream_id: attr.ids.first().copied().unwrap_or(0),
+        cpu: 0,
+    };
+    mmap2_record(attr, &record, &sample_id).ok()
+}
+
 /// Build id of the running kernel (`/sys/kernel/notes`).
 pub fn kernel_build_id() -> Option<Vec<u8>> {
     let notes = std::fs::read("/sys/kernel/notes").ok()?;

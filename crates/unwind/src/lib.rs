@@ -550,12 +550,18 @@ impl Resolver {
             extent = extent.max(end);
             Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
         };
-        let empty = UnwinderX86_64::new();
-        let unwinder = match self.processes.get(&sample.pid.unwrap_or(-1)) {
-            Some(p) => &p.unwinder,
-            None => &empty,
+        // Only a process whose mappings are known, and only frames inside them: an address
+        // outside every known module means the unwinder was guessing (frame pointers), and
+        // a guess may stop early without reading the stack it would need later.
+        let process = self.processes.get(&sample.pid.unwrap_or(-1))?;
+        let known = |addr: u64| {
+            process
+                .mappings
+                .range(..=addr)
+                .next_back()
+                .is_some_and(|(_, m)| addr < m.end && m.image.is_some())
         };
-        let mut frames = unwinder.iter_frames(
+        let mut frames = process.unwinder.iter_frames(
             ip,
             UnwindRegsX86_64::new(ip, sp, bp),
             &mut self.cache,
@@ -563,9 +569,9 @@ impl Resolver {
         );
         for _ in 0..MAX_FRAMES {
             match frames.next() {
-                Ok(Some(_)) => {}
+                Ok(Some(frame)) if known(frame.address_for_lookup()) => {}
+                Ok(Some(_)) | Err(_) => return None,
                 Ok(None) => return Some(extent),
-                Err(_) => return None,
             }
         }
         None
