@@ -12,7 +12,6 @@
 mod child;
 mod proc;
 mod ring;
-mod sys;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -33,7 +32,8 @@ use cpiflame_perf_data::{
 use cpiflame_unwind::Resolver;
 
 pub use child::ExitStatus;
-pub use sys::{explain_open_error, online_cpus};
+use cpiflame_counters::sys;
+pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
 
 /// One event to sample, already encoded for perf_event_open.
 #[derive(Clone, Debug, PartialEq, Eq)]
