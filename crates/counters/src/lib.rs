@@ -6,5 +6,6 @@
 //! - [`read`]: the `read()` layouts of one counter and of a PERF_FORMAT_GROUP, and multiplex
 //!   scaling from time_enabled / time_running.
 
+pub mod rdpmc;
 pub mod read;
 pub mod sys;

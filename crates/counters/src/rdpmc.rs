@@ -1,0 +1,1 @@
+//! rdpmc: reading a counter from user space through its mmap page (in progress).
