@@ -9,9 +9,7 @@
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
-mod child;
 mod proc;
-mod ring;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -31,9 +29,10 @@ use cpiflame_perf_data::{
 };
 use cpiflame_unwind::Resolver;
 
-pub use child::ExitStatus;
+pub use cpiflame_counters::child::ExitStatus;
 use cpiflame_counters::sys;
 pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
+use cpiflame_counters::{child, ring};
 
 /// One event to sample, already encoded for perf_event_open.
 #[derive(Clone, Debug, PartialEq, Eq)]
