@@ -7,6 +7,7 @@
 #   cpu_mem_bound     fixtures/demo/cpu_mem_bound.c        (gcc -O2 -g)
 #   threads           fixtures/workloads/threads.c         (gcc -O2 -g -pthread)
 #   forks             fixtures/workloads/forks.c           (gcc -O2 -g)
+#   faults            fixtures/workloads/faults.c          (gcc -O2 -g)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
 #   rust_workload_v0  same source, -C symbol-mangling-version=v0
@@ -48,6 +49,7 @@ run "$CC" -O2 -g -fomit-frame-pointer -pthread \
 	-o "$out/threads" "$root/fixtures/workloads/threads.c"
 run "$CC" -O2 -g -fomit-frame-pointer \
 	-o "$out/forks" "$root/fixtures/workloads/forks.c"
+run "$CC" -O2 -g -o "$out/faults" "$root/fixtures/workloads/faults.c"
 run "$CXX" -O2 -g -fomit-frame-pointer \
 	-o "$out/mangled" "$root/fixtures/workloads/mangled.cpp"
 run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
@@ -56,4 +58,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults mangled rust_workload rust_workload_v0 in $out" >&2

@@ -3,6 +3,7 @@
 //!
 //! - [`child`]: the measured command, held between fork and exec until its events are open.
 //! - [`ring`]: draining a perf ring buffer.
+//! - [`stat`]: counting a command, its threads and children (`cpiflame stat`).
 //! - [`sys`]: perf_event_open with an attr encoded by the perf.data writer (one encoding for
 //!   the file and the syscall), the ioctls, and errno explained in words a user can act on.
 //! - [`read`]: the `read()` layouts of one counter and of a PERF_FORMAT_GROUP, and multiplex
@@ -12,4 +13,5 @@ pub mod child;
 pub mod rdpmc;
 pub mod read;
 pub mod ring;
+pub mod stat;
 pub mod sys;

@@ -6,6 +6,7 @@ mod events;
 mod load;
 mod record;
 mod script;
+mod stat;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ enum Command {
     /// Record a command (or a running process) into perf.data, with this CPU's stall and
     /// cycles events and DWARF call chains.
     Record(record::RecordArgs),
+    /// Count events for a command and everything it starts (perf stat style).
+    Stat(stat::StatArgs),
     /// Show the CPU, its PMUs, the stall/cycles pair `record` would use and why, and every
     /// preset with its encoding and whether it opens here.
     List,
@@ -140,6 +143,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Fold(args) => fold(args).map(|()| 0),
         Command::Script(args) => script::script(&args.file, args.symfs).map(|()| 0),
         Command::Record(args) => record::record_command(args),
+        Command::Stat(args) => stat::stat_command(args),
         Command::List => {
             let mut out = io::stdout().lock();
             events::list(&mut out)?;

@@ -23,6 +23,8 @@ pub struct Fixtures {
     /// `fixtures/workloads/forks.c`: three children; `abort` / `exit7` end it by SIGABRT /
     /// status 7.
     pub forks: PathBuf,
+    /// `fixtures/workloads/faults.c`: writes to N fresh pages (argument, default 4000).
+    pub faults: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
     pub mangled: PathBuf,
     /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
@@ -39,6 +41,7 @@ impl Fixtures {
             cpu_mem_bound: dir.join("cpu_mem_bound"),
             threads: dir.join("threads"),
             forks: dir.join("forks"),
+            faults: dir.join("faults"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
@@ -46,11 +49,12 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 6] {
+    pub fn all(&self) -> [(&'static str, &Path); 7] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
             ("forks", &self.forks),
+            ("faults", &self.faults),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),
@@ -131,6 +135,7 @@ fn build_shared() -> Result<Fixtures, String> {
         "fixtures/demo/cpu_mem_bound.c",
         "fixtures/workloads/threads.c",
         "fixtures/workloads/forks.c",
+        "fixtures/workloads/faults.c",
         "fixtures/workloads/mangled.cpp",
         "fixtures/workloads/rust_workload.rs",
     ];

@@ -1,0 +1,482 @@
+//! Counting events for a whole command, its threads and its children (`cpiflame stat`).
+//!
+//! Events are opened per CPU on the held child with `inherit` (so every thread and child is
+//! counted) and `inherit_stat`, which makes the kernel write a PERF_RECORD_READ with a
+//! thread's own counts when it exits: that gives per-thread counts without attaching to each
+//! thread. The totals are read with `read()` at the end; the main thread's own counts are the
+//! totals less what its threads and children reported.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::time::{Duration, Instant};
+
+use cpiflame_perf_data::abi::{record as rt, sample as st};
+use cpiflame_perf_data::write::{attr_flags, AttrSpec};
+
+use crate::child::{self, ExitStatus};
+use crate::read::{read_single, Reading, READ_FORMAT};
+use crate::ring::Ring;
+use crate::sys::{self, explain_open_error, online_cpus};
+
+/// One event to count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CountEvent {
+    pub type_: u32,
+    pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
+    pub name: String,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct StatOptions {
+    /// Groups of events: the events of a group are always counted together.
+    pub groups: Vec<Vec<CountEvent>>,
+    pub command: Vec<OsString>,
+}
+
+/// Counts of one event, summed over CPUs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventCount {
+    pub value: u64,
+    pub time_enabled: u64,
+    pub time_running: u64,
+}
+
+impl EventCount {
+    /// Adds one CPU's reading of a task event. Such an event is enabled while its task runs
+    /// anywhere but counts only while it runs on that CPU: counts and running times add up
+    /// across CPUs, the enabled time is the same on each (the task's time), so it is not
+    /// summed.
+    fn add_cpu(&mut self, r: &Reading) {
+        self.value = self.value.wrapping_add(r.value);
+        self.time_enabled = self.time_enabled.max(r.time_enabled);
+        self.time_running = self.time_running.wrapping_add(r.time_running);
+    }
+
+    fn sub(&self, other: &EventCount) -> EventCount {
+        EventCount {
+            value: self.value.saturating_sub(other.value),
+            time_enabled: self.time_enabled.saturating_sub(other.time_enabled),
+            time_running: self.time_running.saturating_sub(other.time_running),
+        }
+    }
+
+    /// As a [`Reading`], for its scaling.
+    pub fn reading(&self) -> Reading {
+        Reading {
+            value: self.value,
+            time_enabled: self.time_enabled,
+            time_running: self.time_running,
+            id: 0,
+        }
+    }
+}
+
+/// One thread's own counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadCounts {
+    pub pid: i32,
+    pub tid: i32,
+    /// Its name (comm) when it ended.
+    pub comm: String,
+    /// One per event, in the order of [`StatReport::events`].
+    pub counts: Vec<EventCount>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StatReport {
+    /// Event names, groups flattened.
+    pub events: Vec<String>,
+    /// Totals over the command and everything it started.
+    pub totals: Vec<EventCount>,
+    /// Per thread (and child process), main thread first, then by tid.
+    pub threads: Vec<ThreadCounts>,
+    /// Counts that belong to the threads in `unreported` together (see [`stat`]'s note on
+    /// context swaps), when more than one thread wrote no READ record.
+    pub unattributed: Option<Vec<EventCount>>,
+    /// Threads whose own counts could not be told apart: their sum is `unattributed`.
+    pub unreported: Vec<(i32, String)>,
+    pub elapsed: Duration,
+    pub status: ExitStatus,
+}
+
+#[derive(Debug)]
+pub enum StatError {
+    /// An event would not open; the message says why.
+    Open(String),
+    /// The command could not run (exit status 127).
+    Exec {
+        program: String,
+        source: std::io::Error,
+    },
+    Io(String),
+}
+
+impl std::fmt::Display for StatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatError::Open(m) | StatError::Io(m) => write!(f, "{m}"),
+            StatError::Exec { program, source } => write!(f, "cannot execute {program}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for StatError {}
+
+fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> AttrSpec {
+    let mut flags = attr_flags::INHERIT | attr_flags::INHERIT_STAT | attr_flags::SAMPLE_ID_ALL;
+    if leader {
+        flags |= attr_flags::DISABLED;
+        if enable_on_exec {
+            flags |= attr_flags::ENABLE_ON_EXEC;
+        }
+    }
+    if e.exclude_user {
+        flags |= attr_flags::EXCLUDE_USER;
+    }
+    if e.exclude_kernel || !kernel_allowed() {
+        flags |= attr_flags::EXCLUDE_KERNEL;
+    }
+    AttrSpec {
+        type_: e.type_,
+        config: e.config,
+        config1: e.config1,
+        config2: e.config2,
+        sample_type: st::IDENTIFIER | st::TID,
+        read_format: READ_FORMAT,
+        flags,
+        name: e.name.clone(),
+        ..AttrSpec::default()
+    }
+}
+
+fn kernel_allowed() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root || sys::paranoid().is_some_and(|p| p <= 1)
+}
+
+/// Checks that the groups open on this process (before a command is started).
+pub fn probe(groups: &[Vec<CountEvent>]) -> Result<(), StatError> {
+    for group in groups {
+        let mut leader: Option<File> = None;
+        let mut members = Vec::new();
+        for e in group {
+            let fd = sys::open(
+                &attr_for(e, leader.is_none(), false),
+                0,
+                -1,
+                leader.as_ref(),
+            )
+            .map_err(|err| StatError::Open(explain_open_error(&e.name, &err)))?;
+            if leader.is_none() {
+                leader = Some(fd);
+            } else {
+                members.push(fd);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the command and counts its events.
+pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
+    let events: Vec<&CountEvent> = options.groups.iter().flatten().collect();
+    let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
+    let program = options
+        .command
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut held = child::spawn_held(&options.command).map_err(|source| StatError::Exec {
+        program: program.clone(),
+        source,
+    })?;
+    let cpus = online_cpus();
+    // fds[event][cpu]; the first event of every CPU also carries the ring buffer that
+    // receives the READ records of exiting threads (COMM and EXIT too, for their names).
+    let mut fds: Vec<Vec<File>> = (0..events.len()).map(|_| Vec::new()).collect();
+    let mut id_to_event: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut rings: Vec<Ring> = Vec::new();
+    let mut index = 0;
+    for group in &options.groups {
+        for &cpu in &cpus {
+            let mut leader: Option<usize> = None;
+            for (k, e) in group.iter().enumerate() {
+                let mut attr = attr_for(e, k == 0, true);
+                if index + k == 0 {
+                    attr.flags |= attr_flags::COMM | attr_flags::TASK;
+                }
+                let group_fd = leader.map(|_| &fds[index][fds[index].len() - 1]);
+                let fd = sys::open(&attr, held.pid, cpu, group_fd)
+                    .map_err(|err| StatError::Open(explain_open_error(&e.name, &err)))?;
+                let id = sys::event_id(&fd)
+                    .map_err(|err| StatError::Open(format!("event {}: {err}", e.name)))?;
+                id_to_event.insert(id, index + k);
+                fds[index + k].push(fd);
+                leader.get_or_insert(0);
+            }
+        }
+        index += group.len();
+    }
+    for cpu_index in 0..cpus.len() {
+        let ring = Ring::map(&fds[0][cpu_index], 8, 4096)
+            .map_err(|e| StatError::Io(format!("cannot map a ring buffer: {e}")))?;
+        rings.push(ring);
+        for fd in fds.iter().skip(1).map(|per_cpu| &per_cpu[cpu_index]) {
+            sys::set_output(fd, &fds[0][cpu_index])
+                .map_err(|e| StatError::Io(format!("cannot share a ring buffer: {e}")))?;
+        }
+    }
+
+    child::forward_signals(held.pid);
+    let started = Instant::now();
+    if let Err(source) = held.start() {
+        return Err(StatError::Exec { program, source });
+    }
+    let mut exited: BTreeMap<i32, (i32, Vec<EventCount>)> = BTreeMap::new();
+    let mut comms: BTreeMap<i32, String> = BTreeMap::new();
+    // The command's name until its exec COMM record says otherwise.
+    let program_name: String = program
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(15)
+        .collect();
+    comms.insert(held.pid, program_name.clone());
+    let mut drain = |rings: &mut Vec<Ring>| {
+        for ring in rings.iter_mut() {
+            ring.drain(|r| on_record(r, &id_to_event, events.len(), &mut exited, &mut comms));
+        }
+    };
+    let status = loop {
+        // SAFETY: a plain sleep between polls of the child.
+        unsafe { libc::usleep(20_000) };
+        drain(&mut rings);
+        if let Some(status) = held.try_wait() {
+            break status;
+        }
+    };
+    let elapsed = started.elapsed();
+    drain(&mut rings);
+
+    let mut totals = vec![EventCount::default(); events.len()];
+    for (event, per_cpu) in fds.iter().enumerate() {
+        for fd in per_cpu {
+            let r = read_single(fd)
+                .map_err(|e| StatError::Io(format!("reading {}: {e}", names[event])))?;
+            totals[event].add_cpu(&r);
+        }
+    }
+    // Per-thread counts come from the READ records threads write when they exit; the main
+    // thread's are what the totals leave. Except: the kernel swaps the perf contexts of a
+    // parent and its inherited clone on a context switch (an optimization; inherit_stat keeps
+    // each task's counts with the task), and then the main thread exits holding the clone,
+    // writing a READ with its own counts, while the thread that got the original context
+    // writes none. The totals minus every READ are then that thread's.
+    let main_tid = held.pid;
+    let mut remainder = totals.clone();
+    for counts in exited.values().map(|(_, c)| c) {
+        for (m, c) in remainder.iter_mut().zip(counts) {
+            *m = m.sub(c);
+        }
+    }
+    let main_read = exited.remove(&main_tid).map(|(_, c)| c);
+    let main_comm = comms
+        .get(&main_tid)
+        .cloned()
+        .unwrap_or_else(|| program_name.clone());
+    let silent: Vec<(i32, String)> = comms
+        .iter()
+        .filter(|(tid, _)| **tid != main_tid && !exited.contains_key(tid))
+        .map(|(tid, comm)| (*tid, comm.clone()))
+        .collect();
+    let mut threads = Vec::new();
+    let mut unattributed = None;
+    let mut unreported = Vec::new();
+    match main_read {
+        None => threads.push(ThreadCounts {
+            pid: main_tid,
+            tid: main_tid,
+            comm: main_comm,
+            counts: remainder,
+        }),
+        Some(own) => {
+            threads.push(ThreadCounts {
+                pid: main_tid,
+                tid: main_tid,
+                comm: main_comm,
+                counts: own,
+            });
+            match silent.as_slice() {
+                [(tid, comm)] => threads.push(ThreadCounts {
+                    pid: main_tid,
+                    tid: *tid,
+                    comm: comm.clone(),
+                    counts: remainder,
+                }),
+                _ => {
+                    unattributed = Some(remainder);
+                    unreported = silent;
+                }
+            }
+        }
+    }
+    for (tid, (pid, counts)) in exited {
+        threads.push(ThreadCounts {
+            pid,
+            tid,
+            comm: comms
+                .get(&tid)
+                .cloned()
+                .unwrap_or_else(|| program_name.clone()),
+            counts,
+        });
+    }
+    threads[1..].sort_by_key(|t| t.tid);
+    Ok(StatReport {
+        events: names,
+        totals,
+        threads,
+        unattributed,
+        unreported,
+        elapsed,
+        status,
+    })
+}
+
+/// Handles one record of a stat ring buffer: READ (a thread's counts at exit) and COMM.
+fn on_record(
+    record: &[u8],
+    id_to_event: &BTreeMap<u64, usize>,
+    n_events: usize,
+    exited: &mut BTreeMap<i32, (i32, Vec<EventCount>)>,
+    comms: &mut BTreeMap<i32, String>,
+) {
+    let rtype = u32::from_ne_bytes(record[0..4].try_into().unwrap_or([0; 4]));
+    let body = &record[8..];
+    let u32_at = |o: usize| {
+        body.get(o..o + 4)
+            .map(|b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
+    };
+    match rtype {
+        rt::READ => {
+            // pid, tid, then value, time_enabled, time_running, id (READ_FORMAT).
+            let (Some(pid), Some(tid)) = (u32_at(0), u32_at(4)) else {
+                return;
+            };
+            let Some(reading) = crate::read::parse_single(&body[8..]) else {
+                return;
+            };
+            let Some(&event) = id_to_event.get(&reading.id) else {
+                return;
+            };
+            let entry = exited
+                .entry(tid as i32)
+                .or_insert_with(|| (pid as i32, vec![EventCount::default(); n_events]));
+            entry.1[event].add_cpu(&reading);
+        }
+        rt::FORK => {
+            // pid, ppid, tid, ptid: a new thread or process starts with its parent's name.
+            let (Some(tid), Some(ptid)) = (u32_at(8), u32_at(12)) else {
+                return;
+            };
+            let name = comms.get(&(ptid as i32)).cloned().unwrap_or_default();
+            comms.entry(tid as i32).or_insert(name);
+        }
+        rt::COMM => {
+            let Some(tid) = u32_at(4) else { return };
+            let name = &body[8..];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            comms.insert(tid as i32, String::from_utf8_lossy(name).into_owned());
+        }
+        _ => {}
+    }
+}
+
+/// perf stat's derived lines, from totals by role.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Derived {
+    pub ipc: Option<f64>,
+    pub cpi: Option<f64>,
+    pub stall_share: Option<f64>,
+    pub branch_miss_rate: Option<f64>,
+    /// Misses (cache or branch) per thousand instructions.
+    pub cache_mpki: Option<f64>,
+    pub branch_mpki: Option<f64>,
+}
+
+/// Derived ratios from scaled counts (each `None` when an operand is missing or zero).
+pub fn derive(
+    cycles: Option<u64>,
+    instructions: Option<u64>,
+    stalls: Option<u64>,
+    branches: Option<u64>,
+    branch_misses: Option<u64>,
+    cache_misses: Option<u64>,
+) -> Derived {
+    let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
+        _ => None,
+    };
+    Derived {
+        ipc: ratio(instructions, cycles),
+        cpi: ratio(cycles, instructions),
+        stall_share: ratio(stalls, cycles),
+        branch_miss_rate: ratio(branch_misses, branches),
+        cache_mpki: ratio(cache_misses, instructions).map(|r| r * 1000.0),
+        branch_mpki: ratio(branch_misses, instructions).map(|r| r * 1000.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_ratios_from_exact_counts() {
+        let d = derive(
+            Some(2000),
+            Some(1000),
+            Some(500),
+            Some(200),
+            Some(10),
+            Some(3),
+        );
+        assert_eq!(d.ipc, Some(0.5));
+        assert_eq!(d.cpi, Some(2.0));
+        assert_eq!(d.stall_share, Some(0.25));
+        assert_eq!(d.branch_miss_rate, Some(0.05));
+        assert_eq!(d.cache_mpki, Some(3.0));
+        assert_eq!(d.branch_mpki, Some(10.0));
+        let none = derive(Some(0), None, None, Some(0), Some(1), None);
+        assert_eq!(none, Derived::default());
+    }
+
+    #[test]
+    fn main_thread_is_totals_less_reported_threads() {
+        let total = EventCount {
+            value: 100,
+            time_enabled: 50,
+            time_running: 50,
+        };
+        let child = EventCount {
+            value: 30,
+            time_enabled: 20,
+            time_running: 20,
+        };
+        assert_eq!(
+            total.sub(&child),
+            EventCount {
+                value: 70,
+                time_enabled: 30,
+                time_running: 30
+            }
+        );
+    }
+}
