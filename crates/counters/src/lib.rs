@@ -6,6 +6,7 @@
 //! - [`stat`]: counting a command, its threads and children (`cpiflame stat`).
 //! - [`sys`]: perf_event_open with an attr encoded by the perf.data writer (one encoding for
 //!   the file and the syscall), the ioctls, and errno explained in words a user can act on.
+//! - [`rdpmc`]: reading a counter from user space through its mmap page (the seqlock protocol).
 //! - [`read`]: the `read()` layouts of one counter and of a PERF_FORMAT_GROUP, and multiplex
 //!   scaling from time_enabled / time_running.
 
