@@ -43,7 +43,7 @@ pub struct RecordArgs {
     /// Sample FREQ times a second.
     #[arg(short = 'F', long = "freq", value_name = "FREQ")]
     freq: Option<u64>,
-    /// dwarf[,SIZE] (default, SIZE bytes of stack per sample), fp, or none.
+    /// `dwarf[,SIZE]` (default; SIZE bytes of stack per sample), `fp`, or `none`.
     #[arg(long = "call-graph", value_name = "MODE", default_value = "dwarf")]
     call_graph: String,
     /// Attach to a running process (and its threads) instead of running a command.
