@@ -31,5 +31,7 @@ echo "== cargo fmt --check" >&2
 cargo fmt --all -- --check
 echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo doc" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== cargo test" >&2
 cargo test --workspace
