@@ -35,3 +35,27 @@ echo "== cargo doc" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== cargo test" >&2
 cargo test --workspace
+
+# The CI recipe on the bundled demo, leaving its flame graphs in target/ci-artifacts (the
+# artifact a CI run would upload), then a check that they are what they claim to be.
+echo "== CI artifact (scripts/ci-profile.sh on the demo)" >&2
+cargo build -q -p cpiflame
+art=target/ci-artifacts
+rm -rf "$art" && mkdir -p "$art"
+gcc -O2 -g -o "$art/cpu_mem_bound" fixtures/demo/cpu_mem_bound.c
+export CPIFLAME="$PWD/target/debug/cpiflame"
+bash scripts/ci-profile.sh "$art/baseline" -- "$art/cpu_mem_bound" 0.2
+bash scripts/ci-profile.sh "$art/run" --baseline "$art/baseline/profile.data" --fail-above 50 \
+	-- "$art/cpu_mem_bound" 0.2
+python3 - "$art" <<'PY'
+import sys, xml.etree.ElementTree as ET
+art = sys.argv[1]
+for svg in ("baseline/cpi.svg", "run/cpi.svg", "run/diff.svg"):
+    text = open(f"{art}/{svg}", encoding="utf-8").read()
+    ET.fromstring(text)  # well-formed
+    for fn in ("memory_bound", "cpu_bound"):
+        assert fn in text, f"{svg}: {fn} missing"
+report = open(f"{art}/run/report.txt").read()
+assert "memory_bound" in report and "cpu_bound" in report, report
+print("ci artifact: 3 SVGs well-formed with memory_bound and cpu_bound; report and diff written")
+PY

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use cpiflame_events::{detect_roles, Arch, EventRef};
 use cpiflame_fold::{collapse, event_names, CollapseOptions, Profile};
 use cpiflame_perf_data::PerfData;
@@ -77,6 +77,112 @@ fn warn(msg: impl std::fmt::Display) {
     eprintln!("cpiflame: warning: {msg}");
 }
 
+/// The roles: flags first, then what the recording says, then detection; a plain graph of
+/// the first event with samples when no cycles event is found.
+fn choose_roles(
+    profile: &Profile,
+    options: &LoadOptions,
+    detected: cpiflame_events::Roles,
+    recorded: (Option<usize>, Option<usize>),
+    samples: &[u64],
+    notes: &mut Vec<String>,
+) -> Result<Roles> {
+    let path = options.file.display();
+    let pick =
+        |given: &Option<String>, flag: &str, fallback: Option<usize>| -> Result<Option<usize>> {
+            match given {
+                Some(name) => match find_event(profile, name) {
+                    Some(i) => Ok(Some(i)),
+                    None => bail!(
+                        "{flag} {name}: {path} has no such event (events: {})",
+                        event_list(profile)
+                    ),
+                },
+                None => Ok(fallback),
+            }
+        };
+    let mut roles = Roles {
+        stalls: pick(&options.stalls, "--stalls", recorded.0.or(detected.stalls))?,
+        cycles: pick(&options.cycles, "--cycles", recorded.1.or(detected.cycles))?,
+        instructions: detected.instructions,
+    };
+    if roles.cycles.is_none() {
+        // No cycles event: draw the first event that has samples, as a plain graph.
+        roles.cycles = samples.iter().position(|&n| n > 0);
+        if profile.events.len() > 1 && roles.stalls.is_none() {
+            notes.push(format!(
+                "no stall/cycles pair recognised among {}; set --stalls and --cycles",
+                event_list(profile)
+            ));
+        }
+    }
+    if roles.stalls == roles.cycles {
+        roles.stalls = None;
+    }
+    if roles.instructions == roles.cycles || roles.instructions == roles.stalls {
+        roles.instructions = None;
+    }
+    Ok(roles)
+}
+
+/// Reads a perf.data file or a folded file (one or two counts per line), told apart by the
+/// perf.data magic.
+pub fn load_any(options: &LoadOptions) -> Result<Loaded> {
+    // Enough to see the first line whole: a text file whose first line does not end in a
+    // count is not folded, and gets perf.data's error (bad magic).
+    let mut head = [0u8; 4096];
+    let n = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(&options.file)
+            .with_context(|| format!("{}", options.file.display()))?;
+        f.read(&mut head)
+            .with_context(|| format!("{}", options.file.display()))?
+    };
+    // The whole file was read: its last line is complete even without a newline.
+    let mut probe = head[..n].to_vec();
+    if n > 0 && n < head.len() && !probe.ends_with(b"\n") {
+        probe.push(b'\n');
+    }
+    if !cpiflame_fold::looks_folded(&probe) {
+        return load(options);
+    }
+    let source = options.file.display().to_string();
+    let file = std::fs::File::open(&options.file).with_context(|| source.clone())?;
+    let profile = cpiflame_fold::read_folded(std::io::BufReader::new(file), &source)?;
+    let names: Vec<&str> = profile.events.iter().map(|e| e.name.as_str()).collect();
+    let refs: Vec<EventRef<'_>> = names
+        .iter()
+        .map(|name| EventRef {
+            type_: u32::MAX,
+            config: 0,
+            name,
+        })
+        .collect();
+    let detected = detect_roles(&refs, Arch::Other);
+    let samples: Vec<u64> = (0..profile.events.len())
+        .map(|e| profile.total(e).samples)
+        .collect();
+    let mut notes = Vec::new();
+    let roles = choose_roles(
+        &profile,
+        options,
+        detected,
+        (None, None),
+        &samples,
+        &mut notes,
+    )?;
+    Ok(Loaded {
+        file: options.file.clone(),
+        profile: {
+            let mut p = profile;
+            p.sort();
+            p
+        },
+        roles,
+        notes,
+    })
+}
+
 pub fn load(options: &LoadOptions) -> Result<Loaded> {
     let file = PerfData::open(&options.file)?;
     for w in &file.warnings {
@@ -145,37 +251,11 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
-    let pick =
-        |given: &Option<String>, flag: &str, detected: Option<usize>| -> Result<Option<usize>> {
-            match given {
-                Some(name) => match find_event(&profile, name) {
-                    Some(i) => Ok(Some(i)),
-                    None => bail!(
-                        "{flag} {name}: {path} has no such event (events: {})",
-                        event_list(&profile)
-                    ),
-                },
-                None => Ok(detected),
-            }
-        };
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
-    let (recorded_stalls, recorded_cycles) = match roles_from_cmdline(&file.meta.cmdline) {
+    let recorded = match roles_from_cmdline(&file.meta.cmdline) {
         Some((s, c)) => (find_event(&profile, &s), find_event(&profile, &c)),
         None => (None, None),
-    };
-    let mut roles = Roles {
-        stalls: pick(
-            &options.stalls,
-            "--stalls",
-            recorded_stalls.or(detected.stalls),
-        )?,
-        cycles: pick(
-            &options.cycles,
-            "--cycles",
-            recorded_cycles.or(detected.cycles),
-        )?,
-        instructions: detected.instructions,
     };
     let mut notes = Vec::new();
     if file.meta.cmdline.iter().any(|a| a == NO_PMU_MARK) {
@@ -183,23 +263,14 @@ pub fn load(options: &LoadOptions) -> Result<Loaded> {
             "recorded without hardware counters (no PMU): widths are cpu-clock time".to_string(),
         );
     }
-    if roles.cycles.is_none() {
-        // No cycles event: draw the first event that has samples, as a plain graph.
-        let first = stats.samples.iter().position(|&n| n > 0);
-        roles.cycles = first;
-        if profile.events.len() > 1 && roles.stalls.is_none() {
-            notes.push(format!(
-                "no stall/cycles pair recognised among {}; set --stalls and --cycles",
-                event_list(&profile)
-            ));
-        }
-    }
-    if roles.stalls == roles.cycles {
-        roles.stalls = None;
-    }
-    if roles.instructions == roles.cycles || roles.instructions == roles.stalls {
-        roles.instructions = None;
-    }
+    let roles = choose_roles(
+        &profile,
+        options,
+        detected,
+        recorded,
+        &stats.samples,
+        &mut notes,
+    )?;
     Ok(Loaded {
         file: options.file.clone(),
         profile: {

@@ -2,6 +2,7 @@
 //! printed once, as one line naming the file, offset, flag or event at fault, with exit
 //! status 2; a closed stdout (`cpiflame fold | head`) is not an error.
 
+mod compare;
 mod events;
 mod load;
 mod record;
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use crate::load::{load, LoadOptions, Loaded};
+use crate::load::{load_any, LoadOptions, Loaded};
 
 #[derive(Parser)]
 #[command(
@@ -40,6 +41,10 @@ enum Command {
     /// Record a command (or a running process) into perf.data, with this CPU's stall and
     /// cycles events and DWARF call chains.
     Record(record::RecordArgs),
+    /// Summarize a run: the top frames by cycles, self and total, with their stall share.
+    Report(compare::ReportArgs),
+    /// Compare two runs: a differential flame graph, a summary, a CI threshold.
+    Diff(compare::DiffArgs),
     /// Count events for a command and everything it starts (perf stat style).
     Stat(stat::StatArgs),
     /// Show the CPU, its PMUs, the stall/cycles pair `record` would use and why, and every
@@ -144,6 +149,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Script(args) => script::script(&args.file, args.symfs).map(|()| 0),
         Command::Record(args) => record::record_command(args),
         Command::Stat(args) => stat::stat_command(args),
+        Command::Report(args) => compare::report(args).map(|()| 0),
+        Command::Diff(args) => compare::diff(args),
         Command::List => {
             let mut out = io::stdout().lock();
             events::list(&mut out)?;
@@ -166,7 +173,7 @@ fn load_options(input: &InputArgs) -> LoadOptions {
 }
 
 /// Standard output, or a file created at `path`.
-fn output(path: &Option<PathBuf>) -> Result<Box<dyn Write>> {
+pub fn output(path: &Option<PathBuf>) -> Result<Box<dyn Write>> {
     Ok(match path {
         Some(p) => Box::new(BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("{}", p.display()))?,
@@ -181,7 +188,7 @@ fn render(args: RenderArgs) -> Result<()> {
         roles,
         notes,
         ..
-    } = load(&load_options(&args.input))?;
+    } = load_any(&load_options(&args.input))?;
     let Some(cycles) = roles.cycles else {
         bail!("{}: no samples to draw", args.input.file.display());
     };
@@ -204,7 +211,7 @@ fn render(args: RenderArgs) -> Result<()> {
 }
 
 fn fold(args: FoldArgs) -> Result<()> {
-    let loaded = load(&load_options(&args.input))?;
+    let loaded = load_any(&load_options(&args.input))?;
     let mut out = output(&args.output)?;
     match &args.event {
         Some(name) => {

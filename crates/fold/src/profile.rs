@@ -7,7 +7,11 @@ pub type FrameId = u32;
 
 /// Where a frame came from. Kept so renderers can say it in tooltips and so `[k]`-style
 /// annotations stay possible without parsing names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// In JSON (the `kind` field of reports and diffs) it is the lowercase variant name:
+/// `"process"`, `"user"`, `"inline"`, `"kernel"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     /// The root frame: the process (command) name.
     Process,

@@ -1,15 +1,16 @@
 //! Renders a synthetic profile, for eyeballing the picture and timing large profiles.
 //!
 //! `cargo run --release -p cpiflame-render --example synthetic -- OUT_DIR [STACKS]`
-//! writes `cpi.svg`, `cpi-inverted.svg`, `single.svg` and `classic.svg` into OUT_DIR and prints
-//! how long each took.
+//! writes `cpi.svg`, `cpi-inverted.svg`, `single.svg`, `classic.svg` and `diff.svg` (against a
+//! second run in which memory-bound leaves take longer and JSON parsing is gone) into OUT_DIR
+//! and prints how long each took.
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::time::Instant;
 
 use cpiflame_fold::{Count, EventColumn, Frame, FrameKind, Profile};
-use cpiflame_render::{render_classic, render_cpi, Options};
+use cpiflame_render::{render_classic, render_cpi, render_diff, DiffOptions, Options};
 
 /// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.
 struct Rng(u64);
@@ -49,7 +50,10 @@ const NAMES: &[&str] = &[
     "sort_merge",
 ];
 
-fn synthetic(stacks: usize) -> Profile {
+/// A synthetic profile of `stacks` stacks. `changed` makes the second run of the diff: the
+/// same stacks, except that memory-bound leaves take three times the cycles and stacks
+/// through `parse_json` are gone.
+fn synthetic(stacks: usize, changed: bool) -> Profile {
     let mut p = Profile::new(vec![
         EventColumn {
             name: "cpu_clk_unhalted.thread_p".into(),
@@ -90,7 +94,7 @@ fn synthetic(stacks: usize) -> Profile {
                 },
             }));
         }
-        let cycles = 1 + rng.below(50);
+        let mut cycles = 1 + rng.below(50);
         // Memory-bound leaves stall more.
         let leaf = &p.frame(frames[frames.len() - 1]).name;
         let bias = if leaf.starts_with("memcpy")
@@ -103,6 +107,14 @@ fn synthetic(stacks: usize) -> Profile {
             30
         };
         let stalled = cycles * rng.below(bias + 10) / 100;
+        if changed {
+            if frames.iter().any(|&f| p.frame(f).name == "parse_json") {
+                continue;
+            }
+            if bias == 90 {
+                cycles *= 3;
+            }
+        }
         p.add(
             &frames,
             0,
@@ -133,7 +145,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => 400,
     };
     let t = Instant::now();
-    let profile = synthetic(stacks);
+    let profile = synthetic(stacks, false);
     println!(
         "built {} distinct stacks, {} frames in {:?}",
         profile.stacks.len(),
@@ -170,5 +182,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::metadata(&path)?.len()
         );
     }
+    let after = synthetic(stacks, true);
+    let path = std::path::Path::new(&dir).join("diff.svg");
+    let out = BufWriter::new(File::create(&path)?);
+    let o = DiffOptions {
+        subtitle: Some("synthetic runs: memory-bound leaves 3x, parse_json gone".into()),
+        ..DiffOptions::default()
+    };
+    let t = Instant::now();
+    render_diff(&profile, 0, Some(1), &after, 0, Some(1), &o, out)?;
+    println!(
+        "diff.svg: {:?}, {} bytes",
+        t.elapsed(),
+        std::fs::metadata(&path)?.len()
+    );
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! Frame colours: the fixed stall-share scale of the CPI graph, and the name-hashed warm
-//! palette of the single-event graph.
+//! Frame colours: the fixed stall-share scale of the CPI graph, the fixed share-change scale
+//! of the differential graph, and the name-hashed warm palette of the single-event graph.
 
 use std::fmt;
 
@@ -56,6 +56,64 @@ pub fn stall_color(share: Option<f64>) -> Rgb {
     }
 }
 
+// The share-change scale of the differential graph: blue (the frame's share of its run's
+// samples shrank) through a light neutral grey (unchanged) to red (grew).
+//
+// Why this scale:
+// * It is fixed: the same colour means the same change in every comparison, and a comparison
+//   of two runs that differ only by noise stays pale instead of being stretched to full red
+//   and blue (which a scale fitted to the largest change would do).
+// * It is compressed by a square root and saturates at ±DIFF_SPAN (20 points): position on the
+//   scale is sign(d)·sqrt(min(|d| / 20 points, 1)). A real regression of one function is often
+//   only 1-3 points of the total, which a linear ±20 scale would leave nearly white (5-15% of
+//   the way); with the root, 1 point is 22% of the way and 5 points half of it, while 10 and
+//   20 points still differ (71% and 100%). Changes beyond 20 points are all full colour; the
+//   tooltip gives the number.
+// * The ends are the CPI graph's red and blue stops: same luminance (about 0.23), so black
+//   labels keep at least the CPI graph's 5.4:1 contrast everywhere on the scale, and red versus
+//   blue stays distinguishable for red-green colour deficiencies. Neutral is a light grey
+//   rather than white so that unchanged frames stay visible on the near-white background.
+// * The colour is a piecewise-linear sRGB blend in scale position, which is also how the
+//   legend's `<linearGradient>` (neutral at its middle) paints its bar; the legend's labels
+//   are placed at their scale positions, so legend and frames agree.
+
+/// Colour of a frame whose share grew by [`DIFF_SPAN`] or more.
+pub const DIFF_GREW: Rgb = STALL_RED;
+/// Colour of a frame whose share of its run's samples did not change.
+pub const DIFF_NEUTRAL: Rgb = Rgb(226, 226, 222);
+/// Colour of a frame whose share shrank by [`DIFF_SPAN`] or more.
+pub const DIFF_SHRANK: Rgb = STALL_BLUE;
+/// The change of share (as a fraction: 0.2 = 20 percentage points) at which the
+/// differential scale saturates.
+pub const DIFF_SPAN: f64 = 0.2;
+
+/// Position of a change of share on the differential scale, in `[-1, 1]`:
+/// `sign(change) * sqrt(min(|change| / DIFF_SPAN, 1))`. NaN gives 0.
+pub(crate) fn diff_position(change: f64) -> f64 {
+    if change.is_nan() {
+        return 0.0;
+    }
+    let t = (change.abs() / DIFF_SPAN).min(1.0).sqrt();
+    if change < 0.0 {
+        -t
+    } else {
+        t
+    }
+}
+
+/// The colour for a change of a frame's share of its run's samples, `after_share -
+/// before_share` as a fraction (`0.15` = 15 percentage points more): red when it grew, blue
+/// when it shrank, [`DIFF_NEUTRAL`] when unchanged, on a fixed square-root scale saturating at
+/// ±[`DIFF_SPAN`]. NaN gives the neutral colour.
+pub fn diff_color(change: f64) -> Rgb {
+    let t = diff_position(change);
+    if t >= 0.0 {
+        lerp(DIFF_NEUTRAL, DIFF_GREW, t)
+    } else {
+        lerp(DIFF_NEUTRAL, DIFF_SHRANK, -t)
+    }
+}
+
 /// 64-bit FNV-1a: a fixed, platform-independent hash, so colours never change between runs.
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -94,6 +152,28 @@ mod tests {
         assert_eq!(stall_color(Some(f64::NAN)), UNKNOWN_GREY);
         assert_eq!(stall_color(Some(0.25)), Rgb(207, 90, 140));
         assert_eq!(STALL_RED.to_string(), "#ee5046");
+    }
+
+    #[test]
+    fn diff_scale_is_fixed_rooted_and_saturating() {
+        assert_eq!(diff_color(0.0), DIFF_NEUTRAL);
+        assert_eq!(diff_color(-0.0), DIFF_NEUTRAL);
+        assert_eq!(diff_color(f64::NAN), DIFF_NEUTRAL);
+        assert_eq!(diff_color(DIFF_SPAN), DIFF_GREW);
+        assert_eq!(diff_color(-DIFF_SPAN), DIFF_SHRANK);
+        assert_eq!(diff_color(0.9), DIFF_GREW);
+        assert_eq!(diff_color(f64::NEG_INFINITY), DIFF_SHRANK);
+        // +5 points: sqrt(5/20) = half way from neutral (226,226,222) to red (238,80,70).
+        assert_eq!(diff_position(0.05), 0.5);
+        assert_eq!(diff_color(0.05), Rgb(232, 153, 146));
+        // -5 points: half way to blue (70,130,240).
+        assert_eq!(diff_color(-0.05), Rgb(148, 178, 231));
+        assert!((diff_position(-0.01) + 0.05f64.sqrt()).abs() < 1e-12);
+        // Monotonic in the change.
+        let reds: Vec<u8> = (0..=20)
+            .map(|i| diff_color(f64::from(i) / 100.0).1)
+            .collect();
+        assert!(reds.windows(2).all(|w| w[0] >= w[1]), "{reds:?}");
     }
 
     #[test]

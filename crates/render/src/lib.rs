@@ -1,6 +1,6 @@
 //! Rendering: folded profile to SVG.
 //!
-//! Two pictures are drawn from a [`Profile`]:
+//! Three pictures are drawn:
 //!
 //! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the number of
 //!   unhalted-cycles samples that landed in the frame (children included), frame colour is the
@@ -8,14 +8,19 @@
 //!   Every frame is coloured by its *inclusive* share, not only leaves.
 //! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
 //!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
+//! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's cycles
+//!   samples, frame colour the change of the frame's inclusive share of its run's samples, on a
+//!   fixed blue (shrank) to red (grew) scale; stacks gone in AFTER are listed under the graph.
 //!
-//! Both write a self-contained SVG (with an embedded script for search and zoom) to any
+//! All write a self-contained SVG (with an embedded script for search and zoom) to any
 //! [`Write`](std::io::Write). Output is deterministic: the same profile and options give
 //! byte-identical SVG.
 
 mod classic;
 mod color;
 mod cpi;
+mod diff;
+mod page;
 mod text;
 mod tree;
 
@@ -24,10 +29,14 @@ use std::io;
 use cpiflame_fold::Profile;
 
 pub use classic::render_classic;
-pub use color::{stall_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
+pub use color::{
+    diff_color, stall_color, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE,
+    STALL_MID, STALL_RED,
+};
 pub use cpi::render_cpi;
+pub use diff::render_diff;
 
-/// The narrowest image [`render_cpi`] and [`render_classic`] accept, in pixels.
+/// The narrowest image [`render_cpi`], [`render_classic`] and [`render_diff`] accept, in pixels.
 pub const MIN_IMAGE_WIDTH: u32 = 200;
 
 /// How to draw the picture. Shared by [`render_cpi`] and [`render_classic`].
@@ -63,6 +72,34 @@ impl Default for Options {
     }
 }
 
+/// How to draw the differential picture of [`render_diff`]: the fields of [`Options`] that
+/// apply to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffOptions {
+    /// The line at the top of the image.
+    pub title: String,
+    /// An extra line under the generated statistics line.
+    pub subtitle: Option<String>,
+    /// Image width in pixels (at least [`MIN_IMAGE_WIDTH`]).
+    pub width: u32,
+    /// Frames narrower than this many pixels are left out, together with their children.
+    pub min_width: f64,
+    /// Icicle layout: the root at the top and stacks growing downwards.
+    pub inverted: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            title: "Differential CPI Flame Graph".to_string(),
+            subtitle: None,
+            width: 1200,
+            min_width: 0.1,
+            inverted: false,
+        }
+    }
+}
+
 /// Why a picture could not be drawn.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -82,25 +119,52 @@ pub enum RenderError {
     /// outside the frame table).
     #[error("malformed profile: {0}")]
     MalformedProfile(String),
+    /// One of the two profiles given to [`render_diff`] is at fault: `side` is `BEFORE` or
+    /// `AFTER`, `error` says what is wrong with it.
+    #[error("{side} profile: {error}")]
+    DiffSide {
+        side: &'static str,
+        error: Box<RenderError>,
+    },
     /// Writing the SVG (or, for [`render_classic`], preparing inferno's input) failed.
     #[error("writing the SVG failed: {0}")]
     Io(#[from] io::Error),
 }
 
-/// Checks options and event indexes shared by both renderers; returns the total samples of the
-/// `cycles` column.
+/// Checks options and event indexes shared by [`render_cpi`] and [`render_classic`]; returns
+/// the total samples of the `cycles` column.
 fn validate(
     profile: &Profile,
     cycles: usize,
     stalls: Option<usize>,
     opts: &Options,
 ) -> Result<u64, RenderError> {
-    if opts.width < MIN_IMAGE_WIDTH {
-        return Err(RenderError::WidthTooSmall(opts.width));
+    check_look(opts.width, opts.min_width)?;
+    let count = profile.events.len();
+    if let Some(index) = opts.instructions.filter(|&i| i >= count) {
+        return Err(RenderError::NoSuchEvent { index, count });
     }
-    if !opts.min_width.is_finite() || opts.min_width < 0.0 {
-        return Err(RenderError::BadMinWidth(opts.min_width));
+    check_profile(profile, cycles, stalls)
+}
+
+/// Checks the image width and minimum frame width.
+fn check_look(width: u32, min_width: f64) -> Result<(), RenderError> {
+    if width < MIN_IMAGE_WIDTH {
+        return Err(RenderError::WidthTooSmall(width));
     }
+    if !min_width.is_finite() || min_width < 0.0 {
+        return Err(RenderError::BadMinWidth(min_width));
+    }
+    Ok(())
+}
+
+/// Checks event indexes and the profile's invariants; returns the total samples of the
+/// `cycles` column, which must not be zero.
+fn check_profile(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+) -> Result<u64, RenderError> {
     let count = profile.events.len();
     for index in std::iter::once(cycles).chain(stalls) {
         if index >= count {

@@ -77,13 +77,32 @@ pub(crate) fn fit_label(name: &str, width: f64) -> Label<'_> {
     }
 }
 
-/// See [`fit_label`].
+/// Like [`fit_label`], but keeps the *end* of the text, for call paths whose leaf matters
+/// most: the whole text when it fits, else `..` followed by its end, else nothing.
+pub(crate) fn fit_label_tail(text: &str, width: f64) -> Label<'_> {
+    let fit = ((width - 2.0 * LABEL_PAD) / CHAR_WIDTH).floor();
+    if fit.is_nan() || fit < 3.0 {
+        return Label::Empty;
+    }
+    let fit = fit as usize;
+    let chars = text.chars().count();
+    if chars <= fit {
+        return Label::Whole(text);
+    }
+    let skip = chars - (fit - 2);
+    let cut = text.char_indices().nth(skip).map_or(text.len(), |(i, _)| i);
+    Label::Tail(&text[cut..])
+}
+
+/// See [`fit_label`] and [`fit_label_tail`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Label<'a> {
     Empty,
     Whole(&'a str),
     /// The kept start of the name; `..` is to be written after it.
     Truncated(&'a str),
+    /// The kept end of the text; `..` is to be written before it.
+    Tail(&'a str),
 }
 
 impl fmt::Display for Label<'_> {
@@ -94,6 +113,10 @@ impl fmt::Display for Label<'_> {
             Label::Truncated(s) => {
                 Esc(s).fmt(f)?;
                 f.write_str("..")
+            }
+            Label::Tail(s) => {
+                f.write_str("..")?;
+                Esc(s).fmt(f)
             }
         }
     }
@@ -107,6 +130,24 @@ impl fmt::Display for Percent {
         match self.0 {
             Some(r) if r.is_finite() => write!(f, "{:.*}%", self.1, r * 100.0),
             _ => f.write_str("n/a"),
+        }
+    }
+}
+
+/// Displays a number with an explicit sign and `decimals` digits (`+15.00`, `-0.25`), or
+/// without a sign when it rounds to zero (`0.00`), so that a tiny negative change never reads
+/// `-0.00`.
+pub(crate) struct Signed(pub(crate) f64, pub(crate) usize);
+
+impl fmt::Display for Signed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = format!("{:.*}", self.1, self.0.abs());
+        if text.bytes().all(|b| b == b'0' || b == b'.') {
+            f.write_str(&text)
+        } else if self.0 < 0.0 {
+            write!(f, "-{text}")
+        } else {
+            write!(f, "+{text}")
         }
     }
 }
@@ -159,6 +200,25 @@ mod tests {
         assert_eq!(fit_label("héllo_world", w(5.0)), Label::Truncated("hél"));
         assert_eq!(fit_label("a<b>c", w(4.0)).to_string(), "a&lt;..");
         assert_eq!(fit_label("x", f64::NAN), Label::Empty);
+    }
+
+    #[test]
+    fn tail_labels_keep_the_end() {
+        let w = |chars: f64| chars * CHAR_WIDTH + 2.0 * LABEL_PAD + 0.01;
+        assert_eq!(fit_label_tail("app;main", w(8.0)), Label::Whole("app;main"));
+        assert_eq!(fit_label_tail("app;main", w(6.0)), Label::Tail("main"));
+        assert_eq!(fit_label_tail("app;main", w(6.0)).to_string(), "..main");
+        assert_eq!(fit_label_tail("a;é<b", w(4.0)).to_string(), "..&lt;b");
+        assert_eq!(fit_label_tail("app;main", w(2.0)), Label::Empty);
+    }
+
+    #[test]
+    fn signed_numbers() {
+        assert_eq!(Signed(15.0, 2).to_string(), "+15.00");
+        assert_eq!(Signed(-3.254, 2).to_string(), "-3.25");
+        assert_eq!(Signed(-0.001, 2).to_string(), "0.00");
+        assert_eq!(Signed(0.0, 1).to_string(), "0.0");
+        assert_eq!(Signed(60.0, 1).to_string(), "+60.0");
     }
 
     #[test]

@@ -1,59 +1,177 @@
-//! Merging a profile's stacks into one call tree, stored flat in pre-order.
+//! Merging stacks into one call tree, stored flat in pre-order.
+//!
+//! The builder is shared by both pictures of this crate. What a stack is made of and what it
+//! carries is said by the [`Leaf`] it is given as:
+//!
+//! * the CPI graph merges the stacks of one profile by frame (name, module, kind) and carries
+//!   cycles, stall and instructions counts ([`CpiLeaf`]);
+//! * the differential graph merges the stacks of two profiles by frame *name* along the path
+//!   and carries both sides' counts (its leaves live in `diff.rs`).
 
 use std::cmp::Ordering;
 
-use cpiflame_fold::{Count, FrameId, Profile};
+use cpiflame_fold::{Count, FrameId, Profile, Stack};
+
+/// What a node accumulates: a sum of counts, of which one gives the frame's width.
+pub(crate) trait Weight: Copy + Default + PartialEq {
+    /// `self + other`, saturating.
+    fn plus(self, other: Self) -> Self;
+    /// Width of the frame in samples, used to lay children out from their parent's left edge.
+    fn width(&self) -> u64;
+}
+
+/// One stack given to [`build`]: frames root first, each with a merge key, and its counts.
+pub(crate) trait Leaf {
+    /// What a node remembers of the frame(s) merged into it.
+    type Frame: Copy;
+    type Weight: Weight;
+    /// Number of frames.
+    fn len(&self) -> usize;
+    /// Merge key of the frame at `depth`: frames with equal keys along equal key paths are one
+    /// node; siblings are ordered by key.
+    fn key(&self, depth: usize) -> u32;
+    /// The frame at `depth`.
+    fn frame(&self, depth: usize) -> Self::Frame;
+    fn weight(&self) -> Self::Weight;
+    /// Order of two leaves with the same key path, so that which frame a node keeps does not
+    /// depend on the order stacks come in.
+    fn tiebreak(&self, _other: &Self) -> Ordering {
+        Ordering::Equal
+    }
+    /// Folds a further frame with the same key into a node's frame. The node keeps the first
+    /// frame by default.
+    fn merge(_node: &mut Self::Frame, _frame: Self::Frame) {}
+}
 
 /// One node of the merged call tree.
 #[derive(Clone, Debug)]
-pub(crate) struct Node {
+pub(crate) struct Node<F, W> {
     /// The frame, or `None` for the synthetic root ("all").
-    pub(crate) frame: Option<FrameId>,
+    pub(crate) frame: Option<F>,
     /// 0 for the root, 1 for the process frames, and so on.
     pub(crate) depth: u32,
     /// Index of the parent node (the root is its own parent).
     pub(crate) parent: u32,
     /// One past the index of the node's last descendant: its subtree is `index..end`.
     pub(crate) end: u32,
-    /// Offset of the node's left edge, in cycles samples from the left of the graph.
+    /// Offset of the node's left edge, in width samples from the left of the graph.
     pub(crate) start: u64,
-    /// Cycles counts of the node, children included.
-    pub(crate) cycles: Count,
-    /// Stall counts of the node, children included (zero when there is no stall event).
-    pub(crate) stalls: Count,
-    /// Cycles samples that landed in the node itself, not in a child.
-    pub(crate) self_cycles: u64,
-    /// Instructions counts of the node, children included (zero without that event).
-    pub(crate) instructions: Count,
+    /// Counts of the node, children included.
+    pub(crate) total: W,
+    /// Counts that landed in the node itself, not in a child.
+    pub(crate) own: W,
 }
 
-/// The merged call tree. `nodes[0]` is the root; nodes are in pre-order (every node comes
-/// before its children, a subtree is contiguous) and siblings are ordered by frame name, then
-/// module, then kind.
+/// The merged call tree. `nodes[0]` is the root and holds the counts of all stacks; nodes are
+/// in pre-order (every node comes before its children, a subtree is contiguous) and siblings
+/// are ordered by key.
 #[derive(Debug)]
-pub(crate) struct Tree {
-    pub(crate) nodes: Vec<Node>,
-    /// Stall counts of all stacks, including stacks with no cycles samples.
-    pub(crate) total_stalls: Count,
+pub(crate) struct Tree<F, W> {
+    pub(crate) nodes: Vec<Node<F, W>>,
 }
 
-fn add(a: Count, b: Count) -> Count {
+impl<F, W: Weight> Tree<F, W> {
+    /// The root's counts: the sum over every stack given.
+    pub(crate) fn root(&self) -> &W {
+        &self.nodes[0].total
+    }
+}
+
+/// `a + b` per field, saturating.
+pub(crate) fn add(a: Count, b: Count) -> Count {
     Count {
         samples: a.samples.saturating_add(b.samples),
         period: a.period.saturating_add(b.period),
     }
 }
 
-/// Builds the call tree of `cycles` (and `stalls`) counts. Frame ids must be valid (checked by
-/// the caller). Stacks with neither cycles nor stall samples or periods are skipped.
-pub(crate) fn build(
-    profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
-    instructions: Option<usize>,
-) -> Tree {
-    // Rank every frame by (name, module, kind); equal frames (which interning normally
-    // prevents) share a rank, so they merge into one node.
+/// Builds the call tree of `leaves`. Leaves whose weight is zero are skipped.
+pub(crate) fn build<L: Leaf>(mut leaves: Vec<L>) -> Tree<L::Frame, L::Weight> {
+    leaves.retain(|l| l.weight() != L::Weight::default());
+    // Sorting the stacks by their key sequences makes a depth-first walk: building nodes in
+    // this order gives pre-order with sorted siblings.
+    leaves.sort_unstable_by(|a, b| {
+        let n = a.len().min(b.len());
+        for i in 0..n {
+            match a.key(i).cmp(&b.key(i)) {
+                Ordering::Equal => {}
+                other => return other,
+            }
+        }
+        a.len().cmp(&b.len()).then_with(|| a.tiebreak(b))
+    });
+
+    let mut nodes = vec![Node {
+        frame: None,
+        depth: 0,
+        parent: 0,
+        end: 1,
+        start: 0,
+        total: L::Weight::default(),
+        own: L::Weight::default(),
+    }];
+    // path[d] = node index of the frame at depth d+1 of the previous stack.
+    let mut path: Vec<u32> = Vec::new();
+    let mut prev: Option<&L> = None;
+    for leaf in &leaves {
+        let common = match prev {
+            Some(p) => (0..p.len().min(leaf.len()))
+                .take_while(|&i| p.key(i) == leaf.key(i))
+                .count(),
+            None => 0,
+        };
+        path.truncate(common);
+        for (i, &index) in path.iter().enumerate() {
+            if let Some(frame) = &mut nodes[index as usize].frame {
+                L::merge(frame, leaf.frame(i));
+            }
+        }
+        for i in common..leaf.len() {
+            let parent = path.last().copied().unwrap_or(0);
+            let index = nodes.len() as u32;
+            nodes.push(Node {
+                frame: Some(leaf.frame(i)),
+                depth: path.len() as u32 + 1,
+                parent,
+                end: index + 1,
+                start: 0,
+                total: L::Weight::default(),
+                own: L::Weight::default(),
+            });
+            path.push(index);
+        }
+        let node = &mut nodes[path.last().copied().unwrap_or(0) as usize];
+        let w = leaf.weight();
+        node.total = node.total.plus(w);
+        node.own = node.own.plus(w);
+        prev = Some(leaf);
+    }
+
+    // Children come after their parent: a backwards pass makes every count inclusive and
+    // finds where each subtree ends.
+    for i in (1..nodes.len()).rev() {
+        let (total, end, parent) = (nodes[i].total, nodes[i].end, nodes[i].parent as usize);
+        let p = &mut nodes[parent];
+        p.total = p.total.plus(total);
+        p.end = p.end.max(end);
+    }
+    // A forwards pass lays children out left to right from their parent's left edge; the
+    // parent's own samples are the space left over on the right.
+    let mut cursor: Vec<u64> = vec![0; nodes.len()];
+    for i in 1..nodes.len() {
+        let p = nodes[i].parent as usize;
+        let start = cursor[p];
+        cursor[p] = start.saturating_add(nodes[i].total.width());
+        nodes[i].start = start;
+        cursor[i] = start;
+    }
+
+    Tree { nodes }
+}
+
+/// Ranks every frame of `profile` by (name, module, kind): `ranks[id]`. Equal frames (which
+/// interning normally prevents) share a rank.
+pub(crate) fn frame_ranks(profile: &Profile) -> Vec<u32> {
     let mut order: Vec<FrameId> = (0..profile.frames.len() as FrameId).collect();
     order.sort_unstable_by(|&a, &b| profile.frame(a).cmp(profile.frame(b)));
     let mut rank = vec![0u32; profile.frames.len()];
@@ -64,109 +182,110 @@ pub(crate) fn build(
         }
         rank[id as usize] = r;
     }
+    rank
+}
 
-    let stall_of = |s: &cpiflame_fold::Stack| stalls.map_or(Count::default(), |e| s.counts[e]);
-    let instructions_of =
-        |s: &cpiflame_fold::Stack| instructions.map_or(Count::default(), |e| s.counts[e]);
-    let mut stacks: Vec<&cpiflame_fold::Stack> = profile
+/// Ranks the frames of several profiles by name alone, on one scale: `ranks[p][id]` of frame
+/// `id` of `profiles[p]`. Frames with the same name, in any of the profiles, share a rank.
+pub(crate) fn name_ranks(profiles: &[&Profile]) -> Vec<Vec<u32>> {
+    let mut names: Vec<&str> = profiles
+        .iter()
+        .flat_map(|p| p.frames.iter().map(|f| f.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    profiles
+        .iter()
+        .map(|p| {
+            p.frames
+                .iter()
+                .map(|f| names.binary_search(&f.name.as_str()).unwrap_or(0) as u32)
+                .collect()
+        })
+        .collect()
+}
+
+/// What a node of the CPI graph accumulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CpiWeight {
+    /// Cycles counts: the width (samples) and the denominator of the stall share (period).
+    pub(crate) cycles: Count,
+    /// Stall counts (zero when there is no stall event).
+    pub(crate) stalls: Count,
+    /// Instructions counts (zero without that event).
+    pub(crate) instructions: Count,
+}
+
+impl Weight for CpiWeight {
+    fn plus(self, other: Self) -> Self {
+        CpiWeight {
+            cycles: add(self.cycles, other.cycles),
+            stalls: add(self.stalls, other.stalls),
+            instructions: add(self.instructions, other.instructions),
+        }
+    }
+
+    fn width(&self) -> u64 {
+        self.cycles.samples
+    }
+}
+
+/// A stack of the CPI graph: frames merge when their (name, module, kind) are equal.
+pub(crate) struct CpiLeaf<'a> {
+    stack: &'a Stack,
+    ranks: &'a [u32],
+    weight: CpiWeight,
+}
+
+impl Leaf for CpiLeaf<'_> {
+    type Frame = FrameId;
+    type Weight = CpiWeight;
+
+    fn len(&self) -> usize {
+        self.stack.frames.len()
+    }
+
+    fn key(&self, depth: usize) -> u32 {
+        self.ranks[self.stack.frames[depth] as usize]
+    }
+
+    fn frame(&self, depth: usize) -> FrameId {
+        self.stack.frames[depth]
+    }
+
+    fn weight(&self) -> CpiWeight {
+        self.weight
+    }
+}
+
+/// Builds the CPI call tree of `cycles` (and `stalls`, `instructions`) counts. Frame ids must
+/// be valid (checked by the caller). Stacks with neither cycles nor stall counts are skipped;
+/// stacks with stall counts but no cycles samples are kept (no width, but counted in their
+/// ancestors).
+pub(crate) fn build_cpi(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    instructions: Option<usize>,
+) -> Tree<FrameId, CpiWeight> {
+    let ranks = frame_ranks(profile);
+    let count = |s: &Stack, e: Option<usize>| e.map_or(Count::default(), |e| s.counts[e]);
+    let leaves = profile
         .stacks
         .iter()
-        .filter(|s| s.counts[cycles] != Count::default() || stall_of(s) != Count::default())
+        // As before the builder was shared: a stack counts when it has cycles or stalls.
+        .filter(|s| s.counts[cycles] != Count::default() || count(s, stalls) != Count::default())
+        .map(|stack| CpiLeaf {
+            stack,
+            ranks: &ranks,
+            weight: CpiWeight {
+                cycles: stack.counts[cycles],
+                stalls: count(stack, stalls),
+                instructions: count(stack, instructions),
+            },
+        })
         .collect();
-    // Sorting the stacks by their rank sequences makes a depth-first walk: building nodes in
-    // this order gives pre-order with sorted siblings.
-    let key = |s: &cpiflame_fold::Stack, i: usize| rank[s.frames[i] as usize];
-    stacks.sort_unstable_by(|a, b| {
-        let n = a.frames.len().min(b.frames.len());
-        for i in 0..n {
-            match key(a, i).cmp(&key(b, i)) {
-                Ordering::Equal => {}
-                other => return other,
-            }
-        }
-        a.frames.len().cmp(&b.frames.len())
-    });
-
-    let mut nodes = vec![Node {
-        frame: None,
-        depth: 0,
-        parent: 0,
-        end: 1,
-        start: 0,
-        cycles: Count::default(),
-        stalls: Count::default(),
-        self_cycles: 0,
-        instructions: Count::default(),
-    }];
-    let mut total_stalls = Count::default();
-    // path[d] = node index of the frame at depth d+1 of the previous stack.
-    let mut path: Vec<u32> = Vec::new();
-    let mut prev: Option<&cpiflame_fold::Stack> = None;
-    for stack in stacks {
-        let common = match prev {
-            Some(p) => p
-                .frames
-                .iter()
-                .zip(&stack.frames)
-                .take_while(|(&a, &b)| rank[a as usize] == rank[b as usize])
-                .count(),
-            None => 0,
-        };
-        path.truncate(common);
-        for &id in &stack.frames[common..] {
-            let parent = path.last().copied().unwrap_or(0);
-            let index = nodes.len() as u32;
-            nodes.push(Node {
-                frame: Some(id),
-                depth: path.len() as u32 + 1,
-                parent,
-                end: index + 1,
-                start: 0,
-                cycles: Count::default(),
-                stalls: Count::default(),
-                self_cycles: 0,
-                instructions: Count::default(),
-            });
-            path.push(index);
-        }
-        let leaf = &mut nodes[path.last().copied().unwrap_or(0) as usize];
-        let c = stack.counts[cycles];
-        let st = stall_of(stack);
-        leaf.cycles = add(leaf.cycles, c);
-        leaf.self_cycles = leaf.self_cycles.saturating_add(c.samples);
-        leaf.stalls = add(leaf.stalls, st);
-        leaf.instructions = add(leaf.instructions, instructions_of(stack));
-        total_stalls = add(total_stalls, st);
-        prev = Some(stack);
-    }
-
-    // Children come after their parent: a backwards pass makes every count inclusive and
-    // finds where each subtree ends.
-    for i in (1..nodes.len()).rev() {
-        let n = &nodes[i];
-        let (cycles, stalls, end, parent) = (n.cycles, n.stalls, n.end, n.parent as usize);
-        let instructions = n.instructions;
-        let p = &mut nodes[parent];
-        p.cycles = add(p.cycles, cycles);
-        p.stalls = add(p.stalls, stalls);
-        p.instructions = add(p.instructions, instructions);
-        p.end = p.end.max(end);
-    }
-    // A forwards pass lays children out left to right from their parent's left edge; the
-    // parent's self samples are the space left over on the right.
-    let mut cursor: Vec<u64> = vec![0; nodes.len()];
-    for i in 1..nodes.len() {
-        let p = nodes[i].parent as usize;
-        let start = cursor[p];
-        cursor[p] = start.saturating_add(nodes[i].cycles.samples);
-        nodes[i].start = start;
-        cursor[i] = start;
-    }
-
-    Tree {
-        nodes,
-        total_stalls,
-    }
+    build(leaves)
 }
 
 #[cfg(test)]
@@ -207,7 +326,7 @@ mod tests {
         p.add(&[app, a1, leaf], 1, count(4));
         // Stalls only: no width, but counted.
         p.add(&[app, z, leaf], 1, count(7));
-        let t = build(&p, 0, Some(1), None);
+        let t = build_cpi(&p, 0, Some(1), None);
         let names: Vec<(&str, u32, u64, u64)> = t
             .nodes
             .iter()
@@ -216,7 +335,7 @@ mod tests {
                     n.frame.map_or("all", |f| p.frame(f).name.as_str()),
                     n.depth,
                     n.start,
-                    n.cycles.samples,
+                    n.total.cycles.samples,
                 )
             })
             .collect();
@@ -233,12 +352,24 @@ mod tests {
             ]
         );
         assert_eq!(p.frame(t.nodes[2].frame.unwrap()).module, "m1");
-        assert_eq!(t.nodes[2].self_cycles, 3);
+        assert_eq!(t.nodes[2].own.cycles.samples, 3);
         assert_eq!(t.nodes[0].end, 7);
         assert_eq!(t.nodes[2].end, 4);
         assert_eq!(t.nodes[5].end, 7);
-        assert_eq!(t.nodes[0].stalls.samples, 11);
-        assert_eq!(t.total_stalls.samples, 11);
-        assert_eq!(t.nodes[5].stalls.samples, 7);
+        assert_eq!(t.nodes[0].total.stalls.samples, 11);
+        assert_eq!(t.root().stalls.samples, 11);
+        assert_eq!(t.nodes[5].total.stalls.samples, 7);
+    }
+
+    #[test]
+    fn name_ranks_share_one_scale_across_profiles() {
+        let mut a = Profile::new(vec![EventColumn { name: "c".into() }]);
+        let mut b = Profile::new(vec![EventColumn { name: "c".into() }]);
+        a.intern(frame("main", "v1"));
+        a.intern(frame("zeta", ""));
+        b.intern(frame("alpha", ""));
+        b.intern(frame("main", "v2"));
+        let r = name_ranks(&[&a, &b]);
+        assert_eq!(r, vec![vec![1, 2], vec![0, 1]]);
     }
 }

@@ -6,9 +6,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{parse, render, Builder};
+use common::{gone_section, parse, render, render_diff_svg, Builder};
 use cpiflame_fold::Profile;
-use cpiflame_render::Options;
+use cpiflame_render::{DiffOptions, Options};
 
 fn profile() -> Profile {
     Builder::new(&["cpu_clk_unhalted.thread_p", "resource_stalls.any"])
@@ -109,4 +109,40 @@ fn single_event_graph_matches_golden_file() {
     let svg = render(&profile(), 0, None, &opts);
     parse(&svg, false);
     check("single.svg", &svg);
+}
+
+/// The AFTER run of the differential golden test, against [`profile`] as BEFORE: `push_back`
+/// grew, the `load` path shrank, `compute` is gone, `parse<&>` is new, and the binary's module
+/// name changed (`bench` -> `bench-2`).
+fn after_profile() -> Profile {
+    Builder::new(&["cpu_clk_unhalted.thread_p", "resource_stalls.any"])
+        .stack(
+            "bench<1>;main@bench-2;std::vector<int, std::allocator<int> >::push_back(int const&)@libstdc++.so.6",
+            &[(50, 100_000), (5, 10_000)],
+        )
+        .stack(
+            "bench<1>;main@bench-2;load \"a&b\" 'c'@lib<x>.so",
+            &[(4, 8_000), (4, 8_000)],
+        )
+        .stack("bench<1>;main@bench-2;parse<&>@bench-2", &[(12, 24_000), (3, 6_000)])
+        .stack("bench<1>;main@bench-2", &[(4, 8_000), (0, 0)])
+        .stack("zz_other;spin@libc.so.6", &[(10, 20_000), (1, 1_000)])
+        .build()
+}
+
+#[test]
+fn diff_graph_matches_golden_file() {
+    let opts = DiffOptions {
+        title: "Golden <diff> & \"friends\"".into(),
+        subtitle: Some("hand-built profiles for the golden test".into()),
+        width: 800,
+        min_width: 0.0,
+        inverted: false,
+    };
+    let svg = render_diff_svg(&profile(), Some(1), &after_profile(), Some(1), &opts);
+    let parsed = parse(&svg, false);
+    assert_eq!(parsed.one("all").n, 80);
+    let (_, rows, _) = gone_section(&svg);
+    assert_eq!(rows[0].label, "bench<1>;main;compute");
+    check("diff.svg", &svg);
 }

@@ -25,6 +25,9 @@ pub struct Fixtures {
     pub forks: PathBuf,
     /// `fixtures/workloads/faults.c`: writes to N fresh pages (argument, default 4000).
     pub faults: PathBuf,
+    /// `fixtures/workloads/shift.c`: `shift PERCENT [SCALE]`, PERCENT of a fixed amount of
+    /// work in `work_a`, the rest in `work_b`.
+    pub shift: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
     pub mangled: PathBuf,
     /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
@@ -42,6 +45,7 @@ impl Fixtures {
             threads: dir.join("threads"),
             forks: dir.join("forks"),
             faults: dir.join("faults"),
+            shift: dir.join("shift"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
@@ -49,12 +53,13 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 7] {
+    pub fn all(&self) -> [(&'static str, &Path); 8] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
             ("forks", &self.forks),
             ("faults", &self.faults),
+            ("shift", &self.shift),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),
@@ -136,6 +141,7 @@ fn build_shared() -> Result<Fixtures, String> {
         "fixtures/workloads/threads.c",
         "fixtures/workloads/forks.c",
         "fixtures/workloads/faults.c",
+        "fixtures/workloads/shift.c",
         "fixtures/workloads/mangled.cpp",
         "fixtures/workloads/rust_workload.rs",
     ];

@@ -197,3 +197,99 @@ pub fn parse_xml_ok(svg: &str) {
         panic!("SVG is not well-formed XML: {e}");
     }
 }
+
+/// Checks that `script` is valid JavaScript with `node --check`; skipped (with a note) when
+/// `node` is not on PATH.
+pub fn node_check(script: &str, tag: &str) {
+    let has_node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_node {
+        eprintln!("skipping the JavaScript syntax check: `node` is not on PATH");
+        return;
+    }
+    let path =
+        std::env::temp_dir().join(format!("cpiflame-render-{tag}-{}.js", std::process::id()));
+    std::fs::write(&path, script).expect("write script");
+    let out = std::process::Command::new("node")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .expect("run node");
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "node --check failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Renders the differential graph; cycles are column 0 of both profiles.
+pub fn render_diff_svg(
+    before: &Profile,
+    b_stalls: Option<usize>,
+    after: &Profile,
+    a_stalls: Option<usize>,
+    opts: &cpiflame_render::DiffOptions,
+) -> String {
+    let mut out = Vec::new();
+    if let Err(e) =
+        cpiflame_render::render_diff(before, 0, b_stalls, after, 0, a_stalls, opts, &mut out)
+    {
+        panic!("render_diff failed: {e}");
+    }
+    String::from_utf8(out).expect("SVG is UTF-8")
+}
+
+/// Diff options for tests: nothing dropped, fixed width.
+pub fn diff_opts() -> cpiflame_render::DiffOptions {
+    cpiflame_render::DiffOptions {
+        min_width: 0.0,
+        ..cpiflame_render::DiffOptions::default()
+    }
+}
+
+/// One row of the "gone in AFTER" list: the share text, the shown path and the tooltip.
+#[derive(Clone, Debug)]
+pub struct GoneRow {
+    pub share: String,
+    pub label: String,
+    pub title: String,
+}
+
+/// The "gone in AFTER" section of a differential SVG: heading, rows, and the "+N more" line.
+pub fn gone_section(svg: &str) -> (String, Vec<GoneRow>, Option<String>) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let section = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("gone"))
+        .expect("a #gone section");
+    let texts = |n: roxmltree::Node| -> Vec<String> {
+        n.children()
+            .filter(|c| c.has_tag_name("text"))
+            .map(|c| c.text().unwrap_or("").to_string())
+            .collect()
+    };
+    let top = texts(section);
+    let heading = top.first().cloned().expect("heading");
+    let more = top.get(1).cloned();
+    let rows = section
+        .children()
+        .filter(|c| c.has_tag_name("g"))
+        .map(|g| {
+            let t = texts(g);
+            GoneRow {
+                share: t[0].clone(),
+                label: t[1].clone(),
+                title: g
+                    .children()
+                    .find(|c| c.has_tag_name("title"))
+                    .and_then(|c| c.text())
+                    .unwrap_or("")
+                    .to_string(),
+            }
+        })
+        .collect();
+    (heading, rows, more)
+}

@@ -1,0 +1,203 @@
+//! `cpiflame report` and `cpiflame diff`: summaries of one run, and the comparison of two
+//! (perf.data files, ours or perf's, or folded files), with a threshold for CI.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use cpiflame_fold::{
+    diff_frames, top_frames, totals, write_diff_json, write_diff_text, write_report_json,
+    write_report_text,
+};
+
+use crate::load::{load_any, LoadOptions, Loaded};
+use crate::output;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// perf.data or folded file.
+    #[arg(default_value = "out.data")]
+    file: PathBuf,
+    /// Print JSON (schema cpiflame-report/1) instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Rows in the table.
+    #[arg(long, default_value_t = 25)]
+    limit: usize,
+    #[command(flatten)]
+    roles: RoleArgs,
+}
+
+#[derive(Args)]
+pub struct RoleArgs {
+    /// The stall event (the colour), by name.
+    #[arg(long, value_name = "NAME")]
+    stalls: Option<String>,
+    /// The cycles event (the width), by name.
+    #[arg(long, value_name = "NAME")]
+    cycles: Option<String>,
+    /// Look up the recorded binaries under DIR.
+    #[arg(long, value_name = "DIR")]
+    symfs: Option<PathBuf>,
+    /// Leave kernel frames out.
+    #[arg(long)]
+    no_kernel: bool,
+}
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The earlier run (perf.data or folded).
+    before: PathBuf,
+    /// The later run (perf.data or folded); widths come from it.
+    after: PathBuf,
+    /// Write the SVG to FILE (default: standard output; with --summary, no SVG unless -o).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the text summary (or JSON with --json) instead of the SVG.
+    #[arg(long)]
+    summary: bool,
+    /// With --summary: JSON (schema cpiflame-diff/1).
+    #[arg(long)]
+    json: bool,
+    /// Exit with status 3 when a frame's share of the total grew by more than PCT
+    /// percentage points (e.g. `5` or `5%`).
+    #[arg(long, value_name = "PCT")]
+    fail_above: Option<String>,
+    /// Rows in the text summary.
+    #[arg(long, default_value_t = 25)]
+    limit: usize,
+    /// Title of the graph.
+    #[arg(long, default_value = "Differential CPI Flame Graph")]
+    title: String,
+    /// Width of the image in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: u32,
+    /// Leave out frames narrower than this many pixels.
+    #[arg(long, default_value_t = 0.1)]
+    minwidth: f64,
+    /// Icicle graph: root at the top.
+    #[arg(long)]
+    inverted: bool,
+    #[command(flatten)]
+    roles: RoleArgs,
+}
+
+fn load_with(file: &PathBuf, roles: &RoleArgs) -> Result<Loaded> {
+    load_any(&LoadOptions {
+        file: file.clone(),
+        stalls: roles.stalls.clone(),
+        cycles: roles.cycles.clone(),
+        symfs: roles.symfs.clone(),
+        kernel: !roles.no_kernel,
+        pid: false,
+        tid: false,
+    })
+}
+
+pub fn report(args: ReportArgs) -> Result<()> {
+    let l = load_with(&args.file, &args.roles)?;
+    let Some(cycles) = l.roles.cycles else {
+        bail!("{}: no samples", args.file.display());
+    };
+    let frames = top_frames(&l.profile, cycles, l.roles.stalls);
+    let mut out = output(&None)?;
+    if args.json {
+        write_report_json(&l.profile, cycles, l.roles.stalls, &frames, &mut out)?;
+    } else {
+        write_report_text(
+            &l.profile,
+            cycles,
+            l.roles.stalls,
+            &frames,
+            args.limit,
+            &mut out,
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `5`, `5%`, `2.5` → percentage points.
+fn points(text: &str) -> Result<f64> {
+    let n: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .with_context(|| {
+            format!("--fail-above {text}: expected percentage points, e.g. 5 or 5%")
+        })?;
+    Ok(n)
+}
+
+/// Returns the exit status: 0, or 3 when --fail-above tripped.
+pub fn diff(args: DiffArgs) -> Result<u8> {
+    let gate = args.fail_above.as_deref().map(points).transpose()?;
+    let before = load_with(&args.before, &args.roles)?;
+    let after = load_with(&args.after, &args.roles)?;
+    let (Some(bc), Some(ac)) = (before.roles.cycles, after.roles.cycles) else {
+        bail!(
+            "{} or {}: no samples",
+            args.before.display(),
+            args.after.display()
+        );
+    };
+    let diffs = diff_frames(
+        &before.profile,
+        bc,
+        before.roles.stalls,
+        &after.profile,
+        ac,
+        after.roles.stalls,
+    );
+    if args.summary {
+        let tb = totals(&before.profile, bc, before.roles.stalls);
+        let ta = totals(&after.profile, ac, after.roles.stalls);
+        let mut out = output(&None)?;
+        if args.json {
+            write_diff_json(&tb, &ta, &diffs, &mut out)?;
+        } else {
+            write_diff_text(&tb, &ta, &diffs, args.limit, &mut out)?;
+        }
+        out.flush()?;
+    }
+    if !args.summary || args.output.is_some() {
+        let opts = cpiflame_render::DiffOptions {
+            title: args.title.clone(),
+            subtitle: None,
+            width: args.width,
+            min_width: args.minwidth,
+            inverted: args.inverted,
+        };
+        let mut out = output(&args.output)?;
+        cpiflame_render::render_diff(
+            &before.profile,
+            bc,
+            before.roles.stalls,
+            &after.profile,
+            ac,
+            after.roles.stalls,
+            &opts,
+            &mut out,
+        )?;
+        out.flush()?;
+    }
+    if let Some(limit) = gate {
+        let over: Vec<_> = diffs.iter().filter(|d| d.delta_points > limit).collect();
+        if !over.is_empty() {
+            for d in over.iter().take(10) {
+                eprintln!(
+                    "cpiflame: {} grew by {:.2} points ({:.2}% → {:.2}%), above --fail-above {limit}",
+                    d.name,
+                    d.delta_points,
+                    d.before_total_share * 100.0,
+                    d.after_total_share * 100.0
+                );
+            }
+            return Ok(3);
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,263 @@
+//! `cpiflame report` and `cpiflame diff` on recorded runs of a fixture whose work shifts
+//! between two functions by a known amount, the CI threshold in both directions, and folded
+//! input (including bad lines).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use support::{perf_available, shared_fixtures};
+
+fn cpiflame(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "cpiflame failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Recordings of `shift 25`, `shift 75` and `shift 0` (work_a 25%, 75%, never), made once.
+struct Runs {
+    dir: PathBuf,
+    a25: PathBuf,
+    a75: PathBuf,
+    a0: PathBuf,
+}
+
+fn runs() -> Option<&'static Runs> {
+    static RUNS: OnceLock<Option<Runs>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        if !perf_available() {
+            eprintln!("skipped: sampling does not work here");
+            return None;
+        }
+        let f = shared_fixtures().expect("fixtures build");
+        let dir = std::env::temp_dir().join(format!("cpiflame-compare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rec = |name: &str, percent: &str| {
+            let data = dir.join(name);
+            ok(&cpiflame(&[
+                "record",
+                "-o",
+                s(&data),
+                s(&f.shift),
+                percent,
+                "0.5",
+            ]));
+            data
+        };
+        Some(Runs {
+            a25: rec("a25.data", "25"),
+            a75: rec("a75.data", "75"),
+            a0: rec("a0.data", "0"),
+            dir,
+        })
+    })
+    .as_ref()
+}
+
+/// The number after `"key":` in the JSON object that follows `"name":"NAME"`.
+fn field(json: &str, name: &str, key: &str) -> f64 {
+    let at = json
+        .find(&format!("\"name\":\"{name}\""))
+        .unwrap_or_else(|| panic!("{name} in {json}"));
+    let rest = &json[at..];
+    let v = rest.split(&format!("\"{key}\":")).nth(1).unwrap();
+    v.split([',', '}']).next().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn diff_measures_the_known_shift() {
+    let Some(r) = runs() else { return };
+    let json = ok(&cpiflame(&[
+        "diff",
+        "--summary",
+        "--json",
+        s(&r.a25),
+        s(&r.a75),
+    ]));
+    assert!(json.contains("\"schema\":\"cpiflame-diff/1\""), "{json}");
+    // work_a: 25% -> 75% of the samples (+50 points); work_b the opposite.
+    let a = field(&json, "work_a", "delta_points");
+    let b = field(&json, "work_b", "delta_points");
+    assert!((40.0..60.0).contains(&a), "work_a moved {a} points");
+    assert!((-60.0..-40.0).contains(&b), "work_b moved {b} points");
+    // The text summary names them too, and the SVG draws both.
+    let text = ok(&cpiflame(&["diff", "--summary", s(&r.a25), s(&r.a75)]));
+    assert!(text.contains("work_a") && text.contains("work_b"), "{text}");
+    let svg = ok(&cpiflame(&["diff", s(&r.a25), s(&r.a75)]));
+    assert!(
+        svg.starts_with("<?xml") || svg.starts_with("<svg"),
+        "{}",
+        &svg[..100]
+    );
+    assert!(svg.contains("work_a") && svg.contains("work_b"));
+}
+
+#[test]
+fn fail_above_trips_in_both_directions_and_not_below_the_change() {
+    let Some(r) = runs() else { return };
+    let code = |args: &[&str]| cpiflame(args).status.code();
+    // work_a grew by ~50 points.
+    assert_eq!(
+        code(&[
+            "diff",
+            "--summary",
+            s(&r.a25),
+            s(&r.a75),
+            "--fail-above",
+            "40%"
+        ]),
+        Some(3)
+    );
+    assert_eq!(
+        code(&[
+            "diff",
+            "--summary",
+            s(&r.a25),
+            s(&r.a75),
+            "--fail-above",
+            "65"
+        ]),
+        Some(0)
+    );
+    // The other way round work_b grew by ~50 points.
+    assert_eq!(
+        code(&[
+            "diff",
+            "--summary",
+            s(&r.a75),
+            s(&r.a25),
+            "--fail-above",
+            "40"
+        ]),
+        Some(3)
+    );
+    // Against itself nothing grows.
+    assert_eq!(
+        code(&[
+            "diff",
+            "--summary",
+            s(&r.a25),
+            s(&r.a25),
+            "--fail-above",
+            "0.5"
+        ]),
+        Some(0)
+    );
+    let out = cpiflame(&[
+        "diff",
+        "--summary",
+        s(&r.a25),
+        s(&r.a75),
+        "--fail-above",
+        "lots",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fail-above lots"));
+}
+
+#[test]
+fn stacks_gone_in_after_are_shown() {
+    let Some(r) = runs() else { return };
+    // shift 0 never calls work_a.
+    let svg = ok(&cpiflame(&["diff", s(&r.a25), s(&r.a0)]));
+    assert!(
+        svg.contains("work_a"),
+        "the vanished work_a is still in the picture"
+    );
+    let json = ok(&cpiflame(&[
+        "diff",
+        "--summary",
+        "--json",
+        s(&r.a25),
+        s(&r.a0),
+    ]));
+    assert_eq!(field(&json, "work_a", "after_total_share"), 0.0);
+}
+
+#[test]
+fn report_lists_top_frames_with_shares() {
+    let Some(r) = runs() else { return };
+    let json = ok(&cpiflame(&["report", "--json", s(&r.a75)]));
+    assert!(json.contains("\"schema\":\"cpiflame-report/1\""), "{json}");
+    let a = field(&json, "work_a", "total_share");
+    assert!((0.65..0.85).contains(&a), "work_a has {a} of the samples");
+    let text = ok(&cpiflame(&["report", s(&r.a75)]));
+    let a_line = text.lines().position(|l| l.contains("work_a")).unwrap();
+    let b_line = text.lines().position(|l| l.contains("work_b")).unwrap();
+    assert!(a_line < b_line, "sorted by total: {text}");
+}
+
+#[test]
+fn folded_files_are_read_by_render_report_and_diff() {
+    let Some(r) = runs() else { return };
+    let before = r.dir.join("before.folded");
+    let after = r.dir.join("after.folded");
+    std::fs::write(
+        &before,
+        ok(&cpiflame(&["fold", s(&r.a25), "--event", "cpu-clock"])),
+    )
+    .unwrap();
+    std::fs::write(
+        &after,
+        ok(&cpiflame(&["fold", s(&r.a75), "--event", "cpu-clock"])),
+    )
+    .unwrap();
+    assert!(ok(&cpiflame(&["render", s(&after)])).contains("work_a"));
+    assert!(ok(&cpiflame(&["report", s(&after)])).contains("work_a"));
+    let json = ok(&cpiflame(&[
+        "diff",
+        "--summary",
+        "--json",
+        s(&before),
+        s(&after),
+    ]));
+    let a = field(&json, "work_a", "delta_points");
+    assert!((40.0..60.0).contains(&a), "{a}");
+    // A perf.data before and a folded after compare too.
+    let mixed = ok(&cpiflame(&[
+        "diff",
+        "--summary",
+        "--json",
+        s(&r.a25),
+        s(&after),
+    ]));
+    assert!((40.0..60.0).contains(&field(&mixed, "work_a", "delta_points")));
+}
+
+#[test]
+fn a_bad_folded_line_is_one_error_with_its_line_number() {
+    let dir = std::env::temp_dir().join(format!("cpiflame-badfold-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.folded");
+    std::fs::write(&bad, "app;main;a 10\napp;main;b 20\napp;main;c twelve\n").unwrap();
+    for cmd in ["render", "report"] {
+        let out = cpiflame(&[cmd, s(&bad)]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        assert!(
+            errors[0].contains("bad.folded") && errors[0].contains("line 3"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,701 @@
+//! Per-function summaries of a profile (`cpiflame report`) and the comparison of two
+//! profiles (`cpiflame diff --summary`), as aligned text tables and as JSON.
+//!
+//! # Definitions
+//!
+//! - A **function** is every frame with the same name and module (and, separately, the
+//!   process frames: a process named like a function is not merged with it), merged across
+//!   all stacks. [`diff_frames`] matches by name alone, since perf's and cpiflame's files can
+//!   name modules differently.
+//! - Only stacks with a non-zero count (samples or period) in the cycles or the stall column
+//!   are looked at; a function appears when it is in one of them. Other columns
+//!   (instructions, say) are ignored.
+//! - **Self** samples of a function: cycles samples of the stacks whose leaf it is.
+//!   **Total** samples: cycles samples of the stacks it appears in, each stack counted once
+//!   even when the function recurses. Shares divide by the cycles samples of the whole
+//!   profile (0 when it has none), so they are fractions in `0..=1`.
+//! - **Stall share** (inclusive): summed stall period over summed cycles period, over the
+//!   stacks the function appears in (each once), as the CPI flame graph colours frames.
+//!   `None` without a stall column, or when those stacks have no cycles period. It is a ratio
+//!   of two sampled estimates and can exceed 1 slightly.
+//! - Nothing is excluded: process frames (the roots) are listed too; their total is the
+//!   process's share of the profile.
+//!
+//! # JSON schemas
+//!
+//! Both documents are one JSON object on one line, followed by a newline. Shares are numbers
+//! in `0..=1` (fractions, not percentages), `delta_points` is in percentage points, missing
+//! values are `null`, and arrays are in the documented order. Fields may be added in later
+//! versions of the same schema; none will be removed or change meaning.
+//!
+//! `cpiflame-report/1` ([`write_report_json`]):
+//!
+//! ```text
+//! {
+//!   "schema": "cpiflame-report/1",
+//!   "totals": {
+//!     "cycles_event": "cycles",          // name of the width column
+//!     "stalls_event": "resource_stalls_any" | null,
+//!     "cycles_samples": 1234,           // all cycles samples of the profile
+//!     "cycles_period": 2468002468,       // their summed period
+//!     "stall_samples": 400 | null,
+//!     "stall_period": 800001200 | null,
+//!     "stall_share": 0.324 | null        // stall_period / cycles_period
+//!   },
+//!   "frames": [                          // sorted: total_samples desc, self_samples desc,
+//!     {                                  //         name, module, kind
+//!       "name": "memory_bound",
+//!       "module": "demo",                // "" when unknown
+//!       "kind": "process" | "user" | "inline" | "kernel",
+//!       "self_samples": 600, "total_samples": 600,
+//!       "self_share": 0.486, "total_share": 0.486,
+//!       "stall_share": 0.61 | null
+//!     }, ...
+//!   ]
+//! }
+//! ```
+//!
+//! `cpiflame-diff/1` ([`write_diff_json`]):
+//!
+//! ```text
+//! {
+//!   "schema": "cpiflame-diff/1",
+//!   "before": { ...totals, as in cpiflame-report/1... },
+//!   "after":  { ...totals... },
+//!   "frames": [                          // sorted: |delta_points| desc, name, kind
+//!     {
+//!       "name": "memory_bound",
+//!       "module": "demo",                // after's, or before's when after has none
+//!       "kind": "user",                  // after's, or before's
+//!       "before_total_share": 0.25, "after_total_share": 0.4,
+//!       "delta_points": 15.0,            // (after - before) * 100
+//!       "before_self_share": 0.25, "after_self_share": 0.4,
+//!       "before_stall_share": 0.5 | null, "after_stall_share": 0.6 | null,
+//!       "before_samples": 250, "after_samples": 800   // total (inclusive) cycles samples
+//!     }, ...
+//!   ]
+//! }
+//! ```
+//!
+//! Every function of either side is in `frames`: one that vanished has `after_samples` 0,
+//! a new one `before_samples` 0.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
+
+/// One function (frames with the same name and module merged across all stacks).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameSummary {
+    pub name: String,
+    pub module: String,
+    /// When frames of several kinds merged (a function both inlined and called), the first
+    /// in [`FrameKind`]'s order: `User` before `Inline` before `Kernel`.
+    pub kind: FrameKind,
+    /// Cycles samples with this function as the leaf.
+    pub self_samples: u64,
+    /// Cycles samples of the stacks containing this function (each stack once).
+    pub total_samples: u64,
+    /// `self_samples` / all cycles samples (0..1).
+    pub self_share: f64,
+    /// `total_samples` / all cycles samples (0..1).
+    pub total_share: f64,
+    /// Inclusive: stall period / cycles period over every stack containing it (each stack
+    /// once); `None` without a stall column or with zero cycles period.
+    pub stall_share: Option<f64>,
+}
+
+/// One function in the comparison of two profiles, matched by name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameDiff {
+    pub name: String,
+    /// After's module when it names one, else before's (empty when neither does). When a side
+    /// has the name in several modules, its module with the most total samples.
+    pub module: String,
+    /// After's kind, or before's when the function is not in after.
+    pub kind: FrameKind,
+    pub before_total_share: f64,
+    pub after_total_share: f64,
+    /// `(after_total_share - before_total_share) * 100`: percentage points.
+    pub delta_points: f64,
+    pub before_self_share: f64,
+    pub after_self_share: f64,
+    pub before_stall_share: Option<f64>,
+    pub after_stall_share: Option<f64>,
+    /// Total (inclusive) cycles samples of the function in before.
+    pub before_samples: u64,
+    /// Total (inclusive) cycles samples of the function in after.
+    pub after_samples: u64,
+}
+
+/// The whole-profile numbers reports and diffs print in their headers (and in JSON, as
+/// `totals`, `before`, `after`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Totals {
+    /// Name of the cycles (width) column; empty if the index was out of range.
+    pub cycles_event: String,
+    pub stalls_event: Option<String>,
+    pub cycles_samples: u64,
+    pub cycles_period: u64,
+    pub stall_samples: Option<u64>,
+    pub stall_period: Option<u64>,
+    /// `stall_period / cycles_period`; `None` without a stall column or cycles period.
+    pub stall_share: Option<f64>,
+}
+
+/// Count of `event` in `stack`; zero for a column the stack (or profile) does not have.
+fn count(stack: &Stack, event: usize) -> Count {
+    stack.counts.get(event).copied().unwrap_or_default()
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// `part / whole * 100`, computed so that whole-number percentages come out exact.
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+fn ratio(num: u128, den: u128) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+fn saturate(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
+}
+
+/// Totals of the cycles and stall columns of `p`.
+pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
+    let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
+    for stack in &p.stacks {
+        let c = count(stack, cycles);
+        cs += u128::from(c.samples);
+        cp += u128::from(c.period);
+        if let Some(s) = stalls {
+            let s = count(stack, s);
+            ss += u128::from(s.samples);
+            sp += u128::from(s.period);
+        }
+    }
+    let name = |i: usize| p.events.get(i).map(|e| e.name.clone()).unwrap_or_default();
+    Totals {
+        cycles_event: name(cycles),
+        stalls_event: stalls.map(name),
+        cycles_samples: saturate(cs),
+        cycles_period: saturate(cp),
+        stall_samples: stalls.map(|_| saturate(ss)),
+        stall_period: stalls.map(|_| saturate(sp)),
+        stall_share: stalls.and_then(|_| ratio(sp, cp)),
+    }
+}
+
+/// Sums for one function while walking the stacks.
+struct Agg<'a> {
+    frame: &'a Frame,
+    kind: Option<FrameKind>,
+    self_samples: u128,
+    total_samples: u128,
+    cycles_period: u128,
+    stall_period: u128,
+}
+
+/// Sums cycles and stall counts per function, functions being the frames with equal
+/// `key`. Returns the functions that appear in a counted stack, in no particular order, and
+/// the profile's total cycles samples.
+fn aggregate<'a, K: Eq + Hash>(
+    p: &'a Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    key: impl Fn(&'a Frame) -> K,
+) -> (Vec<Agg<'a>>, u64) {
+    let mut index: HashMap<K, usize> = HashMap::new();
+    let mut aggs: Vec<Agg<'a>> = Vec::new();
+    let key_of: Vec<usize> = p
+        .frames
+        .iter()
+        .map(|frame| {
+            *index.entry(key(frame)).or_insert_with(|| {
+                aggs.push(Agg {
+                    frame,
+                    kind: None,
+                    self_samples: 0,
+                    total_samples: 0,
+                    cycles_period: 0,
+                    stall_period: 0,
+                });
+                aggs.len() - 1
+            })
+        })
+        .collect();
+    // The last stack each function was counted in: recursion counts a stack once.
+    let mut counted_in: Vec<usize> = vec![usize::MAX; aggs.len()];
+    let mut all_cycles = 0u128;
+    for (i, stack) in p.stacks.iter().enumerate() {
+        let c = count(stack, cycles);
+        let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
+        all_cycles += u128::from(c.samples);
+        if c == Count::default() && s == Count::default() {
+            continue;
+        }
+        if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
+            aggs[k].self_samples += u128::from(c.samples);
+        }
+        for &f in &stack.frames {
+            let Some(&k) = key_of.get(f as usize) else {
+                continue;
+            };
+            let agg = &mut aggs[k];
+            let kind = p.frames[f as usize].kind;
+            agg.kind = Some(agg.kind.map_or(kind, |k| k.min(kind)));
+            if counted_in[k] == i {
+                continue;
+            }
+            counted_in[k] = i;
+            agg.total_samples += u128::from(c.samples);
+            agg.cycles_period += u128::from(c.period);
+            agg.stall_period += u128::from(s.period);
+        }
+    }
+    aggs.retain(|a| a.kind.is_some());
+    (aggs, saturate(all_cycles))
+}
+
+impl Agg<'_> {
+    fn kind(&self) -> FrameKind {
+        self.kind.unwrap_or(self.frame.kind)
+    }
+
+    fn stall_share(&self, stalls: Option<usize>) -> Option<f64> {
+        stalls.and_then(|_| ratio(self.stall_period, self.cycles_period))
+    }
+}
+
+fn is_process(f: &Frame) -> bool {
+    f.kind == FrameKind::Process
+}
+
+/// Every function of `p` with its self and total cycles samples, shares and inclusive stall
+/// share (see the [module docs](self) for the definitions). `cycles` and `stalls` are event
+/// column indices; a column the profile does not have counts as zero.
+///
+/// Sorted by total samples (descending), then self samples (descending), then name, module
+/// and kind, so the order is deterministic. Process frames are included.
+pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<FrameSummary> {
+    let (aggs, all) = aggregate(p, cycles, stalls, |f| {
+        (is_process(f), f.name.as_str(), f.module.as_str())
+    });
+    let mut out: Vec<FrameSummary> = aggs
+        .iter()
+        .map(|a| {
+            let self_samples = saturate(a.self_samples);
+            let total_samples = saturate(a.total_samples);
+            FrameSummary {
+                name: a.frame.name.clone(),
+                module: a.frame.module.clone(),
+                kind: a.kind(),
+                self_samples,
+                total_samples,
+                self_share: share(self_samples, all),
+                total_share: share(total_samples, all),
+                stall_share: a.stall_share(stalls),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_samples
+            .cmp(&a.total_samples)
+            .then(b.self_samples.cmp(&a.self_samples))
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.module.cmp(&b.module))
+            .then(a.kind.cmp(&b.kind))
+    });
+    out
+}
+
+/// A function's sums in before and after.
+type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
+
+/// For each (is process, name): the module to show, the first non-empty module in
+/// [`top_frames`] order (most total samples first).
+fn modules_by_name(
+    p: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+) -> HashMap<(bool, String), String> {
+    let mut map = HashMap::new();
+    for f in top_frames(p, cycles, stalls) {
+        if f.module.is_empty() {
+            continue;
+        }
+        map.entry((f.kind == FrameKind::Process, f.name))
+            .or_insert(f.module);
+    }
+    map
+}
+
+/// Compares two profiles function by function, functions matched by name (and process
+/// frames only with process frames). Each side's shares are of its own total cycles samples,
+/// so runs of different lengths compare. Every function of either side appears; one missing
+/// on a side has zero shares and samples there and a `None` stall share.
+///
+/// Sorted by `|delta_points|` (descending), then name, then kind.
+pub fn diff_frames(
+    before: &Profile,
+    b_cycles: usize,
+    b_stalls: Option<usize>,
+    after: &Profile,
+    a_cycles: usize,
+    a_stalls: Option<usize>,
+) -> Vec<FrameDiff> {
+    let key = |f: &Frame| (is_process(f), f.name.clone());
+    let (b_aggs, b_all) = aggregate(before, b_cycles, b_stalls, key);
+    let (a_aggs, a_all) = aggregate(after, a_cycles, a_stalls, key);
+    let b_modules = modules_by_name(before, b_cycles, b_stalls);
+    let a_modules = modules_by_name(after, a_cycles, a_stalls);
+
+    let mut pairs: HashMap<(bool, &str), Pair> = HashMap::new();
+    for a in &b_aggs {
+        pairs
+            .entry((is_process(a.frame), a.frame.name.as_str()))
+            .or_default()
+            .0 = Some(a);
+    }
+    for a in &a_aggs {
+        pairs
+            .entry((is_process(a.frame), a.frame.name.as_str()))
+            .or_default()
+            .1 = Some(a);
+    }
+    let mut out: Vec<FrameDiff> = pairs
+        .into_iter()
+        .map(|((process, name), (b, a))| {
+            let samples = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.total_samples));
+            let self_samples = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.self_samples));
+            let (bs, as_) = (samples(b), samples(a));
+            let owned_key = (process, name.to_string());
+            let module = a_modules
+                .get(&owned_key)
+                .or_else(|| b_modules.get(&owned_key))
+                .cloned()
+                .unwrap_or_default();
+            let kind = a.or(b).map_or(FrameKind::User, |x| x.kind());
+            FrameDiff {
+                name: name.to_string(),
+                module,
+                kind,
+                before_total_share: share(bs, b_all),
+                after_total_share: share(as_, a_all),
+                delta_points: percent(as_, a_all) - percent(bs, b_all),
+                before_self_share: share(self_samples(b), b_all),
+                after_self_share: share(self_samples(a), a_all),
+                before_stall_share: b.and_then(|x| x.stall_share(b_stalls)),
+                after_stall_share: a.and_then(|x| x.stall_share(a_stalls)),
+                before_samples: bs,
+                after_samples: as_,
+            }
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        y.delta_points
+            .abs()
+            .total_cmp(&x.delta_points.abs())
+            .then_with(|| x.name.cmp(&y.name))
+            .then(x.kind.cmp(&y.kind))
+    });
+    out
+}
+
+// ---- text ----
+
+/// `12.34%`, or `-` for a missing value.
+fn pct_cell(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{:.2}%", v * 100.0),
+        None => "-".to_string(),
+    }
+}
+
+/// The function column: `name`, `(inlined)` for inline frames, and `[module]` (or
+/// `[kernel]` for a kernel frame without one).
+fn function_cell(name: &str, module: &str, kind: FrameKind) -> String {
+    let mut s = name.to_string();
+    if kind == FrameKind::Inline {
+        s.push_str(" (inlined)");
+    }
+    if !module.is_empty() {
+        s.push_str(" [");
+        s.push_str(module);
+        s.push(']');
+    } else if kind == FrameKind::Kernel {
+        s.push_str(" [kernel]");
+    }
+    s
+}
+
+/// Writes `header` and `rows` as a table: every column but the last right-aligned to its
+/// widest cell (at least 7 wide, as `100.00%` is, so tables of a few rows align like long
+/// ones), two spaces apart, the last left-aligned; header lines start with `#`, rows
+/// with a space, as `perf report` prints them.
+fn write_table<W: Write>(header: &[&str], rows: &[Vec<String>], out: &mut W) -> io::Result<()> {
+    let n = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count().max(7)).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |lead: char, cells: &[String]| {
+        let mut s = String::new();
+        s.push(lead);
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            s.push_str(if i == 0 { " " } else { "  " });
+            if i + 1 == n {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{cell:>w$}"));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let dots: Vec<String> = widths
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| ".".repeat(if i + 1 == n { header[i].len() } else { w }))
+        .collect();
+    writeln!(out, "{}", line('#', &header))?;
+    writeln!(out, "{}", line('#', &dots))?;
+    writeln!(out, "#")?;
+    for row in rows {
+        writeln!(out, "{}", line(' ', row))?;
+    }
+    Ok(())
+}
+
+fn totals_line(t: &Totals) -> String {
+    let mut s = format!(
+        "{} samples of {}",
+        t.cycles_samples,
+        if t.cycles_event.is_empty() {
+            "?"
+        } else {
+            &t.cycles_event
+        }
+    );
+    if let Some(stalls) = &t.stalls_event {
+        s.push_str(&format!(
+            ", {} of cycles stalled ({stalls})",
+            pct_cell(t.stall_share)
+        ));
+    }
+    s
+}
+
+fn limited<T>(items: &[T], limit: usize) -> &[T] {
+    if limit == 0 {
+        items
+    } else {
+        &items[..items.len().min(limit)]
+    }
+}
+
+/// Writes `frames` (from [`top_frames`] on the same profile and columns) as a table like
+/// `perf report`'s: total %, self %, stall % (only when there is a stall column), cycles
+/// samples, `function [module]`. At most `limit` rows (0: all), then a line saying how many
+/// were left out.
+///
+/// ```text
+/// # cpiflame report: 1000 samples of cycles, 32.40% of cycles stalled (resource_stalls_any)
+/// #
+/// #   Total     Self    Stall  Samples  Function [module]
+/// # .......  .......  .......  .......  .................
+/// #
+///   100.00%    0.00%   32.40%     1000  demo
+///    60.00%   60.00%   50.00%      600  memory_bound [demo]
+/// ```
+pub fn write_report_text<W: Write>(
+    p: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    frames: &[FrameSummary],
+    limit: usize,
+    mut out: W,
+) -> io::Result<()> {
+    let t = totals(p, cycles, stalls);
+    writeln!(out, "# cpiflame report: {}", totals_line(&t))?;
+    writeln!(out, "#")?;
+    let with_stalls = stalls.is_some();
+    let shown = limited(frames, limit);
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|f| {
+            let mut row = vec![pct_cell(Some(f.total_share)), pct_cell(Some(f.self_share))];
+            if with_stalls {
+                row.push(pct_cell(f.stall_share));
+            }
+            row.push(f.total_samples.to_string());
+            row.push(function_cell(&f.name, &f.module, f.kind));
+            row
+        })
+        .collect();
+    let header: &[&str] = if with_stalls {
+        &["Total", "Self", "Stall", "Samples", "Function [module]"]
+    } else {
+        &["Total", "Self", "Samples", "Function [module]"]
+    };
+    write_table(header, &rows, &mut out)?;
+    if shown.len() < frames.len() {
+        writeln!(
+            out,
+            "#\n# {} more functions not shown",
+            frames.len() - shown.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `diffs` (from [`diff_frames`]) as a table: before %, after % (total shares, each of
+/// its own run), change in percentage points, stall share before -> after, function
+/// `[module]`, marked `(new)` or `(gone)` when it has no samples on one side. At most `limit`
+/// rows (0: all). `before` and `after` are the [`totals`] of the two profiles, for the
+/// header.
+///
+/// ```text
+/// # cpiflame diff: before: 400 samples of cycles, 20.00% of cycles stalled (stalls)
+/// #                after:  800 samples of cycles, 30.00% of cycles stalled (stalls)
+/// # shares are of each run's own total; change in percentage points
+/// #
+/// #  Before    After   Change  Stall before -> after  Function [module]
+/// # .......  .......  .......  .....................  .................
+/// #
+///    25.00%   40.00%   +15.00      10.00% ->  20.00%  memory_bound [demo]
+///    10.00%    0.00%   -10.00      35.00% ->       -  old_path [demo] (gone)
+/// ```
+pub fn write_diff_text<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    limit: usize,
+    mut out: W,
+) -> io::Result<()> {
+    writeln!(out, "# cpiflame diff: before: {}", totals_line(before))?;
+    writeln!(out, "#                after:  {}", totals_line(after))?;
+    writeln!(
+        out,
+        "# shares are of each run's own total; change in percentage points"
+    )?;
+    writeln!(out, "#")?;
+    let shown = limited(diffs, limit);
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|d| {
+            let mut function = function_cell(&d.name, &d.module, d.kind);
+            if d.before_samples == 0 && d.after_samples > 0 {
+                function.push_str(" (new)");
+            } else if d.after_samples == 0 && d.before_samples > 0 {
+                function.push_str(" (gone)");
+            }
+            vec![
+                pct_cell(Some(d.before_total_share)),
+                pct_cell(Some(d.after_total_share)),
+                format!("{:+.2}", d.delta_points),
+                format!(
+                    "{:>7} -> {:>7}",
+                    pct_cell(d.before_stall_share),
+                    pct_cell(d.after_stall_share)
+                ),
+                function,
+            ]
+        })
+        .collect();
+    write_table(
+        &[
+            "Before",
+            "After",
+            "Change",
+            "Stall before -> after",
+            "Function [module]",
+        ],
+        &rows,
+        &mut out,
+    )?;
+    if shown.len() < diffs.len() {
+        writeln!(
+            out,
+            "#\n# {} more functions not shown",
+            diffs.len() - shown.len()
+        )?;
+    }
+    Ok(())
+}
+
+// ---- JSON ----
+
+#[derive(Serialize)]
+struct ReportDoc<'a> {
+    schema: &'static str,
+    totals: &'a Totals,
+    frames: &'a [FrameSummary],
+}
+
+#[derive(Serialize)]
+struct DiffDoc<'a> {
+    schema: &'static str,
+    before: &'a Totals,
+    after: &'a Totals,
+    frames: &'a [FrameDiff],
+}
+
+/// Schema name of [`write_report_json`]'s document.
+pub const REPORT_SCHEMA: &str = "cpiflame-report/1";
+/// Schema name of [`write_diff_json`]'s document.
+pub const DIFF_SCHEMA: &str = "cpiflame-diff/1";
+
+/// Writes the `cpiflame-report/1` document (see the [module docs](self)): the totals of
+/// `p`'s cycles and stall columns and every entry of `frames`, in order.
+pub fn write_report_json<W: Write>(
+    p: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    frames: &[FrameSummary],
+    mut out: W,
+) -> io::Result<()> {
+    let doc = ReportDoc {
+        schema: REPORT_SCHEMA,
+        totals: &totals(p, cycles, stalls),
+        frames,
+    };
+    serde_json::to_writer(&mut out, &doc)?;
+    out.write_all(b"\n")
+}
+
+/// Writes the `cpiflame-diff/1` document (see the [module docs](self)): both sides'
+/// [`totals`] and every entry of `diffs`, in order.
+pub fn write_diff_json<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    mut out: W,
+) -> io::Result<()> {
+    let doc = DiffDoc {
+        schema: DIFF_SCHEMA,
+        before,
+        after,
+        frames: diffs,
+    };
+    serde_json::to_writer(&mut out, &doc)?;
+    out.write_all(b"\n")
+}

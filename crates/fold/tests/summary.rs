@@ -1,0 +1,575 @@
+//! top_frames, diff_frames and their text and JSON forms, on hand-built profiles whose
+//! numbers are worked out by hand in the comments.
+
+use cpiflame_fold::{
+    diff_frames, read_folded, top_frames, totals, write_diff_json, write_diff_text,
+    write_report_json, write_report_text, Count, EventColumn, Frame, FrameDiff, FrameKind,
+    FrameSummary, Profile, Totals,
+};
+use serde_json::Value;
+
+const STALLS: usize = 0;
+const CYCLES: usize = 1;
+/// Period of one cycles sample, and of one stall sample (3×): shares must use periods.
+const CP: u64 = 10;
+const SP: u64 = 30;
+
+fn frame(name: &str, module: &str, kind: FrameKind) -> Frame {
+    Frame {
+        name: name.into(),
+        module: module.into(),
+        kind,
+    }
+}
+
+fn columns(names: &[&str]) -> Vec<EventColumn> {
+    names
+        .iter()
+        .map(|n| EventColumn {
+            name: n.to_string(),
+        })
+        .collect()
+}
+
+/// Adds a stack given by names (first is the process, in no module; the leaf in `module`, the
+/// others in `demo`) with `stalls` and `cycles` samples.
+fn add(p: &mut Profile, names: &[&str], module: &str, stalls: u64, cycles: u64) {
+    let ids: Vec<u32> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if i == 0 {
+                p.intern(frame(n, "", FrameKind::Process))
+            } else if i + 1 == names.len() {
+                p.intern(frame(n, module, FrameKind::User))
+            } else {
+                p.intern(frame(n, "demo", FrameKind::User))
+            }
+        })
+        .collect();
+    if stalls > 0 {
+        p.add(
+            &ids,
+            STALLS,
+            Count {
+                samples: stalls,
+                period: stalls * SP,
+            },
+        );
+    }
+    if cycles > 0 {
+        p.add(
+            &ids,
+            CYCLES,
+            Count {
+                samples: cycles,
+                period: cycles * CP,
+            },
+        );
+    }
+}
+
+/// stalls, cycles (samples)
+///   app;main;compute           1   6
+///   app;main;load              1   3
+///   app;main;rec;rec;load      0   1
+///   app;main;idle              1   0
+/// 10 cycles samples (period 100), 3 stall samples (period 90).
+fn hand_built() -> Profile {
+    let mut p = Profile::new(columns(&["resource_stalls_any", "cycles"]));
+    add(&mut p, &["app", "main", "compute"], "demo", 1, 6);
+    add(&mut p, &["app", "main", "load"], "demo", 1, 3);
+    add(&mut p, &["app", "main", "rec", "rec", "load"], "demo", 0, 1);
+    add(&mut p, &["app", "main", "idle"], "demo", 1, 0);
+    p
+}
+
+/// `samples` and `shares` are (self, total).
+fn summary(
+    name: &str,
+    module: &str,
+    kind: FrameKind,
+    samples: (u64, u64),
+    shares: (f64, f64),
+    stall_share: Option<f64>,
+) -> FrameSummary {
+    FrameSummary {
+        name: name.into(),
+        module: module.into(),
+        kind,
+        self_samples: samples.0,
+        total_samples: samples.1,
+        self_share: shares.0,
+        total_share: shares.1,
+        stall_share,
+    }
+}
+
+#[test]
+fn top_frames_by_hand() {
+    use FrameKind::{Process, User};
+    let p = hand_built();
+    let top = top_frames(&p, CYCLES, Some(STALLS));
+    // app, main: in every stack: total 10 of 10; stall period 30+30+0+30 = 90 over cycles
+    //   period 60+30+10+0 = 100 → 0.9.
+    // compute: self = total = 6 → 0.6; stall 30 / 60 = 0.5.
+    // load: self 3 + 1 = 4 → 0.4; stall 30 / 40 = 0.75 (by samples it would be 1/4).
+    // rec: twice in one stack, counted once: total 1 → 0.1; stall 0 / 10 = 0.
+    // idle: only in a stack without cycles: total 0, stall share None (no cycles period).
+    assert_eq!(
+        top,
+        vec![
+            summary("app", "", Process, (0, 10), (0.0, 1.0), Some(0.9)),
+            summary("main", "demo", User, (0, 10), (0.0, 1.0), Some(0.9)),
+            summary("compute", "demo", User, (6, 6), (0.6, 0.6), Some(0.5)),
+            summary("load", "demo", User, (4, 4), (0.4, 0.4), Some(0.75)),
+            summary("rec", "demo", User, (0, 1), (0.0, 0.1), Some(0.0)),
+            summary("idle", "demo", User, (0, 0), (0.0, 0.0), None),
+        ]
+    );
+
+    // Without a stall column: no stall shares, and `idle` (no cycles) is gone.
+    let top = top_frames(&p, CYCLES, None);
+    assert_eq!(top.len(), 5);
+    assert!(top.iter().all(|f| f.stall_share.is_none()));
+    assert_eq!(top[2].name, "compute");
+    assert_eq!(top[2].self_share, 0.6);
+
+    let t = totals(&p, CYCLES, Some(STALLS));
+    assert_eq!(
+        t,
+        Totals {
+            cycles_event: "cycles".into(),
+            stalls_event: Some("resource_stalls_any".into()),
+            cycles_samples: 10,
+            cycles_period: 100,
+            stall_samples: Some(3),
+            stall_period: Some(90),
+            stall_share: Some(0.9),
+        }
+    );
+}
+
+#[test]
+fn same_name_and_module_merge_across_kinds_and_modules_stay_apart() {
+    let mut p = Profile::new(columns(&["cpu-clock"]));
+    let app = p.intern(frame("app", "", FrameKind::Process));
+    let main = p.intern(frame("main", "app", FrameKind::User));
+    let inl = p.intern(frame("helper", "app", FrameKind::Inline));
+    let called = p.intern(frame("helper", "app", FrameKind::User));
+    let other = p.intern(frame("helper", "libother.so", FrameKind::User));
+    // A function named like the process is not the process.
+    let app_fn = p.intern(frame("app", "", FrameKind::User));
+    let c = |n| Count {
+        samples: n,
+        period: n * 250_000,
+    };
+    p.add(&[app, main, inl], 0, c(2));
+    p.add(&[app, main, called], 0, c(3));
+    p.add(&[app, main, inl, called], 0, c(1)); // helper twice: once in its total
+    p.add(&[app, main, other], 0, c(4));
+    p.add(&[app, app_fn], 0, c(10));
+    let top = top_frames(&p, 0, None);
+    let find = |name: &str, module: &str, kind: FrameKind| {
+        top.iter()
+            .find(|f| f.name == name && f.module == module && f.kind == kind)
+            .unwrap_or_else(|| panic!("{name} [{module}] {kind:?} in {top:#?}"))
+            .clone()
+    };
+    let helper = find("helper", "app", FrameKind::User);
+    // Inline and called `helper` merge: self 2 + 3 + 1, total 2 + 3 + 1 (the last stack once).
+    assert_eq!((helper.self_samples, helper.total_samples), (6, 6));
+    assert_eq!(helper.kind, FrameKind::User);
+    assert_eq!(helper.total_share, 0.3);
+    assert_eq!(
+        find("helper", "libother.so", FrameKind::User).total_samples,
+        4
+    );
+    assert_eq!(find("app", "", FrameKind::Process).total_samples, 20);
+    assert_eq!(find("app", "", FrameKind::User).total_samples, 10);
+    assert_eq!(top.len(), 5);
+    assert!(top.iter().all(|f| f.stall_share.is_none()));
+}
+
+/// before (one column, as read from a folded file): 20 samples.
+///   app;main;foo 5 (25%)   app;main;bar 10 (50%)   app;main;gone 5 (25%)
+/// after (stalls and cycles, different periods): 40 cycles samples, twice before's.
+///   app;main;foo 16 (40%)  app;main;bar 20 (50%)   app;main;new 4 (10%)
+fn before_after() -> (Profile, Profile) {
+    let before = read_folded(
+        &b"app;main;foo 5\napp;main;bar 10\napp;main;gone 5\n"[..],
+        "before.folded",
+    )
+    .unwrap();
+    let mut after = Profile::new(columns(&["stalls", "cycles"]));
+    add(&mut after, &["app", "main", "foo"], "demo", 8, 16); // stall 240 / 160 → 1.5
+    add(&mut after, &["app", "main", "bar"], "libbar.so", 2, 20); // 60 / 200 → 0.3
+    add(&mut after, &["app", "main", "new"], "", 0, 4); // 0 / 40 → 0
+    (before, after)
+}
+
+fn diff(
+    name: &str,
+    module: &str,
+    kind: FrameKind,
+    before: (f64, f64, u64),
+    after: (f64, f64, u64),
+    delta: f64,
+    stalls: (Option<f64>, Option<f64>),
+) -> FrameDiff {
+    FrameDiff {
+        name: name.into(),
+        module: module.into(),
+        kind,
+        before_total_share: before.0,
+        after_total_share: after.0,
+        delta_points: delta,
+        before_self_share: before.1,
+        after_self_share: after.1,
+        before_stall_share: stalls.0,
+        after_stall_share: stalls.1,
+        before_samples: before.2,
+        after_samples: after.2,
+    }
+}
+
+#[test]
+fn diff_frames_by_hand() {
+    use FrameKind::{Process, User};
+    let (before, after) = before_after();
+    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    // Sorted by |delta|: gone (-25), foo (+15), new (+10), then the unchanged by name.
+    // app and main: stall (240 + 60 + 0) / (160 + 200 + 40) = 300 / 400 = 0.75.
+    assert_eq!(
+        d,
+        vec![
+            diff(
+                "gone",
+                "",
+                User,
+                (0.25, 0.25, 5),
+                (0.0, 0.0, 0),
+                -25.0,
+                (None, None)
+            ),
+            diff(
+                "foo",
+                "demo",
+                User,
+                (0.25, 0.25, 5),
+                (0.4, 0.4, 16),
+                15.0,
+                (None, Some(1.5))
+            ),
+            diff(
+                "new",
+                "",
+                User,
+                (0.0, 0.0, 0),
+                (0.1, 0.1, 4),
+                10.0,
+                (None, Some(0.0))
+            ),
+            diff(
+                "app",
+                "",
+                Process,
+                (1.0, 0.0, 20),
+                (1.0, 0.0, 40),
+                0.0,
+                (None, Some(0.75))
+            ),
+            diff(
+                "bar",
+                "libbar.so",
+                User,
+                (0.5, 0.5, 10),
+                (0.5, 0.5, 20),
+                0.0,
+                (None, Some(0.3))
+            ),
+            diff(
+                "main",
+                "demo",
+                User,
+                (1.0, 0.0, 20),
+                (1.0, 0.0, 40),
+                0.0,
+                (None, Some(0.75))
+            ),
+        ]
+    );
+
+    // The other way round: signs flip, modules still come from whichever side has them.
+    let r = diff_frames(&after, CYCLES, Some(STALLS), &before, 0, None);
+    let foo = r.iter().find(|x| x.name == "foo").unwrap();
+    assert_eq!(foo.delta_points, -15.0);
+    assert_eq!(foo.module, "demo");
+    assert_eq!(
+        (foo.before_stall_share, foo.after_stall_share),
+        (Some(1.5), None)
+    );
+    let new = r.iter().find(|x| x.name == "new").unwrap();
+    assert_eq!((new.before_samples, new.after_samples), (4, 0));
+}
+
+#[test]
+fn diff_matches_by_name_across_modules() {
+    // before: foo in two modules (perf names it by DSO); after: one, from a folded file.
+    let mut before = Profile::new(columns(&["cycles"]));
+    let app = before.intern(frame("app", "", FrameKind::Process));
+    let foo_a = before.intern(frame("foo", "liba.so", FrameKind::User));
+    let foo_b = before.intern(frame("foo", "libb.so", FrameKind::User));
+    let one = Count {
+        samples: 1,
+        period: 1,
+    };
+    before.add(&[app, foo_a], 0, one);
+    before.add(&[app, foo_b], 0, one);
+    before.add(&[app, foo_b], 0, one);
+    before.add(&[app, foo_a, foo_b], 0, one); // foo twice in one stack: counted once
+    let after = read_folded(&b"app;foo 1\napp;bar 1\n"[..], "after").unwrap();
+    let d = diff_frames(&before, 0, None, &after, 0, None);
+    let foo = d.iter().find(|x| x.name == "foo").unwrap();
+    // before: 4 of 4 samples; after 1 of 2.
+    assert_eq!((foo.before_samples, foo.after_samples), (4, 1));
+    assert_eq!(foo.delta_points, -50.0);
+    // after names no module: before's, the one with the most samples (libb.so: 3).
+    assert_eq!(foo.module, "libb.so");
+    assert_eq!(d.iter().filter(|x| x.name == "foo").count(), 1);
+}
+
+#[test]
+fn zero_totals_give_zero_shares_not_nan() {
+    let p = Profile::new(columns(&["stalls", "cycles"]));
+    assert!(top_frames(&p, CYCLES, Some(STALLS)).is_empty());
+    let t = totals(&p, CYCLES, Some(STALLS));
+    assert_eq!((t.cycles_samples, t.stall_share), (0, None));
+    // Columns the profile does not have count as zero instead of panicking.
+    let p = hand_built();
+    let top = top_frames(&p, 7, Some(9));
+    assert!(top.is_empty());
+    let t = totals(&p, 7, Some(9));
+    assert_eq!(t.cycles_event, "");
+    let mut out = Vec::new();
+    write_report_json(&p, 7, Some(9), &top, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["totals"]["stall_share"], Value::Null);
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    k.sort();
+    k
+}
+
+const TOTALS_KEYS: [&str; 7] = [
+    "cycles_event",
+    "cycles_period",
+    "cycles_samples",
+    "stall_period",
+    "stall_samples",
+    "stall_share",
+    "stalls_event",
+];
+
+#[test]
+fn report_json_has_the_documented_schema() {
+    let p = hand_built();
+    let top = top_frames(&p, CYCLES, Some(STALLS));
+    let mut out = Vec::new();
+    write_report_json(&p, CYCLES, Some(STALLS), &top, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.ends_with("}\n") && text.lines().count() == 1);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(keys(&v), ["frames", "schema", "totals"]);
+    assert_eq!(v["schema"], "cpiflame-report/1");
+    assert_eq!(keys(&v["totals"]), TOTALS_KEYS);
+    assert_eq!(v["totals"]["cycles_event"], "cycles");
+    assert_eq!(v["totals"]["stalls_event"], "resource_stalls_any");
+    assert_eq!(v["totals"]["cycles_samples"], 10);
+    assert_eq!(v["totals"]["cycles_period"], 100);
+    assert_eq!(v["totals"]["stall_samples"], 3);
+    assert_eq!(v["totals"]["stall_period"], 90);
+    assert_eq!(v["totals"]["stall_share"], 0.9);
+    let frames = v["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 6);
+    for f in frames {
+        assert_eq!(
+            keys(f),
+            [
+                "kind",
+                "module",
+                "name",
+                "self_samples",
+                "self_share",
+                "stall_share",
+                "total_samples",
+                "total_share"
+            ]
+        );
+    }
+    assert_eq!(frames[0]["kind"], "process");
+    assert_eq!(frames[2]["name"], "compute");
+    assert_eq!(frames[2]["module"], "demo");
+    assert_eq!(frames[2]["kind"], "user");
+    assert_eq!(frames[2]["self_samples"], 6);
+    assert_eq!(frames[2]["total_share"], 0.6);
+    assert_eq!(frames[2]["stall_share"], 0.5);
+    assert_eq!(frames[5]["name"], "idle");
+    assert_eq!(frames[5]["stall_share"], Value::Null);
+    assert!(frames[4]["stall_share"].is_f64());
+
+    // No stall column: nulls.
+    let top = top_frames(&p, CYCLES, None);
+    let mut out = Vec::new();
+    write_report_json(&p, CYCLES, None, &top, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    for k in [
+        "stalls_event",
+        "stall_samples",
+        "stall_period",
+        "stall_share",
+    ] {
+        assert_eq!(v["totals"][k], Value::Null, "{k}");
+    }
+    assert_eq!(v["frames"][0]["stall_share"], Value::Null);
+}
+
+#[test]
+fn diff_json_has_the_documented_schema() {
+    let (before, after) = before_after();
+    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    let (tb, ta) = (
+        totals(&before, 0, None),
+        totals(&after, CYCLES, Some(STALLS)),
+    );
+    let mut out = Vec::new();
+    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(keys(&v), ["after", "before", "frames", "schema"]);
+    assert_eq!(v["schema"], "cpiflame-diff/1");
+    assert_eq!(keys(&v["before"]), TOTALS_KEYS);
+    assert_eq!(keys(&v["after"]), TOTALS_KEYS);
+    assert_eq!(v["before"]["cycles_event"], "samples");
+    assert_eq!(v["before"]["cycles_samples"], 20);
+    assert_eq!(v["before"]["stall_share"], Value::Null);
+    assert_eq!(v["after"]["cycles_samples"], 40);
+    assert_eq!(v["after"]["stall_share"], 0.75);
+    let frames = v["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 6);
+    for f in frames {
+        assert_eq!(
+            keys(f),
+            [
+                "after_samples",
+                "after_self_share",
+                "after_stall_share",
+                "after_total_share",
+                "before_samples",
+                "before_self_share",
+                "before_stall_share",
+                "before_total_share",
+                "delta_points",
+                "kind",
+                "module",
+                "name"
+            ]
+        );
+    }
+    let foo = &frames[1];
+    assert_eq!(foo["name"], "foo");
+    assert_eq!(foo["delta_points"], 15.0);
+    assert_eq!(foo["before_total_share"], 0.25);
+    assert_eq!(foo["after_total_share"], 0.4);
+    assert_eq!(foo["before_stall_share"], Value::Null);
+    assert_eq!(foo["after_stall_share"], 1.5);
+    assert_eq!(foo["before_samples"], 5);
+    assert_eq!(foo["after_samples"], 16);
+    assert_eq!(frames[0]["name"], "gone");
+    assert_eq!(frames[0]["after_samples"], 0);
+    assert_eq!(frames[0]["delta_points"], -25.0);
+}
+
+#[test]
+fn report_text_rows() {
+    let p = hand_built();
+    let top = top_frames(&p, CYCLES, Some(STALLS));
+    let mut out = Vec::new();
+    write_report_text(&p, CYCLES, Some(STALLS), &top, 0, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    print!("{text}");
+    assert_eq!(
+        text,
+        "\
+# cpiflame report: 10 samples of cycles, 90.00% of cycles stalled (resource_stalls_any)
+#
+#   Total     Self    Stall  Samples  Function [module]
+# .......  .......  .......  .......  .................
+#
+  100.00%    0.00%   90.00%       10  app
+  100.00%    0.00%   90.00%       10  main [demo]
+   60.00%   60.00%   50.00%        6  compute [demo]
+   40.00%   40.00%   75.00%        4  load [demo]
+   10.00%    0.00%    0.00%        1  rec [demo]
+    0.00%    0.00%        -        0  idle [demo]
+"
+    );
+
+    // A limit, and no stall column.
+    let top = top_frames(&p, CYCLES, None);
+    let mut out = Vec::new();
+    write_report_text(&p, CYCLES, None, &top, 2, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    print!("{text}");
+    assert_eq!(
+        text,
+        "\
+# cpiflame report: 10 samples of cycles
+#
+#   Total     Self  Samples  Function [module]
+# .......  .......  .......  .................
+#
+  100.00%    0.00%       10  app
+  100.00%    0.00%       10  main [demo]
+#
+# 3 more functions not shown
+"
+    );
+}
+
+#[test]
+fn diff_text_rows() {
+    let (before, after) = before_after();
+    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    let (tb, ta) = (
+        totals(&before, 0, None),
+        totals(&after, CYCLES, Some(STALLS)),
+    );
+    let mut out = Vec::new();
+    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    print!("{text}");
+    assert_eq!(
+        text,
+        "\
+# cpiflame diff: before: 20 samples of samples
+#                after:  40 samples of cycles, 75.00% of cycles stalled (stalls)
+# shares are of each run's own total; change in percentage points
+#
+#  Before    After   Change  Stall before -> after  Function [module]
+# .......  .......  .......  .....................  .................
+#
+   25.00%    0.00%   -25.00           - ->       -  gone (gone)
+   25.00%   40.00%   +15.00           - -> 150.00%  foo [demo]
+    0.00%   10.00%   +10.00           - ->   0.00%  new (new)
+  100.00%  100.00%    +0.00           - ->  75.00%  app
+   50.00%   50.00%    +0.00           - ->  30.00%  bar [libbar.so]
+  100.00%  100.00%    +0.00           - ->  75.00%  main [demo]
+"
+    );
+    let mut out = Vec::new();
+    write_diff_text(&tb, &ta, &d, 1, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("  gone (gone)\n#\n# 5 more functions not shown\n"));
+}

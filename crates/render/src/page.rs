@@ -1,0 +1,328 @@
+//! The page both of this crate's own pictures are drawn on: title and statistics lines, a
+//! colour legend, the frames (one `<g class="f">` each, as the embedded script expects), an
+//! optional section under the frames, the hover and search lines, and the script.
+//!
+//! A picture says what differs through [`Picture`]: its tree, each frame's name, fill and
+//! tooltip, the statistics line, the legend and the section under the frames.
+
+use std::io::{self, Write};
+
+use cpiflame_fold::{Frame, FrameKind};
+
+use crate::color::Rgb;
+use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};
+use crate::tree::{Node, Tree, Weight};
+
+/// Left and right margin of the frames, in pixels.
+pub(crate) const XPAD: f64 = 10.0;
+/// Vertical distance between two rows of frames; frames are one pixel lower than this.
+pub(crate) const ROW: u32 = 16;
+/// Space below the frames for the hover details line and, under it, the search result line.
+const FOOTER: u32 = 46;
+/// Image background.
+pub(crate) const BACKGROUND: &str = "#f8f8f6";
+
+const SCRIPT: &str = include_str!("flame.js");
+
+/// The options of the page itself (the fields of [`Options`](crate::Options) and
+/// [`DiffOptions`](crate::DiffOptions) that both pictures have).
+pub(crate) struct Look<'a> {
+    pub(crate) title: &'a str,
+    pub(crate) subtitle: Option<&'a str>,
+    pub(crate) width: u32,
+    pub(crate) min_width: f64,
+    pub(crate) inverted: bool,
+}
+
+/// A horizontal colour bar under the title, with a caption on its left and labels under it.
+pub(crate) struct Legend {
+    /// Id of the `<linearGradient>` painting the bar.
+    pub(crate) id: &'static str,
+    pub(crate) caption: &'static str,
+    /// Gradient stops: offset in `[0, 1]` along the bar and colour.
+    pub(crate) stops: Vec<(f64, Rgb)>,
+    /// Labels: position in `[0, 1]` along the bar and text.
+    pub(crate) labels: Vec<(f64, String)>,
+    /// Length of the bar in pixels.
+    pub(crate) bar: f64,
+}
+
+/// What one picture draws on the page.
+pub(crate) trait Picture {
+    type Frame: Copy;
+    type Weight: Weight;
+    fn tree(&self) -> &Tree<Self::Frame, Self::Weight>;
+    /// The number of width samples across the full width.
+    fn total(&self) -> u64;
+    /// The label of a frame, and the first line of its tooltip (which the script searches).
+    fn name(&self, node: &Node<Self::Frame, Self::Weight>) -> &str;
+    fn fill(&self, node: &Node<Self::Frame, Self::Weight>) -> Rgb;
+    /// The `<title>` text after the name: the name is written by the page.
+    fn write_details<O: Write>(
+        &self,
+        w: &mut O,
+        node: &Node<Self::Frame, Self::Weight>,
+    ) -> io::Result<()>;
+    /// The statistics line under the title.
+    fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()>;
+    fn legend(&self, width: u32) -> Option<Legend>;
+    /// CSS rules added to the page's own.
+    fn style(&self) -> &str {
+        ""
+    }
+    /// Height in pixels of the section under the frames (0: none).
+    fn section_height(&self) -> u32 {
+        0
+    }
+    /// Writes the section under the frames, whose top is at `top`.
+    fn write_section<O: Write>(&self, _w: &mut O, _top: u32, _width: u32) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Vertical positions of the parts of the image.
+struct Layout {
+    height: u32,
+    /// Baselines of the lines under the title.
+    lines: Vec<u32>,
+    /// Top of the legend's colour bar, when there is a legend.
+    legend: Option<u32>,
+    /// Top of the first row of frames.
+    frames_top: u32,
+    /// Top of the section under the frames.
+    section_top: u32,
+    max_depth: u32,
+}
+
+fn span(look: &Look) -> f64 {
+    f64::from(look.width) - 2.0 * XPAD
+}
+
+/// Indexes of the nodes that are drawn: at least `min_width` pixels wide (and not empty), and
+/// with every ancestor drawn.
+fn visible<P: Picture>(p: &P, look: &Look) -> Vec<u32> {
+    let scale = span(look) / p.total() as f64;
+    let nodes = &p.tree().nodes;
+    let mut keep = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let n = nodes[i].total.width();
+        if n == 0 || (n as f64) * scale < look.min_width {
+            i = nodes[i].end as usize;
+        } else {
+            keep.push(i as u32);
+            i += 1;
+        }
+    }
+    keep
+}
+
+fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> Layout {
+    let max_depth = visible
+        .iter()
+        .map(|&i| p.tree().nodes[i as usize].depth)
+        .max()
+        .unwrap_or(0);
+    let mut lines = vec![44];
+    if look.subtitle.is_some() {
+        lines.push(62);
+    }
+    let last = lines.last().copied().unwrap_or(24);
+    let (legend, frames_top) = if has_legend {
+        let bar = last + 12;
+        // bar (10 px), labels under it (baseline +23), a gap.
+        (Some(bar), bar + 34)
+    } else {
+        (None, last + 14)
+    };
+    let section_top = frames_top + (max_depth + 1) * ROW;
+    let height = section_top + p.section_height() + FOOTER;
+    Layout {
+        height,
+        lines,
+        legend,
+        frames_top,
+        section_top,
+        max_depth,
+    }
+}
+
+/// Writes the whole SVG of picture `p`.
+pub(crate) fn write<P: Picture, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
+    let visible = visible(p, look);
+    let legend = p.legend(look.width);
+    let layout = layout(p, look, &visible, legend.is_some());
+    let width = look.width;
+    let height = layout.height;
+    let mid = f64::from(width) / 2.0;
+
+    writeln!(
+        w,
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="no"?>"#
+    )?;
+    writeln!(
+        w,
+        r#"<svg version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">"#
+    )?;
+    writeln!(
+        w,
+        "<style>\
+text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
+#title {{ font-size: 17px; text-anchor: middle; }}\n\
+.sub {{ text-anchor: middle; }}\n\
+.ui {{ cursor: pointer; }}\n\
+.ui:hover {{ text-decoration: underline; }}\n\
+#frames .f {{ cursor: pointer; }}\n\
+#frames .f text {{ pointer-events: none; }}\n\
+{}#frames .f:hover rect {{ stroke: #000000; stroke-width: 0.5; }}\n\
+#frames .anc {{ opacity: 0.5; }}\n\
+</style>",
+        p.style()
+    )?;
+    if let Some(legend) = &legend {
+        write!(
+            w,
+            r#"<defs><linearGradient id="{}" x1="0" y1="0" x2="1" y2="0">"#,
+            legend.id
+        )?;
+        for (offset, color) in &legend.stops {
+            write!(w, r#"<stop offset="{offset}" stop-color="{color}"/>"#)?;
+        }
+        writeln!(w, "</linearGradient></defs>")?;
+    }
+    writeln!(
+        w,
+        r#"<rect x="0" y="0" width="{width}" height="{height}" fill="{BACKGROUND}"/>"#
+    )?;
+    writeln!(
+        w,
+        r#"<text id="title" x="{mid:.1}" y="24">{}</text>"#,
+        Esc(look.title)
+    )?;
+    let mut lines = layout.lines.iter();
+    if let Some(y) = lines.next() {
+        write!(
+            w,
+            r#"<text id="subtitle" class="sub" x="{mid:.1}" y="{y}">"#
+        )?;
+        p.write_stats(w)?;
+        writeln!(w, "</text>")?;
+    }
+    if let (Some(y), Some(sub)) = (lines.next(), look.subtitle) {
+        writeln!(
+            w,
+            r#"<text class="sub" x="{mid:.1}" y="{y}">{}</text>"#,
+            Esc(sub)
+        )?;
+    }
+    writeln!(
+        w,
+        r#"<text id="reset" class="ui" x="{XPAD}" y="24" visibility="hidden">Reset Zoom</text>"#
+    )?;
+    writeln!(
+        w,
+        r#"<text id="search" class="ui" x="{:.1}" y="24" text-anchor="end">Search</text>"#,
+        f64::from(width) - XPAD
+    )?;
+    if let (Some(top), Some(legend)) = (layout.legend, &legend) {
+        write_legend(w, legend, top, width)?;
+    }
+
+    let span = span(look);
+    let total = p.total();
+    let scale = span / total as f64;
+    writeln!(
+        w,
+        r#"<g id="frames" data-total="{total}" data-span="{span:.1}" data-xpad="{XPAD:.1}" data-char="{CHAR_WIDTH:.2}" data-pad="{LABEL_PAD:.1}" data-inverted="{}">"#,
+        u8::from(look.inverted)
+    )?;
+    for &i in &visible {
+        let node = &p.tree().nodes[i as usize];
+        let row = if look.inverted {
+            node.depth
+        } else {
+            layout.max_depth - node.depth
+        };
+        let y = layout.frames_top + row * ROW;
+        let n = node.total.width();
+        let x = XPAD + node.start as f64 * scale;
+        let fw = n as f64 * scale;
+        let name = p.name(node);
+        write!(
+            w,
+            r#"<g class="f" data-s="{}" data-n="{n}"><title>{}"#,
+            node.start,
+            Esc(name)
+        )?;
+        p.write_details(w, node)?;
+        writeln!(
+            w,
+            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
+            ROW - 1,
+            p.fill(node),
+            x + LABEL_PAD,
+            y + 11,
+            fit_label(name, fw)
+        )?;
+    }
+    writeln!(w, "</g>")?;
+    if p.section_height() > 0 {
+        p.write_section(w, layout.section_top, width)?;
+    }
+    writeln!(
+        w,
+        r#"<text id="details" x="{XPAD}" y="{}"> </text>"#,
+        height - 28
+    )?;
+    writeln!(
+        w,
+        r#"<text id="matched" x="{:.1}" y="{}" text-anchor="end"> </text>"#,
+        f64::from(width) - XPAD,
+        height - 10
+    )?;
+    writeln!(w, "<script type=\"text/ecmascript\"><![CDATA[")?;
+    w.write_all(SCRIPT.as_bytes())?;
+    writeln!(w, "]]></script>")?;
+    writeln!(w, "</svg>")?;
+    Ok(())
+}
+
+fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> io::Result<()> {
+    let bar = legend.bar;
+    let x0 = (f64::from(width) - bar) / 2.0;
+    let labels = top + 23;
+    write!(
+        w,
+        r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text><rect x="{x0:.1}" y="{top}" width="{bar:.1}" height="10" fill="url(#{})"/>"#,
+        x0 - 8.0,
+        top + 10,
+        Esc(legend.caption),
+        legend.id
+    )?;
+    for (at, label) in &legend.labels {
+        write!(
+            w,
+            r#"<text x="{:.1}" y="{labels}" text-anchor="middle">{}</text>"#,
+            x0 + bar * at,
+            Esc(label)
+        )?;
+    }
+    writeln!(w, "</g>")
+}
+
+/// The tooltip line saying which module a frame is in, and whether it is inlined, in the
+/// kernel or the process itself.
+pub(crate) fn write_origin<W: Write>(w: &mut W, frame: &Frame) -> io::Result<()> {
+    let kind = match frame.kind {
+        FrameKind::Process => "process",
+        FrameKind::User => "",
+        FrameKind::Inline => "inlined",
+        FrameKind::Kernel => "kernel",
+    };
+    match (frame.module.is_empty(), kind.is_empty()) {
+        (true, true) => Ok(()),
+        (true, false) => write!(w, "\n({kind})"),
+        (false, true) => write!(w, "\nmodule: {}", Esc(&frame.module)),
+        (false, false) => write!(w, "\nmodule: {} ({kind})", Esc(&frame.module)),
+    }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Profiles a command in CI: records it with cpiflame, renders cpi.svg, writes the summary
+# (text and JSON) and, given a baseline recording, the comparison (diff.svg, diff summary),
+# all into one output folder to upload as an artifact.
+#
+# Usage: scripts/ci-profile.sh OUTDIR [--baseline BASE.data] [--fail-above PCT] -- COMMAND [ARGS...]
+#
+#   OUTDIR/profile.data   the recording (perf.data; keep it as the next run's baseline)
+#   OUTDIR/cpi.svg        the CPI flame graph (time only, no stall colours, without a PMU)
+#   OUTDIR/report.txt     top frames by cycles, self and total, with stall share
+#   OUTDIR/report.json    the same, schema cpiflame-report/1
+#   OUTDIR/diff.svg       with --baseline: differential flame graph, baseline -> this run
+#   OUTDIR/diff.txt       with --baseline: frames whose share changed most
+#   OUTDIR/diff.json      with --baseline: schema cpiflame-diff/1
+#
+# Exit status: the command's own when it fails; 3 when --fail-above PCT tripped (a frame's
+# share of the total grew by more than PCT percentage points against the baseline); 0 else.
+# CPIFLAME names the cpiflame binary (default: cpiflame on PATH, else target/release/cpiflame).
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 OUTDIR [--baseline BASE.data] [--fail-above PCT] -- COMMAND [ARGS...]" >&2
+	exit 2
+}
+[ "$#" -ge 3 ] || usage
+out="$1"
+shift
+baseline=""
+fail_above=""
+while [ "$#" -gt 0 ]; do
+	case "$1" in
+	--baseline) baseline="$2"; shift 2 ;;
+	--fail-above) fail_above="$2"; shift 2 ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[ "$#" -ge 1 ] || usage
+
+if [ -z "${CPIFLAME:-}" ]; then
+	if command -v cpiflame >/dev/null 2>&1; then
+		CPIFLAME=cpiflame
+	else
+		CPIFLAME="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/release/cpiflame"
+	fi
+fi
+mkdir -p "$out"
+
+status=0
+"$CPIFLAME" record -o "$out/profile.data" -- "$@" || status=$?
+if [ ! -s "$out/profile.data" ]; then
+	echo "ci-profile: no recording was written" >&2
+	exit "${status:-1}"
+fi
+"$CPIFLAME" render "$out/profile.data" -o "$out/cpi.svg"
+"$CPIFLAME" report "$out/profile.data" >"$out/report.txt"
+"$CPIFLAME" report --json "$out/profile.data" >"$out/report.json"
+
+gate=0
+if [ -n "$baseline" ]; then
+	"$CPIFLAME" diff "$baseline" "$out/profile.data" -o "$out/diff.svg"
+	"$CPIFLAME" diff --summary --json "$baseline" "$out/profile.data" >"$out/diff.json"
+	args=(diff --summary "$baseline" "$out/profile.data")
+	if [ -n "$fail_above" ]; then
+		args+=(--fail-above "$fail_above")
+	fi
+	"$CPIFLAME" "${args[@]}" >"$out/diff.txt" || gate=$?
+fi
+echo "ci-profile: wrote $(ls "$out" | tr '\n' ' ')" >&2
+if [ "$status" -ne 0 ]; then
+	exit "$status"
+fi
+exit "$gate"
