@@ -2,7 +2,7 @@
 //! (perf.data files, ours or perf's, or folded files), with a threshold for CI.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -83,9 +83,9 @@ pub struct DiffArgs {
     roles: RoleArgs,
 }
 
-fn load_with(file: &PathBuf, roles: &RoleArgs) -> Result<Loaded> {
+fn load_with(file: &Path, roles: &RoleArgs) -> Result<Loaded> {
     load_any(&LoadOptions {
-        file: file.clone(),
+        file: file.to_path_buf(),
         stalls: roles.stalls.clone(),
         cycles: roles.cycles.clone(),
         symfs: roles.symfs.clone(),
