@@ -12,7 +12,7 @@ use cpiflame_fold::{
 };
 
 use crate::load::{load_any, LoadOptions, Loaded};
-use crate::output;
+use crate::{output, SourceArgs};
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -26,23 +26,7 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 25)]
     limit: usize,
     #[command(flatten)]
-    roles: RoleArgs,
-}
-
-#[derive(Args)]
-pub struct RoleArgs {
-    /// The stall event (the colour), by name.
-    #[arg(long, value_name = "NAME")]
-    stalls: Option<String>,
-    /// The cycles event (the width), by name.
-    #[arg(long, value_name = "NAME")]
-    cycles: Option<String>,
-    /// Look up the recorded binaries under DIR.
-    #[arg(long, value_name = "DIR")]
-    symfs: Option<PathBuf>,
-    /// Leave kernel frames out.
-    #[arg(long)]
-    no_kernel: bool,
+    roles: SourceArgs,
 }
 
 #[derive(Args)]
@@ -80,10 +64,10 @@ pub struct DiffArgs {
     #[arg(long)]
     inverted: bool,
     #[command(flatten)]
-    roles: RoleArgs,
+    roles: SourceArgs,
 }
 
-fn load_with(file: &Path, roles: &RoleArgs) -> Result<Loaded> {
+fn load_with(file: &Path, roles: &SourceArgs) -> Result<Loaded> {
     load_any(&LoadOptions {
         file: file.to_path_buf(),
         stalls: roles.stalls.clone(),

@@ -52,24 +52,31 @@ enum Command {
     List,
 }
 
+/// How to read a recording: which events play which role, where the binaries are.
+#[derive(Args)]
+pub struct SourceArgs {
+    /// Event that gives the colour (stall cycles); any event of the file, by name.
+    #[arg(long, value_name = "NAME")]
+    pub stalls: Option<String>,
+    /// Event that gives the width (unhalted cycles); any event of the file, by name.
+    #[arg(long, value_name = "NAME")]
+    pub cycles: Option<String>,
+    /// Look up the recorded binaries under DIR (for files recorded on another machine).
+    #[arg(long, value_name = "DIR")]
+    pub symfs: Option<PathBuf>,
+    /// Leave kernel frames out of the stacks.
+    #[arg(long)]
+    pub no_kernel: bool,
+}
+
 /// Flags shared by every command that reads a perf.data file.
 #[derive(Args)]
 struct InputArgs {
     /// perf.data file to read.
     #[arg(default_value = "out.data")]
     file: PathBuf,
-    /// Event that gives the colour (stall cycles); any event of the file, by name.
-    #[arg(long, value_name = "NAME")]
-    stalls: Option<String>,
-    /// Event that gives the width (unhalted cycles); any event of the file, by name.
-    #[arg(long, value_name = "NAME")]
-    cycles: Option<String>,
-    /// Look up the recorded binaries under DIR (for files recorded on another machine).
-    #[arg(long, value_name = "DIR")]
-    symfs: Option<PathBuf>,
-    /// Leave kernel frames out of the stacks.
-    #[arg(long)]
-    no_kernel: bool,
+    #[command(flatten)]
+    source: SourceArgs,
     /// Root frame `comm-PID` instead of `comm`.
     #[arg(long)]
     pid: bool,
@@ -163,10 +170,10 @@ fn run(cli: Cli) -> Result<u8> {
 fn load_options(input: &InputArgs) -> LoadOptions {
     LoadOptions {
         file: input.file.clone(),
-        stalls: input.stalls.clone(),
-        cycles: input.cycles.clone(),
-        symfs: input.symfs.clone(),
-        kernel: !input.no_kernel,
+        stalls: input.source.stalls.clone(),
+        cycles: input.source.cycles.clone(),
+        symfs: input.source.symfs.clone(),
+        kernel: !input.source.no_kernel,
         pid: input.pid,
         tid: input.tid,
     }

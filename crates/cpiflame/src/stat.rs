@@ -154,6 +154,20 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The derived ratios of a report.
+fn derived(report: &StatReport, options: &StatOptions) -> cpiflame_counters::stat::Derived {
+    let [cycles, instructions, stalls, branches, branch_misses, cache_misses] =
+        by_role(report, options);
+    derive(
+        cycles,
+        instructions,
+        stalls,
+        branches,
+        branch_misses,
+        cache_misses,
+    )
+}
+
 /// Scaled totals by role, for the derived lines.
 fn by_role(report: &StatReport, options: &StatOptions) -> [Option<u64>; 6] {
     let events: Vec<&CountEvent> = options.groups.iter().flatten().collect();
@@ -206,8 +220,7 @@ fn table(
     for (i, name) in report.events.iter().enumerate() {
         let r = report.totals[i].reading();
         let shown = match r.scaled() {
-            Some(v) if is_clock(&events[i].name) => format!("{:.2} msec", v as f64 / 1e6),
-            Some(v) => thousands(v),
+            Some(v) => cell(events[i], v),
             None => "<not counted>".to_string(),
         };
         let mut comment = String::new();
@@ -263,12 +276,7 @@ fn table(
         for t in &report.threads {
             let _ = write!(s, "{:<24}", format!("{}-{}", t.comm, t.tid));
             for (i, c) in t.counts.iter().enumerate() {
-                let v = c.reading().scaled().unwrap_or(0);
-                let shown = if is_clock(&events[i].name) {
-                    format!("{:.2} msec", v as f64 / 1e6)
-                } else {
-                    thousands(v)
-                };
+                let shown = cell(events[i], c.reading().scaled().unwrap_or(0));
                 let _ = write!(s, " {shown:>18}");
             }
             let _ = writeln!(s);
@@ -276,12 +284,7 @@ fn table(
         if let Some(counts) = &report.unattributed {
             let _ = write!(s, "{:<24}", "(unattributed)");
             for (i, c) in counts.iter().enumerate() {
-                let v = c.reading().scaled().unwrap_or(0);
-                let shown = if is_clock(&events[i].name) {
-                    format!("{:.2} msec", v as f64 / 1e6)
-                } else {
-                    thousands(v)
-                };
+                let shown = cell(events[i], c.reading().scaled().unwrap_or(0));
                 let _ = write!(s, " {shown:>18}");
             }
             let _ = writeln!(s);
@@ -295,6 +298,15 @@ fn table(
         let _ = writeln!(s);
     }
     s
+}
+
+/// A count as perf stat shows it: clocks in msec, other counts with thousands separators.
+fn cell(event: &CountEvent, value: u64) -> String {
+    if is_clock(&event.name) {
+        format!("{:.2} msec", value as f64 / 1e6)
+    } else {
+        thousands(value)
+    }
 }
 
 fn is_clock(name: &str) -> bool {
@@ -344,16 +356,7 @@ fn json_counts(names: &[String], counts: &[cpiflame_counters::stat::EventCount])
 }
 
 fn json(report: &StatReport, command: &[String], options: &StatOptions) -> String {
-    let [cycles, instructions, stalls, branches, branch_misses, cache_misses] =
-        by_role(report, options);
-    let d = derive(
-        cycles,
-        instructions,
-        stalls,
-        branches,
-        branch_misses,
-        cache_misses,
-    );
+    let d = derived(report, options);
     let threads: Vec<String> = report
         .threads
         .iter()
