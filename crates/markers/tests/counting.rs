@@ -281,9 +281,16 @@ fn laps_measure_back_to_back_regions_with_one_read_each() {
     let s = m.region_stats("lap").unwrap();
     assert_eq!(s.samples(), 4);
     let pf = s.metric("page-faults").unwrap();
-    assert_eq!(pf.summary().min(), Some(8.0));
-    assert_eq!(pf.summary().max(), Some(64.0));
-    assert_eq!(pf.summary().mean(), Some(30.0));
+    // A lap's window also holds the previous region's bookkeeping (its statistics may grow
+    // the heap by a page now and then), so allow a fault or two over the pages touched.
+    let within = |v: Option<f64>, want: f64| v.is_some_and(|v| v >= want && v <= want + 2.0);
+    assert!(within(pf.summary().min(), 8.0), "{:?}", pf.summary().min());
+    assert!(within(pf.summary().max(), 64.0), "{:?}", pf.summary().max());
+    assert!(
+        within(pf.summary().mean(), 30.0),
+        "{:?}",
+        pf.summary().mean()
+    );
     assert_eq!(s.unmatched_stops(), 0);
 }
 
