@@ -297,7 +297,13 @@ fn ctrl_c_is_forwarded_and_the_file_is_complete() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(600));
+    // Wait until it is recording (its file has records), then press Ctrl-C.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10)
+        && std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0) < 64 * 1024
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // SAFETY: signalling our own child.
     unsafe { libc_kill(child.id() as i32, 2) };
     let out = child.wait_with_output().unwrap();
