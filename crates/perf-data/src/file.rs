@@ -6,11 +6,10 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
 
 use crate::abi::{self, sample};
 use crate::bytes::{u32_at, u64_at, Endian};
@@ -141,6 +140,24 @@ impl PerfData {
         Self::from_map(path, map)
     }
 
+    /// Reads a perf.data file held in memory (a copy of `bytes`); `path` only names it in
+    /// errors. This is how the fuzz targets feed the reader.
+    pub fn from_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PerfData, ReadError> {
+        let path = path.as_ref().to_path_buf();
+        let mut map = MmapMut::map_anon(bytes.len()).map_err(|e| ReadError {
+            path: path.clone(),
+            offset: None,
+            kind: e.into(),
+        })?;
+        map.copy_from_slice(bytes);
+        let map = map.make_read_only().map_err(|e| ReadError {
+            path: path.clone(),
+            offset: None,
+            kind: e.into(),
+        })?;
+        Self::from_map(path, map)
+    }
+
     fn from_map(path: PathBuf, map: Mmap) -> Result<PerfData, ReadError> {
         let err = |offset: Option<u64>, kind: ErrorKind| ReadError {
             path: path.clone(),
@@ -252,7 +269,7 @@ impl PerfData {
                 let size = u64_at(&map, at + 8, endian).unwrap_or(0);
                 check(&format!("feature {k}"), off, size)?;
             }
-            match read_meta(&map, &mut attrs) {
+            match read_meta(&map, endian, feature_bits, table_start, &mut attrs) {
                 Ok(meta) => meta,
                 Err(e) => {
                     warnings.push(format!(
@@ -379,54 +396,41 @@ fn parse_attr(b: &[u8], e: Endian) -> EventAttr {
     }
 }
 
-/// Reads the feature sections through linux-perf-data (sizes were checked against the file
-/// before, so it cannot be asked to allocate more than the file holds), and fills in event
-/// names from EVENT_DESC.
-fn read_meta(map: &[u8], attrs: &mut [EventAttr]) -> Result<Meta, String> {
-    let reader = linux_perf_data::PerfFileReader::parse_file(io::Cursor::new(map))
-        .map_err(|e| e.to_string())?;
-    let pf = reader.perf_file;
-    for (i, desc) in pf.event_attributes().iter().enumerate() {
-        let Some(name) = desc.name() else { continue };
+/// Reads the feature sections (their places were checked against the file before) and fills
+/// in event names from EVENT_DESC.
+fn read_meta(
+    map: &[u8],
+    endian: Endian,
+    feature_bits: [u64; 4],
+    table_start: u64,
+    attrs: &mut [EventAttr],
+) -> Result<Meta, String> {
+    let mut sections = Vec::new();
+    let bits = (0..256u32).filter(|&b| feature_bits[(b / 64) as usize] & (1 << (b % 64)) != 0);
+    for (k, bit) in bits.enumerate() {
+        let at = (table_start + k as u64 * 16) as usize;
+        let off = u64_at(map, at, endian).unwrap_or(0) as usize;
+        let size = u64_at(map, at + 8, endian).unwrap_or(0) as usize;
+        let bytes = off
+            .checked_add(size)
+            .and_then(|end| map.get(off..end))
+            .ok_or_else(|| format!("feature {bit} outside the file"))?;
+        sections.push((bit, bytes));
+    }
+    let (meta, descs) = crate::features::parse(&sections, endian)?;
+    for (i, desc) in descs.into_iter().enumerate() {
+        let Some(name) = desc.name else { continue };
         // Match by id (EVENT_DESC carries the ids); fall back to position.
         let index = desc
-            .event_ids
+            .ids
             .first()
             .and_then(|id| attrs.iter().position(|a| a.ids.contains(id)))
             .unwrap_or(i);
         if let Some(a) = attrs.get_mut(index) {
-            a.name = Some(name.to_string());
+            a.name = Some(name);
         }
     }
-    let s = |r: Result<Option<&str>, linux_perf_data::Error>| r.ok().flatten().map(String::from);
-    let mut build_ids: Vec<BuildIdEntry> = pf
-        .build_ids()
-        .map(|m| {
-            m.into_values()
-                .map(|info| BuildIdEntry {
-                    path: info.path,
-                    build_id: info.build_id,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    build_ids.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Meta {
-        hostname: s(pf.hostname()),
-        os_release: s(pf.os_release()),
-        arch: s(pf.arch()),
-        perf_version: s(pf.perf_version()),
-        nr_cpus_online: pf.nr_cpus().ok().flatten().map(|n| n.nr_cpus_online),
-        cpu_desc: s(pf.cpu_desc()),
-        cpuid: s(pf.cpu_id()),
-        cmdline: pf
-            .cmdline()
-            .ok()
-            .flatten()
-            .map(|v| v.into_iter().map(String::from).collect())
-            .unwrap_or_default(),
-        build_ids,
-    })
+    Ok(meta)
 }
 
 impl From<&crate::write::AttrSpec> for EventAttr {

@@ -1,17 +1,18 @@
 //! Reading perf.data files (as written by `perf record` and `cpiflame record`).
 //!
-//! The feature sections (event names, build ids, host and command) are parsed by
-//! `linux-perf-data`, the reader samply uses. The header, the attrs and the records are walked
-//! here, over a memory map, so that every error can name the byte offset at fault, a file cut
-//! short by a killed recorder can still be read, section sizes are checked against the file
-//! before anything is allocated, and PERF_SAMPLE_READ group values are parsed in the kernel's
-//! layout.
+//! The header, the attrs, the feature sections cpiflame uses and the records are walked here,
+//! over a memory map, so that every error can name the byte offset at fault, a file cut short
+//! by a killed recorder can still be read, every size and count a file claims is checked
+//! against the bytes that hold it before anything is allocated, and PERF_SAMPLE_READ group
+//! values are parsed in the kernel's layout. (`linux-perf-data` remains the writer's test
+//! oracle; as a reader it trusts claimed counts, which fuzzing turned into 130 GB requests.)
 //!
 //! This crate must never panic or allocate more than the file could hold on hostile input.
 
 pub mod abi;
 mod bytes;
 mod error;
+mod features;
 mod file;
 mod records;
 mod sample;

@@ -149,3 +149,69 @@ fn dwarf_samples_carry_registers_and_stack_bytes() {
             || b.path.ends_with(b"bash")));
     assert!(file.meta.cmdline.iter().any(|c| c == "record"));
 }
+
+/// The feature sections cpiflame reads itself (bounded against hostile counts) say what
+/// linux-perf-data, samply's reader, says of the same perf-written file.
+#[test]
+fn feature_sections_agree_with_linux_perf_data() {
+    if !perf_works() {
+        eprintln!("skipped: perf is not installed or cannot record here");
+        return;
+    }
+    let data = tmp("features.data");
+    record(
+        &data,
+        &[
+            "-e",
+            "cpu-clock,task-clock",
+            "--",
+            "sh",
+            "-c",
+            "echo x >/dev/null",
+        ],
+    );
+    let ours = PerfData::open(&data).unwrap();
+    let bytes = std::fs::read(&data).unwrap();
+    let theirs = linux_perf_data::PerfFileReader::parse_file(std::io::Cursor::new(&bytes[..]))
+        .unwrap()
+        .perf_file;
+    let s = |r: Result<Option<&str>, linux_perf_data::Error>| r.unwrap().map(String::from);
+    let m = &ours.meta;
+    assert_eq!(m.hostname, s(theirs.hostname()));
+    assert_eq!(m.os_release, s(theirs.os_release()));
+    assert_eq!(m.arch, s(theirs.arch()));
+    assert_eq!(m.perf_version, s(theirs.perf_version()));
+    assert_eq!(m.cpu_desc, s(theirs.cpu_desc()));
+    assert_eq!(m.cpuid, s(theirs.cpu_id()));
+    assert_eq!(
+        m.nr_cpus_online,
+        theirs.nr_cpus().unwrap().map(|n| n.nr_cpus_online)
+    );
+    let cmdline: Vec<String> = theirs
+        .cmdline()
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(m.cmdline, cmdline);
+    let mut build_ids: Vec<(Vec<u8>, Vec<u8>)> = theirs
+        .build_ids()
+        .unwrap()
+        .into_values()
+        .map(|i| (i.path, i.build_id))
+        .collect();
+    build_ids.sort();
+    let ours_ids: Vec<(Vec<u8>, Vec<u8>)> = m
+        .build_ids
+        .iter()
+        .map(|b| (b.path.clone(), b.build_id.clone()))
+        .collect();
+    assert!(!ours_ids.is_empty());
+    assert_eq!(ours_ids, build_ids);
+    let names: Vec<Option<&str>> = ours.attrs.iter().map(|a| a.name.as_deref()).collect();
+    let their_names: Vec<Option<&str>> =
+        theirs.event_attributes().iter().map(|d| d.name()).collect();
+    assert_eq!(names, their_names);
+    assert_eq!(names, [Some("cpu-clock"), Some("task-clock")]);
+}

@@ -10,7 +10,6 @@
 //! `AVMA = SVMA + base_avma`, with `base_avma` computed per mapping by [`Image::base_avma`].
 
 use std::cell::{Cell, OnceCell};
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -106,7 +105,7 @@ pub struct Image {
 impl Image {
     /// Maps and parses the ELF file at `path`.
     pub fn open(path: &Path) -> Result<Image, ImageError> {
-        let file = File::open(path).map_err(|e| match e.kind() {
+        let file = crate::shared::open_regular(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ImageError::NotFound,
             _ => ImageError::Unreadable(e.to_string()),
         })?;
@@ -394,6 +393,16 @@ fn section_bytes(data: &SharedBytes, section: &object::Section<'_, '_>) -> Optio
         bytes.narrow(start..end);
         Some(bytes)
     } else {
+        // The header's uncompressed size is what gets allocated: a corrupt or hostile file
+        // must not make it exceed what its compressed bytes can expand to.
+        let max_ratio = match compressed.format {
+            // Deflate's limit is 1032:1.
+            object::CompressionFormat::Zlib => 1032,
+            _ => 8192,
+        };
+        if compressed.uncompressed_size > compressed.compressed_size.saturating_mul(max_ratio) {
+            return None;
+        }
         Some(SharedBytes::owned(
             section.uncompressed_data().ok()?.into_owned(),
         ))

@@ -12,7 +12,7 @@ impl Kallsyms {
     /// Parses `path` (normally `/proc/kallsyms`). `None` when unreadable or when addresses are
     /// hidden (all zero, `kernel.kptr_restrict`).
     pub fn load(path: &Path) -> Option<Kallsyms> {
-        let text = std::fs::read_to_string(path).ok()?;
+        let text = crate::shared::read_regular_to_string(path).ok()?;
         Self::parse(&text)
     }
 

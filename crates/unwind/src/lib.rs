@@ -34,7 +34,7 @@ pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::Kallsyms;
 pub use locate::Locator;
 pub use perfmap::PerfMap;
-use shared::SharedBytes;
+pub use shared::SharedBytes;
 
 /// Where a frame's code lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

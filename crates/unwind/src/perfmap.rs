@@ -9,7 +9,9 @@ pub struct PerfMap {
 
 impl PerfMap {
     pub fn load(path: &Path) -> Option<PerfMap> {
-        Some(Self::parse(&std::fs::read_to_string(path).ok()?))
+        Some(Self::parse(
+            &crate::shared::read_regular_to_string(path).ok()?,
+        ))
     }
 
     pub fn parse(text: &str) -> PerfMap {

@@ -1,0 +1,263 @@
+//! Arbitrary bytes into every reader of cpiflame.
+//!
+//! The cargo-fuzz targets in `fuzz/` are one call each into this crate, and the regression
+//! tests replay every input they ever crashed on (`fuzz/regressions/TARGET/`) through the
+//! same functions on stable Rust, so a fixed crash stays fixed in the normal test suite.
+//!
+//! Each entry point must return, whatever its input, without panicking, hanging, or
+//! allocating more than the input could justify. Where a reader accepts its input, the entry
+//! point also checks what must then hold (a folded profile written back reads the same; a
+//! trimmed sample still parses, with the same registers). Those checks panic on purpose: a
+//! broken invariant is a finding like a crash.
+
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cpiflame_events::{
+    detect_roles, parse_cpuinfo, parse_events_with, Arch, EventRef, Formats, PmuFormat,
+};
+use cpiflame_fold::{collapse, read_folded, write_folded_pair, CollapseOptions, Profile};
+use cpiflame_perf_data::{
+    parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, PerfData,
+};
+use cpiflame_unwind::{Image, Options as ResolveOptions, Resolver, SharedBytes};
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::Unwinder;
+
+/// A whole perf.data file: header, attrs, feature sections, every record in time order,
+/// unwinding and naming of every sample, then the folded profile written back and read again.
+///
+/// The file is read as one from another machine, with a symfs that does not exist: no binary,
+/// debug file or kernel symbol table of the machine running the fuzzer is opened, so runs are
+/// fast and repeatable. (Corrupt binaries are `elf_image`'s part.)
+pub fn perf_data(bytes: &[u8]) {
+    let Ok(file) = PerfData::from_bytes("fuzz.data", bytes) else {
+        return;
+    };
+    for record in file.records_in_file_order() {
+        if record.is_err() {
+            break;
+        }
+    }
+    // As a file from another machine, without build ids: no binary of this one is opened.
+    let meta = cpiflame_perf_data::Meta {
+        hostname: Some("cpiflame-fuzz.invalid".into()),
+        build_ids: Vec::new(),
+        ..file.meta.clone()
+    };
+    let mut resolver = Resolver::new(
+        &meta,
+        ResolveOptions {
+            symfs: Some(PathBuf::from("/nonexistent/cpiflame-fuzz/symfs")),
+            buildid_cache: None,
+            kallsyms: Some(PathBuf::from("/nonexistent/cpiflame-fuzz/kallsyms")),
+            assume_local: false,
+            unwind_only: false,
+        },
+    );
+    let options = CollapseOptions {
+        pid: true,
+        tid: false,
+        kernel: true,
+    };
+    let Ok((profile, stats)) = collapse(&file, &mut resolver, options) else {
+        return;
+    };
+    for (event, &samples) in stats.samples.iter().enumerate() {
+        assert_eq!(
+            profile.total(event).samples,
+            samples,
+            "every sample of event {event} is in the profile"
+        );
+    }
+    if profile.events.len() >= 2 {
+        round_trip(&profile);
+    }
+}
+
+/// One record body as the kernel would hand it over, read with an attr taken from the
+/// input's first bytes: PERF_RECORD_SAMPLE with any sample_type/read_format/register mask,
+/// and every side-band record type.
+///
+/// Layout: sample_type u64, read_format u64, sample_regs_user u64, one byte (bit 0 big
+/// endian, bit 1 sample_id_all), record type u32, then the record (header included).
+pub fn sample_record(bytes: &[u8]) {
+    if bytes.len() < 29 {
+        return;
+    }
+    let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
+    let endian = if bytes[24] & 1 != 0 {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
+    let attr = EventAttr {
+        sample_type: word(0),
+        read_format: word(1),
+        sample_regs_user: word(2),
+        sample_stack_user: 8192,
+        flags: if bytes[24] & 2 != 0 {
+            cpiflame_perf_data::attr_flags::SAMPLE_ID_ALL
+        } else {
+            0
+        },
+        ..EventAttr::default()
+    };
+    let rtype = u32::from_le_bytes(bytes[25..29].try_into().unwrap());
+    let record = &bytes[29..];
+
+    if let Ok(sample) = parse_sample_record(record, 0, &attr, endian) {
+        let mut trimmed = Vec::new();
+        if trim_user_stack(record, &attr, endian, &mut trimmed) {
+            assert!(
+                trimmed.len() <= record.len(),
+                "trimming never grows a sample"
+            );
+            let again = parse_sample_record(&trimmed, 0, &attr, endian)
+                .expect("a trimmed sample still parses");
+            assert_eq!(again.ip, sample.ip);
+            assert_eq!(again.tid, sample.tid);
+            assert_eq!(again.period, sample.period);
+            assert_eq!(
+                again.user_regs.map(|r| r.values.iter().collect::<Vec<_>>()),
+                sample
+                    .user_regs
+                    .map(|r| r.values.iter().collect::<Vec<_>>())
+            );
+        }
+    }
+    if record.len() >= 8 {
+        let misc = u16::from_le_bytes([record[4], record[5]]);
+        let _ = parse_side_band(rtype, misc, &record[8..], endian);
+    }
+}
+
+/// An `-e` argument, then the same text as a /proc/cpuinfo: events parsed against the
+/// formats of Intel, AMD and ARM PMUs, resolved to attr configs and given roles.
+pub fn event_specs(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for line in text.lines().take(64) {
+        let Ok(specs) = parse_events_with(line, formats()) else {
+            continue;
+        };
+        let configs: Vec<_> = specs.iter().map(|s| s.kind.resolve(4)).collect();
+        let refs: Vec<EventRef<'_>> = specs
+            .iter()
+            .zip(&configs)
+            .map(|(s, c)| EventRef {
+                type_: c.type_,
+                config: c.config,
+                name: &s.name,
+            })
+            .collect();
+        let _ = detect_roles(&refs, Arch::X86_64);
+        let _ = detect_roles(&refs, Arch::Aarch64);
+    }
+    let _ = parse_cpuinfo(&text);
+}
+
+fn formats() -> &'static Formats {
+    static FORMATS: OnceLock<Formats> = OnceLock::new();
+    FORMATS.get_or_init(|| {
+        [
+            ("cpu", PmuFormat::intel()),
+            ("cpu_core", PmuFormat::intel()),
+            ("amd_core", PmuFormat::amd()),
+            ("armv8_pmuv3_0", PmuFormat::armv8()),
+        ]
+        .into_iter()
+        .map(|(name, format)| (name.to_string(), format))
+        .collect()
+    })
+}
+
+/// A folded file (one or two counts a line); when it reads, it renders, and a two-column
+/// profile written back reads the same.
+pub fn folded(bytes: &[u8]) {
+    let Ok(profile) = read_folded(Cursor::new(bytes), "fuzz.folded") else {
+        return;
+    };
+    if profile.events.is_empty() || profile.total(0).period == 0 {
+        return;
+    }
+    let stalls = (profile.events.len() >= 2).then_some(1);
+    let options = cpiflame_render::Options::default();
+    let mut svg = Vec::new();
+    // Errors are allowed (a profile can be empty after all); panics are not.
+    let _ = cpiflame_render::render_cpi(&profile, 0, stalls, &options, &mut svg);
+    if profile.events.len() >= 2 {
+        round_trip(&profile);
+    }
+}
+
+/// Writes the first two columns of `profile` as folded text, reads it back, and checks the
+/// totals are the same.
+fn round_trip(profile: &Profile) {
+    let mut text = Vec::new();
+    write_folded_pair(profile, 0, 1, &mut text).expect("writing to memory");
+    let again = read_folded(Cursor::new(&text), "round trip").unwrap_or_else(|e| {
+        panic!(
+            "folded output does not read back: {e}\n{}",
+            String::from_utf8_lossy(&text)
+        )
+    });
+    if again.events.len() == 2 {
+        assert_eq!(again.total(0).samples, profile.total(0).samples);
+        assert_eq!(again.total(1).samples, profile.total(1).samples);
+    }
+}
+
+/// An ELF file as a binary or debug file of a recorded process: parsed, its addresses (of
+/// symbols and sections) named through symbols and DWARF, and unwound from through its CFI
+/// over a stack made of the input's last bytes.
+pub fn elf_image(bytes: &[u8]) {
+    let Ok(image) = Image::from_bytes(
+        PathBuf::from("fuzz.elf"),
+        SharedBytes::owned(bytes.to_vec()),
+    ) else {
+        return;
+    };
+    let mut addresses = vec![0u64, 0x1000, 0x40_1000];
+    if let Ok(file) = object::File::parse(bytes) {
+        use object::{Object, ObjectSection, ObjectSymbol};
+        addresses.extend(file.symbols().take(32).map(|s| s.address()));
+        addresses.extend(
+            file.sections()
+                .take(32)
+                .map(|s| s.address().wrapping_add(4)),
+        );
+    }
+    for &svma in &addresses {
+        let _ = image.frames_at(svma, || None);
+    }
+
+    let start = 0x5555_0000_0000u64;
+    let len = bytes.len() as u64;
+    let base_avma = image.base_avma(start, 0, len);
+    let mut unwinder = UnwinderX86_64::new();
+    unwinder.add_module(image.framehop_module("fuzz.elf".into(), start..start + len, base_avma));
+    let mut cache = CacheX86_64::new();
+    let stack = &bytes[bytes.len().saturating_sub(512)..];
+    let sp = 0x7ffd_0000_0000u64;
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+        let word = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
+    };
+    for &svma in addresses.iter().take(16) {
+        let pc = svma.wrapping_add(base_avma);
+        let mut frames = unwinder.iter_frames(
+            pc,
+            UnwindRegsX86_64::new(pc, sp, sp + 64),
+            &mut cache,
+            &mut read_stack,
+        );
+        for _ in 0..64 {
+            match frames.next() {
+                Ok(Some(_)) => {}
+                _ => break,
+            }
+        }
+    }
+}
