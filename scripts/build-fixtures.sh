@@ -8,6 +8,7 @@
 #   threads           fixtures/workloads/threads.c         (gcc -O2 -g -pthread)
 #   forks             fixtures/workloads/forks.c           (gcc -O2 -g)
 #   faults            fixtures/workloads/faults.c          (gcc -O2 -g)
+#   swarm             fixtures/workloads/swarm.c           (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
@@ -51,6 +52,7 @@ run "$CC" -O2 -g -fomit-frame-pointer -pthread \
 run "$CC" -O2 -g -fomit-frame-pointer \
 	-o "$out/forks" "$root/fixtures/workloads/forks.c"
 run "$CC" -O2 -g -o "$out/faults" "$root/fixtures/workloads/faults.c"
+run "$CC" -O2 -g -pthread -o "$out/swarm" "$root/fixtures/workloads/swarm.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CXX" -O2 -g -fomit-frame-pointer \
 	-o "$out/mangled" "$root/fixtures/workloads/mangled.cpp"
@@ -60,4 +62,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults shift mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm shift mangled rust_workload rust_workload_v0 in $out" >&2

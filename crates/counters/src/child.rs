@@ -150,6 +150,24 @@ impl Child {
         self.status.unwrap_or(ExitStatus::Exited(127))
     }
 
+    /// Ends the child: SIGTERM, then SIGKILL if it is still there after `grace`; reaps it.
+    /// A child that has ended already is only reaped.
+    pub fn terminate(&mut self, grace: std::time::Duration) -> ExitStatus {
+        if let Some(status) = self.try_wait() {
+            return status;
+        }
+        self.kill(libc::SIGTERM);
+        let deadline = std::time::Instant::now() + grace;
+        while std::time::Instant::now() < deadline {
+            if let Some(status) = self.try_wait() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.kill(libc::SIGKILL);
+        self.wait()
+    }
+
     /// Sends `signal` to the child.
     pub fn kill(&self, signal: i32) {
         if self.status.is_none() {

@@ -155,9 +155,7 @@ fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> AttrSpec {
 }
 
 fn kernel_allowed() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    root || sys::paranoid().is_some_and(|p| p <= 1)
+    sys::kernel_allowed()
 }
 
 /// Checks that the groups open on this process (before a command is started).
@@ -192,6 +190,11 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
         .first()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if !kernel_allowed() {
+        if let Some(e) = events.iter().find(|e| e.exclude_user) {
+            return Err(StatError::Open(sys::explain_kernel_only(&e.name)));
+        }
+    }
     let mut held = child::spawn_held(&options.command).map_err(|source| StatError::Exec {
         program: program.clone(),
         source,

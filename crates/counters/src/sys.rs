@@ -82,8 +82,13 @@ pub fn explain_open_error(event: &str, err: &io::Error) -> String {
             "event {event}: the PMU cannot sample it (EOPNOTSUPP): no sampling interrupt, precise level above caps/max_precise, or not implemented on this CPU"
         ),
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "event {event}: permission denied ({}); kernel.perf_event_paranoid is {paranoid}: run as root, or `sysctl kernel.perf_event_paranoid=1` (2 allows user-space only, which cpiflame falls back to)",
-            if err.raw_os_error() == Some(libc::EACCES) { "EACCES" } else { "EPERM" }
+            "event {event}: permission denied ({}); kernel.perf_event_paranoid is {paranoid}{}: run as root, or `sysctl kernel.perf_event_paranoid=1` (2 allows user-space only, which cpiflame falls back to)",
+            if err.raw_os_error() == Some(libc::EACCES) { "EACCES" } else { "EPERM" },
+            if paranoid.parse::<i32>().is_ok_and(|p| p >= 3) && !own_events_open() {
+                " (3 and above forbid perf_event_open to users on kernels that support it, as Debian's do)"
+            } else {
+                ""
+            }
         ),
         Some(libc::EINVAL) => format!(
             "event {event}: invalid attributes (EINVAL): a sample frequency above kernel.perf_event_max_sample_rate ({}), or a combination this kernel rejects",
@@ -94,6 +99,57 @@ pub fn explain_open_error(event: &str, err: &io::Error) -> String {
         ),
         Some(libc::E2BIG) => format!("event {event}: attr too big for this kernel (E2BIG)"),
         _ => format!("event {event}: {err}"),
+    }
+}
+
+/// Whether this process may open an event at all: task-clock of user space, on itself. Some
+/// kernels (Debian's) forbid users every event at kernel.perf_event_paranoid 3; upstream
+/// treats 3 as 2.
+fn own_events_open() -> bool {
+    let attr = AttrSpec {
+        type_: 1,  // PERF_TYPE_SOFTWARE
+        config: 1, // PERF_COUNT_SW_TASK_CLOCK
+        flags: cpiflame_perf_data::attr_flags::DISABLED
+            | cpiflame_perf_data::attr_flags::EXCLUDE_KERNEL
+            | cpiflame_perf_data::attr_flags::EXCLUDE_HV,
+        name: "task-clock".into(),
+        ..AttrSpec::default()
+    };
+    open(&attr, 0, -1, None).is_ok()
+}
+
+/// Whether this process may count kernel space: root, or kernel.perf_event_paranoid <= 1.
+pub fn kernel_allowed() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root || paranoid().is_some_and(|p| p <= 1)
+}
+
+/// What to tell the user who asks for an event of kernel space only (`:k`) where
+/// perf_event_paranoid keeps users to user space: cpiflame would otherwise exclude kernel space
+/// too and count nothing.
+pub fn explain_kernel_only(event: &str) -> String {
+    let paranoid = read_sysctl("perf_event_paranoid").unwrap_or_else(|| "?".into());
+    format!(
+        "event {event}: counts kernel space only, but kernel.perf_event_paranoid is {paranoid}, which allows users user space only: run as root, or `sysctl kernel.perf_event_paranoid=1`, or drop the :k"
+    )
+}
+
+/// What to tell the user when opening `event` for thread `tid` failed with `err`: a process of
+/// another user gets its own explanation (perf_event_paranoid does not matter there).
+pub fn explain_open_error_for(event: &str, tid: i32, err: &io::Error) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let denied = matches!(err.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM));
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let owner = std::fs::metadata(format!("/proc/{tid}")).map(|m| m.uid());
+    match owner {
+        // (Unless events of one's own processes do not open either: perf_event_paranoid 3
+        // on kernels that forbid users everything, which is then the reason.)
+        Ok(owner) if denied && me != 0 && owner != me && own_events_open() => format!(
+            "event {event}: permission denied for process {tid}: it belongs to uid {owner}, and attaching to another user's process needs root, CAP_PERFMON or CAP_SYS_PTRACE (kernel.perf_event_paranoid does not change that)"
+        ),
+        _ => explain_open_error(event, err),
     }
 }
 

@@ -227,9 +227,14 @@ pub fn record_command(args: RecordArgs) -> Result<u8> {
     if report.lost > 0 {
         let total = samples + report.lost;
         eprintln!(
-            "cpiflame: warning: lost {} of {total} samples ({:.1}%): the ring buffer filled faster than it was drained; use a lower -F (or larger -c), or more -m pages",
+            "cpiflame: warning: lost {} of {total} samples ({:.1}%): the ring buffer filled faster than it was drained; use a lower -F (or larger -c), or more -m pages{}",
             report.lost,
-            report.lost as f64 * 100.0 / total as f64
+            report.lost as f64 * 100.0 / total as f64,
+            if report.priority_raised {
+                ""
+            } else {
+                " (as root, cpiflame also raises its own priority to drain them in time)"
+            }
         );
     }
     if report.throttled > 0 {

@@ -10,11 +10,12 @@
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
 mod proc;
+mod spool;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ pub use cpiflame_counters::child::ExitStatus;
 use cpiflame_counters::sys;
 pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
 use cpiflame_counters::{child, ring};
+use spool::Spool;
 
 /// One event to sample, already encoded for perf_event_open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +119,10 @@ pub struct Report {
     pub buffer_pages: usize,
     /// Whether kernel call chains were recorded (perf_event_paranoid may forbid them).
     pub kernel_callchains: bool,
+    /// Whether the recorder could raise its scheduling priority above the command's (see
+    /// [`raise_priority`]); without it a command with more runnable threads than CPUs can
+    /// starve the recorder and samples are lost.
+    pub priority_raised: bool,
     /// Lines worth telling the user (each stands alone).
     pub warnings: Vec<String>,
 }
@@ -131,14 +137,25 @@ pub enum RecordError {
     #[error("cannot execute {program}: {source}")]
     Exec { program: String, source: io::Error },
     /// The output file could not be created or written.
-    #[error("{path}: {source}")]
-    Output { path: PathBuf, source: io::Error },
+    #[error("{path}: {error}")]
+    Output { path: PathBuf, error: io::Error },
+    /// Writing failed mid-run (disk full, quota, I/O error): recording stopped, the command
+    /// was stopped and reaped, and the file keeps the records that reached it; `what` says
+    /// how much.
+    #[error("{path}: {error}; {what}")]
+    WriteFailed {
+        path: PathBuf,
+        error: io::Error,
+        what: String,
+        /// How the command ended (it was stopped with SIGTERM, or had ended already).
+        status: Option<ExitStatus>,
+    },
     /// Mapping a ring buffer failed even at its smallest size.
     #[error("cannot map a ring buffer: {0} (kernel.perf_event_mlock_kb and `ulimit -l` limit it)")]
     Mmap(io::Error),
     /// Attaching to a process failed.
-    #[error("process {pid}: {source}")]
-    Attach { pid: i32, source: io::Error },
+    #[error("process {pid}: {error}")]
+    Attach { pid: i32, error: io::Error },
     #[error("{0}")]
     Other(String),
 }
@@ -255,8 +272,9 @@ fn open_all(
             let mut leader: Option<usize> = None;
             for (i, attr) in attrs.iter().enumerate() {
                 let group = leader.map(|l| &opened.fds[l]);
-                let fd = sys::open(attr, tid, cpu, group)
-                    .map_err(|e| RecordError::Open(explain_open_error(&names[i], &e)))?;
+                let fd = sys::open(attr, tid, cpu, group).map_err(|e| {
+                    RecordError::Open(sys::explain_open_error_for(&names[i], tid, &e))
+                })?;
                 let id = sys::event_id(&fd)
                     .map_err(|e| RecordError::Open(format!("event {}: {e}", names[i])))?;
                 opened.ids[i].push(id);
@@ -274,6 +292,17 @@ fn open_all(
         }
     }
     Ok(opened)
+}
+
+/// The smallest ring (in pages) that holds two of the largest samples: the stack copy, the
+/// registers, a kernel call chain of up to 127 entries and the fixed fields fit in the stack
+/// size plus 4 KiB. The kernel drops every sample that does not fit in the whole ring.
+fn least_ring_pages(call_graph: CallGraph) -> usize {
+    let stack = match call_graph {
+        CallGraph::Dwarf { stack_size } => stack_size as usize,
+        _ => 0,
+    };
+    (2 * (stack + 4096)).div_ceil(4096).next_power_of_two()
 }
 
 /// Maps one ring buffer per CPU, halving the size until the kernel accepts it.
@@ -315,7 +344,7 @@ fn map_rings(opened: &Opened, pages: usize) -> Result<(Vec<ring::Ring>, usize), 
 fn create_output(path: &Path) -> Result<File, RecordError> {
     let err = |source| RecordError::Output {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     if std::fs::symlink_metadata(path).is_ok() {
         let mut old = path.as_os_str().to_owned();
@@ -332,11 +361,30 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
         .map_err(err)
 }
 
+/// Raises the recorder's scheduling priority by 20 nice levels (to -20 at most) when it may
+/// (root, CAP_SYS_NICE or RLIMIT_NICE). Samples are lost when the recorder does not drain the
+/// ring buffers in time, and a command with more runnable threads than there are CPUs gives
+/// each of them as much CPU as the recorder: 64 threads on 2 CPUs leave it 3% of a CPU, and
+/// both perf and cpiflame then lose most samples. With the higher priority it runs when it
+/// has records to drain; it takes no more CPU than the records cost. Called after the
+/// command is forked (and only affects this thread), so the command's priority is its own.
+fn raise_priority() -> bool {
+    // SAFETY: getpriority/setpriority on the calling thread; errno is reset first because
+    // -1 is also a valid priority.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS as _, 0);
+        if now == -1 && *libc::__errno_location() != 0 {
+            return false;
+        }
+        let want = (now - 20).max(-20);
+        want < now && libc::setpriority(libc::PRIO_PROCESS as _, 0, want) == 0
+    }
+}
+
 /// Kernel samples and call chains need perf_event_paranoid <= 1, or root.
 fn kernel_allowed() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    root || sys::paranoid().is_some_and(|p| p <= 1)
+    sys::kernel_allowed()
 }
 
 /// Records the target into `options.output`. `status` is called about four times a second
@@ -350,6 +398,12 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             "kernel.perf_event_paranoid is {}: recording user space only (no kernel frames); `sysctl kernel.perf_event_paranoid=1` allows them",
             sys::paranoid().map_or("?".into(), |p| p.to_string())
         ));
+    }
+    if !kernel_callchains {
+        // Kernel space is excluded for every event: one of kernel space only would count nothing.
+        if let Some(e) = options.events.iter().find(|e| e.exclude_user) {
+            return Err(RecordError::Open(sys::explain_kernel_only(&e.name)));
+        }
     }
     let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
     let cpus = online_cpus();
@@ -369,17 +423,32 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
         }
         Target::Pid(pid) => (
             None,
-            proc::threads(*pid).map_err(|source| RecordError::Attach { pid: *pid, source })?,
+            proc::threads(*pid).map_err(|error| RecordError::Attach { pid: *pid, error })?,
         ),
     };
+    // After the fork: the command keeps the priority it was started with.
+    report.priority_raised = raise_priority();
     let mut attrs = build_attrs(options, kernel_callchains, child.is_some());
     let opened = open_all(&attrs, &names, &threads, &cpus)?;
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
-    let (mut rings, pages) = map_rings(&opened, options.buffer_pages)?;
+    let asked = options.buffer_pages.max(1).next_power_of_two();
+    let least = least_ring_pages(options.call_graph);
+    if asked < least {
+        report.warnings.push(format!(
+            "-m {}: a ring buffer of {} KiB cannot hold two samples with {}; using {least} pages",
+            options.buffer_pages,
+            asked * 4,
+            match options.call_graph {
+                CallGraph::Dwarf { stack_size } => format!("--call-graph dwarf,{stack_size}"),
+                _ => "call chains".to_string(),
+            }
+        ));
+    }
+    let (mut rings, pages) = map_rings(&opened, asked.max(least))?;
     report.buffer_pages = pages;
-    if pages < options.buffer_pages {
+    if pages < asked.max(least) {
         report.warnings.push(format!(
             "ring buffers limited to {} KiB per CPU (kernel.perf_event_mlock_kb is {}); raise it if samples are lost",
             pages * 4,
@@ -388,12 +457,11 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     }
 
     let file = create_output(&options.output)?;
-    let out_err = |source| RecordError::Output {
+    let out_err = |error| RecordError::Output {
         path: options.output.clone(),
-        source,
+        error,
     };
-    let mut writer = PerfDataWriter::new(BufWriter::with_capacity(1 << 20, file), attrs.clone())
-        .map_err(out_err)?;
+    let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
     let by_id: HashMap<u64, usize> = attrs
         .iter()
         .enumerate()
@@ -425,7 +493,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             child::forward_signals(0);
             let pid = threads[0];
             for record in proc::synthesize(pid, &attrs[0])
-                .map_err(|source| RecordError::Attach { pid, source })?
+                .map_err(|error| RecordError::Attach { pid, error })?
             {
                 writer.write_record(&record).map_err(out_err)?;
             }
@@ -473,71 +541,134 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             revents: 0,
         })
         .collect();
-    loop {
-        // SAFETY: poll on fds we own, for at most 100 ms.
-        unsafe { libc::poll(poll_fds.as_mut_ptr(), poll_fds.len() as _, 100) };
-        let done = match &mut child {
-            Some(c) => c.try_wait().is_some(),
-            None => {
-                child::STOP.load(std::sync::atomic::Ordering::SeqCst)
-                    || !Path::new(&format!("/proc/{}", threads[0])).exists()
+    // Ok when the target ended (or the time was up), the first write error otherwise.
+    let outcome: io::Result<()> = 'recording: {
+        loop {
+            // SAFETY: poll on fds we own, for at most 100 ms.
+            unsafe { libc::poll(poll_fds.as_mut_ptr(), poll_fds.len() as _, 100) };
+            let done = match &mut child {
+                Some(c) => c.try_wait().is_some(),
+                None => {
+                    child::STOP.load(std::sync::atomic::Ordering::SeqCst)
+                        || !Path::new(&format!("/proc/{}", threads[0])).exists()
+                }
+            };
+            if let Err(e) = drain_round(&mut rings, &mut writer, &mut state, &mut report) {
+                break 'recording Err(e);
             }
-        };
-        let written =
-            drain_all(&mut rings, &mut writer, &mut state, &mut report).map_err(out_err)?;
-        if written > 0 {
-            writer
-                .write_record(&finished_round_record())
-                .map_err(out_err)?;
-        }
-        if show_status && last_status.elapsed() >= Duration::from_millis(250) {
-            last_status = Instant::now();
-            eprint!(
-                "\r[ cpiflame record: {} samples, {} lost ]",
-                report.samples.iter().sum::<u64>(),
-                report.lost
-            );
-        }
-        if done {
-            break;
-        }
-        if let Some(d) = deadline {
-            if Instant::now() >= d {
-                match &child {
-                    Some(c) if !stop_sent => {
-                        c.kill(libc::SIGINT);
-                        stop_sent = true;
+            if show_status && last_status.elapsed() >= Duration::from_millis(250) {
+                last_status = Instant::now();
+                eprint!(
+                    "\r[ cpiflame record: {} samples, {} lost ]",
+                    report.samples.iter().sum::<u64>(),
+                    report.lost
+                );
+            }
+            if done {
+                break;
+            }
+            if let Some(d) = deadline {
+                if Instant::now() >= d {
+                    match &child {
+                        Some(c) if !stop_sent => {
+                            c.kill(libc::SIGINT);
+                            stop_sent = true;
+                        }
+                        Some(_) => {}
+                        None => break,
                     }
-                    Some(_) => {}
-                    None => break,
                 }
             }
         }
-    }
+        // Whatever the kernel wrote after the last poll.
+        drain_round(&mut rings, &mut writer, &mut state, &mut report)
+    };
     if show_status {
         eprintln!();
     }
-    // Whatever the kernel wrote after the last poll.
-    let written = drain_all(&mut rings, &mut writer, &mut state, &mut report).map_err(out_err)?;
-    if written > 0 {
-        writer
-            .write_record(&finished_round_record())
-            .map_err(out_err)?;
-    }
-    report.status = child.as_mut().map(|c| c.wait());
+    let elapsed = started.elapsed();
+    // A command is never left running unrecorded: after a write error it is stopped, as
+    // perf does (SIGTERM; SIGKILL when it is still there after a grace period), and reaped.
+    report.status = child.as_mut().map(|c| match outcome {
+        Ok(()) => c.wait(),
+        Err(_) => c.terminate(STOP_GRACE),
+    });
     drop(rings);
     drop(opened);
 
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped);
-    if let Some(first) = state.first_time {
+    if let (Some(first), Ok(())) = (state.first_time, &outcome) {
+        // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));
     }
     report.bytes_written = writer.bytes_written();
-    let mut out = writer.finish(&features).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    Ok(report)
+    let data_offset = writer.data_offset();
+    let data_end = data_offset + writer.bytes_written();
+    let spool = writer.get_ref();
+    let closed = spool.close(&attrs, &features, data_offset, data_end);
+    let secs = elapsed.as_secs_f64();
+    let (error, when) = match outcome {
+        Err(e) => (e, format!("recording stopped after {secs:.1} s")),
+        Ok(()) => (
+            match (&closed, spool.take_error()) {
+                (Ok(c), _) if c.complete && c.features => return Ok(report),
+                (_, Some(e)) => e,
+                (Err(_), None) => io::Error::other("cannot finish the file"),
+                (Ok(_), None) => io::Error::other("cannot write the feature sections"),
+            },
+            format!("the recording ended after {secs:.1} s, then finishing the file failed"),
+        ),
+    };
+    drop(writer);
+    let mut what = vec![when];
+    match (&options.target, report.status) {
+        (Target::Pid(pid), _) => what.push(format!("process {pid} is no longer recorded")),
+        (_, Some(ExitStatus::Signaled(libc::SIGTERM))) => {
+            what.push("the command was ended with SIGTERM".into())
+        }
+        (_, Some(ExitStatus::Signaled(libc::SIGKILL))) => what.push(format!(
+            "the command was killed (it ignored SIGTERM for {} s)",
+            STOP_GRACE.as_secs()
+        )),
+        (_, Some(status)) => what.push(format!("the command ended with status {}", status.code())),
+        (_, None) => {}
+    }
+    match closed {
+        Ok(c) => what.push(format!(
+            "the file keeps the {} samples written before ({:.1} MB{}; render, fold and perf read it)",
+            c.samples,
+            c.data_size as f64 / 1e6,
+            if c.features { "" } else { ", no feature sections: no room" },
+        )),
+        Err(e) => {
+            let _ = std::fs::remove_file(&options.output);
+            what.push(format!("nothing readable was written ({e}); the file was removed"));
+        }
+    }
+    Err(RecordError::WriteFailed {
+        path: options.output.clone(),
+        error,
+        what: what.join("; "),
+        status: report.status,
+    })
+}
+
+/// How long a command stopped after a write error has to end before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Drains every ring and ends the round; the first write error stops the recording.
+fn drain_round(
+    rings: &mut [ring::Ring],
+    writer: &mut PerfDataWriter<Spool>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> io::Result<()> {
+    if drain_all(rings, writer, state, report)? > 0 {
+        writer.write_record(&finished_round_record())?;
+    }
+    Ok(())
 }
 
 /// What draining keeps between rounds.
@@ -558,9 +689,9 @@ struct Drain {
 }
 
 /// Drains every ring buffer into the file; returns the records written.
-fn drain_all<W: Write + io::Seek>(
+fn drain_all(
     rings: &mut [ring::Ring],
-    writer: &mut PerfDataWriter<W>,
+    writer: &mut PerfDataWriter<Spool>,
     state: &mut Drain,
     report: &mut Report,
 ) -> io::Result<u64> {
@@ -611,9 +742,9 @@ fn record_time(record: &[u8], trailer: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(record.get(at..at + 8)?.try_into().ok()?))
 }
 
-fn write_one<W: Write + io::Seek>(
+fn write_one(
     record: &[u8],
-    writer: &mut PerfDataWriter<W>,
+    writer: &mut PerfDataWriter<Spool>,
     state: &mut Drain,
     report: &mut Report,
 ) -> io::Result<()> {
@@ -631,6 +762,7 @@ fn write_one<W: Write + io::Seek>(
                 .and_then(|id| state.by_id.get(&id).copied())
                 .unwrap_or(0);
             report.samples[event] += 1;
+            writer.get_ref().note_samples(report.samples.iter().sum());
             // IDENTIFIER, IP, TID, then TIME.
             if let Some(t) = u64_at(32) {
                 state.first_time.get_or_insert(t);

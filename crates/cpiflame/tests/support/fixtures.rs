@@ -25,6 +25,9 @@ pub struct Fixtures {
     pub forks: PathBuf,
     /// `fixtures/workloads/faults.c`: writes to N fresh pages (argument, default 4000).
     pub faults: PathBuf,
+    /// `fixtures/workloads/swarm.c`: `swarm [THREADS] [PROCS] [MS]`, 64 threads and 50
+    /// processes at once, each burning MS (20) ms of CPU; prints every task's id.
+    pub swarm: PathBuf,
     /// `fixtures/workloads/shift.c`: `shift PERCENT [SCALE]`, PERCENT of a fixed amount of
     /// work in `work_a`, the rest in `work_b`.
     pub shift: PathBuf,
@@ -45,6 +48,7 @@ impl Fixtures {
             threads: dir.join("threads"),
             forks: dir.join("forks"),
             faults: dir.join("faults"),
+            swarm: dir.join("swarm"),
             shift: dir.join("shift"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
@@ -53,12 +57,13 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 8] {
+    pub fn all(&self) -> [(&'static str, &Path); 9] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
             ("forks", &self.forks),
             ("faults", &self.faults),
+            ("swarm", &self.swarm),
             ("shift", &self.shift),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
@@ -141,6 +146,7 @@ fn build_shared() -> Result<Fixtures, String> {
         "fixtures/workloads/threads.c",
         "fixtures/workloads/forks.c",
         "fixtures/workloads/faults.c",
+        "fixtures/workloads/swarm.c",
         "fixtures/workloads/shift.c",
         "fixtures/workloads/mangled.cpp",
         "fixtures/workloads/rust_workload.rs",

@@ -1,0 +1,506 @@
+//! The output file: buffered writes that remember where the recent records end, so that when
+//! a write fails (the disk is full, a quota is reached) the file can be cut back to the last
+//! record that reached the disk and finished with a header and feature sections that say
+//! exactly that much: perf and cpiflame then read it like any finished recording.
+//!
+//! [`PerfDataWriter`] writes each record (and each piece of the header) with one `write`
+//! call, and every call's end is a record boundary; the spool keeps those ends for the
+//! buffer and for the last [`KEEP`] bytes before it, each with the number of samples written
+//! by then. Finishing (after a failure or not) writes the feature sections the writer
+//! encodes for an empty file, moved behind the records kept, and patches the header's data
+//! size; when they do not fit, the last few records make room for them, and when even that
+//! fails the header alone is fixed up.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+
+use cpiflame_perf_data::abi::FILE_HEADER_SIZE;
+use cpiflame_perf_data::write::{AttrSpec, Features, PerfDataWriter};
+
+/// Bytes buffered before a write reaches the file.
+const CAPACITY: usize = 1 << 20;
+/// Record ends kept behind the buffer: room for the feature sections when the disk is full.
+const KEEP: u64 = 256 * 1024;
+/// File system block: freeing fewer bytes than this may free no space at all.
+const BLOCK: u64 = 4096;
+
+/// Where a field of `struct perf_file_header` is.
+const HEADER_DATA_SIZE: usize = 48;
+const HEADER_FEATURES: usize = 72;
+
+pub struct Spool {
+    inner: RefCell<Inner>,
+    /// Samples written so far (set by the recorder before it writes each sample).
+    samples: Cell<u64>,
+}
+
+struct Inner {
+    file: File,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`: every byte before it is on disk.
+    at: u64,
+    /// Where write calls ended (file offsets), with the samples written by then.
+    ends: VecDeque<(u64, u64)>,
+    /// After a failed write: the bytes the file holds from its start.
+    broken: Option<u64>,
+    closed: bool,
+    /// The first error met while closing.
+    error: Option<io::Error>,
+    /// Tests: the disk is full at this offset.
+    #[cfg(test)]
+    full_at: Option<u64>,
+}
+
+/// What the finished file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Closed {
+    /// Samples in the file.
+    pub samples: u64,
+    /// Bytes of records in the file.
+    pub data_size: u64,
+    /// Whether the feature sections were written (no room for them otherwise).
+    pub features: bool,
+    /// Whether every record given to the writer is in the file.
+    pub complete: bool,
+}
+
+impl Spool {
+    pub fn new(file: File) -> Spool {
+        Spool {
+            inner: RefCell::new(Inner {
+                file,
+                buf: Vec::with_capacity(CAPACITY),
+                at: 0,
+                ends: VecDeque::new(),
+                broken: None,
+                closed: false,
+                error: None,
+                #[cfg(test)]
+                full_at: None,
+            }),
+            samples: Cell::new(0),
+        }
+    }
+
+    /// The first error met by [`Spool::close`] (a full disk when finishing the file).
+    pub fn take_error(&self) -> Option<io::Error> {
+        self.inner.borrow_mut().error.take()
+    }
+
+    /// Tells the spool how many samples have been written once the next write is done.
+    pub fn note_samples(&self, samples: u64) {
+        self.samples.set(samples);
+    }
+
+    /// Finishes the file: `data_offset` is where the writer put the first record, and
+    /// `data_end` where its last record ends. Cuts the file back to the last record on disk
+    /// when a write failed, and writes the feature sections behind the records (dropping
+    /// the last records to make room when they do not fit). Nothing is written after this.
+    pub fn close(
+        &self,
+        attrs: &[AttrSpec],
+        features: &Features,
+        data_offset: u64,
+        data_end: u64,
+    ) -> io::Result<Closed> {
+        let mut inner = self.inner.borrow_mut();
+        let inner = &mut *inner;
+        if inner.broken.is_none() {
+            inner.error = inner.flush_buf().err();
+        }
+        inner.closed = true;
+        let on_disk = inner.broken.unwrap_or(inner.at).min(data_end);
+        if on_disk < data_offset {
+            return Err(io::Error::other(
+                "the file ends before its first record: no room even for the header",
+            ));
+        }
+        // The record boundaries on disk, last first.
+        let mut bounds: Vec<(u64, u64)> = inner
+            .ends
+            .iter()
+            .copied()
+            .filter(|&(end, _)| end >= data_offset && end <= on_disk)
+            .collect();
+        bounds.push((data_offset, 0));
+        if inner.broken.is_none() {
+            bounds.push((data_end, self.samples.get()));
+        }
+        bounds.sort_unstable();
+        bounds.dedup_by_key(|b| b.0);
+        bounds.reverse();
+        let (header, tail) = feature_bytes(attrs, features, data_offset)?;
+        let closed = |(end, samples): (u64, u64), features| Closed {
+            samples,
+            data_size: end - data_offset,
+            features,
+            complete: end == data_end,
+        };
+
+        let file = &inner.file;
+        let limit = inner.limit();
+        let last = bounds[0];
+        match write_features(file, limit, &header, &tail, data_offset, last.0) {
+            Ok(()) => return Ok(closed(last, true)),
+            Err(e) => {
+                inner.error.get_or_insert(e);
+            }
+        }
+        // No room: drop the last records, enough to free a block beyond the features.
+        let room = tail.len() as u64 + BLOCK;
+        let mut cut = last;
+        if let Some(&earlier) = bounds.iter().find(|&&(b, _)| b + room <= last.0) {
+            cut = earlier;
+            if write_features(file, limit, &header, &tail, data_offset, cut.0).is_ok() {
+                return Ok(closed(cut, true));
+            }
+        }
+        // The header alone: the data size, no features.
+        file.set_len(cut.0)?;
+        let mut bare = header;
+        bare[HEADER_FEATURES..HEADER_FEATURES + 32].fill(0);
+        bare[HEADER_DATA_SIZE..HEADER_DATA_SIZE + 8]
+            .copy_from_slice(&(cut.0 - data_offset).to_ne_bytes());
+        file.write_all_at(&bare, 0)?;
+        Ok(closed(cut, false))
+    }
+}
+
+impl Inner {
+    /// Where the disk is full (tests only).
+    fn limit(&self) -> u64 {
+        #[cfg(test)]
+        if let Some(full) = self.full_at {
+            return full;
+        }
+        u64::MAX
+    }
+
+    fn check(&self) -> io::Result<()> {
+        match self.broken {
+            Some(_) => Err(io::Error::other("an earlier write to this file failed")),
+            None if self.closed => Err(io::Error::other("the file is closed")),
+            None => Ok(()),
+        }
+    }
+
+    fn flush_buf(&mut self) -> io::Result<()> {
+        self.check()?;
+        let mut done = 0;
+        while done < self.buf.len() {
+            let chunk = &self.buf[done..];
+            #[cfg(test)]
+            let chunk = match self.full_at {
+                Some(full) => {
+                    let room = full.saturating_sub(self.at + done as u64) as usize;
+                    &chunk[..chunk.len().min(room.max(1))]
+                }
+                None => chunk,
+            };
+            #[cfg(test)]
+            if self
+                .full_at
+                .is_some_and(|full| self.at + done as u64 >= full)
+            {
+                self.broken = Some(self.at + done as u64);
+                return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            match self.file.write(chunk) {
+                Ok(0) => {
+                    self.broken = Some(self.at + done as u64);
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.broken = Some(self.at + done as u64);
+                    return Err(e);
+                }
+            }
+        }
+        self.at += self.buf.len() as u64;
+        self.buf.clear();
+        while self
+            .ends
+            .front()
+            .is_some_and(|&(end, _)| end + KEEP < self.at)
+        {
+            self.ends.pop_front();
+        }
+        Ok(())
+    }
+}
+
+/// Cuts `file` at `end` and writes the feature sections there, then the header.
+fn write_features(
+    file: &File,
+    limit: u64,
+    header: &[u8],
+    tail: &[u8],
+    data_offset: u64,
+    end: u64,
+) -> io::Result<()> {
+    let delta = end - data_offset;
+    let mut header = header.to_vec();
+    header[HEADER_DATA_SIZE..HEADER_DATA_SIZE + 8].copy_from_slice(&delta.to_ne_bytes());
+    // The feature table: one (offset, size) pair per feature bit, offsets from the file
+    // start, so they move with the end of the data.
+    let features: u32 = (0..4)
+        .map(|i| {
+            let at = HEADER_FEATURES + 8 * i;
+            u64::from_ne_bytes(header[at..at + 8].try_into().unwrap_or([0; 8])).count_ones()
+        })
+        .sum();
+    let mut tail = tail.to_vec();
+    for i in 0..features as usize {
+        let Some(field) = tail.get_mut(16 * i..16 * i + 8) else {
+            break;
+        };
+        let offset = u64::from_ne_bytes(field.try_into().unwrap_or([0; 8])) + delta;
+        field.copy_from_slice(&offset.to_ne_bytes());
+    }
+    file.set_len(end)?;
+    if end + tail.len() as u64 > limit {
+        return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+    }
+    if let Err(e) = file.write_all_at(&tail, end) {
+        let _ = file.set_len(end);
+        return Err(e);
+    }
+    file.write_all_at(&header, 0)
+}
+
+/// The header (data size 0) and the feature sections the writer makes for a file with no
+/// records, its table's offsets counted from the data offset.
+fn feature_bytes(
+    attrs: &[AttrSpec],
+    features: &Features,
+    data_offset: u64,
+) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let empty = PerfDataWriter::new(io::Cursor::new(Vec::new()), attrs.to_vec())?;
+    if empty.data_offset() != data_offset {
+        return Err(io::Error::other(
+            "the header does not match the recording's",
+        ));
+    }
+    let bytes = empty.finish(features)?.into_inner();
+    let start = data_offset as usize;
+    if bytes.len() < start {
+        return Err(io::Error::other("the writer wrote less than its header"));
+    }
+    Ok((
+        bytes[..FILE_HEADER_SIZE as usize].to_vec(),
+        bytes[start..].to_vec(),
+    ))
+}
+
+impl Write for Spool {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let samples = self.samples.get();
+        let inner = self.inner.get_mut();
+        inner.check()?;
+        if inner.buf.len() + data.len() > CAPACITY && !inner.buf.is_empty() {
+            inner.flush_buf()?;
+        }
+        inner.buf.extend_from_slice(data);
+        let end = inner.at + inner.buf.len() as u64;
+        inner.ends.push_back((end, samples));
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.get_mut().flush_buf()
+    }
+}
+
+impl Seek for Spool {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let inner = self.inner.get_mut();
+        inner.flush_buf()?;
+        inner.at = inner.file.seek(pos)?;
+        inner.ends.clear();
+        Ok(inner.at)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        // A recording abandoned for another error keeps what it had.
+        let _ = self.inner.get_mut().flush_buf();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cpiflame_perf_data::write::finished_round_record;
+
+    fn attrs() -> Vec<AttrSpec> {
+        vec![AttrSpec {
+            type_: 1,
+            config: 0,
+            sample_period_or_freq: 1000,
+            sample_type: 0x10000 | 0x1 | 0x2,
+            name: "cpu-clock".into(),
+            ids: vec![7],
+            ..AttrSpec::default()
+        }]
+    }
+
+    fn features() -> Features {
+        Features {
+            hostname: Some("host".into()),
+            cmdline: vec!["cpiflame".into(), "record".into()],
+            ..Features::default()
+        }
+    }
+
+    fn temp(name: &str) -> (std::path::PathBuf, File) {
+        let path =
+            std::env::temp_dir().join(format!("cpiflame-spool-{}-{name}", std::process::id()));
+        let file = File::options()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        (path, file)
+    }
+
+    /// A record of `n` bytes (FINISHED_ROUND with a body).
+    fn record(n: usize) -> Vec<u8> {
+        let mut r = finished_round_record();
+        r.resize(n, 0);
+        r[6..8].copy_from_slice(&(n as u16).to_ne_bytes());
+        r
+    }
+
+    #[test]
+    fn a_closed_file_is_what_finish_writes() {
+        let rec = record(48);
+        let mut mem = PerfDataWriter::new(io::Cursor::new(Vec::new()), attrs()).unwrap();
+        let (path, file) = temp("same");
+        let mut w = PerfDataWriter::new(Spool::new(file), attrs()).unwrap();
+        // Over two buffers' worth, so the spool flushes in between.
+        for i in 0..50_000u64 {
+            mem.write_record(&rec).unwrap();
+            w.get_ref().note_samples(i + 1);
+            w.write_record(&rec).unwrap();
+        }
+        let expected = mem.finish(&features()).unwrap().into_inner();
+        let (offset, end) = (w.data_offset(), w.data_offset() + w.bytes_written());
+        let closed = w
+            .get_ref()
+            .close(&attrs(), &features(), offset, end)
+            .unwrap();
+        assert_eq!(
+            closed,
+            Closed {
+                samples: 50_000,
+                data_size: 48 * 50_000,
+                features: true,
+                complete: true
+            }
+        );
+        drop(w);
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn after_a_failed_write_the_file_ends_at_the_last_whole_record() {
+        let rec = record(1000);
+        let (path, file) = temp("cut");
+        let spool = Spool::new(file);
+        // The disk is full after 1,234,567 bytes: the second flush fails part way.
+        spool.inner.borrow_mut().full_at = Some(1_234_567);
+        let mut w = PerfDataWriter::new(spool, attrs()).unwrap();
+        let mut failed = None;
+        for i in 0..3000u64 {
+            w.get_ref().note_samples(i + 1);
+            if let Err(e) = w.write_record(&rec) {
+                failed = Some(e);
+                break;
+            }
+        }
+        assert_eq!(failed.unwrap().raw_os_error(), Some(28));
+        let data_offset = w.data_offset();
+        let end = data_offset + w.bytes_written();
+        w.get_ref().inner.borrow_mut().full_at = None;
+        let closed = w
+            .get_ref()
+            .close(&attrs(), &features(), data_offset, end)
+            .unwrap();
+        let whole = (1_234_567 - data_offset) / 1000;
+        assert_eq!(closed.samples, whole);
+        assert_eq!(closed.data_size, whole * 1000);
+        assert!(closed.features && !closed.complete);
+        drop(w);
+        // The same bytes as a writer given just those records.
+        let mut mem = PerfDataWriter::new(io::Cursor::new(Vec::new()), attrs()).unwrap();
+        for _ in 0..whole {
+            mem.write_record(&rec).unwrap();
+        }
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            mem.finish(&features()).unwrap().into_inner()
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn records_make_room_for_the_features_and_else_the_header_is_fixed_alone() {
+        let rec = record(1000);
+        let (_, tail) = feature_bytes(&attrs(), &features(), 104 + 8 + 144).unwrap();
+        for features_fit in [true, false] {
+            let (path, file) = temp(&format!("room-{features_fit}"));
+            let mut w = PerfDataWriter::new(Spool::new(file), attrs()).unwrap();
+            for i in 0..100u64 {
+                w.get_ref().note_samples(i + 1);
+                w.write_record(&rec).unwrap();
+            }
+            let data_offset = w.data_offset();
+            let end = data_offset + w.bytes_written();
+            // Every record reached the disk, but the features do not fit behind them; after
+            // dropping records they do, or (second run) they never do.
+            let full = if features_fit { end + 10 } else { end - 50_000 };
+            w.get_ref().inner.borrow_mut().flush_buf().unwrap();
+            w.get_ref().inner.borrow_mut().full_at = Some(full);
+            let closed = w
+                .get_ref()
+                .close(&attrs(), &features(), data_offset, end)
+                .unwrap();
+            // The last record that leaves a block free beyond the features.
+            let kept = (end - tail.len() as u64 - BLOCK - data_offset) / 1000;
+            assert_eq!(
+                closed,
+                Closed {
+                    samples: kept,
+                    data_size: kept * 1000,
+                    features: features_fit,
+                    complete: false
+                }
+            );
+            drop(w);
+            let mut mem = PerfDataWriter::new(io::Cursor::new(Vec::new()), attrs()).unwrap();
+            for _ in 0..kept {
+                mem.write_record(&rec).unwrap();
+            }
+            let expected = if features_fit {
+                mem.finish(&features()).unwrap().into_inner()
+            } else {
+                let mut bare = mem.finish(&Features::default()).unwrap().into_inner();
+                // Without features the writer still writes EVENT_DESC: keep only the records.
+                bare.truncate((data_offset + kept * 1000) as usize);
+                bare[HEADER_FEATURES..HEADER_FEATURES + 32].fill(0);
+                bare
+            };
+            assert_eq!(std::fs::read(&path).unwrap(), expected);
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
