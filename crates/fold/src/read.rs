@@ -333,6 +333,9 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
                     } else {
                         annotated(name)
                     };
+                    // Whitespace around a name cannot be written back (before the counts it
+                    // reads as their separator): `a; b` is `a;b`, and ` _[k]` is empty.
+                    let plain = plain.trim_matches(|c: char| c.is_ascii_whitespace());
                     if plain.is_empty() {
                         return Err(err(
                             line_no,

@@ -295,6 +295,15 @@ fn error_messages_name_the_file_and_line() {
             "before.folded: line 1: empty frame name (frame 2 of the stack)",
         ),
         (
+            // Found by fuzzing: a name of whitespace cannot be written back.
+            "a; _[k] 1\n",
+            "before.folded: line 1: empty frame name (frame 2 of the stack)",
+        ),
+        (
+            "a;\t;b 1\n",
+            "before.folded: line 1: empty frame name (frame 2 of the stack)",
+        ),
+        (
             "a 18446744073709551615\nb 1\n",
             "before.folded: line 2: the samples counts of the file add up to more than 64 bits",
         ),

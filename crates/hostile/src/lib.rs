@@ -43,6 +43,7 @@ pub fn perf_data(bytes: &[u8]) {
     // As a file from another machine, without build ids: no binary of this one is opened.
     let meta = cpiflame_perf_data::Meta {
         hostname: Some("cpiflame-fuzz.invalid".into()),
+        os_release: Some("0.0.0-fuzz".into()),
         build_ids: Vec::new(),
         ..file.meta.clone()
     };
@@ -71,7 +72,7 @@ pub fn perf_data(bytes: &[u8]) {
             "every sample of event {event} is in the profile"
         );
     }
-    if profile.events.len() >= 2 {
+    if profile.events.len() >= 2 && profile.total(0).samples + profile.total(1).samples > 0 {
         round_trip(&profile);
     }
 }
