@@ -184,8 +184,8 @@ run_target() {
 		-rss_limit_mb=4096 -malloc_limit_mb=1024 -timeout=20 \
 		-artifact_prefix="artifacts/$t/" -print_final_stats=1) >"$log" 2>&1 || true
 	local ran=$((SECONDS - started)) execs cov crashes corpus
-	execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)"
-	cov="$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')"
+	execs="$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)"
+	cov="$(grep -aoE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo '?')"
 	corpus="$(find "fuzz/corpus/$t" -type f | wc -l)"
 	crashes="$(find "fuzz/artifacts/$t" -type f | wc -l)"
 	echo "$t: ${ran}s, ${execs:-0} execs, coverage $cov edges, corpus $corpus, crashes $crashes" \

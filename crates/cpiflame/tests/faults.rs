@@ -16,33 +16,13 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use cpiflame_perf_data::{PerfData, RecordKind};
-use support::{perf_available, shared_fixtures, Fixtures};
+use support::{perf_available, shared_fixtures, Dir, Fixtures};
 
 /// Held by the tests that load the CPUs.
 static HEAVY: Mutex<()> = Mutex::new(());
 
 fn heavy() -> std::sync::MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("cpiflame-faults-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn cpiflame() -> Command {

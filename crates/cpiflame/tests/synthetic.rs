@@ -3,6 +3,8 @@
 //! graph, checked against exact arithmetic on known stacks. Also bad input: truncated,
 //! corrupt, and killed-recorder files.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -12,6 +14,7 @@ use cpiflame_perf_data::write::{
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_render::stall_color;
+use support::Dir;
 
 const CODE: u64 = 0x7f00_0000_0000;
 const PERIOD: u64 = 2_000_003;
@@ -22,22 +25,6 @@ const FUNCTIONS: [&str; 5] = ["main", "compute", "stall_here", "busy", "helper"]
 fn addr_of(name: &str) -> u64 {
     let i = FUNCTIONS.iter().position(|f| *f == name).unwrap() as u64;
     CODE + i * 0x100
-}
-
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("cpiflame-synth-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// One known stack (root first, without the process) with its stall and cycle samples.

@@ -4,7 +4,7 @@
 //!
 //! This used to go through linux-perf-data, which trusts the counts a file claims
 //! (`Vec::with_capacity(nr)` for EVENT_DESC, `vec![0; len]` for strings): fuzzing found a
-//! 16-byte section that made it ask for 130 GB. Formats: `perf.data-file-format.txt`.
+//! 21 KB file that made it ask for 133 GB. Formats: `perf.data-file-format.txt`.
 
 use crate::abi::feature;
 use crate::bytes::{c_str, Cursor, Endian};

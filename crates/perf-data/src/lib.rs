@@ -5,7 +5,7 @@
 //! by a killed recorder can still be read, every size and count a file claims is checked
 //! against the bytes that hold it before anything is allocated, and PERF_SAMPLE_READ group
 //! values are parsed in the kernel's layout. (`linux-perf-data` remains the writer's test
-//! oracle; as a reader it trusts claimed counts, which fuzzing turned into 130 GB requests.)
+//! oracle; as a reader it trusts claimed counts, which fuzzing turned into a 133 GB request.)
 //!
 //! This crate must never panic or allocate more than the file could hold on hostile input.
 

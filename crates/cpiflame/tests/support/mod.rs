@@ -13,10 +13,12 @@
 
 #![allow(dead_code, unused_imports)]
 
+mod dir;
 mod fixtures;
 mod perf;
 pub mod perf_script;
 
+pub use dir::Dir;
 pub use fixtures::{build_fixtures, repo_root, shared_fixtures, Fixtures};
 pub use perf::{perf_available, perf_record, perf_record_with, PERF_RECORD_DEFAULT_ARGS};
 pub use perf_script::{
