@@ -84,12 +84,18 @@ fn perf_counts(data: &Path) -> BTreeMap<(String, i32), u64> {
     counts
 }
 
-/// Samples per leaf function of the folded output of one event.
+/// Samples per leaf function of the folded output of one event (kind annotations `_[k]`,
+/// `_[i]` stripped, as FlameGraph shows names).
 fn leaf_counts(folded: &str) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for line in folded.lines() {
         let (stack, n) = line.rsplit_once(' ').unwrap();
-        let leaf = stack.rsplit(';').next().unwrap().to_string();
+        let leaf = stack.rsplit(';').next().unwrap();
+        let leaf = leaf
+            .strip_suffix("_[k]")
+            .or_else(|| leaf.strip_suffix("_[i]"))
+            .unwrap_or(leaf)
+            .to_string();
         *m.entry(leaf).or_insert(0) += n.parse::<u64>().unwrap();
     }
     m

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::profile::{Profile, Stack};
+use crate::profile::{FrameKind, Profile, Stack};
 
 fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::Result<()> {
     for (i, &id) in stack.frames.iter().enumerate() {
@@ -11,11 +11,18 @@ fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::R
             out.write_all(b";")?;
         }
         // A ';' inside a name would split the frame when read back; FlameGraph has no escape.
-        let name = &profile.frame(id).name;
-        if name.contains(';') {
-            out.write_all(name.replace(';', ":").as_bytes())?;
+        let frame = profile.frame(id);
+        if frame.name.contains(';') {
+            out.write_all(frame.name.replace(';', ":").as_bytes())?;
         } else {
-            out.write_all(name.as_bytes())?;
+            out.write_all(frame.name.as_bytes())?;
+        }
+        // Kinds as stackcollapse-perf's --kernel and --inline annotate them; FlameGraph and
+        // inferno strip the annotation when they show the name, and cpiflame reads it back.
+        match frame.kind {
+            FrameKind::Kernel => out.write_all(b"_[k]")?,
+            FrameKind::Inline => out.write_all(b"_[i]")?,
+            FrameKind::Process | FrameKind::User => {}
         }
     }
     Ok(())

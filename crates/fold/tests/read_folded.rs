@@ -373,6 +373,9 @@ fn round_trip_through_write_folded_pair_and_write_folded() {
     let main = p.intern(frame("main", User));
     let op = p.intern(frame("operator()(int) const", User));
     let anon = p.intern(frame("(anonymous namespace)::load", User));
+    // Kinds are written as `_[k]` / `_[i]` and read back.
+    let inlined = p.intern(frame("helper", Inline));
+    let syscall = p.intern(frame("do_syscall_64", Kernel));
     let add = |p: &mut Profile, stack: &[u32], event: usize, samples: u64| {
         p.add(
             stack,
@@ -388,6 +391,8 @@ fn round_trip_through_write_folded_pair_and_write_folded() {
     add(&mut p, &[app, main, anon], 1, 5);
     add(&mut p, &[app, main, anon, op], 0, 4);
     add(&mut p, &[app, main], 1, 1);
+    add(&mut p, &[app, main, inlined, syscall], 1, 3);
+    add(&mut p, &[app, main, inlined], 0, 1);
     p.sort();
 
     let mut text = Vec::new();
