@@ -120,7 +120,7 @@ pub struct Report {
     /// Whether kernel call chains were recorded (perf_event_paranoid may forbid them).
     pub kernel_callchains: bool,
     /// Whether the recorder could raise its scheduling priority above the command's (see
-    /// [`raise_priority`]); without it a command with more runnable threads than CPUs can
+    /// `raise_priority`); without it a command with more runnable threads than CPUs can
     /// starve the recorder and samples are lost.
     pub priority_raised: bool,
     /// Lines worth telling the user (each stands alone).
