@@ -498,10 +498,13 @@ fn live_record_and_script() {
 
     let data = dir.join("threads.data");
     let threads = fx.threads.to_str().unwrap();
+    // A fixed period (1 ms of CPU), not -F: in frequency mode the kernel restarts each new
+    // thread at a short period and adapts it, so sample counts of short-lived threads are
+    // not proportional to their CPU time (heavy/light came out below 2 about once in three).
     support::perf_record(
         &data,
         "cpu-clock,task-clock",
-        &["-F", "1000"],
+        &["-c", "1000000"],
         &[threads, "0.1"],
     )
     .unwrap();
