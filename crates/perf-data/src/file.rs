@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -144,17 +145,14 @@ impl PerfData {
     /// errors. This is how the fuzz targets feed the reader.
     pub fn from_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PerfData, ReadError> {
         let path = path.as_ref().to_path_buf();
-        let mut map = MmapMut::map_anon(bytes.len()).map_err(|e| ReadError {
+        let err = |e: io::Error| ReadError {
             path: path.clone(),
             offset: None,
             kind: e.into(),
-        })?;
+        };
+        let mut map = MmapMut::map_anon(bytes.len()).map_err(err)?;
         map.copy_from_slice(bytes);
-        let map = map.make_read_only().map_err(|e| ReadError {
-            path: path.clone(),
-            offset: None,
-            kind: e.into(),
-        })?;
+        let map = map.make_read_only().map_err(err)?;
         Self::from_map(path, map)
     }
 
@@ -263,13 +261,18 @@ impl PerfData {
             let table_start = data_section.0 + data_section.1;
             let n_features: u64 = feature_bits.iter().map(|w| w.count_ones() as u64).sum();
             check("feature table", table_start, n_features * 16)?;
-            for k in 0..n_features {
-                let at = (table_start + k * 16) as usize;
+            // The table lists the sections of the set bits, lowest bit first.
+            let bits =
+                (0..256u32).filter(|&b| feature_bits[(b / 64) as usize] & (1 << (b % 64)) != 0);
+            let mut sections = Vec::new();
+            for (k, bit) in bits.enumerate() {
+                let at = (table_start + k as u64 * 16) as usize;
                 let off = u64_at(&map, at, endian).unwrap_or(0);
                 let size = u64_at(&map, at + 8, endian).unwrap_or(0);
                 check(&format!("feature {k}"), off, size)?;
+                sections.push((bit, &map[off as usize..(off + size) as usize]));
             }
-            match read_meta(&map, endian, feature_bits, table_start, &mut attrs) {
+            match read_meta(&sections, endian, &mut attrs) {
                 Ok(meta) => meta,
                 Err(e) => {
                     warnings.push(format!(
@@ -399,25 +402,11 @@ fn parse_attr(b: &[u8], e: Endian) -> EventAttr {
 /// Reads the feature sections (their places were checked against the file before) and fills
 /// in event names from EVENT_DESC.
 fn read_meta(
-    map: &[u8],
+    sections: &[(u32, &[u8])],
     endian: Endian,
-    feature_bits: [u64; 4],
-    table_start: u64,
     attrs: &mut [EventAttr],
 ) -> Result<Meta, String> {
-    let mut sections = Vec::new();
-    let bits = (0..256u32).filter(|&b| feature_bits[(b / 64) as usize] & (1 << (b % 64)) != 0);
-    for (k, bit) in bits.enumerate() {
-        let at = (table_start + k as u64 * 16) as usize;
-        let off = u64_at(map, at, endian).unwrap_or(0) as usize;
-        let size = u64_at(map, at + 8, endian).unwrap_or(0) as usize;
-        let bytes = off
-            .checked_add(size)
-            .and_then(|end| map.get(off..end))
-            .ok_or_else(|| format!("feature {bit} outside the file"))?;
-        sections.push((bit, bytes));
-    }
-    let (meta, descs) = crate::features::parse(&sections, endian)?;
+    let (meta, descs) = crate::features::parse(sections, endian)?;
     for (i, desc) in descs.into_iter().enumerate() {
         let Some(name) = desc.name else { continue };
         // Match by id (EVENT_DESC carries the ids); fall back to position.
