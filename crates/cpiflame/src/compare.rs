@@ -2,17 +2,17 @@
 //! (perf.data files, ours or perf's, or folded files), with a threshold for CI.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_fold::{
+use cpiflame_profile::{
     diff_frames, top_frames, totals, write_diff_json, write_diff_text, write_report_json,
     write_report_text,
 };
 
-use crate::load::{load_any, LoadOptions, Loaded};
-use crate::{output, SourceArgs};
+use crate::draw::SourceArgs;
+use crate::{output, Outcome};
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -67,20 +67,8 @@ pub struct DiffArgs {
     roles: SourceArgs,
 }
 
-fn load_with(file: &Path, roles: &SourceArgs) -> Result<Loaded> {
-    load_any(&LoadOptions {
-        file: file.to_path_buf(),
-        stalls: roles.stalls.clone(),
-        cycles: roles.cycles.clone(),
-        symfs: roles.symfs.clone(),
-        kernel: !roles.no_kernel,
-        pid: false,
-        tid: false,
-    })
-}
-
-pub fn report(args: ReportArgs) -> Result<()> {
-    let l = load_with(&args.file, &args.roles)?;
+pub fn report(args: ReportArgs) -> Result<Outcome> {
+    let l = args.roles.load(&args.file, false, false)?;
     let Some(cycles) = l.roles.cycles else {
         bail!("{}: no samples", args.file.display());
     };
@@ -99,7 +87,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
         )?;
     }
     out.flush()?;
-    Ok(())
+    Ok(Outcome::Done)
 }
 
 /// `5`, `5%`, `2.5` → percentage points.
@@ -116,11 +104,11 @@ fn points(text: &str) -> Result<f64> {
     Ok(n)
 }
 
-/// Returns the exit status: 0, or 3 when --fail-above tripped.
-pub fn diff(args: DiffArgs) -> Result<u8> {
+/// [`Outcome::GateTripped`] when --fail-above tripped.
+pub fn diff(args: DiffArgs) -> Result<Outcome> {
     let gate = args.fail_above.as_deref().map(points).transpose()?;
-    let before = load_with(&args.before, &args.roles)?;
-    let after = load_with(&args.after, &args.roles)?;
+    let before = args.roles.load(&args.before, false, false)?;
+    let after = args.roles.load(&args.after, false, false)?;
     let (Some(bc), Some(ac)) = (before.roles.cycles, after.roles.cycles) else {
         bail!(
             "{} or {}: no samples",
@@ -180,8 +168,8 @@ pub fn diff(args: DiffArgs) -> Result<u8> {
                     d.after_total_share * 100.0
                 );
             }
-            return Ok(3);
+            return Ok(Outcome::GateTripped);
         }
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }

@@ -10,26 +10,6 @@ use cpiflame_record::EventConfig;
 
 use crate::record::opens;
 
-/// Added to a recording's command line when it fell back to cpu-clock for want of a PMU, so
-/// `render` can say so on the graph.
-pub const NO_PMU_MARK: &str = "[cpiflame: no hardware PMU, cpu-clock only]";
-
-/// Added to a recording's command line when `--stalls`/`--cycles` chose the roles, so
-/// `render` uses the same roles: `[cpiflame roles: stalls=NAME cycles=NAME]`.
-pub fn roles_mark(stalls: &str, cycles: &str) -> String {
-    format!("[cpiflame roles: stalls={stalls} cycles={cycles}]")
-}
-
-/// The (stalls, cycles) names a [`roles_mark`] in `cmdline` names.
-pub fn roles_from_cmdline(cmdline: &[String]) -> Option<(String, String)> {
-    let mark = cmdline.iter().rev().find_map(|a| {
-        a.strip_prefix("[cpiflame roles: stalls=")?
-            .strip_suffix(']')
-    })?;
-    let (stalls, cycles) = mark.split_once(" cycles=")?;
-    Some((stalls.to_string(), cycles.to_string()))
-}
-
 fn config(spec_text: &str) -> Result<EventConfig> {
     let spec = parse_event(spec_text).with_context(|| format!("preset {spec_text}"))?;
     let attr = spec

@@ -9,11 +9,13 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use cpiflame_events::{parse_events, EventSpec, SYSFS_ROOT};
 use cpiflame_record::{
-    probe, record, CallGraph, EventConfig, RecordError, RecordOptions, Sampling, Target,
-    DEFAULT_STACK_SIZE,
+    probe, record, CallGraph, EventConfig, RecordOptions, Sampling, Target, DEFAULT_STACK_SIZE,
 };
 
-use crate::events::{default_pair, roles_mark, NO_PMU_MARK};
+use cpiflame_pipeline::RecordingMarks;
+
+use crate::events::default_pair;
+use crate::Outcome;
 
 #[derive(Args)]
 pub struct RecordArgs {
@@ -157,8 +159,8 @@ fn call_graph(text: &str) -> Result<CallGraph> {
     }
 }
 
-/// Runs the command; returns the exit status cpiflame should end with.
-pub fn record_command(args: RecordArgs) -> Result<u8> {
+/// Records the command; its exit status is the [`Outcome`].
+pub fn record_command(args: RecordArgs) -> Result<Outcome> {
     let target = match (args.pid, args.command.is_empty()) {
         (Some(pid), true) => Target::Pid(pid),
         (None, false) => Target::Command(args.command.clone()),
@@ -183,12 +185,11 @@ pub fn record_command(args: RecordArgs) -> Result<u8> {
         (None, None) => Sampling::Period(250_000),
     };
     let mut cmdline: Vec<String> = std::env::args().collect();
-    if no_pmu {
-        cmdline.push(NO_PMU_MARK.to_string());
-    }
-    if explicit_roles {
-        cmdline.push(roles_mark(&events[0].name, &events[1].name));
-    }
+    let marks = RecordingMarks {
+        no_pmu,
+        roles: explicit_roles.then(|| (events[0].name.clone(), events[1].name.clone())),
+    };
+    cmdline.extend(marks.to_words());
     let options = RecordOptions {
         events,
         sampling,
@@ -200,14 +201,7 @@ pub fn record_command(args: RecordArgs) -> Result<u8> {
         status_line: true,
         cmdline,
     };
-    let report = match record(&options) {
-        Ok(r) => r,
-        Err(e @ RecordError::Exec { .. }) => {
-            eprintln!("cpiflame: error: {e}");
-            return Ok(127);
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let report = record(&options)?;
     for w in &report.warnings {
         eprintln!("cpiflame: warning: {w}");
     }
@@ -244,8 +238,8 @@ pub fn record_command(args: RecordArgs) -> Result<u8> {
         );
     }
     Ok(match report.status {
-        Some(status) => status.code().clamp(0, 255) as u8,
-        None => 0,
+        Some(status) => Outcome::Command(status.code()),
+        None => Outcome::Done,
     })
 }
 

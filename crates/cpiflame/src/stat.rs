@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
-use cpiflame_counters::stat::{
-    derive, probe, stat, CountEvent, StatError, StatOptions, StatReport,
-};
+use cpiflame_counters::stat::{derive, probe, stat, CountEvent, StatOptions, StatReport};
 use cpiflame_events::{
     discover_pmus, parse_events, presets, role_of, Arch, EventRef, Role, SYSFS_ROOT,
 };
+
+use crate::Outcome;
 
 #[derive(Args)]
 pub struct StatArgs {
@@ -100,7 +100,7 @@ fn default_groups() -> Result<(Vec<Vec<CountEvent>>, Option<String>)> {
     Ok((groups, None))
 }
 
-pub fn stat_command(args: StatArgs) -> Result<u8> {
+pub fn stat_command(args: StatArgs) -> Result<Outcome> {
     let (groups, note) = if args.events.is_empty() {
         default_groups()?
     } else {
@@ -117,14 +117,7 @@ pub fn stat_command(args: StatArgs) -> Result<u8> {
         groups,
         command: args.command.clone(),
     };
-    let report = match stat(&options) {
-        Ok(r) => r,
-        Err(e @ StatError::Exec { .. }) => {
-            eprintln!("cpiflame: error: {e}");
-            return Ok(127);
-        }
-        Err(e) => bail!("{e}"),
-    };
+    let report = stat(&options)?;
     let command: Vec<String> = args
         .command
         .iter()
@@ -138,7 +131,7 @@ pub fn stat_command(args: StatArgs) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(report.status.code().clamp(0, 255) as u8)
+    Ok(Outcome::Command(report.status.code()))
 }
 
 /// Thousands separators, as perf prints counts.

@@ -10,8 +10,8 @@ mod support;
 use std::collections::HashMap;
 use std::path::Path;
 
-use cpiflame_fold::{event_names, walk_samples};
 use cpiflame_perf_data::PerfData;
+use cpiflame_pipeline::{event_names, walk_samples};
 use cpiflame_unwind::{FrameKind, Options, Resolver};
 
 use support::{perf_available, perf_record_with, perf_script_samples, shared_fixtures};

@@ -17,10 +17,11 @@ use std::sync::OnceLock;
 use cpiflame_events::{
     detect_roles, parse_cpuinfo, parse_events_with, Arch, EventRef, Formats, PmuFormat,
 };
-use cpiflame_fold::{collapse, read_folded, write_folded_pair, CollapseOptions, Profile};
 use cpiflame_perf_data::{
     parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, PerfData,
 };
+use cpiflame_pipeline::{collapse, CollapseOptions};
+use cpiflame_profile::{read_folded, write_folded_pair, Profile};
 use cpiflame_unwind::{Image, Options as ResolveOptions, Resolver, SharedBytes};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::Unwinder;

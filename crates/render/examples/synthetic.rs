@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::time::Instant;
 
-use cpiflame_fold::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
 use cpiflame_render::{render_classic, render_cpi, render_diff, DiffOptions, Options};
 
 /// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.

@@ -3,7 +3,7 @@
 
 use std::io::{BufWriter, Write};
 
-use cpiflame_fold::{write_folded, Profile};
+use cpiflame_profile::{write_folded, Profile};
 use inferno::differential;
 use inferno::flamegraph::{self, Direction};
 

@@ -2,7 +2,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_fold::{FrameId, Profile};
+use cpiflame_profile::{FrameId, Profile};
 
 use crate::color::{stall_color, warm_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
 use crate::page::{self, write_origin, Legend, Look, Picture};

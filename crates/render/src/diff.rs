@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_fold::{Count, FrameId, Profile, Stack};
+use cpiflame_profile::{Count, FrameId, Profile, Stack};
 
 use crate::color::{diff_color, diff_position, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK};
 use crate::page::{self, write_origin, Legend, Look, Picture, ROW, XPAD};
@@ -535,7 +535,7 @@ impl Picture for Diff<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cpiflame_fold::{EventColumn, Frame, FrameKind};
+    use cpiflame_profile::{EventColumn, Frame, FrameKind};
 
     /// A pseudo-random profile over a few names (xorshift, fixed seed).
     fn random_profile(seed: u64, module: &str) -> Profile {

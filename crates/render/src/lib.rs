@@ -26,7 +26,7 @@ mod tree;
 
 use std::io;
 
-use cpiflame_fold::Profile;
+use cpiflame_profile::Profile;
 
 pub use classic::render_classic;
 pub use color::{

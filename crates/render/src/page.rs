@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use cpiflame_fold::{Frame, FrameKind};
+use cpiflame_profile::{Frame, FrameKind};
 
 use crate::color::Rgb;
 use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};

@@ -10,7 +10,7 @@
 
 use std::cmp::Ordering;
 
-use cpiflame_fold::{Count, FrameId, Profile, Stack};
+use cpiflame_profile::{Count, FrameId, Profile, Stack};
 
 /// What a node accumulates: a sum of counts, of which one gives the frame's width.
 pub(crate) trait Weight: Copy + Default + PartialEq {
@@ -291,7 +291,7 @@ pub(crate) fn build_cpi(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cpiflame_fold::{EventColumn, Frame, FrameKind};
+    use cpiflame_profile::{EventColumn, Frame, FrameKind};
 
     fn frame(name: &str, module: &str) -> Frame {
         Frame {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{parse_xml_ok, Builder};
-use cpiflame_fold::Profile;
+use cpiflame_profile::Profile;
 use cpiflame_render::{render_classic, Options, RenderError};
 
 fn classic(profile: &Profile, stalls: Option<usize>, opts: &Options) -> String {

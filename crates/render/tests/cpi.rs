@@ -6,7 +6,7 @@ use common::{opts, parse, render, Builder};
 use cpiflame_render::{render_cpi, stall_color, Options, RenderError, STALL_BLUE, STALL_RED};
 
 /// cycles = event 0, stalls = event 1; counts are (samples, period).
-fn two_children() -> cpiflame_fold::Profile {
+fn two_children() -> cpiflame_profile::Profile {
     Builder::new(&["cycles", "stalls"])
         // A: 10 cycles, all stalled.
         .stack("app;parent;A", &[(10, 1000), (10, 1000)])

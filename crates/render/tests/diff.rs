@@ -3,7 +3,7 @@
 mod common;
 
 use common::{diff_opts, gone_section, node_check, parse, render_diff_svg, Builder, Drawn, Parsed};
-use cpiflame_fold::Profile;
+use cpiflame_profile::Profile;
 use cpiflame_render::{
     diff_color, render_diff, DiffOptions, RenderError, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK,
 };

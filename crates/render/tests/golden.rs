@@ -7,7 +7,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{gone_section, parse, render, render_diff_svg, Builder};
-use cpiflame_fold::Profile;
+use cpiflame_profile::Profile;
 use cpiflame_render::{DiffOptions, Options};
 
 fn profile() -> Profile {

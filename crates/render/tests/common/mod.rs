@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use cpiflame_fold::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
 use cpiflame_render::{render_cpi, Options};
 
 /// A profile builder: `stack("app;main;foo", cycles, stalls)` with `(samples, period)` pairs.

@@ -2,7 +2,7 @@
 
 use std::io::{self, Read};
 
-use cpiflame_fold::{
+use cpiflame_profile::{
     looks_folded, read_folded, write_folded, write_folded_pair, Count, EventColumn,
     FoldedErrorKind, Frame, FrameKind, Profile,
 };

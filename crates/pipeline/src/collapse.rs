@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
-use crate::profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
 
 /// What goes into the root frame, as `stackcollapse-perf --pid/--tid` do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

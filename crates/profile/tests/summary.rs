@@ -1,7 +1,7 @@
 //! top_frames, diff_frames and their text and JSON forms, on hand-built profiles whose
 //! numbers are worked out by hand in the comments.
 
-use cpiflame_fold::{
+use cpiflame_profile::{
     diff_frames, read_folded, top_frames, totals, write_diff_json, write_diff_text,
     write_report_json, write_report_text, Count, EventColumn, Frame, FrameDiff, FrameKind,
     FrameSummary, Profile, Totals,

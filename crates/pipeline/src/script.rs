@@ -1,19 +1,25 @@
 //! `cpiflame script`: each sample with its stack, in `perf script`'s layout, so that our
 //! unwinding and naming can be read side by side with perf's.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use cpiflame_fold::{event_names, walk_samples};
 use cpiflame_perf_data::{PerfData, Sample};
 use cpiflame_unwind::{FrameKind, Options, Resolver, StackEntry};
 
-pub fn script(path: &Path, symfs: Option<PathBuf>) -> Result<()> {
-    let file = PerfData::open(path)?;
-    for w in &file.warnings {
-        eprintln!("cpiflame: warning: {w}");
-    }
+use crate::collapse::{event_names, walk_samples};
+use crate::load::LoadError;
+
+/// Writes every sample of the perf.data file at `path` to `out`; the file's warnings are
+/// pushed to `warnings`.
+pub fn write_script(
+    path: &Path,
+    symfs: Option<PathBuf>,
+    out: &mut impl Write,
+    warnings: &mut Vec<String>,
+) -> Result<(), ScriptError> {
+    let file = PerfData::open(path).map_err(LoadError::from)?;
+    warnings.extend(file.warnings.iter().cloned());
     let names = event_names(&file);
     let mut resolver = Resolver::new(
         &file.meta,
@@ -24,16 +30,24 @@ pub fn script(path: &Path, symfs: Option<PathBuf>) -> Result<()> {
     );
     // Names are printed as samples come: wait for the kernel's.
     resolver.finish_names();
-    let mut out = BufWriter::new(io::stdout().lock());
     let mut result = Ok(());
     walk_samples(&file, &mut resolver, |sample, entries, resolver| {
         if result.is_ok() {
-            result = write_sample(&mut out, &names[sample.attr], sample, entries, resolver);
+            result = write_sample(out, &names[sample.attr], sample, entries, resolver);
         }
-    })?;
+    })
+    .map_err(LoadError::from)?;
     result?;
-    out.flush()?;
     Ok(())
+}
+
+/// Reading the file failed, or writing the text did.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error(transparent)]
+    Read(#[from] LoadError),
+    #[error(transparent)]
+    Write(#[from] io::Error),
 }
 
 fn write_sample(

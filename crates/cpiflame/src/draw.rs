@@ -1,0 +1,184 @@
+//! `render`, `fold` and `script`: one recording in, a picture or text out.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use clap::Args;
+use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, ScriptError};
+
+use crate::{output, warn_all, Outcome};
+
+/// How to read a recording: which events play which role, where the binaries are.
+#[derive(Args)]
+pub struct SourceArgs {
+    /// Event that gives the colour (stall cycles); any event of the file, by name.
+    #[arg(long, value_name = "NAME")]
+    pub stalls: Option<String>,
+    /// Event that gives the width (unhalted cycles); any event of the file, by name.
+    #[arg(long, value_name = "NAME")]
+    pub cycles: Option<String>,
+    /// Look up the recorded binaries under DIR (for files recorded on another machine).
+    #[arg(long, value_name = "DIR")]
+    pub symfs: Option<PathBuf>,
+    /// Leave kernel frames out of the stacks.
+    #[arg(long)]
+    pub no_kernel: bool,
+}
+
+impl SourceArgs {
+    /// Reads `file` (perf.data or folded) with these flags; warnings are printed, even when
+    /// reading then fails.
+    pub fn load(&self, file: &Path, pid: bool, tid: bool) -> Result<Loaded> {
+        let options = LoadOptions {
+            file: file.to_path_buf(),
+            stalls: self.stalls.clone(),
+            cycles: self.cycles.clone(),
+            symfs: self.symfs.clone(),
+            kernel: !self.no_kernel,
+            pid,
+            tid,
+        };
+        let mut warnings = Vec::new();
+        let loaded = load_any(&options, &mut warnings);
+        warn_all(&warnings);
+        Ok(loaded?)
+    }
+}
+
+/// Flags shared by `render` and `fold`.
+#[derive(Args)]
+pub struct InputArgs {
+    /// perf.data or folded file to read.
+    #[arg(default_value = "out.data")]
+    file: PathBuf,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Root frame `comm-PID` instead of `comm`.
+    #[arg(long)]
+    pid: bool,
+    /// Root frame `comm-PID/TID` instead of `comm`.
+    #[arg(long)]
+    tid: bool,
+}
+
+impl InputArgs {
+    fn load(&self) -> Result<Loaded> {
+        self.source.load(&self.file, self.pid, self.tid)
+    }
+}
+
+#[derive(Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the SVG to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Title of the graph.
+    #[arg(long, default_value = "CPI Flame Graph")]
+    title: String,
+    /// Width of the image in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: u32,
+    /// Leave out frames narrower than this many pixels (keeps huge profiles light).
+    #[arg(long, default_value_t = 0.1)]
+    minwidth: f64,
+    /// Icicle graph: root at the top.
+    #[arg(long)]
+    inverted: bool,
+    /// The original CPI flame graph: FlameGraph's differential colouring of stalls against
+    /// cycles, normalised (`difffolded.pl -n | flamegraph.pl`), drawn with inferno.
+    #[arg(long)]
+    classic: bool,
+}
+
+#[derive(Args)]
+pub struct FoldArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print the stacks of this event only (`stack count`). Without it, a file with a stall
+    /// and a cycles event gives `stack stalls cycles`.
+    #[arg(long, value_name = "NAME")]
+    event: Option<String>,
+    /// Write to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ScriptArgs {
+    /// perf.data file to read.
+    #[arg(default_value = "out.data")]
+    file: PathBuf,
+    /// Look up the recorded binaries under DIR.
+    #[arg(long, value_name = "DIR")]
+    symfs: Option<PathBuf>,
+}
+
+pub fn render(args: RenderArgs) -> Result<Outcome> {
+    let Loaded {
+        profile,
+        roles,
+        notes,
+        ..
+    } = args.input.load()?;
+    let Some(cycles) = roles.cycles else {
+        bail!("{}: no samples to draw", args.input.file.display());
+    };
+    let options = cpiflame_render::Options {
+        title: args.title,
+        subtitle: (!notes.is_empty()).then(|| notes.join(" · ")),
+        width: args.width,
+        min_width: args.minwidth,
+        inverted: args.inverted,
+        instructions: roles.instructions,
+    };
+    let mut out = output(&args.output)?;
+    if args.classic {
+        cpiflame_render::render_classic(&profile, cycles, roles.stalls, &options, &mut out)?;
+    } else {
+        cpiflame_render::render_cpi(&profile, cycles, roles.stalls, &options, &mut out)?;
+    }
+    out.flush()?;
+    Ok(Outcome::Done)
+}
+
+pub fn fold(args: FoldArgs) -> Result<Outcome> {
+    let loaded = args.input.load()?;
+    let mut out = output(&args.output)?;
+    let profile = &loaded.profile;
+    match &args.event {
+        Some(name) => {
+            let index = loaded.event_index(name, "--event")?;
+            cpiflame_profile::write_folded(profile, index, &mut out)?;
+        }
+        None => match (loaded.roles.stalls, loaded.roles.cycles) {
+            (Some(stalls), Some(cycles)) => {
+                cpiflame_profile::write_folded_pair(profile, stalls, cycles, &mut out)?
+            }
+            _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,
+            _ => bail!(
+                "{}: has events {}; choose one with --event, or set --stalls and --cycles",
+                args.input.file.display(),
+                loaded.event_list()
+            ),
+        },
+    }
+    out.flush()?;
+    Ok(Outcome::Done)
+}
+
+pub fn script(args: ScriptArgs) -> Result<Outcome> {
+    let mut out = output(&None)?;
+    let mut warnings = Vec::new();
+    let result = write_script(&args.file, args.symfs, &mut out, &mut warnings);
+    warn_all(&warnings);
+    match result {
+        // A plain io::Error, so that a closed pipe is recognised as one.
+        Err(ScriptError::Write(e)) => return Err(e.into()),
+        other => other?,
+    }
+    out.flush()?;
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,23 @@
+//! The driver between reading and drawing: a recording (perf.data from perf or cpiflame, or
+//! folded text) becomes a [`Profile`](cpiflame_profile::Profile) with the event of each role
+//! chosen (stalls, cycles, instructions) and the warnings a user should see, all as values.
+//!
+//! - [`collapse`]: every sample of a perf.data file unwound and named (`cpiflame-unwind`) and
+//!   counted per distinct stack; [`walk_samples`] for callers that want each sample.
+//! - [`load_any`]: perf.data or folded text, told apart by content, with roles chosen from
+//!   flags, from what `cpiflame record` noted in the file ([`RecordingMarks`]), or by
+//!   detection (`cpiflame-events`).
+//! - [`write_script`]: every sample with its stack in `perf script`'s layout.
+//!
+//! This crate prints nothing and never exits: messages are returned to the binary, which
+//! decides how to show them.
+
+mod collapse;
+mod load;
+mod marks;
+mod script;
+
+pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
+pub use load::{load_any, load_perf_data, EventList, LoadError, LoadOptions, Loaded};
+pub use marks::RecordingMarks;
+pub use script::{write_script, ScriptError};

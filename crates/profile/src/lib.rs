@@ -1,0 +1,26 @@
+//! The profile: one row per distinct stack of named frames, with a count (samples and summed
+//! period) per event. Every stage after reading speaks it: `render` draws it, `report` and
+//! `diff` summarise it, `fold` writes it as the folded text FlameGraph and inferno read.
+//!
+//! - [`Profile`]: the model (frames interned once, stacks root first, one column per event).
+//! - [`write_folded`], [`write_folded_pair`]: folded text out; [`read_folded`]: folded text in
+//!   (the [`read`] module documents the format accepted).
+//! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
+//!   profiles (`cpiflame diff`).
+//!
+//! This crate must never depend on perf.data, unwinding or symbolization: a profile comes
+//! from anywhere (a recording collapsed by `cpiflame-pipeline`, a folded file), and drawing
+//! one links nothing that reads binaries.
+
+mod folded;
+mod profile;
+pub mod read;
+pub mod summary;
+
+pub use folded::{write_folded, write_folded_pair};
+pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile, Stack};
+pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
+pub use summary::{
+    diff_frames, top_frames, totals, write_diff_json, write_diff_text, write_report_json,
+    write_report_text, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+};
