@@ -20,6 +20,10 @@
 //! # Ok::<(), cpiflame_markers::Error>(())
 //! ```
 //!
+//! The library must never sample or take interrupts (it only counts), never do more on the
+//! start/stop path than the reads and the statistics (a region's cost is its measurement
+//! error), and never panic on what the kernel returns.
+//!
 //! # What is counted
 //!
 //! [`Markers::new`] opens the events, given as perf-style specs (any that
@@ -136,7 +140,8 @@ pub use report::{MetricReport, RegionReport, Report, SCHEMA};
 pub use sketch::Sketch;
 pub use stats::Summary;
 
-/// The seed's events: instructions, cycles, branches, branch-misses (need a hardware PMU).
+/// The events the original per-pixel instrumentation (libpfm4 around each pixel of a ray
+/// tracer) counted: instructions, cycles, branches, branch-misses (need a hardware PMU).
 pub const DEFAULT_EVENTS: &[&str] = &["instructions", "cycles", "branches", "branch-misses"];
 
 /// Software events that count everywhere, for machines without a PMU.
@@ -591,7 +596,7 @@ impl Markers {
         })
     }
 
-    /// The seed's events ([`DEFAULT_EVENTS`]); [`Error::NoHardware`] without a PMU.
+    /// The default events ([`DEFAULT_EVENTS`]); [`Error::NoHardware`] without a PMU.
     pub fn with_default_events() -> Result<Markers, Error> {
         Markers::new(DEFAULT_EVENTS)
     }

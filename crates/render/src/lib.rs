@@ -15,6 +15,10 @@
 //! All write a self-contained SVG (with an embedded script for search and zoom) to any
 //! [`Write`](std::io::Write). Output is deterministic: the same profile and options give
 //! byte-identical SVG.
+//!
+//! This crate draws a [`Profile`] and nothing else: it must never read perf.data, unwind or
+//! name frames (it does not link the crates that do), nor print; a picture is a function of
+//! the profile and the options.
 
 mod classic;
 mod color;
