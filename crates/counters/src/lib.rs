@@ -3,7 +3,8 @@
 //!
 //! - [`child`]: the measured command, held between fork and exec until its events are open.
 //! - [`ring`]: draining a perf ring buffer.
-//! - [`stat`]: counting a command, its threads and children (`cpiflame stat`).
+//! - [`stat`]: counting a command, its threads and children (`cpiflame stat`);
+//!   [`stat_report`]: its table and JSON.
 //! - [`sys`]: perf_event_open with an attr encoded by the perf.data writer (one encoding for
 //!   the file and the syscall), the ioctls, and errno explained in words a user can act on.
 //! - [`rdpmc`]: reading a counter from user space through its mmap page (the seqlock protocol).
@@ -15,4 +16,5 @@ pub mod rdpmc;
 pub mod read;
 pub mod ring;
 pub mod stat;
+pub mod stat_report;
 pub mod sys;
