@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what the tests need (perf as the oracle,
-# C and C++ compilers for the fixture workloads), then checks formatting and lints and runs
-# every test. Used by .ci/run; run it from anywhere.
+# C and C++ compilers for the fixture workloads, node, setpriv, ...: the table below), then
+# checks formatting and lints and runs every test. Used by .ci/run; run it from anywhere.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Every command the tests run (grep crates/*/tests for Command::new) and this script's own
+# steps, each with the Debian package that provides it. A test whose tool is missing fails
+# under CI=true (cpiflame_testkit::unavailable), so what is missing is installed here.
+tools=(
+	perf:linux-perf    # the oracle: perf record / script / report
+	gcc:gcc            # fixture workloads (scripts/build-fixtures.sh), the CI artifact
+	g++:g++            # the C++ fixture (mangled names)
+	node:nodejs        # node --check of the flame graphs' JavaScript
+	python3:python3    # the CI artifact check below
+	setpriv:util-linux # faults.rs: an unprivileged user under perf_event_paranoid 2 and 3
+	mount:mount        # faults.rs: a full disk (a small tmpfs)
+	umount:mount
+	useradd:passwd     # faults.rs: the test user
+	id:coreutils
+	mkfifo:coreutils   # unwind's hostile paths
+	bash:bash
+	sh:dash
+)
 missing=()
-command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
-command -v gcc >/dev/null 2>&1 || missing+=(gcc)
-command -v g++ >/dev/null 2>&1 || missing+=(g++)
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
+for entry in "${tools[@]}"; do
+	command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
+	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 	echo "test.sh: installing ${missing[*]}" >&2
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "test.sh: need root to install ${missing[*]} (or install them and rerun)" >&2
@@ -19,6 +37,29 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
+# An install that did not provide a tool is a failure here, not a skipped test later.
+absent=()
+for entry in "${tools[@]}"; do
+	command -v "${entry%%:*}" >/dev/null 2>&1 || absent+=("${entry%%:*} (package ${entry#*:})")
+done
+for tool in cargo rustc; do # the toolchain (rustup), not from apt
+	command -v "$tool" >/dev/null 2>&1 || absent+=("$tool (the Rust toolchain)")
+done
+if [ "${#absent[@]}" -gt 0 ]; then
+	printf 'test.sh: missing after install: %s\n' "${absent[@]}" >&2
+	exit 1
+fi
+# The fault tests mount a tmpfs, set kernel.perf_event_paranoid and add a user: under CI
+# they must run, so CI must be root (a developer without root sees them skipped).
+ci="${CI:-}"
+case "${ci,,}" in
+true | 1)
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "test.sh: CI=${CI}: the fault tests need root (mount, sysctl, useradd)" >&2
+		exit 1
+	fi
+	;;
+esac
 
 # The oracle must be able to record: a failure here is a machine problem, say so plainly.
 if ! perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then

@@ -43,7 +43,9 @@ fn runs() -> Option<&'static Runs> {
     static RUNS: OnceLock<Option<Runs>> = OnceLock::new();
     RUNS.get_or_init(|| {
         if !perf_available() {
-            eprintln!("skipped: sampling does not work here");
+            cpiflame_testkit::unavailable(
+                "sampling does not work here (`perf record -e cpu-clock` fails)",
+            );
             return None;
         }
         let f = shared_fixtures().expect("fixtures build");

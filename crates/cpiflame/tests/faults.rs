@@ -4,7 +4,7 @@
 //! recorder killed with SIGKILL is `record.rs`'s `a_killed_recorder_leaves_a_file_that_renders`.)
 //!
 //! The tests that need root (mount, sysctl, a second user) say "skipped: ..." and return
-//! without it. The heavy ones (swarm, overload, disk full) take one lock so that they do not
+//! without it, and fail under CI=true (CI runs as root; see `cpiflame_testkit::unavailable`). The heavy ones (swarm, overload, disk full) take one lock so that they do not
 //! compete with each other for this machine's CPUs; none asserts timings.
 
 mod support;
@@ -59,7 +59,9 @@ fn is_root() -> bool {
 /// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
 fn setup() -> Option<&'static Fixtures> {
     if !perf_available() {
-        eprintln!("skipped: software sampling does not work here");
+        cpiflame_testkit::unavailable(
+            "software sampling does not work here (`perf record -e cpu-clock` fails)",
+        );
         return None;
     }
     Some(shared_fixtures().expect("fixtures build"))
@@ -155,7 +157,7 @@ impl Drop for Mount {
 fn a_full_disk_stops_the_recording_reaps_the_command_and_leaves_a_readable_file() {
     let Some(f) = setup() else { return };
     if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root");
+        cpiflame_testkit::unavailable("mounting a small tmpfs needs root");
         return;
     }
     let _heavy = heavy();
@@ -163,7 +165,7 @@ fn a_full_disk_stops_the_recording_reaps_the_command_and_leaves_a_readable_file(
     let mount = match Mount::tmpfs(&dir.path("small"), "256k") {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("skipped: {e}");
+            cpiflame_testkit::unavailable(format!("a small tmpfs: {e}"));
             return;
         }
     };
@@ -271,7 +273,7 @@ fn a_swarm_of_64_threads_and_50_processes_is_all_attributed_and_nothing_is_lost(
     if !is_root() {
         // 115 runnable tasks on a few CPUs leave a recorder of the same priority too little
         // CPU to drain its buffers (perf loses most samples too); as root it raises its own.
-        eprintln!("skipped: without root the recorder cannot raise its priority above the swarm's, and samples are lost (reported; see the overload test)");
+        cpiflame_testkit::unavailable("without root the recorder cannot raise its priority above the swarm's, and samples are lost (reported; see the overload test)");
         return;
     }
     let _heavy = heavy();
@@ -548,17 +550,19 @@ fn test_user() -> Result<(u32, u32), String> {
 fn an_unprivileged_user_records_user_space_and_gets_translated_errors() {
     let Some(f) = setup() else { return };
     if !is_root() {
-        eprintln!("skipped: changing kernel.perf_event_paranoid and adding a user need root");
+        cpiflame_testkit::unavailable(
+            "changing kernel.perf_event_paranoid and adding a user need root",
+        );
         return;
     }
     if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv (util-linux) is not installed");
+        cpiflame_testkit::unavailable("setpriv (util-linux) is not installed");
         return;
     }
     let (uid, gid) = match test_user() {
         Ok(ids) => ids,
         Err(e) => {
-            eprintln!("skipped: {e}");
+            cpiflame_testkit::unavailable(format!("a second user: {e}"));
             return;
         }
     };
@@ -604,7 +608,7 @@ fn an_unprivileged_user_records_user_space_and_gets_translated_errors() {
     let saved = match Paranoid::save() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("skipped: {e}");
+            cpiflame_testkit::unavailable(format!("kernel.perf_event_paranoid: {e}"));
             return;
         }
     };

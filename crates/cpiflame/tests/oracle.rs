@@ -180,7 +180,7 @@ fn check(data: &Path, binary: &Path, scope: Scope<'_>) {
 
 fn fixtures_or_skip() -> Option<&'static support::Fixtures> {
     if !perf_available() {
-        eprintln!("skipped: perf cannot record here");
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }
     Some(shared_fixtures().expect("fixtures build"))

@@ -33,7 +33,9 @@ fn ok(out: &Output) -> String {
 /// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
 fn setup() -> Option<&'static Fixtures> {
     if !perf_available() {
-        eprintln!("skipped: software sampling does not work here");
+        cpiflame_testkit::unavailable(
+            "software sampling does not work here (`perf record -e cpu-clock` fails)",
+        );
         return None;
     }
     Some(shared_fixtures().expect("fixtures build"))

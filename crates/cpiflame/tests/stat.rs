@@ -9,7 +9,9 @@ use support::{perf_available, shared_fixtures, Fixtures};
 
 fn setup() -> Option<&'static Fixtures> {
     if !perf_available() {
-        eprintln!("skipped: perf events do not work here");
+        cpiflame_testkit::unavailable(
+            "perf events do not work here (`perf record -e cpu-clock` fails)",
+        );
         return None;
     }
     Some(shared_fixtures().expect("fixtures build"))

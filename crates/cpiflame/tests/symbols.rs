@@ -33,7 +33,7 @@ impl Drop for Setup {
 /// Copies the threads fixture to a folder of its own and records it there.
 fn record_copy(name: &str) -> Option<Setup> {
     if !perf_available() {
-        eprintln!("skipped: perf cannot record here");
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }
     let fixtures = shared_fixtures().expect("fixtures build");

@@ -75,7 +75,9 @@ fn our_counts(data: &Path) -> BTreeMap<(String, i32), usize> {
 #[test]
 fn sample_counts_per_event_and_thread_match_perf_script() {
     if !perf_works() {
-        eprintln!("skipped: perf is not installed or cannot record here");
+        cpiflame_testkit::unavailable(
+            "perf is not installed or cannot record here (`perf record -e cpu-clock` fails)",
+        );
         return;
     }
     let data = tmp("dwarf.data");
@@ -103,7 +105,9 @@ fn sample_counts_per_event_and_thread_match_perf_script() {
 #[test]
 fn dwarf_samples_carry_registers_and_stack_bytes() {
     if !perf_works() {
-        eprintln!("skipped: perf is not installed or cannot record here");
+        cpiflame_testkit::unavailable(
+            "perf is not installed or cannot record here (`perf record -e cpu-clock` fails)",
+        );
         return;
     }
     let data = tmp("regs.data");
@@ -155,7 +159,9 @@ fn dwarf_samples_carry_registers_and_stack_bytes() {
 #[test]
 fn feature_sections_agree_with_linux_perf_data() {
     if !perf_works() {
-        eprintln!("skipped: perf is not installed or cannot record here");
+        cpiflame_testkit::unavailable(
+            "perf is not installed or cannot record here (`perf record -e cpu-clock` fails)",
+        );
         return;
     }
     let data = tmp("features.data");

@@ -273,7 +273,7 @@ fn perf_splits_group_read_samples_per_member() {
     {
         Ok(out) => out,
         Err(e) => {
-            eprintln!("skipping: cannot run `perf` ({e})");
+            cpiflame_testkit::unavailable(format!("cannot run `perf` ({e})"));
             return;
         }
     };
@@ -368,14 +368,14 @@ fn attr_size_and_host_features_match_perf_record() {
     match out {
         Ok(out) if out.status.success() => {}
         Ok(out) => {
-            eprintln!(
-                "skipping: perf record failed: {}",
+            cpiflame_testkit::unavailable(format!(
+                "perf record failed: {}",
                 String::from_utf8_lossy(&out.stderr)
-            );
+            ));
             return;
         }
         Err(e) => {
-            eprintln!("skipping: cannot run `perf` ({e})");
+            cpiflame_testkit::unavailable(format!("cannot run `perf` ({e})"));
             return;
         }
     }

@@ -199,14 +199,16 @@ pub fn parse_xml_ok(svg: &str) {
 }
 
 /// Checks that `script` is valid JavaScript with `node --check`; skipped (with a note) when
-/// `node` is not on PATH.
+/// `node` is not on PATH, a failure under CI=true.
 pub fn node_check(script: &str, tag: &str) {
     let has_node = std::process::Command::new("node")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_node {
-        eprintln!("skipping the JavaScript syntax check: `node` is not on PATH");
+        cpiflame_testkit::unavailable(
+            "the JavaScript syntax check needs `node`, which is not on PATH",
+        );
         return;
     }
     let path =
