@@ -1,26 +1,19 @@
 //! One ELF image (executable, library, vDSO, separate debug file): what unwinding and naming
-//! need from it, read once and kept.
-//!
-//! Address spaces, named once here and used everywhere in this crate:
-//! - SVMA, "stated virtual memory address": an address as the ELF file states it (symbol
-//!   values, DWARF ranges, `p_vaddr`).
-//! - AVMA, "actual virtual memory address": where the byte was in the sampled process.
-//! - file offset: a byte position in the file (what an mmap's `pgoff` counts).
-//!
-//! `AVMA = SVMA + base_avma`, with `base_avma` computed per mapping by [`Image::base_avma`].
+//! need from it, read once and kept. Works from the file's bytes; opening the file is the
+//! [`Source`]'s business. Addresses are in the spaces of [`crate::address`].
 
 use std::cell::{Cell, OnceCell};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use framehop::ModuleSectionInfo;
-use memmap2::Mmap;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 
+use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
 use crate::shared::SharedBytes;
+use crate::source::{HostSource, Source};
 
 /// Sections framehop reads for ELF images.
 const UNWIND_SECTIONS: [&[u8]; 5] = [
@@ -56,15 +49,15 @@ impl std::fmt::Display for ImageError {
 
 #[derive(Clone, Debug)]
 struct Segment {
-    vaddr: u64,
-    offset: u64,
+    vaddr: Svma,
+    offset: FileOffset,
     filesz: u64,
     executable: bool,
 }
 
 #[derive(Clone, Debug)]
 struct Symbol {
-    svma: u64,
+    svma: Svma,
     size: u64,
     /// 0 global, 1 local, 2 weak: the order in which aliases are preferred.
     binding: u8,
@@ -103,17 +96,18 @@ pub struct Image {
 }
 
 impl Image {
-    /// Maps and parses the ELF file at `path`.
+    /// Maps and parses the ELF file at `path` on this host.
     pub fn open(path: &Path) -> Result<Image, ImageError> {
-        let file = crate::shared::open_regular(path).map_err(|e| match e.kind() {
+        Self::open_in(&HostSource, path)
+    }
+
+    /// Reads the ELF file at `path` from `source` and parses it.
+    pub fn open_in(source: &dyn Source, path: &Path) -> Result<Image, ImageError> {
+        let bytes = source.map(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ImageError::NotFound,
             _ => ImageError::Unreadable(e.to_string()),
         })?;
-        // SAFETY: read-only map; binaries replaced under us are a documented perf limitation too.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| ImageError::Unreadable(e.to_string()))?;
-        let len = map.len();
-        let map = Arc::new(map);
-        Self::from_bytes(path.to_path_buf(), SharedBytes::mapped(&map, 0..len))
+        Self::from_bytes(path.to_path_buf(), bytes)
     }
 
     /// Parses an ELF image held in memory (the vDSO copied from a process).
@@ -134,8 +128,8 @@ impl Image {
                     _ => false,
                 };
                 Segment {
-                    vaddr: s.address(),
-                    offset,
+                    vaddr: Svma(s.address()),
+                    offset: FileOffset(offset),
                     filesz,
                     executable,
                 }
@@ -158,7 +152,7 @@ impl Image {
                     1
                 };
                 Some(Symbol {
-                    svma: s.address(),
+                    svma: Svma(s.address()),
                     size: s.size(),
                     binding,
                     name: s.name().ok()?.into(),
@@ -188,7 +182,9 @@ impl Image {
                 if section.kind() == object::SectionKind::UninitializedData {
                     return None;
                 }
-                let svma = section.address()..section.address() + section.size();
+                // framehop's interface takes raw SVMAs. Saturating: a hostile size must not
+                // overflow.
+                let svma = section.address()..section.address().saturating_add(section.size());
                 Some((name, svma, section_bytes(&data, &section)?))
             })
             .collect();
@@ -215,13 +211,22 @@ impl Image {
     }
 
     /// The AVMA at which this image's SVMA 0 lies, for a mapping of `len` bytes of the file
-    /// from offset `pgoff` at `start`: `start - pgoff + p_offset - p_vaddr` of the segment the
-    /// mapping holds. Segments can share a page (lld puts the end of the read-only segment and
-    /// the start of the code in one), so the executable segment inside the mapping wins.
+    /// from offset `pgoff` at `start` (raw addresses, for callers outside this crate).
     pub fn base_avma(&self, start: u64, pgoff: u64, len: u64) -> u64 {
-        let map_end = pgoff.saturating_add(len);
-        let overlaps =
-            |s: &&Segment| s.offset < map_end && s.offset.saturating_add(s.filesz) > pgoff;
+        let mapping = FileMapping {
+            start: Avma(start),
+            pgoff: FileOffset(pgoff),
+            len,
+        };
+        self.base_of(&mapping).0
+    }
+
+    /// The AVMA at which this image's SVMA 0 lies in `mapping`: the AVMA of the mapped
+    /// segment's `p_offset`, minus its `p_vaddr`. Segments can share a page (lld puts the end
+    /// of the read-only segment and the start of the code in one), so the executable segment
+    /// inside the mapping wins.
+    pub(crate) fn base_of(&self, mapping: &FileMapping) -> Avma {
+        let overlaps = |s: &&Segment| mapping.holds_any_of(s.offset, s.filesz);
         let seg = self
             .segments
             .iter()
@@ -229,15 +234,14 @@ impl Image {
             .find(|s| s.executable)
             .or_else(|| self.segments.iter().find(overlaps));
         match seg {
-            Some(s) => start
-                .wrapping_sub(pgoff)
-                .wrapping_add(s.offset)
-                .wrapping_sub(s.vaddr),
-            None => start.wrapping_sub(pgoff),
+            Some(s) => mapping.avma_of(s.offset).minus(s.vaddr.0),
+            // No segment: take the file as loaded at its own offsets.
+            None => mapping.avma_of(FileOffset(0)),
         }
     }
 
-    /// framehop's view of this image's unwind sections.
+    /// framehop's view of this image's unwind sections, for the image mapped at `avma` with
+    /// SVMA 0 at `base_avma` (raw addresses: framehop's interface).
     pub fn framehop_module(
         &self,
         name: String,
@@ -255,12 +259,23 @@ impl Image {
             .map(|(_, svma, bytes)| (svma.clone(), bytes.clone()))
     }
 
-    /// The frames at `svma`, innermost first: inlined functions (from DWARF) and then the
-    /// function itself, named by the symbol table (this file's or its debug file's), else by
-    /// DWARF. Empty when nothing names the address.
+    /// The frames at stated address `svma` (raw, for callers outside this crate), as the
+    /// resolver names them: innermost first, inlined functions before the function itself.
     pub fn frames_at(
         &self,
         svma: u64,
+        find_debug: impl FnOnce() -> Option<Image>,
+    ) -> Vec<NamedFrame> {
+        self.frames_at_svma(Svma(svma), find_debug)
+    }
+
+    /// The frames at `svma`, innermost first: inlined functions (from DWARF) and then the
+    /// function itself, named by the symbol table (this file's or its debug file's), else by
+    /// DWARF. Empty when nothing names the address. `find_debug` finds the separate debug
+    /// file, asked at most once per image, and only if this file has no DWARF.
+    pub(crate) fn frames_at_svma(
+        &self,
+        svma: Svma,
         find_debug: impl FnOnce() -> Option<Image>,
     ) -> Vec<NamedFrame> {
         let debug = if self.has_dwarf {
@@ -273,7 +288,7 @@ impl Image {
         let ctx = debug.unwrap_or(self).dwarf_context();
         let mut frames = Vec::new();
         if let Some(ctx) = ctx {
-            if let Ok(mut iter) = ctx.find_frames(svma).skip_all_loads() {
+            if let Ok(mut iter) = ctx.find_frames(svma.0).skip_all_loads() {
                 while let Ok(Some(frame)) = iter.next() {
                     let Some(function) = frame.function else {
                         continue;
@@ -355,14 +370,14 @@ impl Image {
 
     /// The raw (mangled) symbol-table names of the symbol covering `svma`: its main name
     /// first, then its aliases. Empty when no symbol covers it.
-    fn symbols_at(&self, svma: u64) -> &[Symbol] {
+    fn symbols_at(&self, svma: Svma) -> &[Symbol] {
         let end = self.symbols.partition_point(|s| s.svma <= svma);
         let Some(last) = end.checked_sub(1).map(|i| &self.symbols[i]) else {
             return &[];
         };
         let start = self.symbols[..end].partition_point(|s| s.svma < last.svma);
         let main = &self.symbols[start];
-        if main.size != 0 && svma >= main.svma.saturating_add(main.size) {
+        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(main.size) {
             return &[];
         }
         &self.symbols[start..end]

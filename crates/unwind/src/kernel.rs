@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::source::{HostSource, Source};
+
 /// Text symbols of the running kernel and its modules, sorted by address.
 pub struct Kallsyms {
     symbols: Vec<(u64, Box<str>, Option<Box<str>>)>,
@@ -12,7 +14,12 @@ impl Kallsyms {
     /// Parses `path` (normally `/proc/kallsyms`). `None` when unreadable or when addresses are
     /// hidden (all zero, `kernel.kptr_restrict`).
     pub fn load(path: &Path) -> Option<Kallsyms> {
-        let text = crate::shared::read_regular_to_string(path).ok()?;
+        Self::load_from(&HostSource, path)
+    }
+
+    /// Reads kernel symbols at `path` from `source`, as [`Kallsyms::load`] does from the host.
+    pub fn load_from(source: &dyn Source, path: &Path) -> Option<Kallsyms> {
+        let text = source.read_text(path).ok()?;
         Self::parse(&text)
     }
 
@@ -53,12 +60,6 @@ impl Kallsyms {
         let (_, name, module) = self.symbols.get(i.checked_sub(1)?)?;
         Some((name, module.as_deref()))
     }
-}
-
-/// Build id of the running kernel, from the ELF notes in `/sys/kernel/notes`.
-pub fn running_kernel_build_id() -> Option<Vec<u8>> {
-    let notes = std::fs::read("/sys/kernel/notes").ok()?;
-    gnu_build_id_note(&notes)
 }
 
 /// Finds the NT_GNU_BUILD_ID note in a sequence of native-endian ELF notes.

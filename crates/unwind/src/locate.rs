@@ -1,15 +1,19 @@
 //! Finding the files behind recorded paths: `--symfs`, perf's build-id cache (`~/.debug`),
 //! separate debug info by build id (`/usr/lib/debug/.build-id/`) and `.gnu_debuglink`, and the
-//! vDSO of this machine.
+//! vDSO of this machine. Decides which paths to try, in which order, and which file to
+//! trust; reading them is the [`Source`]'s business.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::image::{Image, ImageError};
-use crate::shared::SharedBytes;
+use crate::source::Source;
 
-/// Where to look for binaries and debug info.
-#[derive(Clone, Debug, Default)]
+/// Where to look for binaries and debug info, and what to read them with.
+#[derive(Clone)]
 pub struct Locator {
+    /// Reads the files and the vDSO.
+    pub source: Arc<dyn Source>,
     /// `--symfs DIR`: recorded paths are looked up under DIR.
     pub symfs: Option<PathBuf>,
     /// perf's build-id cache, normally `~/.debug`.
@@ -58,7 +62,7 @@ impl Locator {
         }
         let mut first_error = None;
         for candidate in candidates {
-            match Image::open(&candidate) {
+            match Image::open_in(&*self.source, &candidate) {
                 Ok(image) => match (build_id, &image.build_id) {
                     (Some(want), Some(have)) if want != have.as_slice() => {
                         first_error = Some(ImageError::BuildIdMismatch);
@@ -78,15 +82,15 @@ impl Locator {
     fn open_vdso(&self, build_id: Option<&[u8]>) -> Result<Image, ImageError> {
         if let (Some(cache), Some(id)) = (&self.buildid_cache, build_id) {
             let p = cache.join("[vdso]").join(hex(id)).join("vdso");
-            if let Ok(image) = Image::open(&p) {
+            if let Ok(image) = Image::open_in(&*self.source, &p) {
                 return Ok(image);
             }
         }
         if !self.recorded_here {
             return Err(ImageError::NotFound);
         }
-        let bytes = own_vdso().ok_or(ImageError::NotFound)?;
-        let image = Image::from_bytes(PathBuf::from("[vdso]"), SharedBytes::owned(bytes))?;
+        let bytes = self.source.vdso().ok_or(ImageError::NotFound)?;
+        let image = Image::from_bytes(PathBuf::from("[vdso]"), bytes)?;
         match (build_id, &image.build_id) {
             (Some(want), Some(have)) if want != have.as_slice() => Err(ImageError::BuildIdMismatch),
             _ => Ok(image),
@@ -130,7 +134,7 @@ impl Locator {
             if candidate == image.path {
                 continue;
             }
-            let Ok(debug) = Image::open(&candidate) else {
+            let Ok(debug) = Image::open_in(&*self.source, &candidate) else {
                 continue;
             };
             if !debug.has_dwarf {
@@ -149,22 +153,4 @@ impl Locator {
         }
         None
     }
-}
-
-/// A copy of this process's vDSO image (the same for every process of this boot).
-fn own_vdso() -> Option<Vec<u8>> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
-    let range = line.split_whitespace().next()?;
-    let (start, end) = range.split_once('-')?;
-    let start = u64::from_str_radix(start, 16).ok()?;
-    let end = u64::from_str_radix(end, 16).ok()?;
-    let len = usize::try_from(end.checked_sub(start)?).ok()?;
-    if start == 0 || len == 0 || len > 1 << 24 {
-        return None;
-    }
-    // SAFETY: /proc/self/maps says [start, end) is the vDSO, mapped readable for the whole
-    // life of this process; we copy it out and keep no reference.
-    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, len) };
-    Some(bytes.to_vec())
 }

@@ -1,19 +1,32 @@
 //! JIT symbol maps (`/tmp/perf-PID.map`): one `START SIZE name` line (hex) per function,
 //! written by JIT runtimes for perf.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::source::{HostSource, Source};
+
+/// A JIT map's functions: start address (in the process), size and name.
 pub struct PerfMap {
     entries: Vec<(u64, u64, Box<str>)>,
 }
 
 impl PerfMap {
+    /// Reads the map at `path` on this host; `None` when it cannot be read.
     pub fn load(path: &Path) -> Option<PerfMap> {
-        Some(Self::parse(
-            &crate::shared::read_regular_to_string(path).ok()?,
-        ))
+        Self::load_from(&HostSource, path)
     }
 
+    /// Reads the map at `path` from `source`.
+    pub fn load_from(source: &dyn Source, path: &Path) -> Option<PerfMap> {
+        Some(Self::parse(&source.read_text(path).ok()?))
+    }
+
+    /// Where process `pid`'s JIT map is written, by the convention perf reads it by.
+    pub fn path_for(pid: i32) -> PathBuf {
+        PathBuf::from(format!("/tmp/perf-{pid}.map"))
+    }
+
+    /// Parses map text, skipping lines that are not `START SIZE name`.
     pub fn parse(text: &str) -> PerfMap {
         let mut entries: Vec<_> = text
             .lines()
@@ -29,6 +42,7 @@ impl PerfMap {
         PerfMap { entries }
     }
 
+    /// The name of the function whose range holds `addr`.
     pub fn lookup(&self, addr: u64) -> Option<&str> {
         let i = self.entries.partition_point(|e| e.0 <= addr);
         let (start, size, name) = self.entries.get(i.checked_sub(1)?)?;

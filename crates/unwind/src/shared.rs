@@ -69,30 +69,3 @@ impl fmt::Debug for SharedBytes {
 // clone exists, so derefs of every clone return the same, stable address.
 unsafe impl gimli::StableDeref for SharedBytes {}
 unsafe impl gimli::CloneStableDeref for SharedBytes {}
-
-/// Opens `path` for reading only if it is a regular file. Paths come from recordings, which
-/// may be hostile: a FIFO planted at a recorded path would block `open` forever, and a
-/// device would be read without end. O_NONBLOCK makes the open of a FIFO return at once; the
-/// type is then checked on the open file, so it cannot change in between.
-pub(crate) fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok(file)
-}
-
-/// The whole text of the regular file at `path` (see [`open_regular`]).
-pub(crate) fn read_regular_to_string(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    open_regular(path)?.read_to_string(&mut text)?;
-    Ok(text)
-}

@@ -1,0 +1,30 @@
+//! What the caller tells the resolver: where to look for files and kernel symbols.
+
+use std::path::PathBuf;
+
+/// How to find files and kernel symbols.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--symfs DIR`: look up recorded paths under DIR.
+    pub symfs: Option<PathBuf>,
+    /// perf's build-id cache (`~/.debug`); `None` to not use one.
+    pub buildid_cache: Option<PathBuf>,
+    /// Kernel symbol file; defaults to `/proc/kallsyms`.
+    pub kallsyms: Option<PathBuf>,
+    /// Treat the file as recorded on this machine even if its header says otherwise.
+    pub assume_local: bool,
+    /// Only unwind, never name: no debug info or kernel symbols are loaded (the recorder
+    /// unwinds at record time to know how much of each stack copy to keep).
+    pub unwind_only: bool,
+}
+
+impl Options {
+    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`. The only
+    /// place this crate reads the environment; the resolver itself never does.
+    pub fn from_env() -> Options {
+        Options {
+            buildid_cache: std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+            ..Options::default()
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The resolver: the state of every process of a recording (mappings, thread names, opened
+//! images) fed in time order, and the resolution of a sample into a named stack, which splits
+//! the sample's call chain into kernel and user parts, unwinds the user part ([`stack`]) and
+//! names both ([`naming`]).
+
+mod naming;
+mod stack;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cpiflame_perf_data::abi::{callchain, misc};
+use cpiflame_perf_data::{Meta, MmapRecord, RecordKind, Sample};
+use framehop::x86_64::CacheX86_64;
+
+use crate::address::{Avma, FileMapping, FileOffset, Svma};
+use crate::frames::{FrameInfo, FrameRef, FrameTable, StackEntry};
+use crate::image::{Image, ImageError};
+use crate::kernel::Kallsyms;
+use crate::locate::Locator;
+use crate::options::Options;
+use crate::process::{Mapping, Process};
+use crate::source::{HostSource, Machine, Source};
+
+/// Counts the resolver keeps for the end-of-run report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub samples: u64,
+    /// Samples whose user stack was unwound from registers and a stack copy.
+    pub dwarf_unwound: u64,
+    /// Of those, unwinds that stopped on an error (unreadable stack, missing CFI) rather than
+    /// at the stack's end; their stacks are kept as far as they went.
+    pub unwind_stopped_early: u64,
+}
+
+/// A module whose frames could not be named, for the warning at the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unnamed {
+    pub path: String,
+    pub reason: String,
+    pub frames: u64,
+}
+
+/// A recorded path and the build id the recording gives for it.
+type ImageKey = (Arc<str>, Option<Vec<u8>>);
+
+/// Keeps the state of every process of a recording (mappings, thread names) as records are
+/// fed in time order, and resolves samples to named stacks.
+pub struct Resolver {
+    locator: Locator,
+    recorded_here: bool,
+    /// Build ids from the file's BUILD_ID feature, by recorded path.
+    build_ids: HashMap<Vec<u8>, Vec<u8>>,
+    images: Vec<Image>,
+    /// Images opened (or failed) per recorded path and build id.
+    image_index: HashMap<ImageKey, Result<usize, ImageError>>,
+    processes: HashMap<i32, Process>,
+    /// Thread names (comm) by tid.
+    threads: HashMap<i32, Arc<str>>,
+    kallsyms_path: PathBuf,
+    /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
+    /// costs the kernel tens of milliseconds), `Some` once joined.
+    kernel: Option<Option<Kallsyms>>,
+    kernel_loading: Option<std::thread::JoinHandle<Option<Kallsyms>>>,
+    /// Kernel frames handed out before the symbols were ready: named at [`Resolver::finish_names`].
+    kernel_pending: Vec<(FrameRef, Avma)>,
+    frames: FrameTable,
+    /// Frames at a stated address of an image, innermost first.
+    names: HashMap<(usize, Svma), Box<[FrameRef]>>,
+    kernel_names: HashMap<Avma, FrameRef>,
+    cache: CacheX86_64,
+    unnamed: BTreeMap<Arc<str>, (String, u64)>,
+    unwinds_x86_64: bool,
+    /// User frames of the sample being resolved: the address and the address to look up.
+    addrs: Vec<(Avma, Avma)>,
+    unwind_only: bool,
+    kernel_ips: Vec<u64>,
+    user_ips: Vec<u64>,
+    pub stats: Stats,
+}
+
+fn short_name(path: &str) -> Arc<str> {
+    if path.starts_with('[') {
+        return path.into();
+    }
+    path.rsplit('/').next().unwrap_or(path).into()
+}
+
+/// Whether a recording with header metadata `meta` was made on `machine`: host name and
+/// kernel release match, and so does the kernel's build id when both are known. A file
+/// without that metadata (a recorder killed before writing it) is taken as local.
+fn recorded_on(meta: &Meta, machine: &Machine) -> bool {
+    let same_host = match (&meta.hostname, &meta.os_release) {
+        (Some(h), Some(r)) => {
+            Some(h) == machine.hostname.as_ref() && Some(r) == machine.os_release.as_ref()
+        }
+        _ => true,
+    };
+    let kernel_build_id = meta
+        .build_ids
+        .iter()
+        .find(|b| b.path == b"[kernel.kallsyms]")
+        .map(|b| &b.build_id);
+    let same_kernel = match (kernel_build_id, &machine.kernel_build_id) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    same_host && same_kernel
+}
+
+impl Resolver {
+    /// A resolver for a file with header metadata `meta`, reading this host.
+    pub fn new(meta: &Meta, options: Options) -> Resolver {
+        Self::with_source(meta, options, HostSource::shared())
+    }
+
+    /// A resolver for a file with header metadata `meta` that reads everything outside the
+    /// recording from `source`.
+    pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Resolver {
+        let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
+        let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
+        let kallsyms_path = options
+            .kallsyms
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
+        let kernel_loading = (recorded_here && !options.unwind_only).then(|| {
+            let path = kallsyms_path.clone();
+            let source = source.clone();
+            std::thread::spawn(move || Kallsyms::load_from(&*source, &path))
+        });
+        Resolver {
+            locator: Locator {
+                source,
+                symfs: options.symfs,
+                buildid_cache: options.buildid_cache,
+                recorded_here,
+            },
+            recorded_here,
+            build_ids: meta
+                .build_ids
+                .iter()
+                .map(|b| (b.path.clone(), b.build_id.clone()))
+                .collect(),
+            images: Vec::new(),
+            image_index: HashMap::new(),
+            processes: HashMap::new(),
+            threads: HashMap::new(),
+            kallsyms_path,
+            kernel: None,
+            kernel_loading,
+            kernel_pending: Vec::new(),
+            frames: FrameTable::default(),
+            names: HashMap::new(),
+            kernel_names: HashMap::new(),
+            cache: CacheX86_64::new(),
+            unnamed: BTreeMap::new(),
+            unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
+            addrs: Vec::new(),
+            unwind_only: options.unwind_only,
+            kernel_ips: Vec::new(),
+            user_ips: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Whether the file looks recorded on this machine (kernel symbols and vDSO are ours).
+    pub fn recorded_here(&self) -> bool {
+        self.recorded_here
+    }
+
+    /// The frame table entry for `frame`.
+    pub fn frame(&self, frame: FrameRef) -> &FrameInfo {
+        self.frames.get(frame)
+    }
+
+    /// The name (comm) of thread `tid` of process `pid` at this point of the recording.
+    pub fn thread_name(&self, pid: i32, tid: i32) -> Arc<str> {
+        match self.threads.get(&tid).or_else(|| self.threads.get(&pid)) {
+            Some(comm) => comm.clone(),
+            None => format!(":{pid}").into(),
+        }
+    }
+
+    /// Updates process state from a non-sample record. Feed every record in time order.
+    pub fn observe(&mut self, record: &RecordKind<'_>) {
+        match record {
+            RecordKind::Mmap(m) => self.on_mmap(m),
+            RecordKind::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+            } => {
+                if *exec {
+                    // A new program image: the old mappings are gone.
+                    self.processes.insert(*pid, Process::default());
+                }
+                self.threads
+                    .insert(*tid, String::from_utf8_lossy(name).into());
+            }
+            RecordKind::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                if pid != ppid {
+                    let child = self.processes.get(ppid).cloned().unwrap_or_default();
+                    self.processes.insert(*pid, child);
+                }
+                let comm = self
+                    .threads
+                    .get(ptid)
+                    .or_else(|| self.threads.get(ppid))
+                    .cloned()
+                    .unwrap_or_else(|| format!(":{pid}").into());
+                self.threads.insert(*tid, comm);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_mmap(&mut self, m: &MmapRecord<'_>) {
+        if !m.executable || m.pid == -1 || m.cpumode == misc::KERNEL {
+            return;
+        }
+        let path: Arc<str> = String::from_utf8_lossy(m.path).into();
+        let build_id = m
+            .build_id
+            .map(<[u8]>::to_vec)
+            .or_else(|| self.build_ids.get(m.path).cloned());
+        // Real files and the vDSO; not anonymous memory (`//anon`), memfds or `[heap]`.
+        let is_file =
+            (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/memfd:"))
+                || &*path == "[vdso]";
+        let (image, image_error) = if is_file {
+            match self.image_for(&path, build_id) {
+                Ok(i) => (Some(i), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+        let file = FileMapping {
+            start: Avma(m.addr),
+            pgoff: FileOffset(m.pgoff),
+            len: m.len,
+        };
+        let base = match image {
+            Some(i) => self.images[i].base_of(&file),
+            None => file.avma_of(FileOffset(0)),
+        };
+        let module = image.map(|i| {
+            self.images[i].framehop_module(path.to_string(), file.start.0..file.end().0, base.0)
+        });
+        let mapping = Mapping {
+            file,
+            base,
+            image,
+            image_error,
+            module: short_name(&path),
+            path,
+        };
+        self.processes
+            .entry(m.pid)
+            .or_default()
+            .map(mapping, module);
+    }
+
+    fn image_for(
+        &mut self,
+        path: &Arc<str>,
+        build_id: Option<Vec<u8>>,
+    ) -> Result<usize, ImageError> {
+        let key = (path.clone(), build_id);
+        if let Some(r) = self.image_index.get(&key) {
+            return r.clone();
+        }
+        let result = self
+            .locator
+            .open_image(path, key.1.as_deref())
+            .map(|image| {
+                if !self.unwind_only {
+                    image.prefetch_names(|| self.locator.open_debug(&image));
+                }
+                self.images.push(image);
+                self.images.len() - 1
+            });
+        self.image_index.insert(key, result.clone());
+        result
+    }
+
+    /// Resolves `sample` into `out`, leaf first: kernel frames, then user frames (with
+    /// inlined functions before the function they were inlined into).
+    pub fn resolve(&mut self, sample: &Sample<'_>, out: &mut Vec<StackEntry>) {
+        out.clear();
+        self.stats.samples += 1;
+        let pid = sample.pid.unwrap_or(-1);
+        // Buffers kept across samples: this is the per-sample hot path.
+        let mut kernel_ips = std::mem::take(&mut self.kernel_ips);
+        let mut user_ips = std::mem::take(&mut self.user_ips);
+        kernel_ips.clear();
+        user_ips.clear();
+        match sample.callchain {
+            Some(chain) if !chain.is_empty() => {
+                let mut context = if sample.cpumode == misc::KERNEL {
+                    callchain::KERNEL
+                } else {
+                    callchain::USER
+                };
+                for addr in chain.iter() {
+                    if addr >= callchain::MAX {
+                        context = addr;
+                        continue;
+                    }
+                    match context {
+                        callchain::KERNEL => kernel_ips.push(addr),
+                        callchain::USER => user_ips.push(addr),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {
+                if let Some(ip) = sample.ip {
+                    if sample.cpumode == misc::KERNEL {
+                        kernel_ips.push(ip);
+                    } else {
+                        user_ips.push(ip);
+                    }
+                }
+            }
+        }
+        for (i, &ip) in kernel_ips.iter().enumerate() {
+            let frame = self.kernel_frame(lookup_address(i, Avma(ip)));
+            out.push(StackEntry { frame, address: ip });
+        }
+
+        // User part: unwound from registers and stack bytes when the sample has them, else
+        // the recorded call chain as it is.
+        self.addrs.clear();
+        if !self.unwind_user(pid, sample) {
+            self.addrs.extend(
+                user_ips
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &ip)| (Avma(ip), lookup_address(i, Avma(ip)))),
+            );
+        }
+        let addrs = std::mem::take(&mut self.addrs);
+        for &(address, lookup) in &addrs {
+            self.push_user_frames(pid, address, lookup, out);
+        }
+        self.addrs = addrs;
+        self.kernel_ips = kernel_ips;
+        self.user_ips = user_ips;
+    }
+}
+
+/// The address to name for the `i`th address of a call chain: a return address points after
+/// the call, possibly into the next function or line, so the byte before it is looked up;
+/// the leaf's address is the instruction itself.
+fn lookup_address(i: usize, ip: Avma) -> Avma {
+    if i == 0 {
+        ip
+    } else {
+        ip.minus(1)
+    }
+}
+
+/// Stacks deeper than this are cut (recursion gone wrong, or a corrupt stack copy).
+const MAX_FRAMES: usize = 1024;

@@ -1,0 +1,115 @@
+//! Unwinding user stacks with framehop from a sample's registers and stack copy.
+
+use cpiflame_perf_data::abi::x86_64_regs;
+use cpiflame_perf_data::Sample;
+use framehop::x86_64::{UnwindRegsX86_64, UnwinderX86_64};
+use framehop::Unwinder;
+
+use super::{Resolver, MAX_FRAMES};
+use crate::address::Avma;
+
+/// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
+/// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
+fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
+    let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+    let end = off.checked_add(8).ok_or(())?;
+    let word = bytes.get(off..end).ok_or(())?;
+    Ok((u64::from_le_bytes(word.try_into().map_err(|_| ())?), end))
+}
+
+impl Resolver {
+    /// Unwinds the user stack of `sample` (of process `pid`) into `self.addrs`, when the
+    /// sample has registers and a stack copy this resolver can unwind. Returns whether it
+    /// had them: then the unwind decides the user frames (none when the registers lack the
+    /// instruction, stack or frame pointer), else the recorded call chain does.
+    pub(super) fn unwind_user(&mut self, pid: i32, sample: &Sample<'_>) -> bool {
+        let (Some(regs), Some(stack)) = (sample.user_regs, sample.user_stack) else {
+            return false;
+        };
+        if !self.unwinds_x86_64 {
+            return false;
+        }
+        let (Some(ip), Some(sp), Some(bp)) = (
+            regs.get(x86_64_regs::IP),
+            regs.get(x86_64_regs::SP),
+            regs.get(x86_64_regs::BP),
+        ) else {
+            return true;
+        };
+        self.stats.dwarf_unwound += 1;
+        let bytes = stack.used();
+        let mut read_stack = |addr: u64| stack_word(bytes, sp, addr).map(|(word, _)| word);
+        let empty = UnwinderX86_64::new();
+        let unwinder = match self.processes.get(&pid) {
+            Some(p) => &p.unwinder,
+            None => &empty,
+        };
+        let mut frames = unwinder.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            &mut self.cache,
+            &mut read_stack,
+        );
+        loop {
+            match frames.next() {
+                Ok(Some(f)) => {
+                    self.addrs
+                        .push((Avma(f.address()), Avma(f.address_for_lookup())));
+                    if self.addrs.len() >= MAX_FRAMES {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    self.stats.unwind_stopped_early += 1;
+                    break;
+                }
+            }
+        }
+        true
+    }
+
+    /// How many bytes of the sample's user stack copy the unwinder reads, when it unwinds
+    /// to the stack's end without an error; `None` when the sample has no stack copy or the
+    /// unwind stopped early (then the whole copy is worth keeping for a better unwinder).
+    /// Unwinding the kept bytes again later reads the same addresses and gives the same frames.
+    pub fn user_stack_extent(&mut self, sample: &Sample<'_>) -> Option<usize> {
+        let (regs, stack) = (sample.user_regs?, sample.user_stack?);
+        if !self.unwinds_x86_64 {
+            return None;
+        }
+        let ip = regs.get(x86_64_regs::IP)?;
+        let sp = regs.get(x86_64_regs::SP)?;
+        let bp = regs.get(x86_64_regs::BP)?;
+        let bytes = stack.used();
+        let mut extent = 0usize;
+        let mut read_stack = |addr: u64| {
+            let (word, end) = stack_word(bytes, sp, addr)?;
+            extent = extent.max(end);
+            Ok(word)
+        };
+        // Only a process whose mappings are known, and only frames inside them: an address
+        // outside every known module means the unwinder was guessing (frame pointers), and
+        // a guess may stop early without reading the stack it would need later.
+        let process = self.processes.get(&sample.pid.unwrap_or(-1))?;
+        let known = |addr: u64| {
+            process
+                .mapping_at(Avma(addr))
+                .is_some_and(|m| m.image.is_some())
+        };
+        let mut frames = process.unwinder.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            &mut self.cache,
+            &mut read_stack,
+        );
+        for _ in 0..MAX_FRAMES {
+            match frames.next() {
+                Ok(Some(frame)) if known(frame.address_for_lookup()) => {}
+                Ok(Some(_)) | Err(_) => return None,
+                Ok(None) => return Some(extent),
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,133 @@
+//! Everything the resolver reads from outside the recording goes through [`Source`]: binaries
+//! and debug files, kernel symbols, JIT maps, the vDSO and the identity of this machine. The
+//! rest of the crate works from the bytes and text it hands back, so it can be run on files
+//! supplied in memory (tests, fuzzing) exactly as on the host's.
+//!
+//! [`HostSource`] reads the host. The environment (`$HOME`) is read only by
+//! [`Options::from_env`](crate::Options::from_env), which the caller chooses to use.
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::shared::SharedBytes;
+
+/// What the machine the resolver runs on says about itself, to tell whether a recording was
+/// made on it (then its kernel symbols, vDSO and JIT maps are the recording's).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    /// Host name (`/proc/sys/kernel/hostname`).
+    pub hostname: Option<String>,
+    /// Kernel release (`/proc/sys/kernel/osrelease`).
+    pub os_release: Option<String>,
+    /// Build id of the running kernel (`/sys/kernel/notes`).
+    pub kernel_build_id: Option<Vec<u8>>,
+}
+
+/// The resolver's view of the outside world. Paths are the ones recordings and options name
+/// (after `--symfs` and build-id cache lookups), so an implementation can serve any of them.
+///
+/// Shared with the thread that reads kernel symbols ahead of use, hence `Send + Sync`.
+pub trait Source: Send + Sync {
+    /// The bytes of the regular file at `path` (binaries, debug files). A missing file is an
+    /// error of kind [`io::ErrorKind::NotFound`]; anything that is not a regular file is an
+    /// error too, since paths come from recordings, which may be hostile.
+    fn map(&self, path: &Path) -> io::Result<SharedBytes>;
+
+    /// The whole text of the regular file at `path` (kernel symbols, JIT maps), under the
+    /// same rules as [`Source::map`].
+    fn read_text(&self, path: &Path) -> io::Result<String>;
+
+    /// A copy of this machine's vDSO image, `None` when it cannot be had.
+    fn vdso(&self) -> Option<SharedBytes>;
+
+    /// This machine's host name, kernel release and kernel build id.
+    fn machine(&self) -> Machine;
+}
+
+/// The host: files opened read-only and mapped, `/proc` and `/sys` for the machine's identity,
+/// the vDSO copied out of this process.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostSource;
+
+impl HostSource {
+    /// The host as a shared [`Source`].
+    pub fn shared() -> Arc<dyn Source> {
+        Arc::new(HostSource)
+    }
+}
+
+impl Source for HostSource {
+    fn map(&self, path: &Path) -> io::Result<SharedBytes> {
+        let file = open_regular(path)?;
+        // SAFETY: read-only map; binaries replaced under us are a documented perf limitation too.
+        let map = unsafe { Mmap::map(&file) }?;
+        let len = map.len();
+        Ok(SharedBytes::mapped(&Arc::new(map), 0..len))
+    }
+
+    fn read_text(&self, path: &Path) -> io::Result<String> {
+        use std::io::Read;
+        let mut text = String::new();
+        open_regular(path)?.read_to_string(&mut text)?;
+        Ok(text)
+    }
+
+    fn vdso(&self) -> Option<SharedBytes> {
+        own_vdso().map(SharedBytes::owned)
+    }
+
+    fn machine(&self) -> Machine {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        Machine {
+            hostname: read("/proc/sys/kernel/hostname"),
+            os_release: read("/proc/sys/kernel/osrelease"),
+            kernel_build_id: std::fs::read("/sys/kernel/notes")
+                .ok()
+                .and_then(|notes| crate::kernel::gnu_build_id_note(&notes)),
+        }
+    }
+}
+
+/// Opens `path` for reading only if it is a regular file. Paths come from recordings, which
+/// may be hostile: a FIFO planted at a recorded path would block `open` forever, and a
+/// device would be read without end. O_NONBLOCK makes the open of a FIFO return at once; the
+/// type is then checked on the open file, so it cannot change in between.
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// A copy of this process's vDSO image (the same for every process of this boot).
+fn own_vdso() -> Option<Vec<u8>> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let range = line.split_whitespace().next()?;
+    let (start, end) = range.split_once('-')?;
+    let start = u64::from_str_radix(start, 16).ok()?;
+    let end = u64::from_str_radix(end, 16).ok()?;
+    let len = usize::try_from(end.checked_sub(start)?).ok()?;
+    if start == 0 || len == 0 || len > 1 << 24 {
+        return None;
+    }
+    // SAFETY: /proc/self/maps says [start, end) is the vDSO, mapped readable for the whole
+    // life of this process; we copy it out and keep no reference.
+    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, len) };
+    Some(bytes.to_vec())
+}

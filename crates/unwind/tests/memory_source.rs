@@ -1,0 +1,512 @@
+//! The resolver run on a [`Source`] held in memory: binaries, debug files, kernel symbols,
+//! JIT maps, the vDSO and the machine's identity are all given by the test, so the names it
+//! expects are exact, and a file from another host is shown to be named from nothing of this
+//! one's.
+//!
+//! The binary is a tiny C program compiled at test time (`cc -g -O1`); it is served under
+//! paths that do not exist on this machine, so every name found came through the source.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cpiflame_perf_data::abi::{callchain, misc, sample};
+use cpiflame_perf_data::write::{sample_record, AttrSpec, SampleFields};
+use cpiflame_perf_data::{
+    parse_sample_record, BuildIdEntry, Endian, EventAttr, Meta, MmapRecord, RecordKind,
+};
+use cpiflame_unwind::{
+    FrameKind, Machine, Options, Resolver, SharedBytes, Source, StackEntry, Unnamed,
+};
+use object::{Object, ObjectSymbol};
+
+const PROGRAM: &str = r#"
+static inline __attribute__((always_inline)) long twice(long x) { return x * 2 + 1; }
+__attribute__((noinline)) long outer(long x) { return twice(x); }
+__attribute__((noinline)) long leaf(long x) { return x ^ 0x5a; }
+int main(int argc, char **argv) { (void)argv; return (int)(outer(argc) + leaf(argc)); }
+"#;
+
+/// Where the program is said to be; nothing is there on this machine.
+const APP: &str = "/opt/cpiflame-memory-source/bin/tiny";
+const PID: i32 = 4242;
+
+/// Files and facts given by the test; records which paths the resolver asked for.
+#[derive(Default)]
+struct MemorySource {
+    files: HashMap<PathBuf, Vec<u8>>,
+    vdso: Option<Vec<u8>>,
+    machine: Machine,
+    asked: Mutex<Vec<PathBuf>>,
+}
+
+impl MemorySource {
+    fn with(mut self, path: &str, bytes: impl Into<Vec<u8>>) -> Self {
+        self.files.insert(PathBuf::from(path), bytes.into());
+        self
+    }
+
+    fn bytes(&self, path: &Path) -> io::Result<&[u8]> {
+        self.asked.lock().unwrap().push(path.to_path_buf());
+        self.files
+            .get(path)
+            .map(Vec::as_slice)
+            .ok_or_else(|| io::ErrorKind::NotFound.into())
+    }
+
+    fn was_asked_for(&self, path: &str) -> bool {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p == Path::new(path))
+    }
+}
+
+impl Source for MemorySource {
+    fn map(&self, path: &Path) -> io::Result<SharedBytes> {
+        Ok(SharedBytes::owned(self.bytes(path)?.to_vec()))
+    }
+    fn read_text(&self, path: &Path) -> io::Result<String> {
+        String::from_utf8(self.bytes(path)?.to_vec())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+    fn vdso(&self) -> Option<SharedBytes> {
+        self.vdso.clone().map(SharedBytes::owned)
+    }
+    fn machine(&self) -> Machine {
+        self.machine.clone()
+    }
+}
+
+fn this_machine() -> Machine {
+    Machine {
+        hostname: Some("memory-host".into()),
+        os_release: Some("6.1.0-memory".into()),
+        kernel_build_id: None,
+    }
+}
+
+/// Header metadata of a recording made on `host`.
+fn meta_from(host: &str) -> Meta {
+    Meta {
+        hostname: Some(host.into()),
+        os_release: Some("6.1.0-memory".into()),
+        arch: Some("x86_64".into()),
+        ..Meta::default()
+    }
+}
+
+/// The program, built into a fresh directory, and what to do with it: `None` when there is
+/// no C compiler on this machine.
+struct Built {
+    dir: PathBuf,
+    binary: Vec<u8>,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn build(test: &str) -> Option<Built> {
+    let dir = std::env::temp_dir().join(format!(
+        "cpiflame-unwind-memory-{}-{test}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tiny.c"), PROGRAM).unwrap();
+    let status = std::process::Command::new("cc")
+        .args(["-g", "-O1", "-Wl,--build-id", "-o", "tiny", "tiny.c"])
+        .current_dir(&dir)
+        .status();
+    match status {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            eprintln!("skipped: no cc on this machine");
+            let _ = std::fs::remove_dir_all(&dir);
+            return None;
+        }
+        Err(e) => panic!("cc: {e}"),
+        Ok(s) => assert!(s.success(), "cc failed"),
+    }
+    let binary = std::fs::read(dir.join("tiny")).unwrap();
+    Some(Built { dir, binary })
+}
+
+impl Built {
+    /// Runs `tool args... ` in the build directory and returns the bytes of `output`.
+    fn derive(&self, tool: &str, args: &[&str], output: &str) -> Vec<u8> {
+        let status = std::process::Command::new(tool)
+            .args(args)
+            .current_dir(&self.dir)
+            .status()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(status.success(), "{tool} failed");
+        std::fs::read(self.dir.join(output)).unwrap()
+    }
+}
+
+/// The stated address (SVMA) of symbol `name`.
+fn symbol(binary: &[u8], name: &str) -> u64 {
+    let file = object::File::parse(binary).unwrap();
+    file.symbols()
+        .find(|s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("no symbol {name}"))
+        .address()
+}
+
+fn build_id(binary: &[u8]) -> Vec<u8> {
+    let file = object::File::parse(binary).unwrap();
+    file.build_id().unwrap().expect("a build id").to_vec()
+}
+
+/// The code segment of the program (PIE: file offset 0x1000 at SVMA 0x1000) mapped at
+/// `start`, as the kernel records it.
+fn map_code(resolver: &mut Resolver, path: &[u8], start: u64) {
+    resolver.observe(&RecordKind::Mmap(MmapRecord {
+        pid: PID,
+        tid: PID,
+        addr: start,
+        len: 0x1000,
+        pgoff: 0x1000,
+        path,
+        build_id: None,
+        prot: 5,
+        executable: true,
+        cpumode: misc::USER,
+    }));
+}
+
+/// Resolves a sample whose kernel-recorded call chain is `chain` (context markers included).
+fn resolve(resolver: &mut Resolver, chain: &[u64]) -> Vec<StackEntry> {
+    let spec = AttrSpec {
+        sample_type: sample::IP | sample::TID | sample::CALLCHAIN,
+        ..AttrSpec::default()
+    };
+    let fields = SampleFields {
+        ip: chain.get(1).copied().unwrap_or(0),
+        pid: PID,
+        tid: PID,
+        callchain: chain.to_vec(),
+        misc: if chain.first() == Some(&callchain::KERNEL) {
+            misc::KERNEL
+        } else {
+            misc::USER
+        },
+        ..SampleFields::default()
+    };
+    let record = sample_record(&spec, &fields).unwrap();
+    let sample = parse_sample_record(&record, 0, &EventAttr::from(&spec), Endian::Little).unwrap();
+    let mut out = Vec::new();
+    resolver.resolve(&sample, &mut out);
+    out
+}
+
+/// Each entry as (name, module, kind, address), after the final names are given.
+fn named(resolver: &mut Resolver, stack: &[StackEntry]) -> Vec<(String, String, FrameKind, u64)> {
+    resolver.finish_names();
+    stack
+        .iter()
+        .map(|e| {
+            let f = resolver.frame(e.frame);
+            (f.name.to_string(), f.module.to_string(), f.kind, e.address)
+        })
+        .collect()
+}
+
+fn frame(
+    name: &str,
+    module: &str,
+    kind: FrameKind,
+    address: u64,
+) -> (String, String, FrameKind, u64) {
+    (name.into(), module.into(), kind, address)
+}
+
+const START: u64 = 0x7f12_3456_7000;
+/// The AVMA of SVMA 0: the mapping starts at file offset 0x1000, which the code segment
+/// states at 0x1000.
+const BASE: u64 = START - 0x1000;
+
+#[test]
+fn names_user_frames_of_a_binary_given_in_memory() {
+    let Some(built) = build("binary") else { return };
+    let (outer, leaf) = (
+        symbol(&built.binary, "outer"),
+        symbol(&built.binary, "leaf"),
+    );
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            ..MemorySource::default()
+        }
+        .with(APP, built.binary.clone()),
+    );
+    let mut resolver = Resolver::with_source(
+        &meta_from("memory-host"),
+        Options::default(),
+        source.clone(),
+    );
+    map_code(&mut resolver, APP.as_bytes(), START);
+    // The leaf in `leaf`; a return address just after `outer`'s first instruction (the
+    // byte before it is looked up: the inlined `twice`, then `outer` itself).
+    let stack = resolve(
+        &mut resolver,
+        &[callchain::USER, BASE + leaf + 2, BASE + outer + 1],
+    );
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame("leaf", "tiny", FrameKind::User, BASE + leaf + 2),
+            frame("twice", "tiny", FrameKind::Inline, BASE + outer + 1),
+            frame("outer", "tiny", FrameKind::User, BASE + outer + 1),
+        ]
+    );
+    assert!(source.was_asked_for(APP));
+    assert!(resolver.unnamed().is_empty());
+}
+
+#[test]
+fn a_stripped_binary_is_named_from_its_debug_file_found_by_build_id() {
+    let Some(built) = build("debug") else { return };
+    let stripped = built.derive(
+        "strip",
+        &["--strip-all", "-o", "tiny.stripped", "tiny"],
+        "tiny.stripped",
+    );
+    let debug = built.derive(
+        "objcopy",
+        &["--only-keep-debug", "tiny", "tiny.debug"],
+        "tiny.debug",
+    );
+    let outer = symbol(&built.binary, "outer");
+    let id = build_id(&stripped);
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let debug_path = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            ..MemorySource::default()
+        }
+        .with(APP, stripped)
+        .with(&debug_path, debug),
+    );
+    let mut meta = meta_from("memory-host");
+    meta.build_ids.push(BuildIdEntry {
+        path: APP.as_bytes().to_vec(),
+        build_id: id,
+    });
+    let mut resolver = Resolver::with_source(&meta, Options::default(), source.clone());
+    map_code(&mut resolver, APP.as_bytes(), START);
+    let stack = resolve(&mut resolver, &[callchain::USER, BASE + outer]);
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame("twice", "tiny", FrameKind::Inline, BASE + outer),
+            frame("outer", "tiny", FrameKind::User, BASE + outer),
+        ]
+    );
+    assert!(source.was_asked_for(&debug_path));
+}
+
+#[test]
+fn unusable_files_give_module_and_file_offset() {
+    let Some(built) = build("offsets") else {
+        return;
+    };
+    let outer = symbol(&built.binary, "outer");
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            ..MemorySource::default()
+        }
+        .with(APP, built.binary.clone()),
+    );
+    // The recording's build id is not the file's: the file must not name anything.
+    let mut meta = meta_from("memory-host");
+    meta.build_ids.push(BuildIdEntry {
+        path: APP.as_bytes().to_vec(),
+        build_id: vec![0xee; 20],
+    });
+    let mut resolver = Resolver::with_source(&meta, Options::default(), source);
+    map_code(&mut resolver, APP.as_bytes(), START);
+    let gone = "/opt/cpiflame-memory-source/lib/libgone.so";
+    map_code(&mut resolver, gone.as_bytes(), START + 0x10_0000);
+    let stack = resolve(
+        &mut resolver,
+        &[callchain::USER, BASE + outer, START + 0x10_0000 + 0x234 + 1],
+    );
+    // The offset is in the file (mapping start + pgoff), of the address itself.
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame(
+                &format!("tiny+{:#x}", outer),
+                "tiny",
+                FrameKind::User,
+                BASE + outer
+            ),
+            frame(
+                "libgone.so+0x1235",
+                "libgone.so",
+                FrameKind::User,
+                START + 0x10_0235
+            ),
+        ]
+    );
+    assert_eq!(
+        resolver.unnamed(),
+        [
+            Unnamed {
+                path: APP.into(),
+                reason: "build id does not match the recording".into(),
+                frames: 1,
+            },
+            Unnamed {
+                path: gone.into(),
+                reason: "not found".into(),
+                frames: 1,
+            },
+        ]
+    );
+}
+
+const KALLSYMS: &str = "\
+ffffffff81000000 T _stext
+ffffffff81000100 t memory_helper
+ffffffff81000200 D memory_data
+ffffffffc0000000 t memory_mod_fn\t[memfs]
+";
+
+#[test]
+fn kernel_frames_are_named_from_kallsyms_given_in_memory() {
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            ..MemorySource::default()
+        }
+        .with("/proc/kallsyms", KALLSYMS),
+    );
+    let mut resolver = Resolver::with_source(
+        &meta_from("memory-host"),
+        Options::default(),
+        source.clone(),
+    );
+    assert!(resolver.recorded_here());
+    let stack = resolve(
+        &mut resolver,
+        &[
+            callchain::KERNEL,
+            0xffff_ffff_c000_0010,
+            0xffff_ffff_8100_0101,
+        ],
+    );
+    // The return address's byte before (0x...100) is still in memory_helper.
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame(
+                "memory_mod_fn",
+                "[memfs]",
+                FrameKind::Kernel,
+                0xffff_ffff_c000_0010
+            ),
+            frame(
+                "memory_helper",
+                "[kernel.kallsyms]",
+                FrameKind::Kernel,
+                0xffff_ffff_8100_0101
+            ),
+        ]
+    );
+    assert!(source.was_asked_for("/proc/kallsyms"));
+}
+
+#[test]
+fn a_file_from_another_host_is_named_from_nothing_of_this_one() {
+    let Some(built) = build("elsewhere") else {
+        return;
+    };
+    let leaf = symbol(&built.binary, "leaf");
+    let jit = format!("/tmp/perf-{PID}.map");
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            vdso: Some(built.binary.clone()),
+            ..MemorySource::default()
+        }
+        .with("/proc/kallsyms", KALLSYMS)
+        .with(&jit, "7f0000001000 40 jitted_fn\n"),
+    );
+    let mut resolver =
+        Resolver::with_source(&meta_from("other-host"), Options::default(), source.clone());
+    assert!(!resolver.recorded_here());
+    map_code(&mut resolver, b"[vdso]", START);
+    let stack = resolve(
+        &mut resolver,
+        &[
+            callchain::KERNEL,
+            0xffff_ffff_8100_0150,
+            callchain::USER,
+            BASE + leaf,
+            0x7f00_0000_1011,
+        ],
+    );
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame(
+                "[kernel]+0xffffffff81000150",
+                "[kernel.kallsyms]",
+                FrameKind::Kernel,
+                0xffff_ffff_8100_0150
+            ),
+            frame(
+                &format!("[vdso]+{:#x}", leaf),
+                "[vdso]",
+                FrameKind::User,
+                BASE + leaf
+            ),
+            frame("[unknown]", "", FrameKind::User, 0x7f00_0000_1011),
+        ]
+    );
+    assert!(!source.was_asked_for("/proc/kallsyms"));
+    assert!(!source.was_asked_for(&jit));
+}
+
+#[test]
+fn this_hosts_vdso_and_jit_map_name_a_file_recorded_here() {
+    let Some(built) = build("here") else { return };
+    let leaf = symbol(&built.binary, "leaf");
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            vdso: Some(built.binary.clone()),
+            ..MemorySource::default()
+        }
+        .with(
+            &format!("/tmp/perf-{PID}.map"),
+            "7f0000001000 40 jitted_fn\n",
+        ),
+    );
+    let mut resolver = Resolver::with_source(&meta_from("memory-host"), Options::default(), source);
+    map_code(&mut resolver, b"[vdso]", START);
+    let stack = resolve(
+        &mut resolver,
+        &[callchain::USER, BASE + leaf, 0x7f00_0000_1011],
+    );
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame("leaf", "[vdso]", FrameKind::User, BASE + leaf),
+            frame(
+                "jitted_fn",
+                &format!("perf-{PID}.map"),
+                FrameKind::User,
+                0x7f00_0000_1011
+            ),
+        ]
+    );
+}
