@@ -10,6 +10,7 @@ pub mod cpu;
 mod format;
 mod names;
 pub mod presets;
+mod resolve;
 mod roles;
 mod spec;
 
@@ -17,6 +18,9 @@ pub use cpu::{detect, discover_pmus, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus
 pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{presets, Candidate, Presets, DEFAULT_PERIOD};
+pub use resolve::{
+    attr_bits, resolve_event, resolve_events, Rate, ResolveError, ResolvedEvent, SAMPLE_READ_TYPE,
+};
 pub use roles::{detect_roles, role_of, Arch, EventRef, Role, Roles};
 pub use spec::{
     devices_dir, generic_event, generic_names, parse_event, parse_event_with, parse_events,
