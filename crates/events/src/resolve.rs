@@ -10,12 +10,12 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+#[cfg(doc)]
+use crate::spec::SYSFS_ROOT;
 use crate::spec::{
     devices_dir, named_item_base, parse_events_with, pmu_dir, pmu_format, pmu_type, split_list,
     EventSpec, Formats, SpecError,
 };
-#[cfg(doc)]
-use crate::spec::SYSFS_ROOT;
 
 /// How often a sampling event fires, when its spec says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +171,10 @@ impl fmt::Display for ResolveError {
                 write!(f, "{spec}: no type number for PMU '{pmu}': {error}")
             }
             ResolveError::BadPmuFormat { spec, pmu, error } => {
-                write!(f, "{spec}: unreadable term formats for PMU '{pmu}': {error}")
+                write!(
+                    f,
+                    "{spec}: unreadable term formats for PMU '{pmu}': {error}"
+                )
             }
         }
     }
@@ -304,4 +307,380 @@ pub fn resolve_event(text: &str, sysfs_root: &Path) -> Result<ResolvedEvent, Res
         }));
     }
     Ok(events.remove(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{parse_event, parse_events};
+
+    /// `perf record -e SPEC -o x true; perf evlist -v -i x`, as observed from perf 6.1
+    /// (Debian linux-perf 6.1) on a VM without a hardware PMU, trimmed of the fields perf
+    /// sets for every event (size, read_format, disabled, inherit, mmap, comm,
+    /// enable_on_exec, task, sample_id_all, mmap2, comm_exec, ksymbol, bpf_event). A later
+    /// integration test compares against perf live.
+    const PERF_6_1_EVLIST: &[(&str, &str)] = &[
+        ("cpu-clock", "cpu-clock: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:u", "cpu-clock:u: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:k", "cpu-clock:k: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_user: 1, exclude_hv: 1, freq: 1"),
+        ("cpu-clock:uk", "cpu-clock:uk: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:ku", "cpu-clock:ku: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:h", "cpu-clock:h: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_user: 1, exclude_kernel: 1, freq: 1"),
+        ("cpu-clock:uh", "cpu-clock:uh: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:kh", "cpu-clock:kh: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_user: 1, freq: 1"),
+        ("cpu-clock:H", "cpu-clock:H: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:G", "cpu-clock:G: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_host: 1"),
+        ("cpu-clock:GH", "cpu-clock:GH: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1"),
+        ("cpu-clock:HG", "cpu-clock:HG: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1"),
+        ("cpu-clock:uG", "cpu-clock:uG: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_host: 1"),
+        ("cpu-clock:Gu", "cpu-clock:Gu: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_host: 1"),
+        ("cpu-clock:uH", "cpu-clock:uH: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:Hu", "cpu-clock:Hu: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock:p", "cpu-clock:p: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 1, exclude_guest: 1"),
+        ("cpu-clock:pp", "cpu-clock:pp: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 2, exclude_guest: 1"),
+        ("cpu-clock:ppp", "cpu-clock:ppp: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 3, exclude_guest: 1"),
+        ("cpu-clock:upp", "cpu-clock:upp: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, precise_ip: 2, exclude_guest: 1"),
+        ("cpu-clock:pu", "cpu-clock:pu: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, precise_ip: 1, exclude_guest: 1"),
+        ("cpu-clock:pG", "cpu-clock:pG: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 1, exclude_host: 1"),
+        ("cpu-clock:Gp", "cpu-clock:Gp: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 1, exclude_host: 1"),
+        ("cpu-clock:S", "cpu-clock:S: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|READ|ID|PERIOD, freq: 1"),
+        ("cpu-clock:D", "cpu-clock:D: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, pinned: 1, freq: 1"),
+        ("cpu-clock:I", "cpu-clock:I: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_idle: 1, freq: 1"),
+        ("cpu-clock:e", "cpu-clock:e: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclusive: 1, freq: 1"),
+        ("cpu-clock:DI", "cpu-clock:DI: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, pinned: 1, exclude_idle: 1, freq: 1"),
+        ("cpu-clock/period=100000/", "cpu-clock/period=100000/: type: 1, { sample_period, sample_freq }: 100000, sample_type: IP|TID|TIME, exclude_guest: 1"),
+        ("cpu-clock/freq=500/", "cpu-clock/freq=500/: type: 1, { sample_period, sample_freq }: 500, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("cpu-clock/name=foo/", "foo: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("cpu-clock/period=1000/u", "cpu-clock/period=1000/u: type: 1, { sample_period, sample_freq }: 1000, sample_type: IP|TID|TIME, exclude_kernel: 1, exclude_hv: 1, exclude_guest: 1"),
+        ("cpu-clock/name=foo/u", "foo: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cpu-clock/period=100000,name=foo/u", "foo: type: 1, { sample_period, sample_freq }: 100000, sample_type: IP|TID|TIME, exclude_kernel: 1, exclude_hv: 1, exclude_guest: 1"),
+        ("cpu-clock/freq=500,name=foo/", "foo: type: 1, { sample_period, sample_freq }: 500, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("cpu-clock/freq=500/pp", "cpu-clock/freq=500/pp: type: 1, { sample_period, sample_freq }: 500, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 2, exclude_guest: 1"),
+        ("cpu-clock/period=100000/S", "cpu-clock/period=100000/S: type: 1, { sample_period, sample_freq }: 100000, sample_type: IP|TID|TIME|READ|ID"),
+        ("cpu-clock//", "cpu-clock//: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("task-clock:pp", "task-clock:pp: type: 1, config: 0x1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, precise_ip: 2, exclude_guest: 1"),
+        ("page-faults:u", "page-faults:u: type: 1, config: 0x2, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("faults", "faults: type: 1, config: 0x2, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("faults:u", "faults:u: type: 1, config: 0x2, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("cs", "cs: type: 1, config: 0x3, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        // The `software` PMU (sysfs type 1) with terms.
+        ("software/config=0/", "software/config=0/: type: 1, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, freq: 1, exclude_guest: 1"),
+        ("software/config=2,name=pf/u", "pf: type: 1, config: 0x2, { sample_period, sample_freq }: 4000, sample_type: IP|TID|TIME|PERIOD, exclude_kernel: 1, exclude_hv: 1, freq: 1, exclude_guest: 1"),
+        ("software/config=1,period=1000/pp", "software/config=1,period=1000/pp: type: 1, config: 0x1, { sample_period, sample_freq }: 1000, sample_type: IP|TID|TIME, precise_ip: 2, exclude_guest: 1"),
+    ];
+
+    /// perf's default rate when the spec sets none (`-F 4000`).
+    const PERF_DEFAULT_RATE: Rate = Rate::Frequency(4000);
+
+    fn number(v: &str) -> u64 {
+        match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+            None => v.parse().unwrap(),
+        }
+    }
+
+    /// The fields of one `perf evlist -v` line that an event spec fixes.
+    fn from_evlist(line: &str) -> (ResolvedEvent, Vec<String>) {
+        let (name, rest) = line.split_once(": type: ").unwrap();
+        let rest = format!("type: {rest}")
+            .replace("{ sample_period, sample_freq }", "sample_period_or_freq")
+            .replace("{ bp_addr, config1 }", "config1");
+        let mut r = ResolvedEvent {
+            type_: 0,
+            config: 0,
+            config1: 0,
+            config2: 0,
+            rate: None,
+            precise_ip: 0,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_host: false,
+            exclude_guest: false,
+            exclude_idle: false,
+            sample_read: false,
+            pinned: false,
+            exclusive: false,
+            name: name.to_string(),
+        };
+        let (mut n, mut freq, mut sample_type) = (None, false, Vec::new());
+        for field in rest.split(", ") {
+            let (k, v) = field.split_once(": ").unwrap();
+            let on = v == "1";
+            match k {
+                "type" => r.type_ = number(v) as u32,
+                "config" => r.config = number(v),
+                "config1" => r.config1 = number(v),
+                "config2" => r.config2 = number(v),
+                "sample_period_or_freq" => n = Some(number(v)),
+                "freq" => freq = on,
+                "sample_type" => sample_type = v.split('|').map(str::to_string).collect(),
+                "precise_ip" => r.precise_ip = number(v) as u8,
+                "exclude_user" => r.exclude_user = on,
+                "exclude_kernel" => r.exclude_kernel = on,
+                "exclude_hv" => r.exclude_hv = on,
+                "exclude_host" => r.exclude_host = on,
+                "exclude_guest" => r.exclude_guest = on,
+                "exclude_idle" => r.exclude_idle = on,
+                "pinned" => r.pinned = on,
+                "exclusive" => r.exclusive = on,
+                other => panic!("unexpected field {other} in {line}"),
+            }
+        }
+        r.rate = n.map(|n| {
+            if freq {
+                Rate::Frequency(n)
+            } else {
+                Rate::Period(n)
+            }
+        });
+        r.sample_read = sample_type.iter().any(|b| b == "READ");
+        (r, sample_type)
+    }
+
+    #[test]
+    fn resolved_fields_equal_perf_6_1() {
+        for &(spec, line) in PERF_6_1_EVLIST {
+            let (want, _) = from_evlist(line);
+            let parsed = parse_event(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let mut got = parsed.resolve(1);
+            // None is "the caller's default"; perf's is -F 4000.
+            got.rate = Some(got.rate_or(PERF_DEFAULT_RATE));
+            assert_eq!(got, want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn sample_read_adds_read_and_id_to_sample_type() {
+        let bits = |names: &[String]| -> u64 {
+            names
+                .iter()
+                .map(|n| match n.as_str() {
+                    "IP" => 1 << 0,
+                    "TID" => 1 << 1,
+                    "TIME" => 1 << 2,
+                    "READ" => 1 << 4,
+                    "ID" => 1 << 6,
+                    "PERIOD" => 1 << 8,
+                    other => panic!("sample bit {other}"),
+                })
+                .sum()
+        };
+        let line = |spec: &str| PERF_6_1_EVLIST.iter().find(|(s, _)| *s == spec).unwrap().1;
+        let (_, plain) = from_evlist(line("cpu-clock"));
+        let (_, s) = from_evlist(line("cpu-clock:S"));
+        assert_eq!(bits(&s) & !bits(&plain), SAMPLE_READ_TYPE);
+    }
+
+    #[test]
+    fn modifiers_after_a_colon_equal_modifiers_after_the_slash() {
+        // perf 6.1 refuses `/:u` ("parser error"); cpiflame accepts it as `/u`.
+        let a = parse_event("cpu-clock/period=100000,name=foo/:u").unwrap();
+        let b = parse_event("cpu-clock/period=100000,name=foo/u").unwrap();
+        assert_eq!(a.resolve(1), b.resolve(1));
+        let r = a.resolve(1);
+        assert_eq!(r.name, "foo");
+        assert_eq!(r.rate, Some(Rate::Period(100_000)));
+        assert!(r.exclude_kernel && r.exclude_hv && r.exclude_guest && !r.exclude_user);
+        let c = parse_event("cycles/period=100000,name=foo/")
+            .unwrap()
+            .resolve(7);
+        assert_eq!((c.type_, c.config), (0, 0));
+        assert_eq!(
+            (c.name.as_str(), c.rate),
+            ("foo", Some(Rate::Period(100_000)))
+        );
+        let raw = parse_event("r1a2/name=x,freq=99/:uk").unwrap().resolve(7);
+        assert_eq!((raw.type_, raw.config, raw.name.as_str()), (4, 0x1a2, "x"));
+        assert_eq!(raw.rate, Some(Rate::Frequency(99)));
+        assert!(!raw.exclude_user && !raw.exclude_kernel && raw.exclude_hv);
+        let pmu = parse_event("cpu/event=0x3c,freq=500/pp")
+            .unwrap()
+            .resolve(4);
+        assert_eq!((pmu.type_, pmu.config, pmu.precise_ip), (4, 0x3c, 2));
+        assert_eq!(pmu.rate, Some(Rate::Frequency(500)));
+        assert_eq!(pmu.name, "cpu/event=0x3c,freq=500/pp");
+    }
+
+    #[test]
+    fn attr_flags_are_the_uapi_bits() {
+        let r = parse_event("cpu-clock/freq=500/upp").unwrap().resolve(1);
+        assert_eq!(
+            r.attr_flags(),
+            (1 << 5) | (1 << 6) | (1 << 10) | (2 << 15) | (1 << 20)
+        );
+        let r = parse_event("cycles:kGIDe").unwrap().resolve(1);
+        assert_eq!(
+            r.attr_flags(),
+            (1 << 2) | (1 << 3) | (1 << 4) | (1 << 6) | (1 << 7) | (1 << 19)
+        );
+        let r = parse_event("cycles/period=7/").unwrap().resolve(1);
+        assert_eq!(r.attr_flags(), 1 << 20);
+        assert_eq!(r.rate_or(Rate::Frequency(1)), Rate::Period(7));
+    }
+
+    /// Every message from a refused spec: no Rust debug formatting.
+    fn message(e: &dyn fmt::Display) -> String {
+        let m = e.to_string();
+        for debug in ["Some(", "None", "Os {", "kind:", "\\\""] {
+            assert!(!m.contains(debug), "{m}");
+        }
+        m
+    }
+
+    fn refused(spec: &str) -> String {
+        match parse_events(spec) {
+            Ok(v) => panic!("{spec} parsed: {v:?}"),
+            Err(e) => message(&e),
+        }
+    }
+
+    #[test]
+    fn refused_modifiers_are_named_with_the_reason() {
+        for (spec, modifier, why) in [
+            ("cpu-clock:P", 'P', "highest precise level"),
+            ("cycles:uW", 'W', "weak groups"),
+            ("cycles:b", 'b', "BPF counters"),
+            ("cpu/event=0x3c/R", 'R', "retirement latency"),
+            ("cycles:X", 'X', "regroup"),
+        ] {
+            let m = refused(spec);
+            assert!(
+                m.starts_with(&format!(
+                    "modifier '{modifier}' in '{spec}' is not supported: "
+                )),
+                "{m}"
+            );
+            assert!(m.contains(why), "{m}");
+        }
+        assert_eq!(
+            refused("cpu-clock:uu"),
+            "modifier 'u' given twice in 'cpu-clock:uu'"
+        );
+        assert_eq!(
+            refused("cycles,cpu-clock:SpS"),
+            "modifier 'S' given twice in 'cpu-clock:SpS' in 'cycles,cpu-clock:SpS'"
+        );
+        assert!(refused("cpu-clock:pppp").contains("precise level above 3"));
+        assert!(refused("cpu-clock:z").contains("unknown modifier 'z'"));
+        assert!(refused("cpu-clock:").contains("nothing after ':'"));
+    }
+
+    #[test]
+    fn terms_other_than_period_freq_name_are_refused_on_generic_events() {
+        assert_eq!(
+            refused("cpu-clock/config=5/"),
+            "term 'config' is not supported on 'cpu-clock' in 'cpu-clock/config=5/' (generic and raw events take period, freq and name)"
+        );
+        let m = refused("cpu-clock/call-graph=dwarf/");
+        assert!(
+            m.starts_with("term 'call-graph' is not supported on 'cpu-clock'"),
+            "{m}"
+        );
+        let m = refused("cycles/perod=1000/u");
+        assert!(
+            m.contains("term 'perod'") && m.contains("did you mean period?"),
+            "{m}"
+        );
+        assert!(refused("r1a2/umask=1/").contains("term 'umask'"));
+        assert!(refused("cpu-clock/period=0/").contains("must be at least 1"));
+        assert!(refused("cpu-clock/period=1,freq=2/").contains("exclude each other"));
+        assert!(refused("cpu-clock/freq/").contains("needs a value"));
+        assert!(refused("cpu-clock/name=a,name=b/").contains("given twice"));
+        assert!(refused("cpu-clock/freq=5").contains("unterminated"));
+        assert!(refused("{cpu-clock,cycles}").contains("event groups"));
+    }
+
+    /// A sysfs tree with a `cpu` PMU (type 4, AMD's layout) and a `software` PMU without
+    /// `format/`.
+    fn fixture(tag: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "cpiflame-events-resolve-{tag}-{}",
+            std::process::id()
+        ));
+        let devices = devices_dir(&root);
+        let cpu = devices.join("cpu");
+        std::fs::create_dir_all(cpu.join("format")).unwrap();
+        std::fs::write(cpu.join("type"), "4\n").unwrap();
+        for (term, text) in [("event", "config:0-7,32-35\n"), ("umask", "config:8-15\n")] {
+            std::fs::write(cpu.join("format").join(term), text).unwrap();
+        }
+        std::fs::create_dir_all(devices.join("software")).unwrap();
+        std::fs::write(devices.join("software/type"), "1\n").unwrap();
+        root
+    }
+
+    #[test]
+    fn resolving_against_sysfs() {
+        let root = fixture("ok");
+        let events = resolve_events(
+            "cpu/event=0x1d6,umask=0x1b,name=x/upp,software/config=2/k,cpu-clock:S",
+            &root,
+        )
+        .unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!((events[0].type_, events[0].config), (4, 0x1_0000_1bd6));
+        assert_eq!((events[0].name.as_str(), events[0].precise_ip), ("x", 2));
+        assert_eq!((events[1].type_, events[1].config), (1, 2));
+        assert!(events[1].exclude_user && !events[1].exclude_kernel);
+        assert!(events[2].sample_read && !events[2].exclude_guest);
+        let one = resolve_event("software/config=1,period=1000/pp", &root).unwrap();
+        assert_eq!((one.type_, one.config, one.precise_ip), (1, 1, 2));
+        assert!(matches!(
+            resolve_event("cycles,instructions", &root),
+            Err(ResolveError::Spec(SpecError::NotOneEvent { count: 2, .. }))
+        ));
+        let spec = parse_event("cpu/event=0x3c/").unwrap();
+        assert_eq!(spec.resolve_in(&root).unwrap().type_, 4);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn resolve_errors_name_the_spec_and_the_fault() {
+        let root = fixture("err");
+        let devices = devices_dir(&root);
+        let e = resolve_events("cycles,cpu_atom/cycles/", &root).unwrap_err();
+        assert_eq!(
+            message(&e),
+            format!(
+                "cpu_atom/cycles/: no PMU 'cpu_atom' under {}",
+                devices.display()
+            )
+        );
+        assert_eq!(e.spec(), "cpu_atom/cycles/");
+        let e = parse_event("cpu_atom/event=0x3c/u")
+            .unwrap()
+            .resolve_in(&root)
+            .unwrap_err();
+        assert_eq!(
+            message(&e),
+            format!(
+                "cpu_atom/event=0x3c/u: no PMU 'cpu_atom' under {}",
+                devices.display()
+            )
+        );
+        let e = resolve_events("cpu/umsk=1/", &root).unwrap_err();
+        assert!(message(&e).contains("unknown term 'umsk'"), "{e}");
+        assert!(matches!(e, ResolveError::Spec(_)));
+        std::fs::write(devices.join("software/type"), "one\n").unwrap();
+        let e = resolve_event("software/config=1/", &root).unwrap_err();
+        let m = message(&e);
+        assert!(
+            m.starts_with("software/config=1/: no type number for PMU 'software': ")
+                && m.ends_with("not a PMU type number: 'one'"),
+            "{m}"
+        );
+        std::fs::remove_file(devices.join("software/type")).unwrap();
+        let e = resolve_event("software/config=1/", &root).unwrap_err();
+        let m = message(&e);
+        assert!(m.contains("No such file or directory"), "{m}");
+        std::fs::write(devices.join("cpu/format/umask"), "nonsense").unwrap();
+        let e = resolve_event("cpu/event=1/", &root).unwrap_err();
+        let m = message(&e);
+        assert!(
+            m.starts_with("cpu/event=1/: unreadable term formats for PMU 'cpu': "),
+            "{m}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
