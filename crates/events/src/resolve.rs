@@ -10,12 +10,12 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-#[cfg(doc)]
-use crate::spec::SYSFS_ROOT;
 use crate::spec::{
-    devices_dir, named_item_base, parse_events_with, pmu_dir, pmu_format, pmu_type, split_list,
-    EventSpec, Formats, SpecError,
+    devices_dir, named_item_base, parse_item, pmu_dir, pmu_format, pmu_type, split_list, EventSpec,
+    Formats, SpecError,
 };
+#[cfg(doc)]
+use crate::{spec::SYSFS_ROOT, PmuFormat};
 
 /// How often a sampling event fires, when its spec says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +78,8 @@ pub struct ResolvedEvent {
     pub exclude_hv: bool,
     /// attr.exclude_host (`G`).
     pub exclude_host: bool,
-    /// attr.exclude_guest (perf's default; see the modifier rules in the crate's spec docs).
+    /// attr.exclude_guest: perf's default, kept or dropped by the modifiers as the
+    /// [crate doc](crate#event-specs) says.
     pub exclude_guest: bool,
     /// attr.exclude_idle (`I`).
     pub exclude_idle: bool,
@@ -260,41 +261,39 @@ impl EventSpec {
 }
 
 /// Parses a comma-separated event list and resolves every event against the PMUs under
-/// `sysfs_root` (normally [`SYSFS_ROOT`]): each named PMU must exist; its `format/` (when
-/// present; else the built-in layout) gives the terms, its `type` the attr type.
+/// `sysfs_root` (normally [`SYSFS_ROOT`]), in order: a named PMU must exist; its `format/`
+/// (when present; else the built-in layout of [`PmuFormat::default_for`]) gives the terms,
+/// its `type` the attr type.
 pub fn resolve_events(text: &str, sysfs_root: &Path) -> Result<Vec<ResolvedEvent>, ResolveError> {
     let mut formats = Formats::new();
+    let mut events = Vec::new();
     for item in split_list(text)? {
         let part = item.trim();
-        let Some(pmu) = named_item_base(part) else {
-            continue;
-        };
-        if formats.contains_key(pmu) || pmu_dir(sysfs_root, pmu).is_err() {
-            // Bad names are the parser's to report.
-            continue;
-        }
-        if !pmu_exists(sysfs_root, pmu) {
-            return Err(no_pmu(part, pmu, sysfs_root));
-        }
-        match pmu_format(sysfs_root, pmu) {
-            Ok(format) => {
-                formats.insert(pmu.to_string(), format);
+        // Bad PMU names are the parser's to report.
+        if let Some(pmu) = named_item_base(part).filter(|p| pmu_dir(sysfs_root, p).is_ok()) {
+            if !pmu_exists(sysfs_root, pmu) {
+                return Err(no_pmu(part, pmu, sysfs_root));
             }
-            // No format/ directory: the built-in layout.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(error) => {
-                return Err(ResolveError::BadPmuFormat {
-                    spec: part.to_string(),
-                    pmu: pmu.to_string(),
-                    error,
-                })
+            if !formats.contains_key(pmu) {
+                match pmu_format(sysfs_root, pmu) {
+                    Ok(format) => {
+                        formats.insert(pmu.to_string(), format);
+                    }
+                    // No format/ directory: the built-in layout.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(error) => {
+                        return Err(ResolveError::BadPmuFormat {
+                            spec: part.to_string(),
+                            pmu: pmu.to_string(),
+                            error,
+                        })
+                    }
+                }
             }
         }
+        events.push(parse_item(text, item, &formats)?.resolve_in(sysfs_root)?);
     }
-    parse_events_with(text, &formats)?
-        .iter()
-        .map(|spec| spec.resolve_in(sysfs_root))
-        .collect()
+    Ok(events)
 }
 
 /// [`resolve_events`] for exactly one event (`--stalls SPEC`, `--cycles SPEC`).
@@ -659,6 +658,9 @@ mod tests {
                 devices.display()
             )
         );
+        // In order: the first item's fault first.
+        let e = resolve_events("cycles:x,cpu_atom/event=1/", &root).unwrap_err();
+        assert!(message(&e).contains("unknown modifier 'x'"), "{e}");
         let e = resolve_events("cpu/umsk=1/", &root).unwrap_err();
         assert!(message(&e).contains("unknown term 'umsk'"), "{e}");
         assert!(matches!(e, ResolveError::Spec(_)));

@@ -1,40 +1,6 @@
-//! Event specs as typed after `perf record -e`, `cpiflame record -e`, `--stalls` and
-//! `--cycles`: a comma-separated list of
-//!
-//! - generic names: `cycles`, `instructions`, `cpu-clock`, `page-faults` (alias `faults`), ...
-//!   with perf's aliases;
-//! - raw x86/ARM encodings `rNNNN` (hex, `r1a2`, `r40004a3`; also `r0x1a2`), attr.type 4;
-//! - PMU terms `pmu/term=value,term,.../` (`cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/`),
-//!   a term without a value meaning 1 (`edge`), values decimal or `0x` hex. Terms are
-//!   `config`, `config1`, `config2`, `name`, `period`, `freq` and whatever the PMU's `format/`
-//!   describes (`event`, `umask`, `cmask`, `edge`, `inv`, `any`, ...);
-//! - generic names and raw encodings with terms: `cpu-clock/freq=500/`,
-//!   `cycles/period=100000,name=foo/`, `r1a2/name=x/`; these take `period`, `freq` and `name`
-//!   only (perf also takes `config`, `call-graph`, ...: refused, naming the term);
-//!
-//! each optionally followed by modifiers (`cycles:upp`, `cpu/event=0x3c/u`, and also
-//! `cpu/event=0x3c/:u`, which perf 6.1 refuses but cpiflame always took). Modifiers, with
-//! perf's meaning (`get_event_modifier` in perf's parse-events.c):
-//!
-//! - `u`, `k`, `h`: count only user, kernel, hypervisor (any of them excludes the others);
-//! - `G`, `H`: count only guest, host. With no modifier perf excludes the guest; a modifier
-//!   string keeps that exclusion only through `u`, `p` or `H` (`:k` and `:S` count the guest
-//!   too, as perf 6.1 does);
-//! - `p`, `pp`, `ppp`: precise_ip 1, 2, 3;
-//! - `I`: exclude_idle; `S`: sample_read; `D`: pinned; `e`: exclusive.
-//!
-//! Refused with the reason: `P` (the highest precise level the PMU allows, which perf finds by
-//! trial opens), `W` (weak groups), `b` (BPF counters), `R` (retirement latency) and `X` (no
-//! regrouping): perf tool features with no attr bit to set. A modifier given twice is refused
-//! as perf refuses it.
-//!
-//! Parsing is pure: PMU formats come from the caller (read with [`pmu_format`]) or the
-//! built-in layouts of [`PmuFormat::default_for`]. [`EventSpec::resolve`] turns a parsed
-//! spec into the attr fields it fixes ([`ResolvedEvent`]) given the PMU's type number;
-//! [`resolve_events`] parses and resolves against sysfs in one call.
-//!
-//! Perf's groups (`{a,b}`), tracepoints, hardware-cache and breakpoint events are not
-//! accepted: the recorder opens the stall/cycles pair as a group itself.
+//! The event-spec parser (syntax and modifier rules in the crate doc). Parsing is pure: PMU
+//! formats come from the caller (read with [`pmu_format`]) or the built-in layouts of
+//! [`PmuFormat::default_for`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -82,7 +48,7 @@ pub struct EventSpec {
     /// Set by `G` (count only the guest).
     pub exclude_host: bool,
     /// perf's default with no modifier; kept by `u`, `p` and `H`, cleared by `G` or any other
-    /// modifier string (see the module doc).
+    /// modifier string ([crate doc](crate#event-specs)).
     pub exclude_guest: bool,
     /// `I`.
     pub exclude_idle: bool,
@@ -489,7 +455,11 @@ pub(crate) fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
     Ok(items)
 }
 
-fn parse_item(spec: &str, item: &str, formats: &Formats) -> Result<EventSpec, SpecError> {
+pub(crate) fn parse_item(
+    spec: &str,
+    item: &str,
+    formats: &Formats,
+) -> Result<EventSpec, SpecError> {
     let part = item.trim();
     if part.is_empty() {
         return Err(SpecError::Empty {
@@ -1099,7 +1069,8 @@ impl EventKind {
     }
 
     /// [`EventKind::resolve`] reading the PMU's type under `sysfs_root` (normally `/sys`) when
-    /// the spec names one.
+    /// the spec names one. Only the config words: [`EventSpec::resolve_in`] gives every attr
+    /// field a spec fixes.
     pub fn resolve_in(&self, sysfs_root: &Path) -> io::Result<AttrConfig> {
         match self.pmu() {
             Some(pmu) => Ok(self.resolve(pmu_type(sysfs_root, pmu)?)),
