@@ -30,16 +30,25 @@ pub enum Rate {
 /// Bits of the `perf_event_attr` bitfield word (include/uapi/linux/perf_event.h) that
 /// [`ResolvedEvent::attr_flags`] sets.
 pub mod attr_bits {
+    /// attr.pinned.
     pub const PINNED: u64 = 1 << 2;
+    /// attr.exclusive.
     pub const EXCLUSIVE: u64 = 1 << 3;
+    /// attr.exclude_user.
     pub const EXCLUDE_USER: u64 = 1 << 4;
+    /// attr.exclude_kernel.
     pub const EXCLUDE_KERNEL: u64 = 1 << 5;
+    /// attr.exclude_hv.
     pub const EXCLUDE_HV: u64 = 1 << 6;
+    /// attr.exclude_idle.
     pub const EXCLUDE_IDLE: u64 = 1 << 7;
+    /// attr.freq: the period word is a frequency.
     pub const FREQ: u64 = 1 << 10;
-    /// Shift of the 2-bit precise_ip field.
+    /// Shift of the 2-bit attr.precise_ip field.
     pub const PRECISE_IP_SHIFT: u32 = 15;
+    /// attr.exclude_host.
     pub const EXCLUDE_HOST: u64 = 1 << 19;
+    /// attr.exclude_guest.
     pub const EXCLUDE_GUEST: u64 = 1 << 20;
 }
 
@@ -98,7 +107,8 @@ pub struct ResolvedEvent {
 impl ResolvedEvent {
     /// The bits of the attr bitfield word this event fixes ([`attr_bits`]): pinned,
     /// exclusive, the exclusions, precise_ip, and freq when [`ResolvedEvent::rate`] is a
-    /// frequency. The caller ORs in its own (disabled, inherit, mmap, ...).
+    /// frequency (a counting caller that sets no sample rate masks [`attr_bits::FREQ`] out).
+    /// The caller ORs in its own bits (disabled, inherit, mmap, ...).
     pub fn attr_flags(&self) -> u64 {
         let bit = |on: bool, b: u64| if on { b } else { 0 };
         bit(self.pinned, attr_bits::PINNED)
