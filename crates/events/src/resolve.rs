@@ -11,8 +11,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::spec::{
-    devices_dir, named_item_base, parse_item, pmu_dir, pmu_format, pmu_type, split_list, EventSpec,
-    Formats, SpecError,
+    devices_dir, generic_names, named_item_base, nearest, or_list, parse_item, pmu_dir, pmu_format,
+    pmu_type, split_list, EventSpec, Formats, SpecError,
 };
 #[cfg(doc)]
 use crate::{spec::SYSFS_ROOT, PmuFormat};
@@ -144,6 +144,8 @@ pub enum ResolveError {
         pmu: String,
         /// `<sysfs_root>/bus/event_source/devices`.
         devices: PathBuf,
+        /// The nearest PMU directories and generic event names.
+        suggestions: Vec<String>,
     },
     /// The PMU's `type` file is unreadable or not a number.
     BadPmuType {
@@ -175,8 +177,17 @@ impl fmt::Display for ResolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ResolveError::Spec(e) => e.fmt(f),
-            ResolveError::NoPmu { spec, pmu, devices } => {
-                write!(f, "{spec}: no PMU '{pmu}' under {}", devices.display())
+            ResolveError::NoPmu {
+                spec,
+                pmu,
+                devices,
+                suggestions,
+            } => {
+                write!(f, "{spec}: no PMU '{pmu}' under {}", devices.display())?;
+                if !suggestions.is_empty() {
+                    write!(f, " (did you mean {}?)", or_list(suggestions))?;
+                }
+                Ok(())
             }
             ResolveError::BadPmuType { spec, pmu, error } => {
                 write!(f, "{spec}: no type number for PMU '{pmu}': {error}")
@@ -210,10 +221,20 @@ impl From<SpecError> for ResolveError {
 }
 
 fn no_pmu(spec: &str, pmu: &str, sysfs_root: &Path) -> ResolveError {
+    let devices = devices_dir(sysfs_root);
+    let mut names: Vec<String> = std::fs::read_dir(&devices)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names.extend(generic_names().map(str::to_string));
+    let suggestions = nearest(pmu, names.iter().map(String::as_str));
     ResolveError::NoPmu {
         spec: spec.to_string(),
         pmu: pmu.to_string(),
-        devices: devices_dir(sysfs_root),
+        devices,
+        suggestions,
     }
 }
 
@@ -657,6 +678,16 @@ mod tests {
             )
         );
         assert_eq!(e.spec(), "cpu_atom/cycles/");
+        let e = resolve_event("cpu-clok/freq=500/", &root).unwrap_err();
+        assert_eq!(
+            message(&e),
+            format!(
+                "cpu-clok/freq=500/: no PMU 'cpu-clok' under {} (did you mean cpu-clock?)",
+                devices.display()
+            )
+        );
+        let e = resolve_event("cpv/event=1/", &root).unwrap_err();
+        assert!(message(&e).ends_with("(did you mean cpu?)"), "{e}");
         let e = parse_event("cpu_atom/event=0x3c/u")
             .unwrap()
             .resolve_in(&root)

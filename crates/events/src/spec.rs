@@ -267,7 +267,7 @@ impl fmt::Display for In<'_> {
 }
 
 /// `a`, `a or b`, `a, b or c`.
-fn or_list(items: &[String]) -> String {
+pub(crate) fn or_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
