@@ -1,23 +1,6 @@
-//! Event specs as typed after `perf record -e`, `cpiflame record -e`, `--stalls` and
-//! `--cycles`: a comma-separated list of
-//!
-//! - generic names: `cycles`, `instructions`, `cpu-clock`, `page-faults` (alias `faults`), ...
-//!   with perf's aliases;
-//! - raw x86/ARM encodings `rNNNN` (hex, `r1a2`, `r40004a3`; also `r0x1a2`), attr.type 4;
-//! - PMU terms `pmu/term=value,term,.../` (`cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/`),
-//!   a term without a value meaning 1 (`edge`), values decimal or `0x` hex. Terms are
-//!   `config`, `config1`, `config2`, `name`, `period`, `freq` and whatever the PMU's `format/`
-//!   describes (`event`, `umask`, `cmask`, `edge`, `inv`, `any`, ...);
-//!
-//! each optionally followed by modifiers, `:u`, `:k`, `:h`, `:p`/`:pp`/`:ppp` and
-//! combinations (`cycles:uk`, `cpu/event=0x3c/u` or `cpu/event=0x3c/:u`).
-//!
-//! Parsing is pure: PMU formats come from the caller (read with [`pmu_format`]) or the
-//! built-in layouts of [`PmuFormat::default_for`]. [`EventKind::resolve`] turns a parsed spec
-//! into attr `type`/`config` words given the PMU's type number ([`pmu_type`]).
-//!
-//! Perf's groups (`{a,b}`), tracepoints, hardware-cache and breakpoint events are not
-//! accepted: the recorder opens the stall/cycles pair as a group itself.
+//! The event-spec parser (syntax and modifier rules in the crate doc). Parsing is pure: PMU
+//! formats come from the caller (read with [`pmu_format`]) or the built-in layouts of
+//! [`PmuFormat::default_for`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -45,11 +28,14 @@ pub enum EventKind {
     },
 }
 
-/// One parsed event.
+/// One parsed event. [`EventSpec::resolve`] turns it into the attr fields it fixes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventSpec {
     pub kind: EventKind,
-    /// What perf displays: the `name=` term, else the text as typed (modifiers included).
+    /// The event as typed (one item of the list, trimmed), for messages.
+    pub text: String,
+    /// What perf displays and stores in EVENT_DESC: the `name=` term, else the text as typed
+    /// (modifiers included).
     pub name: String,
     /// `period=` term.
     pub period: Option<u64>,
@@ -59,8 +45,21 @@ pub struct EventSpec {
     pub exclude_kernel: bool,
     /// Set with `u` or `k` (perf excludes the hypervisor unless `h` is given too).
     pub exclude_hv: bool,
+    /// Set by `G` (count only the guest).
+    pub exclude_host: bool,
+    /// perf's default with no modifier; kept by `u`, `p` and `H`, cleared by `G` or any other
+    /// modifier string ([crate doc](crate#event-specs)).
+    pub exclude_guest: bool,
+    /// `I`.
+    pub exclude_idle: bool,
     /// 0..=3, from `p`, `pp`, `ppp`.
     pub precise: u8,
+    /// `S`.
+    pub sample_read: bool,
+    /// `D`.
+    pub pinned: bool,
+    /// `e`.
+    pub exclusive: bool,
 }
 
 /// The attr words of a resolved event.
@@ -184,10 +183,33 @@ pub enum SpecError {
         spec: String,
         term: String,
     },
+    /// Not a modifier perf knows.
     UnknownModifier {
         spec: String,
         part: String,
         modifier: char,
+    },
+    /// A modifier perf knows that cpiflame cannot honour (`P`, `W`, `b`, `R`, `X`).
+    RefusedModifier {
+        spec: String,
+        part: String,
+        modifier: char,
+        reason: &'static str,
+    },
+    /// The same modifier twice (`p` excepted), which perf refuses too.
+    DuplicateModifier {
+        spec: String,
+        part: String,
+        modifier: char,
+    },
+    /// A term other than `period`, `freq`, `name` on a generic or raw event.
+    UnsupportedTerm {
+        spec: String,
+        /// The event the terms follow (`cpu-clock`).
+        event: String,
+        term: String,
+        /// Nearest of `period`, `freq`, `name`.
+        suggestions: Vec<String>,
     },
     BadModifiers {
         spec: String,
@@ -221,6 +243,9 @@ impl SpecError {
             | SpecError::BadTerm { spec, .. }
             | SpecError::DuplicateTerm { spec, .. }
             | SpecError::UnknownModifier { spec, .. }
+            | SpecError::RefusedModifier { spec, .. }
+            | SpecError::DuplicateModifier { spec, .. }
+            | SpecError::UnsupportedTerm { spec, .. }
             | SpecError::BadModifiers { spec, .. }
             | SpecError::Unsupported { spec, .. }
             | SpecError::NotOneEvent { spec, .. } => spec,
@@ -242,7 +267,7 @@ impl fmt::Display for In<'_> {
 }
 
 /// `a`, `a or b`, `a, b or c`.
-fn or_list(items: &[String]) -> String {
+pub(crate) fn or_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
@@ -315,9 +340,43 @@ impl fmt::Display for SpecError {
                 modifier,
             } => write!(
                 f,
-                "unknown modifier '{modifier}' in '{part}'{} (supported: u, k, h, p, pp, ppp)",
+                "unknown modifier '{modifier}' in '{part}'{} (supported: {SUPPORTED_MODIFIERS})",
                 In(spec, part)
             ),
+            SpecError::RefusedModifier {
+                spec,
+                part,
+                modifier,
+                reason,
+            } => write!(
+                f,
+                "modifier '{modifier}' in '{part}'{} is not supported: {reason}",
+                In(spec, part)
+            ),
+            SpecError::DuplicateModifier {
+                spec,
+                part,
+                modifier,
+            } => write!(
+                f,
+                "modifier '{modifier}' given twice in '{part}'{}",
+                In(spec, part)
+            ),
+            SpecError::UnsupportedTerm {
+                spec,
+                event,
+                term,
+                suggestions,
+            } => {
+                write!(
+                    f,
+                    "term '{term}' is not supported on '{event}' in '{spec}' (generic and raw events take period, freq and name"
+                )?;
+                if !suggestions.is_empty() {
+                    write!(f, "; did you mean {}?", or_list(suggestions))?;
+                }
+                write!(f, ")")
+            }
             SpecError::BadModifiers { spec, part, reason } => {
                 write!(f, "bad modifiers in '{part}'{}: {reason}", In(spec, part))
             }
@@ -365,7 +424,7 @@ pub fn parse_event_with(text: &str, formats: &Formats) -> Result<EventSpec, Spec
 }
 
 /// Splits at commas outside `pmu/.../` term lists.
-fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
+pub(crate) fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
     let mut items = Vec::new();
     let mut start = 0;
     let mut in_terms = false;
@@ -396,7 +455,11 @@ fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
     Ok(items)
 }
 
-fn parse_item(spec: &str, item: &str, formats: &Formats) -> Result<EventSpec, SpecError> {
+pub(crate) fn parse_item(
+    spec: &str,
+    item: &str,
+    formats: &Formats,
+) -> Result<EventSpec, SpecError> {
     let part = item.trim();
     if part.is_empty() {
         return Err(SpecError::Empty {
@@ -404,52 +467,84 @@ fn parse_item(spec: &str, item: &str, formats: &Formats) -> Result<EventSpec, Sp
         });
     }
     match part.find('/') {
-        Some(slash) => parse_pmu_item(spec, part, slash, formats),
+        Some(slash) => match named_kind(spec, &part[..slash])? {
+            Some(kind) => parse_named_terms_item(spec, part, slash, kind),
+            None => parse_pmu_item(spec, part, slash, formats),
+        },
         None => parse_named_item(spec, part),
     }
 }
+
+/// The PMU a `pmu/terms/` item names (not a generic or raw event with terms).
+pub(crate) fn named_item_base(part: &str) -> Option<&str> {
+    let (base, _) = part.split_once('/')?;
+    match named_kind("", base) {
+        Ok(None) => Some(base),
+        _ => None,
+    }
+}
+
+/// A generic name or raw encoding: `Ok(Some(kind))`; anything else `Ok(None)`.
+fn named_kind(spec: &str, base: &str) -> Result<Option<EventKind>, SpecError> {
+    Ok(match parse_raw(spec, base)? {
+        Some(config) => Some(EventKind::Raw(config)),
+        None => generic_event(base),
+    })
+}
+
+/// Every letter perf takes as a modifier (6.1 and later), honoured or refused.
+const PERF_MODIFIERS: &str = "ukhGHIpPSDeWbRX";
+
+/// The modifiers listed by [`SpecError::UnknownModifier`].
+const SUPPORTED_MODIFIERS: &str = "u, k, h, G, H, I, p, pp, ppp, S, D, e";
 
 fn parse_named_item(spec: &str, part: &str) -> Result<EventSpec, SpecError> {
     let (base, mods) = match part.split_once(':') {
         Some((base, mods)) => (base, Some(mods)),
         None => (part, None),
     };
-    let kind = match parse_raw(spec, base)? {
-        Some(config) => EventKind::Raw(config),
-        None => match generic_event(base) {
-            Some(kind) => kind,
-            None => {
-                if let Some(m) = mods {
-                    if !m.is_empty() && !m.chars().all(|c| "ukhp".contains(c)) {
-                        return Err(SpecError::Unsupported {
-                            spec: spec.to_string(),
-                            part: part.to_string(),
-                            what: "tracepoints (or unknown events with bad modifiers) are",
-                        });
-                    }
-                }
-                return Err(SpecError::UnknownEvent {
+    let Some(kind) = named_kind(spec, base)? else {
+        if let Some(m) = mods {
+            if !m.is_empty() && !m.chars().all(|c| PERF_MODIFIERS.contains(c)) {
+                return Err(SpecError::Unsupported {
                     spec: spec.to_string(),
-                    name: base.to_string(),
-                    suggestions: nearest(base, generic_names()),
+                    part: part.to_string(),
+                    what: "tracepoints (or unknown events with bad modifiers) are",
                 });
             }
-        },
+        }
+        return Err(SpecError::UnknownEvent {
+            spec: spec.to_string(),
+            name: base.to_string(),
+            suggestions: nearest(base, generic_names()),
+        });
     };
     let mods = match mods {
         Some(m) => parse_modifiers(spec, part, m, true)?,
         None => Modifiers::default(),
     };
-    Ok(mods.apply(EventSpec {
+    Ok(mods.apply(new_spec(kind, part, Terms::default())))
+}
+
+/// An [`EventSpec`] with perf's defaults for everything modifiers set.
+fn new_spec(kind: EventKind, part: &str, t: Terms) -> EventSpec {
+    EventSpec {
         kind,
-        name: part.to_string(),
-        period: None,
-        freq: None,
+        text: part.to_string(),
+        name: t.name.unwrap_or_else(|| part.to_string()),
+        period: t.period,
+        freq: t.freq,
         exclude_user: false,
         exclude_kernel: false,
         exclude_hv: false,
+        exclude_host: false,
+        exclude_guest: false,
+        exclude_idle: false,
         precise: 0,
-    }))
+        sample_read: false,
+        pinned: false,
+        exclusive: false,
+    }
 }
 
 /// `rNNNN` / `r0xNNNN` (1 to 16 hex digits): `Ok(Some(config))`; anything else `Ok(None)`.
@@ -473,6 +568,47 @@ fn parse_raw(spec: &str, base: &str) -> Result<Option<u64>, SpecError> {
         })
 }
 
+/// `name/terms/mods` split at the closing `/`: (terms, modifiers).
+fn split_terms<'a>(
+    spec: &str,
+    part: &'a str,
+    slash: usize,
+) -> Result<(&'a str, Modifiers), SpecError> {
+    let rest = &part[slash + 1..];
+    let Some(close) = rest.find('/') else {
+        return Err(SpecError::Unterminated {
+            spec: spec.to_string(),
+            part: part.to_string(),
+        });
+    };
+    let after = &rest[close + 1..];
+    let mods = match after.strip_prefix(':') {
+        Some(m) => parse_modifiers(spec, part, m, true)?,
+        None => parse_modifiers(spec, part, after, false)?,
+    };
+    Ok((&rest[..close], mods))
+}
+
+/// `cpu-clock/freq=500/u`, `r1a2/name=x/`: a generic or raw event with terms.
+fn parse_named_terms_item(
+    spec: &str,
+    part: &str,
+    slash: usize,
+    kind: EventKind,
+) -> Result<EventSpec, SpecError> {
+    let (terms, mods) = split_terms(spec, part, slash)?;
+    let event = &part[..slash];
+    let t = parse_term_list(spec, terms, |_, key, _, _| {
+        Err(SpecError::UnsupportedTerm {
+            spec: spec.to_string(),
+            event: event.to_string(),
+            term: key.to_string(),
+            suggestions: nearest(key, ["period", "freq", "name"]),
+        })
+    })?;
+    Ok(mods.apply(new_spec(kind, part, t)))
+}
+
 fn parse_pmu_item(
     spec: &str,
     part: &str,
@@ -486,19 +622,7 @@ fn parse_pmu_item(
             part: part.to_string(),
         });
     }
-    let rest = &part[slash + 1..];
-    let Some(close) = rest.find('/') else {
-        return Err(SpecError::Unterminated {
-            spec: spec.to_string(),
-            part: part.to_string(),
-        });
-    };
-    let terms = &rest[..close];
-    let after = &rest[close + 1..];
-    let mods = match after.strip_prefix(':') {
-        Some(m) => parse_modifiers(spec, part, m, true)?,
-        None => parse_modifiers(spec, part, after, false)?,
-    };
+    let (terms, mods) = split_terms(spec, part, slash)?;
     let default_format;
     let format = match formats.get(pmu) {
         Some(f) => f,
@@ -508,21 +632,13 @@ fn parse_pmu_item(
         }
     };
     let t = parse_terms(spec, pmu, terms, format)?;
-    Ok(mods.apply(EventSpec {
-        kind: EventKind::Pmu {
-            pmu: pmu.to_string(),
-            config: t.words[0],
-            config1: t.words[1],
-            config2: t.words[2],
-        },
-        name: t.name.unwrap_or_else(|| part.to_string()),
-        period: t.period,
-        freq: t.freq,
-        exclude_user: false,
-        exclude_kernel: false,
-        exclude_hv: false,
-        precise: 0,
-    }))
+    let kind = EventKind::Pmu {
+        pmu: pmu.to_string(),
+        config: t.words[0],
+        config1: t.words[1],
+        config2: t.words[2],
+    };
+    Ok(mods.apply(new_spec(kind, part, t)))
 }
 
 /// PMU directory names: letters, digits, `_`, `-`, `.`.
@@ -535,6 +651,7 @@ fn valid_pmu_name(pmu: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
+#[derive(Default)]
 struct Terms {
     words: [u64; 3],
     name: Option<String>,
@@ -542,16 +659,26 @@ struct Terms {
     freq: Option<u64>,
 }
 
-fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<Terms, SpecError> {
+/// Decimal or `0x` hex; no value means 1 (`edge`).
+fn term_number(spec: &str, key: &str, value: Option<&str>) -> Result<u64, SpecError> {
+    match value {
+        None => Ok(1),
+        Some(v) => parse_number(v).ok_or_else(|| SpecError::BadNumber {
+            spec: spec.to_string(),
+            term: key.to_string(),
+            value: v.to_string(),
+        }),
+    }
+}
+
+/// A comma-separated term list: `name`, `period` and `freq` are handled here, every other
+/// term by `other(terms, key, value, term)`.
+fn parse_term_list<F>(spec: &str, text: &str, mut other: F) -> Result<Terms, SpecError>
+where
+    F: FnMut(&mut Terms, &str, Option<&str>, &str) -> Result<(), SpecError>,
+{
     let err_spec = || spec.to_string();
-    let mut t = Terms {
-        words: [0; 3],
-        name: None,
-        period: None,
-        freq: None,
-    };
-    // Format fields are laid over the config terms afterwards, whatever the order typed.
-    let mut fields = Vec::new();
+    let mut t = Terms::default();
     let mut seen: Vec<&str> = Vec::new();
     if text.trim().is_empty() {
         return Ok(t);
@@ -576,25 +703,6 @@ fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<
             });
         }
         seen.push(key);
-        let number = |value: Option<&str>| -> Result<u64, SpecError> {
-            match value {
-                None => Ok(1),
-                Some(v) => parse_number(v).ok_or_else(|| SpecError::BadNumber {
-                    spec: err_spec(),
-                    term: key.to_string(),
-                    value: v.to_string(),
-                }),
-            }
-        };
-        let required = |value: Option<&str>| -> Result<u64, SpecError> {
-            match value {
-                None | Some("") => Err(SpecError::MissingValue {
-                    spec: err_spec(),
-                    term: key.to_string(),
-                }),
-                Some(_) => number(value),
-            }
-        };
         match key {
             "name" => {
                 let v = value.map(unquote).unwrap_or("");
@@ -607,7 +715,13 @@ fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<
                 t.name = Some(v.to_string());
             }
             "period" | "freq" => {
-                let v = required(value)?;
+                if matches!(value, None | Some("")) {
+                    return Err(SpecError::MissingValue {
+                        spec: err_spec(),
+                        term: key.to_string(),
+                    });
+                }
+                let v = term_number(spec, key, value)?;
                 if v == 0 {
                     return Err(SpecError::BadTerm {
                         spec: err_spec(),
@@ -621,9 +735,28 @@ fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<
                     t.freq = Some(v);
                 }
             }
-            "config" => t.words[0] = number(value)?,
-            "config1" => t.words[1] = number(value)?,
-            "config2" => t.words[2] = number(value)?,
+            _ => other(&mut t, key, value, term)?,
+        }
+    }
+    if t.period.is_some() && t.freq.is_some() {
+        return Err(SpecError::BadTerm {
+            spec: err_spec(),
+            term: "freq".to_string(),
+            reason: "period and freq exclude each other",
+        });
+    }
+    Ok(t)
+}
+
+fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<Terms, SpecError> {
+    let err_spec = || spec.to_string();
+    // Format fields are laid over the config terms afterwards, whatever the order typed.
+    let mut fields = Vec::new();
+    let mut t = parse_term_list(spec, text, |t, key, value, term| {
+        match key {
+            "config" => t.words[0] = term_number(spec, key, value)?,
+            "config1" => t.words[1] = term_number(spec, key, value)?,
+            "config2" => t.words[2] = term_number(spec, key, value)?,
             _ => {
                 let Some(field) = format.get(key) else {
                     let candidates: Vec<String> = BUILTIN_TERMS
@@ -640,7 +773,7 @@ fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<
                         all_terms: candidates,
                     });
                 };
-                let v = number(value)?;
+                let v = term_number(spec, key, value)?;
                 let bits = field.encode(v).ok_or_else(|| SpecError::ValueTooBig {
                     spec: err_spec(),
                     term: key.to_string(),
@@ -662,14 +795,8 @@ fn parse_terms(spec: &str, pmu: &str, text: &str, format: &PmuFormat) -> Result<
                 fields.push((word, field.mask, bits));
             }
         }
-    }
-    if t.period.is_some() && t.freq.is_some() {
-        return Err(SpecError::BadTerm {
-            spec: err_spec(),
-            term: "freq".to_string(),
-            reason: "period and freq exclude each other",
-        });
-    }
+        Ok(())
+    })?;
     for (word, mask, bits) in fields {
         t.words[word] = (t.words[word] & !mask) | bits;
     }
@@ -696,12 +823,39 @@ fn unquote(v: &str) -> &str {
     v
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+/// The attr bits a modifier string sets, as perf's `get_event_modifier` sets them for one
+/// event (not a group).
+#[derive(Clone, Copy, Debug)]
 struct Modifiers {
     exclude_user: bool,
     exclude_kernel: bool,
     exclude_hv: bool,
+    exclude_host: bool,
+    exclude_guest: bool,
+    exclude_idle: bool,
     precise: u8,
+    sample_read: bool,
+    pinned: bool,
+    exclusive: bool,
+}
+
+impl Default for Modifiers {
+    /// No modifier: perf's `event_attr_init` excludes the guest (`perf_guest` is false unless
+    /// perf runs with `--guest`).
+    fn default() -> Modifiers {
+        Modifiers {
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_host: false,
+            exclude_guest: true,
+            exclude_idle: false,
+            precise: 0,
+            sample_read: false,
+            pinned: false,
+            exclusive: false,
+        }
+    }
 }
 
 impl Modifiers {
@@ -709,13 +863,34 @@ impl Modifiers {
         spec.exclude_user = self.exclude_user;
         spec.exclude_kernel = self.exclude_kernel;
         spec.exclude_hv = self.exclude_hv;
+        spec.exclude_host = self.exclude_host;
+        spec.exclude_guest = self.exclude_guest;
+        spec.exclude_idle = self.exclude_idle;
         spec.precise = self.precise;
+        spec.sample_read = self.sample_read;
+        spec.pinned = self.pinned;
+        spec.exclusive = self.exclusive;
         spec
     }
 }
 
-/// `u`, `k`, `h` select what is counted (the others excluded); each `p` raises the precise
-/// level. `after_colon`: the text followed a `:`, so it may not be empty.
+/// Why a modifier perf knows is refused; `None` for the ones honoured.
+fn refused_modifier(c: char) -> Option<&'static str> {
+    Some(match c {
+        'P' => "it asks for the highest precise level the PMU allows, which perf finds by opening the event at levels 3, 2, 1 in turn; give p, pp or ppp",
+        'W' => "weak groups are a perf tool feature (and event groups are not accepted)",
+        'b' => "BPF counters are a perf stat feature",
+        'R' => "retirement latency sampling is a perf tool feature",
+        'X' => "it keeps perf from regrouping events, and cpiflame does not regroup",
+        _ => return None,
+    })
+}
+
+/// Parses modifiers after perf's `get_event_modifier`: the first of `u`, `k`, `h` excludes
+/// all three, and each then counts its own level again; the first of `G`, `H` excludes guest
+/// and host, and each then counts its own again; `u` and `p` exclude the guest unless `G` or
+/// `H` came first; a modifier string drops the default guest exclusion otherwise.
+/// `after_colon`: the text followed a `:`, so it may not be empty.
 fn parse_modifiers(
     spec: &str,
     part: &str,
@@ -732,36 +907,86 @@ fn parse_modifiers(
         }
         return Ok(Modifiers::default());
     }
-    let (mut u, mut k, mut h, mut p) = (false, false, false, 0u32);
-    for c in text.chars() {
+    let err_parts = || (spec.to_string(), part.to_string());
+    let mut m = Modifiers {
+        exclude_guest: false,
+        ..Modifiers::default()
+    };
+    let (mut exclude, mut exclude_gh, mut precise) = (false, false, 0u32);
+    for (i, c) in text.char_indices() {
+        if c != 'p' && text[..i].contains(c) {
+            let (spec, part) = err_parts();
+            return Err(SpecError::DuplicateModifier {
+                spec,
+                part,
+                modifier: c,
+            });
+        }
+        if let Some(reason) = refused_modifier(c) {
+            let (spec, part) = err_parts();
+            return Err(SpecError::RefusedModifier {
+                spec,
+                part,
+                modifier: c,
+                reason,
+            });
+        }
         match c {
-            'u' => u = true,
-            'k' => k = true,
-            'h' => h = true,
-            'p' => p += 1,
+            'u' | 'k' | 'h' => {
+                if !exclude {
+                    exclude = true;
+                    (m.exclude_user, m.exclude_kernel, m.exclude_hv) = (true, true, true);
+                }
+                match c {
+                    'u' => m.exclude_user = false,
+                    'k' => m.exclude_kernel = false,
+                    _ => m.exclude_hv = false,
+                }
+                if c == 'u' && !exclude_gh {
+                    m.exclude_guest = true;
+                }
+            }
+            'G' | 'H' => {
+                if !exclude_gh {
+                    exclude_gh = true;
+                    (m.exclude_guest, m.exclude_host) = (true, true);
+                }
+                if c == 'G' {
+                    m.exclude_guest = false;
+                } else {
+                    m.exclude_host = false;
+                }
+            }
+            'p' => {
+                precise += 1;
+                // perf: "use of precise requires exclude_guest".
+                if !exclude_gh {
+                    m.exclude_guest = true;
+                }
+            }
+            'I' => m.exclude_idle = true,
+            'S' => m.sample_read = true,
+            'D' => m.pinned = true,
+            'e' => m.exclusive = true,
             _ => {
+                let (spec, part) = err_parts();
                 return Err(SpecError::UnknownModifier {
-                    spec: spec.to_string(),
-                    part: part.to_string(),
+                    spec,
+                    part,
                     modifier: c,
-                })
+                });
             }
         }
     }
-    if p > 3 {
+    if precise > 3 {
         return Err(SpecError::BadModifiers {
             spec: spec.to_string(),
             part: part.to_string(),
             reason: "precise level above 3 (p, pp or ppp)",
         });
     }
-    let any = u || k || h;
-    Ok(Modifiers {
-        exclude_user: any && !u,
-        exclude_kernel: any && !k,
-        exclude_hv: any && !h,
-        precise: p as u8,
-    })
+    m.precise = precise as u8;
+    Ok(m)
 }
 
 /// Levenshtein distance over chars, ignoring ASCII case.
@@ -844,7 +1069,8 @@ impl EventKind {
     }
 
     /// [`EventKind::resolve`] reading the PMU's type under `sysfs_root` (normally `/sys`) when
-    /// the spec names one.
+    /// the spec names one. Only the config words: [`EventSpec::resolve_in`] gives every attr
+    /// field a spec fixes.
     pub fn resolve_in(&self, sysfs_root: &Path) -> io::Result<AttrConfig> {
         match self.pmu() {
             Some(pmu) => Ok(self.resolve(pmu_type(sysfs_root, pmu)?)),
@@ -883,7 +1109,7 @@ pub fn pmu_type(sysfs_root: &Path, pmu: &str) -> io::Result<u32> {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
-                "{}: not a PMU type number: {:?}",
+                "{}: not a PMU type number: '{}'",
                 path.display(),
                 text.trim()
             ),
@@ -1142,12 +1368,14 @@ mod tests {
         let e = err("cycles:x");
         assert_eq!(
             e.to_string(),
-            "unknown modifier 'x' in 'cycles:x' (supported: u, k, h, p, pp, ppp)"
+            "unknown modifier 'x' in 'cycles:x' (supported: u, k, h, G, H, I, p, pp, ppp, S, D, e)"
         );
         assert!(matches!(
-            err("cpu/event=0x3c/G"),
-            SpecError::UnknownModifier { modifier: 'G', .. }
+            err("cpu/event=0x3c/Z"),
+            SpecError::UnknownModifier { modifier: 'Z', .. }
         ));
+        let s = one("cpu/event=0x3c/G");
+        assert!(s.exclude_host && !s.exclude_guest);
     }
 
     #[test]
