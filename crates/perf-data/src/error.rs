@@ -59,9 +59,6 @@ pub enum ErrorKind {
     /// PERF_RECORD_COMPRESSED data (`perf record -z`).
     #[error("compressed records (perf record -z) are not supported; record without -z")]
     Compressed,
-    /// linux-perf-data rejected the header or a feature section.
-    #[error("header: {0}")]
-    Header(String),
 }
 
 /// An error while reading a perf.data file: the file, the offset at fault if known, and what.

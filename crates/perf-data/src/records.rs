@@ -10,10 +10,11 @@
 use std::collections::VecDeque;
 
 use crate::abi::{misc, record, sample};
-use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor};
+use crate::attr::EventAttr;
+use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor, Endian};
 use crate::error::{ErrorKind, ReadError};
 use crate::file::{IdLayout, PerfData};
-use crate::sample::{parse_sample, Sample};
+use crate::sample::{parse_read, parse_sample, ReadView, Sample};
 
 /// A mapping of a file (or anonymous memory) into a process: MMAP and MMAP2 records.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -298,37 +299,7 @@ impl PerfData {
 
     /// Time of a record (sample field, or sample_id trailer), if it has one.
     fn time_of(&self, rtype: u32, attr: usize, body: &[u8]) -> Option<u64> {
-        let a = &self.attrs[attr];
-        let t = a.sample_type;
-        if t & sample::TIME == 0 {
-            return None;
-        }
-        if rtype == record::SAMPLE {
-            let mut off = 0;
-            for bit in [sample::IDENTIFIER, sample::IP, sample::TID] {
-                if t & bit != 0 {
-                    off += 8;
-                }
-            }
-            u64_at(body, off, self.endian)
-        } else if rtype < record::USER_TYPE_START && a.sample_id_all() {
-            let mut from_end = 8;
-            for bit in [
-                sample::ID,
-                sample::STREAM_ID,
-                sample::CPU,
-                sample::IDENTIFIER,
-            ] {
-                if t & bit != 0 {
-                    from_end += 8;
-                }
-            }
-            body.len()
-                .checked_sub(from_end)
-                .and_then(|o| u64_at(body, o, self.endian))
-        } else {
-            None
-        }
+        record_time(&self.attrs[attr], rtype, body, self.endian)
     }
 
     /// Parses the record whose header is at `offset` (already checked by `next_header`).
@@ -609,4 +580,119 @@ pub fn parse_side_band(
         _ => RecordKind::Other,
     };
     Ok(kind)
+}
+
+/// Time of a record of event `attr` with body `body` (after the header): the sample's TIME,
+/// or the TIME of the sample_id trailer of a kernel side-band record; `None` if it has none.
+fn record_time(attr: &EventAttr, rtype: u32, body: &[u8], e: Endian) -> Option<u64> {
+    let t = attr.sample_type;
+    if t & sample::TIME == 0 {
+        return None;
+    }
+    if rtype == record::SAMPLE {
+        let mut off = 0;
+        for bit in [sample::IDENTIFIER, sample::IP, sample::TID] {
+            if t & bit != 0 {
+                off += 8;
+            }
+        }
+        u64_at(body, off, e)
+    } else if rtype < record::USER_TYPE_START && attr.sample_id_all() {
+        let mut from_end = 8;
+        for bit in [
+            sample::ID,
+            sample::STREAM_ID,
+            sample::CPU,
+            sample::IDENTIFIER,
+        ] {
+            if t & bit != 0 {
+                from_end += 8;
+            }
+        }
+        body.len()
+            .checked_sub(from_end)
+            .and_then(|o| u64_at(body, o, e))
+    } else {
+        None
+    }
+}
+
+/// One record borrowed whole (header and body), parsed with the reader's parsers: how the
+/// recorder and `stat` read the records they drain from ring buffers, one at a time and
+/// without a file around them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// `perf_event_header.type`.
+    pub record_type: u32,
+    /// `perf_event_header.misc`.
+    pub misc: u16,
+    /// The record after its 8-byte header.
+    pub body: &'a [u8],
+    endian: Endian,
+}
+
+/// A PERF_RECORD_READ: the counts of thread `tid` of `pid` (written at its exit with
+/// `inherit_stat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadRecord<'a> {
+    pub pid: i32,
+    pub tid: i32,
+    pub values: ReadView<'a>,
+}
+
+impl<'a> RecordView<'a> {
+    /// The record at the start of `bytes`; `None` when `bytes` is shorter than a record
+    /// header or than the size the header states, or that size is below a header's.
+    pub fn parse(bytes: &'a [u8], endian: Endian) -> Option<RecordView<'a>> {
+        let record_type = u32_at(bytes, 0, endian)?;
+        let misc = u16_at(bytes, 4, endian)?;
+        let size = usize::from(u16_at(bytes, 6, endian)?);
+        let body = bytes.get(crate::abi::EVENT_HEADER_SIZE..size)?;
+        Some(RecordView {
+            record_type,
+            misc,
+            body,
+            endian,
+        })
+    }
+
+    /// The fields of a non-sample record of event `attr`: the body without its sample_id
+    /// trailer.
+    pub fn fields(&self, attr: &EventAttr) -> &'a [u8] {
+        &self.body[..self.body.len().saturating_sub(attr.sample_id_size())]
+    }
+
+    /// The record's time (see [`Record::time`]), read per the layout of event `attr`.
+    pub fn time(&self, attr: &EventAttr) -> Option<u64> {
+        record_time(attr, self.record_type, self.body, self.endian)
+    }
+
+    /// The sample of event `attr` (index `attr_index`) this PERF_RECORD_SAMPLE holds.
+    pub fn sample(&self, attr_index: usize, attr: &EventAttr) -> Result<Sample<'a>, &'static str> {
+        if self.record_type != record::SAMPLE {
+            return Err("not a sample record");
+        }
+        parse_sample(self.body, self.misc, attr_index, attr, self.endian)
+    }
+
+    /// What a non-sample kernel record of event `attr` says (see [`parse_side_band`]).
+    pub fn side_band(&self, attr: &EventAttr) -> Result<RecordKind<'a>, &'static str> {
+        parse_side_band(self.record_type, self.misc, self.fields(attr), self.endian)
+    }
+
+    /// The counts of a PERF_RECORD_READ of event `attr` (laid out per its read_format).
+    pub fn read(&self, attr: &EventAttr) -> Result<ReadRecord<'a>, &'static str> {
+        if self.record_type != record::READ {
+            return Err("not a read record");
+        }
+        let mut c = Cursor::new(self.fields(attr), self.endian);
+        let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+            return Err("read pid/tid");
+        };
+        Ok(ReadRecord {
+            pid: pid as i32,
+            tid: tid as i32,
+            values: parse_read(&mut c, attr.read_format)?,
+        })
+    }
 }

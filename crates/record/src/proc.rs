@@ -4,7 +4,7 @@
 use std::io;
 
 use cpiflame_perf_data::abi::misc;
-use cpiflame_perf_data::write::{comm_record, mmap2_record, AttrSpec, Mmap2, SampleId};
+use cpiflame_perf_data::write::{comm_record, mmap2_record, EventAttr, Mmap2, SampleId};
 
 /// Thread ids of process `pid` (`/proc/PID/task`).
 pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
@@ -72,7 +72,7 @@ pub fn parse_maps(text: &str) -> Vec<MapsLine> {
 }
 
 /// COMM records for every thread and MMAP2 records for every executable mapping of `pid`.
-pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
+pub fn synthesize(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
     let mut records = Vec::new();
     let sample_id = |tid| SampleId {
         pid,
@@ -85,14 +85,10 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
     for tid in threads(pid)? {
         let comm =
             std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
-        records.push(comm_record(
-            attr,
-            pid,
-            tid,
-            comm.trim_end(),
-            false,
-            &sample_id(tid),
-        )?);
+        records.push(
+            comm_record(attr, pid, tid, comm.trim_end(), false, &sample_id(tid))
+                .map_err(io::Error::other)?,
+        );
     }
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
     for m in parse_maps(&maps) {
@@ -111,7 +107,7 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
             misc: misc::USER,
             ..Mmap2::default()
         };
-        records.push(mmap2_record(attr, &record, &sample_id(pid))?);
+        records.push(mmap2_record(attr, &record, &sample_id(pid)).map_err(io::Error::other)?);
     }
     Ok(records)
 }
@@ -119,7 +115,7 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
 /// The MMAP2 record perf writes for the kernel image: `[kernel.kallsyms]_text` from `_text`
 /// to the top of the address space, file offset `_text` (what perf expects to relocate
 /// kernel symbols). `None` when `/proc/kallsyms` hides addresses.
-pub fn kernel_mmap(attr: &AttrSpec) -> Option<Vec<u8>> {
+pub fn kernel_mmap(attr: &EventAttr) -> Option<Vec<u8>> {
     let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
     let start = text.lines().find_map(|l| {
         let mut w = l.split_whitespace();
