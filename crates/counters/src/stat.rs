@@ -553,4 +553,91 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn exit_records_give_thread_counts_and_names() {
+        use cpiflame_perf_data::write::{
+            comm_record, fork_record, read_record, ReadValue, ReadValues, SampleId,
+        };
+        let event = CountEvent {
+            type_: 1,
+            config: 1,
+            config1: 0,
+            config2: 0,
+            name: "task-clock".into(),
+            exclude_user: false,
+            exclude_kernel: false,
+        };
+        let attr = attr_for(&event, true, true);
+        let ids = BTreeMap::from([(42u64, 0usize)]);
+        let sid = SampleId {
+            pid: 7,
+            tid: 8,
+            id: 42,
+            ..SampleId::default()
+        };
+        let mut exits = Exits::default();
+        exits.comms.insert(7, "app".into());
+        let records = [
+            fork_record(&attr, 7, 7, 8, 7, 0, &sid).unwrap(),
+            read_record(
+                &attr,
+                7,
+                8,
+                &ReadValues {
+                    time_enabled: 100,
+                    time_running: 50,
+                    values: vec![ReadValue {
+                        value: 1234,
+                        id: 42,
+                        lost: 0,
+                    }],
+                },
+                &sid,
+            )
+            .unwrap(),
+            // A READ of an id that is none of ours is ignored.
+            read_record(
+                &attr,
+                7,
+                9,
+                &ReadValues {
+                    time_enabled: 1,
+                    time_running: 1,
+                    values: vec![ReadValue {
+                        value: 1,
+                        id: 43,
+                        lost: 0,
+                    }],
+                },
+                &sid,
+            )
+            .unwrap(),
+        ];
+        for r in &records {
+            exits.on_record(r, &attr, &ids, 1);
+        }
+        assert_eq!(exits.comms[&8], "app", "a new thread has its parent's name");
+        exits.on_record(
+            &comm_record(&attr, 7, 8, "worker", false, &sid).unwrap(),
+            &attr,
+            &ids,
+            1,
+        );
+        assert_eq!(exits.comms[&8], "worker");
+        assert_eq!(
+            exits.exited.into_iter().collect::<Vec<_>>(),
+            [(
+                8,
+                (
+                    7,
+                    vec![EventCount {
+                        value: 1234,
+                        time_enabled: 100,
+                        time_running: 50
+                    }]
+                )
+            )]
+        );
+    }
 }

@@ -696,3 +696,110 @@ impl<'a> RecordView<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{read_format, sample as st};
+    use crate::attr_flags;
+    use crate::write::{
+        comm_record, lost_record, read_record, sample_record, ReadValue, ReadValues, SampleFields,
+        SampleId,
+    };
+
+    /// The layout the recorder asks for: every side-band record ends with a 32-byte trailer.
+    fn attr() -> EventAttr {
+        EventAttr {
+            sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD,
+            read_format: read_format::TOTAL_TIME_ENABLED
+                | read_format::TOTAL_TIME_RUNNING
+                | read_format::ID,
+            flags: attr_flags::SAMPLE_ID_ALL,
+            ..EventAttr::default()
+        }
+    }
+
+    fn sid(time: u64) -> SampleId {
+        SampleId {
+            pid: 7,
+            tid: 8,
+            time,
+            id: 42,
+            stream_id: 0,
+            cpu: 1,
+        }
+    }
+
+    #[test]
+    fn views_read_what_the_writer_builds() {
+        let a = attr();
+        let comm = comm_record(&a, 7, 8, "worker", true, &sid(5)).unwrap();
+        let view = RecordView::parse(&comm, Endian::NATIVE).unwrap();
+        assert_eq!(view.record_type, record::COMM);
+        assert_eq!(view.time(&a), Some(5));
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Comm {
+                pid: 7,
+                tid: 8,
+                name: b"worker",
+                exec: true
+            })
+        );
+
+        let lost = lost_record(&a, 42, 99, &sid(6)).unwrap();
+        let view = RecordView::parse(&lost, Endian::NATIVE).unwrap();
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Lost { id: 42, lost: 99 })
+        );
+
+        let fields = SampleFields {
+            id: 42,
+            ip: 0x401000,
+            pid: 7,
+            tid: 8,
+            time: 9,
+            cpu: 1,
+            period: 1000,
+            ..SampleFields::default()
+        };
+        let sample = sample_record(&a, &fields).unwrap();
+        let view = RecordView::parse(&sample, Endian::NATIVE).unwrap();
+        assert_eq!(view.time(&a), Some(9));
+        let s = view.sample(3, &a).unwrap();
+        assert_eq!(
+            (s.attr, s.id, s.ip, s.period),
+            (3, Some(42), Some(0x401000), Some(1000))
+        );
+        assert!(view.side_band(&a).is_ok_and(|k| k == RecordKind::Other));
+
+        let values = ReadValues {
+            time_enabled: 100,
+            time_running: 50,
+            values: vec![ReadValue {
+                value: 1234,
+                id: 42,
+                lost: 0,
+            }],
+        };
+        let read = read_record(&a, 7, 8, &values, &sid(10)).unwrap();
+        let view = RecordView::parse(&read, Endian::NATIVE).unwrap();
+        let r = view.read(&a).unwrap();
+        assert_eq!((r.pid, r.tid), (7, 8));
+        assert_eq!(r.values.time_enabled, Some(100));
+        assert_eq!(r.values.time_running, Some(50));
+        assert_eq!(r.values.values(), [(1234, Some(42))]);
+        assert!(view.sample(0, &a).is_err());
+    }
+
+    #[test]
+    fn views_refuse_cut_records() {
+        let comm = comm_record(&attr(), 7, 8, "worker", false, &sid(5)).unwrap();
+        assert!(RecordView::parse(&comm[..comm.len() - 8], Endian::NATIVE).is_none());
+        assert!(RecordView::parse(&comm[..6], Endian::NATIVE).is_none());
+        let mut tiny = comm.clone();
+        tiny[6..8].copy_from_slice(&4u16.to_ne_bytes());
+        assert!(RecordView::parse(&tiny, Endian::NATIVE).is_none());
+    }
+}

@@ -972,3 +972,30 @@ pub fn probe(events: &[EventConfig]) -> Result<(), RecordError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An fd that is not a perf event makes PERF_EVENT_IOC_ENABLE fail (ENOTTY): the
+    /// recording must stop with the event named, not go on recording nothing.
+    #[test]
+    fn a_failed_enable_is_an_error_naming_the_event() {
+        let file = |path: &str| File::open(path).unwrap();
+        let opened = Opened {
+            fds: vec![file("/dev/null"), file("/dev/null")],
+            ring_fds: vec![0],
+            redirects: Vec::new(),
+            ids: vec![vec![1], vec![2]],
+            event_of: vec![0, 1],
+        };
+        let names = ["cpu-clock".to_string(), "page-faults".to_string()];
+        let e = enable_all(&opened, &names, 1234).unwrap_err();
+        let message = e.to_string();
+        assert!(matches!(e, RecordError::Open(_)), "{message}");
+        assert!(message.contains("event cpu-clock"), "{message}");
+        assert!(message.contains("process 1234"), "{message}");
+        assert!(message.contains("ENOTTY"), "{message}");
+        assert!(!message.contains("os error"), "{message}");
+    }
+}

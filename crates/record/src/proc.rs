@@ -146,24 +146,18 @@ pub fn kernel_mmap(attr: &EventAttr) -> Option<Vec<u8>> {
     mmap2_record(attr, &record, &sample_id).ok()
 }
 
-/// Build id of the running kernel (`/sys/kernel/notes`).
+/// Build id of the running kernel: the GNU build-id note of `/sys/kernel/notes` (ELF notes,
+/// 4-byte aligned, in the host's byte order).
 pub fn kernel_build_id() -> Option<Vec<u8>> {
+    use object::elf::{FileHeader64, ELF_NOTE_GNU, NT_GNU_BUILD_ID};
+    use object::read::elf::NoteIterator;
+    use object::NativeEndian;
     let notes = std::fs::read("/sys/kernel/notes").ok()?;
-    let mut rest = &notes[..];
-    while rest.len() >= 12 {
-        let word = |i: usize| {
-            u32::from_ne_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]) as usize
-        };
-        let (namesz, descsz, kind) = (word(0), word(4), word(8));
-        let name_end = 12 + namesz.div_ceil(4) * 4;
-        let desc_end = name_end + descsz.div_ceil(4) * 4;
-        if desc_end > rest.len() {
-            return None;
+    let mut iter = NoteIterator::<FileHeader64<NativeEndian>>::new(NativeEndian, 4, &notes).ok()?;
+    while let Ok(Some(note)) = iter.next() {
+        if note.name() == ELF_NOTE_GNU && note.n_type(NativeEndian) == NT_GNU_BUILD_ID {
+            return Some(note.desc().to_vec());
         }
-        if kind == 3 && rest.get(12..12 + namesz) == Some(b"GNU\0") {
-            return Some(rest[name_end..name_end + descsz].to_vec());
-        }
-        rest = &rest[desc_end..];
     }
     None
 }
@@ -186,5 +180,18 @@ mod tests {
         assert_eq!(m[0].path, "/usr/bin/app");
         assert_eq!(m[1].path, "//anon");
         assert_eq!(m[2].path, "[vdso]");
+    }
+
+    #[test]
+    fn kernel_build_id_matches_the_notes_file() {
+        // What perf itself reads: the desc of the GNU build-id note, 20 bytes for SHA-1.
+        match (std::fs::read("/sys/kernel/notes"), kernel_build_id()) {
+            (Ok(notes), Some(id)) => {
+                assert!(!id.is_empty() && id.len() <= 20, "{id:x?}");
+                assert!(notes.windows(id.len()).any(|w| w == id));
+            }
+            (Ok(_), None) => eprintln!("skipped: the kernel has no build-id note"),
+            (Err(e), _) => eprintln!("skipped: /sys/kernel/notes: {e}"),
+        }
     }
 }
