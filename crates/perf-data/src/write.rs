@@ -15,10 +15,8 @@
 //! Everything is written in the host's byte order with the matching magic (as perf does), so
 //! records drained from a kernel ring buffer can be appended unchanged.
 //!
-//! `perf_event_attr` is written in its [`ATTR_SIZE`] = 128-byte form (`PERF_ATTR_SIZE_VER7`,
-//! Linux 5.13+, ending with `sig_data`): that is what perf 5.13 to 6.2 write, and perf refuses
-//! attrs *larger* than its own struct (`read_attr` in `tools/perf/util/header.c`), while newer
-//! perf reads smaller ones fine.
+//! Attrs are written by [`EventAttr::encode`], in their [`ATTR_SIZE`]-byte form (its doc says
+//! why that size).
 
 use std::fmt;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -490,7 +488,7 @@ impl<W: Write + Seek> PerfDataWriter<W> {
     /// mid-run leaves a file whose header says data size 0), the ids and the attr section,
     /// then positions at the data section.
     ///
-    /// Errors if `attrs` is empty or an attr cannot be encoded (see [`EventAttr::flags_word`]).
+    /// Errors if `attrs` is empty or an event name contains a NUL byte, and when the output fails.
     pub fn new(mut out: W, attrs: Vec<EventAttr>) -> Result<Self> {
         if attrs.is_empty() {
             return Err(WriteError::NoAttrs);
