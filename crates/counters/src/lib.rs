@@ -1,5 +1,10 @@
-//! Counting: opening perf events and reading their values. Used by the recorder (to open
-//! sampled events), by `cpiflame stat` and by the region-marker library.
+//! Counting: opens perf events (perf_event_open, the ioctls, the ring buffers) and reads their
+//! values, for the recorder (which opens its sampled events here), `cpiflame stat` and the
+//! region-marker library.
+//!
+//! This crate must never leave a measured command running unreaped or held stopped, nor
+//! report a count it did not read from the kernel: an event that will not open is an error
+//! explained in words (errno, the sysctl to change), not a zero.
 //!
 //! - [`child`]: the measured command, held between fork and exec until its events are open.
 //! - [`ring`]: draining a perf ring buffer.

@@ -748,12 +748,12 @@ mod tests {
     #[test]
     fn software_event_page_says_rdpmc_is_unavailable() {
         use cpiflame_perf_data::abi::attr_type;
-        use cpiflame_perf_data::write::AttrSpec;
-        let attr = AttrSpec {
+        use cpiflame_perf_data::write::EventAttr;
+        let attr = EventAttr {
             type_: attr_type::SOFTWARE,
             config: 1, // task-clock
             read_format: crate::read::READ_FORMAT,
-            ..AttrSpec::default()
+            ..EventAttr::default()
         };
         let fd = match crate::sys::open(&attr, 0, -1, None) {
             Ok(fd) => fd,

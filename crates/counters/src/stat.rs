@@ -12,7 +12,8 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use cpiflame_perf_data::abi::{record as rt, sample as st};
-use cpiflame_perf_data::write::{attr_flags, AttrSpec};
+use cpiflame_perf_data::write::{attr_flags, EventAttr};
+use cpiflame_perf_data::{Endian, RecordKind, RecordView};
 
 use crate::child::{self, ExitStatus};
 use crate::read::{read_single, Reading, READ_FORMAT};
@@ -127,7 +128,7 @@ impl std::fmt::Display for StatError {
 
 impl std::error::Error for StatError {}
 
-fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> AttrSpec {
+fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> EventAttr {
     let mut flags = attr_flags::INHERIT | attr_flags::INHERIT_STAT | attr_flags::SAMPLE_ID_ALL;
     if leader {
         flags |= attr_flags::DISABLED;
@@ -141,7 +142,7 @@ fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> AttrSpec {
     if e.exclude_kernel || !kernel_allowed() {
         flags |= attr_flags::EXCLUDE_KERNEL;
     }
-    AttrSpec {
+    EventAttr {
         type_: e.type_,
         config: e.config,
         config1: e.config1,
@@ -149,8 +150,8 @@ fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> AttrSpec {
         sample_type: st::IDENTIFIER | st::TID,
         read_format: READ_FORMAT,
         flags,
-        name: e.name.clone(),
-        ..AttrSpec::default()
+        name: Some(e.name.clone()),
+        ..EventAttr::default()
     }
 }
 
@@ -181,7 +182,9 @@ pub fn probe(groups: &[Vec<CountEvent>]) -> Result<(), StatError> {
     Ok(())
 }
 
-/// Runs the command and counts its events.
+/// Runs the command and counts its events: opens them on the held command, starts it,
+/// collects the READ records of threads that exit until it ends, reads the totals, and
+/// attributes them to threads.
 pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
     let events: Vec<&CountEvent> = options.groups.iter().flatten().collect();
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
@@ -199,23 +202,80 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
         program: program.clone(),
         source,
     })?;
+    let mut opened = open_counters(&options.groups, held.pid)?;
+
+    child::forward_signals(held.pid);
+    let started = Instant::now();
+    if let Err(source) = held.start() {
+        return Err(StatError::Exec { program, source });
+    }
+    // The command's name until its exec COMM record says otherwise.
+    let program_name: String = program
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(15)
+        .collect();
+    let mut exits = Exits::default();
+    exits.comms.insert(held.pid, program_name.clone());
+    let status = loop {
+        // SAFETY: a plain sleep between polls of the child.
+        unsafe { libc::usleep(20_000) };
+        opened.drain(&mut exits);
+        if let Some(status) = held.try_wait() {
+            break status;
+        }
+    };
+    let elapsed = started.elapsed();
+    opened.drain(&mut exits);
+
+    let totals = opened.read_totals(&names)?;
+    let attributed = attribute_to_threads(&totals, exits, held.pid, &program_name);
+    Ok(StatReport {
+        events: names,
+        totals,
+        threads: attributed.threads,
+        unattributed: attributed.unattributed,
+        unreported: attributed.unreported,
+        elapsed,
+        status,
+    })
+}
+
+/// The counters of a stat run, open on the held command.
+struct Opened {
+    /// fds[event][cpu].
+    fds: Vec<Vec<File>>,
+    id_to_event: BTreeMap<u64, usize>,
+    /// One per CPU, owned by the first event's fd of that CPU.
+    rings: Vec<Ring>,
+    /// The attr of the ring owners, whose layout (sample_id trailer, read_format) every
+    /// record in the rings has.
+    ring_attr: EventAttr,
+}
+
+/// Opens every group on every CPU for `pid`. The first event of every CPU also carries the
+/// ring buffer that receives the READ records of exiting threads (COMM and FORK too, for
+/// their names).
+fn open_counters(groups: &[Vec<CountEvent>], pid: i32) -> Result<Opened, StatError> {
     let cpus = online_cpus();
-    // fds[event][cpu]; the first event of every CPU also carries the ring buffer that
-    // receives the READ records of exiting threads (COMM and EXIT too, for their names).
-    let mut fds: Vec<Vec<File>> = (0..events.len()).map(|_| Vec::new()).collect();
+    let n_events = groups.iter().map(Vec::len).sum();
+    let mut fds: Vec<Vec<File>> = (0..n_events).map(|_| Vec::new()).collect();
     let mut id_to_event: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut rings: Vec<Ring> = Vec::new();
+    let mut ring_attr = EventAttr::default();
     let mut index = 0;
-    for group in &options.groups {
+    for group in groups {
         for &cpu in &cpus {
             let mut leader: Option<usize> = None;
             for (k, e) in group.iter().enumerate() {
                 let mut attr = attr_for(e, k == 0, true);
                 if index + k == 0 {
                     attr.flags |= attr_flags::COMM | attr_flags::TASK;
+                    ring_attr = attr.clone();
                 }
                 let group_fd = leader.map(|_| &fds[index][fds[index].len() - 1]);
-                let fd = sys::open(&attr, held.pid, cpu, group_fd)
+                let fd = sys::open(&attr, pid, cpu, group_fd)
                     .map_err(|err| StatError::Open(explain_open_error(&e.name, &err)))?;
                 let id = sys::event_id(&fd)
                     .map_err(|err| StatError::Open(format!("event {}: {err}", e.name)))?;
@@ -226,6 +286,7 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
         }
         index += group.len();
     }
+    let mut rings: Vec<Ring> = Vec::new();
     for cpu_index in 0..cpus.len() {
         let ring = Ring::map(&fds[0][cpu_index], 8, 4096)
             .map_err(|e| StatError::Io(format!("cannot map a ring buffer: {e}")))?;
@@ -235,65 +296,131 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
                 .map_err(|e| StatError::Io(format!("cannot share a ring buffer: {e}")))?;
         }
     }
+    Ok(Opened {
+        fds,
+        id_to_event,
+        rings,
+        ring_attr,
+    })
+}
 
-    child::forward_signals(held.pid);
-    let started = Instant::now();
-    if let Err(source) = held.start() {
-        return Err(StatError::Exec { program, source });
-    }
-    let mut exited: BTreeMap<i32, (i32, Vec<EventCount>)> = BTreeMap::new();
-    let mut comms: BTreeMap<i32, String> = BTreeMap::new();
-    // The command's name until its exec COMM record says otherwise.
-    let program_name: String = program
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(15)
-        .collect();
-    comms.insert(held.pid, program_name.clone());
-    let mut drain = |rings: &mut Vec<Ring>| {
-        for ring in rings.iter_mut() {
-            ring.drain(|r| on_record(r, &id_to_event, events.len(), &mut exited, &mut comms));
-        }
-    };
-    let status = loop {
-        // SAFETY: a plain sleep between polls of the child.
-        unsafe { libc::usleep(20_000) };
-        drain(&mut rings);
-        if let Some(status) = held.try_wait() {
-            break status;
-        }
-    };
-    let elapsed = started.elapsed();
-    drain(&mut rings);
-
-    let mut totals = vec![EventCount::default(); events.len()];
-    for (event, per_cpu) in fds.iter().enumerate() {
-        for fd in per_cpu {
-            let r = read_single(fd)
-                .map_err(|e| StatError::Io(format!("reading {}: {e}", names[event])))?;
-            totals[event].add_cpu(&r);
+impl Opened {
+    /// Hands every record waiting in the rings to [`Exits::on_record`].
+    fn drain(&mut self, exits: &mut Exits) {
+        let n_events = self.fds.len();
+        for ring in self.rings.iter_mut() {
+            ring.drain(|r| exits.on_record(r, &self.ring_attr, &self.id_to_event, n_events));
         }
     }
-    // Per-thread counts come from the READ records threads write when they exit; the main
-    // thread's are what the totals leave. Except: the kernel swaps the perf contexts of a
-    // parent and its inherited clone on a context switch (an optimization; inherit_stat keeps
-    // each task's counts with the task), and then the main thread exits holding the clone,
-    // writing a READ with its own counts, while the thread that got the original context
-    // writes none. The totals minus every READ are then that thread's.
-    let main_tid = held.pid;
-    let mut remainder = totals.clone();
+
+    /// Each event's total over the command and everything it started, summed over CPUs.
+    fn read_totals(&self, names: &[String]) -> Result<Vec<EventCount>, StatError> {
+        let mut totals = vec![EventCount::default(); self.fds.len()];
+        for (event, per_cpu) in self.fds.iter().enumerate() {
+            for fd in per_cpu {
+                let r = read_single(fd)
+                    .map_err(|e| StatError::Io(format!("reading {}: {e}", names[event])))?;
+                totals[event].add_cpu(&r);
+            }
+        }
+        Ok(totals)
+    }
+}
+
+/// What the rings said about threads as they ended.
+#[derive(Default)]
+struct Exits {
+    /// Per thread that wrote a READ record: (pid, its own counts per event).
+    exited: BTreeMap<i32, (i32, Vec<EventCount>)>,
+    /// Thread names, from COMM records and inherited at FORK.
+    comms: BTreeMap<i32, String>,
+}
+
+impl Exits {
+    /// Handles one record of a stat ring buffer: READ (a thread's counts at exit), FORK and
+    /// COMM (its name).
+    fn on_record(
+        &mut self,
+        record: &[u8],
+        attr: &EventAttr,
+        id_to_event: &BTreeMap<u64, usize>,
+        n_events: usize,
+    ) {
+        let Some(view) = RecordView::parse(record, Endian::NATIVE) else {
+            return;
+        };
+        if view.record_type == rt::READ {
+            let Ok(read) = view.read(attr) else {
+                return;
+            };
+            // READ_FORMAT without GROUP: one value, with its id.
+            let Some(&(value, Some(id))) = read.values.values().first() else {
+                return;
+            };
+            let Some(&event) = id_to_event.get(&id) else {
+                return;
+            };
+            let reading = Reading {
+                value,
+                time_enabled: read.values.time_enabled.unwrap_or(0),
+                time_running: read.values.time_running.unwrap_or(0),
+                id,
+            };
+            let entry = self
+                .exited
+                .entry(read.tid)
+                .or_insert_with(|| (read.pid, vec![EventCount::default(); n_events]));
+            entry.1[event].add_cpu(&reading);
+            return;
+        }
+        match view.side_band(attr) {
+            Ok(RecordKind::Fork { tid, ptid, .. }) => {
+                // A new thread or process starts with its parent's name.
+                let name = self.comms.get(&ptid).cloned().unwrap_or_default();
+                self.comms.entry(tid).or_insert(name);
+            }
+            Ok(RecordKind::Comm { tid, name, .. }) => {
+                self.comms
+                    .insert(tid, String::from_utf8_lossy(name).into_owned());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The per-thread part of a [`StatReport`].
+struct Attributed {
+    threads: Vec<ThreadCounts>,
+    unattributed: Option<Vec<EventCount>>,
+    unreported: Vec<(i32, String)>,
+}
+
+/// Per-thread counts come from the READ records threads write when they exit; the main
+/// thread's are what the totals leave. Except: the kernel swaps the perf contexts of a
+/// parent and its inherited clone on a context switch (an optimization; inherit_stat keeps
+/// each task's counts with the task), and then the main thread exits holding the clone,
+/// writing a READ with its own counts, while the thread that got the original context
+/// writes none. The totals minus every READ are then that thread's.
+fn attribute_to_threads(
+    totals: &[EventCount],
+    exits: Exits,
+    main_tid: i32,
+    program_name: &str,
+) -> Attributed {
+    let Exits { mut exited, comms } = exits;
+    let mut remainder = totals.to_vec();
     for counts in exited.values().map(|(_, c)| c) {
         for (m, c) in remainder.iter_mut().zip(counts) {
             *m = m.sub(c);
         }
     }
     let main_read = exited.remove(&main_tid).map(|(_, c)| c);
-    let main_comm = comms
-        .get(&main_tid)
-        .cloned()
-        .unwrap_or_else(|| program_name.clone());
+    let comm_of = |tid: &i32| {
+        comms
+            .get(tid)
+            .cloned()
+            .unwrap_or_else(|| program_name.to_string())
+    };
     let silent: Vec<(i32, String)> = comms
         .iter()
         .filter(|(tid, _)| **tid != main_tid && !exited.contains_key(tid))
@@ -306,14 +433,14 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
         None => threads.push(ThreadCounts {
             pid: main_tid,
             tid: main_tid,
-            comm: main_comm,
+            comm: comm_of(&main_tid),
             counts: remainder,
         }),
         Some(own) => {
             threads.push(ThreadCounts {
                 pid: main_tid,
                 tid: main_tid,
-                comm: main_comm,
+                comm: comm_of(&main_tid),
                 counts: own,
             });
             match silent.as_slice() {
@@ -334,71 +461,15 @@ pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
         threads.push(ThreadCounts {
             pid,
             tid,
-            comm: comms
-                .get(&tid)
-                .cloned()
-                .unwrap_or_else(|| program_name.clone()),
+            comm: comm_of(&tid),
             counts,
         });
     }
     threads[1..].sort_by_key(|t| t.tid);
-    Ok(StatReport {
-        events: names,
-        totals,
+    Attributed {
         threads,
         unattributed,
         unreported,
-        elapsed,
-        status,
-    })
-}
-
-/// Handles one record of a stat ring buffer: READ (a thread's counts at exit) and COMM.
-fn on_record(
-    record: &[u8],
-    id_to_event: &BTreeMap<u64, usize>,
-    n_events: usize,
-    exited: &mut BTreeMap<i32, (i32, Vec<EventCount>)>,
-    comms: &mut BTreeMap<i32, String>,
-) {
-    let rtype = u32::from_ne_bytes(record[0..4].try_into().unwrap_or([0; 4]));
-    let body = &record[8..];
-    let u32_at = |o: usize| {
-        body.get(o..o + 4)
-            .map(|b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
-    };
-    match rtype {
-        rt::READ => {
-            // pid, tid, then value, time_enabled, time_running, id (READ_FORMAT).
-            let (Some(pid), Some(tid)) = (u32_at(0), u32_at(4)) else {
-                return;
-            };
-            let Some(reading) = crate::read::parse_single(&body[8..]) else {
-                return;
-            };
-            let Some(&event) = id_to_event.get(&reading.id) else {
-                return;
-            };
-            let entry = exited
-                .entry(tid as i32)
-                .or_insert_with(|| (pid as i32, vec![EventCount::default(); n_events]));
-            entry.1[event].add_cpu(&reading);
-        }
-        rt::FORK => {
-            // pid, ppid, tid, ptid: a new thread or process starts with its parent's name.
-            let (Some(tid), Some(ptid)) = (u32_at(8), u32_at(12)) else {
-                return;
-            };
-            let name = comms.get(&(ptid as i32)).cloned().unwrap_or_default();
-            comms.entry(tid as i32).or_insert(name);
-        }
-        rt::COMM => {
-            let Some(tid) = u32_at(4) else { return };
-            let name = &body[8..];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            comms.insert(tid as i32, String::from_utf8_lossy(name).into_owned());
-        }
-        _ => {}
     }
 }
 
@@ -480,6 +551,93 @@ mod tests {
                 time_enabled: 30,
                 time_running: 30
             }
+        );
+    }
+
+    #[test]
+    fn exit_records_give_thread_counts_and_names() {
+        use cpiflame_perf_data::write::{
+            comm_record, fork_record, read_record, ReadValue, ReadValues, SampleId,
+        };
+        let event = CountEvent {
+            type_: 1,
+            config: 1,
+            config1: 0,
+            config2: 0,
+            name: "task-clock".into(),
+            exclude_user: false,
+            exclude_kernel: false,
+        };
+        let attr = attr_for(&event, true, true);
+        let ids = BTreeMap::from([(42u64, 0usize)]);
+        let sid = SampleId {
+            pid: 7,
+            tid: 8,
+            id: 42,
+            ..SampleId::default()
+        };
+        let mut exits = Exits::default();
+        exits.comms.insert(7, "app".into());
+        let records = [
+            fork_record(&attr, 7, 7, 8, 7, 0, &sid).unwrap(),
+            read_record(
+                &attr,
+                7,
+                8,
+                &ReadValues {
+                    time_enabled: 100,
+                    time_running: 50,
+                    values: vec![ReadValue {
+                        value: 1234,
+                        id: 42,
+                        lost: 0,
+                    }],
+                },
+                &sid,
+            )
+            .unwrap(),
+            // A READ of an id that is none of ours is ignored.
+            read_record(
+                &attr,
+                7,
+                9,
+                &ReadValues {
+                    time_enabled: 1,
+                    time_running: 1,
+                    values: vec![ReadValue {
+                        value: 1,
+                        id: 43,
+                        lost: 0,
+                    }],
+                },
+                &sid,
+            )
+            .unwrap(),
+        ];
+        for r in &records {
+            exits.on_record(r, &attr, &ids, 1);
+        }
+        assert_eq!(exits.comms[&8], "app", "a new thread has its parent's name");
+        exits.on_record(
+            &comm_record(&attr, 7, 8, "worker", false, &sid).unwrap(),
+            &attr,
+            &ids,
+            1,
+        );
+        assert_eq!(exits.comms[&8], "worker");
+        assert_eq!(
+            exits.exited.into_iter().collect::<Vec<_>>(),
+            [(
+                8,
+                (
+                    7,
+                    vec![EventCount {
+                        value: 1234,
+                        time_enabled: 100,
+                        time_running: 50
+                    }]
+                )
+            )]
         );
     }
 }

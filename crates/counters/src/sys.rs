@@ -4,14 +4,12 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
 
-use cpiflame_perf_data::write::AttrSpec;
+use cpiflame_perf_data::write::EventAttr;
 use perf_event_open_sys as sys;
 
 /// Opens the event `attr` for `pid` on `cpu` (in the group of `group`, if any).
-pub fn open(attr: &AttrSpec, pid: i32, cpu: i32, group: Option<&File>) -> io::Result<File> {
-    let bytes = attr
-        .encode()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+pub fn open(attr: &EventAttr, pid: i32, cpu: i32, group: Option<&File>) -> io::Result<File> {
+    let bytes = attr.encode();
     // SAFETY: perf_event_attr is plain old data; the encoded bytes are a complete attr of
     // the size its `size` field states, which is no larger than the struct.
     let mut raw: sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
@@ -65,6 +63,21 @@ pub fn enable(fd: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// What to tell the user when enabling `event` on process `pid` failed with `err` (after
+/// attaching, where no exec enables the events).
+pub fn explain_enable_error(event: &str, pid: i32, err: &io::Error) -> String {
+    let why = match err.raw_os_error() {
+        Some(libc::ESRCH) => "ESRCH: the process is gone".to_string(),
+        Some(libc::EBADF) | Some(libc::ENOTTY) => {
+            "not a perf event (EBADF/ENOTTY): an internal error".to_string()
+        }
+        Some(libc::EINVAL) => "EINVAL: the kernel rejected the request".to_string(),
+        Some(libc::EACCES) | Some(libc::EPERM) => "permission denied (EACCES/EPERM)".to_string(),
+        _ => err.to_string(),
+    };
+    format!("event {event}: cannot enable it on process {pid}: {why}; nothing would be recorded")
+}
+
 fn read_sysctl(name: &str) -> Option<String> {
     std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
         .ok()
@@ -106,14 +119,14 @@ pub fn explain_open_error(event: &str, err: &io::Error) -> String {
 /// kernels (Debian's) forbid users every event at kernel.perf_event_paranoid 3; upstream
 /// treats 3 as 2.
 fn own_events_open() -> bool {
-    let attr = AttrSpec {
+    let attr = EventAttr {
         type_: 1,  // PERF_TYPE_SOFTWARE
         config: 1, // PERF_COUNT_SW_TASK_CLOCK
         flags: cpiflame_perf_data::attr_flags::DISABLED
             | cpiflame_perf_data::attr_flags::EXCLUDE_KERNEL
             | cpiflame_perf_data::attr_flags::EXCLUDE_HV,
-        name: "task-clock".into(),
-        ..AttrSpec::default()
+        name: Some("task-clock".into()),
+        ..EventAttr::default()
     };
     open(&attr, 0, -1, None).is_ok()
 }

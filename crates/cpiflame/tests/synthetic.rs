@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
 use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, AttrSpec, Features, Mmap2,
+    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_render::stall_color;
@@ -58,19 +58,19 @@ fn write_synthetic(dir: &Path, pid: i32, s: &Synth<'_>, finish: bool) -> PathBuf
         | sample::CPU
         | sample::PERIOD
         | sample::CALLCHAIN;
-    let attrs: Vec<AttrSpec> = s
+    let attrs: Vec<EventAttr> = s
         .events
         .iter()
         .enumerate()
-        .map(|(i, &(type_, config, name))| AttrSpec {
+        .map(|(i, &(type_, config, name))| EventAttr {
             type_,
             config,
             sample_period_or_freq: PERIOD,
             sample_type,
             flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
-            name: name.to_string(),
+            name: Some(name.to_string()),
             ids: vec![100 + i as u64],
-            ..AttrSpec::default()
+            ..EventAttr::default()
         })
         .collect();
     let path = dir.join("synthetic.data");

@@ -10,14 +10,14 @@ use std::io::Cursor;
 
 use cpiflame_perf_data::abi::{attr_type, callchain, sample, x86_64_regs};
 use cpiflame_perf_data::write::{
-    sample_record, AttrSpec, BuildIdEntry, Features, PerfDataWriter, SampleFields, REGS_ABI_64,
+    sample_record, BuildIdEntry, EventAttr, Features, PerfDataWriter, SampleFields, REGS_ABI_64,
 };
 use cpiflame_perf_data::PerfData;
 
 const HOSTNAME: &str = "claims-host";
 
-fn attr() -> AttrSpec {
-    AttrSpec {
+fn attr() -> EventAttr {
+    EventAttr {
         type_: attr_type::SOFTWARE,
         config: 0,
         sample_period_or_freq: 100_000,
@@ -30,9 +30,9 @@ fn attr() -> AttrSpec {
             | sample::STACK_USER,
         sample_regs_user: 1 << x86_64_regs::BP | 1 << x86_64_regs::SP | 1 << x86_64_regs::IP,
         sample_stack_user: 64,
-        name: "cpu-clock".into(),
+        name: Some("cpu-clock".into()),
         ids: vec![7],
-        ..AttrSpec::default()
+        ..EventAttr::default()
     }
 }
 
@@ -62,7 +62,7 @@ fn base() -> Vec<u8> {
             pid: -1,
             misc: cpiflame_perf_data::abi::misc::USER,
             build_id: vec![0x11; 20],
-            filename: "/claims/bin".into(),
+            path: "/claims/bin".into(),
         }],
         ..Features::default()
     };

@@ -34,7 +34,7 @@ use cpiflame_counters::sys;
 use cpiflame_events::{parse_events, SYSFS_ROOT};
 use cpiflame_markers::{Markers, Options, ReadPath, DEFAULT_EVENTS, SOFTWARE_EVENTS};
 use cpiflame_perf_data::attr_flags;
-use cpiflame_perf_data::write::AttrSpec;
+use cpiflame_perf_data::write::EventAttr;
 
 /// The seed's group: leader and members opened with PERF_FORMAT_GROUP, read with `read()`.
 struct SeedGroup {
@@ -50,14 +50,14 @@ impl SeedGroup {
                 .kind
                 .resolve_in(Path::new(SYSFS_ROOT))
                 .map_err(|e| format!("{}: {e}", s.name))?;
-            let attr = AttrSpec {
+            let attr = EventAttr {
                 type_: cfg.type_,
                 config: cfg.config,
                 config1: cfg.config1,
                 config2: cfg.config2,
                 read_format: READ_FORMAT_GROUP,
                 flags: if i == 0 { attr_flags::DISABLED } else { 0 },
-                ..AttrSpec::default()
+                ..EventAttr::default()
             };
             let f = sys::open(&attr, 0, -1, files.first())
                 .map_err(|e| sys::explain_open_error(&s.name, &e))?;

@@ -10,7 +10,7 @@ use cpiflame_counters::read::{parse_group, read_single, Reading, READ_FORMAT, RE
 use cpiflame_counters::sys;
 use cpiflame_events::{EventKind, EventSpec, SYSFS_ROOT};
 use cpiflame_perf_data::attr_flags;
-use cpiflame_perf_data::write::AttrSpec;
+use cpiflame_perf_data::write::EventAttr;
 
 use crate::Error;
 
@@ -48,14 +48,14 @@ impl fmt::Display for ReadPath {
 struct Event {
     name: String,
     kind: EventKind,
-    attr: AttrSpec,
+    attr: EventAttr,
 }
 
 fn is_hardware(kind: &EventKind) -> bool {
     !matches!(kind, EventKind::Software(_))
 }
 
-fn attr_for(spec: &EventSpec, exclude_kernel: bool) -> Result<AttrSpec, Error> {
+fn attr_for(spec: &EventSpec, exclude_kernel: bool) -> Result<EventAttr, Error> {
     let cfg = spec
         .kind
         .resolve_in(Path::new(SYSFS_ROOT))
@@ -74,7 +74,7 @@ fn attr_for(spec: &EventSpec, exclude_kernel: bool) -> Result<AttrSpec, Error> {
     if spec.exclude_hv || exclude_kernel {
         flags |= attr_flags::EXCLUDE_HV;
     }
-    Ok(AttrSpec {
+    Ok(EventAttr {
         type_: cfg.type_,
         config: cfg.config,
         config1: cfg.config1,
@@ -82,8 +82,8 @@ fn attr_for(spec: &EventSpec, exclude_kernel: bool) -> Result<AttrSpec, Error> {
         // Counting: no sample period, no sample type; enabled from the start.
         read_format: READ_FORMAT_GROUP,
         flags,
-        name: spec.name.clone(),
-        ..AttrSpec::default()
+        name: Some(spec.name.clone()),
+        ..EventAttr::default()
     })
 }
 
@@ -119,12 +119,12 @@ struct OpenFailure {
     alone_ok: bool,
 }
 
-fn open_one(attr: &AttrSpec, group: Option<&File>) -> io::Result<File> {
+fn open_one(attr: &EventAttr, group: Option<&File>) -> io::Result<File> {
     sys::open(attr, 0, -1, group)
 }
 
-fn single(attr: &AttrSpec) -> AttrSpec {
-    AttrSpec {
+fn single(attr: &EventAttr) -> EventAttr {
+    EventAttr {
         read_format: READ_FORMAT,
         ..attr.clone()
     }
@@ -139,7 +139,7 @@ fn open_group(events: &[Event]) -> Result<Vec<File>, OpenFailure> {
     let mut files: Vec<File> = Vec::with_capacity(events.len());
     for (i, e) in events.iter().enumerate() {
         let attr = if i == 0 {
-            AttrSpec {
+            EventAttr {
                 flags: e.attr.flags | attr_flags::DISABLED,
                 ..e.attr.clone()
             }

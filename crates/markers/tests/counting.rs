@@ -339,11 +339,11 @@ fn guards_names_and_misuse() {
 #[test]
 fn hardware_events_without_a_pmu_say_so() {
     use cpiflame_perf_data::abi::attr_type;
-    use cpiflame_perf_data::write::AttrSpec;
-    let cycles = AttrSpec {
+    use cpiflame_perf_data::write::EventAttr;
+    let cycles = EventAttr {
         type_: attr_type::HARDWARE,
         config: 0,
-        ..AttrSpec::default()
+        ..EventAttr::default()
     };
     match cpiflame_counters::sys::open(&cycles, 0, -1, None) {
         Ok(_) => {

@@ -204,7 +204,7 @@ pub mod aarch64_regs {
 }
 
 /// Bits of the `perf_event_attr` bitfield word (the u64 after `read_format`), in the order of
-/// `include/uapi/linux/perf_event.h`. Combine them into [`AttrSpec::flags`](crate::write::AttrSpec::flags).
+/// `include/uapi/linux/perf_event.h`. Combine them into [`EventAttr::flags`](crate::EventAttr::flags).
 pub mod attr_flags {
     /// Off by default.
     pub const DISABLED: u64 = 1 << 0;

@@ -8,6 +8,13 @@ pub enum Endian {
 }
 
 impl Endian {
+    /// The byte order of this machine: that of records drained from its ring buffers.
+    pub const NATIVE: Endian = if cfg!(target_endian = "little") {
+        Endian::Little
+    } else {
+        Endian::Big
+    };
+
     pub fn u16(self, b: [u8; 2]) -> u16 {
         match self {
             Endian::Little => u16::from_le_bytes(b),
@@ -86,6 +93,9 @@ impl<'a> Cursor<'a> {
     }
     pub fn skip(&mut self, n: u64) -> Option<()> {
         self.bytes(n).map(|_| ())
+    }
+    pub fn endian(&self) -> Endian {
+        self.endian
     }
     pub fn remaining(&self) -> &'a [u8] {
         &self.data[self.pos.min(self.data.len())..]

@@ -10,7 +10,7 @@ pub enum ErrorKind {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     /// The first 8 bytes are not `PERFILE2` (or its byte-swapped form).
-    #[error("not a perf.data file (magic {0:02x?})")]
+    #[error("not a perf.data file (magic {})", hex(.0))]
     BadMagic([u8; 8]),
     /// perf's pipe mode (`perf record -o -`) streams have a 16-byte header and no sections.
     #[error("perf.data in pipe mode is not supported; record to a file (perf record -o FILE)")]
@@ -59,9 +59,11 @@ pub enum ErrorKind {
     /// PERF_RECORD_COMPRESSED data (`perf record -z`).
     #[error("compressed records (perf record -z) are not supported; record without -z")]
     Compressed,
-    /// linux-perf-data rejected the header or a feature section.
-    #[error("header: {0}")]
-    Header(String),
+}
+
+/// Bytes as hex digits ("68656c6c6f2c2074").
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An error while reading a perf.data file: the file, the offset at fault if known, and what.

@@ -117,10 +117,16 @@ fn build_ids(data: &[u8], endian: Endian) -> Vec<BuildIdEntry> {
             }
             len
         };
+        let pid = endian.u32([rest[8], rest[9], rest[10], rest[11]]) as i32;
         let path = c_str(&rest[36..size]).to_vec();
         let build_id = id_bytes[..len].to_vec();
         entries.retain(|e| e.path != path);
-        entries.push(BuildIdEntry { path, build_id });
+        entries.push(BuildIdEntry {
+            pid,
+            misc: misc & !MISC_BUILD_ID_SIZE,
+            build_id,
+            path,
+        });
         rest = &rest[size..];
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));

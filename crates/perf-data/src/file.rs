@@ -13,70 +13,23 @@ use std::path::{Path, PathBuf};
 use memmap2::{Mmap, MmapMut};
 
 use crate::abi::{self, sample};
-use crate::bytes::{u32_at, u64_at, Endian};
+use crate::attr::EventAttr;
+use crate::bytes::{u64_at, Endian};
 use crate::error::{ErrorKind, ReadError};
 
-use crate::abi::attr_flags;
-
-/// One event of the file: the fields of its `perf_event_attr` that matter for reading and
-/// naming samples, its name if perf stored one, and the sample ids that belong to it.
+/// One entry of the BUILD_ID feature section: the build id of a file the profile hit. The
+/// reader decodes and the writer encodes this one type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EventAttr {
-    pub type_: u32,
-    pub config: u64,
-    pub config1: u64,
-    pub config2: u64,
-    /// The sample period, or the frequency when `flags & FREQ`.
-    pub sample_period_or_freq: u64,
-    pub sample_type: u64,
-    pub read_format: u64,
-    pub flags: u64,
-    pub branch_sample_type: u64,
-    pub sample_regs_user: u64,
-    pub sample_stack_user: u32,
-    pub sample_regs_intr: u64,
-    /// The name from the EVENT_DESC feature (`cpu-clock`, `resource_stalls_any`), if any.
-    pub name: Option<String>,
-    pub ids: Vec<u64>,
-}
-
-impl EventAttr {
-    pub fn freq(&self) -> bool {
-        self.flags & attr_flags::FREQ != 0
-    }
-    pub fn sample_id_all(&self) -> bool {
-        self.flags & attr_flags::SAMPLE_ID_ALL != 0
-    }
-    pub fn precise_ip(&self) -> u8 {
-        ((self.flags >> attr_flags::PRECISE_IP_SHIFT) & 3) as u8
-    }
-    /// Size in bytes of the `sample_id` trailer on non-sample records.
-    pub fn sample_id_size(&self) -> usize {
-        if !self.sample_id_all() {
-            return 0;
-        }
-        let t = self.sample_type;
-        [
-            sample::TID,
-            sample::TIME,
-            sample::ID,
-            sample::STREAM_ID,
-            sample::CPU,
-            sample::IDENTIFIER,
-        ]
-        .iter()
-        .filter(|&&bit| t & bit != 0)
-        .count()
-            * 8
-    }
-}
-
-/// One entry of the BUILD_ID feature section.
-#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildIdEntry {
+    /// The machine's pid: [`crate::write::HOST_PID`] (-1) for the host, as perf writes.
+    pub pid: i32,
+    /// The cpumode ([`crate::abi::misc::USER`] or [`crate::abi::misc::KERNEL`]; guest modes
+    /// for guests).
+    pub misc: u16,
+    /// The build id, at most [`crate::write::MAX_BUILD_ID_SIZE`] bytes.
+    pub build_id: Vec<u8>,
     /// The path perf recorded (`/usr/lib/x.so`, `[kernel.kallsyms]`, `[vdso]`).
     pub path: Vec<u8>,
-    pub build_id: Vec<u8>,
 }
 
 /// What the feature sections say about the recording machine and command.
@@ -156,171 +109,29 @@ impl PerfData {
         Self::from_map(path, map)
     }
 
+    /// Reads the header, the attrs and the feature sections of the mapped file, in that
+    /// order, then indexes the events' ids.
     fn from_map(path: PathBuf, map: Mmap) -> Result<PerfData, ReadError> {
-        let err = |offset: Option<u64>, kind: ErrorKind| ReadError {
-            path: path.clone(),
-            offset,
-            kind,
+        let check = Bounds {
+            path: &path,
+            file_len: map.len() as u64,
         };
-        let file_len = map.len() as u64;
-        if map.len() < 16 {
-            return Err(err(
-                Some(0),
-                ErrorKind::Truncated {
-                    what: "file header",
-                    needed: abi::FILE_HEADER_SIZE,
-                    available: file_len,
-                },
-            ));
-        }
-        let magic: [u8; 8] = map[0..8].try_into().unwrap_or_default();
-        let endian = if &magic == abi::MAGIC_LE {
-            Endian::Little
-        } else if &magic == abi::MAGIC_BE {
-            Endian::Big
-        } else {
-            return Err(err(Some(0), ErrorKind::BadMagic(magic)));
-        };
-        let header_size = u64_at(&map, 8, endian).unwrap_or(0);
-        if header_size == 16 {
-            return Err(err(Some(8), ErrorKind::PipeMode));
-        }
-        if file_len < abi::FILE_HEADER_SIZE {
-            return Err(err(
-                Some(0),
-                ErrorKind::Truncated {
-                    what: "file header",
-                    needed: abi::FILE_HEADER_SIZE,
-                    available: file_len,
-                },
-            ));
-        }
-        let h = |off: usize| u64_at(&map, off, endian).unwrap_or(0);
-        let attr_size = h(16);
-        let attrs_section = (h(24), h(32));
-        let mut data_section = (h(40), h(48));
-        if !(ATTR_SIZE_VER0 + 16..=4096).contains(&attr_size) {
-            return Err(err(Some(16), ErrorKind::BadAttrSize(attr_size)));
-        }
-        let check = |what: &str, offset: u64, size: u64| -> Result<(), ReadError> {
-            match offset.checked_add(size) {
-                Some(end) if end <= file_len => Ok(()),
-                _ => Err(err(
-                    Some(offset.min(file_len)),
-                    ErrorKind::SectionOutsideFile {
-                        what: what.to_string(),
-                        offset,
-                        size,
-                        file_len,
-                    },
-                )),
-            }
-        };
-        check("attrs", attrs_section.0, attrs_section.1)?;
+        let header = read_header(&map, &check)?;
         let mut warnings = Vec::new();
-        let data_size_was_zero = data_section.1 == 0 && data_section.0 < file_len;
-        if data_size_was_zero {
-            // perf (and cpiflame) write the header first with data size 0 and fix it up at
-            // exit; a recorder that was killed leaves it so. The records are still there.
-            data_section.1 = file_len - data_section.0;
-            warnings.push(format!(
-                "{}: header says data size 0 (recorder killed?); reading records to the end of the file",
-                path.display()
-            ));
-        }
-        check("data", data_section.0, data_section.1)?;
-
-        // Attrs: each entry (attr_size bytes) is a perf_event_attr followed by the 16-byte
-        // (offset, size) of this event's ids.
-        let entry_size = attr_size;
-        let event_attr_size = attr_size - 16;
-        let n_attrs = attrs_section.1 / entry_size;
-        if n_attrs == 0 {
-            return Err(err(Some(24), ErrorKind::NoAttrs));
-        }
-        let mut attrs = Vec::with_capacity(n_attrs as usize);
-        for i in 0..n_attrs {
-            let at = attrs_section.0 + i * entry_size;
-            let bytes = &map[at as usize..(at + entry_size) as usize];
-            let mut attr = parse_attr(&bytes[..event_attr_size as usize], endian);
-            let ids_offset = u64_at(bytes, event_attr_size as usize, endian).unwrap_or(0);
-            let ids_size = u64_at(bytes, event_attr_size as usize + 8, endian).unwrap_or(0);
-            check(&format!("ids of event {i}"), ids_offset, ids_size)?;
-            attr.ids = map[ids_offset as usize..(ids_offset + ids_size) as usize]
-                .chunks_exact(8)
-                .filter_map(|c| u64_at(c, 0, endian))
-                .collect();
-            attrs.push(attr);
-        }
-
+        let (data, data_size_was_zero) = locate_data(&header, &check, &mut warnings)?;
+        let mut attrs = read_attrs(&map, &header, &check)?;
         let meta = if data_size_was_zero {
             // The feature sections are written at the end; a killed recorder wrote none.
             Meta::default()
         } else {
-            let feature_bits: [u64; 4] = [h(72), h(80), h(88), h(96)];
-            let table_start = data_section.0 + data_section.1;
-            let n_features: u64 = feature_bits.iter().map(|w| w.count_ones() as u64).sum();
-            check("feature table", table_start, n_features * 16)?;
-            // The table lists the sections of the set bits, lowest bit first.
-            let bits =
-                (0..256u32).filter(|&b| feature_bits[(b / 64) as usize] & (1 << (b % 64)) != 0);
-            let mut sections = Vec::new();
-            for (k, bit) in bits.enumerate() {
-                let at = (table_start + k as u64 * 16) as usize;
-                let off = u64_at(&map, at, endian).unwrap_or(0);
-                let size = u64_at(&map, at + 8, endian).unwrap_or(0);
-                check(&format!("feature {k}"), off, size)?;
-                sections.push((bit, &map[off as usize..(off + size) as usize]));
-            }
-            match read_meta(&sections, endian, &mut attrs) {
-                Ok(meta) => meta,
-                Err(e) => {
-                    warnings.push(format!(
-                        "{}: feature sections unreadable ({e}); event names and build ids are not available",
-                        path.display()
-                    ));
-                    Meta::default()
-                }
-            }
+            read_features(&map, &header, data.end, &check, &mut attrs, &mut warnings)?
         };
-
-        let mut id_to_attr = HashMap::new();
-        for (i, a) in attrs.iter().enumerate() {
-            for &id in &a.ids {
-                id_to_attr.insert(id, i);
-            }
-        }
-        let id_layout = if attrs.len() == 1 {
-            IdLayout::Single
-        } else if attrs.iter().all(|a| {
-            a.sample_type == attrs[0].sample_type && a.sample_id_all() == attrs[0].sample_id_all()
-        }) {
-            IdLayout::Uniform
-        } else {
-            for (i, a) in attrs.iter().enumerate() {
-                if a.sample_type & sample::IDENTIFIER == 0 {
-                    return Err(err(None, ErrorKind::AmbiguousIds(i)));
-                }
-            }
-            IdLayout::Identifier
-        };
-        for (i, a) in attrs.iter().enumerate() {
-            let unknown = a.sample_type & !KNOWN_SAMPLE_BITS;
-            if unknown != 0 {
-                return Err(err(
-                    None,
-                    ErrorKind::UnsupportedSampleType {
-                        attr: i,
-                        bits: unknown,
-                    },
-                ));
-            }
-        }
+        let (id_to_attr, id_layout) = index_ids(&attrs).map_err(|kind| check.error(None, kind))?;
         Ok(PerfData {
-            data: data_section.0..data_section.0 + data_section.1,
+            data,
             path,
             map,
-            endian,
+            endian: header.endian,
             attrs,
             meta,
             data_size_was_zero,
@@ -347,6 +158,226 @@ impl PerfData {
             kind,
         }
     }
+}
+
+/// What the file header says (`struct perf_file_header`).
+struct Header {
+    endian: Endian,
+    /// Size of one attr-section entry: a perf_event_attr and the (offset, size) of its ids.
+    attr_size: u64,
+    /// (offset, size) of the attr section.
+    attrs: (u64, u64),
+    /// (offset, size) of the data section, as claimed.
+    data: (u64, u64),
+    /// The feature bitmap.
+    feature_bits: [u64; 4],
+}
+
+/// Checks places the file claims against its length, and names the file in errors.
+struct Bounds<'a> {
+    path: &'a Path,
+    file_len: u64,
+}
+
+impl Bounds<'_> {
+    fn error(&self, offset: Option<u64>, kind: ErrorKind) -> ReadError {
+        ReadError {
+            path: self.path.to_path_buf(),
+            offset,
+            kind,
+        }
+    }
+
+    /// The byte range `[offset, offset + size)` of the file, or an error naming `what` lies
+    /// outside it.
+    fn section(&self, what: &str, offset: u64, size: u64) -> Result<Range<usize>, ReadError> {
+        match offset.checked_add(size) {
+            Some(end) if end <= self.file_len => Ok(offset as usize..end as usize),
+            _ => Err(self.error(
+                Some(offset.min(self.file_len)),
+                ErrorKind::SectionOutsideFile {
+                    what: what.to_string(),
+                    offset,
+                    size,
+                    file_len: self.file_len,
+                },
+            )),
+        }
+    }
+}
+
+/// Reads the file header: magic (and so byte order), header size, attr size, the attr and
+/// data sections and the feature bitmap.
+fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Header, ReadError> {
+    let file_len = check.file_len;
+    let truncated = || {
+        check.error(
+            Some(0),
+            ErrorKind::Truncated {
+                what: "file header",
+                needed: abi::FILE_HEADER_SIZE,
+                available: file_len,
+            },
+        )
+    };
+    // Magic and header size come first: pipe mode has a 16-byte header.
+    let (Some(magic), Some(size_bytes)) = (map.get(0..8), map.get(8..16)) else {
+        return Err(truncated());
+    };
+    let endian = if magic == abi::MAGIC_LE {
+        Endian::Little
+    } else if magic == abi::MAGIC_BE {
+        Endian::Big
+    } else {
+        let magic: [u8; 8] = magic.try_into().unwrap_or_default();
+        return Err(check.error(Some(0), ErrorKind::BadMagic(magic)));
+    };
+    if u64_at(size_bytes, 0, endian) == Some(16) {
+        return Err(check.error(Some(8), ErrorKind::PipeMode));
+    }
+    if file_len < abi::FILE_HEADER_SIZE {
+        return Err(truncated());
+    }
+    let h = |off: usize| u64_at(map, off, endian).unwrap_or(0);
+    let attr_size = h(16);
+    if !(ATTR_SIZE_VER0 + 16..=4096).contains(&attr_size) {
+        return Err(check.error(Some(16), ErrorKind::BadAttrSize(attr_size)));
+    }
+    let attrs = (h(24), h(32));
+    check.section("attrs", attrs.0, attrs.1)?;
+    Ok(Header {
+        endian,
+        attr_size,
+        attrs,
+        data: (h(40), h(48)),
+        feature_bits: [h(72), h(80), h(88), h(96)],
+    })
+}
+
+/// The byte range of the data section, and whether the header said data size 0 (then the
+/// records are read to the end of the file, with a warning).
+fn locate_data(
+    header: &Header,
+    check: &Bounds<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<(Range<u64>, bool), ReadError> {
+    let (offset, mut size) = header.data;
+    let data_size_was_zero = size == 0 && offset < check.file_len;
+    if data_size_was_zero {
+        // perf (and cpiflame) write the header first with data size 0 and fix it up at
+        // exit; a recorder that was killed leaves it so. The records are still there.
+        size = check.file_len - offset;
+        warnings.push(format!(
+            "{}: header says data size 0 (recorder killed?); reading records to the end of the file",
+            check.path.display()
+        ));
+    }
+    let range = check.section("data", offset, size)?;
+    Ok((range.start as u64..range.end as u64, data_size_was_zero))
+}
+
+/// Reads the attr section: each entry (`attr_size` bytes) is a perf_event_attr followed by
+/// the 16-byte (offset, size) of this event's ids.
+fn read_attrs(
+    map: &[u8],
+    header: &Header,
+    check: &Bounds<'_>,
+) -> Result<Vec<EventAttr>, ReadError> {
+    let e = header.endian;
+    let entry_size = header.attr_size;
+    let event_attr_size = (entry_size - 16) as usize;
+    let n_attrs = header.attrs.1 / entry_size;
+    if n_attrs == 0 {
+        return Err(check.error(Some(24), ErrorKind::NoAttrs));
+    }
+    let mut attrs = Vec::with_capacity(n_attrs as usize);
+    for i in 0..n_attrs {
+        // Inside the attr section, which was checked against the file.
+        let entry = &map[check.section("attrs", header.attrs.0 + i * entry_size, entry_size)?];
+        let mut attr = EventAttr::decode(&entry[..event_attr_size], e);
+        let ids_offset = u64_at(entry, event_attr_size, e).unwrap_or(0);
+        let ids_size = u64_at(entry, event_attr_size + 8, e).unwrap_or(0);
+        let ids = &map[check.section(&format!("ids of event {i}"), ids_offset, ids_size)?];
+        attr.ids = ids
+            .chunks_exact(8)
+            .filter_map(|c| u64_at(c, 0, e))
+            .collect();
+        attrs.push(attr);
+    }
+    Ok(attrs)
+}
+
+/// Reads the feature sections, located by the table right after the data, and names the
+/// events from EVENT_DESC. Unreadable sections are a warning, not an error: samples can be
+/// read without them.
+fn read_features(
+    map: &[u8],
+    header: &Header,
+    data_end: u64,
+    check: &Bounds<'_>,
+    attrs: &mut [EventAttr],
+    warnings: &mut Vec<String>,
+) -> Result<Meta, ReadError> {
+    let bits = header.feature_bits;
+    let n_features: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+    let table = &map[check.section("feature table", data_end, n_features * 16)?];
+    // The table lists the sections of the set bits, lowest bit first.
+    let set_bits = (0..256u32).filter(|&b| bits[(b / 64) as usize] & (1 << (b % 64)) != 0);
+    let mut sections = Vec::new();
+    for (k, bit) in set_bits.enumerate() {
+        let off = u64_at(table, k * 16, header.endian).unwrap_or(0);
+        let size = u64_at(table, k * 16 + 8, header.endian).unwrap_or(0);
+        sections.push((
+            bit,
+            &map[check.section(&format!("feature {k}"), off, size)?],
+        ));
+    }
+    match read_meta(&sections, header.endian, attrs) {
+        Ok(meta) => Ok(meta),
+        Err(e) => {
+            warnings.push(format!(
+                "{}: feature sections unreadable ({e}); event names and build ids are not available",
+                check.path.display()
+            ));
+            Ok(Meta::default())
+        }
+    }
+}
+
+/// Which event each id belongs to, and how to find a record's id; errors if records of
+/// different events cannot be told apart or a sample layout is beyond the parser.
+fn index_ids(attrs: &[EventAttr]) -> Result<(HashMap<u64, usize>, IdLayout), ErrorKind> {
+    let mut id_to_attr = HashMap::new();
+    for (i, a) in attrs.iter().enumerate() {
+        for &id in &a.ids {
+            id_to_attr.insert(id, i);
+        }
+    }
+    let id_layout = if attrs.len() == 1 {
+        IdLayout::Single
+    } else if attrs.iter().all(|a| {
+        a.sample_type == attrs[0].sample_type && a.sample_id_all() == attrs[0].sample_id_all()
+    }) {
+        IdLayout::Uniform
+    } else {
+        if let Some(i) = attrs
+            .iter()
+            .position(|a| a.sample_type & sample::IDENTIFIER == 0)
+        {
+            return Err(ErrorKind::AmbiguousIds(i));
+        }
+        IdLayout::Identifier
+    };
+    for (i, a) in attrs.iter().enumerate() {
+        let unknown = a.sample_type & !KNOWN_SAMPLE_BITS;
+        if unknown != 0 {
+            return Err(ErrorKind::UnsupportedSampleType {
+                attr: i,
+                bits: unknown,
+            });
+        }
+    }
+    Ok((id_to_attr, id_layout))
 }
 
 /// sample_type bits whose layout the sample parser knows.
@@ -376,29 +407,6 @@ const KNOWN_SAMPLE_BITS: u64 = sample::IP
     | sample::CODE_PAGE_SIZE
     | sample::WEIGHT_STRUCT;
 
-/// Parses the fields of a `perf_event_attr` (missing trailing fields of older, shorter attrs
-/// read as zero, as the kernel treats them).
-fn parse_attr(b: &[u8], e: Endian) -> EventAttr {
-    let q = |off: usize| u64_at(b, off, e).unwrap_or(0);
-    let d = |off: usize| u32_at(b, off, e).unwrap_or(0);
-    EventAttr {
-        type_: d(0),
-        config: q(8),
-        sample_period_or_freq: q(16),
-        sample_type: q(24),
-        read_format: q(32),
-        flags: q(40),
-        config1: q(56),
-        config2: q(64),
-        branch_sample_type: q(72),
-        sample_regs_user: q(80),
-        sample_stack_user: d(88),
-        sample_regs_intr: q(96),
-        name: None,
-        ids: Vec::new(),
-    }
-}
-
 /// Reads the feature sections (their places were checked against the file before) and fills
 /// in event names from EVENT_DESC.
 fn read_meta(
@@ -420,26 +428,4 @@ fn read_meta(
         }
     }
     Ok(meta)
-}
-
-impl From<&crate::write::AttrSpec> for EventAttr {
-    /// The reader's view of an attr the writer (or the recorder) is about to use.
-    fn from(a: &crate::write::AttrSpec) -> EventAttr {
-        EventAttr {
-            type_: a.type_,
-            config: a.config,
-            config1: a.config1,
-            config2: a.config2,
-            sample_period_or_freq: a.sample_period_or_freq,
-            sample_type: a.sample_type,
-            read_format: a.read_format,
-            flags: a.flags_word().unwrap_or(a.flags),
-            branch_sample_type: a.branch_sample_type,
-            sample_regs_user: a.sample_regs_user,
-            sample_stack_user: a.sample_stack_user,
-            sample_regs_intr: a.sample_regs_intr,
-            name: (!a.name.is_empty()).then(|| a.name.clone()),
-            ids: a.ids.clone(),
-        }
-    }
 }

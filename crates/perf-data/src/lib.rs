@@ -10,6 +10,7 @@
 //! This crate must never panic or allocate more than the file could hold on hostile input.
 
 pub mod abi;
+mod attr;
 mod bytes;
 mod error;
 mod features;
@@ -19,11 +20,14 @@ mod sample;
 pub mod write;
 
 pub use abi::attr_flags;
+pub use attr::{EventAttr, ATTR_SIZE};
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
-pub use file::{BuildIdEntry, EventAttr, Meta, PerfData};
-pub use records::{parse_side_band, MmapRecord, Record, RecordKind, Records};
+pub use file::{BuildIdEntry, Meta, PerfData};
+pub use records::{
+    parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
+};
 pub use sample::{
-    parse_sample_record, trim_user_stack, trim_user_stack_to, ReadValues, Sample, U64s, UserRegs,
+    parse_sample_record, trim_user_stack, trim_user_stack_to, ReadView, Sample, U64s, UserRegs,
     UserStack,
 };

@@ -10,10 +10,11 @@
 use std::collections::VecDeque;
 
 use crate::abi::{misc, record, sample};
-use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor};
+use crate::attr::EventAttr;
+use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor, Endian};
 use crate::error::{ErrorKind, ReadError};
 use crate::file::{IdLayout, PerfData};
-use crate::sample::{parse_sample, Sample};
+use crate::sample::{parse_read, parse_sample, ReadView, Sample};
 
 /// A mapping of a file (or anonymous memory) into a process: MMAP and MMAP2 records.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -298,37 +299,7 @@ impl PerfData {
 
     /// Time of a record (sample field, or sample_id trailer), if it has one.
     fn time_of(&self, rtype: u32, attr: usize, body: &[u8]) -> Option<u64> {
-        let a = &self.attrs[attr];
-        let t = a.sample_type;
-        if t & sample::TIME == 0 {
-            return None;
-        }
-        if rtype == record::SAMPLE {
-            let mut off = 0;
-            for bit in [sample::IDENTIFIER, sample::IP, sample::TID] {
-                if t & bit != 0 {
-                    off += 8;
-                }
-            }
-            u64_at(body, off, self.endian)
-        } else if rtype < record::USER_TYPE_START && a.sample_id_all() {
-            let mut from_end = 8;
-            for bit in [
-                sample::ID,
-                sample::STREAM_ID,
-                sample::CPU,
-                sample::IDENTIFIER,
-            ] {
-                if t & bit != 0 {
-                    from_end += 8;
-                }
-            }
-            body.len()
-                .checked_sub(from_end)
-                .and_then(|o| u64_at(body, o, self.endian))
-        } else {
-            None
-        }
+        record_time(&self.attrs[attr], rtype, body, self.endian)
     }
 
     /// Parses the record whose header is at `offset` (already checked by `next_header`).
@@ -609,4 +580,226 @@ pub fn parse_side_band(
         _ => RecordKind::Other,
     };
     Ok(kind)
+}
+
+/// Time of a record of event `attr` with body `body` (after the header): the sample's TIME,
+/// or the TIME of the sample_id trailer of a kernel side-band record; `None` if it has none.
+fn record_time(attr: &EventAttr, rtype: u32, body: &[u8], e: Endian) -> Option<u64> {
+    let t = attr.sample_type;
+    if t & sample::TIME == 0 {
+        return None;
+    }
+    if rtype == record::SAMPLE {
+        let mut off = 0;
+        for bit in [sample::IDENTIFIER, sample::IP, sample::TID] {
+            if t & bit != 0 {
+                off += 8;
+            }
+        }
+        u64_at(body, off, e)
+    } else if rtype < record::USER_TYPE_START && attr.sample_id_all() {
+        let mut from_end = 8;
+        for bit in [
+            sample::ID,
+            sample::STREAM_ID,
+            sample::CPU,
+            sample::IDENTIFIER,
+        ] {
+            if t & bit != 0 {
+                from_end += 8;
+            }
+        }
+        body.len()
+            .checked_sub(from_end)
+            .and_then(|o| u64_at(body, o, e))
+    } else {
+        None
+    }
+}
+
+/// One record borrowed whole (header and body), parsed with the reader's parsers: how the
+/// recorder and `stat` read the records they drain from ring buffers, one at a time and
+/// without a file around them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// `perf_event_header.type`.
+    pub record_type: u32,
+    /// `perf_event_header.misc`.
+    pub misc: u16,
+    /// The record after its 8-byte header.
+    pub body: &'a [u8],
+    endian: Endian,
+}
+
+/// A PERF_RECORD_READ: the counts of thread `tid` of `pid` (written at its exit with
+/// `inherit_stat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadRecord<'a> {
+    pub pid: i32,
+    pub tid: i32,
+    pub values: ReadView<'a>,
+}
+
+impl<'a> RecordView<'a> {
+    /// The record at the start of `bytes`; `None` when `bytes` is shorter than a record
+    /// header or than the size the header states, or that size is below a header's.
+    pub fn parse(bytes: &'a [u8], endian: Endian) -> Option<RecordView<'a>> {
+        let record_type = u32_at(bytes, 0, endian)?;
+        let misc = u16_at(bytes, 4, endian)?;
+        let size = usize::from(u16_at(bytes, 6, endian)?);
+        let body = bytes.get(crate::abi::EVENT_HEADER_SIZE..size)?;
+        Some(RecordView {
+            record_type,
+            misc,
+            body,
+            endian,
+        })
+    }
+
+    /// The fields of a non-sample record of event `attr`: the body without its sample_id
+    /// trailer.
+    pub fn fields(&self, attr: &EventAttr) -> &'a [u8] {
+        &self.body[..self.body.len().saturating_sub(attr.sample_id_size())]
+    }
+
+    /// The record's time (see [`Record::time`]), read per the layout of event `attr`.
+    pub fn time(&self, attr: &EventAttr) -> Option<u64> {
+        record_time(attr, self.record_type, self.body, self.endian)
+    }
+
+    /// The sample of event `attr` (index `attr_index`) this PERF_RECORD_SAMPLE holds.
+    pub fn sample(&self, attr_index: usize, attr: &EventAttr) -> Result<Sample<'a>, &'static str> {
+        if self.record_type != record::SAMPLE {
+            return Err("not a sample record");
+        }
+        parse_sample(self.body, self.misc, attr_index, attr, self.endian)
+    }
+
+    /// What a non-sample kernel record of event `attr` says (see [`parse_side_band`]).
+    pub fn side_band(&self, attr: &EventAttr) -> Result<RecordKind<'a>, &'static str> {
+        parse_side_band(self.record_type, self.misc, self.fields(attr), self.endian)
+    }
+
+    /// The counts of a PERF_RECORD_READ of event `attr` (laid out per its read_format).
+    pub fn read(&self, attr: &EventAttr) -> Result<ReadRecord<'a>, &'static str> {
+        if self.record_type != record::READ {
+            return Err("not a read record");
+        }
+        let mut c = Cursor::new(self.fields(attr), self.endian);
+        let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+            return Err("read pid/tid");
+        };
+        Ok(ReadRecord {
+            pid: pid as i32,
+            tid: tid as i32,
+            values: parse_read(&mut c, attr.read_format)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{read_format, sample as st};
+    use crate::attr_flags;
+    use crate::write::{
+        comm_record, lost_record, read_record, sample_record, ReadValue, ReadValues, SampleFields,
+        SampleId,
+    };
+
+    /// The layout the recorder asks for: every side-band record ends with a 32-byte trailer.
+    fn attr() -> EventAttr {
+        EventAttr {
+            sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD,
+            read_format: read_format::TOTAL_TIME_ENABLED
+                | read_format::TOTAL_TIME_RUNNING
+                | read_format::ID,
+            flags: attr_flags::SAMPLE_ID_ALL,
+            ..EventAttr::default()
+        }
+    }
+
+    fn sid(time: u64) -> SampleId {
+        SampleId {
+            pid: 7,
+            tid: 8,
+            time,
+            id: 42,
+            stream_id: 0,
+            cpu: 1,
+        }
+    }
+
+    #[test]
+    fn views_read_what_the_writer_builds() {
+        let a = attr();
+        let comm = comm_record(&a, 7, 8, "worker", true, &sid(5)).unwrap();
+        let view = RecordView::parse(&comm, Endian::NATIVE).unwrap();
+        assert_eq!(view.record_type, record::COMM);
+        assert_eq!(view.time(&a), Some(5));
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Comm {
+                pid: 7,
+                tid: 8,
+                name: b"worker",
+                exec: true
+            })
+        );
+
+        let lost = lost_record(&a, 42, 99, &sid(6)).unwrap();
+        let view = RecordView::parse(&lost, Endian::NATIVE).unwrap();
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Lost { id: 42, lost: 99 })
+        );
+
+        let fields = SampleFields {
+            id: 42,
+            ip: 0x401000,
+            pid: 7,
+            tid: 8,
+            time: 9,
+            cpu: 1,
+            period: 1000,
+            ..SampleFields::default()
+        };
+        let sample = sample_record(&a, &fields).unwrap();
+        let view = RecordView::parse(&sample, Endian::NATIVE).unwrap();
+        assert_eq!(view.time(&a), Some(9));
+        let s = view.sample(3, &a).unwrap();
+        assert_eq!(
+            (s.attr, s.id, s.ip, s.period),
+            (3, Some(42), Some(0x401000), Some(1000))
+        );
+        assert!(view.side_band(&a).is_ok_and(|k| k == RecordKind::Other));
+
+        let values = ReadValues {
+            time_enabled: 100,
+            time_running: 50,
+            values: vec![ReadValue {
+                value: 1234,
+                id: 42,
+                lost: 0,
+            }],
+        };
+        let read = read_record(&a, 7, 8, &values, &sid(10)).unwrap();
+        let view = RecordView::parse(&read, Endian::NATIVE).unwrap();
+        let r = view.read(&a).unwrap();
+        assert_eq!((r.pid, r.tid), (7, 8));
+        assert_eq!(r.values.time_enabled, Some(100));
+        assert_eq!(r.values.time_running, Some(50));
+        assert_eq!(r.values.values(), [(1234, Some(42))]);
+        assert!(view.sample(0, &a).is_err());
+    }
+
+    #[test]
+    fn views_refuse_cut_records() {
+        let comm = comm_record(&attr(), 7, 8, "worker", false, &sid(5)).unwrap();
+        assert!(RecordView::parse(&comm[..comm.len() - 8], Endian::NATIVE).is_none());
+        assert!(RecordView::parse(&comm[..6], Endian::NATIVE).is_none());
+        let mut tiny = comm.clone();
+        tiny[6..8].copy_from_slice(&4u16.to_ne_bytes());
+        assert!(RecordView::parse(&tiny, Endian::NATIVE).is_none());
+    }
 }

@@ -4,8 +4,8 @@
 //! non-group layouts of PERF_SAMPLE_READ (and so misreads every field after it).
 
 use crate::abi::{read_format, sample, BRANCH_SAMPLE_HW_INDEX};
+use crate::attr::EventAttr;
 use crate::bytes::{u64_at, Cursor, Endian};
-use crate::file::EventAttr;
 
 /// `perf_event_attr.branch_sample_type` bit that adds one counters word per branch entry.
 const BRANCH_SAMPLE_COUNTERS: u64 = 1 << 19;
@@ -73,9 +73,10 @@ impl<'a> UserStack<'a> {
     }
 }
 
-/// Counter values carried in a sample (PERF_SAMPLE_READ).
+/// Counter values in the kernel's `struct read_format` layout, borrowed from the record: a
+/// sample's PERF_SAMPLE_READ, or a PERF_RECORD_READ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadValues<'a> {
+pub struct ReadView<'a> {
     pub time_enabled: Option<u64>,
     pub time_running: Option<u64>,
     layout: ReadLayout<'a>,
@@ -95,7 +96,7 @@ enum ReadLayout<'a> {
     },
 }
 
-impl ReadValues<'_> {
+impl ReadView<'_> {
     /// (value, id) per counter: one per group member, or one for a non-group read.
     pub fn values(&self) -> Vec<(u64, Option<u64>)> {
         match self.layout {
@@ -135,7 +136,7 @@ pub struct Sample<'a> {
     pub stream_id: Option<u64>,
     pub cpu: Option<u32>,
     pub period: Option<u64>,
-    pub read: Option<ReadValues<'a>>,
+    pub read: Option<ReadView<'a>>,
     /// Kernel-recorded call chain: addresses with PERF_CONTEXT_* markers between them.
     pub callchain: Option<U64s<'a>>,
     pub user_regs: Option<UserRegs<'a>>,
@@ -159,7 +160,9 @@ pub fn parse_sample_record<'a>(
     )
 }
 
-/// Parses a sample body (after the 8-byte record header). Errors say which field ran out.
+/// Parses a sample body (after the 8-byte record header): the fields in the order of
+/// `perf_event.h`, each step reading those of its part that the sample_type asks for. Errors
+/// say which field ran out.
 pub(crate) fn parse_sample<'a>(
     body: &'a [u8],
     misc: u16,
@@ -167,12 +170,40 @@ pub(crate) fn parse_sample<'a>(
     attr: &EventAttr,
     e: Endian,
 ) -> Result<Sample<'a>, &'static str> {
-    let t = attr.sample_type;
-    let has = |bit: u64| t & bit != 0;
     let mut c = Cursor::new(body, e);
+    let mut s = parse_fixed_fields(&mut c, attr.sample_type)?;
+    s.attr = attr_index;
+    s.cpumode = misc & crate::abi::misc::CPUMODE_MASK;
+    let has = |bit: u64| attr.sample_type & bit != 0;
+    if has(sample::READ) {
+        s.read = Some(parse_read(&mut c, attr.read_format)?);
+    }
+    if has(sample::CALLCHAIN) {
+        let nr = c.u64().ok_or("callchain length")?;
+        s.callchain = Some(U64s {
+            bytes: c.u64s(nr).ok_or("callchain")?,
+            endian: e,
+        });
+    }
+    skip_raw_and_branches(&mut c, attr)?;
+    if has(sample::REGS_USER) {
+        s.user_regs = parse_user_regs(&mut c, attr.sample_regs_user)?;
+    }
+    if has(sample::STACK_USER) {
+        s.user_stack = Some(parse_user_stack(&mut c)?);
+    }
+    // The remaining fields (weight, data_src, transaction, intr regs, phys addr, cgroup,
+    // page sizes, aux) are not used by cpiflame; they follow and need no parsing.
+    Ok(s)
+}
+
+/// The fixed-size fields that come first: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
+/// CPU, PERIOD.
+fn parse_fixed_fields<'a>(c: &mut Cursor<'a>, t: u64) -> Result<Sample<'a>, &'static str> {
+    let has = |bit: u64| t & bit != 0;
     let mut s = Sample {
-        attr: attr_index,
-        cpumode: misc & crate::abi::misc::CPUMODE_MASK,
+        attr: 0,
+        cpumode: 0,
         ip: None,
         pid: None,
         tid: None,
@@ -216,68 +247,67 @@ pub(crate) fn parse_sample<'a>(
     if has(sample::PERIOD) {
         s.period = Some(c.u64().ok_or("period")?);
     }
-    if has(sample::READ) {
-        let f = attr.read_format;
-        let has_id = f & read_format::ID != 0;
-        let has_lost = f & read_format::LOST != 0;
-        let mut time_enabled = None;
-        let mut time_running = None;
-        let layout = if f & read_format::GROUP != 0 {
-            // nr, [time_enabled], [time_running], then nr x (value, [id], [lost]).
-            let nr = c.u64().ok_or("read group count")?;
-            if f & read_format::TOTAL_TIME_ENABLED != 0 {
-                time_enabled = Some(c.u64().ok_or("read time enabled")?);
-            }
-            if f & read_format::TOTAL_TIME_RUNNING != 0 {
-                time_running = Some(c.u64().ok_or("read time running")?);
-            }
-            let words = 1 + usize::from(has_id) + usize::from(has_lost);
-            let n = nr.checked_mul(words as u64).ok_or("read group count")?;
-            ReadLayout::Group {
-                entries: U64s {
-                    bytes: c.u64s(n).ok_or("read group values")?,
-                    endian: e,
-                },
-                words,
-                has_id,
-            }
+    Ok(s)
+}
+
+/// `struct read_format` (PERF_SAMPLE_READ, and the body of PERF_RECORD_READ after pid/tid),
+/// laid out per `read_format`.
+pub(crate) fn parse_read<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadView<'a>, &'static str> {
+    let has_id = f & read_format::ID != 0;
+    let has_lost = f & read_format::LOST != 0;
+    let mut time_enabled = None;
+    let mut time_running = None;
+    let mut times = |c: &mut Cursor<'a>| -> Result<(), &'static str> {
+        if f & read_format::TOTAL_TIME_ENABLED != 0 {
+            time_enabled = Some(c.u64().ok_or("read time enabled")?);
+        }
+        if f & read_format::TOTAL_TIME_RUNNING != 0 {
+            time_running = Some(c.u64().ok_or("read time running")?);
+        }
+        Ok(())
+    };
+    let layout = if f & read_format::GROUP != 0 {
+        // nr, [time_enabled], [time_running], then nr x (value, [id], [lost]).
+        let nr = c.u64().ok_or("read group count")?;
+        times(c)?;
+        let words = 1 + usize::from(has_id) + usize::from(has_lost);
+        let n = nr.checked_mul(words as u64).ok_or("read group count")?;
+        ReadLayout::Group {
+            entries: U64s {
+                bytes: c.u64s(n).ok_or("read group values")?,
+                endian: c.endian(),
+            },
+            words,
+            has_id,
+        }
+    } else {
+        // value, [time_enabled], [time_running], [id], [lost].
+        let value = c.u64().ok_or("read value")?;
+        times(c)?;
+        let id = if has_id {
+            Some(c.u64().ok_or("read id")?)
         } else {
-            // value, [time_enabled], [time_running], [id], [lost].
-            let value = c.u64().ok_or("read value")?;
-            if f & read_format::TOTAL_TIME_ENABLED != 0 {
-                time_enabled = Some(c.u64().ok_or("read time enabled")?);
-            }
-            if f & read_format::TOTAL_TIME_RUNNING != 0 {
-                time_running = Some(c.u64().ok_or("read time running")?);
-            }
-            let id = if has_id {
-                Some(c.u64().ok_or("read id")?)
-            } else {
-                None
-            };
-            if has_lost {
-                c.u64().ok_or("read lost")?;
-            }
-            ReadLayout::Single { value, id }
+            None
         };
-        s.read = Some(ReadValues {
-            time_enabled,
-            time_running,
-            layout,
-        });
-    }
-    if has(sample::CALLCHAIN) {
-        let nr = c.u64().ok_or("callchain length")?;
-        s.callchain = Some(U64s {
-            bytes: c.u64s(nr).ok_or("callchain")?,
-            endian: e,
-        });
-    }
-    if has(sample::RAW) {
+        if has_lost {
+            c.u64().ok_or("read lost")?;
+        }
+        ReadLayout::Single { value, id }
+    };
+    Ok(ReadView {
+        time_enabled,
+        time_running,
+        layout,
+    })
+}
+
+/// PERF_SAMPLE_RAW and PERF_SAMPLE_BRANCH_STACK: not used, only skipped.
+fn skip_raw_and_branches(c: &mut Cursor<'_>, attr: &EventAttr) -> Result<(), &'static str> {
+    if attr.sample_type & sample::RAW != 0 {
         let size = c.u32().ok_or("raw size")?;
         c.skip(size as u64).ok_or("raw data")?;
     }
-    if has(sample::BRANCH_STACK) {
+    if attr.sample_type & sample::BRANCH_STACK != 0 {
         let nr = c.u64().ok_or("branch stack length")?;
         if attr.branch_sample_type & BRANCH_SAMPLE_HW_INDEX != 0 {
             c.u64().ok_or("branch hw index")?;
@@ -288,33 +318,40 @@ pub(crate) fn parse_sample<'a>(
             c.u64s(nr).ok_or("branch counters")?;
         }
     }
-    if has(sample::REGS_USER) {
-        let abi = c.u64().ok_or("user regs abi")?;
-        if abi != 0 {
-            let n = attr.sample_regs_user.count_ones() as u64;
-            s.user_regs = Some(UserRegs {
-                abi,
-                mask: attr.sample_regs_user,
-                values: U64s {
-                    bytes: c.u64s(n).ok_or("user regs")?,
-                    endian: e,
-                },
-            });
-        }
+    Ok(())
+}
+
+/// PERF_SAMPLE_REGS_USER: the abi, then one value per bit of `mask` unless the abi is NONE
+/// (a kernel thread has no user registers).
+fn parse_user_regs<'a>(
+    c: &mut Cursor<'a>,
+    mask: u64,
+) -> Result<Option<UserRegs<'a>>, &'static str> {
+    let abi = c.u64().ok_or("user regs abi")?;
+    if abi == 0 {
+        return Ok(None);
     }
-    if has(sample::STACK_USER) {
-        let size = c.u64().ok_or("user stack size")?;
-        let data = c.bytes(size).ok_or("user stack")?;
-        let dyn_size = if size != 0 {
-            c.u64().ok_or("user stack dyn_size")?
-        } else {
-            0
-        };
-        s.user_stack = Some(UserStack { data, dyn_size });
-    }
-    // The remaining fields (weight, data_src, transaction, intr regs, phys addr, cgroup,
-    // page sizes, aux) are not used by cpiflame; they follow and need no parsing.
-    Ok(s)
+    let n = mask.count_ones() as u64;
+    Ok(Some(UserRegs {
+        abi,
+        mask,
+        values: U64s {
+            bytes: c.u64s(n).ok_or("user regs")?,
+            endian: c.endian(),
+        },
+    }))
+}
+
+/// PERF_SAMPLE_STACK_USER: size, the bytes, and dyn_size unless the size is 0.
+fn parse_user_stack<'a>(c: &mut Cursor<'a>) -> Result<UserStack<'a>, &'static str> {
+    let size = c.u64().ok_or("user stack size")?;
+    let data = c.bytes(size).ok_or("user stack")?;
+    let dyn_size = if size != 0 {
+        c.u64().ok_or("user stack dyn_size")?
+    } else {
+        0
+    };
+    Ok(UserStack { data, dyn_size })
 }
 
 /// Rewrites the PERF_RECORD_SAMPLE `record` (header included) into `out` with its user stack

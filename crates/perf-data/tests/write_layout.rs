@@ -8,8 +8,8 @@ use std::process::Command;
 use cpiflame_perf_data::abi::{attr_type, callchain, feature, misc, read_format, sample};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, finished_round_record, mmap2_record, read_record, sample_record,
-    AttrSpec, BuildIdEntry, Features, Mmap2, PerfDataWriter, ReadValue, ReadValues, SampleFields,
-    SampleId, ATTR_SIZE, FILE_ATTR_SIZE, MAX_RECORD_SIZE, REGS_ABI_64,
+    BuildIdEntry, EventAttr, Features, Mmap2, PerfDataWriter, ReadValue, ReadValues, SampleFields,
+    SampleId, WriteError, ATTR_SIZE, FILE_ATTR_SIZE, MAX_RECORD_SIZE, REGS_ABI_64,
 };
 
 fn u64_at(b: &[u8], o: usize) -> u64 {
@@ -20,12 +20,13 @@ fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_ne_bytes(b[o..o + 4].try_into().unwrap())
 }
 
-fn is_invalid_input<T: std::fmt::Debug>(r: std::io::Result<T>) -> bool {
-    matches!(r, Err(e) if e.kind() == std::io::ErrorKind::InvalidInput)
+/// An error for input the format cannot hold (not a failure of the output).
+fn is_invalid_input<T: std::fmt::Debug>(r: Result<T, WriteError>) -> bool {
+    matches!(r, Err(e) if e.io_error().is_none())
 }
 
-fn group_attr() -> AttrSpec {
-    AttrSpec {
+fn group_attr() -> EventAttr {
+    EventAttr {
         type_: attr_type::SOFTWARE,
         sample_period_or_freq: 1000,
         sample_type: sample::IDENTIFIER
@@ -104,7 +105,7 @@ fn group_read_sample_matches_the_kernel_layout() {
 #[cfg(target_endian = "little")]
 #[test]
 fn single_read_sample_matches_the_kernel_layout() {
-    let attr = AttrSpec {
+    let attr = EventAttr {
         sample_type: sample::TID | sample::READ,
         read_format: read_format::TOTAL_TIME_ENABLED
             | read_format::TOTAL_TIME_RUNNING
@@ -150,7 +151,7 @@ fn single_read_sample_matches_the_kernel_layout() {
 #[cfg(target_endian = "little")]
 #[test]
 fn comm_record_with_sample_id_trailer() {
-    let mut attr = AttrSpec {
+    let mut attr = EventAttr {
         sample_type: sample::IDENTIFIER
             | sample::IP
             | sample::TID
@@ -223,7 +224,7 @@ fn mmap2_record_with_build_id() {
         b'/', b'b', 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // filename
     ];
     assert_eq!(
-        mmap2_record(&AttrSpec::default(), &m, &SampleId::default()).unwrap(),
+        mmap2_record(&EventAttr::default(), &m, &SampleId::default()).unwrap(),
         expected
     );
 }
@@ -232,11 +233,11 @@ fn mmap2_record_with_build_id() {
 /// leader (cpu-clock, id 0x1111) gets 1000 per sample, the member (task-clock, 0x2222) 2000.
 #[test]
 fn perf_splits_group_read_samples_per_member() {
-    let leader = AttrSpec {
+    let leader = EventAttr {
         flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM,
         ..group_attr()
     };
-    let member = AttrSpec {
+    let member = EventAttr {
         config: 1,
         ids: vec![0x2222],
         ..group_attr()
@@ -299,14 +300,14 @@ fn perf_splits_group_read_samples_per_member() {
     let _ = std::fs::remove_file(path);
 }
 
-fn one_attr() -> AttrSpec {
-    AttrSpec {
+fn one_attr() -> EventAttr {
+    EventAttr {
         type_: attr_type::SOFTWARE,
         sample_period_or_freq: 4000,
         sample_type: sample::IDENTIFIER | sample::IP | sample::TID | sample::TIME,
         flags: attr_flags::SAMPLE_ID_ALL | attr_flags::FREQ,
         ids: vec![5, 6],
-        name: "cpu-clock".into(),
+        name: Some("cpu-clock".into()),
         ..Default::default()
     }
 }
@@ -437,7 +438,7 @@ fn feature_table_and_sections() {
             pid: -1,
             misc: misc::USER,
             build_id: vec![1, 2, 3, 4],
-            filename: "/lib/x.so".into(),
+            path: "/lib/x.so".into(),
         }],
         sample_time: Some((10, 20)),
         ..Default::default()
@@ -503,7 +504,7 @@ fn feature_table_and_sections() {
     // EVENT_DESC: nr, attr_size, then attr, nr_ids, name, ids.
     let ed = sections[5];
     assert_eq!((u32_at(ed, 0), u32_at(ed, 4)), (1, ATTR_SIZE as u32));
-    assert_eq!(&ed[8..8 + ATTR_SIZE], &attr.encode().unwrap()[..]);
+    assert_eq!(&ed[8..8 + ATTR_SIZE], &attr.encode()[..]);
     assert_eq!(u32_at(ed, 8 + ATTR_SIZE), 2);
     assert_eq!(u32_at(ed, 12 + ATTR_SIZE), 64);
     assert_eq!(&ed[16 + ATTR_SIZE..26 + ATTR_SIZE], b"cpu-clock\0");
@@ -577,7 +578,7 @@ fn dropped_writer_leaves_data_size_zero_and_the_records() {
 
 #[test]
 fn oversized_records_are_errors() {
-    let attr = AttrSpec {
+    let attr = EventAttr {
         sample_type: sample::CALLCHAIN,
         ..Default::default()
     };
@@ -620,7 +621,7 @@ fn oversized_records_are_errors() {
         user_stack: vec![0; 65_536],
         ..Default::default()
     };
-    let stack_attr = AttrSpec {
+    let stack_attr = EventAttr {
         sample_type: sample::STACK_USER,
         ..Default::default()
     };
@@ -656,7 +657,7 @@ fn malformed_records_are_rejected_and_nothing_is_written() {
 #[test]
 fn unsupported_or_inconsistent_samples_are_errors() {
     let base = SampleFields::default();
-    let with = |sample_type| AttrSpec {
+    let with = |sample_type| EventAttr {
         sample_type,
         ..Default::default()
     };
@@ -682,7 +683,7 @@ fn unsupported_or_inconsistent_samples_are_errors() {
         ..Default::default()
     };
     assert!(is_invalid_input(sample_record(&with(sample::READ), &two)));
-    let odd_format = AttrSpec {
+    let odd_format = EventAttr {
         read_format: 1 << 7,
         ..with(sample::READ)
     };
@@ -695,7 +696,7 @@ fn unsupported_or_inconsistent_samples_are_errors() {
     };
     assert!(is_invalid_input(sample_record(&odd_format, &one)));
     // Registers must match sample_regs_user; none with ABI_NONE.
-    let regs_attr = AttrSpec {
+    let regs_attr = EventAttr {
         sample_regs_user: 0b111,
         ..with(sample::REGS_USER)
     };

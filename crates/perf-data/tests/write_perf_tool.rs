@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use cpiflame_perf_data::abi::{attr_type, callchain, feature, misc, sample, x86_64_regs};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, exit_record, finished_round_record, fork_record, lost_record,
-    lost_samples_record, mmap2_record, sample_record, AttrSpec, BuildIdEntry, Features, Mmap2,
+    lost_samples_record, mmap2_record, sample_record, BuildIdEntry, EventAttr, Features, Mmap2,
     PerfDataWriter, SampleFields, SampleId, HOST_PID, REGS_ABI_64,
 };
 use linux_perf_data::linux_perf_event_reader::{
@@ -77,8 +77,8 @@ const HW_SAMPLE_TYPE: u64 = sample::IDENTIFIER
 
 const EVENT_NAMES: [&str; 2] = ["resource_stalls_any", "cpu_clk_unhalted_thread_p"];
 
-fn hw_attrs() -> Vec<AttrSpec> {
-    let common = AttrSpec {
+fn hw_attrs() -> Vec<EventAttr> {
+    let common = EventAttr {
         type_: attr_type::RAW,
         sample_period_or_freq: 100_003,
         sample_type: HW_SAMPLE_TYPE,
@@ -91,9 +91,9 @@ fn hw_attrs() -> Vec<AttrSpec> {
         ..Default::default()
     };
     vec![
-        AttrSpec {
+        EventAttr {
             config: 0x1a2,
-            name: EVENT_NAMES[0].into(),
+            name: Some(EVENT_NAMES[0].into()),
             ids: vec![101, 102],
             flags: common.flags
                 | attr_flags::MMAP
@@ -103,9 +103,9 @@ fn hw_attrs() -> Vec<AttrSpec> {
                 | attr_flags::COMM_EXEC,
             ..common.clone()
         },
-        AttrSpec {
+        EventAttr {
             config: 0x3c,
-            name: EVENT_NAMES[1].into(),
+            name: Some(EVENT_NAMES[1].into()),
             ids: vec![201, 202],
             ..common
         },
@@ -132,13 +132,13 @@ fn hw_features() -> Features {
                 pid: HOST_PID,
                 misc: misc::USER,
                 build_id: hw_build_id(),
-                filename: BIN.into(),
+                path: BIN.into(),
             },
             BuildIdEntry {
                 pid: HOST_PID,
                 misc: misc::KERNEL,
                 build_id: vec![0xab; 20],
-                filename: "[kernel.kallsyms]".into(),
+                path: "[kernel.kallsyms]".into(),
             },
         ],
         sample_time: Some((1_000_000, 1_000_000 + (2 * N as u64 - 1) * 1000)),
@@ -368,7 +368,7 @@ fn linux_perf_data_reads_raw_hardware_event_file() {
     let attrs = perf_file.event_attributes();
     assert_eq!(attrs.len(), 2);
     for (desc, spec) in attrs.iter().zip(hw_attrs()) {
-        assert_eq!(desc.name(), Some(spec.name.as_str()));
+        assert_eq!(desc.name(), spec.name.as_deref());
         assert_eq!(desc.ids(), spec.ids.as_slice());
         let a = desc.attributes();
         assert!(
@@ -550,8 +550,8 @@ const REGS_MASK: u64 = (1 << x86_64_regs::AX)
 
 const STACK_BYTES: usize = 64;
 
-fn sw_attrs() -> Vec<AttrSpec> {
-    let common = AttrSpec {
+fn sw_attrs() -> Vec<EventAttr> {
+    let common = EventAttr {
         type_: attr_type::SOFTWARE,
         sample_period_or_freq: 4000,
         sample_type: SW_SAMPLE_TYPE,
@@ -561,16 +561,16 @@ fn sw_attrs() -> Vec<AttrSpec> {
         ..Default::default()
     };
     vec![
-        AttrSpec {
+        EventAttr {
             config: 0, // cpu-clock
-            name: String::new(),
+            name: None,
             ids: vec![7],
             flags: common.flags | attr_flags::MMAP | attr_flags::COMM | attr_flags::MMAP2,
             ..common.clone()
         },
-        AttrSpec {
+        EventAttr {
             config: 1, // task-clock
-            name: String::new(),
+            name: None,
             ids: vec![8],
             ..common
         },

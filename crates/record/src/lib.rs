@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use cpiflame_perf_data::abi::{misc, record as rt, sample as st, x86_64_regs};
 use cpiflame_perf_data::write::{
-    attr_flags, finished_round_record, AttrSpec, BuildIdEntry, Features, PerfDataWriter, HOST_PID,
+    attr_flags, finished_round_record, Features, PerfDataWriter, WriteError, HOST_PID,
 };
 use cpiflame_perf_data::{
-    parse_sample_record, parse_side_band, trim_user_stack_to, Endian, EventAttr,
+    trim_user_stack_to, BuildIdEntry, Endian, EventAttr, RecordKind, RecordView,
 };
 use cpiflame_unwind::Resolver;
 
@@ -136,16 +136,20 @@ pub enum RecordError {
     /// The command could not be executed (exit status 127).
     #[error("cannot execute {program}: {source}")]
     Exec { program: String, source: io::Error },
-    /// The output file could not be created or written.
+    /// The output file could not be created.
     #[error("{path}: {error}")]
     Output { path: PathBuf, error: io::Error },
+    /// The start of the output file (header, attrs, synthesized records) could not be
+    /// written.
+    #[error("{path}: {error}")]
+    Write { path: PathBuf, error: WriteError },
     /// Writing failed mid-run (disk full, quota, I/O error): recording stopped, the command
     /// was stopped and reaped, and the file keeps the records that reached it; `what` says
     /// how much.
     #[error("{path}: {error}; {what}")]
     WriteFailed {
         path: PathBuf,
-        error: io::Error,
+        error: WriteError,
         what: String,
         /// How the command ended (it was stopped with SIGTERM, or had ended already).
         status: Option<ExitStatus>,
@@ -156,8 +160,6 @@ pub enum RecordError {
     /// Attaching to a process failed.
     #[error("process {pid}: {error}")]
     Attach { pid: i32, error: io::Error },
-    #[error("{0}")]
-    Other(String),
 }
 
 /// The x86_64 user registers perf samples for DWARF unwinding (all general-purpose ones but
@@ -172,7 +174,7 @@ const _: () = assert!(
 
 /// The attrs to open, in order; the first also asks for the side-band records (mmap, comm,
 /// fork/exit), as perf does, so they are not written once per event.
-fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool) -> Vec<AttrSpec> {
+fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool) -> Vec<EventAttr> {
     o.events
         .iter()
         .enumerate()
@@ -224,7 +226,7 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                 CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
                 _ => (0, 0),
             };
-            AttrSpec {
+            EventAttr {
                 type_: e.type_,
                 config: e.config,
                 config1: e.config1,
@@ -234,8 +236,8 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                 flags,
                 sample_regs_user: regs,
                 sample_stack_user: stack,
-                name: e.name.clone(),
-                ..AttrSpec::default()
+                name: Some(e.name.clone()),
+                ..EventAttr::default()
             }
         })
         .collect()
@@ -252,10 +254,12 @@ struct Opened {
     redirects: Vec<(usize, usize)>,
     /// Ids per event (for the file header).
     ids: Vec<Vec<u64>>,
+    /// Per fd: the index of its event.
+    event_of: Vec<usize>,
 }
 
 fn open_all(
-    attrs: &[AttrSpec],
+    attrs: &[EventAttr],
     names: &[String],
     threads: &[i32],
     cpus: &[i32],
@@ -265,6 +269,7 @@ fn open_all(
         ring_fds: Vec::new(),
         redirects: Vec::new(),
         ids: vec![Vec::new(); attrs.len()],
+        event_of: Vec::new(),
     };
     for &cpu in cpus {
         let mut ring: Option<usize> = None;
@@ -279,6 +284,7 @@ fn open_all(
                     .map_err(|e| RecordError::Open(format!("event {}: {e}", names[i])))?;
                 opened.ids[i].push(id);
                 opened.fds.push(fd);
+                opened.event_of.push(i);
                 let index = opened.fds.len() - 1;
                 leader.get_or_insert(index);
                 match ring {
@@ -387,10 +393,35 @@ fn kernel_allowed() -> bool {
     sys::kernel_allowed()
 }
 
-/// Records the target into `options.output`. `status` is called about four times a second
-/// with the samples written so far (for a live status line).
+/// Records the target into `options.output`: opens the events and maps their rings, starts
+/// (or attaches to) the target, drains the rings into the file until it ends, and finishes
+/// the file.
 pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut report = Report::default();
+    let mut session = open_session(options, &mut report)?;
+    start_target(options, &mut session)?;
+    let mut drain = Drain::new(&session.attrs, options.call_graph);
+    let started = Instant::now();
+    let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
+    finish(options, session, &drain, outcome, started.elapsed(), report)
+}
+
+/// What a recording holds from opening its events to finishing its file.
+struct Session {
+    /// The command, held until [`start_target`]; `None` when attached to a process.
+    child: Option<child::Child>,
+    /// The threads the events are opened on (the command's pid, or the process's threads).
+    threads: Vec<i32>,
+    /// The attrs as opened, with their ids.
+    attrs: Vec<EventAttr>,
+    opened: Opened,
+    rings: Vec<ring::Ring>,
+    writer: PerfDataWriter<Spool>,
+}
+
+/// Checks what may be recorded, gets the target (a held child, or the threads of a running
+/// process), opens the events on it, maps the rings and starts the output file.
+fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session, RecordError> {
     let kernel_callchains = kernel_allowed();
     report.kernel_callchains = kernel_callchains;
     if !kernel_callchains {
@@ -398,8 +429,6 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             "kernel.perf_event_paranoid is {}: recording user space only (no kernel frames); `sysctl kernel.perf_event_paranoid=1` allows them",
             sys::paranoid().map_or("?".into(), |p| p.to_string())
         ));
-    }
-    if !kernel_callchains {
         // Kernel space is excluded for every event: one of kernel space only would count nothing.
         if let Some(e) = options.events.iter().find(|e| e.exclude_user) {
             return Err(RecordError::Open(sys::explain_kernel_only(&e.name)));
@@ -408,8 +437,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
     let cpus = online_cpus();
 
-    // The target: a held child, or the threads of a running process.
-    let (mut child, threads) = match &options.target {
+    let (child, threads) = match &options.target {
         Target::Command(argv) => {
             let c = child::spawn_held(argv).map_err(|source| RecordError::Exec {
                 program: argv
@@ -433,6 +461,38 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
+    let rings = map_rings_reporting(options, &opened, report)?;
+
+    let file = create_output(&options.output)?;
+    let out_err = |error| RecordError::Write {
+        path: options.output.clone(),
+        error,
+    };
+    let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
+    report.samples = vec![0; attrs.len()];
+    if kernel_callchains {
+        // perf names kernel frames through this record, as it synthesizes it for itself.
+        if let Some(record) = proc::kernel_mmap(&attrs[0]) {
+            writer.write_record(&record).map_err(out_err)?;
+        }
+    }
+    Ok(Session {
+        child,
+        threads,
+        attrs,
+        opened,
+        rings,
+        writer,
+    })
+}
+
+/// Maps the rings at the size asked for (at least what two samples need), and says so in
+/// the report when the size had to change.
+fn map_rings_reporting(
+    options: &RecordOptions,
+    opened: &Opened,
+    report: &mut Report,
+) -> Result<Vec<ring::Ring>, RecordError> {
     let asked = options.buffer_pages.max(1).next_power_of_two();
     let least = least_ring_pages(options.call_graph);
     if asked < least {
@@ -446,7 +506,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             }
         ));
     }
-    let (mut rings, pages) = map_rings(&opened, asked.max(least))?;
+    let (rings, pages) = map_rings(opened, asked.max(least))?;
     report.buffer_pages = pages;
     if pages < asked.max(least) {
         report.warnings.push(format!(
@@ -455,32 +515,16 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             sys::mlock_kb().map_or("?".into(), |k| k.to_string())
         ));
     }
+    Ok(rings)
+}
 
-    let file = create_output(&options.output)?;
-    let out_err = |error| RecordError::Output {
-        path: options.output.clone(),
-        error,
-    };
-    let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
-    let by_id: HashMap<u64, usize> = attrs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
-        .collect();
-    let event_attrs: Vec<EventAttr> = attrs.iter().map(EventAttr::from).collect();
-    report.samples = vec![0; attrs.len()];
-
-    if kernel_callchains {
-        // perf names kernel frames through this record, as it synthesizes it for itself.
-        if let Some(record) = proc::kernel_mmap(&attrs[0]) {
-            writer.write_record(&record).map_err(out_err)?;
-        }
-    }
-    match &mut child {
+/// Lets the held command exec (its events are enabled on exec), or, attached to a process,
+/// writes the COMM and MMAP2 records of what it already is and enables the events.
+fn start_target(options: &RecordOptions, session: &mut Session) -> Result<(), RecordError> {
+    match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
             if let Err(source) = c.start() {
-                drop(writer);
                 let _ = std::fs::remove_file(&options.output);
                 let program = match &options.target {
                     Target::Command(argv) => argv[0].to_string_lossy().into_owned(),
@@ -491,69 +535,72 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
         }
         None => {
             child::forward_signals(0);
-            let pid = threads[0];
-            for record in proc::synthesize(pid, &attrs[0])
+            let pid = session.threads[0];
+            for record in proc::synthesize(pid, &session.attrs[0])
                 .map_err(|error| RecordError::Attach { pid, error })?
             {
-                writer.write_record(&record).map_err(out_err)?;
+                session
+                    .writer
+                    .write_record(&record)
+                    .map_err(|error| RecordError::Write {
+                        path: options.output.clone(),
+                        error,
+                    })?;
             }
-            for fd in &opened.fds {
-                let _ = sys::enable(fd);
-            }
+            let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+            enable_all(&session.opened, &names, pid)?;
         }
     }
+    Ok(())
+}
 
-    // With DWARF call chains, samples are unwound as they come (unwinding only, no names) to
-    // learn how much of each stack copy the unwinder reads; only that much is kept.
-    let unwinder = matches!(options.call_graph, CallGraph::Dwarf { .. }).then(|| {
-        Resolver::new(
-            &cpiflame_perf_data::Meta::default(),
-            cpiflame_unwind::Options {
-                unwind_only: true,
-                ..cpiflame_unwind::Options::default()
-            },
-        )
-    });
-    let trailer = event_attrs[0].sample_id_size();
-    let mut state = Drain {
-        by_id,
-        arena: Vec::new(),
-        index: Vec::new(),
-        trailer,
-        unwinder,
-        event_attrs,
-        trimmed: Vec::new(),
-        mapped: BTreeSet::new(),
-        first_time: None,
-        last_time: 0,
-    };
+/// Enables every opened event (attach mode: no exec enables them). An event that does not
+/// enable records nothing, so that is an error, not an empty recording.
+fn enable_all(opened: &Opened, names: &[String], pid: i32) -> Result<(), RecordError> {
+    for (fd, &event) in opened.fds.iter().zip(&opened.event_of) {
+        sys::enable(fd).map_err(|e| {
+            let name = names.get(event).map_or("?", String::as_str);
+            RecordError::Open(sys::explain_enable_error(name, pid, &e))
+        })?;
+    }
+    Ok(())
+}
+
+/// Drains the rings into the file until the target ends (or the time is up); returns the
+/// first write error, which stops the recording.
+fn drain_until_done(
+    options: &RecordOptions,
+    session: &mut Session,
+    state: &mut Drain,
+    report: &mut Report,
+) -> Result<(), WriteError> {
     let started = Instant::now();
     let deadline = options.duration.map(|d| started + d);
     let show_status = options.status_line && io::stderr().is_terminal();
     let mut last_status = Instant::now();
     let mut stop_sent = false;
-    let mut poll_fds: Vec<libc::pollfd> = opened
+    let mut poll_fds: Vec<libc::pollfd> = session
+        .opened
         .ring_fds
         .iter()
         .map(|&r| libc::pollfd {
-            fd: opened.fds[r].as_raw_fd(),
+            fd: session.opened.fds[r].as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         })
         .collect();
-    // Ok when the target ended (or the time was up), the first write error otherwise.
-    let outcome: io::Result<()> = 'recording: {
+    let outcome = 'recording: {
         loop {
             // SAFETY: poll on fds we own, for at most 100 ms.
             unsafe { libc::poll(poll_fds.as_mut_ptr(), poll_fds.len() as _, 100) };
-            let done = match &mut child {
+            let done = match &mut session.child {
                 Some(c) => c.try_wait().is_some(),
                 None => {
                     child::STOP.load(std::sync::atomic::Ordering::SeqCst)
-                        || !Path::new(&format!("/proc/{}", threads[0])).exists()
+                        || !Path::new(&format!("/proc/{}", session.threads[0])).exists()
                 }
             };
-            if let Err(e) = drain_round(&mut rings, &mut writer, &mut state, &mut report) {
+            if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {
                 break 'recording Err(e);
             }
             if show_status && last_status.elapsed() >= Duration::from_millis(250) {
@@ -569,7 +616,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             }
             if let Some(d) = deadline {
                 if Instant::now() >= d {
-                    match &child {
+                    match &session.child {
                         Some(c) if !stop_sent => {
                             c.kill(libc::SIGINT);
                             stop_sent = true;
@@ -581,12 +628,32 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
             }
         }
         // Whatever the kernel wrote after the last poll.
-        drain_round(&mut rings, &mut writer, &mut state, &mut report)
+        drain_round(&mut session.rings, &mut session.writer, state, report)
     };
     if show_status {
         eprintln!();
     }
-    let elapsed = started.elapsed();
+    outcome
+}
+
+/// Reaps the command, writes the feature sections and the final header; after a write error
+/// (`outcome`), cuts the file back to its last whole record and says what it keeps.
+fn finish(
+    options: &RecordOptions,
+    session: Session,
+    state: &Drain,
+    outcome: Result<(), WriteError>,
+    elapsed: Duration,
+    mut report: Report,
+) -> Result<Report, RecordError> {
+    let Session {
+        mut child,
+        attrs,
+        opened,
+        rings,
+        writer,
+        ..
+    } = session;
     // A command is never left running unrecorded: after a write error it is stopped, as
     // perf does (SIGTERM; SIGKILL when it is still there after a grace period), and reaped.
     report.status = child.as_mut().map(|c| match outcome {
@@ -609,14 +676,18 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let spool = writer.get_ref();
     let closed = spool.close(&attrs, &features, data_offset, data_end);
     let secs = elapsed.as_secs_f64();
+    let finishing = |source| WriteError::Io {
+        what: "the end of the file",
+        source,
+    };
     let (error, when) = match outcome {
         Err(e) => (e, format!("recording stopped after {secs:.1} s")),
         Ok(()) => (
             match (&closed, spool.take_error()) {
                 (Ok(c), _) if c.complete && c.features => return Ok(report),
-                (_, Some(e)) => e,
-                (Err(_), None) => io::Error::other("cannot finish the file"),
-                (Ok(_), None) => io::Error::other("cannot write the feature sections"),
+                (_, Some(e)) => finishing(e),
+                (Err(_), None) => finishing(io::Error::other("cannot finish the file")),
+                (Ok(_), None) => finishing(io::Error::other("cannot write the feature sections")),
             },
             format!("the recording ended after {secs:.1} s, then finishing the file failed"),
         ),
@@ -664,7 +735,7 @@ fn drain_round(
     writer: &mut PerfDataWriter<Spool>,
     state: &mut Drain,
     report: &mut Report,
-) -> io::Result<()> {
+) -> Result<(), WriteError> {
     if drain_all(rings, writer, state, report)? > 0 {
         writer.write_record(&finished_round_record())?;
     }
@@ -677,15 +748,47 @@ struct Drain {
     /// Records of the current pass, and their (time, offset, length): kept to reuse.
     arena: Vec<u8>,
     index: Vec<(u64, usize, usize)>,
-    /// Size of the sample_id trailer of non-sample records.
-    trailer: usize,
     unwinder: Option<Resolver>,
-    event_attrs: Vec<EventAttr>,
+    /// The attrs as opened. All share one sample_type, so any of them reads the layout of
+    /// every record; side-band records come from the first.
+    attrs: Vec<EventAttr>,
     trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
     mapped: BTreeSet<Vec<u8>>,
     first_time: Option<u64>,
     last_time: u64,
+}
+
+impl Drain {
+    fn new(attrs: &[EventAttr], call_graph: CallGraph) -> Drain {
+        // With DWARF call chains, samples are unwound as they come (unwinding only, no
+        // names) to learn how much of each stack copy the unwinder reads; only that much is
+        // kept.
+        let unwinder = matches!(call_graph, CallGraph::Dwarf { .. }).then(|| {
+            Resolver::new(
+                &cpiflame_perf_data::Meta::default(),
+                cpiflame_unwind::Options {
+                    unwind_only: true,
+                    ..cpiflame_unwind::Options::default()
+                },
+            )
+        });
+        Drain {
+            by_id: attrs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
+                .collect(),
+            arena: Vec::new(),
+            index: Vec::new(),
+            unwinder,
+            attrs: attrs.to_vec(),
+            trimmed: Vec::new(),
+            mapped: BTreeSet::new(),
+            first_time: None,
+            last_time: 0,
+        }
+    }
 }
 
 /// Drains every ring buffer into the file; returns the records written.
@@ -694,7 +797,7 @@ fn drain_all(
     writer: &mut PerfDataWriter<Spool>,
     state: &mut Drain,
     report: &mut Report,
-) -> io::Result<u64> {
+) -> Result<u64, WriteError> {
     // Every ring's records of this pass, copied out and then handled in time order, so the
     // record-time unwinder sees a thread's mappings before its samples even when the kernel
     // put them in different CPUs' buffers (as the reader will, which sorts the same way).
@@ -703,12 +806,15 @@ fn drain_all(
     arena.clear();
     index.clear();
     let mut last_time = 0;
+    let layout = &state.attrs[0];
     for ring in rings.iter_mut() {
         if ring.pending() == 0 {
             continue;
         }
         ring.drain(|record| {
-            let time = record_time(record, state.trailer).unwrap_or(last_time);
+            let time = RecordView::parse(record, Endian::NATIVE)
+                .and_then(|view| view.time(layout))
+                .unwrap_or(last_time);
             last_time = time;
             index.push((time, arena.len(), record.len()));
             arena.extend_from_slice(record);
@@ -728,96 +834,82 @@ fn drain_all(
     result.map(|()| written)
 }
 
-/// A record's time: the sample's TIME, or the sample_id trailer's (TID, TIME, CPU,
-/// IDENTIFIER: the fields the recorder asks for) on kernel side-band records.
-fn record_time(record: &[u8], trailer: usize) -> Option<u64> {
-    let rtype = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
-    let at = if rtype == rt::SAMPLE {
-        32
-    } else if rtype < rt::USER_TYPE_START && trailer >= 24 {
-        record.len().checked_sub(trailer)? + 8
-    } else {
-        return None;
-    };
-    Some(u64::from_ne_bytes(record.get(at..at + 8)?.try_into().ok()?))
-}
-
+/// Writes one drained record, counting what the report counts and feeding the unwinder;
+/// samples go out with their user stack copy trimmed to what the unwinder read.
 fn write_one(
     record: &[u8],
     writer: &mut PerfDataWriter<Spool>,
     state: &mut Drain,
     report: &mut Report,
-) -> io::Result<()> {
-    let rtype = u32::from_ne_bytes([record[0], record[1], record[2], record[3]]);
-    let misc_bits = u16::from_ne_bytes([record[4], record[5]]);
-    let u64_at = |o: usize| {
-        record
-            .get(o..o + 8)
-            .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+) -> Result<(), WriteError> {
+    let Some(view) = RecordView::parse(record, Endian::NATIVE) else {
+        // Not a whole record: the writer says why.
+        return writer.write_record(record);
     };
-    match rtype {
+    match view.record_type {
         rt::SAMPLE => {
-            // IDENTIFIER is the first field of every sample we ask for.
-            let event = u64_at(8)
-                .and_then(|id| state.by_id.get(&id).copied())
-                .unwrap_or(0);
-            report.samples[event] += 1;
+            let trimmed = on_sample(&view, record, state, report);
             writer.get_ref().note_samples(report.samples.iter().sum());
-            // IDENTIFIER, IP, TID, then TIME.
-            if let Some(t) = u64_at(32) {
-                state.first_time.get_or_insert(t);
-                state.last_time = state.last_time.max(t);
-            }
-            let endian = Endian::Little;
-            let attr = &state.event_attrs[event];
-            let limit = match (
-                &mut state.unwinder,
-                parse_sample_record(record, event, attr, endian),
-            ) {
-                (Some(unwinder), Ok(sample)) => unwinder.user_stack_extent(&sample),
-                _ => None,
-            };
-            if cfg!(target_endian = "little")
-                && trim_user_stack_to(
-                    record,
-                    attr,
-                    endian,
-                    limit.unwrap_or(usize::MAX),
-                    &mut state.trimmed,
-                )
-            {
-                return writer.write_record(&state.trimmed);
+            if let Some(trimmed) = trimmed {
+                return writer.write_record(trimmed);
             }
         }
-        rt::LOST => report.lost += u64_at(16).unwrap_or(0),
+        rt::LOST => {
+            if let Ok(RecordKind::Lost { lost, .. }) = view.side_band(&state.attrs[0]) {
+                report.lost += lost;
+            }
+        }
         rt::THROTTLE => report.throttled += 1,
-        rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT if state.unwinder.is_some() => {
-            let fields = &record[8..record.len().saturating_sub(state.trailer).max(8)];
-            if let (Some(unwinder), Ok(kind)) = (
-                &mut state.unwinder,
-                parse_side_band(rtype, misc_bits, fields, Endian::Little),
-            ) {
-                unwinder.observe(&kind);
+        rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT => {
+            let kind = view.side_band(&state.attrs[0]);
+            if let (Some(unwinder), Ok(kind)) = (&mut state.unwinder, &kind) {
+                unwinder.observe(kind);
             }
-            if rtype == rt::MMAP2 && misc_bits & misc::MMAP_DATA == 0 {
-                note_mapping(record, &mut state.mapped);
+            if let (rt::MMAP2, Ok(RecordKind::Mmap(m))) = (view.record_type, &kind) {
+                // Executable mappings of files, for their build ids at the end.
+                if m.executable && m.path.starts_with(b"/") {
+                    state.mapped.insert(m.path.to_vec());
+                }
             }
         }
-        rt::MMAP2 if misc_bits & misc::MMAP_DATA == 0 => note_mapping(record, &mut state.mapped),
         _ => {}
     }
     writer.write_record(record)
 }
 
-/// Remembers the file an MMAP2 record maps (for its build id at the end).
-fn note_mapping(record: &[u8], mapped: &mut BTreeSet<Vec<u8>>) {
-    // pid, tid, addr, len, pgoff, maj/min/ino/gen (24), prot, flags, then the name.
-    if let Some(name) = record.get(8 + 4 + 4 + 8 * 3 + 24 + 8..) {
-        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-        if name.starts_with(b"/") {
-            mapped.insert(name.to_vec());
-        }
+/// Counts a sample and notes its time; returns the sample with its stack copy trimmed to
+/// what the unwinder read, when there is something to trim.
+fn on_sample<'a>(
+    view: &RecordView<'_>,
+    record: &[u8],
+    state: &'a mut Drain,
+    report: &mut Report,
+) -> Option<&'a [u8]> {
+    let sample = view.sample(0, &state.attrs[0]).ok();
+    let event = sample
+        .and_then(|s| s.id)
+        .and_then(|id| state.by_id.get(&id).copied())
+        .unwrap_or(0);
+    report.samples[event] += 1;
+    if let Some(t) = sample.and_then(|s| s.time) {
+        state.first_time.get_or_insert(t);
+        state.last_time = state.last_time.max(t);
     }
+    let limit = match (&mut state.unwinder, sample) {
+        (Some(unwinder), Some(mut sample)) => {
+            sample.attr = event;
+            unwinder.user_stack_extent(&sample)
+        }
+        _ => None,
+    };
+    let trimmed = trim_user_stack_to(
+        record,
+        &state.attrs[event],
+        Endian::NATIVE,
+        limit.unwrap_or(usize::MAX),
+        &mut state.trimmed,
+    );
+    trimmed.then_some(&state.trimmed[..])
 }
 
 /// Build ids of the files that were mapped executable, and of the running kernel.
@@ -835,7 +927,7 @@ fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
                 pid: HOST_PID,
                 misc: misc::USER,
                 build_id: id.to_vec(),
-                filename: String::from_utf8_lossy(path).into_owned(),
+                path: path.clone(),
             });
         }
     }
@@ -844,7 +936,7 @@ fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
             pid: HOST_PID,
             misc: misc::KERNEL,
             build_id: id,
-            filename: "[kernel.kallsyms]".into(),
+            path: b"[kernel.kallsyms]".to_vec(),
         });
     }
     entries
@@ -879,4 +971,31 @@ pub fn probe(events: &[EventConfig]) -> Result<(), RecordError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An fd that is not a perf event makes PERF_EVENT_IOC_ENABLE fail (ENOTTY): the
+    /// recording must stop with the event named, not go on recording nothing.
+    #[test]
+    fn a_failed_enable_is_an_error_naming_the_event() {
+        let file = |path: &str| File::open(path).unwrap();
+        let opened = Opened {
+            fds: vec![file("/dev/null"), file("/dev/null")],
+            ring_fds: vec![0],
+            redirects: Vec::new(),
+            ids: vec![vec![1], vec![2]],
+            event_of: vec![0, 1],
+        };
+        let names = ["cpu-clock".to_string(), "page-faults".to_string()];
+        let e = enable_all(&opened, &names, 1234).unwrap_err();
+        let message = e.to_string();
+        assert!(matches!(e, RecordError::Open(_)), "{message}");
+        assert!(message.contains("event cpu-clock"), "{message}");
+        assert!(message.contains("process 1234"), "{message}");
+        assert!(message.contains("ENOTTY"), "{message}");
+        assert!(!message.contains("os error"), "{message}");
+    }
 }

@@ -4,7 +4,7 @@
 use std::io;
 
 use cpiflame_perf_data::abi::misc;
-use cpiflame_perf_data::write::{comm_record, mmap2_record, AttrSpec, Mmap2, SampleId};
+use cpiflame_perf_data::write::{comm_record, mmap2_record, EventAttr, Mmap2, SampleId};
 
 /// Thread ids of process `pid` (`/proc/PID/task`).
 pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
@@ -72,7 +72,7 @@ pub fn parse_maps(text: &str) -> Vec<MapsLine> {
 }
 
 /// COMM records for every thread and MMAP2 records for every executable mapping of `pid`.
-pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
+pub fn synthesize(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
     let mut records = Vec::new();
     let sample_id = |tid| SampleId {
         pid,
@@ -85,14 +85,10 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
     for tid in threads(pid)? {
         let comm =
             std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
-        records.push(comm_record(
-            attr,
-            pid,
-            tid,
-            comm.trim_end(),
-            false,
-            &sample_id(tid),
-        )?);
+        records.push(
+            comm_record(attr, pid, tid, comm.trim_end(), false, &sample_id(tid))
+                .map_err(io::Error::other)?,
+        );
     }
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
     for m in parse_maps(&maps) {
@@ -111,7 +107,7 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
             misc: misc::USER,
             ..Mmap2::default()
         };
-        records.push(mmap2_record(attr, &record, &sample_id(pid))?);
+        records.push(mmap2_record(attr, &record, &sample_id(pid)).map_err(io::Error::other)?);
     }
     Ok(records)
 }
@@ -119,7 +115,7 @@ pub fn synthesize(pid: i32, attr: &AttrSpec) -> io::Result<Vec<Vec<u8>>> {
 /// The MMAP2 record perf writes for the kernel image: `[kernel.kallsyms]_text` from `_text`
 /// to the top of the address space, file offset `_text` (what perf expects to relocate
 /// kernel symbols). `None` when `/proc/kallsyms` hides addresses.
-pub fn kernel_mmap(attr: &AttrSpec) -> Option<Vec<u8>> {
+pub fn kernel_mmap(attr: &EventAttr) -> Option<Vec<u8>> {
     let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
     let start = text.lines().find_map(|l| {
         let mut w = l.split_whitespace();
@@ -150,24 +146,18 @@ pub fn kernel_mmap(attr: &AttrSpec) -> Option<Vec<u8>> {
     mmap2_record(attr, &record, &sample_id).ok()
 }
 
-/// Build id of the running kernel (`/sys/kernel/notes`).
+/// Build id of the running kernel: the GNU build-id note of `/sys/kernel/notes` (ELF notes,
+/// 4-byte aligned, in the host's byte order).
 pub fn kernel_build_id() -> Option<Vec<u8>> {
+    use object::elf::{FileHeader64, ELF_NOTE_GNU, NT_GNU_BUILD_ID};
+    use object::read::elf::NoteIterator;
+    use object::NativeEndian;
     let notes = std::fs::read("/sys/kernel/notes").ok()?;
-    let mut rest = &notes[..];
-    while rest.len() >= 12 {
-        let word = |i: usize| {
-            u32::from_ne_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]) as usize
-        };
-        let (namesz, descsz, kind) = (word(0), word(4), word(8));
-        let name_end = 12 + namesz.div_ceil(4) * 4;
-        let desc_end = name_end + descsz.div_ceil(4) * 4;
-        if desc_end > rest.len() {
-            return None;
+    let mut iter = NoteIterator::<FileHeader64<NativeEndian>>::new(NativeEndian, 4, &notes).ok()?;
+    while let Ok(Some(note)) = iter.next() {
+        if note.name() == ELF_NOTE_GNU && note.n_type(NativeEndian) == NT_GNU_BUILD_ID {
+            return Some(note.desc().to_vec());
         }
-        if kind == 3 && rest.get(12..12 + namesz) == Some(b"GNU\0") {
-            return Some(rest[name_end..name_end + descsz].to_vec());
-        }
-        rest = &rest[desc_end..];
     }
     None
 }
@@ -190,5 +180,18 @@ mod tests {
         assert_eq!(m[0].path, "/usr/bin/app");
         assert_eq!(m[1].path, "//anon");
         assert_eq!(m[2].path, "[vdso]");
+    }
+
+    #[test]
+    fn kernel_build_id_matches_the_notes_file() {
+        // What perf itself reads: the desc of the GNU build-id note, 20 bytes for SHA-1.
+        match (std::fs::read("/sys/kernel/notes"), kernel_build_id()) {
+            (Ok(notes), Some(id)) => {
+                assert!(!id.is_empty() && id.len() <= 20, "{id:x?}");
+                assert!(notes.windows(id.len()).any(|w| w == id));
+            }
+            (Ok(_), None) => eprintln!("skipped: the kernel has no build-id note"),
+            (Err(e), _) => eprintln!("skipped: /sys/kernel/notes: {e}"),
+        }
     }
 }

@@ -6,9 +6,8 @@
 //! [`PerfDataWriter`] writes each record (and each piece of the header) with one `write`
 //! call, and every call's end is a record boundary; the spool keeps those ends for the
 //! buffer and for the last [`KEEP`] bytes before it, each with the number of samples written
-//! by then. Finishing (after a failure or not) writes the feature sections the writer
-//! encodes for an empty file, moved behind the records kept, and patches the header's data
-//! size; when they do not fit, the last few records make room for them, and when even that
+//! by then. Finishing (after a failure or not) writes the header and feature sections the
+//! writer makes for the records kept ([`write::file_end`]) behind them; when they do not fit, the last few records make room for them, and when even that
 //! fails the header alone is fixed up.
 
 use std::cell::{Cell, RefCell};
@@ -17,8 +16,7 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 
-use cpiflame_perf_data::abi::FILE_HEADER_SIZE;
-use cpiflame_perf_data::write::{AttrSpec, Features, PerfDataWriter};
+use cpiflame_perf_data::write::{self, EventAttr, Features};
 
 /// Bytes buffered before a write reaches the file.
 const CAPACITY: usize = 1 << 20;
@@ -26,10 +24,6 @@ const CAPACITY: usize = 1 << 20;
 const KEEP: u64 = 256 * 1024;
 /// File system block: freeing fewer bytes than this may free no space at all.
 const BLOCK: u64 = 4096;
-
-/// Where a field of `struct perf_file_header` is.
-const HEADER_DATA_SIZE: usize = 48;
-const HEADER_FEATURES: usize = 72;
 
 pub struct Spool {
     inner: RefCell<Inner>,
@@ -101,7 +95,7 @@ impl Spool {
     /// the last records to make room when they do not fit). Nothing is written after this.
     pub fn close(
         &self,
-        attrs: &[AttrSpec],
+        attrs: &[EventAttr],
         features: &Features,
         data_offset: u64,
         data_end: u64,
@@ -132,7 +126,13 @@ impl Spool {
         bounds.sort_unstable();
         bounds.dedup_by_key(|b| b.0);
         bounds.reverse();
-        let (header, tail) = feature_bytes(attrs, features, data_offset)?;
+        if write::data_offset(attrs) != data_offset {
+            return Err(io::Error::other(
+                "the header does not match the recording's",
+            ));
+        }
+        // The feature sections are as long wherever the data ends.
+        let tail_len = file_end(attrs, Some(features), 0)?.tail.len() as u64;
         let closed = |(end, samples): (u64, u64), features| Closed {
             samples,
             data_size: end - data_offset,
@@ -143,28 +143,25 @@ impl Spool {
         let file = &inner.file;
         let limit = inner.limit();
         let last = bounds[0];
-        match write_features(file, limit, &header, &tail, data_offset, last.0) {
+        match write_features(file, limit, attrs, features, data_offset, last.0) {
             Ok(()) => return Ok(closed(last, true)),
             Err(e) => {
                 inner.error.get_or_insert(e);
             }
         }
         // No room: drop the last records, enough to free a block beyond the features.
-        let room = tail.len() as u64 + BLOCK;
+        let room = tail_len + BLOCK;
         let mut cut = last;
         if let Some(&earlier) = bounds.iter().find(|&&(b, _)| b + room <= last.0) {
             cut = earlier;
-            if write_features(file, limit, &header, &tail, data_offset, cut.0).is_ok() {
+            if write_features(file, limit, attrs, features, data_offset, cut.0).is_ok() {
                 return Ok(closed(cut, true));
             }
         }
         // The header alone: the data size, no features.
         file.set_len(cut.0)?;
-        let mut bare = header;
-        bare[HEADER_FEATURES..HEADER_FEATURES + 32].fill(0);
-        bare[HEADER_DATA_SIZE..HEADER_DATA_SIZE + 8]
-            .copy_from_slice(&(cut.0 - data_offset).to_ne_bytes());
-        file.write_all_at(&bare, 0)?;
+        let bare = file_end(attrs, None, cut.0 - data_offset)?;
+        file.write_all_at(&bare.header, 0)?;
         Ok(closed(cut, false))
     }
 }
@@ -238,63 +235,32 @@ impl Inner {
 fn write_features(
     file: &File,
     limit: u64,
-    header: &[u8],
-    tail: &[u8],
+    attrs: &[EventAttr],
+    features: &Features,
     data_offset: u64,
     end: u64,
 ) -> io::Result<()> {
-    let delta = end - data_offset;
-    let mut header = header.to_vec();
-    header[HEADER_DATA_SIZE..HEADER_DATA_SIZE + 8].copy_from_slice(&delta.to_ne_bytes());
-    // The feature table: one (offset, size) pair per feature bit, offsets from the file
-    // start, so they move with the end of the data.
-    let features: u32 = (0..4)
-        .map(|i| {
-            let at = HEADER_FEATURES + 8 * i;
-            u64::from_ne_bytes(header[at..at + 8].try_into().unwrap_or([0; 8])).count_ones()
-        })
-        .sum();
-    let mut tail = tail.to_vec();
-    for i in 0..features as usize {
-        let Some(field) = tail.get_mut(16 * i..16 * i + 8) else {
-            break;
-        };
-        let offset = u64::from_ne_bytes(field.try_into().unwrap_or([0; 8])) + delta;
-        field.copy_from_slice(&offset.to_ne_bytes());
-    }
+    let file_end = file_end(attrs, Some(features), end - data_offset)?;
     file.set_len(end)?;
-    if end + tail.len() as u64 > limit {
+    if end + file_end.tail.len() as u64 > limit {
         return Err(io::Error::from_raw_os_error(libc::ENOSPC));
     }
-    if let Err(e) = file.write_all_at(&tail, end) {
+    if let Err(e) = file.write_all_at(&file_end.tail, end) {
         let _ = file.set_len(end);
         return Err(e);
     }
-    file.write_all_at(&header, 0)
+    file.write_all_at(&file_end.header, 0)
 }
 
-/// The header (data size 0) and the feature sections the writer makes for a file with no
-/// records, its table's offsets counted from the data offset.
-fn feature_bytes(
-    attrs: &[AttrSpec],
-    features: &Features,
-    data_offset: u64,
-) -> io::Result<(Vec<u8>, Vec<u8>)> {
-    let empty = PerfDataWriter::new(io::Cursor::new(Vec::new()), attrs.to_vec())?;
-    if empty.data_offset() != data_offset {
-        return Err(io::Error::other(
-            "the header does not match the recording's",
-        ));
-    }
-    let bytes = empty.finish(features)?.into_inner();
-    let start = data_offset as usize;
-    if bytes.len() < start {
-        return Err(io::Error::other("the writer wrote less than its header"));
-    }
-    Ok((
-        bytes[..FILE_HEADER_SIZE as usize].to_vec(),
-        bytes[start..].to_vec(),
-    ))
+/// The header and feature sections the writer writes for a file with `attrs` whose data is
+/// `data_size` bytes (`features` `None`: the header alone).
+fn file_end(
+    attrs: &[EventAttr],
+    features: Option<&Features>,
+    data_size: u64,
+) -> io::Result<write::FileEnd> {
+    // Only input the writer cannot encode fails here (a NUL in a name), never I/O.
+    write::file_end(attrs, features, data_size).map_err(io::Error::other)
 }
 
 impl Write for Spool {
@@ -336,17 +302,17 @@ impl Drop for Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cpiflame_perf_data::write::finished_round_record;
+    use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter};
 
-    fn attrs() -> Vec<AttrSpec> {
-        vec![AttrSpec {
+    fn attrs() -> Vec<EventAttr> {
+        vec![EventAttr {
             type_: 1,
             config: 0,
             sample_period_or_freq: 1000,
             sample_type: 0x10000 | 0x1 | 0x2,
-            name: "cpu-clock".into(),
+            name: Some("cpu-clock".into()),
             ids: vec![7],
-            ..AttrSpec::default()
+            ..EventAttr::default()
         }]
     }
 
@@ -427,7 +393,10 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(failed.unwrap().raw_os_error(), Some(28));
+        assert_eq!(
+            failed.unwrap().io_error().and_then(io::Error::raw_os_error),
+            Some(28)
+        );
         let data_offset = w.data_offset();
         let end = data_offset + w.bytes_written();
         w.get_ref().inner.borrow_mut().full_at = None;
@@ -455,7 +424,7 @@ mod tests {
     #[test]
     fn records_make_room_for_the_features_and_else_the_header_is_fixed_alone() {
         let rec = record(1000);
-        let (_, tail) = feature_bytes(&attrs(), &features(), 104 + 8 + 144).unwrap();
+        let tail = file_end(&attrs(), Some(&features()), 0).unwrap().tail;
         for features_fit in [true, false] {
             let (path, file) = temp(&format!("room-{features_fit}"));
             let mut w = PerfDataWriter::new(Spool::new(file), attrs()).unwrap();
@@ -496,7 +465,8 @@ mod tests {
                 let mut bare = mem.finish(&Features::default()).unwrap().into_inner();
                 // Without features the writer still writes EVENT_DESC: keep only the records.
                 bare.truncate((data_offset + kept * 1000) as usize);
-                bare[HEADER_FEATURES..HEADER_FEATURES + 32].fill(0);
+                // No feature bits (the bitmap is the header's last 32 bytes).
+                bare[72..104].fill(0);
                 bare
             };
             assert_eq!(std::fs::read(&path).unwrap(), expected);
