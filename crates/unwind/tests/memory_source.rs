@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
-use cpiflame_perf_data::write::{sample_record, AttrSpec, SampleFields};
+use cpiflame_perf_data::write::{sample_record, SampleFields, HOST_PID};
 use cpiflame_perf_data::{
     parse_sample_record, BuildIdEntry, Endian, EventAttr, Meta, MmapRecord, RecordKind,
 };
@@ -181,9 +181,9 @@ fn map_code(resolver: &mut Resolver, path: &[u8], start: u64) {
 
 /// Resolves a sample whose kernel-recorded call chain is `chain` (context markers included).
 fn resolve(resolver: &mut Resolver, chain: &[u64]) -> Vec<StackEntry> {
-    let spec = AttrSpec {
+    let spec = EventAttr {
         sample_type: sample::IP | sample::TID | sample::CALLCHAIN,
-        ..AttrSpec::default()
+        ..EventAttr::default()
     };
     let fields = SampleFields {
         ip: chain.get(1).copied().unwrap_or(0),
@@ -198,7 +198,7 @@ fn resolve(resolver: &mut Resolver, chain: &[u64]) -> Vec<StackEntry> {
         ..SampleFields::default()
     };
     let record = sample_record(&spec, &fields).unwrap();
-    let sample = parse_sample_record(&record, 0, &EventAttr::from(&spec), Endian::Little).unwrap();
+    let sample = parse_sample_record(&record, 0, &spec, Endian::Little).unwrap();
     let mut out = Vec::new();
     resolver.resolve(&sample, &mut out);
     out
@@ -295,6 +295,8 @@ fn a_stripped_binary_is_named_from_its_debug_file_found_by_build_id() {
     );
     let mut meta = meta_from("memory-host");
     meta.build_ids.push(BuildIdEntry {
+        pid: HOST_PID,
+        misc: misc::USER,
         path: APP.as_bytes().to_vec(),
         build_id: id,
     });
@@ -327,6 +329,8 @@ fn unusable_files_give_module_and_file_offset() {
     // The recording's build id is not the file's: the file must not name anything.
     let mut meta = meta_from("memory-host");
     meta.build_ids.push(BuildIdEntry {
+        pid: HOST_PID,
+        misc: misc::USER,
         path: APP.as_bytes().to_vec(),
         build_id: vec![0xee; 20],
     });
