@@ -17,6 +17,7 @@
 //!   scaling from time_enabled / time_running.
 
 pub mod child;
+pub mod event_use;
 pub mod rdpmc;
 pub mod read;
 pub mod ring;

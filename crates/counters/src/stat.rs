@@ -16,26 +16,17 @@ use cpiflame_perf_data::write::{attr_flags, EventAttr};
 use cpiflame_perf_data::{Endian, RecordKind, RecordView};
 
 use crate::child::{self, ExitStatus};
+use crate::event_use::{spec_bits, Unhonoured, Use};
 use crate::read::{read_single, Reading, READ_FORMAT};
 use crate::ring::Ring;
 use crate::sys::{self, explain_open_error, online_cpus};
 
-/// One event to count.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CountEvent {
-    pub type_: u32,
-    pub config: u64,
-    pub config1: u64,
-    pub config2: u64,
-    pub name: String,
-    pub exclude_user: bool,
-    pub exclude_kernel: bool,
-}
+pub use cpiflame_events::ResolvedEvent;
 
 #[derive(Clone, Debug)]
 pub struct StatOptions {
     /// Groups of events: the events of a group are always counted together.
-    pub groups: Vec<Vec<CountEvent>>,
+    pub groups: Vec<Vec<ResolvedEvent>>,
     pub command: Vec<OsString>,
 }
 
@@ -115,12 +106,21 @@ pub enum StatError {
         source: std::io::Error,
     },
     Io(String),
+    /// An event's spec asks for something a counted event cannot do.
+    Unhonoured(Unhonoured),
+}
+
+impl From<Unhonoured> for StatError {
+    fn from(u: Unhonoured) -> Self {
+        StatError::Unhonoured(u)
+    }
 }
 
 impl std::fmt::Display for StatError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StatError::Open(m) | StatError::Io(m) => write!(f, "{m}"),
+            StatError::Unhonoured(u) => write!(f, "{u}"),
             StatError::Exec { program, source } => write!(f, "cannot execute {program}: {source}"),
         }
     }
@@ -128,21 +128,22 @@ impl std::fmt::Display for StatError {
 
 impl std::error::Error for StatError {}
 
-fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> EventAttr {
-    let mut flags = attr_flags::INHERIT | attr_flags::INHERIT_STAT | attr_flags::SAMPLE_ID_ALL;
+fn attr_for(e: &ResolvedEvent, leader: bool, enable_on_exec: bool) -> Result<EventAttr, StatError> {
+    // The spec's own bits (exclusions, precise level, pinned ...), as perf sets them.
+    let mut flags = spec_bits(e, Use::Counting, leader)?
+        | attr_flags::INHERIT
+        | attr_flags::INHERIT_STAT
+        | attr_flags::SAMPLE_ID_ALL;
     if leader {
         flags |= attr_flags::DISABLED;
         if enable_on_exec {
             flags |= attr_flags::ENABLE_ON_EXEC;
         }
     }
-    if e.exclude_user {
-        flags |= attr_flags::EXCLUDE_USER;
-    }
-    if e.exclude_kernel || !kernel_allowed() {
+    if !kernel_allowed() {
         flags |= attr_flags::EXCLUDE_KERNEL;
     }
-    EventAttr {
+    Ok(EventAttr {
         type_: e.type_,
         config: e.config,
         config1: e.config1,
@@ -152,7 +153,7 @@ fn attr_for(e: &CountEvent, leader: bool, enable_on_exec: bool) -> EventAttr {
         flags,
         name: Some(e.name.clone()),
         ..EventAttr::default()
-    }
+    })
 }
 
 fn kernel_allowed() -> bool {
@@ -160,13 +161,13 @@ fn kernel_allowed() -> bool {
 }
 
 /// Checks that the groups open on this process (before a command is started).
-pub fn probe(groups: &[Vec<CountEvent>]) -> Result<(), StatError> {
+pub fn probe(groups: &[Vec<ResolvedEvent>]) -> Result<(), StatError> {
     for group in groups {
         let mut leader: Option<File> = None;
         let mut members = Vec::new();
         for e in group {
             let fd = sys::open(
-                &attr_for(e, leader.is_none(), false),
+                &attr_for(e, leader.is_none(), false)?,
                 0,
                 -1,
                 leader.as_ref(),
@@ -186,7 +187,7 @@ pub fn probe(groups: &[Vec<CountEvent>]) -> Result<(), StatError> {
 /// collects the READ records of threads that exit until it ends, reads the totals, and
 /// attributes them to threads.
 pub fn stat(options: &StatOptions) -> Result<StatReport, StatError> {
-    let events: Vec<&CountEvent> = options.groups.iter().flatten().collect();
+    let events: Vec<&ResolvedEvent> = options.groups.iter().flatten().collect();
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
     let program = options
         .command
@@ -258,7 +259,7 @@ struct Opened {
 /// Opens every group on every CPU for `pid`. The first event of every CPU also carries the
 /// ring buffer that receives the READ records of exiting threads (COMM and FORK too, for
 /// their names).
-fn open_counters(groups: &[Vec<CountEvent>], pid: i32) -> Result<Opened, StatError> {
+fn open_counters(groups: &[Vec<ResolvedEvent>], pid: i32) -> Result<Opened, StatError> {
     let cpus = online_cpus();
     let n_events = groups.iter().map(Vec::len).sum();
     let mut fds: Vec<Vec<File>> = (0..n_events).map(|_| Vec::new()).collect();
@@ -269,7 +270,7 @@ fn open_counters(groups: &[Vec<CountEvent>], pid: i32) -> Result<Opened, StatErr
         for &cpu in &cpus {
             let mut leader: Option<usize> = None;
             for (k, e) in group.iter().enumerate() {
-                let mut attr = attr_for(e, k == 0, true);
+                let mut attr = attr_for(e, k == 0, true)?;
                 if index + k == 0 {
                     attr.flags |= attr_flags::COMM | attr_flags::TASK;
                     ring_attr = attr.clone();
@@ -559,16 +560,10 @@ mod tests {
         use cpiflame_perf_data::write::{
             comm_record, fork_record, read_record, ReadValue, ReadValues, SampleId,
         };
-        let event = CountEvent {
-            type_: 1,
-            config: 1,
-            config1: 0,
-            config2: 0,
-            name: "task-clock".into(),
-            exclude_user: false,
-            exclude_kernel: false,
-        };
-        let attr = attr_for(&event, true, true);
+        let event = cpiflame_events::parse_event("task-clock")
+            .unwrap()
+            .resolve(0);
+        let attr = attr_for(&event, true, true).unwrap();
         let ids = BTreeMap::from([(42u64, 0usize)]);
         let sid = SampleId {
             pid: 7,

@@ -4,7 +4,6 @@
 
 mod compare;
 mod draw;
-mod events;
 mod record;
 mod stat;
 
@@ -83,7 +82,7 @@ fn run(cli: Cli) -> Result<Outcome> {
         Command::Diff(args) => compare::diff(args),
         Command::List => {
             let mut out = io::stdout().lock();
-            events::list(&mut out)?;
+            cpiflame_record::machine::write_list(&mut out)?;
             out.flush()?;
             Ok(Outcome::Done)
         }

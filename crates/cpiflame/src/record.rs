@@ -7,14 +7,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_events::{parse_events, EventSpec, SYSFS_ROOT};
-use cpiflame_record::{
-    probe, record, CallGraph, EventConfig, RecordOptions, Sampling, Target, DEFAULT_STACK_SIZE,
-};
-
+use cpiflame_events::{resolve_events, DEFAULT_PERIOD, SYSFS_ROOT};
 use cpiflame_pipeline::RecordingMarks;
+use cpiflame_record::{machine, record, CallGraph, Rate, RecordOptions, ResolvedEvent, Target};
 
-use crate::events::default_pair;
 use crate::Outcome;
 
 #[derive(Args)]
@@ -71,33 +67,20 @@ pub struct RecordArgs {
     command: Vec<OsString>,
 }
 
-fn to_config(spec: &EventSpec, flag: &str) -> Result<EventConfig> {
-    let attr = spec
-        .kind
-        .resolve_in(Path::new(SYSFS_ROOT))
-        .with_context(|| format!("{flag} {}: no PMU {:?} here", spec.name, spec.kind.pmu()))?;
-    Ok(EventConfig {
-        type_: attr.type_,
-        config: attr.config,
-        config1: attr.config1,
-        config2: attr.config2,
-        name: spec.name.clone(),
-        exclude_user: spec.exclude_user,
-        exclude_kernel: spec.exclude_kernel,
-        period: spec.period,
-    })
+/// The events of one flag's spec list, resolved (PMU types and formats from sysfs).
+fn resolve(text: &str, flag: &str) -> Result<Vec<ResolvedEvent>> {
+    resolve_events(text, Path::new(SYSFS_ROOT)).with_context(|| flag.to_string())
 }
 
-fn one_spec(text: &str, flag: &str) -> Result<EventConfig> {
-    let specs = parse_events(text).with_context(|| flag.to_string())?;
-    match specs.as_slice() {
-        [spec] => to_config(spec, flag),
+fn one_spec(text: &str, flag: &str) -> Result<ResolvedEvent> {
+    match resolve(text, flag)?.as_slice() {
+        [event] => Ok(event.clone()),
         _ => bail!("{flag} {text}: give exactly one event"),
     }
 }
 
 /// The events to record, whether they are the no-PMU fallback, and lines for the user.
-fn choose_events(args: &RecordArgs) -> Result<(Vec<EventConfig>, bool, Vec<String>)> {
+fn choose_events(args: &RecordArgs) -> Result<(Vec<ResolvedEvent>, bool, Vec<String>)> {
     let mut notes = Vec::new();
     let instructions = || one_spec("instructions", "--with-instructions");
     if args.stalls.is_some() || args.cycles.is_some() {
@@ -113,16 +96,14 @@ fn choose_events(args: &RecordArgs) -> Result<(Vec<EventConfig>, bool, Vec<Strin
     if !args.events.is_empty() {
         let mut events = Vec::new();
         for text in &args.events {
-            for spec in parse_events(text).context("-e")? {
-                events.push(to_config(&spec, "-e")?);
-            }
+            events.extend(resolve(text, "-e")?);
         }
         if args.with_instructions {
             events.push(instructions()?);
         }
         return Ok((events, false, notes));
     }
-    match default_pair(args.with_instructions)? {
+    match machine::default_pair(args.with_instructions)? {
         Some((events, why)) => {
             notes.push(format!("recording {why}"));
             Ok((events, false, notes))
@@ -137,28 +118,6 @@ fn choose_events(args: &RecordArgs) -> Result<(Vec<EventConfig>, bool, Vec<Strin
     }
 }
 
-fn call_graph(text: &str) -> Result<CallGraph> {
-    let mut parts = text.splitn(2, ',');
-    match (parts.next(), parts.next()) {
-        (Some("dwarf"), None) => Ok(CallGraph::Dwarf {
-            stack_size: DEFAULT_STACK_SIZE,
-        }),
-        (Some("dwarf"), Some(size)) => {
-            let size: u32 = size
-                .parse()
-                .ok()
-                .filter(|s| *s > 0 && *s <= 65528 && s % 8 == 0)
-                .with_context(|| {
-                    format!("--call-graph {text}: SIZE must be a multiple of 8 from 8 to 65528")
-                })?;
-            Ok(CallGraph::Dwarf { stack_size: size })
-        }
-        (Some("fp"), None) => Ok(CallGraph::FramePointer),
-        (Some("none") | Some("no"), None) => Ok(CallGraph::None),
-        _ => bail!("--call-graph {text}: expected dwarf[,SIZE], fp or none"),
-    }
-}
-
 /// Records the command; its exit status is the [`Outcome`].
 pub fn record_command(args: RecordArgs) -> Result<Outcome> {
     let target = match (args.pid, args.command.is_empty()) {
@@ -169,7 +128,7 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
             bail!("nothing to record: give a command (cpiflame record ./app) or -p PID")
         }
     };
-    let call_graph = call_graph(&args.call_graph)?;
+    let call_graph: CallGraph = args.call_graph.parse().map_err(anyhow::Error::msg)?;
     let (events, no_pmu, notes) = choose_events(&args)?;
     let explicit_roles = args.stalls.is_some() && args.cycles.is_some();
     for n in &notes {
@@ -177,12 +136,13 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
     }
     let hardware = events.iter().any(|e| e.type_ != 1);
     let sampling = match (args.period, args.freq) {
-        (Some(p), _) => Sampling::Period(p),
-        (None, Some(f)) => Sampling::Frequency(f),
-        // The seed's recipe: one fixed period for the pair, so stalls/cycles compare.
-        (None, None) if hardware => Sampling::Period(2_000_003),
+        (Some(p), _) => Rate::Period(p),
+        (None, Some(f)) => Rate::Frequency(f),
+        // One fixed period for the pair, so stall and cycle samples compare (the recipe of
+        // the original CPI flame graphs).
+        (None, None) if hardware => Rate::Period(DEFAULT_PERIOD),
         // A software clock counts nanoseconds: every 250 us is 4 kHz, perf's default rate.
-        (None, None) => Sampling::Period(250_000),
+        (None, None) => Rate::Period(250_000),
     };
     let mut cmdline: Vec<String> = std::env::args().collect();
     let marks = RecordingMarks {
@@ -241,9 +201,4 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         Some(status) => Outcome::Command(status.code()),
         None => Outcome::Done,
     })
-}
-
-/// Probes a candidate pair; `Err` carries the explained errno.
-pub fn opens(events: &[EventConfig]) -> std::result::Result<(), String> {
-    probe(events).map_err(|e| e.to_string())
 }

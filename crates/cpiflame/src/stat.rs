@@ -7,9 +7,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use cpiflame_counters::stat::{probe, stat, CountEvent, StatOptions};
+use cpiflame_counters::stat::{probe, stat, ResolvedEvent, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
-use cpiflame_events::{discover_pmus, parse_events, presets, EventRef, SYSFS_ROOT};
+use cpiflame_events::{discover_pmus, presets, resolve_events, EventRef, SYSFS_ROOT};
 
 use crate::Outcome;
 
@@ -35,26 +35,9 @@ pub struct StatArgs {
     command: Vec<OsString>,
 }
 
-fn count_event(text: &str) -> Result<Vec<CountEvent>> {
-    let specs = parse_events(text).with_context(|| format!("-e {text}"))?;
-    specs
-        .iter()
-        .map(|s| {
-            let attr = s
-                .kind
-                .resolve_in(Path::new(SYSFS_ROOT))
-                .with_context(|| format!("-e {}: PMU not found", s.name))?;
-            Ok(CountEvent {
-                type_: attr.type_,
-                config: attr.config,
-                config1: attr.config1,
-                config2: attr.config2,
-                name: s.name.clone(),
-                exclude_user: s.exclude_user,
-                exclude_kernel: s.exclude_kernel,
-            })
-        })
-        .collect()
+/// The events of one `-e` list (one group), resolved (PMU types and formats from sysfs).
+fn count_event(text: &str) -> Result<Vec<ResolvedEvent>> {
+    resolve_events(text, Path::new(SYSFS_ROOT)).context("-e")
 }
 
 const SOFTWARE_SET: &str = "task-clock,context-switches,cpu-migrations,page-faults";
@@ -62,7 +45,7 @@ const SOFTWARE_SET: &str = "task-clock,context-switches,cpu-migrations,page-faul
 /// The default groups: cycles, instructions and this CPU's stall event together, branches
 /// and branch misses together; each group split into single events if it does not fit the
 /// counters; the software set when there is no PMU.
-fn default_groups() -> Result<(Vec<Vec<CountEvent>>, Option<String>)> {
+fn default_groups() -> Result<(Vec<Vec<ResolvedEvent>>, Option<String>)> {
     let mut first = "cycles,instructions".to_string();
     if let Ok(cpu) = cpiflame_events::detect() {
         let pmus = discover_pmus(Path::new(SYSFS_ROOT)).unwrap_or_default();
@@ -121,7 +104,7 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let events: Vec<&CountEvent> = options.groups.iter().flatten().collect();
+    let events: Vec<&ResolvedEvent> = options.groups.iter().flatten().collect();
     let refs: Vec<EventRef<'_>> = events
         .iter()
         .map(|e| EventRef {

@@ -57,6 +57,7 @@
 //! [`parse_events`] then [`EventSpec::resolve`] does the same purely, given the PMU's type
 //! number.
 
+pub mod attr_flags;
 pub mod cpu;
 mod format;
 mod names;
@@ -70,7 +71,7 @@ pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{presets, Candidate, Presets, DEFAULT_PERIOD};
 pub use resolve::{
-    attr_bits, resolve_event, resolve_events, Rate, ResolveError, ResolvedEvent, SAMPLE_READ_TYPE,
+    resolve_event, resolve_events, Rate, ResolveError, ResolvedEvent, SAMPLE_READ_TYPE,
 };
 pub use roles::{detect_roles, role_of, Arch, EventRef, Role, Roles};
 pub use spec::{

@@ -10,6 +10,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::attr_flags;
 use crate::spec::{
     devices_dir, generic_names, named_item_base, nearest, or_list, parse_item, pmu_dir, pmu_format,
     pmu_type, split_list, EventSpec, Formats, SpecError,
@@ -25,31 +26,6 @@ pub enum Rate {
     Period(u64),
     /// `freq=N`: attr.sample_freq = N, attr.freq = 1.
     Frequency(u64),
-}
-
-/// Bits of the `perf_event_attr` bitfield word (include/uapi/linux/perf_event.h) that
-/// [`ResolvedEvent::attr_flags`] sets.
-pub mod attr_bits {
-    /// attr.pinned.
-    pub const PINNED: u64 = 1 << 2;
-    /// attr.exclusive.
-    pub const EXCLUSIVE: u64 = 1 << 3;
-    /// attr.exclude_user.
-    pub const EXCLUDE_USER: u64 = 1 << 4;
-    /// attr.exclude_kernel.
-    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
-    /// attr.exclude_hv.
-    pub const EXCLUDE_HV: u64 = 1 << 6;
-    /// attr.exclude_idle.
-    pub const EXCLUDE_IDLE: u64 = 1 << 7;
-    /// attr.freq: the period word is a frequency.
-    pub const FREQ: u64 = 1 << 10;
-    /// Shift of the 2-bit attr.precise_ip field.
-    pub const PRECISE_IP_SHIFT: u32 = 15;
-    /// attr.exclude_host.
-    pub const EXCLUDE_HOST: u64 = 1 << 19;
-    /// attr.exclude_guest.
-    pub const EXCLUDE_GUEST: u64 = 1 << 20;
 }
 
 /// `attr.sample_type` bits perf adds for the `S` modifier ([`ResolvedEvent::sample_read`]):
@@ -105,25 +81,25 @@ pub struct ResolvedEvent {
 }
 
 impl ResolvedEvent {
-    /// The bits of the attr bitfield word this event fixes ([`attr_bits`]): pinned,
+    /// The bits of the attr bitfield word this event fixes ([`attr_flags`](crate::attr_flags)): pinned,
     /// exclusive, the exclusions, precise_ip, and freq when [`ResolvedEvent::rate`] is a
-    /// frequency (a counting caller that sets no sample rate masks [`attr_bits::FREQ`] out).
+    /// frequency (a counting caller that sets no sample rate masks [`attr_flags::FREQ`] out).
     /// The caller ORs in its own bits (disabled, inherit, mmap, ...).
     pub fn attr_flags(&self) -> u64 {
         let bit = |on: bool, b: u64| if on { b } else { 0 };
-        bit(self.pinned, attr_bits::PINNED)
-            | bit(self.exclusive, attr_bits::EXCLUSIVE)
-            | bit(self.exclude_user, attr_bits::EXCLUDE_USER)
-            | bit(self.exclude_kernel, attr_bits::EXCLUDE_KERNEL)
-            | bit(self.exclude_hv, attr_bits::EXCLUDE_HV)
-            | bit(self.exclude_idle, attr_bits::EXCLUDE_IDLE)
+        bit(self.pinned, attr_flags::PINNED)
+            | bit(self.exclusive, attr_flags::EXCLUSIVE)
+            | bit(self.exclude_user, attr_flags::EXCLUDE_USER)
+            | bit(self.exclude_kernel, attr_flags::EXCLUDE_KERNEL)
+            | bit(self.exclude_hv, attr_flags::EXCLUDE_HV)
+            | bit(self.exclude_idle, attr_flags::EXCLUDE_IDLE)
             | bit(
                 matches!(self.rate, Some(Rate::Frequency(_))),
-                attr_bits::FREQ,
+                attr_flags::FREQ,
             )
-            | (u64::from(self.precise_ip & 3) << attr_bits::PRECISE_IP_SHIFT)
-            | bit(self.exclude_host, attr_bits::EXCLUDE_HOST)
-            | bit(self.exclude_guest, attr_bits::EXCLUDE_GUEST)
+            | (u64::from(self.precise_ip & 3) << attr_flags::PRECISE_IP_SHIFT)
+            | bit(self.exclude_host, attr_flags::EXCLUDE_HOST)
+            | bit(self.exclude_guest, attr_flags::EXCLUDE_GUEST)
     }
 
     /// attr.sample_period / attr.sample_freq: the spec's rate, else `default`.

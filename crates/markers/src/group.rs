@@ -3,12 +3,12 @@
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 
+use cpiflame_counters::event_use::{spec_bits, Use};
 use cpiflame_counters::rdpmc::MappedCounter;
 use cpiflame_counters::read::{parse_group, read_single, Reading, READ_FORMAT, READ_FORMAT_GROUP};
 use cpiflame_counters::sys;
-use cpiflame_events::{EventKind, EventSpec, SYSFS_ROOT};
+use cpiflame_events::ResolvedEvent;
 use cpiflame_perf_data::attr_flags;
 use cpiflame_perf_data::write::EventAttr;
 
@@ -47,42 +47,31 @@ impl fmt::Display for ReadPath {
 /// What an event needs to be opened.
 struct Event {
     name: String,
-    kind: EventKind,
     attr: EventAttr,
 }
 
-fn is_hardware(kind: &EventKind) -> bool {
-    !matches!(kind, EventKind::Software(_))
+/// PERF_TYPE_SOFTWARE: the events that open without a PMU.
+const TYPE_SOFTWARE: u32 = 1;
+
+fn is_hardware(event: &Event) -> bool {
+    event.attr.type_ != TYPE_SOFTWARE
 }
 
-fn attr_for(spec: &EventSpec, exclude_kernel: bool) -> Result<EventAttr, Error> {
-    let cfg = spec
-        .kind
-        .resolve_in(Path::new(SYSFS_ROOT))
-        .map_err(|source| Error::Resolve {
-            event: spec.name.clone(),
-            pmu: spec.kind.pmu().unwrap_or_default().to_string(),
-            source,
-        })?;
-    let mut flags = 0;
-    if spec.exclude_user {
-        flags |= attr_flags::EXCLUDE_USER;
-    }
-    if spec.exclude_kernel || exclude_kernel {
-        flags |= attr_flags::EXCLUDE_KERNEL;
-    }
-    if spec.exclude_hv || exclude_kernel {
-        flags |= attr_flags::EXCLUDE_HV;
+fn attr_for(e: &ResolvedEvent, leader: bool, exclude_kernel: bool) -> Result<EventAttr, Error> {
+    // The spec's own bits (exclusions, precise level, pinned ...), as perf sets them.
+    let mut flags = spec_bits(e, Use::Counting, leader)?;
+    if exclude_kernel {
+        flags |= attr_flags::EXCLUDE_KERNEL | attr_flags::EXCLUDE_HV;
     }
     Ok(EventAttr {
-        type_: cfg.type_,
-        config: cfg.config,
-        config1: cfg.config1,
-        config2: cfg.config2,
+        type_: e.type_,
+        config: e.config,
+        config1: e.config1,
+        config2: e.config2,
         // Counting: no sample period, no sample type; enabled from the start.
         read_format: READ_FORMAT_GROUP,
         flags,
-        name: Some(spec.name.clone()),
+        name: Some(e.name.clone()),
         ..EventAttr::default()
     })
 }
@@ -193,8 +182,8 @@ fn open_error(events: &[Event], failure: OpenFailure) -> Error {
         failure.err.raw_os_error(),
         Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP)
     );
-    if no_such && is_hardware(&e.kind) {
-        let hardware: Vec<&Event> = events.iter().filter(|e| is_hardware(&e.kind)).collect();
+    if no_such && is_hardware(e) {
+        let hardware: Vec<&Event> = events.iter().filter(|e| is_hardware(e)).collect();
         let any_opens = hardware
             .iter()
             .any(|h| open_one(&single(&h.attr), None).is_ok());
@@ -217,7 +206,7 @@ impl Counters {
     /// one by one. With `allow_rdpmc`, maps every event's page and reads with rdpmc when all
     /// of them allow it.
     pub(crate) fn open(
-        specs: &[EventSpec],
+        specs: &[ResolvedEvent],
         grouped: bool,
         allow_rdpmc: bool,
         exclude_kernel: Option<bool>,
@@ -230,11 +219,11 @@ impl Counters {
         loop {
             let events = specs
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .map(|(i, s)| {
                     Ok(Event {
                         name: s.name.clone(),
-                        kind: s.kind.clone(),
-                        attr: attr_for(s, exclude)?,
+                        attr: attr_for(s, i == 0, exclude)?,
                     })
                 })
                 .collect::<Result<Vec<_>, Error>>()?;

@@ -127,7 +127,8 @@ use std::io;
 use std::marker::PhantomData;
 use std::time::Instant;
 
-use cpiflame_events::{parse_events, SpecError};
+use cpiflame_counters::event_use::Unhonoured;
+use cpiflame_events::{resolve_events, ResolveError, SYSFS_ROOT};
 
 mod group;
 mod report;
@@ -153,16 +154,13 @@ pub const NS: &str = "ns";
 /// Errors opening or reading the counters. Each names the event (or spec) at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A spec that does not parse (the message names the spec and the part at fault).
-    #[error("{0}")]
-    Spec(#[from] SpecError),
-    /// A `pmu/.../` spec whose PMU is not in sysfs.
-    #[error("event {event}: no PMU '{pmu}' here ({source})")]
-    Resolve {
-        event: String,
-        pmu: String,
-        source: io::Error,
-    },
+    /// A spec that does not parse, or names a PMU this machine does not have (the message
+    /// names the spec and the part at fault).
+    #[error(transparent)]
+    Spec(#[from] ResolveError),
+    /// A spec asks for something counting cannot do (a sample rate, sample-read).
+    #[error(transparent)]
+    Unhonoured(#[from] Unhonoured),
     /// perf_event_open refused the event; `message` says why in words a user can act on.
     #[error("{message}")]
     Open {
@@ -574,7 +572,7 @@ impl Markers {
         if text.trim().is_empty() {
             return Err(Error::NoEvents);
         }
-        let parsed = parse_events(&text)?;
+        let parsed = resolve_events(&text, std::path::Path::new(SYSFS_ROOT))?;
         let counters = group::Counters::open(&parsed, opts.group, opts.rdpmc, opts.exclude_kernel)?;
         let n = counters.len();
         let stats = Stats {

@@ -9,6 +9,7 @@
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
+pub mod machine;
 mod proc;
 mod spool;
 
@@ -21,6 +22,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use cpiflame_events::{Rate, ResolvedEvent};
 use cpiflame_perf_data::abi::{misc, record as rt, sample as st, x86_64_regs};
 use cpiflame_perf_data::write::{
     attr_flags, finished_round_record, Features, PerfDataWriter, WriteError, HOST_PID,
@@ -31,34 +33,11 @@ use cpiflame_perf_data::{
 use cpiflame_unwind::Resolver;
 
 pub use cpiflame_counters::child::ExitStatus;
+use cpiflame_counters::event_use::{spec_bits, Unhonoured, Use};
 use cpiflame_counters::sys;
 pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
 use cpiflame_counters::{child, ring};
 use spool::Spool;
-
-/// One event to sample, already encoded for perf_event_open.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventConfig {
-    pub type_: u32,
-    pub config: u64,
-    pub config1: u64,
-    pub config2: u64,
-    /// The name stored in the file (and shown by perf script and cpiflame).
-    pub name: String,
-    pub exclude_user: bool,
-    pub exclude_kernel: bool,
-    /// Its own period, overriding [`RecordOptions::sampling`].
-    pub period: Option<u64>,
-}
-
-/// How often to sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sampling {
-    /// Every N events (`-c N`): the same fixed period for all events, so counts compare.
-    Period(u64),
-    /// N samples per second (`-F N`); the kernel adjusts the period.
-    Frequency(u64),
-}
 
 /// How call chains are recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +51,33 @@ pub enum CallGraph {
     None,
 }
 
+impl std::str::FromStr for CallGraph {
+    type Err = String;
+
+    /// `--call-graph`'s values: `dwarf[,SIZE]`, `fp`, `none`.
+    fn from_str(text: &str) -> Result<CallGraph, String> {
+        let mut parts = text.splitn(2, ',');
+        match (parts.next(), parts.next()) {
+            (Some("dwarf"), None) => Ok(CallGraph::Dwarf {
+                stack_size: DEFAULT_STACK_SIZE,
+            }),
+            (Some("dwarf"), Some(size)) => size
+                .parse()
+                .ok()
+                .filter(|s: &u32| *s > 0 && *s <= 65528 && s % 8 == 0)
+                .map(|stack_size| CallGraph::Dwarf { stack_size })
+                .ok_or_else(|| {
+                    format!("--call-graph {text}: SIZE must be a multiple of 8 from 8 to 65528")
+                }),
+            (Some("fp"), None) => Ok(CallGraph::FramePointer),
+            (Some("none") | Some("no"), None) => Ok(CallGraph::None),
+            _ => Err(format!(
+                "--call-graph {text}: expected dwarf[,SIZE], fp or none"
+            )),
+        }
+    }
+}
+
 /// What to record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -83,8 +89,10 @@ pub enum Target {
 
 #[derive(Clone, Debug)]
 pub struct RecordOptions {
-    pub events: Vec<EventConfig>,
-    pub sampling: Sampling,
+    /// The events, as their specs resolved them; the first leads each CPU's group.
+    pub events: Vec<ResolvedEvent>,
+    /// How often to sample an event whose spec sets no rate.
+    pub sampling: Rate,
     pub call_graph: CallGraph,
     pub target: Target,
     pub output: PathBuf,
@@ -133,6 +141,9 @@ pub enum RecordError {
     /// perf_event_open refused an event; the message says why and what to change.
     #[error("{0}")]
     Open(String),
+    /// An event's spec asks for something a sampled event cannot do.
+    #[error(transparent)]
+    Unhonoured(#[from] Unhonoured),
     /// The command could not be executed (exit status 127).
     #[error("cannot execute {program}: {source}")]
     Exec { program: String, source: io::Error },
@@ -174,14 +185,22 @@ const _: () = assert!(
 
 /// The attrs to open, in order; the first also asks for the side-band records (mmap, comm,
 /// fork/exit), as perf does, so they are not written once per event.
-fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool) -> Vec<EventAttr> {
+fn build_attrs(
+    o: &RecordOptions,
+    kernel_callchains: bool,
+    enable_on_exec: bool,
+) -> Result<Vec<EventAttr>, RecordError> {
     o.events
         .iter()
         .enumerate()
         .map(|(i, e)| {
             let mut sample_type =
                 st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
-            let mut flags = attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL;
+            // The spec's own bits (exclusions, precise level, pinned, freq ...), as perf sets
+            // them for the same spec.
+            let mut flags = spec_bits(e, Use::Sampling, i == 0)?
+                | attr_flags::INHERIT
+                | attr_flags::SAMPLE_ID_ALL;
             match o.call_graph {
                 CallGraph::Dwarf { .. } => {
                     sample_type |= st::REGS_USER | st::STACK_USER;
@@ -207,17 +226,12 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                     flags |= attr_flags::ENABLE_ON_EXEC;
                 }
             }
-            if e.exclude_user {
-                flags |= attr_flags::EXCLUDE_USER;
-            }
-            if e.exclude_kernel || !kernel_callchains {
+            if !kernel_callchains {
                 flags |= attr_flags::EXCLUDE_KERNEL;
             }
-            flags |= attr_flags::EXCLUDE_HV;
-            let period = match (e.period, o.sampling) {
-                (Some(p), _) => p,
-                (None, Sampling::Period(p)) => p,
-                (None, Sampling::Frequency(f)) => {
+            let period = match e.rate_or(o.sampling) {
+                Rate::Period(p) => p,
+                Rate::Frequency(f) => {
                     flags |= attr_flags::FREQ;
                     f
                 }
@@ -226,7 +240,7 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                 CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
                 _ => (0, 0),
             };
-            EventAttr {
+            Ok(EventAttr {
                 type_: e.type_,
                 config: e.config,
                 config1: e.config1,
@@ -238,7 +252,7 @@ fn build_attrs(o: &RecordOptions, kernel_callchains: bool, enable_on_exec: bool)
                 sample_stack_user: stack,
                 name: Some(e.name.clone()),
                 ..EventAttr::default()
-            }
+            })
         })
         .collect()
 }
@@ -456,7 +470,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     };
     // After the fork: the command keeps the priority it was started with.
     report.priority_raised = raise_priority();
-    let mut attrs = build_attrs(options, kernel_callchains, child.is_some());
+    let mut attrs = build_attrs(options, kernel_callchains, child.is_some())?;
     let opened = open_all(&attrs, &names, &threads, &cpus)?;
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
@@ -945,10 +959,10 @@ fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
 use std::os::unix::ffi::OsStrExt;
 
 /// Checks that `events` open here, as one group on this process, without recording.
-pub fn probe(events: &[EventConfig]) -> Result<(), RecordError> {
+pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
     let options = RecordOptions {
         events: events.to_vec(),
-        sampling: Sampling::Period(1_000_000),
+        sampling: Rate::Period(1_000_000),
         call_graph: CallGraph::None,
         target: Target::Pid(0),
         output: PathBuf::new(),
@@ -957,7 +971,7 @@ pub fn probe(events: &[EventConfig]) -> Result<(), RecordError> {
         status_line: false,
         cmdline: Vec::new(),
     };
-    let attrs = build_attrs(&options, kernel_allowed(), false);
+    let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
     let mut leader: Option<File> = None;
     let mut fds = Vec::new();

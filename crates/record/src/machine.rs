@@ -1,37 +1,27 @@
-//! This machine's events: the CPU and PMUs detected, the stall/cycles pair `record` uses by
-//! default (the first preset that opens), and `cpiflame list`.
+//! This machine's events: the CPU and PMUs detected, the stall/cycles pair a recording uses
+//! by default (the first preset of this CPU that opens here), and the listing `cpiflame
+//! list` prints of every candidate and why it was or was not chosen.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use cpiflame_events::{discover_pmus, parse_event, presets, Presets, SYSFS_ROOT};
-use cpiflame_record::EventConfig;
+use cpiflame_events::{discover_pmus, presets, resolve_event, Presets, ResolvedEvent, SYSFS_ROOT};
 
-use crate::record::opens;
+use crate::probe;
 
-fn config(spec_text: &str) -> Result<EventConfig> {
-    let spec = parse_event(spec_text).with_context(|| format!("preset {spec_text}"))?;
-    let attr = spec
-        .kind
-        .resolve_in(Path::new(SYSFS_ROOT))
-        .with_context(|| format!("preset {spec_text}: PMU not found"))?;
-    Ok(EventConfig {
-        type_: attr.type_,
-        config: attr.config,
-        config1: attr.config1,
-        config2: attr.config2,
-        name: spec.name,
-        exclude_user: spec.exclude_user,
-        exclude_kernel: spec.exclude_kernel,
-        period: spec.period,
-    })
+/// What was detected here.
+struct Machine {
+    cpu: String,
+    presets: Presets,
+    /// PMUs as `name (type N)`.
+    pmus: Vec<String>,
 }
 
-fn machine_presets() -> Result<(String, Presets, Vec<String>)> {
-    let cpu = cpiflame_events::detect().context("/proc/cpuinfo")?;
+fn detect() -> io::Result<Machine> {
+    let cpu = cpiflame_events::detect()
+        .map_err(|e| io::Error::new(e.kind(), format!("/proc/cpuinfo: {e}")))?;
     let pmus = discover_pmus(Path::new(SYSFS_ROOT)).unwrap_or_default();
-    let pmu_list: Vec<String> = pmus
+    let pmu_list = pmus
         .list()
         .iter()
         .map(|p| match p.type_ {
@@ -39,25 +29,39 @@ fn machine_presets() -> Result<(String, Presets, Vec<String>)> {
             None => p.name.clone(),
         })
         .collect();
-    Ok((cpu.to_string(), presets(&cpu, &pmus), pmu_list))
+    Ok(Machine {
+        cpu: cpu.to_string(),
+        presets: presets(&cpu, &pmus),
+        pmus: pmu_list,
+    })
 }
 
-/// The first preset pair of this CPU that opens here, with a line saying what it is.
-pub fn default_pair(with_instructions: bool) -> Result<Option<(Vec<EventConfig>, String)>> {
-    let (cpu, presets, _) = machine_presets()?;
-    for candidate in &presets.candidates {
-        let (Ok(stalls), Ok(cycles)) = (config(&candidate.stalls), config(&candidate.cycles))
+fn resolve(spec: &str) -> Result<ResolvedEvent, String> {
+    resolve_event(spec, Path::new(SYSFS_ROOT)).map_err(|e| e.to_string())
+}
+
+/// Whether `events` open here as one group; `Err` says why not.
+fn opens(events: &[ResolvedEvent]) -> Result<(), String> {
+    probe(events).map_err(|e| e.to_string())
+}
+
+/// The first preset pair (stalls, cycles, and instructions when asked) of this CPU that
+/// opens here, with a line saying what it is; `None` when none does (no PMU).
+pub fn default_pair(with_instructions: bool) -> io::Result<Option<(Vec<ResolvedEvent>, String)>> {
+    let m = detect()?;
+    for candidate in &m.presets.candidates {
+        let (Ok(stalls), Ok(cycles)) = (resolve(&candidate.stalls), resolve(&candidate.cycles))
         else {
             continue;
         };
         let mut events = vec![stalls, cycles];
         if with_instructions {
-            if let Ok(i) = config(&presets.instructions) {
+            if let Ok(i) = resolve(&m.presets.instructions) {
                 events.push(i);
             }
         }
         if opens(&events).is_ok() {
-            return Ok(Some((events, format!("{} on {cpu}", candidate.reason))));
+            return Ok(Some((events, format!("{} on {}", candidate.reason, m.cpu))));
         }
     }
     Ok(None)
@@ -65,8 +69,8 @@ pub fn default_pair(with_instructions: bool) -> Result<Option<(Vec<EventConfig>,
 
 /// `cpiflame list`: what was detected, what would be recorded and why, and every preset
 /// with its encoding and whether it opens here.
-pub fn list(out: &mut impl Write) -> Result<()> {
-    let (cpu, presets, pmus) = machine_presets()?;
+pub fn write_list(out: &mut impl Write) -> io::Result<()> {
+    let Machine { cpu, presets, pmus } = detect()?;
     writeln!(out, "CPU: {cpu}")?;
     writeln!(
         out,
@@ -87,7 +91,7 @@ pub fn list(out: &mut impl Write) -> Result<()> {
     let mut chosen = None;
     writeln!(out, "Candidate pairs (stalls, cycles), in order:")?;
     for (i, c) in presets.candidates.iter().enumerate() {
-        let status = match (config(&c.stalls), config(&c.cycles)) {
+        let status = match (resolve(&c.stalls), resolve(&c.cycles)) {
             (Ok(s), Ok(cy)) => {
                 let encodings = format!(
                     "type {} config {:#x} / type {} config {:#x}",
@@ -101,7 +105,7 @@ pub fn list(out: &mut impl Write) -> Result<()> {
                     Err(e) => format!("{encodings}: does not open: {e}"),
                 }
             }
-            (Err(e), _) | (_, Err(e)) => format!("cannot encode: {e:#}"),
+            (Err(e), _) | (_, Err(e)) => format!("cannot encode: {e}"),
         };
         writeln!(out, "  {}. {}", i + 1, c.reason)?;
         writeln!(out, "     --stalls {}", c.stalls)?;
@@ -121,18 +125,16 @@ pub fn list(out: &mut impl Write) -> Result<()> {
             "cpiflame record would use pair {}: {}",
             i + 1,
             presets.candidates[i].reason
-        )?,
+        ),
         None => {
-            let clock = config("cpu-clock")?;
-            let status = match opens(&[clock]) {
+            let status = match resolve("cpu-clock").and_then(|clock| opens(&[clock])) {
                 Ok(()) => "opens".to_string(),
                 Err(e) => format!("does not open either: {e}"),
             };
             writeln!(
                 out,
                 "cpiflame record would use cpu-clock alone (no stall/cycles pair opens here; the graph will have no stall colours); cpu-clock {status}"
-            )?;
+            )
         }
     }
-    Ok(())
 }
