@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 const NOT_INPUTS: [&str; 2] = ["README.md", ".gitkeep"];
 
 fn regressions(target: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/regressions")
-        .join(target);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
+    regressions_in(&root, target)
+}
+
+/// The inputs in `root/target`, checked: there is at least one, and each is described.
+fn regressions_in(root: &Path, target: &str) -> Vec<PathBuf> {
+    let dir = root.join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| {
             panic!(
@@ -97,4 +101,52 @@ fn folded_regressions() {
 fn elf_image_regressions() {
     let n = replay("elf_image", cpiflame_hostile::elf_image);
     assert!(n >= 1, "the compressed-section finding is kept");
+}
+
+/// A scratch regressions root holding `target` with these files.
+fn scratch_root(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("cpiflame-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    for (file, text) in files {
+        std::fs::write(root.join("target").join(file), text).unwrap();
+    }
+    root
+}
+
+#[test]
+#[should_panic(expected = "no input to replay")]
+fn a_replay_of_an_empty_folder_fails() {
+    let root = scratch_root("empty", &[("README.md", "nothing yet"), (".gitkeep", "")]);
+    regressions_in(&root, "target");
+}
+
+#[test]
+#[should_panic(expected = "the regression inputs of fuzz target")]
+fn a_replay_of_a_missing_folder_fails() {
+    let root = scratch_root("missing", &[]);
+    regressions_in(&root, "no-such-target");
+}
+
+#[test]
+#[should_panic(expected = "is not described")]
+fn a_replay_of_an_undescribed_input_fails() {
+    let root = scratch_root(
+        "undescribed",
+        &[
+            ("README.md", "- `known`: a file"),
+            ("known", "x"),
+            ("stray", "y"),
+        ],
+    );
+    regressions_in(&root, "target");
+}
+
+#[test]
+fn a_described_input_is_replayed() {
+    let root = scratch_root(
+        "described",
+        &[("README.md", "- `known`: a file"), ("known", "x")],
+    );
+    assert_eq!(regressions_in(&root, "target").len(), 1);
 }
