@@ -128,9 +128,10 @@ fn per_thread_counts_go_to_their_threads() {
             (row("heavy"), row("light"), row("recurse"))
         {
             // heavy does three times light's work; light and recurse the same; each in its
-            // own thread.
+            // own thread. CPU time per unit of work varies with what else runs (1.98 was seen
+            // on a loaded machine), so the band is wide; 1× would still fail it.
             assert!(
-                (2.0..4.5).contains(&(heavy / light)),
+                (1.7..4.5).contains(&(heavy / light)),
                 "heavy {heavy} light {light}"
             );
             assert!(
