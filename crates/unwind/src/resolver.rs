@@ -344,9 +344,9 @@ impl Resolver {
         // User part: unwound from registers and stack bytes when the sample has them, else
         // stitched from an LBR call stack, else the recorded call chain as it is.
         self.addrs.clear();
-        if !self.unwind_user(pid, sample)
-            && !(user_context && self.stitch_lbr(sample, user_ips.first().copied()))
-        {
+        let user_done = self.unwind_user(pid, sample)
+            || (user_context && self.stitch_lbr(sample, user_ips.first().copied()));
+        if !user_done {
             self.addrs.extend(
                 user_ips
                     .iter()
