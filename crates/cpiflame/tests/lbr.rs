@@ -155,7 +155,7 @@ fn fixture() -> Option<Fixture> {
     let fixtures = match shared_fixtures() {
         Ok(f) => f,
         Err(e) => {
-            cpiflame_testkit::unavailable(&format!("fixtures: {e}"));
+            cpiflame_testkit::unavailable(format!("fixtures: {e}"));
             return None;
         }
     };
