@@ -61,6 +61,9 @@ pub struct Resolver {
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
     kallsyms_path: PathBuf,
+    /// Whether kernel symbols may name this file's kernel frames: it was recorded here, or
+    /// the user gave the kernel symbol file.
+    kernel_symbols_apply: bool,
     /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
     /// costs the kernel tens of milliseconds), `Some` once joined.
     kernel: Option<Option<Kallsyms>>,
@@ -122,11 +125,12 @@ impl Resolver {
     pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Resolver {
         let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
         let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
+        let kernel_symbols_apply = recorded_here || options.kallsyms.is_some();
         let kallsyms_path = options
             .kallsyms
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
-        let kernel_loading = (recorded_here && !options.unwind_only).then(|| {
+        let kernel_loading = (kernel_symbols_apply && !options.unwind_only).then(|| {
             let path = kallsyms_path.clone();
             let source = source.clone();
             std::thread::spawn(move || Kallsyms::load_from(&*source, &path))
@@ -149,6 +153,7 @@ impl Resolver {
             processes: HashMap::new(),
             threads: HashMap::new(),
             kallsyms_path,
+            kernel_symbols_apply,
             kernel: None,
             kernel_loading,
             kernel_pending: Vec::new(),
