@@ -21,6 +21,10 @@ pub struct SourceArgs {
     /// Look up the recorded binaries under DIR (for files recorded on another machine).
     #[arg(long, value_name = "DIR")]
     pub symfs: Option<PathBuf>,
+    /// Name kernel frames from FILE (/proc/kallsyms text, e.g. copied from the machine that
+    /// recorded the file) instead of this machine's kernel.
+    #[arg(long, value_name = "FILE")]
+    pub kallsyms: Option<PathBuf>,
     /// Leave kernel frames out of the stacks.
     #[arg(long)]
     pub no_kernel: bool,
@@ -35,6 +39,7 @@ impl SourceArgs {
             stalls: self.stalls.clone(),
             cycles: self.cycles.clone(),
             symfs: self.symfs.clone(),
+            kallsyms: self.kallsyms.clone(),
             kernel: !self.no_kernel,
             pid,
             tid,
@@ -114,6 +119,9 @@ pub struct ScriptArgs {
     /// Look up the recorded binaries under DIR.
     #[arg(long, value_name = "DIR")]
     symfs: Option<PathBuf>,
+    /// Name kernel frames from FILE (/proc/kallsyms text) instead of this machine's kernel.
+    #[arg(long, value_name = "FILE")]
+    kallsyms: Option<PathBuf>,
 }
 
 pub fn render(args: RenderArgs) -> Result<Outcome> {
@@ -172,7 +180,13 @@ pub fn fold(args: FoldArgs) -> Result<Outcome> {
 pub fn script(args: ScriptArgs) -> Result<Outcome> {
     let mut out = output(&None)?;
     let mut warnings = Vec::new();
-    let result = write_script(&args.file, args.symfs, &mut out, &mut warnings);
+    let result = write_script(
+        &args.file,
+        args.symfs,
+        args.kallsyms,
+        &mut out,
+        &mut warnings,
+    );
     warn_all(&warnings);
     match result {
         // A plain io::Error, so that a closed pipe is recognised as one.

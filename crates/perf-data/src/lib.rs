@@ -28,6 +28,6 @@ pub use records::{
     parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
 };
 pub use sample::{
-    parse_sample_record, trim_user_stack, trim_user_stack_to, ReadView, Sample, U64s, UserRegs,
-    UserStack,
+    parse_sample_record, trim_user_stack, trim_user_stack_to, BranchEntry, BranchStack, ReadView,
+    Sample, U64s, UserRegs, UserStack, BRANCH_SAMPLE_CALL_STACK,
 };

@@ -10,6 +10,11 @@ use crate::bytes::{u64_at, Cursor, Endian};
 /// `perf_event_attr.branch_sample_type` bit that adds one counters word per branch entry.
 const BRANCH_SAMPLE_COUNTERS: u64 = 1 << 19;
 
+/// `perf_event_attr.branch_sample_type` bit PERF_SAMPLE_BRANCH_CALL_STACK (`perf record
+/// --call-graph lbr`): the branch stack holds the calls not yet returned from, newest first,
+/// rather than the last branches taken.
+pub const BRANCH_SAMPLE_CALL_STACK: u64 = 1 << 11;
+
 /// A list of u64 values stored in the file's byte order, borrowed from the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct U64s<'a> {
@@ -32,6 +37,56 @@ impl<'a> U64s<'a> {
         self.bytes
             .chunks_exact(8)
             .filter_map(move |c| u64_at(c, 0, e))
+    }
+}
+
+/// One entry of a branch stack (`struct perf_branch_entry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchEntry {
+    /// Address of the branch instruction (for a call: the call site).
+    pub from: u64,
+    /// Address branched to (for a call: the callee's entry).
+    pub to: u64,
+    /// The packed flags word (mispred, predicted, in_tx, abort, cycles, type, ...).
+    pub flags: u64,
+}
+
+/// PERF_SAMPLE_BRANCH_STACK of a sample, borrowed from the record: entries newest first.
+/// Its length was checked against the record's bytes when parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchStack<'a> {
+    /// The hardware index of the newest entry (PERF_SAMPLE_BRANCH_HW_INDEX), when the attr
+    /// asks for it; the kernel writes `u64::MAX` when it has none.
+    pub hw_idx: Option<u64>,
+    /// Whether the attr's branch_sample_type has [`BRANCH_SAMPLE_CALL_STACK`]: the entries
+    /// are the calls of the current call stack, so their `from` addresses are the callers'
+    /// call sites, innermost first.
+    pub call_stack: bool,
+    /// nr x (from, to, flags).
+    entries: U64s<'a>,
+}
+
+impl<'a> BranchStack<'a> {
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len() / 3
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Entry `i`, newest first.
+    pub fn get(&self, i: usize) -> Option<BranchEntry> {
+        let at = i.checked_mul(3)?;
+        Some(BranchEntry {
+            from: self.entries.get(at)?,
+            to: self.entries.get(at.checked_add(1)?)?,
+            flags: self.entries.get(at.checked_add(2)?)?,
+        })
+    }
+    /// The entries, newest first.
+    pub fn iter(&self) -> impl Iterator<Item = BranchEntry> + 'a {
+        let stack = *self;
+        (0..stack.len()).filter_map(move |i| stack.get(i))
     }
 }
 
@@ -139,6 +194,8 @@ pub struct Sample<'a> {
     pub read: Option<ReadView<'a>>,
     /// Kernel-recorded call chain: addresses with PERF_CONTEXT_* markers between them.
     pub callchain: Option<U64s<'a>>,
+    /// PERF_SAMPLE_BRANCH_STACK.
+    pub branch_stack: Option<BranchStack<'a>>,
     pub user_regs: Option<UserRegs<'a>>,
     pub user_stack: Option<UserStack<'a>>,
 }
@@ -185,7 +242,7 @@ pub(crate) fn parse_sample<'a>(
             endian: e,
         });
     }
-    skip_raw_and_branches(&mut c, attr)?;
+    s.branch_stack = parse_raw_and_branches(&mut c, attr)?;
     if has(sample::REGS_USER) {
         s.user_regs = parse_user_regs(&mut c, attr.sample_regs_user)?;
     }
@@ -215,6 +272,7 @@ fn parse_fixed_fields<'a>(c: &mut Cursor<'a>, t: u64) -> Result<Sample<'a>, &'st
         period: None,
         read: None,
         callchain: None,
+        branch_stack: None,
         user_regs: None,
         user_stack: None,
     };
@@ -301,24 +359,41 @@ pub(crate) fn parse_read<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadView<'a>,
     })
 }
 
-/// PERF_SAMPLE_RAW and PERF_SAMPLE_BRANCH_STACK: not used, only skipped.
-fn skip_raw_and_branches(c: &mut Cursor<'_>, attr: &EventAttr) -> Result<(), &'static str> {
+/// PERF_SAMPLE_RAW (skipped: not used) and PERF_SAMPLE_BRANCH_STACK: `nr`, `hw_idx` when
+/// the attr asks for PERF_SAMPLE_BRANCH_HW_INDEX, nr x {from, to, flags}, then one counters
+/// word per entry with PERF_SAMPLE_BRANCH_COUNTERS (skipped). The claimed `nr` is checked
+/// against the bytes left in the record before anything is borrowed.
+fn parse_raw_and_branches<'a>(
+    c: &mut Cursor<'a>,
+    attr: &EventAttr,
+) -> Result<Option<BranchStack<'a>>, &'static str> {
     if attr.sample_type & sample::RAW != 0 {
         let size = c.u32().ok_or("raw size")?;
         c.skip(size as u64).ok_or("raw data")?;
     }
-    if attr.sample_type & sample::BRANCH_STACK != 0 {
-        let nr = c.u64().ok_or("branch stack length")?;
-        if attr.branch_sample_type & BRANCH_SAMPLE_HW_INDEX != 0 {
-            c.u64().ok_or("branch hw index")?;
-        }
-        c.u64s(nr.checked_mul(3).ok_or("branch stack length")?)
-            .ok_or("branch stack")?;
-        if attr.branch_sample_type & BRANCH_SAMPLE_COUNTERS != 0 {
-            c.u64s(nr).ok_or("branch counters")?;
-        }
+    if attr.sample_type & sample::BRANCH_STACK == 0 {
+        return Ok(None);
     }
-    Ok(())
+    let nr = c.u64().ok_or("branch stack length")?;
+    let hw_idx = if attr.branch_sample_type & BRANCH_SAMPLE_HW_INDEX != 0 {
+        Some(c.u64().ok_or("branch hw index")?)
+    } else {
+        None
+    };
+    let entries = U64s {
+        bytes: c
+            .u64s(nr.checked_mul(3).ok_or("branch stack length")?)
+            .ok_or("branch stack")?,
+        endian: c.endian(),
+    };
+    if attr.branch_sample_type & BRANCH_SAMPLE_COUNTERS != 0 {
+        c.u64s(nr).ok_or("branch counters")?;
+    }
+    Ok(Some(BranchStack {
+        hw_idx,
+        call_stack: attr.branch_sample_type & BRANCH_SAMPLE_CALL_STACK != 0,
+        entries,
+    }))
 }
 
 /// PERF_SAMPLE_REGS_USER: the abi, then one value per bit of `mask` unless the abi is NONE
@@ -499,5 +574,66 @@ mod tests {
             &mut out
         ));
         assert!(out.is_empty());
+    }
+
+    /// A sample of IP and a branch stack, with or without hw_idx, as the kernel lays it out.
+    fn branch_sample(nr_claimed: u64, hw_idx: Option<u64>, entries: &[[u64; 3]]) -> Vec<u8> {
+        let mut r = vec![9, 0, 0, 0, 2, 0, 0, 0];
+        let mut words = vec![0x401000, nr_claimed];
+        words.extend(hw_idx);
+        words.extend(entries.iter().flatten());
+        for w in words {
+            r.extend_from_slice(&w.to_le_bytes());
+        }
+        let len = r.len() as u16;
+        r[6..8].copy_from_slice(&len.to_le_bytes());
+        r
+    }
+
+    fn branch_attr(branch_sample_type: u64) -> EventAttr {
+        EventAttr {
+            sample_type: st::IP | st::BRANCH_STACK,
+            branch_sample_type,
+            ..EventAttr::default()
+        }
+    }
+
+    #[test]
+    fn branch_stack_entries_with_and_without_hw_index() {
+        let entries = [[0x10, 0x20, 1], [0x30, 0x40, 2]];
+        for hw_idx in [None, Some(5)] {
+            let bits = BRANCH_SAMPLE_CALL_STACK
+                | if hw_idx.is_some() {
+                    BRANCH_SAMPLE_HW_INDEX
+                } else {
+                    0
+                };
+            let record = branch_sample(2, hw_idx, &entries);
+            let s = parse_sample_record(&record, 0, &branch_attr(bits), Endian::Little).unwrap();
+            let b = s.branch_stack.unwrap();
+            assert_eq!(b.hw_idx, hw_idx);
+            assert!(b.call_stack);
+            assert_eq!(b.len(), 2);
+            let got: Vec<[u64; 3]> = b.iter().map(|e| [e.from, e.to, e.flags]).collect();
+            assert_eq!(got, entries);
+            assert_eq!(b.get(2), None);
+        }
+        let record = branch_sample(2, None, &entries);
+        let plain = parse_sample_record(&record, 0, &branch_attr(0), Endian::Little).unwrap();
+        assert!(!plain.branch_stack.unwrap().call_stack);
+    }
+
+    #[test]
+    fn branch_stack_claiming_more_entries_than_the_record_holds_is_refused() {
+        let entries = [[0x10, 0x20, 1]];
+        for nr in [2, u64::MAX / 3, u64::MAX] {
+            let record = branch_sample(nr, Some(0), &entries);
+            let attr = branch_attr(BRANCH_SAMPLE_CALL_STACK | BRANCH_SAMPLE_HW_INDEX);
+            assert!(parse_sample_record(&record, 0, &attr, Endian::Little).is_err());
+        }
+        // Without the hw_idx bit the same bytes are one entry short of what hw_idx shifted.
+        let record = branch_sample(1, Some(0), &entries);
+        let s = parse_sample_record(&record, 0, &branch_attr(0), Endian::Little).unwrap();
+        assert_eq!(s.branch_stack.unwrap().get(0).unwrap().from, 0);
     }
 }

@@ -65,6 +65,7 @@ pub const SUPPORTED_SAMPLE_TYPE: u64 = sample::IDENTIFIER
     | sample::PERIOD
     | sample::READ
     | sample::CALLCHAIN
+    | sample::BRANCH_STACK
     | sample::REGS_USER
     | sample::STACK_USER;
 
@@ -113,6 +114,9 @@ pub enum WriteError {
         mask: u64,
         needed: usize,
     },
+    /// A branch_sample_type asking for per-entry counters (PERF_SAMPLE_BRANCH_COUNTERS),
+    /// which [`sample_record`] does not lay out.
+    UnsupportedBranchSampleType(u64),
     /// A user stack copy that is not a multiple of 8 bytes.
     UserStackSize(usize),
     /// A stack `dyn_size` larger than the bytes dumped.
@@ -191,6 +195,9 @@ impl fmt::Display for WriteError {
                 f,
                 "{given} user registers given, abi {abi} with sample_regs_user {mask:#x} needs {needed}"
             ),
+            WriteError::UnsupportedBranchSampleType(bits) => {
+                write!(f, "branch_sample_type bits {bits:#x} cannot be written")
+            }
             WriteError::UserStackSize(len) => {
                 write!(f, "user stack of {len} bytes is not a multiple of 8")
             }
@@ -301,6 +308,9 @@ pub struct SampleFields {
     /// PERF_SAMPLE_CALLCHAIN: addresses and context markers ([`abi::callchain`]), as the
     /// kernel writes them (e.g. `callchain::USER`, then the user ips, innermost first).
     pub callchain: Vec<u64>,
+    /// PERF_SAMPLE_BRANCH_STACK: `hw_idx` (written when `branch_sample_type` has
+    /// PERF_SAMPLE_BRANCH_HW_INDEX) and the entries as (from, to, flags), newest first.
+    pub branch_stack: (u64, Vec<[u64; 3]>),
     /// PERF_SAMPLE_REGS_USER abi ([`REGS_ABI_64`], ...). With [`REGS_ABI_NONE`] no registers
     /// follow and `user_regs` must be empty.
     pub regs_abi: u64,
@@ -940,7 +950,7 @@ pub fn finished_round_record() -> Vec<u8> {
 
 /// PERF_RECORD_SAMPLE laid out according to `attr.sample_type` (the order of
 /// `perf_event.h`: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
-/// CALLCHAIN, REGS_USER, STACK_USER).
+/// CALLCHAIN, BRANCH_STACK, REGS_USER, STACK_USER).
 ///
 /// Errors for sample_type bits outside [`SUPPORTED_SAMPLE_TYPE`], read_format bits outside
 /// [`SUPPORTED_READ_FORMAT`], a missing `read`, a register count that does not match
@@ -990,6 +1000,21 @@ pub fn sample_record(attr: &EventAttr, s: &SampleFields) -> Result<Vec<u8>> {
         b.u64(s.callchain.len() as u64);
         for &ip in &s.callchain {
             b.u64(ip);
+        }
+    }
+    if st & sample::BRANCH_STACK != 0 {
+        // PERF_SAMPLE_BRANCH_COUNTERS (bit 19) would add a word per entry.
+        const COUNTERS: u64 = 1 << 19;
+        if attr.branch_sample_type & COUNTERS != 0 {
+            return Err(WriteError::UnsupportedBranchSampleType(COUNTERS));
+        }
+        let (hw_idx, entries) = &s.branch_stack;
+        b.u64(entries.len() as u64);
+        if attr.branch_sample_type & abi::BRANCH_SAMPLE_HW_INDEX != 0 {
+            b.u64(*hw_idx);
+        }
+        for entry in entries {
+            entry.iter().for_each(|&w| b.u64(w));
         }
     }
     if st & sample::REGS_USER != 0 {

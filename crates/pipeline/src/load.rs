@@ -23,6 +23,8 @@ pub struct LoadOptions {
     pub cycles: Option<String>,
     /// Where to look for the recorded binaries first (`--symfs`).
     pub symfs: Option<PathBuf>,
+    /// Kernel symbols (`--kallsyms FILE`, /proc/kallsyms text) instead of this machine's.
+    pub kallsyms: Option<PathBuf>,
     /// Keep kernel frames.
     pub kernel: bool,
     /// Root frame `comm-PID`.
@@ -214,6 +216,18 @@ fn load_folded(options: &LoadOptions) -> Result<Loaded, LoadError> {
     finish(options, profile, detected, &RecordingMarks::default())
 }
 
+/// `path` when it can be read: the resolver would quietly leave kernel frames unnamed, but a
+/// file the user named must exist.
+pub(crate) fn kallsyms_readable(path: Option<&PathBuf>) -> Result<Option<PathBuf>, LoadError> {
+    if let Some(path) = path {
+        std::fs::File::open(path).map_err(|source| LoadError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(path.cloned())
+}
+
 /// Reads a perf.data file: every sample unwound and named, collapsed into a profile.
 pub fn load_perf_data(
     options: &LoadOptions,
@@ -225,6 +239,7 @@ pub fn load_perf_data(
         &file.meta,
         ResolveOptions {
             symfs: options.symfs.clone(),
+            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
             ..ResolveOptions::from_env()
         },
     );

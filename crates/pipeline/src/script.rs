@@ -15,9 +15,11 @@ use crate::load::LoadError;
 pub fn write_script(
     path: &Path,
     symfs: Option<PathBuf>,
+    kallsyms: Option<PathBuf>,
     out: &mut impl Write,
     warnings: &mut Vec<String>,
 ) -> Result<(), ScriptError> {
+    let kallsyms = crate::load::kallsyms_readable(kallsyms.as_ref())?;
     let file = PerfData::open(path).map_err(LoadError::from)?;
     warnings.extend(file.warnings.iter().cloned());
     let names = event_names(&file);
@@ -25,6 +27,7 @@ pub fn write_script(
         &file.meta,
         Options {
             symfs,
+            kallsyms,
             ..Options::from_env()
         },
     );

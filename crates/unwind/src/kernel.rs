@@ -1,5 +1,6 @@
 //! Kernel symbols from `/proc/kallsyms`, used only when the file was recorded on this machine
-//! (checked by the kernel's build id, or by host name and release).
+//! (checked by the kernel's build id, or by host name and release), or from a kallsyms text
+//! the user gives (`--kallsyms`, e.g. copied from the machine that recorded the file).
 
 use std::path::Path;
 

@@ -36,7 +36,7 @@ mod resolver;
 mod shared;
 mod source;
 
-pub use demangle::demangle;
+pub use demangle::{demangle, strip_signature};
 pub use frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::Kallsyms;

@@ -9,7 +9,8 @@ pub struct Options {
     pub symfs: Option<PathBuf>,
     /// perf's build-id cache (`~/.debug`); `None` to not use one.
     pub buildid_cache: Option<PathBuf>,
-    /// Kernel symbol file; defaults to `/proc/kallsyms`.
+    /// Kernel symbol file (`--kallsyms`); defaults to `/proc/kallsyms`. When given, it names
+    /// the kernel frames of files from other machines too: the user vouches for it.
     pub kallsyms: Option<PathBuf>,
     /// Treat the file as recorded on this machine even if its header says otherwise.
     pub assume_local: bool,

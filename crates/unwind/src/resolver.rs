@@ -32,6 +32,8 @@ pub struct Stats {
     /// Of those, unwinds that stopped on an error (unreadable stack, missing CFI) rather than
     /// at the stack's end; their stacks are kept as far as they went.
     pub unwind_stopped_early: u64,
+    /// Samples whose user stack was stitched from an LBR call stack.
+    pub lbr_stitched: u64,
 }
 
 /// A module whose frames could not be named, for the warning at the end.
@@ -59,6 +61,9 @@ pub struct Resolver {
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
     kallsyms_path: PathBuf,
+    /// Whether kernel symbols may name this file's kernel frames: it was recorded here, or
+    /// the user gave the kernel symbol file.
+    kernel_symbols_apply: bool,
     /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
     /// costs the kernel tens of milliseconds), `Some` once joined.
     kernel: Option<Option<Kallsyms>>,
@@ -120,11 +125,12 @@ impl Resolver {
     pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Resolver {
         let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
         let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
+        let kernel_symbols_apply = recorded_here || options.kallsyms.is_some();
         let kallsyms_path = options
             .kallsyms
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
-        let kernel_loading = (recorded_here && !options.unwind_only).then(|| {
+        let kernel_loading = (kernel_symbols_apply && !options.unwind_only).then(|| {
             let path = kallsyms_path.clone();
             let source = source.clone();
             std::thread::spawn(move || Kallsyms::load_from(&*source, &path))
@@ -147,6 +153,7 @@ impl Resolver {
             processes: HashMap::new(),
             threads: HashMap::new(),
             kallsyms_path,
+            kernel_symbols_apply,
             kernel: None,
             kernel_loading,
             kernel_pending: Vec::new(),
@@ -302,6 +309,8 @@ impl Resolver {
         let mut user_ips = std::mem::take(&mut self.user_ips);
         kernel_ips.clear();
         user_ips.clear();
+        // Whether the chain has a user part (perf stitches an LBR call stack only then).
+        let mut user_context = sample.callchain.is_none();
         match sample.callchain {
             Some(chain) if !chain.is_empty() => {
                 let mut context = if sample.cpumode == misc::KERNEL {
@@ -312,6 +321,7 @@ impl Resolver {
                 for addr in chain.iter() {
                     if addr >= callchain::MAX {
                         context = addr;
+                        user_context |= addr == callchain::USER;
                         continue;
                     }
                     match context {
@@ -337,9 +347,11 @@ impl Resolver {
         }
 
         // User part: unwound from registers and stack bytes when the sample has them, else
-        // the recorded call chain as it is.
+        // stitched from an LBR call stack, else the recorded call chain as it is.
         self.addrs.clear();
-        if !self.unwind_user(pid, sample) {
+        let user_done = self.unwind_user(pid, sample)
+            || (user_context && self.stitch_lbr(sample, user_ips.first().copied()));
+        if !user_done {
             self.addrs.extend(
                 user_ips
                     .iter()
@@ -354,6 +366,48 @@ impl Resolver {
         self.addrs = addrs;
         self.kernel_ips = kernel_ips;
         self.user_ips = user_ips;
+    }
+}
+
+impl Resolver {
+    /// Stitches the user stack of `sample` from its branch stack into `self.addrs`, when
+    /// that is an LBR call stack (`perf record --call-graph lbr`) with entries: the user
+    /// leaf, then each entry's `from`, the call site in the caller, innermost first (as
+    /// perf's `resolve_lbr_callchain_sample` does). Returns whether it did.
+    ///
+    /// The leaf is `user_leaf`, the first user address of the call chain (the sample's ip
+    /// for a user sample; where the thread entered the kernel otherwise), as in a frame
+    /// pointer or DWARF stack; perf takes the newest entry's `to` instead, the entry of the
+    /// function called last, which names the same function but none inlined in it, and the
+    /// wrong one after a tail call. That entry is the leaf only when the chain has no user
+    /// address.
+    ///
+    /// The entries are newest first whether or not the sample carries the hardware index
+    /// (PERF_SAMPLE_BRANCH_HW_INDEX): the kernel orders them; the index only lets perf's
+    /// optional `--stitch-lbr` join stacks deeper than the LBR across samples.
+    fn stitch_lbr(&mut self, sample: &Sample<'_>, user_leaf: Option<u64>) -> bool {
+        let Some(branches) = sample.branch_stack else {
+            return false;
+        };
+        // A plain branch stack (`-b`) is the last branches taken, not the callers: the
+        // call chain stays the stack.
+        if !branches.call_stack || branches.is_empty() {
+            return false;
+        }
+        let leaf = user_leaf.or_else(|| branches.get(0).map(|e| e.to));
+        if let Some(leaf) = leaf {
+            self.addrs.push((Avma(leaf), Avma(leaf)));
+        }
+        // A `from` is the call instruction itself, not a return address: it is looked up
+        // as it is.
+        self.addrs.extend(
+            branches
+                .iter()
+                .take(MAX_FRAMES.saturating_sub(1))
+                .map(|e| (Avma(e.from), Avma(e.from))),
+        );
+        self.stats.lbr_stitched += 1;
+        true
     }
 }
 

@@ -154,7 +154,7 @@ impl Resolver {
         }
         let symbols = match self.kernel_loading.take() {
             Some(handle) => handle.join().ok().flatten(),
-            None if self.recorded_here => {
+            None if self.kernel_symbols_apply => {
                 Kallsyms::load_from(&*self.locator.source, &self.kallsyms_path)
             }
             None => None,

@@ -1,0 +1,228 @@
+//! `--kallsyms FILE`: kernel frames named from a kallsyms text the user gives, as perf's
+//! option does. A file recorded here, read with a copy of /proc/kallsyms in which one symbol
+//! is renamed, shows the new name; a file from another host, whose kernel frames are
+//! otherwise `[kernel]+0xADDR`, is named from the given text.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cpiflame_perf_data::abi::{callchain, misc, sample};
+use cpiflame_perf_data::write::{
+    attr_flags, comm_record, sample_record, EventAttr, Features, PerfDataWriter, SampleFields,
+    SampleId,
+};
+use support::{perf_available, perf_record, shared_fixtures, Dir};
+
+fn cpiflame(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "cpiflame failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The kernel frames (`name_[k]`) of folded text, with their sample counts.
+fn kernel_frames(folded: &str) -> Vec<(String, u64)> {
+    let mut counts = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let count: u64 = count.parse().unwrap_or(0);
+        for frame in stack.split(';') {
+            if let Some(name) = frame.strip_suffix("_[k]") {
+                *counts.entry(name.to_string()).or_insert(0) += count;
+            }
+        }
+    }
+    let mut v: Vec<_> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+#[test]
+fn a_renamed_symbol_of_a_copied_kallsyms_names_the_frames_of_a_local_file() {
+    if !perf_available() {
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
+        return;
+    }
+    let kallsyms = match std::fs::read_to_string("/proc/kallsyms") {
+        Ok(k) if k.lines().any(|l| !l.starts_with("0000000000000000")) => k,
+        _ => {
+            cpiflame_testkit::unavailable("/proc/kallsyms hides its addresses here");
+            return;
+        }
+    };
+    let fixtures = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("kallsyms-local");
+    let data = dir.path("faults.data");
+    // Page faults: most samples are in the kernel.
+    perf_record(
+        &data,
+        "cpu-clock",
+        &["--call-graph", "fp", "-F", "2000"],
+        &[fixtures.faults.to_str().unwrap(), "20000"],
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    let before = stdout(cpiflame(&["fold", data]));
+    // A kernel function the file's stacks hold, named in kallsyms by exactly one line.
+    let (name, address) = kernel_frames(&before)
+        .into_iter()
+        .find_map(|(name, _)| {
+            let mut lines = kallsyms
+                .lines()
+                .filter(|l| l.split_whitespace().nth(2) == Some(name.as_str()));
+            let line = lines.next()?;
+            lines
+                .next()
+                .is_none()
+                .then(|| (name.clone(), line.to_string()))
+        })
+        .expect("a kernel frame named by one kallsyms line");
+    let renamed = format!("cpiflame_renamed_{name}");
+    let copy: String = kallsyms
+        .lines()
+        .map(|l| {
+            if l == address {
+                l.replacen(&format!(" {name}"), &format!(" {renamed}"), 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect();
+    let copy_path = dir.path("kallsyms.txt");
+    std::fs::write(&copy_path, copy).unwrap();
+    let after = stdout(cpiflame(&[
+        "fold",
+        "--kallsyms",
+        copy_path.to_str().unwrap(),
+        data,
+    ]));
+    let frames = kernel_frames(&after);
+    assert!(
+        frames.iter().any(|(n, _)| *n == renamed),
+        "{renamed} not among {frames:?}"
+    );
+    assert!(
+        !frames.iter().any(|(n, _)| *n == name),
+        "{name} still shown"
+    );
+    // `script` takes the flag too.
+    let script = stdout(cpiflame(&[
+        "script",
+        "--kallsyms",
+        copy_path.to_str().unwrap(),
+        data,
+    ]));
+    assert!(script.contains(&renamed));
+    // A file that cannot be read is an error, not silently unnamed frames.
+    let missing = cpiflame(&[
+        "fold",
+        "--kallsyms",
+        dir.path("nope").to_str().unwrap(),
+        data,
+    ]);
+    assert!(!missing.status.success());
+}
+
+/// A file whose header says it was recorded on another host, with two kernel samples.
+fn write_foreign(path: &Path) {
+    let attr = EventAttr {
+        type_: 1,
+        config: 0,
+        sample_period_or_freq: 1000,
+        sample_type: sample::IDENTIFIER
+            | sample::IP
+            | sample::TID
+            | sample::TIME
+            | sample::PERIOD
+            | sample::CALLCHAIN,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM,
+        name: Some("cpu-clock".into()),
+        ids: vec![3],
+        ..EventAttr::default()
+    };
+    let pid = 4321;
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(path).unwrap(), vec![attr.clone()]).unwrap();
+    let sid = SampleId {
+        pid,
+        tid: pid,
+        time: 1,
+        id: 3,
+        stream_id: 3,
+        cpu: 0,
+    };
+    w.write_record(&comm_record(&attr, pid, pid, "remote", true, &sid).unwrap())
+        .unwrap();
+    for (i, chain) in [
+        vec![
+            callchain::KERNEL,
+            0xffff_ffff_8100_1010,
+            0xffff_ffff_8100_2008,
+        ],
+        vec![callchain::KERNEL, 0xffff_ffff_8100_2010],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let fields = SampleFields {
+            ip: chain[1],
+            pid,
+            tid: pid,
+            time: 10 + i as u64,
+            id: 3,
+            period: 1000,
+            callchain: chain,
+            misc: misc::KERNEL,
+            ..SampleFields::default()
+        };
+        w.write_record(&sample_record(&attr, &fields).unwrap())
+            .unwrap();
+    }
+    let mut features = Features::from_host(vec!["cpiflame-test".into()]);
+    features.hostname = Some("elsewhere.example".into());
+    features.os_release = Some("0.0.0-elsewhere".into());
+    w.finish(&features).unwrap();
+}
+
+#[test]
+fn a_file_from_another_host_is_named_from_the_given_kallsyms() {
+    let dir = Dir::new("kallsyms-foreign");
+    let data = dir.path("foreign.data");
+    write_foreign(&data);
+    let kallsyms = dir.path("kallsyms.txt");
+    std::fs::write(
+        &kallsyms,
+        "ffffffff81001000 T remote_leaf\n\
+         ffffffff81002000 T remote_caller\n\
+         ffffffff81003000 T remote_after [remote_mod]\n",
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    // Without it, this machine's kernel must not name another's frames.
+    let plain = stdout(cpiflame(&["fold", data]));
+    assert!(plain.contains("[kernel]+0xffffffff81001010"), "{plain}");
+    let named = stdout(cpiflame(&[
+        "fold",
+        "--kallsyms",
+        kallsyms.to_str().unwrap(),
+        data,
+    ]));
+    assert_eq!(
+        named,
+        "remote;remote_caller_[k] 1\nremote;remote_caller_[k];remote_leaf_[k] 1\n"
+    );
+}
