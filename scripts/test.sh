@@ -12,6 +12,7 @@ tools=(
 	perf:linux-perf    # the oracle: perf record / script / report
 	gcc:gcc            # fixture workloads (scripts/build-fixtures.sh), the CI artifact
 	g++:g++            # the C++ fixture (mangled names)
+	c++filt:binutils   # unwind's C++ names are checked against c++filt
 	node:nodejs        # node --check of the flame graphs' JavaScript
 	python3:python3    # the CI artifact check below
 	setpriv:util-linux # faults.rs: an unprivileged user under perf_event_paranoid 2 and 3
