@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{PerfData, ReadError};
-use cpiflame_profile::{read_folded, FoldedError, Profile};
+use cpiflame_profile::{
+    read_folded, read_perf_script_with, FoldedError, PerfScriptError, PerfScriptOptions, Profile,
+};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse, event_names, CollapseOptions};
@@ -57,6 +59,9 @@ pub enum LoadError {
     /// A folded file that does not parse (the error names the file and line).
     #[error(transparent)]
     Folded(#[from] FoldedError),
+    /// `perf script` text that does not parse (the error names the file and line).
+    #[error(transparent)]
+    PerfScript(#[from] PerfScriptError),
     /// A flag named an event the recording does not have.
     #[error("{flag} {name}: {} has no such event (events: {events})", file.display())]
     NoSuchEvent {
@@ -167,8 +172,9 @@ fn choose_roles(
     Ok(roles)
 }
 
-/// Reads a perf.data file or a folded file (one or two counts per line), told apart by the
-/// perf.data magic. Warnings (one line each) are pushed to `warnings` as they arise, so they
+/// Reads a perf.data file, `perf script` text or a folded file (one or two counts per line),
+/// told apart by content: the perf.data magic, then a first line that is a `perf script`
+/// sample header (or `perf script --header` comments), then folded text. Warnings (one line each) are pushed to `warnings` as they arise, so they
 /// are there even when reading fails later.
 pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
     let io_error = |source| LoadError::Io {
@@ -186,7 +192,11 @@ pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loa
     if n > 0 && n < head.len() && !probe.ends_with(b"\n") {
         probe.push(b'\n');
     }
-    if cpiflame_profile::looks_folded(&probe) {
+    if probe.starts_with(b"PERFILE2") || probe.starts_with(b"PERFFILE") {
+        load_perf_data(options, warnings)
+    } else if cpiflame_profile::looks_like_perf_script(&probe) {
+        load_perf_script(options)
+    } else if cpiflame_profile::looks_folded(&probe) {
         load_folded(options)
     } else {
         load_perf_data(options, warnings)
@@ -212,6 +222,48 @@ fn load_folded(options: &LoadOptions) -> Result<Loaded, LoadError> {
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
     finish(options, profile, detected, &RecordingMarks::default())
+}
+
+/// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
+/// column per event, roots and kernel frames as `options` say. Roles are detected by event
+/// name and, where `perf script --header` gave an event's type and config, by encoding too.
+pub fn load_perf_script(options: &LoadOptions) -> Result<Loaded, LoadError> {
+    let source = options.file.display().to_string();
+    let file = std::fs::File::open(&options.file).map_err(|source| LoadError::Io {
+        path: options.file.clone(),
+        source,
+    })?;
+    let script = read_perf_script_with(
+        std::io::BufReader::new(file),
+        &source,
+        PerfScriptOptions {
+            pid: options.pid,
+            tid: options.tid,
+            kernel: options.kernel,
+        },
+    )?;
+    let refs: Vec<EventRef<'_>> = script
+        .profile
+        .events
+        .iter()
+        .zip(&script.header)
+        .map(|(e, h)| EventRef {
+            // u32::MAX: no encoding known, so only the name counts (as for folded files).
+            type_: h.as_ref().map_or(u32::MAX, |h| h.type_),
+            config: h.as_ref().map_or(0, |h| h.config),
+            name: &e.name,
+        })
+        .collect();
+    // Raw configs mean different events on different architectures: the header's, else
+    // this machine's (perf script is most often run where perf record was).
+    let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
+    let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
+    finish(
+        options,
+        script.profile,
+        detected,
+        &RecordingMarks::default(),
+    )
 }
 
 /// Reads a perf.data file: every sample unwound and named, collapsed into a profile.
