@@ -227,9 +227,12 @@ pub fn perf_script(bytes: &[u8]) {
             assert_eq!(other.profile.total(e), profile.total(e), "event {e}");
         }
         if !options.kernel {
-            let kernel = other.profile.stacks.iter().flat_map(|s| &s.frames).any(|&f| {
-                other.profile.frame(f).kind == cpiflame_profile::FrameKind::Kernel
-            });
+            let kernel = other
+                .profile
+                .stacks
+                .iter()
+                .flat_map(|s| &s.frames)
+                .any(|&f| other.profile.frame(f).kind == cpiflame_profile::FrameKind::Kernel);
             assert!(!kernel, "--no-kernel leaves no kernel frame");
         }
     }
