@@ -364,7 +364,7 @@ pub fn read_perf_script_with(
             }
             continue;
         }
-        let indented = line.starts_with(|c: char| c == ' ' || c == '\t');
+        let indented = line.starts_with([' ', '\t']);
         let frame_expected = open.as_ref().is_some_and(|o| !o.inline_frame);
         // A tab always starts a frame; spaces start one inside a sample with a call chain,
         // and otherwise start a padded header (`perf script` without a call chain).
@@ -767,11 +767,13 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
     };
     let mut period = None;
     let mut freq = false;
+    // The other fields, split at the commas outside braces (`id = { 1, 2 }`,
+    // `{ sample_period, sample_freq } = 4000`).
     let mut depth = 0i32;
-    let mut from = end;
-    let fields = &rest[..];
+    let mut from = 0;
+    let fields = &rest[end..];
     let mut items = Vec::new();
-    for (i, c) in fields.char_indices().skip_while(|&(i, _)| i < end) {
+    for (i, c) in fields.char_indices() {
         match c {
             '{' => depth += 1,
             '}' => depth -= 1,
@@ -782,7 +784,7 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
             _ => {}
         }
     }
-    items.push(&fields[from.min(fields.len())..]);
+    items.push(&fields[from..]);
     let number = |v: &str| -> Option<u64> {
         let v = v.split_whitespace().next()?;
         match v.strip_prefix("0x") {
