@@ -371,3 +371,83 @@ fn finish(
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `bytes` to a scratch file and loads it.
+    fn load_bytes(name: &str, bytes: &[u8]) -> (Result<Loaded, LoadError>, Vec<String>) {
+        let dir = std::env::temp_dir().join(format!("cpiflame-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let mut warnings = Vec::new();
+        let loaded = load_any(
+            &LoadOptions {
+                file: file.clone(),
+                kernel: true,
+                ..Default::default()
+            },
+            &mut warnings,
+        );
+        let _ = std::fs::remove_file(&file);
+        (loaded, warnings)
+    }
+
+    fn names(l: &Loaded) -> Vec<&str> {
+        l.profile.events.iter().map(|e| e.name.as_str()).collect()
+    }
+
+    const SCRIPT: &str =
+        "app 1/1 1.0: a:\n\t 10 f (/bin/app)\n\napp 1/1 1.1: b:\n\t 10 g (/bin/app)\n";
+
+    #[test]
+    fn perf_script_folded_and_perf_data_told_apart() {
+        let (l, _) = load_bytes("s.perf", SCRIPT.as_bytes());
+        assert_eq!(names(&l.unwrap()), ["a", "b"]);
+        let (l, _) = load_bytes("f.folded", b"app;f 3\n");
+        assert_eq!(names(&l.unwrap()), ["samples"]);
+        let (l, _) = load_bytes("x.data", b"PERFILE2 and then nothing");
+        assert!(matches!(l, Err(LoadError::PerfData(_))));
+        // A perf script text with a bad line later on is still read as one: its error.
+        let bad = format!("{SCRIPT}\nnot a header\n");
+        let (l, _) = load_bytes("bad.perf", bad.as_bytes());
+        let e = l.unwrap_err().to_string();
+        assert!(e.ends_with("bad.perf: line 7: not a sample header (expected \"COMM PID/TID [CPU] TIME: [PERIOD] EVENT:\")"), "{e}");
+        // Only perf's header comments (a recording without samples): perf script's error.
+        let (l, _) = load_bytes(
+            "empty.perf",
+            b"# ========\n# captured on    : today\n# ========\n#\n",
+        );
+        assert!(matches!(l, Err(LoadError::PerfScript(_))));
+    }
+
+    #[test]
+    fn roles_by_name_and_by_the_header_encoding() {
+        // By name, as for folded files.
+        let text = SCRIPT
+            .replace(" a:", " resource_stalls_any:")
+            .replace(" b:", " cycles:");
+        let (l, _) = load_bytes("named.perf", text.as_bytes());
+        let roles = l.unwrap().roles;
+        assert_eq!((roles.stalls, roles.cycles), (Some(0), Some(1)));
+        // Names that say nothing, raw x86 encodings in the header: unhalted cycles (0x3c) and
+        // RESOURCE_STALLS.ANY (0x1a2).
+        let header = "\
+# ========
+# arch : x86_64
+# event : name = a, , id = { 1 }, type = 4, size = 136, config = 0x1a2, { sample_period, sample_freq } = 100003
+# event : name = b, , id = { 2 }, type = 4, size = 136, config = 0x3c, { sample_period, sample_freq } = 100003
+# ========
+";
+        let (l, _) = load_bytes("raw.perf", format!("{header}{SCRIPT}").as_bytes());
+        let l = l.unwrap();
+        assert_eq!((l.roles.stalls, l.roles.cycles), (Some(0), Some(1)));
+        assert_eq!(l.profile.total(0).period, 100003);
+        // Without the header, nothing is recognised: a plain graph of the first event.
+        let (l, _) = load_bytes("plain.perf", SCRIPT.as_bytes());
+        let l = l.unwrap();
+        assert_eq!((l.roles.stalls, l.roles.cycles), (None, Some(0)));
+    }
+}

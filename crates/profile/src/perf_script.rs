@@ -33,7 +33,8 @@
 //! - **Frames** follow, one a line, leaf first, each starting with a tab (or, after a header
 //!   without a frame of its own, with spaces): a hexadecimal address, the symbol, and the DSO
 //!   in parentheses (which `-F` may leave out). A blank line, or the next header, ends the
-//!   sample.
+//!   sample. Other indented lines inside a sample (`-F +srcline`'s `  file.c:71`) are
+//!   skipped, and so are the side-band lines of `--show-*-events` (`PERF_RECORD_...`).
 //! - **Names** are made as `stackcollapse-perf.pl` and `inferno-collapse-perf` make them: a
 //!   `+0xOFFSET` is removed; Rust symbols perf left mangled lose their hash and escapes;
 //!   argument lists are removed (`foo(int)` → `foo`, keeping `(anonymous namespace)` and Go's
@@ -201,11 +202,11 @@ struct Reader {
     events: HashMap<String, usize>,
     totals: Vec<u64>,
     roots: HashMap<String, FrameId>,
-    /// Frames by (symbol as printed, DSO as printed): a frame seen before costs one lookup.
-    frames: HashMap<(String, String), FrameId>,
-    /// The root (`java`-ness decides tidying) is part of the name's making, so a frame's
-    /// cache is kept apart for java processes.
-    java_frames: HashMap<(String, String), FrameId>,
+    /// Frames by DSO and symbol as printed (see [`Reader::frame`]).
+    frames: HashMap<String, FrameId>,
+    /// The same for `java` processes, whose names are tidied differently.
+    java_frames: HashMap<String, FrameId>,
+    key: String,
     stack: Vec<FrameId>,
     samples: u64,
 }
@@ -263,14 +264,17 @@ impl Reader {
         } else {
             &mut self.frames
         };
-        // Look up without allocating: the common case is a frame seen before.
-        let key = (text.symbol.to_string(), text.dso.to_string());
-        if let Some(&id) = cache.get(&key) {
+        // The key is the DSO and symbol as printed, joined by a newline (which no line
+        // holds), built in a reused buffer: a frame seen before costs no allocation.
+        self.key.clear();
+        self.key.push_str(text.dso);
+        self.key.push('\n');
+        self.key.push_str(text.symbol);
+        if let Some(&id) = cache.get(self.key.as_str()) {
             return id;
         }
-        let frame = make_frame(text.symbol, text.dso, java);
-        let id = self.profile.intern(frame);
-        cache.insert(key, id);
+        let id = self.profile.intern(make_frame(text.symbol, text.dso, java));
+        cache.insert(self.key.clone(), id);
         id
     }
 
@@ -326,6 +330,7 @@ pub fn read_perf_script_with(
         roots: HashMap::new(),
         frames: HashMap::new(),
         java_frames: HashMap::new(),
+        key: String::new(),
         stack: Vec::new(),
         samples: 0,
     };
@@ -378,8 +383,34 @@ pub fn read_perf_script_with(
             o.frames.push(r.frame(&frame, java));
             continue;
         }
+        if let Some(o) = open
+            .as_mut()
+            .filter(|_| indented && parse_header(line).is_err())
+        {
+            // Per-frame extras of `-F +srcline` (`  threads.c:71`) and the like: skipped, as
+            // inferno and stackcollapse-perf skip lines they do not understand in a stack.
+            // With srcline perf moves an inlined frame's `(inlined)` to the end of this line.
+            if line.trim_end().ends_with(" (inlined)") {
+                if let Some(last) = o.frames.last_mut() {
+                    let f = r.profile.frame(*last);
+                    if f.kind == FrameKind::User && f.module.is_empty() {
+                        let inlined = Frame {
+                            name: f.name.clone(),
+                            module: String::new(),
+                            kind: FrameKind::Inline,
+                        };
+                        *last = r.profile.intern(inlined);
+                    }
+                }
+            }
+            continue;
+        }
         if let Some(o) = open.take() {
             r.finish(o).map_err(|(l, k)| err(l, k))?;
+        }
+        if is_side_band(line) {
+            // `--show-mmap-events` and friends: not samples.
+            continue;
         }
         let header = parse_header(line).map_err(|k| err(line_no, k))?;
         let event = r.event(header.event);
@@ -463,6 +494,14 @@ fn is_time(tok: &str) -> bool {
         .is_some_and(|(s, f)| all_digits(s) && all_digits(f))
 }
 
+/// A side-band event line of `--show-task-events`, `--show-mmap-events`, ...:
+/// `threads 25775  2389.785204: PERF_RECORD_COMM exec: threads:25775/25775`.
+fn is_side_band(line: &str) -> bool {
+    tokens(line)
+        .take(8)
+        .any(|(_, t)| t.starts_with("PERF_RECORD_"))
+}
+
 /// Parses a sample header; see the module docs for the fields.
 fn parse_header(line: &str) -> Result<Header<'_>, PerfScriptErrorKind> {
     let toks: Vec<(usize, &str)> = tokens(line).take(64).collect();
@@ -515,6 +554,10 @@ fn fields_from<'a>(
     let Some(&(at, event)) = toks.get(i) else {
         return Ok(None);
     };
+    // A time belongs after the comm: a comm holding one means the fields were misread.
+    if toks[..start].iter().any(|&(_, t)| is_time(t)) {
+        return Ok(None);
+    }
     let Some(event) = event.strip_suffix(':') else {
         return Ok(None);
     };
@@ -819,7 +862,8 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
 /// (`COMM PID/TID TIME: EVENT:` in any of the layouts the reader takes), and the line after
 /// it, when the bytes hold it, is a frame, a blank line or another header. When the bytes
 /// hold only comments, true when they are `perf script --header`'s (`# ========`,
-/// `# event : `). False for perf.data, empty input, binary data and folded text.
+/// `# event : `); side-band lines (`PERF_RECORD_MMAP`, ...) are passed over, and fill the
+/// bytes only in `perf script` text. False for perf.data, empty input, binary data and folded text.
 pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
     if first_bytes.starts_with(b"PERFILE2") || first_bytes.starts_with(b"PERFFILE") {
         return false;
@@ -840,6 +884,7 @@ pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
         return false;
     }
     let mut perf_comments = false;
+    let mut side_band = false;
     let mut lines = text.split('\n').peekable();
     while let Some(line) = lines.next() {
         let complete = lines.peek().is_some();
@@ -850,6 +895,14 @@ pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
         }
         if line.trim().is_empty() {
             continue;
+        }
+        if complete && is_side_band(line) {
+            side_band = true;
+            continue;
+        }
+        if !complete && side_band {
+            // `--show-mmap-events` can print many side-band lines before the first sample.
+            return true;
         }
         if !complete || parse_header(line).is_err() {
             return false;

@@ -372,3 +372,42 @@ fn same_stacks_and_counts_as_inferno_on_real_perf_output() {
     }
     assert!(compared >= 9, "{compared} event columns compared");
 }
+
+#[test]
+fn srcline_and_side_band_lines_are_passed_over() {
+    // `perf script -F +srcline`: a source line under each frame, and `(inlined)` moved there.
+    let srcline = "\
+threads 25775  2389.816134:   10000000  cpu-clock: 
+\t            1526 inline_helper+0x26
+  threads.c:93 (inlined)
+\t            1526 inline_caller+0x26 (/tmp/cpiflame-fixtures/threads)
+  threads.c:99
+\t            1183 main+0xc3 (/tmp/cpiflame-fixtures/threads)
+  threads.c:120
+
+";
+    let p = read(srcline);
+    assert_eq!(
+        folded(&p, 0, false),
+        BTreeMap::from([(
+            "threads;main;inline_caller;inline_helper_[i]".to_string(),
+            1
+        )])
+    );
+    // `--show-task-events --show-mmap-events`: side-band lines between samples.
+    let side_band = "\
+swapper     0     0.000000: PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209988) @ 0xffffffff81000000]: x [kernel.kallsyms]_text
+threads 25775  2389.785204: PERF_RECORD_COMM exec: threads:25775/25775
+threads 25775  2389.816134:   10000000  cpu-clock: 
+\t            1183 main+0xc3 (/tmp/cpiflame-fixtures/threads)
+
+threads 25775  2389.816200: PERF_RECORD_EXIT(25775:25775):(25774:25774)
+";
+    assert!(looks_like_perf_script(side_band.as_bytes()));
+    let p = read(side_band);
+    assert_eq!(p.events.len(), 1);
+    assert_eq!(
+        folded(&p, 0, false),
+        BTreeMap::from([("threads;main".to_string(), 1)])
+    );
+}
