@@ -456,15 +456,20 @@ struct Header<'a> {
     rest: Option<&'a str>,
 }
 
-/// Whitespace-separated tokens with their byte offsets.
+/// Whitespace-separated tokens with their byte offsets. Any Unicode whitespace separates, as
+/// the comm before the first token is trimmed of it: a comm is never blank.
 fn tokens(line: &str) -> impl Iterator<Item = (usize, &str)> {
-    line.split([' ', '\t'])
-        .scan(0usize, |at, tok| {
-            let start = *at;
-            *at += tok.len() + 1;
-            Some((start, tok))
+    let mut start = None;
+    line.char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+        .filter_map(move |(i, c)| {
+            if c.is_whitespace() {
+                start.take().map(|s| (s, &line[s..i]))
+            } else {
+                start.get_or_insert(i);
+                None
+            }
         })
-        .filter(|(_, t)| !t.is_empty())
 }
 
 fn all_digits(s: &str) -> bool {
@@ -568,7 +573,7 @@ fn fields_from<'a>(
     {
         return Ok(None);
     }
-    // Empty only for start 0, which the caller refuses.
+    // Empty only for start 0 (the caller refuses it): every token is non-blank.
     let comm = line[..toks[start].0].trim();
     let rest = line[at + event.len() + 1..].trim();
     Ok(Some(Header {
