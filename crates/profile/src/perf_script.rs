@@ -42,8 +42,8 @@
 //!   (`[libc.so.6]`) unless the DSO is `[unknown]` too; for `java` processes a leading `L` of
 //!   class names goes. Unlike them, frames whose name starts with `(` are kept (they drop them,
 //!   which loses every `(anonymous namespace)::` function), Java's `->` inlining is not split
-//!   (it would split C++'s `operator->`), and a frame without a symbol is `[unknown]` (they
-//!   make it a blank name).
+//!   (it would split C++'s `operator->`), and a frame without a symbol is named as an
+//!   `[unknown]` one (they make it a blank name).
 //! - **Kinds.** The root frame is the command name with spaces as `_` (`comm-PID` or
 //!   `comm-PID/TID` when asked, `?` for a PID the text does not show), [`FrameKind::Process`].
 //!   A frame whose DSO is `(inlined)` is [`FrameKind::Inline`]; one whose DSO is a kernel's as
