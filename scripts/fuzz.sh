@@ -4,7 +4,7 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 #   SECONDS  how long each target runs (default 600)
-#   TARGET   perf_data sample_record event_specs folded elf_image (default: all)
+#   TARGET   perf_data sample_record event_specs folded perf_script elf_image (default: all)
 #
 # Targets run JOBS at a time (default 2). Each starts from fuzz/corpus/TARGET, seeded from
 # fixtures/ on first use (recordings of the fixture programs by perf and by cpiflame, their
@@ -22,7 +22,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-600}"
 shift || true
-all_targets=(perf_data sample_record event_specs folded elf_image)
+all_targets=(perf_data sample_record event_specs folded perf_script elf_image)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${JOBS:-2}"
@@ -123,6 +123,21 @@ PY
 				>"$c/$name-one.folded" || true
 		done
 		printf 'main;a;b 3 10\nmain;a [k] 0 4\nmain;c_[k] 1 2\n' >"$c/annotated.folded"
+		find "$c" -size 0 -delete
+	fi
+
+	# perf script text of the same recordings, in several -F layouts (and with the header).
+	c="$root/fuzz/corpus/perf_script"
+	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
+		mkdir -p "$c"
+		for f in "$rec"/perf-*.data; do
+			local name
+			name="$(basename "$f" .data)"
+			perf script -i "$f" 2>/dev/null | head -c 16000 >"$c/$name.perf" || true
+			perf script -i "$f" --header 2>/dev/null | head -c 16000 >"$c/$name-header.perf" || true
+			perf script -i "$f" -F comm,tid,time,event,ip,sym 2>/dev/null | head -c 16000 \
+				>"$c/$name-fields.perf" || true
+		done
 		find "$c" -size 0 -delete
 	fi
 

@@ -21,7 +21,10 @@ use cpiflame_perf_data::{
     parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, PerfData,
 };
 use cpiflame_pipeline::{collapse, CollapseOptions};
-use cpiflame_profile::{read_folded, write_folded_pair, Profile};
+use cpiflame_profile::{
+    looks_like_perf_script, read_folded, read_perf_script_with, write_folded, write_folded_pair,
+    PerfScriptOptions, Profile,
+};
 use cpiflame_unwind::{Image, Options as ResolveOptions, Resolver, SharedBytes};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::Unwinder;
@@ -190,6 +193,86 @@ pub fn folded(bytes: &[u8]) {
     let _ = cpiflame_render::render_cpi(&profile, 0, stalls, &options, &mut svg);
     if profile.events.len() >= 2 {
         round_trip(&profile);
+    }
+}
+
+/// `perf script` text, read with each root and kernel option: the sniffing function must not
+/// panic; when the text reads, every sample is counted once in its column whichever the
+/// options, `--no-kernel` leaves no kernel frame, each column's folded text (two-count form)
+/// reads back with the same sample total, and the profile renders.
+pub fn perf_script(bytes: &[u8]) {
+    let _ = looks_like_perf_script(bytes);
+    let plain = PerfScriptOptions::default();
+    let Ok(script) = read_perf_script_with(Cursor::new(bytes), "fuzz.perf", plain) else {
+        return;
+    };
+    let profile = &script.profile;
+    assert_eq!(script.header.len(), profile.events.len());
+    for options in [
+        PerfScriptOptions {
+            pid: true,
+            tid: false,
+            kernel: false,
+        },
+        PerfScriptOptions {
+            pid: false,
+            tid: true,
+            kernel: true,
+        },
+    ] {
+        let other = read_perf_script_with(Cursor::new(bytes), "fuzz.perf", options)
+            .expect("the same text reads with other options");
+        assert_eq!(other.profile.events, profile.events);
+        for e in 0..profile.events.len() {
+            assert_eq!(other.profile.total(e), profile.total(e), "event {e}");
+        }
+        if !options.kernel {
+            let kernel = other
+                .profile
+                .stacks
+                .iter()
+                .flat_map(|s| &s.frames)
+                .any(|&f| other.profile.frame(f).kind == cpiflame_profile::FrameKind::Kernel);
+            assert!(!kernel, "--no-kernel leaves no kernel frame");
+        }
+    }
+    // A process named `#...` (perf pads comms, so `   #x 1 1.0: e:` is a sample) becomes a
+    // folded line that every folded reader takes for a comment: the format cannot hold it.
+    let commented = profile
+        .frames
+        .iter()
+        .any(|f| f.kind == cpiflame_profile::FrameKind::Process && f.name.starts_with('#'));
+    for e in 0..profile.events.len() {
+        let samples = profile.total(e).samples;
+        if samples == 0 || commented {
+            continue;
+        }
+        // The two-count form: in the one-count form a symbol ending in ` 8192` (perf prints
+        // what the binary holds) reads back as a second count, the folded format's own
+        // ambiguity (see cpiflame_profile::read).
+        let mut text = Vec::new();
+        write_folded_pair(profile, e, e, &mut text).expect("writing to memory");
+        let again = read_folded(Cursor::new(&text), "round trip").unwrap_or_else(|err| {
+            panic!(
+                "folded output of perf script text does not read back: {err}\n{}",
+                String::from_utf8_lossy(&text)
+            )
+        });
+        assert_eq!(again.total(0).samples, samples);
+        assert_eq!(again.total(1).samples, samples);
+        let mut one = Vec::new();
+        write_folded(profile, e, &mut one).expect("writing to memory");
+    }
+    if let Some(cycles) = (0..profile.events.len()).find(|&e| profile.total(e).samples > 0) {
+        let stalls = (0..profile.events.len()).find(|&e| e != cycles);
+        let mut svg = Vec::new();
+        let _ = cpiflame_render::render_cpi(
+            profile,
+            cycles,
+            stalls,
+            &cpiflame_render::Options::default(),
+            &mut svg,
+        );
     }
 }
 

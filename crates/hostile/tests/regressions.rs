@@ -98,6 +98,12 @@ fn folded_regressions() {
 }
 
 #[test]
+fn perf_script_regressions() {
+    let n = replay("perf_script", cpiflame_hostile::perf_script);
+    assert!(n >= 1, "real perf script output is kept");
+}
+
+#[test]
 fn elf_image_regressions() {
     let n = replay("elf_image", cpiflame_hostile::elf_image);
     assert!(n >= 1, "the compressed-section finding is kept");

@@ -4,7 +4,7 @@
 //!
 //! - [`collapse`]: every sample of a perf.data file unwound and named (`cpiflame-unwind`) and
 //!   counted per distinct stack; [`walk_samples`] for callers that want each sample.
-//! - [`load_any`]: perf.data or folded text, told apart by content, with roles chosen from
+//! - [`load_any`]: perf.data, `perf script` text or folded text, told apart by content, with roles chosen from
 //!   flags, from what `cpiflame record` noted in the file ([`RecordingMarks`]), or by
 //!   detection (`cpiflame-events`).
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
@@ -18,6 +18,8 @@ mod marks;
 mod script;
 
 pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
-pub use load::{load_any, load_perf_data, EventList, LoadError, LoadOptions, Loaded};
+pub use load::{
+    load_any, load_perf_data, load_perf_script, EventList, LoadError, LoadOptions, Loaded,
+};
 pub use marks::RecordingMarks;
 pub use script::{write_script, ScriptError};

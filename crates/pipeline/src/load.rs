@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{PerfData, ReadError};
-use cpiflame_profile::{read_folded, FoldedError, Profile};
+use cpiflame_profile::{
+    read_folded, read_perf_script_with, FoldedError, PerfScriptError, PerfScriptOptions, Profile,
+};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse, event_names, CollapseOptions};
@@ -59,6 +61,9 @@ pub enum LoadError {
     /// A folded file that does not parse (the error names the file and line).
     #[error(transparent)]
     Folded(#[from] FoldedError),
+    /// `perf script` text that does not parse (the error names the file and line).
+    #[error(transparent)]
+    PerfScript(#[from] PerfScriptError),
     /// A flag named an event the recording does not have.
     #[error("{flag} {name}: {} has no such event (events: {events})", file.display())]
     NoSuchEvent {
@@ -169,8 +174,9 @@ fn choose_roles(
     Ok(roles)
 }
 
-/// Reads a perf.data file or a folded file (one or two counts per line), told apart by the
-/// perf.data magic. Warnings (one line each) are pushed to `warnings` as they arise, so they
+/// Reads a perf.data file, `perf script` text or a folded file (one or two counts per line),
+/// told apart by content: the perf.data magic, then a first line that is a `perf script`
+/// sample header (or `perf script --header` comments), then folded text. Warnings (one line each) are pushed to `warnings` as they arise, so they
 /// are there even when reading fails later.
 pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
     let io_error = |source| LoadError::Io {
@@ -188,7 +194,11 @@ pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loa
     if n > 0 && n < head.len() && !probe.ends_with(b"\n") {
         probe.push(b'\n');
     }
-    if cpiflame_profile::looks_folded(&probe) {
+    if probe.starts_with(b"PERFILE2") || probe.starts_with(b"PERFFILE") {
+        load_perf_data(options, warnings)
+    } else if cpiflame_profile::looks_like_perf_script(&probe) {
+        load_perf_script(options)
+    } else if cpiflame_profile::looks_folded(&probe) {
         load_folded(options)
     } else {
         load_perf_data(options, warnings)
@@ -226,6 +236,48 @@ pub(crate) fn kallsyms_readable(path: Option<&PathBuf>) -> Result<Option<PathBuf
         })?;
     }
     Ok(path.cloned())
+}
+
+/// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
+/// column per event, roots and kernel frames as `options` say. Roles are detected by event
+/// name and, where `perf script --header` gave an event's type and config, by encoding too.
+pub fn load_perf_script(options: &LoadOptions) -> Result<Loaded, LoadError> {
+    let source = options.file.display().to_string();
+    let file = std::fs::File::open(&options.file).map_err(|source| LoadError::Io {
+        path: options.file.clone(),
+        source,
+    })?;
+    let script = read_perf_script_with(
+        std::io::BufReader::new(file),
+        &source,
+        PerfScriptOptions {
+            pid: options.pid,
+            tid: options.tid,
+            kernel: options.kernel,
+        },
+    )?;
+    let refs: Vec<EventRef<'_>> = script
+        .profile
+        .events
+        .iter()
+        .zip(&script.header)
+        .map(|(e, h)| EventRef {
+            // u32::MAX: no encoding known, so only the name counts (as for folded files).
+            type_: h.as_ref().map_or(u32::MAX, |h| h.type_),
+            config: h.as_ref().map_or(0, |h| h.config),
+            name: &e.name,
+        })
+        .collect();
+    // Raw configs mean different events on different architectures: the header's, else
+    // this machine's (perf script is most often run where perf record was).
+    let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
+    let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
+    finish(
+        options,
+        script.profile,
+        detected,
+        &RecordingMarks::default(),
+    )
 }
 
 /// Reads a perf.data file: every sample unwound and named, collapsed into a profile.
@@ -333,4 +385,84 @@ fn finish(
         roles,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `bytes` to a scratch file and loads it.
+    fn load_bytes(name: &str, bytes: &[u8]) -> (Result<Loaded, LoadError>, Vec<String>) {
+        let dir = std::env::temp_dir().join(format!("cpiflame-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let mut warnings = Vec::new();
+        let loaded = load_any(
+            &LoadOptions {
+                file: file.clone(),
+                kernel: true,
+                ..Default::default()
+            },
+            &mut warnings,
+        );
+        let _ = std::fs::remove_file(&file);
+        (loaded, warnings)
+    }
+
+    fn names(l: &Loaded) -> Vec<&str> {
+        l.profile.events.iter().map(|e| e.name.as_str()).collect()
+    }
+
+    const SCRIPT: &str =
+        "app 1/1 1.0: a:\n\t 10 f (/bin/app)\n\napp 1/1 1.1: b:\n\t 10 g (/bin/app)\n";
+
+    #[test]
+    fn perf_script_folded_and_perf_data_told_apart() {
+        let (l, _) = load_bytes("s.perf", SCRIPT.as_bytes());
+        assert_eq!(names(&l.unwrap()), ["a", "b"]);
+        let (l, _) = load_bytes("f.folded", b"app;f 3\n");
+        assert_eq!(names(&l.unwrap()), ["samples"]);
+        let (l, _) = load_bytes("x.data", b"PERFILE2 and then nothing");
+        assert!(matches!(l, Err(LoadError::PerfData(_))));
+        // A perf script text with a bad line later on is still read as one: its error.
+        let bad = format!("{SCRIPT}\nnot a header\n");
+        let (l, _) = load_bytes("bad.perf", bad.as_bytes());
+        let e = l.unwrap_err().to_string();
+        assert!(e.ends_with("bad.perf: line 7: not a sample header (expected \"COMM PID/TID [CPU] TIME: [PERIOD] EVENT:\")"), "{e}");
+        // Only perf's header comments (a recording without samples): perf script's error.
+        let (l, _) = load_bytes(
+            "empty.perf",
+            b"# ========\n# captured on    : today\n# ========\n#\n",
+        );
+        assert!(matches!(l, Err(LoadError::PerfScript(_))));
+    }
+
+    #[test]
+    fn roles_by_name_and_by_the_header_encoding() {
+        // By name, as for folded files.
+        let text = SCRIPT
+            .replace(" a:", " resource_stalls_any:")
+            .replace(" b:", " cycles:");
+        let (l, _) = load_bytes("named.perf", text.as_bytes());
+        let roles = l.unwrap().roles;
+        assert_eq!((roles.stalls, roles.cycles), (Some(0), Some(1)));
+        // Names that say nothing, raw x86 encodings in the header: unhalted cycles (0x3c) and
+        // RESOURCE_STALLS.ANY (0x1a2).
+        let header = "\
+# ========
+# arch : x86_64
+# event : name = a, , id = { 1 }, type = 4, size = 136, config = 0x1a2, { sample_period, sample_freq } = 100003
+# event : name = b, , id = { 2 }, type = 4, size = 136, config = 0x3c, { sample_period, sample_freq } = 100003
+# ========
+";
+        let (l, _) = load_bytes("raw.perf", format!("{header}{SCRIPT}").as_bytes());
+        let l = l.unwrap();
+        assert_eq!((l.roles.stalls, l.roles.cycles), (Some(0), Some(1)));
+        assert_eq!(l.profile.total(0).period, 100003);
+        // Without the header, nothing is recognised: a plain graph of the first event.
+        let (l, _) = load_bytes("plain.perf", SCRIPT.as_bytes());
+        let l = l.unwrap();
+        assert_eq!((l.roles.stalls, l.roles.cycles), (None, Some(0)));
+    }
 }

@@ -5,6 +5,8 @@
 //! - [`Profile`]: the model (frames interned once, stacks root first, one column per event).
 //! - [`write_folded`], [`write_folded_pair`]: folded text out; [`read_folded`]: folded text in
 //!   (the [`read`] module documents the format accepted).
+//! - [`read_perf_script`]: `perf script` text in (the [`perf_script`] module documents the
+//!   layouts accepted); [`looks_like_perf_script`] and [`looks_folded`] tell the texts apart.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`).
 //!
@@ -13,11 +15,16 @@
 //! one links nothing that reads binaries.
 
 mod folded;
+pub mod perf_script;
 mod profile;
 pub mod read;
 pub mod summary;
 
 pub use folded::{write_folded, write_folded_pair};
+pub use perf_script::{
+    looks_like_perf_script, read_perf_script, read_perf_script_with, HeaderEvent, PerfScript,
+    PerfScriptError, PerfScriptErrorKind, PerfScriptOptions,
+};
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{

@@ -1,0 +1,1056 @@
+//! Reading `perf script` text into a [`Profile`]: the form inferno's and FlameGraph's users
+//! keep their data in (`perf script > out.perf`, then `stackcollapse-perf.pl` or
+//! `inferno-collapse-perf`).
+//!
+//! # Format accepted
+//!
+//! ```text
+//! # ========
+//! # event : name = cpu-clock, , id = { 11748 }, type = 1, size = 128, { sample_period, sample_freq } = 200, sample_type = IP|TID|TIME|CALLCHAIN|PERIOD, freq = 1, ...
+//! # ========
+//! #
+//! threads 5264/5268 [001]  525.971482594:    5000000 cpu-clock:
+//! \t            145f recurse_leaf+0x1f (/tmp/fx/threads)
+//! \t            151f inline_helper (inlined)
+//! \tffffffff8158c6ae asm_sysvec_apic_timer_interrupt ([kernel.kallsyms])
+//! \t           891f4 start_thread (/usr/lib/x86_64-linux-gnu/libc.so.6)
+//!
+//!    cpu_mem_bound 23621  1017.255019153: cpu-clock:      559b817d825d memory_bound+0x1d (/tmp/fx/cpu_mem_bound)
+//! ```
+//!
+//! - **Comment lines** (`#` in the first column) are skipped, except the `# event : name = ...`
+//!   lines of `perf script --header`: they give each event's `type`, `config` (0 when perf
+//!   leaves them out, as it does for zero values) and, when `freq` is not set, its fixed
+//!   `sample_period`.
+//! - **A sample** starts with a header line: the command name (may contain spaces; perf pads
+//!   it on the left when there is no call chain), then in perf's order and each optional:
+//!   `PID/TID`, `TID` or `PID`; `[CPU]`; `SECONDS.FRACTION:`; the period (a number); and the
+//!   event name with a colon (`cpu-clock:`, `cycles:u:`, `sched:sched_switch:`). That covers
+//!   perf's default layout and `-F comm,tid,time,event,ip,sym[,dso]`, `-F +pid`, `-F +period`,
+//!   with and without `cpu`. Text after the event is one frame (`ADDR SYMBOL (DSO)`, the form
+//!   perf prints without a call chain) when it reads as one, and is otherwise ignored
+//!   (tracepoint arguments, other fields).
+//! - **Frames** follow, one a line, leaf first, each starting with a tab (or, after a header
+//!   without a frame of its own, with spaces): a hexadecimal address, the symbol, and the DSO
+//!   in parentheses (which `-F` may leave out). A blank line, or the next header, ends the
+//!   sample. Other indented lines inside a sample (`-F +srcline`'s `  file.c:71`) are
+//!   skipped, and so are the side-band lines of `--show-*-events` (`PERF_RECORD_...`).
+//! - **Names** are made as `stackcollapse-perf.pl` and `inferno-collapse-perf` make them: a
+//!   `+0xOFFSET` is removed; Rust symbols perf left mangled lose their hash and escapes;
+//!   argument lists are removed (`foo(int)` → `foo`, keeping `(anonymous namespace)` and Go's
+//!   `.(*T)`); `;` becomes `:`; an `[unknown]` symbol is named after its DSO's file name
+//!   (`[libc.so.6]`) unless the DSO is `[unknown]` too; for `java` processes a leading `L` of
+//!   class names goes. Unlike them, frames whose name starts with `(` are kept (they drop them,
+//!   which loses every `(anonymous namespace)::` function), Java's `->` inlining is not split
+//!   (it would split C++'s `operator->`), and a frame without a symbol is named as an
+//!   `[unknown]` one (they make it a blank name).
+//! - **Kinds.** The root frame is the command name with spaces as `_` (`comm-PID` or
+//!   `comm-PID/TID` when asked, `?` for a PID the text does not show), [`FrameKind::Process`].
+//!   A frame whose DSO is `(inlined)` is [`FrameKind::Inline`]; one whose DSO is a kernel's as
+//!   stackcollapse-perf decides (`[...]` other than `[unknown]`, so `[kernel.kallsyms]`,
+//!   `[vdso]`, `[nf_conntrack]`; `*.ko`; `vmlinux*`) is [`FrameKind::Kernel`]; the others are
+//!   [`FrameKind::User`]. Modules are the DSO's file name.
+//! - **Events.** One column per event name, in order of first appearance (the header's
+//!   `# event :` lines first, then the samples).
+//! - **Counts.** Each sample counts 1 in [`Count::samples`]; its [`Count::period`] is the
+//!   period printed on its line, else its event's fixed `sample_period` from the header, else
+//!   1 (so that the period is the sample count, as for a recording in frequency mode read
+//!   without periods). Periods of one event must add up to at most `u64::MAX`.
+//! - A sample without any frame counts for its root frame alone (stackcollapse-perf drops it).
+//! - Errors name the source and line. Lines longer than [`MAX_LINE`] are refused, so no input
+//!   makes the reader hold more than that beyond what the profile needs.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, BufRead, Read};
+
+use crate::profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+
+/// The longest line read (1 MiB): far more than any symbol perf prints.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// What is wrong with a `perf script` text; see [`PerfScriptError`] for where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PerfScriptErrorKind {
+    /// Reading the input failed.
+    #[error("read failed: {0}")]
+    Io(#[from] io::Error),
+    /// A line longer than [`MAX_LINE`].
+    #[error("line longer than {} bytes", MAX_LINE)]
+    LineTooLong,
+    /// A line that is neither a frame, a blank line, a comment nor a sample header.
+    #[error("not a sample header (expected \"COMM PID/TID [CPU] TIME: [PERIOD] EVENT:\")")]
+    NotAHeader,
+    /// A header line with nothing before its pid (or event): no command name for the root.
+    #[error("sample header without a command name")]
+    NoCommand,
+    /// A frame line before the first sample header.
+    #[error("frame line outside a sample")]
+    FrameOutsideSample,
+    /// An indented line in a sample that does not start with a hexadecimal address.
+    #[error("not a frame (expected \"ADDRESS SYMBOL (DSO)\")")]
+    NotAFrame,
+    /// A period larger than `u64::MAX`.
+    #[error("period {found} does not fit in 64 bits")]
+    PeriodTooLarge { found: String },
+    /// The periods of one event, summed over the text so far, exceed `u64::MAX`.
+    #[error("the periods of event {event} add up to more than 64 bits")]
+    TotalTooLarge { event: String },
+    /// The text has no sample at all.
+    #[error("no samples")]
+    NoSamples,
+}
+
+/// An error reading `perf script` text: which input (`source`, the name given to
+/// [`read_perf_script`]), which line (1-based; 0 for the whole input) and what is wrong.
+///
+/// Displays as `SOURCE: line N: WHAT`, or `SOURCE: WHAT` for line 0.
+#[derive(Debug)]
+pub struct PerfScriptError {
+    pub source: String,
+    pub line: usize,
+    pub kind: PerfScriptErrorKind,
+}
+
+impl fmt::Display for PerfScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.source, self.kind)
+        } else {
+            write!(f, "{}: line {}: {}", self.source, self.line, self.kind)
+        }
+    }
+}
+
+impl std::error::Error for PerfScriptError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            PerfScriptErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// How to build stacks, as `stackcollapse-perf --pid/--tid` and `cpiflame fold --no-kernel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfScriptOptions {
+    /// Root frame `comm-PID`.
+    pub pid: bool,
+    /// Root frame `comm-PID/TID`.
+    pub tid: bool,
+    /// Keep kernel frames.
+    pub kernel: bool,
+}
+
+impl Default for PerfScriptOptions {
+    fn default() -> Self {
+        PerfScriptOptions {
+            pid: false,
+            tid: false,
+            kernel: true,
+        }
+    }
+}
+
+/// What a `# event :` line of `perf script --header` says about one event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeaderEvent {
+    pub name: String,
+    /// `type` (perf leaves it out when 0, PERF_TYPE_HARDWARE).
+    pub type_: u32,
+    /// `config` (perf leaves it out when 0).
+    pub config: u64,
+    /// `sample_period` when the event was sampled with a fixed period (no `freq = 1`).
+    pub fixed_period: Option<u64>,
+}
+
+/// A `perf script` text read: the profile (one column per event) and, for each column, what
+/// the header said about the event, if it said anything.
+#[derive(Debug)]
+pub struct PerfScript {
+    pub profile: Profile,
+    /// One entry per event column of `profile`.
+    pub header: Vec<Option<HeaderEvent>>,
+    /// The recording machine's architecture (`# arch : x86_64`), when the header gives it.
+    pub arch: Option<String>,
+}
+
+/// Reads `perf script` text (see the [module docs](self)) into a profile, with kernel frames
+/// and `comm` roots. `source` names the input in errors.
+pub fn read_perf_script(input: impl BufRead, source: &str) -> Result<Profile, PerfScriptError> {
+    read_perf_script_with(input, source, PerfScriptOptions::default()).map(|s| s.profile)
+}
+
+/// One sample being read.
+struct Open {
+    line: usize,
+    root: FrameId,
+    event: usize,
+    period: Option<u64>,
+    /// Leaf first, as printed.
+    frames: Vec<FrameId>,
+    /// The header carried a frame of its own: the no-call-chain layout, where the next line
+    /// indented by spaces is the next sample's padded header.
+    inline_frame: bool,
+}
+
+struct Reader {
+    options: PerfScriptOptions,
+    profile: Profile,
+    header: Vec<Option<HeaderEvent>>,
+    events: HashMap<String, usize>,
+    totals: Vec<u64>,
+    roots: HashMap<String, FrameId>,
+    /// Frames by DSO and symbol as printed (see [`Reader::frame`]).
+    frames: HashMap<String, FrameId>,
+    /// The same for `java` processes, whose names are tidied differently.
+    java_frames: HashMap<String, FrameId>,
+    key: String,
+    stack: Vec<FrameId>,
+    samples: u64,
+}
+
+impl Reader {
+    fn event(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.events.get(name) {
+            return i;
+        }
+        let i = self.profile.events.len();
+        self.profile.events.push(EventColumn {
+            name: name.to_string(),
+        });
+        // Stacks already counted need a count for the new column.
+        for stack in &mut self.profile.stacks {
+            stack.counts.push(Count::default());
+        }
+        self.header.push(None);
+        self.totals.push(0);
+        self.events.insert(name.to_string(), i);
+        i
+    }
+
+    fn header_event(&mut self, event: HeaderEvent) {
+        let i = self.event(&event.name);
+        if self.header[i].is_none() {
+            self.header[i] = Some(event);
+        }
+    }
+
+    fn root(&mut self, header: &Header<'_>) -> FrameId {
+        let comm = header.comm.replace(' ', "_");
+        let name = if self.options.tid {
+            format!("{comm}-{}/{}", header.pid.unwrap_or("?"), header.tid)
+        } else if self.options.pid {
+            format!("{comm}-{}", header.pid.unwrap_or("?"))
+        } else {
+            comm
+        };
+        if let Some(&id) = self.roots.get(&name) {
+            return id;
+        }
+        let id = self.profile.intern(Frame {
+            name: name.clone(),
+            module: String::new(),
+            kind: FrameKind::Process,
+        });
+        self.roots.insert(name, id);
+        id
+    }
+
+    fn frame(&mut self, text: &ScriptFrame<'_>, java: bool) -> FrameId {
+        let cache = if java {
+            &mut self.java_frames
+        } else {
+            &mut self.frames
+        };
+        // The key is the DSO and symbol as printed, joined by a newline (which no line
+        // holds), built in a reused buffer: a frame seen before costs no allocation.
+        self.key.clear();
+        self.key.push_str(text.dso);
+        self.key.push('\n');
+        self.key.push_str(text.symbol);
+        if let Some(&id) = cache.get(self.key.as_str()) {
+            return id;
+        }
+        let id = self.profile.intern(make_frame(text.symbol, text.dso, java));
+        cache.insert(self.key.clone(), id);
+        id
+    }
+
+    fn finish(&mut self, open: Open) -> Result<(), (usize, PerfScriptErrorKind)> {
+        let fixed = self.header[open.event]
+            .as_ref()
+            .and_then(|h| h.fixed_period);
+        let period = open.period.or(fixed).unwrap_or(1);
+        let total = &mut self.totals[open.event];
+        *total = total.checked_add(period).ok_or_else(|| {
+            (
+                open.line,
+                PerfScriptErrorKind::TotalTooLarge {
+                    event: self.profile.events[open.event].name.clone(),
+                },
+            )
+        })?;
+        self.stack.clear();
+        self.stack.push(open.root);
+        for &f in open.frames.iter().rev() {
+            if !self.options.kernel && self.profile.frame(f).kind == FrameKind::Kernel {
+                continue;
+            }
+            self.stack.push(f);
+        }
+        let stack = std::mem::take(&mut self.stack);
+        self.profile
+            .add(&stack, open.event, Count { samples: 1, period });
+        self.stack = stack;
+        self.samples += 1;
+        Ok(())
+    }
+}
+
+/// Reads `perf script` text with `options`; the profile and what the header said about each
+/// event (for choosing roles by encoding).
+pub fn read_perf_script_with(
+    mut input: impl BufRead,
+    source: &str,
+    options: PerfScriptOptions,
+) -> Result<PerfScript, PerfScriptError> {
+    let err = |line: usize, kind: PerfScriptErrorKind| PerfScriptError {
+        source: source.to_string(),
+        line,
+        kind,
+    };
+    let mut r = Reader {
+        options,
+        profile: Profile::default(),
+        header: Vec::new(),
+        events: HashMap::new(),
+        totals: Vec::new(),
+        roots: HashMap::new(),
+        frames: HashMap::new(),
+        java_frames: HashMap::new(),
+        key: String::new(),
+        stack: Vec::new(),
+        samples: 0,
+    };
+    let mut open: Option<Open> = None;
+    let mut arch = None;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let read = (&mut input)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| err(line_no + 1, PerfScriptErrorKind::Io(e)))?;
+        if read == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.len() > MAX_LINE {
+            return Err(err(line_no, PerfScriptErrorKind::LineTooLong));
+        }
+        // Symbols are whatever bytes the binaries held: read them as inferno does, with
+        // invalid UTF-8 replaced rather than refused.
+        let text = String::from_utf8_lossy(&buf);
+        let line = text.trim_end_matches(['\n', '\r']);
+        if line.starts_with('#') {
+            if let Some(event) = parse_header_event(line) {
+                r.header_event(event);
+            } else if let Some(a) = line.strip_prefix("# arch : ") {
+                arch.get_or_insert_with(|| a.trim().to_string());
+            }
+            continue;
+        }
+        if line.trim().is_empty() {
+            if let Some(o) = open.take() {
+                r.finish(o).map_err(|(l, k)| err(l, k))?;
+            }
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        let frame_expected = open.as_ref().is_some_and(|o| !o.inline_frame);
+        // A tab always starts a frame; spaces start one inside a sample with a call chain,
+        // and otherwise start a padded header (`perf script` without a call chain).
+        if line.starts_with('\t') || (indented && frame_expected && parse_frame(line).is_some()) {
+            let Some(o) = open.as_mut() else {
+                return Err(err(line_no, PerfScriptErrorKind::FrameOutsideSample));
+            };
+            let frame =
+                parse_frame(line).ok_or_else(|| err(line_no, PerfScriptErrorKind::NotAFrame))?;
+            let java = r.profile.frame(o.root).name.starts_with("java");
+            o.frames.push(r.frame(&frame, java));
+            continue;
+        }
+        if let Some(o) = open
+            .as_mut()
+            .filter(|_| indented && parse_header(line).is_err())
+        {
+            // Per-frame extras of `-F +srcline` (`  threads.c:71`) and the like: skipped, as
+            // inferno and stackcollapse-perf skip lines they do not understand in a stack.
+            // With srcline perf moves an inlined frame's `(inlined)` to the end of this line.
+            if line.trim_end().ends_with(" (inlined)") {
+                if let Some(last) = o.frames.last_mut() {
+                    let f = r.profile.frame(*last);
+                    if f.kind == FrameKind::User && f.module.is_empty() {
+                        let inlined = Frame {
+                            name: f.name.clone(),
+                            module: String::new(),
+                            kind: FrameKind::Inline,
+                        };
+                        *last = r.profile.intern(inlined);
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(o) = open.take() {
+            r.finish(o).map_err(|(l, k)| err(l, k))?;
+        }
+        if is_side_band(line) {
+            // `--show-mmap-events` and friends: not samples.
+            continue;
+        }
+        let header = parse_header(line).map_err(|k| err(line_no, k))?;
+        let event = r.event(header.event);
+        let root = r.root(&header);
+        let mut o = Open {
+            line: line_no,
+            root,
+            event,
+            period: header.period,
+            frames: Vec::new(),
+            inline_frame: false,
+        };
+        if let Some(frame) = header.rest.and_then(parse_frame) {
+            let java = r.profile.frame(root).name.starts_with("java");
+            o.frames.push(r.frame(&frame, java));
+            o.inline_frame = true;
+        }
+        open = Some(o);
+    }
+    if let Some(o) = open.take() {
+        r.finish(o).map_err(|(l, k)| err(l, k))?;
+    }
+    if r.samples == 0 {
+        return Err(err(0, PerfScriptErrorKind::NoSamples));
+    }
+    Ok(PerfScript {
+        profile: r.profile,
+        header: r.header,
+        arch,
+    })
+}
+
+/// A sample header line, parsed.
+#[derive(Debug, PartialEq, Eq)]
+struct Header<'a> {
+    comm: &'a str,
+    pid: Option<&'a str>,
+    /// The thread id (or, with `-F pid` alone, the process id: the text cannot tell).
+    tid: &'a str,
+    period: Option<u64>,
+    event: &'a str,
+    /// Text after the event, if any.
+    rest: Option<&'a str>,
+}
+
+/// Whitespace-separated tokens with their byte offsets. Any Unicode whitespace separates, as
+/// the comm before the first token is trimmed of it: a comm is never blank.
+fn tokens(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = None;
+    line.char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+        .filter_map(move |(i, c)| {
+            if c.is_whitespace() {
+                start.take().map(|s| (s, &line[s..i]))
+            } else {
+                start.get_or_insert(i);
+                None
+            }
+        })
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `PID/TID`, `TID` or `PID` (perf prints -1 for an unknown one).
+fn pid_tid(tok: &str) -> Option<(Option<&str>, &str)> {
+    let id = |s: &str| all_digits(s.strip_prefix('-').unwrap_or(s));
+    match tok.split_once('/') {
+        Some((p, t)) if id(p) && id(t) => Some((Some(p), t)),
+        Some(_) => None,
+        None if id(tok) => Some((None, tok)),
+        None => None,
+    }
+}
+
+fn is_cpu(tok: &str) -> bool {
+    tok.strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .is_some_and(all_digits)
+}
+
+fn is_time(tok: &str) -> bool {
+    tok.strip_suffix(':')
+        .and_then(|t| t.split_once('.'))
+        .is_some_and(|(s, f)| all_digits(s) && all_digits(f))
+}
+
+/// A side-band event line of `--show-task-events`, `--show-mmap-events`, ...:
+/// `threads 25775  2389.785204: PERF_RECORD_COMM exec: threads:25775/25775`.
+fn is_side_band(line: &str) -> bool {
+    tokens(line)
+        .take(8)
+        .any(|(_, t)| t.starts_with("PERF_RECORD_"))
+}
+
+/// Parses a sample header; see the module docs for the fields.
+fn parse_header(line: &str) -> Result<Header<'_>, PerfScriptErrorKind> {
+    let toks: Vec<(usize, &str)> = tokens(line).take(64).collect();
+    // The comm may hold spaces and numbers: try each place it could end, first first.
+    for start in 1..toks.len() {
+        if let Some(h) = fields_from(line, &toks, start)? {
+            return Ok(h);
+        }
+    }
+    if !toks.is_empty() && fields_from(line, &toks, 0)?.is_some() {
+        return Err(PerfScriptErrorKind::NoCommand);
+    }
+    Err(PerfScriptErrorKind::NotAHeader)
+}
+
+/// The fields after a comm made of `toks[..start]`, if they read as a header.
+fn fields_from<'a>(
+    line: &'a str,
+    toks: &[(usize, &'a str)],
+    start: usize,
+) -> Result<Option<Header<'a>>, PerfScriptErrorKind> {
+    let mut i = start;
+    let mut pid = None;
+    let mut tid = "?";
+    if let Some((p, t)) = toks.get(i).and_then(|&(_, t)| pid_tid(t)) {
+        // A lone number right before the event is the period, not a pid, when a time
+        // stands between: handled by trying the next shape below.
+        pid = p;
+        tid = t;
+        i += 1;
+    }
+    if toks.get(i).is_some_and(|&(_, t)| is_cpu(t)) {
+        i += 1;
+    }
+    if toks.get(i).is_some_and(|&(_, t)| is_time(t)) {
+        i += 1;
+    }
+    let mut period = None;
+    if let Some(&(_, t)) = toks.get(i) {
+        if all_digits(t) {
+            period = Some(
+                t.parse::<u64>()
+                    .map_err(|_| PerfScriptErrorKind::PeriodTooLarge {
+                        found: t.to_string(),
+                    })?,
+            );
+            i += 1;
+        }
+    }
+    let Some(&(at, event)) = toks.get(i) else {
+        return Ok(None);
+    };
+    // A time belongs after the comm: a comm holding one means the fields were misread.
+    if toks[..start].iter().any(|&(_, t)| is_time(t)) {
+        return Ok(None);
+    }
+    let Some(event) = event.strip_suffix(':') else {
+        return Ok(None);
+    };
+    // An event name is a word: not empty, not a time, not something else's field.
+    if event.is_empty()
+        || event.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || event.contains(['(', ')'])
+    {
+        return Ok(None);
+    }
+    // Empty only for start 0 (the caller refuses it): every token is non-blank.
+    let comm = line[..toks[start].0].trim();
+    let rest = line[at + event.len() + 1..].trim();
+    Ok(Some(Header {
+        comm,
+        pid,
+        tid,
+        period,
+        event,
+        rest: (!rest.is_empty()).then_some(rest),
+    }))
+}
+
+/// One frame as printed: `ADDR SYMBOL (DSO)`; `dso` is empty when the line has none.
+#[derive(Debug, PartialEq, Eq)]
+struct ScriptFrame<'a> {
+    symbol: &'a str,
+    dso: &'a str,
+}
+
+fn parse_frame(line: &str) -> Option<ScriptFrame<'_>> {
+    let text = line.trim();
+    let (addr, rest) = match text.split_once([' ', '\t']) {
+        Some((a, r)) => (a, r.trim()),
+        None => (text, ""),
+    };
+    let hex = addr.strip_prefix("0x").unwrap_or(addr);
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    match dso_group_start(rest) {
+        Some(open) => Some(ScriptFrame {
+            symbol: rest[..open].trim_end(),
+            dso: &rest[open + 1..rest.len() - 1],
+        }),
+        None => Some(ScriptFrame {
+            symbol: rest,
+            dso: "",
+        }),
+    }
+}
+
+/// Byte offset of the `(` opening the parenthesised group that ends `s`, matching nested
+/// parentheses (`(/tmp/x (deleted))`); it must start `s` or follow a space.
+fn dso_group_start(s: &str) -> Option<usize> {
+    if !s.ends_with(')') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, b) in s.bytes().enumerate().rev() {
+        match b {
+            b')' => depth += 1,
+            b'(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return (i == 0 || s.as_bytes()[i - 1] == b' ').then_some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A kernel DSO, as stackcollapse-perf and inferno decide it.
+fn is_kernel_dso(dso: &str) -> bool {
+    let vmlinux = dso.rfind("vmlinux").is_some_and(|i| {
+        dso[i..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    });
+    (dso.starts_with('[') || dso.ends_with(".ko") || vmlinux) && dso != "[unknown]"
+}
+
+/// The named frame for a printed symbol and DSO (see the module docs for the rules).
+fn make_frame(symbol: &str, dso: &str, java: bool) -> Frame {
+    let mut name = strip_offset(symbol).trim();
+    if name.is_empty() {
+        name = "[unknown]";
+    }
+    let base = dso.rsplit('/').next().unwrap_or(dso);
+    let mut name = if name == "[unknown]" && !dso.is_empty() && dso != "[unknown]" {
+        format!("[{base}]")
+    } else {
+        let fixed = fix_rust_symbol(name);
+        tidy_generic(&fixed)
+    };
+    if java && name.starts_with('L') && name.contains('/') {
+        name.remove(0);
+    }
+    if name.is_empty() {
+        // `(int)` tidied to nothing: keep a name the folded text can hold.
+        name = "[unknown]".to_string();
+    }
+    let kind = if dso == "inlined" {
+        FrameKind::Inline
+    } else if is_kernel_dso(dso) {
+        FrameKind::Kernel
+    } else {
+        FrameKind::User
+    };
+    Frame {
+        name,
+        module: if kind == FrameKind::Inline {
+            String::new()
+        } else {
+            base.to_string()
+        },
+        kind,
+    }
+}
+
+/// Removes perf's `+0xOFFSET` (`symoff`).
+fn strip_offset(symbol: &str) -> &str {
+    match symbol.rfind("+0x") {
+        Some(at) if symbol[at + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => &symbol[..at],
+        _ => symbol,
+    }
+}
+
+/// Removes an argument list (`foo(int, char)` → `foo`) and turns `;` (the folded separator)
+/// into `:`, as inferno's collapsers do: only a top-level `(`, and not Go's `.(` or C++'s
+/// `(anonymous namespace)`.
+fn tidy_generic(func: &str) -> String {
+    let mut depth = 0i64;
+    let mut last_dot = None;
+    let mut end = func.len();
+    for (i, c) in func.char_indices() {
+        match c {
+            '<' | '{' | '[' => depth += 1,
+            '>' | '}' | ']' | ')' => depth -= 1,
+            '(' => {
+                if depth == 0
+                    && last_dot != Some(i)
+                    && !func[i..].starts_with("(anonymous namespace)")
+                {
+                    end = i;
+                    break;
+                }
+                depth += 1;
+            }
+            '.' => last_dot = Some(i + 1),
+            _ => {}
+        }
+    }
+    func[..end].replace(';', ":")
+}
+
+/// A Rust legacy symbol perf left partly mangled (`foo..bar::h0123456789abcdef`): without
+/// its hash, `..` as `::` and `$LT$`-style escapes decoded, as inferno does. Anything else
+/// is returned as it is.
+fn fix_rust_symbol(symbol: &str) -> std::borrow::Cow<'_, str> {
+    const HASH: usize = 17;
+    let b = symbol.as_bytes();
+    if b.len() < HASH
+        || b[b.len() - HASH] != b'h'
+        || !b[b.len() - HASH + 1..].iter().all(u8::is_ascii_hexdigit)
+    {
+        return symbol.into();
+    }
+    let mut rest = &symbol[..symbol.len() - HASH];
+    rest = rest.strip_suffix("::").unwrap_or(rest);
+    if rest.starts_with("_$") {
+        rest = &rest[1..];
+    }
+    const ESCAPES: [(&str, &str); 19] = [
+        ("$SP$", "@"),
+        ("$BP$", "*"),
+        ("$RF$", "&"),
+        ("$LT$", "<"),
+        ("$GT$", ">"),
+        ("$LP$", "("),
+        ("$RP$", ")"),
+        ("$C$", ","),
+        ("$u7e$", "~"),
+        ("$u20$", " "),
+        ("$u27$", "'"),
+        ("$u3d$", "="),
+        ("$u5b$", "["),
+        ("$u5d$", "]"),
+        ("$u7b$", "{"),
+        ("$u7d$", "}"),
+        ("$u3b$", ";"),
+        ("$u2b$", "+"),
+        ("$u21$", "!"),
+    ];
+    let mut out = String::with_capacity(rest.len());
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("..") {
+            out.push_str("::");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            out.push('.');
+            rest = r;
+        } else if rest.starts_with('$') {
+            let escape = ESCAPES
+                .iter()
+                .chain(&[("$u22$", "\"")])
+                .find(|(from, _)| rest.starts_with(from));
+            match escape {
+                Some((from, to)) => {
+                    out.push_str(to);
+                    rest = &rest[from.len()..];
+                }
+                None => {
+                    out.push_str(rest);
+                    break;
+                }
+            }
+        } else {
+            let at = rest.find(['$', '.']).unwrap_or(rest.len());
+            out.push_str(&rest[..at]);
+            rest = &rest[at..];
+        }
+    }
+    out.into()
+}
+
+/// Parses `# event : name = NAME, , id = { ... }, type = T (...), config = C, { sample_period,
+/// sample_freq } = N, ..., freq = 1, ...`; `None` for other comment lines.
+fn parse_header_event(line: &str) -> Option<HeaderEvent> {
+    let rest = line.strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("event")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix("name = ")?;
+    // The name may hold commas (`cpu/event=0x3c,umask=0/`): it ends where the next known
+    // field starts.
+    let end = [", id = ", ", , id = ", ", type = ", ", size = "]
+        .iter()
+        .filter_map(|m| rest.find(m))
+        .min()
+        .unwrap_or(rest.len());
+    let name = rest[..end].trim().trim_end_matches(',').trim();
+    if name.is_empty() {
+        return None;
+    }
+    let mut event = HeaderEvent {
+        name: name.to_string(),
+        ..HeaderEvent::default()
+    };
+    let mut period = None;
+    let mut freq = false;
+    // The other fields, split at the commas outside braces (`id = { 1, 2 }`,
+    // `{ sample_period, sample_freq } = 4000`).
+    let mut depth = 0i32;
+    let mut from = 0;
+    let fields = &rest[end..];
+    let mut items = Vec::new();
+    for (i, c) in fields.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&fields[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&fields[from..]);
+    let number = |v: &str| -> Option<u64> {
+        let v = v.split_whitespace().next()?;
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    for item in items {
+        let Some((key, value)) = item.split_once(" = ") else {
+            continue;
+        };
+        match key.trim() {
+            "type" => event.type_ = number(value).and_then(|v| u32::try_from(v).ok())?,
+            "config" => event.config = number(value)?,
+            "{ sample_period, sample_freq }" | "sample_period" => period = number(value),
+            "freq" => freq = number(value).is_some_and(|v| v != 0),
+            _ => {}
+        }
+    }
+    event.fixed_period = if freq {
+        None
+    } else {
+        period.filter(|&p| p > 0)
+    };
+    Some(event)
+}
+
+/// A cheap guess, from the first bytes of a file (a few KiB), whether it is `perf script`
+/// text, for choosing a reader.
+///
+/// True when the first line that is not blank or a comment is a complete sample header
+/// (`COMM PID/TID TIME: EVENT:` in any of the layouts the reader takes), and the line after
+/// it, when the bytes hold it, is a frame, a blank line or another header. When the bytes
+/// hold only comments, true when they are `perf script --header`'s (`# ========`,
+/// `# event : `); side-band lines (`PERF_RECORD_MMAP`, ...) are passed over, and fill the
+/// bytes only in `perf script` text. False for perf.data, empty input, binary data and folded text.
+pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
+    if first_bytes.starts_with(b"PERFILE2") || first_bytes.starts_with(b"PERFFILE") {
+        return false;
+    }
+    let text = match std::str::from_utf8(first_bytes) {
+        Ok(t) => t,
+        // A character cut off at the end is fine; a symbol with bad bytes is not worth
+        // guessing over here.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&first_bytes[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return false,
+    };
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return false;
+    }
+    let mut perf_comments = false;
+    let mut side_band = false;
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        let complete = lines.peek().is_some();
+        let line = line.trim_end_matches('\r');
+        if line.starts_with('#') {
+            perf_comments |= line.starts_with("# ========") || line.starts_with("# event : ");
+            continue;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        if complete && is_side_band(line) {
+            side_band = true;
+            continue;
+        }
+        if !complete && side_band {
+            // `--show-mmap-events` can print many side-band lines before the first sample.
+            return true;
+        }
+        if !complete || parse_header(line).is_err() {
+            return false;
+        }
+        let Some(next) = lines.next() else {
+            return true;
+        };
+        let next = next.trim_end_matches('\r');
+        return lines.peek().is_none()
+            || next.trim().is_empty()
+            || next.starts_with('\t')
+            || parse_frame(next).is_some()
+            || parse_header(next).is_ok();
+    }
+    perf_comments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(line: &str) -> Header<'_> {
+        parse_header(line).unwrap()
+    }
+
+    #[test]
+    fn header_layouts() {
+        let h = header("sh 10452  2129.247684:    5000000  cpu-clock: ");
+        assert_eq!(
+            (h.comm, h.pid, h.tid, h.period, h.event, h.rest),
+            ("sh", None, "10452", Some(5000000), "cpu-clock", None)
+        );
+        let h = header("V8 WorkerThread 24636/25607 [000] 94564.109216: cycles:u: ");
+        assert_eq!(
+            (h.comm, h.pid, h.tid, h.period, h.event),
+            ("V8 WorkerThread", Some("24636"), "25607", None, "cycles:u")
+        );
+        let h = header("sh 10452  cpu-clock: ");
+        assert_eq!((h.comm, h.tid, h.event), ("sh", "10452", "cpu-clock"));
+        let h = header("kworker/0:1 77 [1] 5.5: sched:sched_switch: prev_comm=x prev_pid=1");
+        assert_eq!((h.comm, h.event), ("kworker/0:1", "sched:sched_switch"));
+        assert_eq!(h.rest, Some("prev_comm=x prev_pid=1"));
+        let h = header(
+            "   cpu_mem_bound 23621/23621  1017.255019153: cpu-clock:      559b817d825d memory_bound+0x1d (/tmp/x)",
+        );
+        assert_eq!(h.comm, "cpu_mem_bound");
+        assert_eq!(
+            parse_frame(h.rest.unwrap()),
+            Some(ScriptFrame {
+                symbol: "memory_bound+0x1d",
+                dso: "/tmp/x"
+            })
+        );
+        let h = header("worker 2 123/124 1.5: 10 cpu-clock:");
+        assert_eq!((h.comm, h.tid, h.period), ("worker 2", "124", Some(10)));
+        assert!(matches!(
+            parse_header("demo;main;f 12"),
+            Err(PerfScriptErrorKind::NotAHeader)
+        ));
+        assert!(matches!(
+            parse_header("   cpu-clock: "),
+            Err(PerfScriptErrorKind::NoCommand)
+        ));
+    }
+
+    #[test]
+    fn names_as_inferno_makes_them() {
+        let f = make_frame("foo+0x1c", "/usr/lib/libfoo.so", false);
+        assert_eq!((f.name.as_str(), f.module.as_str()), ("foo", "libfoo.so"));
+        assert_eq!(
+            make_frame("[unknown]", "/usr/bin/dash", false).name,
+            "[dash]"
+        );
+        assert_eq!(
+            make_frame("[unknown]", "[unknown]", false).name,
+            "[unknown]"
+        );
+        let k = make_frame("[unknown]", "[kernel.kallsyms]", false);
+        assert_eq!(
+            (k.name.as_str(), k.kind),
+            ("[[kernel.kallsyms]]", FrameKind::Kernel)
+        );
+        assert_eq!(make_frame("f(int, char)", "x", false).name, "f");
+        assert_eq!(
+            make_frame("(anonymous namespace)::g()", "x", false).name,
+            "(anonymous namespace)::g"
+        );
+        assert_eq!(
+            make_frame("main::{lambda(unsigned long)#1}::operator()", "x", false).name,
+            "main::{lambda(unsigned long)#1}::operator"
+        );
+        assert_eq!(
+            make_frame("net/http.(*Client).Do", "x", false).name,
+            "net/http.(*Client).Do"
+        );
+        assert_eq!(make_frame("a;b", "x", false).name, "a:b");
+        assert_eq!(
+            make_frame(
+                "_$LT$std..fs..ReadDir$u20$as$u20$core..iter..Iterator$GT$::next::hc14f1750ca79129b",
+                "x",
+                false
+            )
+            .name,
+            "<std::fs::ReadDir as core::iter::Iterator>::next"
+        );
+        assert_eq!(
+            make_frame("Ljava/lang/Foo;::bar", "x", true).name,
+            "java/lang/Foo:::bar"
+        );
+        assert_eq!(make_frame("inl", "inlined", false).kind, FrameKind::Inline);
+        assert_eq!(
+            make_frame("x", "/lib/modules/a/b.ko", false).kind,
+            FrameKind::Kernel
+        );
+        assert_eq!(make_frame("", "/bin/x", false).name, "[x]");
+    }
+
+    #[test]
+    fn header_events() {
+        let e = parse_header_event(
+            "# event : name = task-clock, , id = { 11750, 11751 }, type = 1, size = 128, config = 0x1, { sample_period, sample_freq } = 200, sample_type = IP|TID, freq = 1, sample_id_all = 1",
+        )
+        .unwrap();
+        assert_eq!(
+            e,
+            HeaderEvent {
+                name: "task-clock".into(),
+                type_: 1,
+                config: 1,
+                fixed_period: None
+            }
+        );
+        let e = parse_header_event(
+            "# event : name = cpu/event=0x3c,umask=0x0/, , id = { 1 }, type = 4 (cpu), size = 136, config = 0x3c, { sample_period, sample_freq } = 100003, sample_type = IP|TID",
+        )
+        .unwrap();
+        assert_eq!(e.name, "cpu/event=0x3c,umask=0x0/");
+        assert_eq!((e.type_, e.config, e.fixed_period), (4, 0x3c, Some(100003)));
+        let e = parse_header_event(
+            "# event : name = cycles, , id = { 5 }, type = 0 (PERF_TYPE_HARDWARE), size = 136, config = 0, { sample_period, sample_freq } = 4000, freq = 1",
+        )
+        .unwrap();
+        assert_eq!((e.type_, e.config, e.fixed_period), (0, 0, None));
+        assert_eq!(parse_header_event("# hostname : vm"), None);
+    }
+}
