@@ -1,5 +1,5 @@
 //! `cpiflame report` and `cpiflame diff`: summaries of one run, and the comparison of two
-//! (perf.data files, ours or perf's, or folded files), with a threshold for CI.
+//! (perf.data files, ours or perf's, perf script text, or folded files), with a threshold for CI.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ use crate::{output, Outcome};
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// perf.data or folded file.
+    /// perf.data, perf script text, or folded file.
     #[arg(default_value = "out.data")]
     file: PathBuf,
     /// Print JSON (schema cpiflame-report/1) instead of the table.
@@ -31,9 +31,9 @@ pub struct ReportArgs {
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The earlier run (perf.data or folded).
+    /// The earlier run (perf.data, perf script text, or folded).
     before: PathBuf,
-    /// The later run (perf.data or folded); widths come from it.
+    /// The later run (perf.data, perf script text, or folded); widths come from it.
     after: PathBuf,
     /// Write the SVG to FILE (default: standard output; with --summary, no SVG unless -o).
     #[arg(short, long, value_name = "FILE")]

@@ -31,7 +31,7 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    /// Reads `file` (perf.data or folded) with these flags; warnings are printed, even when
+    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
     /// reading then fails.
     pub fn load(&self, file: &Path, pid: bool, tid: bool) -> Result<Loaded> {
         let options = LoadOptions {
@@ -54,7 +54,7 @@ impl SourceArgs {
 /// Flags shared by `render` and `fold`.
 #[derive(Args)]
 pub struct InputArgs {
-    /// perf.data or folded file to read.
+    /// perf.data, perf script text, or folded file to read.
     #[arg(default_value = "out.data")]
     file: PathBuf,
     #[command(flatten)]

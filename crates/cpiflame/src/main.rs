@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Draw a CPI flame graph (SVG) from a perf.data file.
+    /// Draw a CPI flame graph (SVG) from a recording (perf.data, perf script text, folded).
     Render(draw::RenderArgs),
     /// Print folded stacks (`frame;frame;frame count`) for FlameGraph or inferno.
     Fold(draw::FoldArgs),
