@@ -202,7 +202,7 @@ pub(crate) fn flatten(
                 }
             }
             record::EVENT_UPDATE => {
-                // struct perf_record_event_update: type, id, then for type NAME (1) a
+                // struct perf_record_event_update: type, id, then for type NAME (2) a
                 // NUL-terminated name.
                 if u64_at(rec, 8, e) == Some(EVENT_UPDATE_NAME) {
                     if let Some(id) = u64_at(rec, 16, e) {
@@ -229,8 +229,8 @@ pub(crate) fn flatten(
     })
 }
 
-/// PERF_EVENT_UPDATE__NAME.
-const EVENT_UPDATE_NAME: u64 = 1;
+/// PERF_EVENT_UPDATE__NAME (enum perf_event_update_id: UNIT 0, SCALE 1, NAME 2, CPUS 3).
+const EVENT_UPDATE_NAME: u64 = 2;
 
 pub(crate) fn aux_warning(path: &Path) -> String {
     format!(
