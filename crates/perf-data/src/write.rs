@@ -542,8 +542,17 @@ impl<W: Write + Seek> PerfDataWriter<W> {
     ///
     /// Errors (writing nothing) unless the slice is exactly one record: at least 8 bytes, a
     /// multiple of 8, and `header.size` equal to its length.
+    ///
+    /// PERF_RECORD_AUXTRACE counts its payload (the record's first field says how long) as
+    /// part of it, as perf writes it.
     pub fn write_record(&mut self, record: &[u8]) -> Result<()> {
-        let size = record_size_at(record, 0)?;
+        let mut size = record_size_at(record, 0)?;
+        if record.get(..4) == Some(&record::AUXTRACE.to_ne_bytes()[..]) {
+            let payload = record.get(8..16).map_or(0, |b| {
+                u64::from_ne_bytes(b.try_into().unwrap_or_default())
+            });
+            size = size.saturating_add(usize::try_from(payload).unwrap_or(usize::MAX));
+        }
         if size != record.len() {
             return Err(WriteError::NotOneRecord {
                 header_size: size,
@@ -828,12 +837,23 @@ pub fn header_attr_record(attr: &EventAttr) -> Result<Vec<u8>> {
     frame(record::HEADER_ATTR, 0, b)
 }
 
-/// PERF_RECORD_COMPRESSED (81): a piece of the session's zstd stream, padded to 8 bytes
-/// (the decompressor ignores what follows a flushed block).
+/// PERF_RECORD_COMPRESSED (81): a piece of the session's zstd stream. Not padded: the
+/// record's size is the only length of the data, so perf writes records of any size here
+/// (and the records after it unaligned; COMPRESSED2 was made to fix that).
 pub fn compressed_record(data: &[u8]) -> Result<Vec<u8>> {
-    let mut b = Enc::default();
+    let size = abi::EVENT_HEADER_SIZE + data.len();
+    if size > MAX_RECORD_SIZE {
+        return Err(WriteError::RecordTooLarge {
+            record_type: record::COMPRESSED,
+            size,
+        });
+    }
+    let mut b = Enc(Vec::with_capacity(size));
+    b.u32(record::COMPRESSED);
+    b.u16(0);
+    b.u16(size as u16);
     b.bytes(data);
-    frame(record::COMPRESSED, 0, b)
+    Ok(b.0)
 }
 
 /// PERF_RECORD_COMPRESSED2 (83): a piece of the zstd stream with its exact size, padded
