@@ -173,13 +173,23 @@ fn decompress_if_needed(path: PathBuf, map: Mmap, from_stdin: bool) -> Result<In
             spool(&path, decoder, limit, bomb)
         }
         Compression::Xz => {
-            let mut out = Spool::new(&path, limit)?;
-            let mut reader = io::BufReader::new(&map[..]);
-            let result = lzma_rs::xz_decompress(&mut reader, &mut out);
-            match result {
-                Ok(()) => out.finish(),
-                Err(e) => Err(out.failure(io::Error::other(e.to_string()), bomb)),
-            }
+            // Several concatenated streams, as `xz` reads them; the decoder's memory (its
+            // dictionary, which the stream claims) is capped like zstd's window.
+            let stream = xz2::stream::Stream::new_stream_decoder(
+                1 << (window_log(map.len() as u64) + 1),
+                xz2::stream::CONCATENATED,
+            )
+            .map_err(|e| {
+                error(
+                    &path,
+                    None,
+                    ErrorKind::Decompression {
+                        format: "xz",
+                        detail: e.to_string(),
+                    },
+                )
+            })?;
+            spool(&path, xz2::read::XzDecoder::new_stream(&map[..], stream), limit, bomb)
         }
     }?;
     Ok(Input {

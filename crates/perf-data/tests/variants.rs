@@ -476,9 +476,9 @@ fn whole_files_compressed_with_gzip_zstd_or_xz_read_as_the_plain_file() {
     };
     let zst = zstd::stream::encode_all(&plain_bytes[..], 3).unwrap();
     let xz = {
-        let mut out = Vec::new();
-        lzma_rs::xz_compress(&mut &plain_bytes[..], &mut out).unwrap();
-        out
+        let mut e = xz2::write::XzEncoder::new(Vec::new(), 6);
+        e.write_all(&plain_bytes).unwrap();
+        e.finish().unwrap()
     };
     // Named .data: the format is found from the bytes, not the name.
     for (what, bytes) in [("gzip", gz), ("zstd", zst), ("xz", xz)] {
