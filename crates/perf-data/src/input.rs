@@ -29,6 +29,10 @@ pub const MIN_LIMIT: u64 = 32 << 20;
 /// window a frame claims, so a small hostile input must not make it allocate a large one.
 /// zstd levels up to 19 (perf's `-z` takes 1 to 22) use windows of at most 8 MiB.
 const SMALL_MAX_WINDOW: u64 = 8 << 20;
+/// The most memory the xz decoder may ask for: `xz -9` asks 65 MiB whatever the input's
+/// size (its dictionary), and real files are compressed so. liblzma allocates the
+/// dictionary up front but only pages written to (at most the output) become resident.
+const XZ_MEMLIMIT: u64 = 128 << 20;
 /// The largest zstd window accepted at all (zstd's level 22).
 const MAX_WINDOW: u64 = 128 << 20;
 
@@ -173,12 +177,10 @@ fn decompress_if_needed(path: PathBuf, map: Mmap, from_stdin: bool) -> Result<In
             spool(&path, decoder, limit, bomb)
         }
         Compression::Xz => {
-            // Several concatenated streams, as `xz` reads them; the decoder's memory (its
-            // dictionary, which the stream claims) is capped like zstd's window.
-            let stream = xz2::stream::Stream::new_stream_decoder(
-                1 << (window_log(map.len() as u64) + 1),
-                xz2::stream::CONCATENATED,
-            )
+            // Several concatenated streams, as `xz` reads them; the decoder's memory (the
+            // dictionary the stream claims) is capped.
+            let stream =
+                xz2::stream::Stream::new_stream_decoder(XZ_MEMLIMIT, xz2::stream::CONCATENATED)
             .map_err(|e| {
                 error(
                     &path,
