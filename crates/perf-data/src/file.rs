@@ -132,6 +132,7 @@ impl PerfData {
         } else {
             read_features(&map, &header, data.end, &check, &mut attrs, &mut warnings)?
         };
+        name_tracepoints(&mut attrs, &event_types(&map, &header, &check));
         name_hybrid_events(&mut attrs, &meta);
         let has = |bit: u32| header.feature_bits[(bit / 64) as usize] & (1 << (bit % 64)) != 0;
         if has(abi::feature::AUXTRACE) {
@@ -153,7 +154,6 @@ impl PerfData {
                 },
                 &mut Vec::new(),
             )?;
-            apply_names(&mut attrs, &flat.header);
             map = flat.map;
             data = 0..map.len() as u64;
         }
@@ -314,7 +314,30 @@ fn apply_names(attrs: &mut [EventAttr], header: &crate::flatten::PipeHeader) {
             a.name = Some(name.clone());
         }
     }
-    for (config, name) in &header.event_types {
+    name_tracepoints(attrs, &header.event_types);
+}
+
+/// The header's event_types section (perf before 3.10 or so; `struct perf_trace_event_type`:
+/// u64 event id, 64-byte name): names of tracepoints by config. Entries past the file are
+/// ignored: the section only names events.
+fn event_types(map: &[u8], header: &Header, check: &Bounds<'_>) -> Vec<(u64, String)> {
+    let (offset, size) = header.event_types;
+    let Ok(range) = check.section("event types", offset, size) else {
+        return Vec::new();
+    };
+    map[range]
+        .chunks_exact(72)
+        .filter_map(|e| {
+            let id = u64_at(e, 0, header.endian)?;
+            let name = std::str::from_utf8(crate::bytes::c_str(&e[8..])).ok()?;
+            Some((id, name.to_string()))
+        })
+        .collect()
+}
+
+/// Tracepoints without a name get the one their config has in `types`.
+fn name_tracepoints(attrs: &mut [EventAttr], types: &[(u64, String)]) {
+    for (config, name) in types {
         for a in attrs.iter_mut() {
             if a.name.is_none() && a.type_ == abi::attr_type::TRACEPOINT && a.config == *config {
                 a.name = Some(name.clone());
@@ -351,6 +374,8 @@ struct Header {
     attrs: (u64, u64),
     /// (offset, size) of the data section, as claimed.
     data: (u64, u64),
+    /// (offset, size) of the event_types section (old perf).
+    event_types: (u64, u64),
     /// The feature bitmap.
     feature_bits: [u64; 4],
 }
@@ -434,6 +459,7 @@ fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Layout, ReadError> {
         attr_size,
         attrs,
         data: (h(40), h(48)),
+        event_types: (h(56), h(64)),
         feature_bits: [h(72), h(80), h(88), h(96)],
     }))
 }
@@ -612,4 +638,42 @@ fn read_meta(
         }
     }
     Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_hardware_events_are_named_by_their_pmu() {
+        let meta = Meta {
+            pmus: vec![(8, "cpu_atom".into()), (4, "cpu_core".into())],
+            ..Meta::default()
+        };
+        let ev = |type_, config, name: Option<&str>| EventAttr {
+            type_,
+            config,
+            name: name.map(String::from),
+            ..EventAttr::default()
+        };
+        let mut attrs = vec![
+            ev(abi::attr_type::HARDWARE, 4 << 32, None),
+            ev(abi::attr_type::HARDWARE, (8 << 32) | 1, None),
+            ev(abi::attr_type::HARDWARE, 0, None),
+            ev(abi::attr_type::HARDWARE, 4 << 32, Some("given")),
+            ev(abi::attr_type::HARDWARE, 9 << 32, None),
+        ];
+        name_hybrid_events(&mut attrs, &meta);
+        let names: Vec<String> = attrs.iter().map(|a| a.display_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "cpu_core/cycles/",
+                "cpu_atom/instructions/",
+                "cycles",
+                "given",
+                "cycles"
+            ]
+        );
+    }
 }

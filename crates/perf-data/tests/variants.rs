@@ -436,6 +436,58 @@ fn a_plain_pipe_stream_reads_as_the_plain_file() {
     assert!(cut.warnings.iter().any(|w| w.contains("ends inside a record")));
 }
 
+/// A raw record: type, then the body (padded to 8 bytes).
+fn raw_record(rtype: u32, body: &[u8]) -> Vec<u8> {
+    let mut body = body.to_vec();
+    body.resize(body.len().next_multiple_of(8), 0);
+    let mut r = rtype.to_le_bytes().to_vec();
+    r.extend(0u16.to_le_bytes());
+    r.extend(((8 + body.len()) as u16).to_le_bytes());
+    r.extend(body);
+    r
+}
+
+/// Pipe mode's header records: a HEADER_FEATURE (HOSTNAME), a HEADER_BUILD_ID, tracing
+/// data with its payload after the record, an EVENT_UPDATE naming the event; all taken
+/// in, none left among the records.
+#[test]
+fn pipe_header_records_fill_the_metadata() {
+    let mut a = attr();
+    a.name = None;
+    let mut stream = pipe_header().to_vec();
+    stream.extend(header_attr_record(&a).unwrap());
+    let mut feature = 3u64.to_le_bytes().to_vec(); // HEADER_HOSTNAME
+    feature.extend(8u32.to_le_bytes());
+    feature.extend(b"pipehost");
+    stream.extend(raw_record(80, &feature));
+    let mut build_id = (-1i32).to_le_bytes().to_vec();
+    build_id.extend([0x5a; 20]);
+    build_id.extend([0; 4]);
+    build_id.extend(b"/usr/bin/piped\0");
+    let mut bid = raw_record(67, &build_id);
+    bid[4..6].copy_from_slice(&misc::USER.to_le_bytes());
+    stream.extend(bid);
+    let mut tracing = 24u32.to_le_bytes().to_vec();
+    tracing.extend([0; 4]);
+    stream.extend(raw_record(66, &tracing));
+    stream.extend([0x99; 24]); // the tracing data itself
+    let mut update = 2u64.to_le_bytes().to_vec(); // PERF_EVENT_UPDATE__NAME
+    update.extend(7u64.to_le_bytes());
+    update.extend(b"task-clock:u\0");
+    stream.extend(raw_record(78, &update));
+    stream.extend(raw_record(82, &[])); // FINISHED_INIT
+    for r in plain_records(10) {
+        stream.extend(r);
+    }
+    let file = PerfData::from_bytes("meta.pipe", &stream).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(file.meta.hostname.as_deref(), Some("pipehost"));
+    assert_eq!(file.meta.build_ids.len(), 1);
+    assert_eq!(file.meta.build_ids[0].path, b"/usr/bin/piped");
+    assert_eq!(file.meta.build_ids[0].build_id, vec![0x5a; 20]);
+    assert_eq!(file.attrs[0].display_name(), "task-clock:u");
+    assert_eq!(counts(&file).get("task-clock:u"), Some(&10));
+}
+
 /// A tiny chunk that claims to decompress to 64 MiB (one RLE block after another).
 fn zstd_zeros(len: usize) -> Vec<u8> {
     zstd::stream::encode_all(&vec![0u8; len][..], 1).unwrap()
