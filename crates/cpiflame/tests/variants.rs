@@ -102,7 +102,11 @@ fn perf_record_to_a_pipe_renders_from_standard_input() {
         .unwrap();
     assert!(status.success());
     let svg = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg.starts_with("<?xml") || svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(
+        svg.starts_with("<?xml") || svg.starts_with("<svg"),
+        "{}",
+        &svg[..svg.len().min(200)]
+    );
     assert!(svg.contains("cpu-clock"));
 }
 
@@ -148,15 +152,15 @@ fn a_compressed_recording_folds_every_sample() {
     assert!(perf_samples > 0);
     assert_eq!(folded_total(&folded), perf_samples);
     let whole = zstd_file(&z);
-    let again = ok(&cpiflame(&["fold", "-"], Some(&whole)), "fold - < z.data.zst");
+    let again = ok(
+        &cpiflame(&["fold", "-"], Some(&whole)),
+        "fold - < z.data.zst",
+    );
     assert_eq!(sorted_lines(&again), sorted_lines(&folded));
 }
 
 fn zstd_file(path: &Path) -> Vec<u8> {
-    let out = Command::new("zstd")
-        .args(["-q", "-c"])
-        .arg(path)
-        .output();
+    let out = Command::new("zstd").args(["-q", "-c"]).arg(path).output();
     match out {
         Ok(o) if o.status.success() => o.stdout,
         // Without the tool, a gzip of it made here does as well.

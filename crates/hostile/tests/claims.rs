@@ -327,7 +327,9 @@ fn decompression_bombs_are_refused_within_the_budget() {
         eprintln!("{name} ({} bytes): {message}, {usage:?}", b.len());
         let refused = message.contains("decompression bomb") || message.contains("decompress:");
         if !message.starts_with("bomb.data: ") || !refused || message.lines().count() != 1 {
-            failures.push(format!("{name}: not refused in one line naming the file: {message}"));
+            failures.push(format!(
+                "{name}: not refused in one line naming the file: {message}"
+            ));
         }
         if usage.largest > budget || usage.peak > budget {
             failures.push(format!("{name}: {usage:?}, budget {budget}"));

@@ -13,8 +13,8 @@ use memmap2::Mmap;
 use crate::abi::{self, sample};
 use crate::attr::EventAttr;
 use crate::bytes::{u16_at, u32_at, u64_at, Endian};
-use crate::input::Input;
 use crate::error::{ErrorKind, ReadError};
+use crate::input::Input;
 
 /// One entry of the BUILD_ID feature section: the build id of a file the profile hit. The
 /// reader decodes and the writer encodes this one type.
@@ -281,17 +281,19 @@ fn pipe_mmap_len(map: &[u8], e: Endian) -> Option<u64> {
         let size = usize::from(size);
         let rec = map.get(pos..pos.checked_add(size)?)?;
         match rtype {
-            abi::record::HEADER_FEATURE => {
-                if u64_at(rec, 8, e) == Some(u64::from(abi::feature::COMPRESSED)) {
-                    return u32_at(rec, 16 + 16, e).map(u64::from);
-                }
+            abi::record::HEADER_FEATURE
+                if u64_at(rec, 8, e) == Some(u64::from(abi::feature::COMPRESSED)) =>
+            {
+                // struct: version, type, level, ratio, mmap_len (u32 each).
+                return u32_at(rec, 16 + 16, e).map(u64::from);
             }
             abi::record::HEADER_TRACING_DATA => {
                 let payload = u32_at(rec, 8, e)? as usize;
                 pos = pos.checked_add(payload.next_multiple_of(8))?;
             }
             // The data has begun: no feature is still to come.
-            t if t < abi::record::USER_TYPE_START || t == abi::record::COMPRESSED
+            t if t < abi::record::USER_TYPE_START
+                || t == abi::record::COMPRESSED
                 || t == abi::record::COMPRESSED2 =>
             {
                 return None

@@ -72,10 +72,7 @@ pub(crate) struct Source<'a> {
 }
 
 /// Walks `source` and writes the records into a temporary file; see the module comment.
-pub(crate) fn flatten(
-    source: &Source<'_>,
-    warnings: &mut Vec<String>,
-) -> Result<Flat, ReadError> {
+pub(crate) fn flatten(source: &Source<'_>, warnings: &mut Vec<String>) -> Result<Flat, ReadError> {
     let e = source.endian;
     let src = source.bytes;
     let err = |offset: u64, kind: ErrorKind| ReadError {
@@ -156,7 +153,9 @@ pub(crate) fn flatten(
                 };
                 let z = match &mut zstd {
                     Some(z) => z,
-                    None => zstd.insert(Zstd::new(src.len() as u64).map_err(|kind| err(pos, kind))?),
+                    None => {
+                        zstd.insert(Zstd::new(src.len() as u64).map_err(|kind| err(pos, kind))?)
+                    }
                 };
                 let limit = source
                     .mmap_len
@@ -270,7 +269,9 @@ impl Zstd {
         };
         let mut decoder = zstd::stream::raw::Decoder::new().map_err(fail)?;
         decoder
-            .set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(window_log(input_len)))
+            .set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(window_log(
+                input_len,
+            )))
             .map_err(fail)?;
         Ok(Zstd {
             decoder,

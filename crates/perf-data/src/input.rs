@@ -159,7 +159,12 @@ fn decompress_if_needed(path: PathBuf, map: Mmap, from_stdin: bool) -> Result<In
     let limit = output_limit(map.len() as u64);
     let bomb = Some((compression.name(), limit));
     let out = match compression {
-        Compression::Gzip => spool(&path, flate2::read::MultiGzDecoder::new(&map[..]), limit, bomb),
+        Compression::Gzip => spool(
+            &path,
+            flate2::read::MultiGzDecoder::new(&map[..]),
+            limit,
+            bomb,
+        ),
         Compression::Zstd => {
             let log = window_log(map.len() as u64);
             let decoder = zstd::stream::read::Decoder::with_buffer(&map[..])
@@ -181,17 +186,22 @@ fn decompress_if_needed(path: PathBuf, map: Mmap, from_stdin: bool) -> Result<In
             // dictionary the stream claims) is capped.
             let stream =
                 xz2::stream::Stream::new_stream_decoder(XZ_MEMLIMIT, xz2::stream::CONCATENATED)
-            .map_err(|e| {
-                error(
-                    &path,
-                    None,
-                    ErrorKind::Decompression {
-                        format: "xz",
-                        detail: e.to_string(),
-                    },
-                )
-            })?;
-            spool(&path, xz2::read::XzDecoder::new_stream(&map[..], stream), limit, bomb)
+                    .map_err(|e| {
+                        error(
+                            &path,
+                            None,
+                            ErrorKind::Decompression {
+                                format: "xz",
+                                detail: e.to_string(),
+                            },
+                        )
+                    })?;
+            spool(
+                &path,
+                xz2::read::XzDecoder::new_stream(&map[..], stream),
+                limit,
+                bomb,
+            )
         }
     }?;
     Ok(Input {

@@ -214,10 +214,9 @@ impl PerfData {
         }
         if rtype == record::COMPRESSED || rtype == record::COMPRESSED2 {
             // Files with the COMPRESSED feature were decompressed at open.
-            return Err(HeaderError::Error(self.error(
-                Some(pos),
-                ErrorKind::UnexpectedCompressed(rtype),
-            )));
+            return Err(HeaderError::Error(
+                self.error(Some(pos), ErrorKind::UnexpectedCompressed(rtype)),
+            ));
         }
         if rtype == record::AUXTRACE {
             // The AUX data (its size is the record's first field) follows the record; it is

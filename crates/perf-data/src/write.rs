@@ -548,9 +548,9 @@ impl<W: Write + Seek> PerfDataWriter<W> {
     pub fn write_record(&mut self, record: &[u8]) -> Result<()> {
         let mut size = record_size_at(record, 0)?;
         if record.get(..4) == Some(&record::AUXTRACE.to_ne_bytes()[..]) {
-            let payload = record.get(8..16).map_or(0, |b| {
-                u64::from_ne_bytes(b.try_into().unwrap_or_default())
-            });
+            let payload = record
+                .get(8..16)
+                .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or_default()));
             size = size.saturating_add(usize::try_from(payload).unwrap_or(usize::MAX));
         }
         if size != record.len() {

@@ -113,7 +113,12 @@ fn perf_record(args: &[&str]) -> Vec<u8> {
     let out = Command::new("perf")
         .args(["record", "-q"])
         .args(args)
-        .args(["--", "sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done",
+        ])
         .stderr(Stdio::null())
         .output()
         .unwrap();
@@ -153,7 +158,8 @@ fn the_wild_files_read_with_the_samples_counted_independently() {
     for (name, events) in expected {
         let file = PerfData::open(wild(name)).unwrap_or_else(|e| panic!("{e}"));
         let got = counts(&file);
-        let want: BTreeMap<String, usize> = events.iter().map(|(e, n)| (e.to_string(), *n)).collect();
+        let want: BTreeMap<String, usize> =
+            events.iter().map(|(e, n)| (e.to_string(), *n)).collect();
         let got_nonzero: BTreeMap<_, _> = got.iter().filter(|(_, n)| **n > 0).collect();
         let want_nonzero: BTreeMap<_, _> = want.iter().filter(|(_, n)| **n > 0).collect();
         if got_nonzero != want_nonzero {
@@ -194,16 +200,26 @@ fn the_wild_files_perf_reads_count_as_perf_script_does() {
 #[test]
 fn the_wild_metadata_is_read_from_features_and_pipe_records() {
     let piped = PerfData::open(wild("q-piped.header_feautres_group_desc-6.8.data")).unwrap();
-    assert!(piped.meta.hostname.is_some(), "pipe mode HOSTNAME feature record");
+    assert!(
+        piped.meta.hostname.is_some(),
+        "pipe mode HOSTNAME feature record"
+    );
     assert_eq!(piped.meta.arch.as_deref(), Some("x86_64"));
     assert!(!piped.meta.cmdline.is_empty());
     let fibo = PerfData::open(wild("lpd-fibo-compressed2.pipe.data")).unwrap();
-    let c = fibo.meta.compression.clone().expect("COMPRESSED feature record");
+    let c = fibo
+        .meta
+        .compression
+        .clone()
+        .expect("COMPRESSED feature record");
     assert_eq!(c.type_, 1, "zstd");
     assert!(c.mmap_len > 0);
     let hybrid = PerfData::open(wild("q-hybrid_topology.data")).unwrap();
     let pmus: Vec<&str> = hybrid.meta.pmus.iter().map(|(_, n)| n.as_str()).collect();
-    assert!(pmus.contains(&"cpu_core") && pmus.contains(&"cpu_atom"), "{pmus:?}");
+    assert!(
+        pmus.contains(&"cpu_core") && pmus.contains(&"cpu_atom"),
+        "{pmus:?}"
+    );
 }
 
 // ---- Recorded here ----
@@ -411,13 +427,20 @@ fn compressed_chunks_split_mid_record_read_as_the_plain_file() {
             // file-mode type 81 is perf's own (-z, and lpd-sleep-compressed.data).
             if rtype == 83 {
                 let file = write_file(&chunks, &with_feature);
-                let file =
-                    PerfData::from_bytes("z.data", &file).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(samples(&file), want, "file mode, type {rtype}, chunk {chunk}");
+                let file = PerfData::from_bytes("z.data", &file).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(
+                    samples(&file),
+                    want,
+                    "file mode, type {rtype}, chunk {chunk}"
+                );
             }
             let pipe = PerfData::from_bytes("z.pipe", &pipe_stream(&chunks))
                 .unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(samples(&pipe), want, "pipe mode, type {rtype}, chunk {chunk}");
+            assert_eq!(
+                samples(&pipe),
+                want,
+                "pipe mode, type {rtype}, chunk {chunk}"
+            );
         }
     }
 }
@@ -433,7 +456,10 @@ fn a_plain_pipe_stream_reads_as_the_plain_file() {
     let stream = pipe_stream(&records);
     let cut = PerfData::from_bytes("cut.pipe", &stream[..stream.len() - 20]).unwrap();
     assert_eq!(samples(&cut).len(), 49);
-    assert!(cut.warnings.iter().any(|w| w.contains("ends inside a record")));
+    assert!(cut
+        .warnings
+        .iter()
+        .any(|w| w.contains("ends inside a record")));
 }
 
 /// A raw record: type, then the body (padded to 8 bytes).
@@ -511,7 +537,9 @@ fn a_compressed_chunk_bomb_is_refused_naming_the_file_and_offset() {
 #[test]
 fn a_whole_file_bomb_is_refused() {
     let bomb = zstd_zeros(40 << 20);
-    let err = PerfData::from_bytes("bomb.data.zst", &bomb).err().expect("refused");
+    let err = PerfData::from_bytes("bomb.data.zst", &bomb)
+        .err()
+        .expect("refused");
     assert!(matches!(err.kind, ErrorKind::Bomb { .. }), "{err}");
     assert!(err.to_string().starts_with("bomb.data.zst: "), "{err}");
 }
@@ -635,7 +663,10 @@ fn hybrid_events_without_names_are_named_by_their_pmu() {
                 .find(|(t, _)| u64::from(*t) == a.config >> 32)
                 .map(|(_, n)| n.clone())
                 .expect("the PMU is in PMU_MAPPINGS");
-            assert!(a.display_name().starts_with(&format!("{pmu}/cycles")), "{a:?}");
+            assert!(
+                a.display_name().starts_with(&format!("{pmu}/cycles")),
+                "{a:?}"
+            );
         }
     }
 }

@@ -231,7 +231,7 @@ fn load_opened(
         },
     );
     let (profile, stats) = collapse(
-        &file,
+        file,
         &mut resolver,
         CollapseOptions {
             pid: options.pid,
@@ -274,7 +274,7 @@ fn load_opened(
         });
     }
 
-    let names = event_names(&file);
+    let names = event_names(file);
     let refs: Vec<EventRef<'_>> = file
         .attrs
         .iter()

@@ -1,9 +1,6 @@
 # Independent count of the records in a perf -z file (file or pipe mode): the
 # payloads of COMPRESSED (81) / COMPRESSED2 (83) records concatenated, decompressed by the
 # zstd tool, the records walked. See README.md.
-# Independent count of PERF_RECORD_SAMPLE per sample id in a perf -z file (file or pipe
-# mode): payloads of COMPRESSED(81)/COMPRESSED2(83) concatenated, decompressed by the zstd
-# tool, the records walked. Prints the total samples and the uncompressed samples.
 import struct,sys,subprocess
 f=open(sys.argv[1],'rb').read()
 pipe = struct.unpack_from('<Q',f,8)[0]==16
