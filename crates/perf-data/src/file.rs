@@ -139,7 +139,10 @@ impl PerfData {
             warnings.push(crate::flatten::aux_warning(&path));
         }
         let mut map = map;
-        if has(abi::feature::COMPRESSED) || meta.compression.is_some() {
+        // A killed `perf record -z` wrote no feature bits: look for compressed records.
+        let killed_compressed =
+            data_size_was_zero && has_compressed_records(&map, data.clone(), header.endian);
+        if has(abi::feature::COMPRESSED) || meta.compression.is_some() || killed_compressed {
             // `perf record -z`: the records are decompressed into a stream of their own.
             let flat = crate::flatten::flatten(
                 &crate::flatten::Source {
@@ -306,6 +309,31 @@ fn pipe_mmap_len(map: &[u8], e: Endian) -> Option<u64> {
         pos += size;
     }
     None
+}
+
+/// True when a record header in `data` is PERF_RECORD_COMPRESSED or COMPRESSED2 (walked
+/// header to header; stops at the first that does not fit).
+fn has_compressed_records(map: &[u8], data: Range<u64>, e: Endian) -> bool {
+    let mut pos = data.start as usize;
+    let end = data.end as usize;
+    while pos < end {
+        let (Some(rtype), Some(size)) = (u32_at(map, pos, e), u16_at(map, pos + 6, e)) else {
+            return false;
+        };
+        if rtype == abi::record::COMPRESSED || rtype == abi::record::COMPRESSED2 {
+            return true;
+        }
+        let mut size = usize::from(size);
+        if rtype == abi::record::AUXTRACE {
+            let payload = u64_at(map, pos + 8, e).unwrap_or(u64::MAX);
+            size = size.saturating_add(usize::try_from(payload).unwrap_or(usize::MAX));
+        }
+        if size < 8 {
+            return false;
+        }
+        pos = pos.saturating_add(size);
+    }
+    false
 }
 
 /// Names from pipe mode's EVENT_UPDATE and HEADER_EVENT_TYPE records, for events that have

@@ -445,6 +445,34 @@ fn compressed_chunks_split_mid_record_read_as_the_plain_file() {
     }
 }
 
+/// A `perf record -z` killed before it finished the file: data size 0, no features; the
+/// compressed records are still found and read.
+#[test]
+fn a_killed_compressed_recording_reads() {
+    let records = plain_records(60);
+    let want =
+        samples(&PerfData::from_bytes("plain.data", &write_file(&records, &features())).unwrap());
+    let with_feature = Features {
+        compression: Some(CompressionInfo {
+            version: 1,
+            type_: 1,
+            level: 1,
+            ratio: 1,
+            mmap_len: 1 << 16,
+        }),
+        ..features()
+    };
+    let mut b = write_file(&compress(&records, 500, 83), &with_feature);
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let data_end = (u64_at(&b, 40) + u64_at(&b, 48)) as usize;
+    b.truncate(data_end);
+    b[48..56].fill(0);
+    b[72..104].fill(0);
+    let file = PerfData::from_bytes("killed.data", &b).unwrap_or_else(|e| panic!("{e}"));
+    assert!(file.data_size_was_zero);
+    assert_eq!(samples(&file), want);
+}
+
 #[test]
 fn a_plain_pipe_stream_reads_as_the_plain_file() {
     let records = plain_records(50);
