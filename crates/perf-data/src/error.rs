@@ -85,11 +85,20 @@ pub struct ReadError {
     pub path: PathBuf,
     pub offset: Option<u64>,
     pub kind: ErrorKind,
+    /// True when `offset` is in the records as read from a pipe-mode or compressed file
+    /// (decompressed, pipe header records taken out), not in the file's bytes.
+    pub in_record_stream: bool,
 }
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.offset {
+            Some(offset) if self.in_record_stream => write!(
+                f,
+                "{}: offset {offset:#x} of the decompressed records: {}",
+                self.path.display(),
+                self.kind
+            ),
             Some(offset) => write!(
                 f,
                 "{}: offset {offset:#x}: {}",

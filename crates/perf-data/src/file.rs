@@ -89,6 +89,9 @@ pub struct PerfData {
     pub warnings: Vec<String>,
     pub(crate) id_to_attr: HashMap<u64, usize>,
     pub(crate) id_layout: IdLayout,
+    /// True when the records were read into a stream of their own (pipe mode, compressed
+    /// records): offsets of records are in that stream.
+    pub(crate) flattened: bool,
 }
 
 const ATTR_SIZE_VER0: u64 = 64;
@@ -139,6 +142,7 @@ impl PerfData {
             warnings.push(crate::flatten::aux_warning(&path));
         }
         let mut map = map;
+        let mut flattened = false;
         // A killed `perf record -z` wrote no feature bits: look for compressed records.
         let killed_compressed =
             data_size_was_zero && has_compressed_records(&map, data.clone(), header.endian);
@@ -159,6 +163,7 @@ impl PerfData {
             )?;
             map = flat.map;
             data = 0..map.len() as u64;
+            flattened = true;
         }
         let (id_to_attr, id_layout) = index_ids(&attrs).map_err(|kind| check.error(None, kind))?;
         Ok(PerfData {
@@ -172,6 +177,7 @@ impl PerfData {
             warnings,
             id_to_attr,
             id_layout,
+            flattened,
         })
     }
 
@@ -207,6 +213,7 @@ impl PerfData {
                 path,
                 offset: Some(16),
                 kind: ErrorKind::NoAttrs,
+                in_record_stream: false,
             });
         }
         let mut sections: Vec<(u32, &[u8])> = flat
@@ -234,6 +241,7 @@ impl PerfData {
             path: path.clone(),
             offset: None,
             kind,
+            in_record_stream: false,
         })?;
         let map = flat.map;
         Ok(PerfData {
@@ -247,6 +255,7 @@ impl PerfData {
             warnings,
             id_to_attr,
             id_layout,
+            flattened: true,
         })
     }
 
@@ -265,6 +274,7 @@ impl PerfData {
             path: self.path.clone(),
             offset,
             kind,
+            in_record_stream: self.flattened,
         }
     }
 }
@@ -422,6 +432,7 @@ impl Bounds<'_> {
             path: self.path.to_path_buf(),
             offset,
             kind,
+            in_record_stream: false,
         }
     }
 

@@ -79,6 +79,7 @@ pub(crate) fn flatten(source: &Source<'_>, warnings: &mut Vec<String>) -> Result
         path: source.path.to_path_buf(),
         offset: Some(offset),
         kind,
+        in_record_stream: false,
     };
     let total_limit = output_limit(src.len() as u64);
     let mut out = Spool::new(source.path, total_limit)?;

@@ -133,6 +133,7 @@ fn error(path: &Path, offset: Option<u64>, kind: ErrorKind) -> ReadError {
         path: path.to_path_buf(),
         offset,
         kind,
+        in_record_stream: false,
     }
 }
 

@@ -445,6 +445,26 @@ fn compressed_chunks_split_mid_record_read_as_the_plain_file() {
     }
 }
 
+/// A bad record inside compressed data: the error names the file and the offset in the
+/// decompressed records, and says so.
+#[test]
+fn an_error_inside_compressed_data_names_its_place() {
+    let mut records = plain_records(20);
+    records[5][6..8].copy_from_slice(&4u16.to_le_bytes());
+    let pipe = PerfData::from_bytes("bad.pipe", &pipe_stream(&compress(&records, 100, 83)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = pipe
+        .records()
+        .find_map(|r| r.err())
+        .expect("the bad record is an error");
+    let text = err.to_string();
+    assert!(text.starts_with("bad.pipe: offset 0x"), "{text}");
+    assert!(
+        text.contains("of the decompressed records: bad record size 4"),
+        "{text}"
+    );
+}
+
 /// A `perf record -z` killed before it finished the file: data size 0, no features; the
 /// compressed records are still found and read.
 #[test]
