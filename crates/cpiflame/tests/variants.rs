@@ -130,17 +130,93 @@ fn a_pipe_stream_folds_as_its_file_twin() {
     assert_eq!(sorted_lines(&from_pipe), sorted_lines(&from_file));
 }
 
-/// `perf record -z`: folded, every sample perf script counts is there; the same file
-/// compressed whole with zstd and given on standard input folds the same.
+/// The uncompressed twin of a `perf record -z` file, spliced here (perf 6.1's `perf inject`
+/// copies compressed records through): each COMPRESSED record replaced by what its piece
+/// of the session's zstd stream decompresses to, the data section resized, the feature
+/// table without the COMPRESSED entry, every feature section moved by the change.
+fn uncompressed_twin(z: &[u8]) -> Vec<u8> {
+    use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (data_off, data_size) = (u64_at(z, 40) as usize, u64_at(z, 48) as usize);
+    let data_end = data_off + data_size;
+    let mut decoder = Decoder::new().unwrap();
+    let mut data = Vec::new();
+    let mut pos = data_off;
+    while pos < data_end {
+        let rtype = u32::from_le_bytes(z[pos..pos + 4].try_into().unwrap());
+        let size = u16::from_le_bytes([z[pos + 6], z[pos + 7]]) as usize;
+        if rtype == 81 {
+            let payload = &z[pos + 8..pos + size];
+            let mut input = InBuffer::around(payload);
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let mut out = OutBuffer::around(&mut buf[..]);
+                decoder.run(&mut input, &mut out).unwrap();
+                let n = out.pos();
+                data.extend_from_slice(&buf[..n]);
+                if input.pos == payload.len() && n < buf.len() {
+                    break;
+                }
+            }
+        } else {
+            data.extend_from_slice(&z[pos..pos + size]);
+        }
+        pos += size;
+    }
+    let mut bits = u64_at(z, 72);
+    assert!(
+        bits & (1 << 27) != 0,
+        "a -z file has the COMPRESSED feature"
+    );
+    let n_features = [72, 80, 88, 96]
+        .iter()
+        .map(|&at| u64_at(z, at).count_ones() as usize)
+        .sum::<usize>();
+    let skip = (bits & ((1 << 27) - 1)).count_ones() as usize;
+    bits &= !(1 << 27);
+    let table = &z[data_end..data_end + 16 * n_features];
+    let sections_start = data_end + 16 * n_features;
+    let shift = data.len() as i64 - data_size as i64 - 16;
+    let mut out = z[..data_off].to_vec();
+    out[48..56].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    out[72..80].copy_from_slice(&bits.to_le_bytes());
+    out.extend(&data);
+    for k in (0..n_features).filter(|&k| k != skip) {
+        let off = u64_at(table, 16 * k) as i64 + shift;
+        out.extend((off as u64).to_le_bytes());
+        out.extend(&table[16 * k + 8..16 * k + 16]);
+    }
+    out.extend(&z[sections_start..]);
+    out
+}
+
+/// `perf record -z` folds as its uncompressed twin, which perf script counts as the
+/// compressed file; the same file compressed whole with zstd and given on standard input
+/// folds the same.
 #[test]
-fn a_compressed_recording_folds_every_sample() {
+fn a_compressed_recording_folds_as_its_uncompressed_twin() {
     if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot run here");
         return;
     }
     let z = tmp("z.data");
     let zp = z.to_str().unwrap();
-    let mut args = vec!["record", "-q", "-z", "-e", "cpu-clock", "-g", "-o", zp];
+    // A one-page ring at 20 kHz: the stream comes in about a hundred chunks, with
+    // FINISHED_ROUNDs between them.
+    let mut args = vec![
+        "record",
+        "-q",
+        "-z",
+        "-m",
+        "1",
+        "-F",
+        "20000",
+        "-e",
+        "cpu-clock",
+        "-g",
+        "-o",
+        zp,
+    ];
     args.extend(WORK);
     perf(&args);
     let script = perf(&["script", "-F", "event", "-G", "-i", zp]);
@@ -151,6 +227,16 @@ fn a_compressed_recording_folds_every_sample() {
     let folded = ok(&cpiflame(&["fold", zp], None), "fold z.data");
     assert!(perf_samples > 0);
     assert_eq!(folded_total(&folded), perf_samples);
+    let twin = tmp("z-twin.data");
+    std::fs::write(&twin, uncompressed_twin(&std::fs::read(&z).unwrap())).unwrap();
+    let tp = twin.to_str().unwrap();
+    assert_eq!(
+        perf(&["script", "-F", "event", "-G", "-i", tp]),
+        script,
+        "perf reads the twin"
+    );
+    let twin_folded = ok(&cpiflame(&["fold", tp], None), "fold twin");
+    assert_eq!(sorted_lines(&twin_folded), sorted_lines(&folded));
     let whole = zstd_file(&z);
     let again = ok(
         &cpiflame(&["fold", "-"], Some(&whole)),

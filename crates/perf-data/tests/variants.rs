@@ -275,7 +275,20 @@ fn a_compressed_recording_reads_as_perf_script_reads_it() {
         return;
     }
     let z = tmp("z.data");
-    perf_record(&["-z", "-e", "cpu-clock", "-g", "-o", z.to_str().unwrap()]);
+    // A one-page ring at 20 kHz: about a hundred chunks of one zstd stream, with
+    // FINISHED_ROUNDs between them.
+    perf_record(&[
+        "-z",
+        "-m",
+        "1",
+        "-F",
+        "20000",
+        "-e",
+        "cpu-clock",
+        "-g",
+        "-o",
+        z.to_str().unwrap(),
+    ]);
     let file = PerfData::open(&z).unwrap_or_else(|e| panic!("{e}"));
     assert!(file.meta.compression.is_some(), "recorded with -z");
     let ours: Vec<(i32, u64, u64)> = samples(&file)
