@@ -263,3 +263,94 @@ fn huge_claims_allocate_no_more_than_the_file_holds() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// `len` zero bytes compressed by zstd: a few KB that decompress to `len`.
+fn zstd_zeros(len: usize) -> Vec<u8> {
+    zstd::stream::encode_all(&vec![0u8; len][..], 1).unwrap()
+}
+
+/// A pipe-mode stream: header, the base file's event, then `records`.
+fn pipe_stream(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = cpiflame_perf_data::write::pipe_header().to_vec();
+    b.extend(cpiflame_perf_data::write::header_attr_record(&attr()).unwrap());
+    for r in records {
+        b.extend(r);
+    }
+    b
+}
+
+/// Decompression bombs: small inputs that decompress (or claim to) to far more than a real
+/// recording would. Each is refused, naming the file, with no more allocated than the input
+/// could justify. (zstd's own buffers are allocated by libzstd, outside this allocator; its
+/// window is capped by WindowLogMax, which the huge-window case checks is refused.)
+#[test]
+fn decompression_bombs_are_refused_within_the_budget() {
+    use cpiflame_perf_data::write::compressed2_record;
+    use std::io::Write;
+    let zeros = 64 << 20;
+    let chunk_bomb = pipe_stream(&[compressed2_record(&zstd_zeros(zeros)).unwrap()]);
+    // A frame header claiming a 2^41-byte window (descriptor exponent 31), then one empty
+    // last raw block.
+    let huge_window = pipe_stream(&[compressed2_record(&[
+        0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8, 0x01, 0x00, 0x00,
+    ])
+    .unwrap()]);
+    let whole_zstd = zstd_zeros(zeros);
+    let whole_gzip = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(&vec![0u8; zeros]).unwrap();
+        e.finish().unwrap()
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("pipe: one COMPRESSED2 chunk of 64 MiB zeros", chunk_bomb),
+        ("pipe: zstd frame claiming a 2^41-byte window", huge_window),
+        ("whole file: zstd of 64 MiB zeros", whole_zstd),
+        ("whole file: gzip of 64 MiB zeros", whole_gzip),
+    ];
+    // lzma-rs only stores (its encoder does not compress): the xz tool makes the xz bomb.
+    match xz_zeros(zeros) {
+        Some(xz) => cases.push(("whole file: xz of 64 MiB zeros", xz)),
+        None => cpiflame_testkit::unavailable("the xz tool is not installed"),
+    }
+    let mut failures = Vec::new();
+    for (name, b) in cases {
+        let message = std::cell::RefCell::new(String::new());
+        let usage = watch::measure(|| {
+            match PerfData::from_bytes("bomb.data", &b) {
+                Err(e) => *message.borrow_mut() = e.to_string(),
+                Ok(_) => *message.borrow_mut() = "read".into(),
+            }
+            cpiflame_hostile::perf_data(&b);
+        });
+        let message = message.into_inner();
+        let budget = watch::budget(b.len());
+        eprintln!("{name} ({} bytes): {message}, {usage:?}", b.len());
+        let refused = message.contains("decompression bomb") || message.contains("decompress:");
+        if !message.starts_with("bomb.data: ") || !refused || message.lines().count() != 1 {
+            failures.push(format!(
+                "{name}: not refused in one line naming the file: {message}"
+            ));
+        }
+        if usage.largest > budget || usage.peak > budget {
+            failures.push(format!("{name}: {usage:?}, budget {budget}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `len` zeros compressed by the xz tool, if it is installed.
+fn xz_zeros(len: usize) -> Option<Vec<u8>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("xz")
+        .args(["-c", "-6"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let writer = std::thread::spawn(move || stdin.write_all(&vec![0u8; len]));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    out.status.success().then_some(out.stdout)
+}

@@ -12,9 +12,9 @@ pub enum ErrorKind {
     /// The first 8 bytes are not `PERFILE2` (or its byte-swapped form).
     #[error("not a perf.data file (magic {})", hex(.0))]
     BadMagic([u8; 8]),
-    /// perf's pipe mode (`perf record -o -`) streams have a 16-byte header and no sections.
-    #[error("perf.data in pipe mode is not supported; record to a file (perf record -o FILE)")]
-    PipeMode,
+    /// The first perf.data format (magic `PERFFILE`, perf of Linux 2.6.3x).
+    #[error("perf.data format version 1 (magic PERFFILE) is not supported; convert it with a newer perf (perf inject -i OLD -o NEW)")]
+    VersionOne,
     /// The file is shorter than the structure that should be at this offset.
     #[error("file ends inside the {what} ({needed} bytes needed, {available} available)")]
     Truncated {
@@ -56,9 +56,22 @@ pub enum ErrorKind {
     /// A sample_type bit this reader does not know how to skip.
     #[error("event {attr} uses sample_type bits {bits:#x} that this reader cannot decode")]
     UnsupportedSampleType { attr: usize, bits: u64 },
-    /// PERF_RECORD_COMPRESSED data (`perf record -z`).
-    #[error("compressed records (perf record -z) are not supported; record without -z")]
-    Compressed,
+    /// A compressed record in a file whose header has no COMPRESSED feature: where it came
+    /// from is unknown, so its format is.
+    #[error("compressed record (type {0}) in a file without the COMPRESSED feature")]
+    UnexpectedCompressed(u32),
+    /// Compressed data that does not decompress.
+    #[error("{format} data does not decompress: {detail}")]
+    Decompression {
+        format: &'static str,
+        detail: String,
+    },
+    /// Compressed data that decompresses to more than a real recording would.
+    #[error("{what} decompresses to more than {limit} bytes: refused as a decompression bomb")]
+    Bomb { what: String, limit: u64 },
+    /// The temporary file that holds standard input or decompressed data.
+    #[error("temporary file: {0}")]
+    TempFile(std::io::Error),
 }
 
 /// Bytes as hex digits ("68656c6c6f2c2074").
@@ -72,11 +85,20 @@ pub struct ReadError {
     pub path: PathBuf,
     pub offset: Option<u64>,
     pub kind: ErrorKind,
+    /// True when `offset` is in the records as read from a pipe-mode or compressed file
+    /// (decompressed, pipe header records taken out), not in the file's bytes.
+    pub in_record_stream: bool,
 }
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.offset {
+            Some(offset) if self.in_record_stream => write!(
+                f,
+                "{}: offset {offset:#x} of the decompressed records: {}",
+                self.path.display(),
+                self.kind
+            ),
             Some(offset) => write!(
                 f,
                 "{}: offset {offset:#x}: {}",

@@ -8,7 +8,7 @@
 
 use crate::abi::feature;
 use crate::bytes::{c_str, Cursor, Endian};
-use crate::file::{BuildIdEntry, Meta};
+use crate::file::{BuildIdEntry, CompressionInfo, Meta};
 
 /// PERF_RECORD_MISC_BUILD_ID_SIZE: byte 20 of a build-id entry is the id's length.
 const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
@@ -53,6 +53,27 @@ pub(crate) fn parse(
             }
             feature::EVENT_DESC => descs = event_desc(&mut c, endian).map_err(|e| what(&e))?,
             feature::BUILD_ID => meta.build_ids = build_ids(data, endian),
+            feature::COMPRESSED => {
+                let mut field = || c.u32().ok_or_else(|| what("section too short"));
+                meta.compression = Some(CompressionInfo {
+                    version: field()?,
+                    type_: field()?,
+                    level: field()?,
+                    ratio: field()?,
+                    mmap_len: field()?,
+                });
+            }
+            feature::PMU_MAPPINGS => {
+                // u32 count, then (u32 type, string name) pairs.
+                let nr = c.u32().ok_or_else(|| what("no PMU count"))?;
+                for _ in 0..nr {
+                    let Some(type_) = c.u32() else { break };
+                    let Ok(Some(name)) = header_string(&mut c) else {
+                        break;
+                    };
+                    meta.pmus.push((type_, name));
+                }
+            }
             _ => {}
         }
     }

@@ -5,17 +5,16 @@
 //! follow the data section, located by a table of (offset, size) pairs right after it.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use memmap2::{Mmap, MmapMut};
+use memmap2::Mmap;
 
 use crate::abi::{self, sample};
 use crate::attr::EventAttr;
-use crate::bytes::{u64_at, Endian};
+use crate::bytes::{u16_at, u32_at, u64_at, Endian};
 use crate::error::{ErrorKind, ReadError};
+use crate::input::Input;
 
 /// One entry of the BUILD_ID feature section: the build id of a file the profile hit. The
 /// reader decodes and the writer encodes this one type.
@@ -44,6 +43,22 @@ pub struct Meta {
     pub cpuid: Option<String>,
     pub cmdline: Vec<String>,
     pub build_ids: Vec<BuildIdEntry>,
+    /// The COMPRESSED feature (`perf record -z`).
+    pub compression: Option<CompressionInfo>,
+    /// (PMU type, name) from the PMU_MAPPINGS feature: how hybrid events are named.
+    pub pmus: Vec<(u32, String)>,
+}
+
+/// The COMPRESSED feature section (`struct` of five u32 in perf's header.c).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompressionInfo {
+    pub version: u32,
+    /// 1: zstd (perf's only one).
+    pub type_: u32,
+    pub level: u32,
+    pub ratio: u32,
+    /// Size of the ring buffers compressed from: the most one chunk decompresses to.
+    pub mmap_len: u32,
 }
 
 /// How to find the event id of a record when the file has several events.
@@ -74,6 +89,9 @@ pub struct PerfData {
     pub warnings: Vec<String>,
     pub(crate) id_to_attr: HashMap<u64, usize>,
     pub(crate) id_layout: IdLayout,
+    /// True when the records were read into a stream of their own (pipe mode, compressed
+    /// records): offsets of records are in that stream.
+    pub(crate) flattened: bool,
 }
 
 const ATTR_SIZE_VER0: u64 = 64;
@@ -81,32 +99,20 @@ const ATTR_SIZE_VER0: u64 = 64;
 impl PerfData {
     /// Opens and maps `path`, parses the header, the event attrs and the feature sections.
     pub fn open(path: impl AsRef<Path>) -> Result<PerfData, ReadError> {
-        let path = path.as_ref().to_path_buf();
-        let err = |offset: Option<u64>, kind: ErrorKind| ReadError {
-            path: path.clone(),
-            offset,
-            kind,
-        };
-        let file = File::open(&path).map_err(|e| err(None, e.into()))?;
-        // SAFETY: the map is read-only; a file truncated under us while mapped would SIGBUS,
-        // which is the same contract perf itself has with its input.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| err(None, e.into()))?;
+        Self::from_input(crate::input::open_input(path)?)
+    }
+
+    /// Reads a perf.data file from an opened input ([`crate::input::open_input`]: a file,
+    /// standard input, decompressed if it was compressed as a whole).
+    pub fn from_input(input: Input) -> Result<PerfData, ReadError> {
+        let (path, map) = input.into_parts();
         Self::from_map(path, map)
     }
 
     /// Reads a perf.data file held in memory (a copy of `bytes`); `path` only names it in
     /// errors. This is how the fuzz targets feed the reader.
     pub fn from_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PerfData, ReadError> {
-        let path = path.as_ref().to_path_buf();
-        let err = |e: io::Error| ReadError {
-            path: path.clone(),
-            offset: None,
-            kind: e.into(),
-        };
-        let mut map = MmapMut::map_anon(bytes.len()).map_err(err)?;
-        map.copy_from_slice(bytes);
-        let map = map.make_read_only().map_err(err)?;
-        Self::from_map(path, map)
+        Self::from_input(Input::from_bytes(path, bytes)?)
     }
 
     /// Reads the header, the attrs and the feature sections of the mapped file, in that
@@ -116,9 +122,12 @@ impl PerfData {
             path: &path,
             file_len: map.len() as u64,
         };
-        let header = read_header(&map, &check)?;
+        let header = match read_header(&map, &check)? {
+            Layout::File(header) => header,
+            Layout::Pipe(endian) => return Self::from_pipe(path, map, endian),
+        };
         let mut warnings = Vec::new();
-        let (data, data_size_was_zero) = locate_data(&header, &check, &mut warnings)?;
+        let (mut data, data_size_was_zero) = locate_data(&header, &check, &mut warnings)?;
         let mut attrs = read_attrs(&map, &header, &check)?;
         let meta = if data_size_was_zero {
             // The feature sections are written at the end; a killed recorder wrote none.
@@ -126,6 +135,36 @@ impl PerfData {
         } else {
             read_features(&map, &header, data.end, &check, &mut attrs, &mut warnings)?
         };
+        name_tracepoints(&mut attrs, &event_types(&map, &header, &check));
+        name_hybrid_events(&mut attrs, &meta);
+        let has = |bit: u32| header.feature_bits[(bit / 64) as usize] & (1 << (bit % 64)) != 0;
+        if has(abi::feature::AUXTRACE) {
+            warnings.push(crate::flatten::aux_warning(&path));
+        }
+        let mut map = map;
+        let mut flattened = false;
+        // A killed `perf record -z` wrote no feature bits: look for compressed records.
+        let killed_compressed =
+            data_size_was_zero && has_compressed_records(&map, data.clone(), header.endian);
+        if has(abi::feature::COMPRESSED) || meta.compression.is_some() || killed_compressed {
+            // `perf record -z`: the records are decompressed into a stream of their own.
+            let flat = crate::flatten::flatten(
+                &crate::flatten::Source {
+                    path: &path,
+                    bytes: &map,
+                    start: data.start,
+                    end: data.end,
+                    endian: header.endian,
+                    pipe: false,
+                    mmap_len: meta.compression.as_ref().map(|c| u64::from(c.mmap_len)),
+                    allow_cut: data_size_was_zero,
+                },
+                &mut Vec::new(),
+            )?;
+            map = flat.map;
+            data = 0..map.len() as u64;
+            flattened = true;
+        }
         let (id_to_attr, id_layout) = index_ids(&attrs).map_err(|kind| check.error(None, kind))?;
         Ok(PerfData {
             data,
@@ -138,6 +177,85 @@ impl PerfData {
             warnings,
             id_to_attr,
             id_layout,
+            flattened,
+        })
+    }
+
+    /// Reads a pipe-mode stream: the header records give attrs and features, the rest is
+    /// flattened (decompressed where compressed) into a data section of its own.
+    fn from_pipe(path: PathBuf, map: Mmap, endian: Endian) -> Result<PerfData, ReadError> {
+        let mut warnings = Vec::new();
+        // Features arrive as records before the data; the COMPRESSED one, which bounds a
+        // chunk's output, is found by a first look at the header records.
+        let mmap_len = pipe_mmap_len(&map, endian);
+        let flat = crate::flatten::flatten(
+            &crate::flatten::Source {
+                path: &path,
+                bytes: &map,
+                start: 16,
+                end: map.len() as u64,
+                endian,
+                pipe: true,
+                mmap_len,
+                allow_cut: true,
+            },
+            &mut warnings,
+        )?;
+        if flat.cut_short {
+            warnings.push(format!(
+                "{}: the stream ends inside a record (recorder killed?); read up to it",
+                path.display()
+            ));
+        }
+        let mut attrs = flat.header.attrs.clone();
+        if attrs.is_empty() {
+            return Err(ReadError {
+                path,
+                offset: Some(16),
+                kind: ErrorKind::NoAttrs,
+                in_record_stream: false,
+            });
+        }
+        let mut sections: Vec<(u32, &[u8])> = flat
+            .header
+            .features
+            .iter()
+            .map(|(bit, bytes)| (*bit, &bytes[..]))
+            .collect();
+        if !flat.header.build_ids.is_empty() {
+            sections.push((abi::feature::BUILD_ID, &flat.header.build_ids));
+        }
+        let meta = match read_meta(&sections, endian, &mut attrs) {
+            Ok(meta) => meta,
+            Err(e) => {
+                warnings.push(format!(
+                    "{}: feature records unreadable ({e}); event names and build ids are not available",
+                    path.display()
+                ));
+                Meta::default()
+            }
+        };
+        apply_names(&mut attrs, &flat.header);
+        name_hybrid_events(&mut attrs, &meta);
+        let (id_to_attr, id_layout) = index_ids(&attrs).map_err(|kind| ReadError {
+            path: path.clone(),
+            offset: None,
+            kind,
+            in_record_stream: false,
+        })?;
+        let map = flat.map;
+        Ok(PerfData {
+            data: 0..map.len() as u64,
+            path,
+            map,
+            endian,
+            attrs,
+            meta,
+            data_size_was_zero: false,
+            warnings,
+            id_to_attr,
+            id_layout,
+            flattened: true,
         })
     }
 
@@ -156,6 +274,133 @@ impl PerfData {
             path: self.path.clone(),
             offset,
             kind,
+            in_record_stream: self.flattened,
+        }
+    }
+}
+
+/// The layout the magic and header size announce.
+enum Layout {
+    File(Header),
+    /// Pipe mode: a 16-byte header, then records.
+    Pipe(Endian),
+}
+
+/// The COMPRESSED feature's mmap_len from a pipe stream's HEADER_FEATURE records, which
+/// come before the data.
+fn pipe_mmap_len(map: &[u8], e: Endian) -> Option<u64> {
+    let mut pos = 16usize;
+    while let (Some(rtype), Some(size)) = (u32_at(map, pos, e), u16_at(map, pos + 6, e)) {
+        let size = usize::from(size);
+        let rec = map.get(pos..pos.checked_add(size)?)?;
+        match rtype {
+            abi::record::HEADER_FEATURE
+                if u64_at(rec, 8, e) == Some(u64::from(abi::feature::COMPRESSED)) =>
+            {
+                // struct: version, type, level, ratio, mmap_len (u32 each).
+                return u32_at(rec, 16 + 16, e).map(u64::from);
+            }
+            abi::record::HEADER_TRACING_DATA => {
+                let payload = u32_at(rec, 8, e)? as usize;
+                pos = pos.checked_add(payload.next_multiple_of(8))?;
+            }
+            // The data has begun: no feature is still to come.
+            t if t < abi::record::USER_TYPE_START
+                || t == abi::record::COMPRESSED
+                || t == abi::record::COMPRESSED2 =>
+            {
+                return None
+            }
+            _ => {}
+        }
+        if size < 8 {
+            return None;
+        }
+        pos += size;
+    }
+    None
+}
+
+/// True when a record header in `data` is PERF_RECORD_COMPRESSED or COMPRESSED2 (walked
+/// header to header; stops at the first that does not fit).
+fn has_compressed_records(map: &[u8], data: Range<u64>, e: Endian) -> bool {
+    let mut pos = data.start as usize;
+    let end = data.end as usize;
+    while pos < end {
+        let (Some(rtype), Some(size)) = (u32_at(map, pos, e), u16_at(map, pos + 6, e)) else {
+            return false;
+        };
+        if rtype == abi::record::COMPRESSED || rtype == abi::record::COMPRESSED2 {
+            return true;
+        }
+        let mut size = usize::from(size);
+        if rtype == abi::record::AUXTRACE {
+            let payload = u64_at(map, pos + 8, e).unwrap_or(u64::MAX);
+            size = size.saturating_add(usize::try_from(payload).unwrap_or(usize::MAX));
+        }
+        if size < 8 {
+            return false;
+        }
+        pos = pos.saturating_add(size);
+    }
+    false
+}
+
+/// Names from pipe mode's EVENT_UPDATE and HEADER_EVENT_TYPE records, for events that have
+/// none yet.
+fn apply_names(attrs: &mut [EventAttr], header: &crate::flatten::PipeHeader) {
+    for (id, name) in &header.names {
+        if let Some(a) = attrs.iter_mut().find(|a| a.ids.contains(id)) {
+            a.name = Some(name.clone());
+        }
+    }
+    name_tracepoints(attrs, &header.event_types);
+}
+
+/// The header's event_types section (perf before 3.10 or so; `struct perf_trace_event_type`:
+/// u64 event id, 64-byte name): names of tracepoints by config. Entries past the file are
+/// ignored: the section only names events.
+fn event_types(map: &[u8], header: &Header, check: &Bounds<'_>) -> Vec<(u64, String)> {
+    let (offset, size) = header.event_types;
+    let Ok(range) = check.section("event types", offset, size) else {
+        return Vec::new();
+    };
+    map[range]
+        .chunks_exact(72)
+        .filter_map(|e| {
+            let id = u64_at(e, 0, header.endian)?;
+            let name = std::str::from_utf8(crate::bytes::c_str(&e[8..])).ok()?;
+            Some((id, name.to_string()))
+        })
+        .collect()
+}
+
+/// Tracepoints without a name get the one their config has in `types`.
+fn name_tracepoints(attrs: &mut [EventAttr], types: &[(u64, String)]) {
+    for (config, name) in types {
+        for a in attrs.iter_mut() {
+            if a.name.is_none() && a.type_ == abi::attr_type::TRACEPOINT && a.config == *config {
+                a.name = Some(name.clone());
+            }
+        }
+    }
+}
+
+/// Hybrid Intel PMUs: a generic hardware event with the PMU type in config bits 63:32 is
+/// named as perf names it, `cpu_core/cycles/`, when the file gives no name (perf's
+/// `evsel__hw_name` with the PMU from PMU_MAPPINGS).
+fn name_hybrid_events(attrs: &mut [EventAttr], meta: &Meta) {
+    for a in attrs.iter_mut() {
+        let pmu_type = (a.config >> 32) as u32;
+        if a.name.is_some()
+            || pmu_type == 0
+            || !matches!(a.type_, abi::attr_type::HARDWARE | abi::attr_type::HW_CACHE)
+        {
+            continue;
+        }
+        if let Some((_, pmu)) = meta.pmus.iter().find(|(t, _)| *t == pmu_type) {
+            let generic = cpiflame_events::default_name(a.type_, a.config);
+            a.name = Some(format!("{pmu}/{generic}/"));
         }
     }
 }
@@ -169,6 +414,8 @@ struct Header {
     attrs: (u64, u64),
     /// (offset, size) of the data section, as claimed.
     data: (u64, u64),
+    /// (offset, size) of the event_types section (old perf).
+    event_types: (u64, u64),
     /// The feature bitmap.
     feature_bits: [u64; 4],
 }
@@ -185,6 +432,7 @@ impl Bounds<'_> {
             path: self.path.to_path_buf(),
             offset,
             kind,
+            in_record_stream: false,
         }
     }
 
@@ -208,7 +456,7 @@ impl Bounds<'_> {
 
 /// Reads the file header: magic (and so byte order), header size, attr size, the attr and
 /// data sections and the feature bitmap.
-fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Header, ReadError> {
+fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Layout, ReadError> {
     let file_len = check.file_len;
     let truncated = || {
         check.error(
@@ -228,12 +476,14 @@ fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Header, ReadError> {
         Endian::Little
     } else if magic == abi::MAGIC_BE {
         Endian::Big
+    } else if magic == b"PERFFILE" {
+        return Err(check.error(Some(0), ErrorKind::VersionOne));
     } else {
         let magic: [u8; 8] = magic.try_into().unwrap_or_default();
         return Err(check.error(Some(0), ErrorKind::BadMagic(magic)));
     };
     if u64_at(size_bytes, 0, endian) == Some(16) {
-        return Err(check.error(Some(8), ErrorKind::PipeMode));
+        return Ok(Layout::Pipe(endian));
     }
     if file_len < abi::FILE_HEADER_SIZE {
         return Err(truncated());
@@ -245,13 +495,14 @@ fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Header, ReadError> {
     }
     let attrs = (h(24), h(32));
     check.section("attrs", attrs.0, attrs.1)?;
-    Ok(Header {
+    Ok(Layout::File(Header {
         endian,
         attr_size,
         attrs,
         data: (h(40), h(48)),
+        event_types: (h(56), h(64)),
         feature_bits: [h(72), h(80), h(88), h(96)],
-    })
+    }))
 }
 
 /// The byte range of the data section, and whether the header said data size 0 (then the
@@ -428,4 +679,42 @@ fn read_meta(
         }
     }
     Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_hardware_events_are_named_by_their_pmu() {
+        let meta = Meta {
+            pmus: vec![(8, "cpu_atom".into()), (4, "cpu_core".into())],
+            ..Meta::default()
+        };
+        let ev = |type_, config, name: Option<&str>| EventAttr {
+            type_,
+            config,
+            name: name.map(String::from),
+            ..EventAttr::default()
+        };
+        let mut attrs = vec![
+            ev(abi::attr_type::HARDWARE, 4 << 32, None),
+            ev(abi::attr_type::HARDWARE, (8 << 32) | 1, None),
+            ev(abi::attr_type::HARDWARE, 0, None),
+            ev(abi::attr_type::HARDWARE, 4 << 32, Some("given")),
+            ev(abi::attr_type::HARDWARE, 9 << 32, None),
+        ];
+        name_hybrid_events(&mut attrs, &meta);
+        let names: Vec<String> = attrs.iter().map(|a| a.display_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "cpu_core/cycles/",
+                "cpu_atom/instructions/",
+                "cycles",
+                "given",
+                "cycles"
+            ]
+        );
+    }
 }

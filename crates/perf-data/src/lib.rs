@@ -15,6 +15,8 @@ mod bytes;
 mod error;
 mod features;
 mod file;
+mod flatten;
+pub mod input;
 mod records;
 mod sample;
 pub mod write;
@@ -23,7 +25,9 @@ pub use abi::attr_flags;
 pub use attr::{EventAttr, ATTR_SIZE};
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
-pub use file::{BuildIdEntry, Meta, PerfData};
+pub use file::{BuildIdEntry, CompressionInfo, Meta, PerfData};
+pub use flatten::DEFAULT_CHUNK_LIMIT;
+pub use input::{open_input, Compression, Input};
 pub use records::{
     parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
 };

@@ -213,9 +213,22 @@ impl PerfData {
             return self.cut_short(pos, rtype, size);
         }
         if rtype == record::COMPRESSED || rtype == record::COMPRESSED2 {
+            // Files with the COMPRESSED feature were decompressed at open.
             return Err(HeaderError::Error(
-                self.error(Some(pos), ErrorKind::Compressed),
+                self.error(Some(pos), ErrorKind::UnexpectedCompressed(rtype)),
             ));
+        }
+        if rtype == record::AUXTRACE {
+            // The AUX data (its size is the record's first field) follows the record; it is
+            // skipped with it (PerfData::open warned that it is not decoded).
+            let payload = u64_at(map, p + 8, self.endian).unwrap_or(0);
+            return match size
+                .checked_add(payload)
+                .filter(|s| pos.checked_add(*s).is_some_and(|n| n <= end))
+            {
+                Some(total) => Ok(Some((rtype, total))),
+                None => self.cut_short(pos, rtype, size),
+            };
         }
         Ok(Some((rtype, size)))
     }

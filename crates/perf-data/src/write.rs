@@ -23,7 +23,7 @@ use std::io::{self, Seek, SeekFrom, Write};
 
 use crate::abi::{self, feature, misc, read_format, record, sample};
 pub use crate::attr::{EventAttr, ATTR_SIZE};
-pub use crate::file::BuildIdEntry;
+pub use crate::file::{BuildIdEntry, CompressionInfo};
 
 /// Size of one attr-section entry (`struct perf_file_attr`: the attr plus a
 /// `perf_file_section` locating its ids); the header's `attr_size` field.
@@ -388,6 +388,8 @@ pub struct Features {
     pub build_ids: Vec<BuildIdEntry>,
     /// SAMPLE_TIME: (first, last) sample timestamp.
     pub sample_time: Option<(u64, u64)>,
+    /// COMPRESSED: written when the records are compressed (see [`compressed_record`]).
+    pub compression: Option<CompressionInfo>,
 }
 
 impl Features {
@@ -445,6 +447,7 @@ impl Features {
             cmdline,
             build_ids: Vec::new(),
             sample_time: None,
+            compression: None,
         }
     }
 }
@@ -549,8 +552,17 @@ impl<W: Write + Seek> PerfDataWriter<W> {
     ///
     /// Errors (writing nothing) unless the slice is exactly one record: at least 8 bytes, a
     /// multiple of 8, and `header.size` equal to its length.
+    ///
+    /// PERF_RECORD_AUXTRACE counts its payload (the record's first field says how long) as
+    /// part of it, as perf writes it.
     pub fn write_record(&mut self, record: &[u8]) -> Result<()> {
-        let size = record_size_at(record, 0)?;
+        let mut size = record_size_at(record, 0)?;
+        if record.get(..4) == Some(&record::AUXTRACE.to_ne_bytes()[..]) {
+            let payload = record
+                .get(8..16)
+                .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or_default()));
+            size = size.saturating_add(usize::try_from(payload).unwrap_or(usize::MAX));
+        }
         if size != record.len() {
             return Err(WriteError::NotOneRecord {
                 header_size: size,
@@ -801,8 +813,82 @@ fn encode_features(f: &Features, attrs: &[EventAttr]) -> Result<Vec<(u32, Vec<u8
         b.u64(last);
         out.push((feature::SAMPLE_TIME, b.0));
     }
+    if let Some(c) = &f.compression {
+        let mut b = Enc::default();
+        for v in [c.version, c.type_, c.level, c.ratio, c.mmap_len] {
+            b.u32(v);
+        }
+        out.push((feature::COMPRESSED, b.0));
+    }
     out.sort_by_key(|(bit, _)| *bit);
     Ok(out)
+}
+
+/// The 16-byte header of a pipe-mode stream (`perf record -o -`): magic and size 16.
+pub fn pipe_header() -> [u8; 16] {
+    let mut h = [0u8; 16];
+    let magic = if cfg!(target_endian = "little") {
+        abi::MAGIC_LE
+    } else {
+        abi::MAGIC_BE
+    };
+    h[..8].copy_from_slice(magic);
+    h[8..].copy_from_slice(&16u64.to_ne_bytes());
+    h
+}
+
+/// PERF_RECORD_HEADER_ATTR: how pipe mode declares an event, its attr then its ids.
+pub fn header_attr_record(attr: &EventAttr) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.bytes(&attr.encode());
+    for &id in &attr.ids {
+        b.u64(id);
+    }
+    frame(record::HEADER_ATTR, 0, b)
+}
+
+/// PERF_RECORD_COMPRESSED (81): a piece of the session's zstd stream. Not padded: the
+/// record's size is the only length of the data, so perf writes records of any size here
+/// (and the records after it unaligned; COMPRESSED2 was made to fix that).
+pub fn compressed_record(data: &[u8]) -> Result<Vec<u8>> {
+    let size = abi::EVENT_HEADER_SIZE + data.len();
+    if size > MAX_RECORD_SIZE {
+        return Err(WriteError::RecordTooLarge {
+            record_type: record::COMPRESSED,
+            size,
+        });
+    }
+    let mut b = Enc(Vec::with_capacity(size));
+    b.u32(record::COMPRESSED);
+    b.u16(0);
+    b.u16(size as u16);
+    b.bytes(data);
+    Ok(b.0)
+}
+
+/// PERF_RECORD_COMPRESSED2 (83): a piece of the zstd stream with its exact size, padded
+/// to 8 bytes.
+pub fn compressed2_record(data: &[u8]) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(data.len() as u64);
+    b.bytes(data);
+    frame(record::COMPRESSED2, 0, b)
+}
+
+/// PERF_RECORD_AUXTRACE with its `payload` (AUX area data) following it: the record's
+/// `size` field says how long the payload is.
+pub fn auxtrace_record(payload: &[u8], idx: u32, tid: u32, cpu: u32) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(payload.len() as u64);
+    b.u64(0); // offset in the AUX buffer
+    b.u64(0); // reference
+    b.u32(idx);
+    b.u32(tid);
+    b.u32(cpu);
+    b.u32(0); // reserved
+    let mut r = frame(record::AUXTRACE, 0, b)?;
+    r.extend_from_slice(payload);
+    Ok(r)
 }
 
 /// PERF_RECORD_COMM: the thread `tid` of `pid` is now called `name` (`exec`: because of an

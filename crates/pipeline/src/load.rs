@@ -2,7 +2,6 @@
 //! a perf.data or folded file shares.
 
 use std::fmt;
-use std::io::Read;
 use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
@@ -176,42 +175,38 @@ fn choose_roles(
 
 /// Reads a perf.data file, `perf script` text or a folded file (one or two counts per line),
 /// told apart by content: the perf.data magic, then a first line that is a `perf script`
-/// sample header (or `perf script --header` comments), then folded text. Warnings (one line each) are pushed to `warnings` as they arise, so they
-/// are there even when reading fails later.
+/// sample header (or `perf script --header` comments), then folded text. Warnings (one line
+/// each) are pushed to `warnings` as they arise, so they are there even when reading fails
+/// later.
 pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
-    let io_error = |source| LoadError::Io {
-        path: options.file.clone(),
-        source,
-    };
+    // One opener for every input: a file or `-` (standard input, spooled), decompressed if
+    // it is gzip, zstd or xz. Standard input can be read once: it is opened here only.
+    let input = cpiflame_perf_data::open_input(&options.file)?;
     // Enough to see the first line whole: a text file whose first line does not end in a
     // count is not folded, and gets perf.data's error (bad magic).
-    let mut head = [0u8; 4096];
-    let n = std::fs::File::open(&options.file)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(io_error)?;
+    let bytes = input.bytes();
+    let n = bytes.len().min(4096);
     // The whole file was read: its last line is complete even without a newline.
-    let mut probe = head[..n].to_vec();
-    if n > 0 && n < head.len() && !probe.ends_with(b"\n") {
+    let mut probe = bytes[..n].to_vec();
+    if n > 0 && n < 4096 && !probe.ends_with(b"\n") {
         probe.push(b'\n');
     }
     if probe.starts_with(b"PERFILE2") || probe.starts_with(b"PERFFILE") {
-        load_perf_data(options, warnings)
+        let file = PerfData::from_input(input)?;
+        load_opened(&file, options, warnings)
     } else if cpiflame_profile::looks_like_perf_script(&probe) {
-        load_perf_script(options)
+        load_perf_script(options, input.bytes())
     } else if cpiflame_profile::looks_folded(&probe) {
-        load_folded(options)
+        load_folded(options, input.bytes())
     } else {
-        load_perf_data(options, warnings)
+        let file = PerfData::from_input(input)?;
+        load_opened(&file, options, warnings)
     }
 }
 
-fn load_folded(options: &LoadOptions) -> Result<Loaded, LoadError> {
+fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
     let source = options.file.display().to_string();
-    let file = std::fs::File::open(&options.file).map_err(|source| LoadError::Io {
-        path: options.file.clone(),
-        source,
-    })?;
-    let profile = read_folded(std::io::BufReader::new(file), &source)?;
+    let profile = read_folded(bytes, &source)?;
     // Folded files carry names only: roles are detected by name.
     let refs: Vec<EventRef<'_>> = profile
         .events
@@ -241,14 +236,10 @@ pub(crate) fn kallsyms_readable(path: Option<&PathBuf>) -> Result<Option<PathBuf
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
 /// column per event, roots and kernel frames as `options` say. Roles are detected by event
 /// name and, where `perf script --header` gave an event's type and config, by encoding too.
-pub fn load_perf_script(options: &LoadOptions) -> Result<Loaded, LoadError> {
+fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
     let source = options.file.display().to_string();
-    let file = std::fs::File::open(&options.file).map_err(|source| LoadError::Io {
-        path: options.file.clone(),
-        source,
-    })?;
     let script = read_perf_script_with(
-        std::io::BufReader::new(file),
+        bytes,
         &source,
         PerfScriptOptions {
             pid: options.pid,
@@ -286,6 +277,15 @@ pub fn load_perf_data(
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
     let file = PerfData::open(&options.file)?;
+    load_opened(&file, options, warnings)
+}
+
+/// Reads an opened perf.data file: every sample unwound and named, collapsed into a profile.
+fn load_opened(
+    file: &PerfData,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Loaded, LoadError> {
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = Resolver::new(
         &file.meta,
@@ -296,7 +296,7 @@ pub fn load_perf_data(
         },
     );
     let (profile, stats) = collapse(
-        &file,
+        file,
         &mut resolver,
         CollapseOptions {
             pid: options.pid,
@@ -339,7 +339,7 @@ pub fn load_perf_data(
         });
     }
 
-    let names = event_names(&file);
+    let names = event_names(file);
     let refs: Vec<EventRef<'_>> = file
         .attrs
         .iter()

@@ -1,0 +1,336 @@
+//! The one way every input is opened: a path or `-` (standard input), compressed or not,
+//! handed back as mapped bytes.
+//!
+//! perf.data, folded and `perf script` text all arrive the same ways: a plain file (mapped
+//! as it is), standard input (`perf record -o - ... | cpiflame render -`: spooled to an
+//! unlinked temporary file, since a pipe can be read only once and the readers want to look
+//! at the start before choosing), or a whole file compressed with gzip, zstd or xz (told apart
+//! by their magic bytes, never by the name: decompressed into an unlinked temporary file).
+//! Either way the reader gets one `&[u8]` over a map, and memory stays that of the page cache.
+//!
+//! A decompression bomb (a small input that decompresses to far more than any real recording
+//! would) is refused: the output may be at most [`MAX_RATIO`] times the input (or
+//! [`MIN_LIMIT`], for tiny inputs). Real perf.data files compress 5 to 50 times.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::{Mmap, MmapMut};
+
+use crate::error::{ErrorKind, ReadError};
+
+/// Most bytes a compressed input may decompress to, per byte of input.
+pub const MAX_RATIO: u64 = 500;
+/// Most bytes a tiny compressed input may decompress to, whatever its size.
+pub const MIN_LIMIT: u64 = 32 << 20;
+/// The largest zstd window accepted for inputs up to this size: the decoder allocates the
+/// window a frame claims, so a small hostile input must not make it allocate a large one.
+/// zstd levels up to 19 (perf's `-z` takes 1 to 22) use windows of at most 8 MiB.
+const SMALL_MAX_WINDOW: u64 = 8 << 20;
+/// The most memory the xz decoder may ask for: `xz -9` asks 65 MiB whatever the input's
+/// size (its dictionary), and real files are compressed so. liblzma allocates the
+/// dictionary up front but only pages written to (at most the output) become resident.
+const XZ_MEMLIMIT: u64 = 128 << 20;
+/// The largest zstd window accepted at all (zstd's level 22).
+const MAX_WINDOW: u64 = 128 << 20;
+
+/// How an input was compressed as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+    Xz,
+}
+
+impl Compression {
+    /// The format of `bytes`, from their magic, if they are compressed.
+    pub fn detect(bytes: &[u8]) -> Option<Compression> {
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(Compression::Zstd)
+        } else if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            Some(Compression::Xz)
+        } else {
+            None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+        }
+    }
+}
+
+/// An opened input: its bytes (decompressed) over a map.
+pub struct Input {
+    path: PathBuf,
+    map: Mmap,
+    compression: Option<Compression>,
+    from_stdin: bool,
+}
+
+impl Input {
+    /// The input's bytes, decompressed.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The path as given, or `<stdin>`: what errors name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How the input was compressed as a whole, if it was.
+    pub fn compression(&self) -> Option<Compression> {
+        self.compression
+    }
+
+    /// True when the input was standard input.
+    pub fn from_stdin(&self) -> bool {
+        self.from_stdin
+    }
+
+    /// Wraps bytes already in memory (the fuzz targets' way in); they are copied into an
+    /// anonymous map and decompressed like a file's.
+    pub fn from_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> Result<Input, ReadError> {
+        let path = path.as_ref().to_path_buf();
+        let io_err = |e: io::Error| error(&path, None, e.into());
+        let mut map = MmapMut::map_anon(bytes.len()).map_err(io_err)?;
+        map.copy_from_slice(bytes);
+        let map = map.make_read_only().map_err(io_err)?;
+        decompress_if_needed(path, map, false)
+    }
+
+    pub(crate) fn into_parts(self) -> (PathBuf, Mmap) {
+        (self.path, self.map)
+    }
+}
+
+/// Opens `path` (`-`: standard input) and maps its content, decompressed.
+pub fn open_input(path: impl AsRef<Path>) -> Result<Input, ReadError> {
+    let path = path.as_ref();
+    if path.as_os_str() == "-" {
+        let name = PathBuf::from("<stdin>");
+        let spooled = spool(&name, io::stdin().lock(), u64::MAX, None)?;
+        return decompress_if_needed(name, spooled, true);
+    }
+    let path = path.to_path_buf();
+    let file = File::open(&path).map_err(|e| error(&path, None, e.into()))?;
+    // SAFETY: the map is read-only; a file truncated under us while mapped would SIGBUS,
+    // which is the same contract perf itself has with its input.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| error(&path, None, e.into()))?;
+    decompress_if_needed(path, map, false)
+}
+
+fn error(path: &Path, offset: Option<u64>, kind: ErrorKind) -> ReadError {
+    ReadError {
+        path: path.to_path_buf(),
+        offset,
+        kind,
+        in_record_stream: false,
+    }
+}
+
+/// The output limit for `input_len` compressed bytes.
+pub(crate) fn output_limit(input_len: u64) -> u64 {
+    input_len.saturating_mul(MAX_RATIO).max(MIN_LIMIT)
+}
+
+/// The largest zstd window (as a power of two) accepted for an input of `input_len` bytes.
+pub(crate) fn window_log(input_len: u64) -> u32 {
+    let window = input_len.clamp(SMALL_MAX_WINDOW, MAX_WINDOW);
+    64 - (window - 1).leading_zeros()
+}
+
+fn decompress_if_needed(path: PathBuf, map: Mmap, from_stdin: bool) -> Result<Input, ReadError> {
+    let Some(compression) = Compression::detect(&map) else {
+        return Ok(Input {
+            path,
+            map,
+            compression: None,
+            from_stdin,
+        });
+    };
+    let limit = output_limit(map.len() as u64);
+    let bomb = Some((compression.name(), limit));
+    let out = match compression {
+        Compression::Gzip => spool(
+            &path,
+            flate2::read::MultiGzDecoder::new(&map[..]),
+            limit,
+            bomb,
+        ),
+        Compression::Zstd => {
+            let log = window_log(map.len() as u64);
+            let decoder = zstd::stream::read::Decoder::with_buffer(&map[..])
+                .and_then(|mut d| d.window_log_max(log).map(|()| d))
+                .map_err(|e| {
+                    error(
+                        &path,
+                        None,
+                        ErrorKind::Decompression {
+                            format: "zstd",
+                            detail: e.to_string(),
+                        },
+                    )
+                })?;
+            spool(&path, decoder, limit, bomb)
+        }
+        Compression::Xz => {
+            // Several concatenated streams, as `xz` reads them; the decoder's memory (the
+            // dictionary the stream claims) is capped.
+            let stream =
+                xz2::stream::Stream::new_stream_decoder(XZ_MEMLIMIT, xz2::stream::CONCATENATED)
+                    .map_err(|e| {
+                        error(
+                            &path,
+                            None,
+                            ErrorKind::Decompression {
+                                format: "xz",
+                                detail: e.to_string(),
+                            },
+                        )
+                    })?;
+            spool(
+                &path,
+                xz2::read::XzDecoder::new_stream(&map[..], stream),
+                limit,
+                bomb,
+            )
+        }
+    }?;
+    Ok(Input {
+        path,
+        map: out,
+        compression: Some(compression),
+        from_stdin,
+    })
+}
+
+/// A counter that keeps temporary file names of one process apart.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A new temporary file, already unlinked: it goes away with the process however that ends.
+pub(crate) fn unlinked_temp_file() -> io::Result<File> {
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = dir.join(format!(".cpiflame-{pid}-{n}.tmp"));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&name)
+        {
+            Ok(file) => {
+                let _ = std::fs::remove_file(&name);
+                return Ok(file);
+            }
+            // Left behind by an earlier process with our pid: try the next name.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1_000_000 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Bytes written to an unlinked temporary file, at most `limit` of them, then mapped.
+pub(crate) struct Spool {
+    path: PathBuf,
+    file: BufWriter<File>,
+    written: u64,
+    limit: u64,
+    exceeded: bool,
+}
+
+impl Spool {
+    pub(crate) fn new(path: &Path, limit: u64) -> Result<Spool, ReadError> {
+        let file = unlinked_temp_file().map_err(|e| error(path, None, ErrorKind::TempFile(e)))?;
+        Ok(Spool {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 16, file),
+            written: 0,
+            limit,
+            exceeded: false,
+        })
+    }
+
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// True when a write was refused for going past the limit.
+    pub(crate) fn exceeded(&self) -> bool {
+        self.exceeded
+    }
+
+    /// The error for a failed copy into the spool: a bomb if the limit was hit.
+    fn failure(&self, e: io::Error, bomb: Option<(&'static str, u64)>) -> ReadError {
+        match bomb {
+            Some((format, limit)) if self.exceeded => error(
+                &self.path,
+                Some(0),
+                ErrorKind::Bomb {
+                    what: format!("the {format} data"),
+                    limit,
+                },
+            ),
+            Some((format, _)) => error(
+                &self.path,
+                None,
+                ErrorKind::Decompression {
+                    format,
+                    detail: e.to_string(),
+                },
+            ),
+            None => error(&self.path, None, e.into()),
+        }
+    }
+
+    /// Maps what was written.
+    pub(crate) fn finish(self) -> Result<Mmap, ReadError> {
+        let path = self.path.clone();
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| error(&path, None, ErrorKind::TempFile(e.into_error())))?;
+        // SAFETY: the file is unlinked and ours alone: nothing else can change it.
+        unsafe { Mmap::map(&file) }.map_err(|e| error(&path, None, ErrorKind::TempFile(e)))
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written + buf.len() as u64 > self.limit {
+            self.exceeded = true;
+            return Err(io::Error::other("decompression limit"));
+        }
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Copies `reader` into a spool of at most `limit` bytes and maps it.
+fn spool(
+    path: &Path,
+    mut reader: impl Read,
+    limit: u64,
+    bomb: Option<(&'static str, u64)>,
+) -> Result<Mmap, ReadError> {
+    let mut out = Spool::new(path, limit)?;
+    match io::copy(&mut reader, &mut out) {
+        Ok(_) => out.finish(),
+        Err(e) => Err(out.failure(e, bomb)),
+    }
+}
