@@ -21,6 +21,9 @@ tools=(
 	useradd:passwd     # faults.rs: the test user
 	id:coreutils
 	mkfifo:coreutils   # unwind's hostile paths
+	xz:xz-utils        # lbr.rs: the expected stacks of the perf 3.8 file
+	nm:binutils        # lbr.rs: the fixture's function addresses
+	cc:gcc             # unwind's in-memory source test builds a tiny C program
 	bash:bash
 	sh:dash
 )

@@ -245,48 +245,9 @@ fn a_compressed_recording_folds_as_its_uncompressed_twin() {
     assert_eq!(sorted_lines(&again), sorted_lines(&folded));
 }
 
+/// `path` compressed whole with zstd (the library the reader uses for `-z`, writing here).
 fn zstd_file(path: &Path) -> Vec<u8> {
-    let out = Command::new("zstd").args(["-q", "-c"]).arg(path).output();
-    match out {
-        Ok(o) if o.status.success() => o.stdout,
-        // Without the tool, a gzip of it made here does as well.
-        _ => flate2_like_gzip(&std::fs::read(path).unwrap()),
-    }
-}
-
-/// A stored (uncompressed) gzip member: enough to test detection by magic without a
-/// compression library in this crate.
-fn flate2_like_gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    for (i, chunk) in bytes.chunks(65535).enumerate() {
-        let last = (i + 1) * 65535 >= bytes.len();
-        out.push(u8::from(last));
-        let n = chunk.len() as u16;
-        out.extend(n.to_le_bytes());
-        out.extend((!n).to_le_bytes());
-        out.extend(chunk);
-    }
-    if bytes.is_empty() {
-        out.extend([1, 0, 0, 0xff, 0xff]);
-    }
-    out.extend(crc32(bytes).to_le_bytes());
-    out.extend((bytes.len() as u32).to_le_bytes());
-    out
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xedb8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+    zstd::encode_all(std::fs::File::open(path).unwrap(), 3).unwrap()
 }
 
 /// Every real file from other machines reads, from its .xz as shipped (whole-file xz
