@@ -49,7 +49,7 @@ pub fn render_classic<W: Write>(
             differential::from_readers(diff_opts, &before[..], &after[..], &mut pair)?;
             let explanation = format!(
                 "width: {} samples of {cycles_event} · red: more cycles than stalls ({}, normalised), blue: more stalls",
-                Thousands(total),
+                Thousands(total.samples),
                 profile.events[s].name
             );
             (pair, explanation)
@@ -60,7 +60,7 @@ pub fn render_classic<W: Write>(
             let explanation = format!(
                 "{}: {} samples · no stall data for this file",
                 cycles_event,
-                Thousands(total)
+                Thousands(total.samples)
             );
             (single, explanation)
         }

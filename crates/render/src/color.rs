@@ -56,6 +56,40 @@ pub fn stall_color(share: Option<f64>) -> Rgb {
     }
 }
 
+// The CPI scale, used when a file has cycles and instructions but no stall event: the same
+// three stops as the stall scale (so red still means "running" and blue "waiting", with the
+// same luminance and contrast properties), placed on a logarithmic CPI axis. CPI is a ratio,
+// so equal factors should look equally far apart: 0.25 → 0.5 is as much a change as 2 → 4.
+// The axis is fixed, not fitted to the file, so a colour means the same CPI in every picture:
+// CPI_LOW (0.25, four instructions a cycle, about the retire width of current x86 and ARM
+// cores) and below is red, 1 is violet, CPI_HIGH (4) and above is blue. The position on the
+// bar is (log2(cpi) - log2(CPI_LOW)) / (log2(CPI_HIGH) - log2(CPI_LOW)), so the legend's
+// `<linearGradient>` with the same stops at 0, ½ and 1 paints the same colours as the frames.
+
+/// CPI at and below which a frame is [`STALL_RED`] (the left end of the CPI scale).
+pub const CPI_LOW: f64 = 0.25;
+/// CPI at and above which a frame is [`STALL_BLUE`] (the right end of the CPI scale).
+pub const CPI_HIGH: f64 = 4.0;
+
+/// Position of `cpi` on the CPI scale, in `[0, 1]`: `(log2(cpi) - log2(CPI_LOW)) /
+/// (log2(CPI_HIGH) - log2(CPI_LOW))`, clamped. `None` for a CPI that is not a positive number
+/// (unknown: no instructions, or no cycles).
+pub fn cpi_position(cpi: f64) -> Option<f64> {
+    if !(cpi > 0.0) || cpi.is_infinite() {
+        return None;
+    }
+    let (lo, hi) = (CPI_LOW.log2(), CPI_HIGH.log2());
+    Some(((cpi.log2() - lo) / (hi - lo)).clamp(0.0, 1.0))
+}
+
+/// The colour for a CPI (cycles per instruction) on the fixed logarithmic scale: red at
+/// [`CPI_LOW`] and below, violet at 1, blue at [`CPI_HIGH`] and above, the stall scale's stops
+/// in between (see [`stall_color`]). Unknown (`None`, NaN, zero, negative or infinite) gives
+/// the same grey as an unknown stall share.
+pub fn cpi_color(cpi: Option<f64>) -> Rgb {
+    stall_color(cpi.and_then(cpi_position))
+}
+
 // The share-change scale of the differential graph: blue (the frame's share of its run's
 // samples shrank) through a light neutral grey (unchanged) to red (grew).
 //
@@ -152,6 +186,22 @@ mod tests {
         assert_eq!(stall_color(Some(f64::NAN)), UNKNOWN_GREY);
         assert_eq!(stall_color(Some(0.25)), Rgb(207, 90, 140));
         assert_eq!(STALL_RED.to_string(), "#ee5046");
+    }
+
+    #[test]
+    fn cpi_scale_is_logarithmic_fixed_and_grey_when_unknown() {
+        assert_eq!(cpi_color(Some(0.25)), STALL_RED);
+        assert_eq!(cpi_color(Some(0.01)), STALL_RED);
+        assert_eq!(cpi_color(Some(1.0)), STALL_MID);
+        assert_eq!(cpi_color(Some(4.0)), STALL_BLUE);
+        assert_eq!(cpi_color(Some(1e9)), STALL_BLUE);
+        // 0.5 is a quarter of the way (one octave of four): the stall colour of 25%.
+        assert_eq!(cpi_position(0.5), Some(0.25));
+        assert_eq!(cpi_color(Some(0.5)), stall_color(Some(0.25)));
+        assert_eq!(cpi_position(2.0), Some(0.75));
+        for unknown in [None, Some(0.0), Some(-1.0), Some(f64::NAN), Some(f64::INFINITY)] {
+            assert_eq!(cpi_color(unknown), UNKNOWN_GREY, "{unknown:?}");
+        }
     }
 
     #[test]

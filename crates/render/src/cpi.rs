@@ -1,26 +1,42 @@
-//! The CPI flame graph: width = cycles samples, colour = inclusive stall share.
+//! The CPI flame graph: width = unhalted cycles, colour = inclusive stall share, or CPI when
+//! there is no stall event but there are instructions.
 
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{FrameId, Profile};
+use cpiflame_profile::{Count, FrameId, Profile};
 
-use crate::color::{stall_color, warm_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
+use crate::color::{
+    cpi_color, stall_color, warm_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED,
+};
 use crate::page::{self, write_origin, Legend, Look, Picture};
-use crate::text::{ratio, Esc, Percent, Thousands};
+use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree};
 use crate::{validate, Options, RenderError};
 
 /// Draws the CPI flame graph of `profile` as SVG.
 ///
-/// Frame width is the number of samples of event column `cycles` in the frame and its
-/// children; siblings are ordered by frame name, then module. Every frame's colour is its
-/// inclusive stall share, `sum(stall period) / sum(cycles period)` over the frame and its
-/// children, on the fixed scale of [`stall_color`](crate::stall_color) (red = not stalled,
-/// purple = half, blue = all stalled). With `stalls == None` a plain flame graph is drawn,
-/// coloured by a hash of the frame name, whose subtitle says there is no stall data.
+/// Frame width is the summed sample period of event column `cycles` (unhalted cycles, not
+/// samples: in frequency mode or with leader-sampled groups samples carry different periods;
+/// with a fixed period the picture is the same as one drawn from samples) in the frame and its
+/// children; siblings are ordered by frame name, then module. The colour depends on the
+/// columns given:
 ///
-/// Frames narrower than `opts.min_width` pixels are left out with their children. The output is
-/// deterministic and carries its own search and click-to-zoom script.
+/// * with `stalls`, every frame's colour is its inclusive stall share, `sum(stall period) /
+///   sum(cycles period)` over the frame and its children, on the fixed scale of
+///   [`stall_color`](crate::stall_color) (red = not stalled, purple = half, blue = all
+///   stalled);
+/// * without `stalls` but with `opts.instructions`, every frame's colour is its inclusive CPI,
+///   `sum(cycles period) / sum(instructions period)`, on the fixed logarithmic scale of
+///   [`cpi_color`](crate::cpi_color) (red = CPI 0.25 or less, violet = 1, blue = 4 or more;
+///   grey when no instructions landed under the frame); the statistics line gives the
+///   overall CPI and IPC, and a legend shows the scale;
+/// * with neither, a plain flame graph is drawn, coloured by a hash of the frame name, whose
+///   statistics line says there is no stall data.
+///
+/// Tooltips give cycles samples and events (the summed period), and with instructions the
+/// frame's instructions, CPI and IPC. Frames narrower than `opts.min_width` pixels are left
+/// out with their children. The output is deterministic and carries its own search and
+/// click-to-zoom script.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
     cycles: usize,
@@ -38,17 +54,34 @@ pub fn render_cpi<W: Write>(
         min_width: opts.min_width,
         inverted: opts.inverted,
     };
+    let colour = match (stalls, opts.instructions) {
+        (Some(_), _) => Colour::Stalls,
+        (None, Some(_)) => Colour::Cpi,
+        (None, None) => Colour::Name,
+    };
     let picture = Cpi {
         profile,
         tree,
         cycles,
         stalls,
         instructions: opts.instructions,
+        colour,
         total,
     };
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
     Ok(())
+}
+
+/// What a frame's colour says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Colour {
+    /// The inclusive stall share.
+    Stalls,
+    /// The inclusive CPI (no stall column, an instructions column).
+    Cpi,
+    /// Nothing: a hash of the name tells frames apart.
+    Name,
 }
 
 struct Cpi<'a> {
@@ -57,11 +90,28 @@ struct Cpi<'a> {
     cycles: usize,
     stalls: Option<usize>,
     instructions: Option<usize>,
-    /// Cycles samples across the full width.
-    total: u64,
+    colour: Colour,
+    /// Cycles counts of the whole profile; the period spans the full width.
+    total: Count,
 }
 
 type CpiNode = Node<FrameId, CpiWeight>;
+
+/// Cycles per instruction from summed periods; `None` without instructions.
+fn cpi(c: &CpiWeight) -> Option<f64> {
+    ratio(c.cycles.period, c.instructions.period)
+}
+
+/// Instructions per cycle from summed periods; `None` without cycles.
+fn ipc(c: &CpiWeight) -> Option<f64> {
+    ratio(c.instructions.period, c.cycles.period)
+}
+
+/// `1.23`, or `n/a`.
+fn two_places(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
+}
 
 impl Picture for Cpi<'_> {
     type Frame = FrameId;
@@ -72,7 +122,7 @@ impl Picture for Cpi<'_> {
     }
 
     fn total(&self) -> u64 {
-        self.total
+        self.total.period
     }
 
     fn name(&self, node: &CpiNode) -> &str {
@@ -81,51 +131,78 @@ impl Picture for Cpi<'_> {
     }
 
     fn fill(&self, node: &CpiNode) -> Rgb {
-        if self.stalls.is_some() {
-            stall_color(ratio(node.total.stalls.period, node.total.cycles.period))
-        } else {
-            warm_color(self.name(node))
+        match self.colour {
+            Colour::Stalls => stall_color(ratio(node.total.stalls.period, node.total.cycles.period)),
+            Colour::Cpi => cpi_color(cpi(&node.total)),
+            Colour::Name => warm_color(self.name(node)),
         }
     }
 
     /// The statistics line: totals of the whole profile.
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()> {
         let cycles_event = &self.profile.events[self.cycles].name;
-        match self.stalls {
-            Some(s) => {
-                let all = self.tree.root();
-                write!(
-                    w,
-                    "cycles: {} samples (event {}) · stalled: {} (event {})",
-                    Thousands(self.total),
-                    Esc(cycles_event),
-                    Percent(ratio(all.stalls.period, all.cycles.period), 1),
-                    Esc(&self.profile.events[s].name)
-                )
-            }
-            None => write!(
+        let all = self.tree.root();
+        match (self.stalls, self.instructions) {
+            (Some(s), _) => write!(
+                w,
+                "cycles: {} samples (event {}) · stalled: {} (event {})",
+                Thousands(self.total.samples),
+                Esc(cycles_event),
+                Percent(ratio(all.stalls.period, all.cycles.period), 1),
+                Esc(&self.profile.events[s].name)
+            ),
+            (None, Some(i)) => write!(
+                w,
+                "cycles: {} samples, {} events (event {}) · instructions: {} events (event {}) · CPI {} · IPC {}",
+                Thousands(self.total.samples),
+                Events(all.cycles.period),
+                Esc(cycles_event),
+                Events(all.instructions.period),
+                Esc(&self.profile.events[i].name),
+                two_places(cpi(all)),
+                two_places(ipc(all)),
+            ),
+            (None, None) => write!(
                 w,
                 "{}: {} samples · no stall data for this file, so colours only tell frames apart",
                 Esc(cycles_event),
-                Thousands(self.total)
+                Thousands(self.total.samples)
             ),
         }
     }
 
     fn legend(&self, width: u32) -> Option<Legend> {
-        self.stalls?;
         let width = f64::from(width);
-        Some(Legend {
-            id: "stall-scale",
-            caption: "cycles stalled:",
-            stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
-            labels: vec![
-                (0.0, "0%".into()),
-                (0.5, "50%".into()),
-                (1.0, "100%".into()),
-            ],
-            bar: if width >= 600.0 { 200.0 } else { width / 3.0 },
-        })
+        let bar = if width >= 600.0 { 200.0 } else { width / 3.0 };
+        let stops = vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)];
+        match self.colour {
+            Colour::Stalls => Some(Legend {
+                id: "stall-scale",
+                caption: "cycles stalled:",
+                stops,
+                labels: vec![
+                    (0.0, "0%".into()),
+                    (0.5, "50%".into()),
+                    (1.0, "100%".into()),
+                ],
+                bar,
+            }),
+            Colour::Cpi => Some(Legend {
+                id: "cpi-scale",
+                caption: "CPI (log scale):",
+                stops,
+                // One label per octave; the ends say that the scale saturates there.
+                labels: vec![
+                    (0.0, format!("≤{CPI_LOW}")),
+                    (0.25, "0.5".into()),
+                    (0.5, "1".into()),
+                    (0.75, "2".into()),
+                    (1.0, format!("≥{CPI_HIGH}")),
+                ],
+                bar,
+            }),
+            Colour::Name => None,
+        }
     }
 
     /// The `<title>` text after the name (the script reads the name back from the first line):
@@ -135,26 +212,32 @@ impl Picture for Cpi<'_> {
             write_origin(w, self.profile.frame(id))?;
         }
         let c = &node.total;
-        let share = Percent(ratio(c.cycles.samples, self.total), 2);
+        // Shares are of the width: unhalted cycles.
+        let share = Percent(ratio(c.cycles.period, self.total.period), 2);
         let samples = Thousands(c.cycles.samples);
-        match self.stalls {
-            Some(_) => write!(
+        let events = Events(c.cycles.period);
+        match self.colour {
+            Colour::Stalls => write!(
                 w,
-                "\ncycles: {samples} samples ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
+                "\ncycles: {samples} samples, {events} events ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
                 Thousands(c.stalls.samples),
                 Percent(ratio(c.stalls.period, c.cycles.period), 1)
             )?,
-            None => write!(w, "\nsamples: {samples} ({share})")?,
+            Colour::Cpi => write!(w, "\ncycles: {samples} samples, {events} events ({share} of all)")?,
+            Colour::Name => write!(w, "\nsamples: {samples}, {events} events ({share})")?,
         }
         if self.instructions.is_some() {
-            // CPI from summed periods: cycles counted per instruction retired in this frame.
+            // CPI and IPC from summed periods: cycles counted per instruction retired in this
+            // frame, children included.
             match c.instructions.period {
-                0 => write!(w, "\ninstructions: none sampled")?,
+                0 => write!(w, "\ninstructions: none sampled · CPI: n/a")?,
                 n => write!(
                     w,
-                    "\ninstructions: {} samples · CPI: {:.2}",
+                    "\ninstructions: {} samples, {} events\nCPI: {} · IPC: {}",
                     Thousands(c.instructions.samples),
-                    c.cycles.period as f64 / n as f64
+                    Events(n),
+                    two_places(cpi(c)),
+                    two_places(ipc(c)),
                 )?,
             }
         }

@@ -1,5 +1,5 @@
-//! The differential CPI flame graph: two runs compared. Width = AFTER's cycles samples, colour
-//! = change of each frame's inclusive share of its run's cycles samples.
+//! The differential CPI flame graph: two runs compared. Width = AFTER's unhalted cycles,
+//! colour = change of each frame's inclusive share of its run's unhalted cycles.
 
 use std::cmp::Ordering;
 use std::io::{self, BufWriter, Write};
@@ -8,7 +8,7 @@ use cpiflame_profile::{Count, FrameId, Profile, Stack};
 
 use crate::color::{diff_color, diff_position, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK};
 use crate::page::{self, write_origin, Legend, Look, Picture, ROW, XPAD};
-use crate::text::{fit_label_tail, ratio, Esc, Percent, Signed, Thousands};
+use crate::text::{fit_label_tail, ratio, Esc, Events, Percent, Signed, Thousands};
 use crate::tree::{self, add, Leaf, Node, Tree, Weight};
 use crate::{check_look, check_profile, DiffOptions, RenderError};
 
@@ -26,24 +26,27 @@ const GONE_PATH_LEFT: f64 = 60.0;
 /// run with the same name at the same place in the call tree (the same function in two
 /// modules) are therefore one frame here.
 ///
-/// * **Width** of a frame is its cycles samples in AFTER (column `a_cycles`), children
-///   included, as in [`render_cpi`](crate::render_cpi).
+/// * **Width** of a frame is its unhalted cycles in AFTER (the summed period of column
+///   `a_cycles`), children included, as in [`render_cpi`](crate::render_cpi).
 /// * **Colour** of every frame, parents included, is the change of the frame's *inclusive*
-///   share of its run's cycles samples: `after_samples / after_total - before_samples /
-///   before_total`, on the fixed scale of [`diff_color`](crate::diff_color): red = grew, blue
+///   share of its run's unhalted cycles (summed cycles periods): `after_cycles / after_total -
+///   before_cycles / before_total`, on the fixed scale of [`diff_color`](crate::diff_color): red = grew, blue
 ///   = shrank, neutral grey = unchanged, square-root compressed and saturating at ±20
 ///   percentage points (a legend shows it). A frame new in AFTER grew from 0. So a parent's
 ///   change is its own (self) change plus the sum of its children's changes, vanished children
 ///   included.
-/// * **Tooltips** give the function, module, both runs' samples and shares, the change in
-///   percentage points and relative to BEFORE, and, when both runs have a stall column
-///   (`b_stalls`, `a_stalls`), the frame's inclusive stall share before → after.
-/// * **Vanished call paths** (cycles samples in BEFORE, none in AFTER) have no width, so they
+/// * **Tooltips** give the function, module, both runs' cycles samples and events (summed
+///   periods) and shares, the change in percentage points and relative to BEFORE, when both
+///   runs have a stall column (`b_stalls`, `a_stalls`) the frame's inclusive stall share
+///   before → after, and when either run has an instructions column
+///   ([`DiffOptions::before_instructions`], [`DiffOptions::after_instructions`]) the frame's
+///   inclusive CPI before → after (`n/a` on a side without instructions there).
+/// * **Vanished call paths** (cycles in BEFORE, none in AFTER) have no width, so they
 ///   are listed under the graph: each maximal vanished subtree with its path and BEFORE share,
 ///   largest first, at most 20 rows and a line counting the rest.
 ///
 /// The subtitle gives both runs' totals and, when either has a stall column, the overall stall
-/// share before → after. Search and click-to-zoom work as in the CPI graph (search shares are
+/// share before → after, and when either has an instructions column, the overall CPI. Search and click-to-zoom work as in the CPI graph (search shares are
 /// of AFTER's samples). The output is deterministic.
 #[allow(clippy::too_many_arguments)]
 pub fn render_diff<W: Write>(
@@ -63,18 +66,31 @@ pub fn render_diff<W: Write>(
             error: Box::new(e),
         }
     };
+    let count = |p: &Profile, i: Option<usize>| {
+        i.filter(|&index| index >= p.events.len())
+            .map_or(Ok(()), |index| {
+                Err(RenderError::NoSuchEvent {
+                    index,
+                    count: p.events.len(),
+                })
+            })
+    };
+    count(before, opts.before_instructions).map_err(side("BEFORE"))?;
+    count(after, opts.after_instructions).map_err(side("AFTER"))?;
     let b_total = check_profile(before, b_cycles, b_stalls).map_err(side("BEFORE"))?;
     let a_total = check_profile(after, a_cycles, a_stalls).map_err(side("AFTER"))?;
     let b = Run {
         profile: before,
         cycles: b_cycles,
         stalls: b_stalls,
+        instructions: opts.before_instructions,
         total: b_total,
     };
     let a = Run {
         profile: after,
         cycles: a_cycles,
         stalls: a_stalls,
+        instructions: opts.after_instructions,
         total: a_total,
     };
     let tree = build(&b, &a);
@@ -103,15 +119,18 @@ struct Run<'a> {
     profile: &'a Profile,
     cycles: usize,
     stalls: Option<usize>,
-    /// Cycles samples of the whole run.
-    total: u64,
+    instructions: Option<usize>,
+    /// Cycles counts of the whole run.
+    total: Count,
 }
 
 impl Run<'_> {
     fn counts(&self, stack: &Stack) -> SideCounts {
+        let column = |e: Option<usize>| e.map_or(Count::default(), |e| stack.counts[e]);
         SideCounts {
             cycles: stack.counts[self.cycles],
-            stalls: self.stalls.map_or(Count::default(), |s| stack.counts[s]),
+            stalls: column(self.stalls),
+            instructions: column(self.instructions),
         }
     }
 }
@@ -122,6 +141,8 @@ struct SideCounts {
     cycles: Count,
     /// Zero when the run has no stall column.
     stalls: Count,
+    /// Zero when the run has no instructions column.
+    instructions: Count,
 }
 
 impl SideCounts {
@@ -129,12 +150,18 @@ impl SideCounts {
         SideCounts {
             cycles: add(self.cycles, other.cycles),
             stalls: add(self.stalls, other.stalls),
+            instructions: add(self.instructions, other.instructions),
         }
     }
 
     /// Inclusive stall share: stall period per cycles period.
     fn stall_share(&self) -> Option<f64> {
         ratio(self.stalls.period, self.cycles.period)
+    }
+
+    /// Inclusive CPI: cycles period per instructions period.
+    fn cpi(&self) -> Option<f64> {
+        ratio(self.cycles.period, self.instructions.period)
     }
 }
 
@@ -153,9 +180,9 @@ impl Weight for DiffWeight {
         }
     }
 
-    /// Widths come from AFTER.
+    /// Widths come from AFTER: its unhalted cycles.
     fn width(&self) -> u64 {
-        self.after.cycles.samples
+        self.after.cycles.period
     }
 }
 
@@ -257,24 +284,31 @@ fn build(b: &Run, a: &Run) -> Tree<Sides, DiffWeight> {
     tree::build(leaves)
 }
 
-/// The roots of the vanished subtrees: nodes with cycles samples in BEFORE and none in AFTER
-/// whose parent has AFTER samples. Largest BEFORE share first, then in tree order.
+/// The roots of the vanished subtrees: nodes with cycles in BEFORE and none in AFTER (summed
+/// periods: AFTER has no width for them) whose parent has AFTER cycles. Largest BEFORE share
+/// first, then in tree order.
 fn gone(tree: &Tree<Sides, DiffWeight>) -> Vec<u32> {
     let nodes = &tree.nodes;
     let mut gone: Vec<u32> = (1..nodes.len())
         .filter(|&i| {
             let n = &nodes[i].total;
-            n.after.cycles.samples == 0
-                && n.before.cycles.samples > 0
-                && nodes[nodes[i].parent as usize].total.after.cycles.samples > 0
+            n.after.cycles.period == 0
+                && n.before.cycles.period > 0
+                && nodes[nodes[i].parent as usize].total.after.cycles.period > 0
         })
         .map(|i| i as u32)
         .collect();
     gone.sort_by(|&x, &y| {
-        let samples = |i: u32| nodes[i as usize].total.before.cycles.samples;
-        samples(y).cmp(&samples(x)).then(x.cmp(&y))
+        let cycles = |i: u32| nodes[i as usize].total.before.cycles.period;
+        cycles(y).cmp(&cycles(x)).then(x.cmp(&y))
     });
     gone
+}
+
+/// `1.23`, or `n/a`.
+fn two_places(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
 }
 
 struct Diff<'a> {
@@ -288,12 +322,16 @@ struct Diff<'a> {
 type DiffNode = Node<Sides, DiffWeight>;
 
 impl Diff<'_> {
-    /// Inclusive shares of the node's run totals: (before, after).
+    /// Inclusive shares of the node's run totals of unhalted cycles: (before, after).
     fn shares(&self, node: &DiffNode) -> (f64, f64) {
         (
-            node.total.before.cycles.samples as f64 / self.before.total as f64,
-            node.total.after.cycles.samples as f64 / self.after.total as f64,
+            node.total.before.cycles.period as f64 / self.before.total.period as f64,
+            node.total.after.cycles.period as f64 / self.after.total.period as f64,
         )
+    }
+
+    fn any_instructions(&self) -> bool {
+        self.before.instructions.is_some() || self.after.instructions.is_some()
     }
 
     fn both_stalls(&self) -> bool {
@@ -328,7 +366,7 @@ impl Picture for Diff<'_> {
     }
 
     fn total(&self) -> u64 {
-        self.after.total
+        self.after.total.period
     }
 
     fn name(&self, node: &DiffNode) -> &str {
@@ -361,14 +399,16 @@ impl Picture for Diff<'_> {
         let (bs, as_) = self.shares(node);
         write!(
             w,
-            "\nbefore: {} samples ({})\nafter: {} samples ({})\nchange: {} points (",
+            "\nbefore: {} samples, {} cycles ({})\nafter: {} samples, {} cycles ({})\nchange: {} points (",
             Thousands(t.before.cycles.samples),
+            Events(t.before.cycles.period),
             Percent(Some(bs), 2),
             Thousands(t.after.cycles.samples),
+            Events(t.after.cycles.period),
             Percent(Some(as_), 2),
             Signed((as_ - bs) * 100.0, 2),
         )?;
-        if t.before.cycles.samples == 0 {
+        if t.before.cycles.period == 0 {
             write!(w, "new in AFTER)")?;
         } else {
             write!(w, "{}% relative)", Signed((as_ / bs - 1.0) * 100.0, 1))?;
@@ -385,6 +425,15 @@ impl Picture for Diff<'_> {
                 write!(w, " ({} points)", Signed((a - b) * 100.0, 1))?;
             }
         }
+        if self.any_instructions() {
+            let cpi = |run: &Run, c: &SideCounts| run.instructions.and_then(|_| c.cpi());
+            write!(
+                w,
+                "\nCPI: {} → {}",
+                two_places(cpi(&self.before, &t.before)),
+                two_places(cpi(&self.after, &t.after))
+            )?;
+        }
         Ok(())
     }
 
@@ -394,8 +443,8 @@ impl Picture for Diff<'_> {
         write!(
             w,
             "before: {} samples · after: {} samples (",
-            Thousands(self.before.total),
-            Thousands(self.after.total)
+            Thousands(self.before.total.samples),
+            Thousands(self.after.total.samples)
         )?;
         if b_event == a_event {
             write!(w, "event {})", Esc(a_event))?;
@@ -411,6 +460,16 @@ impl Picture for Diff<'_> {
                 " · stalled: {} → {}",
                 Percent(share(&self.before, &root.before), 1),
                 Percent(share(&self.after, &root.after), 1)
+            )?;
+        }
+        if self.any_instructions() {
+            let cpi = |run: &Run, c: &SideCounts| run.instructions.and_then(|_| c.cpi());
+            let root = self.tree.root();
+            write!(
+                w,
+                " · CPI: {} → {}",
+                two_places(cpi(&self.before, &root.before)),
+                two_places(cpi(&self.after, &root.after))
             )?;
         }
         Ok(())
@@ -460,8 +519,9 @@ impl Picture for Diff<'_> {
     fn write_section<O: Write>(&self, w: &mut O, top: u32, width: u32) -> io::Result<()> {
         let nodes = &self.tree.nodes;
         let b_total = self.before.total;
-        let before_of = |i: u32| nodes[i as usize].total.before.cycles.samples;
-        let share = |samples: u64| Percent(ratio(samples, b_total), 2);
+        // Shares of BEFORE's unhalted cycles, as the frames' shares are.
+        let before_of = |i: u32| nodes[i as usize].total.before.cycles.period;
+        let share = |cycles: u64| Percent(ratio(cycles, b_total.period), 2);
         let all: u64 = self
             .gone
             .iter()
@@ -494,8 +554,9 @@ impl Picture for Diff<'_> {
             }
             write!(
                 w,
-                "\nbefore: {} samples ({})\nafter: no cycles samples",
-                Thousands(before_of(i)),
+                "\nbefore: {} samples, {} cycles ({})\nafter: no cycles samples",
+                Thousands(nodes[i as usize].total.before.cycles.samples),
+                Events(before_of(i)),
                 share(before_of(i))
             )?;
             if self.before.stalls.is_some() {
@@ -517,7 +578,7 @@ impl Picture for Diff<'_> {
         if self.gone.len() > GONE_ROWS {
             y += ROW;
             let rest = &self.gone[GONE_ROWS..];
-            let samples = rest
+            let cycles = rest
                 .iter()
                 .fold(0u64, |s, &i| s.saturating_add(before_of(i)));
             writeln!(
@@ -525,7 +586,7 @@ impl Picture for Diff<'_> {
                 r#"<text x="{:.1}" y="{y}">+{} more, {} of BEFORE together</text>"#,
                 XPAD + GONE_PATH_LEFT,
                 rest.len(),
-                share(samples)
+                share(cycles)
             )?;
         }
         writeln!(w, "</g>")
@@ -586,16 +647,14 @@ mod tests {
             profile,
             cycles: 0,
             stalls: None,
+            instructions: None,
             total,
         };
-        let (b, a) = (
-            run(&before, before.total(0).samples),
-            run(&after, after.total(0).samples),
-        );
+        let (b, a) = (run(&before, before.total(0)), run(&after, after.total(0)));
         let tree = build(&b, &a);
-        let (bt, at) = (b.total as f64, a.total as f64);
+        let (bt, at) = (b.total.period as f64, a.total.period as f64);
         let change = |w: &DiffWeight| {
-            w.after.cycles.samples as f64 / at - w.before.cycles.samples as f64 / bt
+            w.after.cycles.period as f64 / at - w.before.cycles.period as f64 / bt
         };
         let nodes = &tree.nodes;
         assert_eq!(change(&nodes[0].total), 0.0);

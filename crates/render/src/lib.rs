@@ -2,14 +2,16 @@
 //!
 //! Three pictures are drawn:
 //!
-//! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the number of
-//!   unhalted-cycles samples that landed in the frame (children included), frame colour is the
-//!   share of those cycles that were stalled, on a fixed red (working) to blue (stalled) scale.
-//!   Every frame is coloured by its *inclusive* share, not only leaves.
+//! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the unhalted
+//!   cycles (summed sample periods of the cycles event) that landed in the frame (children
+//!   included), frame colour is the share of those cycles that were stalled, on a fixed red
+//!   (working) to blue (stalled) scale, or, with cycles and instructions but no stall event,
+//!   the frame's CPI on a fixed logarithmic red (0.25) to blue (4) scale. Every frame is
+//!   coloured by its *inclusive* numbers, not only leaves.
 //! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
 //!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
-//! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's cycles
-//!   samples, frame colour the change of the frame's inclusive share of its run's samples, on a
+//! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's unhalted
+//!   cycles, frame colour the change of the frame's inclusive share of its run's cycles, on a
 //!   fixed blue (shrank) to red (grew) scale; stacks gone in AFTER are listed under the graph.
 //!
 //! All write a self-contained SVG (with an embedded script for search and zoom) to any
@@ -30,11 +32,11 @@ mod tree;
 
 use std::io;
 
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Count, Profile};
 
 pub use classic::render_classic;
 pub use color::{
-    diff_color, stall_color, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE,
+    cpi_color, cpi_position, diff_color, stall_color, CPI_HIGH, CPI_LOW, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE,
     STALL_MID, STALL_RED,
 };
 pub use cpi::render_cpi;
@@ -58,8 +60,9 @@ pub struct Options {
     pub min_width: f64,
     /// Icicle layout: the root at the top and stacks growing downwards.
     pub inverted: bool,
-    /// Event column of retired instructions, if recorded (`--with-instructions`): tooltips
-    /// then give each frame's CPI (cycles period / instructions period).
+    /// Event column of retired instructions, if recorded: tooltips then give each frame's CPI
+    /// (cycles period / instructions period) and IPC; without a stall column, the CPI also
+    /// gives the colour (see [`render_cpi`]).
     pub instructions: Option<usize>,
 }
 
@@ -90,6 +93,11 @@ pub struct DiffOptions {
     pub min_width: f64,
     /// Icicle layout: the root at the top and stacks growing downwards.
     pub inverted: bool,
+    /// Event column of retired instructions in the BEFORE profile, if recorded: tooltips and
+    /// the statistics line then give CPI before → after.
+    pub before_instructions: Option<usize>,
+    /// Event column of retired instructions in the AFTER profile, if recorded.
+    pub after_instructions: Option<usize>,
 }
 
 impl Default for DiffOptions {
@@ -100,6 +108,8 @@ impl Default for DiffOptions {
             width: 1200,
             min_width: 0.1,
             inverted: false,
+            before_instructions: None,
+            after_instructions: None,
         }
     }
 }
@@ -110,7 +120,8 @@ pub enum RenderError {
     /// An event column index is outside [`Profile::events`].
     #[error("event column {index} does not exist: the profile has {count} event column(s)")]
     NoSuchEvent { index: usize, count: usize },
-    /// The event that gives frame widths has no samples, so there is nothing to draw.
+    /// The event that gives frame widths has no samples (or only samples of period 0), so
+    /// there is nothing to draw.
     #[error("no samples of event `{event}` in the profile: there is nothing to draw")]
     NoSamples { event: String },
     /// [`Options::width`] is below [`MIN_IMAGE_WIDTH`].
@@ -136,13 +147,13 @@ pub enum RenderError {
 }
 
 /// Checks options and event indexes shared by [`render_cpi`] and [`render_classic`]; returns
-/// the total samples of the `cycles` column.
+/// the totals of the `cycles` column.
 fn validate(
     profile: &Profile,
     cycles: usize,
     stalls: Option<usize>,
     opts: &Options,
-) -> Result<u64, RenderError> {
+) -> Result<Count, RenderError> {
     check_look(opts.width, opts.min_width)?;
     let count = profile.events.len();
     if let Some(index) = opts.instructions.filter(|&i| i >= count) {
@@ -162,13 +173,13 @@ fn check_look(width: u32, min_width: f64) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// Checks event indexes and the profile's invariants; returns the total samples of the
-/// `cycles` column, which must not be zero.
+/// Checks event indexes and the profile's invariants; returns the totals of the `cycles`
+/// column, whose period (the full width of the picture) must not be zero.
 fn check_profile(
     profile: &Profile,
     cycles: usize,
     stalls: Option<usize>,
-) -> Result<u64, RenderError> {
+) -> Result<Count, RenderError> {
     let count = profile.events.len();
     for index in std::iter::once(cycles).chain(stalls) {
         if index >= count {
@@ -176,7 +187,7 @@ fn check_profile(
         }
     }
     let n_frames = profile.frames.len();
-    let mut total: u64 = 0;
+    let mut total = Count::default();
     for (i, stack) in profile.stacks.iter().enumerate() {
         if stack.counts.len() < count {
             return Err(RenderError::MalformedProfile(format!(
@@ -189,9 +200,10 @@ fn check_profile(
                 "stack {i} refers to frame {id} but there are only {n_frames} frame(s)"
             )));
         }
-        total = total.saturating_add(stack.counts[cycles].samples);
+        total = tree::add(total, stack.counts[cycles]);
     }
-    if total == 0 {
+    // Widths are periods: a column of samples that all carry period 0 has nothing to draw.
+    if total.samples == 0 || total.period == 0 {
         return Err(RenderError::NoSamples {
             event: profile.events[cycles].name.clone(),
         });

@@ -122,6 +122,34 @@ impl fmt::Display for Label<'_> {
     }
 }
 
+/// Displays an event count (a summed sample period: cycles, instructions) with an SI prefix
+/// and three significant digits (`950`, `12.3 k`, `2.50 G`), as counts of events are huge and
+/// only their magnitude and first digits are read.
+pub(crate) struct Events(pub(crate) u64);
+
+impl fmt::Display for Events {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const PREFIXES: [&str; 6] = ["k", "M", "G", "T", "P", "E"];
+        if self.0 < 1000 {
+            return write!(f, "{}", self.0);
+        }
+        let mut v = self.0 as f64;
+        let mut i = 0;
+        while v >= 999.5 && i < PREFIXES.len() {
+            v /= 1000.0;
+            i += 1;
+        }
+        let decimals = if v >= 99.95 {
+            0
+        } else if v >= 9.995 {
+            1
+        } else {
+            2
+        };
+        write!(f, "{v:.decimals$} {}", PREFIXES[i.saturating_sub(1)])
+    }
+}
+
 /// Displays a ratio as a percentage with `decimals` digits, or `n/a` when there is none.
 pub(crate) struct Percent(pub(crate) Option<f64>, pub(crate) usize);
 
@@ -174,6 +202,23 @@ mod tests {
         assert_eq!(Esc("plain").to_string(), "plain");
         assert_eq!(Esc("").to_string(), "");
         assert_eq!(Esc("é<").to_string(), "é&lt;");
+    }
+
+    #[test]
+    fn events_get_si_prefixes() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1.00 k"),
+            (12_345, "12.3 k"),
+            (999_499, "999 k"),
+            (999_500, "1.00 M"),
+            (2_500_000_000, "2.50 G"),
+            (u64::MAX, "18.4 E"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(Events(n).to_string(), text);
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ use cpiflame_profile::{Count, FrameId, Profile, Stack};
 pub(crate) trait Weight: Copy + Default + PartialEq {
     /// `self + other`, saturating.
     fn plus(self, other: Self) -> Self;
-    /// Width of the frame in samples, used to lay children out from their parent's left edge.
+    /// Width of the frame in width units (summed cycles periods: unhalted cycles), used to
+    /// lay children out from their parent's left edge.
     fn width(&self) -> u64;
 }
 
@@ -54,7 +55,7 @@ pub(crate) struct Node<F, W> {
     pub(crate) parent: u32,
     /// One past the index of the node's last descendant: its subtree is `index..end`.
     pub(crate) end: u32,
-    /// Offset of the node's left edge, in width samples from the left of the graph.
+    /// Offset of the node's left edge, in width units from the left of the graph.
     pub(crate) start: u64,
     /// Counts of the node, children included.
     pub(crate) total: W,
@@ -156,7 +157,7 @@ pub(crate) fn build<L: Leaf>(mut leaves: Vec<L>) -> Tree<L::Frame, L::Weight> {
         p.end = p.end.max(end);
     }
     // A forwards pass lays children out left to right from their parent's left edge; the
-    // parent's own samples are the space left over on the right.
+    // parent's own width is the space left over on the right.
     let mut cursor: Vec<u64> = vec![0; nodes.len()];
     for i in 1..nodes.len() {
         let p = nodes[i].parent as usize;
@@ -208,7 +209,9 @@ pub(crate) fn name_ranks(profiles: &[&Profile]) -> Vec<Vec<u32>> {
 /// What a node of the CPI graph accumulates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CpiWeight {
-    /// Cycles counts: the width (samples) and the denominator of the stall share (period).
+    /// Cycles counts: the period is the width (unhalted cycles, not samples: in frequency
+    /// mode or a leader-sampled group samples carry different periods) and the denominator of
+    /// the stall share and the CPI.
     pub(crate) cycles: Count,
     /// Stall counts (zero when there is no stall event).
     pub(crate) stalls: Count,
@@ -226,7 +229,7 @@ impl Weight for CpiWeight {
     }
 
     fn width(&self) -> u64 {
-        self.cycles.samples
+        self.cycles.period
     }
 }
 
@@ -259,9 +262,10 @@ impl Leaf for CpiLeaf<'_> {
 }
 
 /// Builds the CPI call tree of `cycles` (and `stalls`, `instructions`) counts. Frame ids must
-/// be valid (checked by the caller). Stacks with neither cycles nor stall counts are skipped;
-/// stacks with stall counts but no cycles samples are kept (no width, but counted in their
-/// ancestors).
+/// be valid (checked by the caller). Stacks with no cycles, stall or instructions counts are
+/// skipped; stacks with stall or instructions counts but no cycles are kept (no width, but
+/// counted in their ancestors: when cycles and instructions are sampled independently, the
+/// instructions that landed where no cycles sample did still belong to the ancestors' CPI).
 pub(crate) fn build_cpi(
     profile: &Profile,
     cycles: usize,
@@ -273,8 +277,11 @@ pub(crate) fn build_cpi(
     let leaves = profile
         .stacks
         .iter()
-        // As before the builder was shared: a stack counts when it has cycles or stalls.
-        .filter(|s| s.counts[cycles] != Count::default() || count(s, stalls) != Count::default())
+        .filter(|s| {
+            s.counts[cycles] != Count::default()
+                || count(s, stalls) != Count::default()
+                || count(s, instructions) != Count::default()
+        })
         .map(|stack| CpiLeaf {
             stack,
             ranks: &ranks,
@@ -334,8 +341,9 @@ mod tests {
                 (
                     n.frame.map_or("all", |f| p.frame(f).name.as_str()),
                     n.depth,
-                    n.start,
-                    n.total.cycles.samples,
+                    // Widths are periods, 10 per sample here.
+                    n.start / 10,
+                    n.total.cycles.period / 10,
                 )
             })
             .collect();

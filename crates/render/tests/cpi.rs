@@ -25,13 +25,17 @@ fn parent_width_is_children_plus_self_and_children_are_packed_from_the_left() {
     let app = svg.one("app");
     let parent = svg.one("parent");
     let (a, b) = (svg.one("A"), svg.one("B"));
-    assert_eq!((all.n, app.n, parent.n, a.n, b.n), (45, 45, 45, 10, 30));
-    // parent = children (10 + 30) + self (5).
+    // Widths are summed cycles periods (100 per sample here).
+    assert_eq!(
+        (all.n, app.n, parent.n, a.n, b.n),
+        (4500, 4500, 4500, 1000, 3000)
+    );
+    // parent = children (1000 + 3000) + self (500).
     let kids: u64 = svg.children(parent).iter().map(|f| f.n).sum();
-    assert_eq!(parent.n, kids + 5);
+    assert_eq!(parent.n, kids + 500);
     // Children sorted by name, laid out from the parent's left edge.
-    assert_eq!((a.s, b.s), (parent.s, parent.s + 10));
-    // Pixel geometry follows the sample arithmetic: 1180 px for 45 samples.
+    assert_eq!((a.s, b.s), (parent.s, parent.s + 1000));
+    // Pixel geometry follows the arithmetic: 1180 px for 45 samples of one fixed period.
     let px = 1180.0 / 45.0;
     assert!((all.width - 1180.0).abs() < 0.006);
     assert!((b.x - (10.0 + 10.0 * px)).abs() < 0.006);
@@ -67,7 +71,7 @@ fn colours_are_inclusive_stall_shares_on_the_fixed_scale() {
     assert_eq!(parent.fill, stall_color(Some(0.25)).to_string());
     assert_eq!(parent.fill, "#cf5a8c");
     assert!(parent.title.contains("stalled: 25.0% of cycles"));
-    assert!(parent.title.contains("cycles: 40 samples (100.00% of all)"));
+    assert!(parent.title.contains("cycles: 40 samples, 4.00 k events (100.00% of all)"));
     assert!(svg.one("A").title.contains("stalls: 10 samples"));
 }
 
@@ -94,7 +98,7 @@ fn stalls_without_cycles_have_no_width_but_count_in_totals() {
         .build();
     let svg = parse(&render(&p, 0, Some(1), &opts()), false);
     assert!(svg.named("wait").is_empty());
-    assert_eq!(svg.one("all").n, 100);
+    assert_eq!(svg.one("all").n, 1000);
     assert_eq!(
         svg.subtitle,
         "cycles: 100 samples (event cycles) · stalled: 50.0% (event stalls)"
@@ -227,7 +231,7 @@ fn single_event_mode_is_a_plain_flame_graph() {
     );
     assert!(!raw.contains("stall-scale"), "no legend without stalls");
     let work = svg.one("work");
-    assert_eq!(work.title, "work\nsamples: 3 (75.00%)");
+    assert_eq!(work.title, "work\nsamples: 3, 3.00 M events (75.00%)");
     // Warm, name-hashed colours: red-dominant, and the same name gives the same colour.
     let rgb = |hex: &str| -> (u8, u8, u8) {
         let v = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex");

@@ -45,7 +45,7 @@ fn colour_is_the_change_of_the_inclusive_share() {
     assert_eq!(hot.fill, "#ec645a");
     assert_eq!(
         hot.title,
-        "hot\nbefore: 100 samples (25.00%)\nafter: 320 samples (40.00%)\nchange: +15.00 points (+60.0% relative)"
+        "hot\nbefore: 100 samples, 100 cycles (25.00%)\nafter: 320 samples, 320 cycles (40.00%)\nchange: +15.00 points (+60.0% relative)"
     );
     // cold: 75% -> 60%, -15 points, on the blue side.
     let cold = svg.one("cold");
@@ -81,8 +81,8 @@ fn an_unchanged_share_is_neutral_even_when_the_totals_differ() {
             f.title
         );
     }
-    assert!(svg.one("a").title.contains("before: 30 samples (25.00%)"));
-    assert!(svg.one("a").title.contains("after: 60 samples (25.00%)"));
+    assert!(svg.one("a").title.contains("before: 30 samples, 30 cycles (25.00%)"));
+    assert!(svg.one("a").title.contains("after: 60 samples, 60 cycles (25.00%)"));
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn a_new_frame_grew_from_zero_by_its_after_share() {
     assert_eq!(change(fresh), 20.0);
     assert!(fresh
         .title
-        .contains("before: 0 samples (0.00%)\nafter: 40 samples (20.00%)\nchange: +20.00 points (new in AFTER)"));
+        .contains("before: 0 samples, 0 cycles (0.00%)\nafter: 40 samples, 40 cycles (20.00%)\nchange: +20.00 points (new in AFTER)"));
     assert_eq!(fresh.fill, diff_color(0.20).to_string());
     assert_eq!(fresh.fill, DIFF_GREW.to_string(), "20 points saturate");
     let tiny = svg.one("tiny");
@@ -186,7 +186,7 @@ fn vanished_stacks_are_listed_with_their_before_share_largest_first() {
     );
     assert!(rows[1]
         .title
-        .starts_with("app;main;old\nbefore: 25 samples (25.00%)\nafter: no cycles samples"));
+        .starts_with("app;main;old\nbefore: 25 samples, 25 cycles (25.00%)\nafter: no cycles samples"));
     assert!(more.is_none());
     let svg = parse(&raw, false);
     for gone in ["old", "deeper", "legacy_init"] {
@@ -275,7 +275,7 @@ fn frames_are_matched_by_name_along_the_path_across_files() {
     let work = svg.one("work");
     assert!(
         work.title
-            .starts_with("work\nmodule: bench-v2\nmodule in BEFORE: bench-v1\nbefore: 30 samples (75.00%)\nafter: 60 samples (75.00%)"),
+            .starts_with("work\nmodule: bench-v2\nmodule in BEFORE: bench-v1\nbefore: 30 samples, 30 cycles (75.00%)\nafter: 60 samples, 60 cycles (75.00%)"),
         "{}",
         work.title
     );
@@ -415,7 +415,8 @@ fn output_is_deterministic_and_independent_of_input_order() {
     );
     // The two a's of one run are one frame (matched by name).
     let svg = parse(&once, false);
-    assert_eq!(svg.one("a").n, 18);
+    // Widths are AFTER's summed periods (the scale multiplies samples only): 40 + 10 + 10.
+    assert_eq!(svg.one("a").n, 60);
 }
 
 #[test]
@@ -475,11 +476,11 @@ fn inverted_puts_the_root_on_top_and_keeps_the_list_under_the_frames() {
 #[test]
 fn min_width_drops_narrow_frames_but_not_from_the_totals() {
     let before = Builder::new(&["cycles"])
-        .stack("app;big", &[(5_000, 1)])
-        .stack("app;tiny", &[(5_000, 1)])
+        .stack("app;big", &[(5_000, 5_000)])
+        .stack("app;tiny", &[(5_000, 5_000)])
         .build();
     let after = Builder::new(&["cycles"])
-        .stack("app;big", &[(9_999, 1)])
+        .stack("app;big", &[(9_999, 9_999)])
         .stack("app;tiny", &[(1, 1)])
         .build();
     let o = DiffOptions {

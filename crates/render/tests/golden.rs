@@ -138,10 +138,12 @@ fn diff_graph_matches_golden_file() {
         width: 800,
         min_width: 0.0,
         inverted: false,
+        ..DiffOptions::default()
     };
     let svg = render_diff_svg(&profile(), Some(1), &after_profile(), Some(1), &opts);
     let parsed = parse(&svg, false);
-    assert_eq!(parsed.one("all").n, 80);
+    // Widths are summed periods: 80 samples of period 2,000.
+    assert_eq!(parsed.one("all").n, 160_000);
     let (_, rows, _) = gone_section(&svg);
     assert_eq!(rows[0].label, "bench<1>;main;compute");
     check("diff.svg", &svg);
