@@ -153,14 +153,15 @@ impl Picture for Cpi<'_> {
             ),
             (None, Some(i)) => write!(
                 w,
-                "cycles: {} samples, {} events (event {}) · instructions: {} events (event {}) · CPI {} · IPC {}",
+                // CPI first: the line is long and is cut on narrow images.
+                "CPI {} · IPC {} · cycles: {} samples, {} events (event {}) · instructions: {} events (event {})",
+                two_places(cpi(all)),
+                two_places(ipc(all)),
                 Thousands(self.total.samples),
                 Events(all.cycles.period),
                 Esc(cycles_event),
                 Events(all.instructions.period),
                 Esc(&self.profile.events[i].name),
-                two_places(cpi(all)),
-                two_places(ipc(all)),
             ),
             (None, None) => write!(
                 w,

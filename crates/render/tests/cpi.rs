@@ -3,7 +3,9 @@
 mod common;
 
 use common::{opts, parse, render, Builder};
-use cpiflame_render::{render_cpi, stall_color, Options, RenderError, STALL_BLUE, STALL_RED};
+use cpiflame_render::{
+    cpi_color, cpi_position, render_cpi, stall_color, Options, RenderError, STALL_BLUE, STALL_RED,
+};
 
 /// cycles = event 0, stalls = event 1; counts are (samples, period).
 fn two_children() -> cpiflame_profile::Profile {
@@ -395,4 +397,137 @@ fn instructions_give_each_frame_its_cpi() {
     // Without the option, no CPI line.
     let plain = parse(&render(&p, 0, Some(1), &opts()), false);
     assert!(!plain.one("A").title.contains("CPI"));
+}
+
+/// cycles = event 0, instructions = event 1, no stall column; counts are (samples, period).
+fn cycles_and_instructions() -> cpiflame_profile::Profile {
+    Builder::new(&["cycles", "instructions"])
+        // fast: 4,000 cycles, 16,000 instructions: CPI 0.25 (red end).
+        .stack("app;main;fast", &[(4, 4_000), (16, 16_000)])
+        // slow: 8,000 cycles, 1,000 instructions: CPI 8 (beyond the blue end).
+        .stack("app;main;slow", &[(8, 8_000), (1, 1_000)])
+        // mid: 3,000 cycles, 2,000 instructions: CPI 1.5.
+        .stack("app;main;mid", &[(3, 3_000), (2, 2_000)])
+        // blind: cycles but no instructions anywhere under it: unknown.
+        .stack("app;main;blind", &[(1, 1_000), (0, 0)])
+        // Instructions where no cycles sample landed: no width, but in main's CPI.
+        .stack("app;main;unseen", &[(0, 0), (1, 1_000)])
+        .build()
+}
+
+fn cpi_opts() -> Options {
+    Options {
+        instructions: Some(1),
+        ..opts()
+    }
+}
+
+#[test]
+fn without_stalls_colour_is_the_inclusive_cpi_on_the_log_scale() {
+    let p = cycles_and_instructions();
+    let raw = render(&p, 0, None, &cpi_opts());
+    let svg = parse(&raw, false);
+    // Every drawn frame: the colour of its inclusive CPI, by hand.
+    let expected = [
+        ("fast", Some(4_000.0 / 16_000.0)),
+        ("slow", Some(8_000.0 / 1_000.0)),
+        ("mid", Some(3_000.0 / 2_000.0)),
+        ("blind", None),
+        // main = all four children + the instructions-only stack.
+        ("main", Some(16_000.0 / 20_000.0)),
+        ("app", Some(16_000.0 / 20_000.0)),
+        ("all", Some(16_000.0 / 20_000.0)),
+    ];
+    assert_eq!(svg.frames.len(), expected.len());
+    for (name, cpi) in expected {
+        assert_eq!(svg.one(name).fill, cpi_color(cpi).to_string(), "{name}");
+    }
+    assert_eq!(svg.one("fast").fill, STALL_RED.to_string());
+    assert_eq!(svg.one("slow").fill, STALL_BLUE.to_string());
+    assert_eq!(svg.one("blind").fill, "#bebebe");
+    // CPI 1.5 is log2(1.5)+2 = 2.585 octaves of 4 along the scale: past violet, towards blue.
+    let t = (1.5f64.log2() + 2.0) / 4.0;
+    assert_eq!(cpi_position(1.5), Some(t));
+    assert_eq!(svg.one("mid").fill, stall_color(Some(t)).to_string());
+    assert!(svg.named("unseen").is_empty(), "no cycles, no width");
+    // Widths are cycles periods.
+    assert_eq!(svg.one("all").n, 16_000);
+}
+
+#[test]
+fn cpi_tooltips_give_cycles_instructions_cpi_and_ipc() {
+    let p = cycles_and_instructions();
+    let svg = parse(&render(&p, 0, None, &cpi_opts()), false);
+    assert_eq!(
+        svg.one("mid").title,
+        "mid\ncycles: 3 samples, 3.00 k events (18.75% of all)\ninstructions: 2 samples, 2.00 k events\nCPI: 1.50 · IPC: 0.67"
+    );
+    assert_eq!(
+        svg.one("blind").title,
+        "blind\ncycles: 1 samples, 1.00 k events (6.25% of all)\ninstructions: none sampled · CPI: n/a"
+    );
+    assert!(svg
+        .one("main")
+        .title
+        .ends_with("instructions: 20 samples, 20.0 k events\nCPI: 0.80 · IPC: 1.25"));
+}
+
+#[test]
+fn cpi_subtitle_and_legend() {
+    let p = cycles_and_instructions();
+    let raw = render(&p, 0, None, &cpi_opts());
+    let svg = parse(&raw, false);
+    assert_eq!(
+        svg.subtitle,
+        "CPI 0.80 · IPC 1.25 · cycles: 16 samples, 16.0 k events (event cycles) · instructions: 20.0 k events (event instructions)"
+    );
+    assert!(raw.contains(r#"fill="url(#cpi-scale)""#));
+    assert!(!raw.contains("stall-scale"));
+    assert!(svg.texts.iter().any(|t| t == "CPI (log scale):"));
+    for label in ["≤0.25", "0.5", "1", "2", "≥4"] {
+        assert!(svg.texts.iter().any(|t| t == label), "legend label {label}");
+    }
+    // The gradient has the scale's stops: red at 0, violet (CPI 1) at the middle, blue at 1.
+    assert!(raw.contains(r##"<linearGradient id="cpi-scale" x1="0" y1="0" x2="1" y2="0"><stop offset="0" stop-color="#ee5046"/><stop offset="0.5" stop-color="#b064d2"/><stop offset="1" stop-color="#4682f0"/></linearGradient>"##));
+}
+
+#[test]
+fn with_a_stall_pair_colour_stays_the_stall_share_and_cpi_is_in_tooltips() {
+    let p = Builder::new(&["cycles", "stalls", "instructions"])
+        .stack("app;a", &[(10, 1_000), (5, 250), (4, 4_000)])
+        .build();
+    let svg = parse(&render(&p, 0, Some(1), &Options { instructions: Some(2), ..opts() }), false);
+    let a = svg.one("a");
+    assert_eq!(a.fill, stall_color(Some(0.25)).to_string());
+    assert!(a.title.ends_with("CPI: 0.25 · IPC: 4.00"), "{}", a.title);
+    assert!(svg.subtitle.contains("stalled: 25.0%"));
+}
+
+#[test]
+fn widths_are_cycles_periods_not_samples() {
+    // Frequency mode: few long samples in `idle_loop`, many short ones in `busy`.
+    let p = Builder::new(&["cycles"])
+        .stack("app;busy", &[(90, 9_000)])
+        .stack("app;idle_loop", &[(10, 27_000)])
+        .build();
+    let svg = parse(&render(&p, 0, None, &opts()), false);
+    let (busy, idle) = (svg.one("busy"), svg.one("idle_loop"));
+    assert_eq!((busy.n, idle.n), (9_000, 27_000));
+    assert!((idle.width - 3.0 * busy.width).abs() < 0.01);
+    assert!(idle.title.contains("samples: 10, 27.0 k events (75.00%)"));
+}
+
+#[test]
+fn cpi_picture_is_byte_identical_across_runs_and_input_order() {
+    let p = cycles_and_instructions();
+    let once = render(&p, 0, None, &cpi_opts());
+    assert_eq!(once, render(&p, 0, None, &cpi_opts()));
+    let mut reversed = Builder::new(&["cycles", "instructions"]);
+    reversed
+        .stack("app;main;unseen", &[(0, 0), (1, 1_000)])
+        .stack("app;main;blind", &[(1, 1_000), (0, 0)])
+        .stack("app;main;mid", &[(3, 3_000), (2, 2_000)])
+        .stack("app;main;slow", &[(8, 8_000), (1, 1_000)])
+        .stack("app;main;fast", &[(4, 4_000), (16, 16_000)]);
+    assert_eq!(once, render(&reversed.build(), 0, None, &cpi_opts()));
 }
