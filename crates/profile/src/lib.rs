@@ -28,6 +28,7 @@ pub use perf_script::{
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
-    diff_frames, top_frames, totals, write_diff_json, write_diff_text, write_report_json,
-    write_report_text, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+    diff_frames, diff_frames_of, top_frames, top_frames_of, totals, totals_of, write_diff_json,
+    write_diff_text, write_report_json, write_report_json_of, write_report_text,
+    write_report_text_of, Columns, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };

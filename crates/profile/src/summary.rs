@@ -7,9 +7,10 @@
 //!   process frames: a process named like a function is not merged with it), merged across
 //!   all stacks. [`diff_frames`] matches by name alone, since perf's and cpiflame's files can
 //!   name modules differently.
-//! - Only stacks with a non-zero count (samples or period) in the cycles or the stall column
-//!   are looked at; a function appears when it is in one of them. Other columns
-//!   (instructions, say) are ignored.
+//! - Only stacks with a non-zero count (samples or period) in the cycles, the stall or the
+//!   instructions column are looked at; a function appears when it is in one of them. Other
+//!   columns are ignored. (Stacks with instructions but no cycles count because, when cycles
+//!   and instructions are sampled independently, they hold instructions of the function.)
 //! - **Self** samples of a function: cycles samples of the stacks whose leaf it is.
 //!   **Total** samples: cycles samples of the stacks it appears in, each stack counted once
 //!   even when the function recurses. Shares divide by the cycles samples of the whole
@@ -18,6 +19,11 @@
 //!   stacks the function appears in (each once), as the CPI flame graph colours frames.
 //!   `None` without a stall column, or when those stacks have no cycles period. It is a ratio
 //!   of two sampled estimates and can exceed 1 slightly.
+//! - **CPI** (inclusive): summed cycles period over summed instructions period, over the
+//!   stacks the function appears in (each once), as the CPI flame graph computes it; **IPC**
+//!   is its inverse. `None` without an instructions column, or when the denominator is 0.
+//!   Shares and samples stay sample counts here (as `perf report` gives them); the CPI flame
+//!   graph's widths are cycles periods, which are the same proportions for a fixed period.
 //! - Nothing is excluded: process frames (the roots) are listed too; their total is the
 //!   process's share of the profile.
 //!
@@ -40,7 +46,12 @@
 //!     "cycles_period": 2468002468,       // their summed period
 //!     "stall_samples": 400 | null,
 //!     "stall_period": 800001200 | null,
-//!     "stall_share": 0.324 | null        // stall_period / cycles_period
+//!     "stall_share": 0.324 | null,       // stall_period / cycles_period
+//!     "instructions_event": "instructions" | null,   // these five added to /1 later
+//!     "instructions_samples": 900 | null,
+//!     "instructions_period": 2000000000 | null,
+//!     "cpi": 1.234 | null,               // cycles_period / instructions_period
+//!     "ipc": 0.810 | null                // instructions_period / cycles_period
 //!   },
 //!   "frames": [                          // sorted: total_samples desc, self_samples desc,
 //!     {                                  //         name, module, kind
@@ -49,7 +60,8 @@
 //!       "kind": "process" | "user" | "inline" | "kernel",
 //!       "self_samples": 600, "total_samples": 600,
 //!       "self_share": 0.486, "total_share": 0.486,
-//!       "stall_share": 0.61 | null
+//!       "stall_share": 0.61 | null,
+//!       "cpi": 1.5 | null, "ipc": 0.667 | null   // inclusive; null without instructions
 //!     }, ...
 //!   ]
 //! }
@@ -71,6 +83,7 @@
 //!       "delta_points": 15.0,            // (after - before) * 100
 //!       "before_self_share": 0.25, "after_self_share": 0.4,
 //!       "before_stall_share": 0.5 | null, "after_stall_share": 0.6 | null,
+//!       "before_cpi": 1.1 | null, "after_cpi": 1.4 | null,   // inclusive CPI of each side
 //!       "before_samples": 250, "after_samples": 800   // total (inclusive) cycles samples
 //!     }, ...
 //!   ]
@@ -107,6 +120,12 @@ pub struct FrameSummary {
     /// Inclusive: stall period / cycles period over every stack containing it (each stack
     /// once); `None` without a stall column or with zero cycles period.
     pub stall_share: Option<f64>,
+    /// Inclusive: cycles period / instructions period over every stack containing it (each
+    /// stack once); `None` without an instructions column or with zero instructions period.
+    pub cpi: Option<f64>,
+    /// Inclusive: instructions period / cycles period; `None` without an instructions column
+    /// or with zero cycles period.
+    pub ipc: Option<f64>,
 }
 
 /// One function in the comparison of two profiles, matched by name.
@@ -126,6 +145,11 @@ pub struct FrameDiff {
     pub after_self_share: f64,
     pub before_stall_share: Option<f64>,
     pub after_stall_share: Option<f64>,
+    /// Inclusive CPI in before (see [`FrameSummary::cpi`]); `None` when before has no
+    /// instructions column or no instructions under the function.
+    pub before_cpi: Option<f64>,
+    /// Inclusive CPI in after.
+    pub after_cpi: Option<f64>,
     /// Total (inclusive) cycles samples of the function in before.
     pub before_samples: u64,
     /// Total (inclusive) cycles samples of the function in after.
@@ -145,6 +169,35 @@ pub struct Totals {
     pub stall_period: Option<u64>,
     /// `stall_period / cycles_period`; `None` without a stall column or cycles period.
     pub stall_share: Option<f64>,
+    pub instructions_event: Option<String>,
+    pub instructions_samples: Option<u64>,
+    pub instructions_period: Option<u64>,
+    /// `cycles_period / instructions_period`; `None` without an instructions column or
+    /// instructions period.
+    pub cpi: Option<f64>,
+    /// `instructions_period / cycles_period`; `None` without an instructions column or
+    /// cycles period.
+    pub ipc: Option<f64>,
+}
+
+/// Which event columns of a profile play which role in a summary: `cycles` gives samples
+/// and shares, `stalls` the stall share, `instructions` the CPI and IPC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Columns {
+    pub cycles: usize,
+    pub stalls: Option<usize>,
+    pub instructions: Option<usize>,
+}
+
+impl Columns {
+    /// Cycles and, optionally, stalls; no instructions.
+    pub fn new(cycles: usize, stalls: Option<usize>) -> Self {
+        Columns {
+            cycles,
+            stalls,
+            instructions: None,
+        }
+    }
 }
 
 /// Count of `event` in `stack`; zero for a column the stack (or profile) does not have.
@@ -179,7 +232,18 @@ fn saturate(v: u128) -> u64 {
 
 /// Totals of the cycles and stall columns of `p`.
 pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
+    totals_of(p, Columns::new(cycles, stalls))
+}
+
+/// Totals of the cycles, stall and instructions columns of `p`.
+pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
+    let Columns {
+        cycles,
+        stalls,
+        instructions,
+    } = columns;
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
+    let (mut is, mut ip) = (0u128, 0u128);
     for stack in &p.stacks {
         let c = count(stack, cycles);
         cs += u128::from(c.samples);
@@ -188,6 +252,11 @@ pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
             let s = count(stack, s);
             ss += u128::from(s.samples);
             sp += u128::from(s.period);
+        }
+        if let Some(i) = instructions {
+            let i = count(stack, i);
+            is += u128::from(i.samples);
+            ip += u128::from(i.period);
         }
     }
     let name = |i: usize| p.events.get(i).map(|e| e.name.clone()).unwrap_or_default();
@@ -199,6 +268,11 @@ pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
         stall_samples: stalls.map(|_| saturate(ss)),
         stall_period: stalls.map(|_| saturate(sp)),
         stall_share: stalls.and_then(|_| ratio(sp, cp)),
+        instructions_event: instructions.map(name),
+        instructions_samples: instructions.map(|_| saturate(is)),
+        instructions_period: instructions.map(|_| saturate(ip)),
+        cpi: instructions.and_then(|_| ratio(cp, ip)),
+        ipc: instructions.and_then(|_| ratio(ip, cp)),
     }
 }
 
@@ -210,6 +284,7 @@ struct Agg<'a> {
     total_samples: u128,
     cycles_period: u128,
     stall_period: u128,
+    instructions_period: u128,
 }
 
 /// Sums cycles and stall counts per function, functions being the frames with equal
@@ -217,10 +292,14 @@ struct Agg<'a> {
 /// the profile's total cycles samples.
 fn aggregate<'a, K: Eq + Hash>(
     p: &'a Profile,
-    cycles: usize,
-    stalls: Option<usize>,
+    columns: Columns,
     key: impl Fn(&'a Frame) -> K,
 ) -> (Vec<Agg<'a>>, u64) {
+    let Columns {
+        cycles,
+        stalls,
+        instructions,
+    } = columns;
     let mut index: HashMap<K, usize> = HashMap::new();
     let mut aggs: Vec<Agg<'a>> = Vec::new();
     let key_of: Vec<usize> = p
@@ -235,6 +314,7 @@ fn aggregate<'a, K: Eq + Hash>(
                     total_samples: 0,
                     cycles_period: 0,
                     stall_period: 0,
+                    instructions_period: 0,
                 });
                 aggs.len() - 1
             })
@@ -246,8 +326,9 @@ fn aggregate<'a, K: Eq + Hash>(
     for (i, stack) in p.stacks.iter().enumerate() {
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
+        let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
         all_cycles += u128::from(c.samples);
-        if c == Count::default() && s == Count::default() {
+        if c == Count::default() && s == Count::default() && n == Count::default() {
             continue;
         }
         if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
@@ -267,6 +348,7 @@ fn aggregate<'a, K: Eq + Hash>(
             agg.total_samples += u128::from(c.samples);
             agg.cycles_period += u128::from(c.period);
             agg.stall_period += u128::from(s.period);
+            agg.instructions_period += u128::from(n.period);
         }
     }
     aggs.retain(|a| a.kind.is_some());
@@ -281,6 +363,14 @@ impl Agg<'_> {
     fn stall_share(&self, stalls: Option<usize>) -> Option<f64> {
         stalls.and_then(|_| ratio(self.stall_period, self.cycles_period))
     }
+
+    fn cpi(&self, instructions: Option<usize>) -> Option<f64> {
+        instructions.and_then(|_| ratio(self.cycles_period, self.instructions_period))
+    }
+
+    fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
+        instructions.and_then(|_| ratio(self.instructions_period, self.cycles_period))
+    }
 }
 
 fn is_process(f: &Frame) -> bool {
@@ -294,7 +384,14 @@ fn is_process(f: &Frame) -> bool {
 /// Sorted by total samples (descending), then self samples (descending), then name, module
 /// and kind, so the order is deterministic. Process frames are included.
 pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<FrameSummary> {
-    let (aggs, all) = aggregate(p, cycles, stalls, |f| {
+    top_frames_of(p, Columns::new(cycles, stalls))
+}
+
+/// [`top_frames`] with an instructions column too: each function then has its inclusive
+/// CPI and IPC.
+pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
+    let (stalls, instructions) = (columns.stalls, columns.instructions);
+    let (aggs, all) = aggregate(p, columns, |f| {
         (is_process(f), f.name.as_str(), f.module.as_str())
     });
     let mut out: Vec<FrameSummary> = aggs
@@ -311,6 +408,8 @@ pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<Fram
                 self_share: share(self_samples, all),
                 total_share: share(total_samples, all),
                 stall_share: a.stall_share(stalls),
+                cpi: a.cpi(instructions),
+                ipc: a.ipc(instructions),
             }
         })
         .collect();
@@ -330,13 +429,9 @@ type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
 
 /// For each (is process, name): the module to show, the first non-empty module in
 /// [`top_frames`] order (most total samples first).
-fn modules_by_name(
-    p: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
-) -> HashMap<(bool, String), String> {
+fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), String> {
     let mut map = HashMap::new();
-    for f in top_frames(p, cycles, stalls) {
+    for f in top_frames_of(p, columns) {
         if f.module.is_empty() {
             continue;
         }
@@ -360,11 +455,28 @@ pub fn diff_frames(
     a_cycles: usize,
     a_stalls: Option<usize>,
 ) -> Vec<FrameDiff> {
+    diff_frames_of(
+        before,
+        Columns::new(b_cycles, b_stalls),
+        after,
+        Columns::new(a_cycles, a_stalls),
+    )
+}
+
+/// [`diff_frames`] with instructions columns too: each function then has its inclusive CPI
+/// before and after.
+pub fn diff_frames_of(
+    before: &Profile,
+    b_columns: Columns,
+    after: &Profile,
+    a_columns: Columns,
+) -> Vec<FrameDiff> {
+    let (b_stalls, a_stalls) = (b_columns.stalls, a_columns.stalls);
     let key = |f: &Frame| (is_process(f), f.name.clone());
-    let (b_aggs, b_all) = aggregate(before, b_cycles, b_stalls, key);
-    let (a_aggs, a_all) = aggregate(after, a_cycles, a_stalls, key);
-    let b_modules = modules_by_name(before, b_cycles, b_stalls);
-    let a_modules = modules_by_name(after, a_cycles, a_stalls);
+    let (b_aggs, b_all) = aggregate(before, b_columns, key);
+    let (a_aggs, a_all) = aggregate(after, a_columns, key);
+    let b_modules = modules_by_name(before, b_columns);
+    let a_modules = modules_by_name(after, a_columns);
 
     let mut pairs: HashMap<(bool, &str), Pair> = HashMap::new();
     for a in &b_aggs {
@@ -403,6 +515,8 @@ pub fn diff_frames(
                 after_self_share: share(self_samples(a), a_all),
                 before_stall_share: b.and_then(|x| x.stall_share(b_stalls)),
                 after_stall_share: a.and_then(|x| x.stall_share(a_stalls)),
+                before_cpi: b.and_then(|x| x.cpi(b_columns.instructions)),
+                after_cpi: a.and_then(|x| x.cpi(a_columns.instructions)),
                 before_samples: bs,
                 after_samples: as_,
             }
@@ -419,6 +533,14 @@ pub fn diff_frames(
 }
 
 // ---- text ----
+
+/// `1.23`, or `-` for a missing value.
+fn cpi_cell(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.2}"),
+        _ => "-".to_string(),
+    }
+}
 
 /// `12.34%`, or `-` for a missing value.
 fn pct_cell(v: Option<f64>) -> String {
@@ -501,6 +623,9 @@ fn totals_line(t: &Totals) -> String {
             pct_cell(t.stall_share)
         ));
     }
+    if let Some(instructions) = &t.instructions_event {
+        s.push_str(&format!(", CPI {} ({instructions})", cpi_cell(t.cpi)));
+    }
     s
 }
 
@@ -513,8 +638,8 @@ fn limited<T>(items: &[T], limit: usize) -> &[T] {
 }
 
 /// Writes `frames` (from [`top_frames`] on the same profile and columns) as a table like
-/// `perf report`'s: total %, self %, stall % (only when there is a stall column), cycles
-/// samples, `function [module]`. At most `limit` rows (0: all), then a line saying how many
+/// `perf report`'s: total %, self %, stall % (only when there is a stall column), inclusive
+/// CPI (only when there is an instructions column), cycles samples, `function [module]`. At most `limit` rows (0: all), then a line saying how many
 /// were left out.
 ///
 /// ```text
@@ -532,12 +657,26 @@ pub fn write_report_text<W: Write>(
     stalls: Option<usize>,
     frames: &[FrameSummary],
     limit: usize,
+    out: W,
+) -> io::Result<()> {
+    write_report_text_of(p, Columns::new(cycles, stalls), frames, limit, out)
+}
+
+/// [`write_report_text`] with an instructions column: the table gets a CPI column (from
+/// [`FrameSummary::cpi`]; `frames` should come from [`top_frames_of`] with the same columns)
+/// and the header the overall CPI.
+pub fn write_report_text_of<W: Write>(
+    p: &Profile,
+    columns: Columns,
+    frames: &[FrameSummary],
+    limit: usize,
     mut out: W,
 ) -> io::Result<()> {
-    let t = totals(p, cycles, stalls);
+    let t = totals_of(p, columns);
     writeln!(out, "# cpiflame report: {}", totals_line(&t))?;
     writeln!(out, "#")?;
-    let with_stalls = stalls.is_some();
+    let with_stalls = columns.stalls.is_some();
+    let with_cpi = columns.instructions.is_some();
     let shown = limited(frames, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
@@ -546,17 +685,23 @@ pub fn write_report_text<W: Write>(
             if with_stalls {
                 row.push(pct_cell(f.stall_share));
             }
+            if with_cpi {
+                row.push(cpi_cell(f.cpi));
+            }
             row.push(f.total_samples.to_string());
             row.push(function_cell(&f.name, &f.module, f.kind));
             row
         })
         .collect();
-    let header: &[&str] = if with_stalls {
-        &["Total", "Self", "Stall", "Samples", "Function [module]"]
-    } else {
-        &["Total", "Self", "Samples", "Function [module]"]
-    };
-    write_table(header, &rows, &mut out)?;
+    let mut header = vec!["Total", "Self"];
+    if with_stalls {
+        header.push("Stall");
+    }
+    if with_cpi {
+        header.push("CPI");
+    }
+    header.extend(["Samples", "Function [module]"]);
+    write_table(&header, &rows, &mut out)?;
     if shown.len() < frames.len() {
         writeln!(
             out,
@@ -568,7 +713,8 @@ pub fn write_report_text<W: Write>(
 }
 
 /// Writes `diffs` (from [`diff_frames`]) as a table: before %, after % (total shares, each of
-/// its own run), change in percentage points, stall share before -> after, function
+/// its own run), change in percentage points, stall share before -> after, inclusive CPI
+/// before -> after (only when either side has an instructions column), function
 /// `[module]`, marked `(new)` or `(gone)` when it has no samples on one side. At most `limit`
 /// rows (0: all). `before` and `after` are the [`totals`] of the two profiles, for the
 /// header.
@@ -598,6 +744,7 @@ pub fn write_diff_text<W: Write>(
         "# shares are of each run's own total; change in percentage points"
     )?;
     writeln!(out, "#")?;
+    let with_cpi = before.instructions_event.is_some() || after.instructions_event.is_some();
     let shown = limited(diffs, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
@@ -608,7 +755,7 @@ pub fn write_diff_text<W: Write>(
             } else if d.after_samples == 0 && d.before_samples > 0 {
                 function.push_str(" (gone)");
             }
-            vec![
+            let mut row = vec![
                 pct_cell(Some(d.before_total_share)),
                 pct_cell(Some(d.after_total_share)),
                 format!("{:+.2}", d.delta_points),
@@ -617,21 +764,24 @@ pub fn write_diff_text<W: Write>(
                     pct_cell(d.before_stall_share),
                     pct_cell(d.after_stall_share)
                 ),
-                function,
-            ]
+            ];
+            if with_cpi {
+                row.push(format!(
+                    "{:>6} -> {:>6}",
+                    cpi_cell(d.before_cpi),
+                    cpi_cell(d.after_cpi)
+                ));
+            }
+            row.push(function);
+            row
         })
         .collect();
-    write_table(
-        &[
-            "Before",
-            "After",
-            "Change",
-            "Stall before -> after",
-            "Function [module]",
-        ],
-        &rows,
-        &mut out,
-    )?;
+    let mut header = vec!["Before", "After", "Change", "Stall before -> after"];
+    if with_cpi {
+        header.push("CPI before -> after");
+    }
+    header.push("Function [module]");
+    write_table(&header, &rows, &mut out)?;
     if shown.len() < diffs.len() {
         writeln!(
             out,
@@ -671,11 +821,21 @@ pub fn write_report_json<W: Write>(
     cycles: usize,
     stalls: Option<usize>,
     frames: &[FrameSummary],
+    out: W,
+) -> io::Result<()> {
+    write_report_json_of(p, Columns::new(cycles, stalls), frames, out)
+}
+
+/// [`write_report_json`] with the totals of an instructions column too (CPI and IPC).
+pub fn write_report_json_of<W: Write>(
+    p: &Profile,
+    columns: Columns,
+    frames: &[FrameSummary],
     mut out: W,
 ) -> io::Result<()> {
     let doc = ReportDoc {
         schema: REPORT_SCHEMA,
-        totals: &totals(p, cycles, stalls),
+        totals: &totals_of(p, columns),
         frames,
     };
     serde_json::to_writer(&mut out, &doc)?;

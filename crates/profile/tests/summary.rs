@@ -2,9 +2,10 @@
 //! numbers are worked out by hand in the comments.
 
 use cpiflame_profile::{
-    diff_frames, read_folded, top_frames, totals, write_diff_json, write_diff_text,
-    write_report_json, write_report_text, Count, EventColumn, Frame, FrameDiff, FrameKind,
-    FrameSummary, Profile, Totals,
+    diff_frames, diff_frames_of, read_folded, top_frames, top_frames_of, totals, totals_of,
+    write_diff_json, write_diff_text, write_report_json, write_report_json_of, write_report_text,
+    write_report_text_of, Columns, Count, EventColumn, Frame, FrameDiff, FrameKind, FrameSummary,
+    Profile, Totals,
 };
 use serde_json::Value;
 
@@ -102,6 +103,8 @@ fn summary(
         self_share: shares.0,
         total_share: shares.1,
         stall_share,
+        cpi: None,
+        ipc: None,
     }
 }
 
@@ -146,6 +149,11 @@ fn top_frames_by_hand() {
             stall_samples: Some(3),
             stall_period: Some(90),
             stall_share: Some(0.9),
+            instructions_event: None,
+            instructions_samples: None,
+            instructions_period: None,
+            cpi: None,
+            ipc: None,
         }
     );
 }
@@ -230,6 +238,8 @@ fn diff(
         after_stall_share: stalls.1,
         before_samples: before.2,
         after_samples: after.2,
+        before_cpi: None,
+        after_cpi: None,
     }
 }
 
@@ -363,10 +373,15 @@ fn keys(v: &Value) -> Vec<&str> {
     k
 }
 
-const TOTALS_KEYS: [&str; 7] = [
+const TOTALS_KEYS: [&str; 12] = [
+    "cpi",
     "cycles_event",
     "cycles_period",
     "cycles_samples",
+    "instructions_event",
+    "instructions_period",
+    "instructions_samples",
+    "ipc",
     "stall_period",
     "stall_samples",
     "stall_share",
@@ -398,6 +413,8 @@ fn report_json_has_the_documented_schema() {
         assert_eq!(
             keys(f),
             [
+                "cpi",
+                "ipc",
                 "kind",
                 "module",
                 "name",
@@ -430,9 +447,16 @@ fn report_json_has_the_documented_schema() {
         "stall_samples",
         "stall_period",
         "stall_share",
+        "instructions_event",
+        "instructions_samples",
+        "instructions_period",
+        "cpi",
+        "ipc",
     ] {
         assert_eq!(v["totals"][k], Value::Null, "{k}");
     }
+    assert_eq!(v["frames"][0]["cpi"], Value::Null);
+    assert_eq!(v["frames"][0]["ipc"], Value::Null);
     assert_eq!(v["frames"][0]["stall_share"], Value::Null);
 }
 
@@ -462,10 +486,12 @@ fn diff_json_has_the_documented_schema() {
         assert_eq!(
             keys(f),
             [
+                "after_cpi",
                 "after_samples",
                 "after_self_share",
                 "after_stall_share",
                 "after_total_share",
+                "before_cpi",
                 "before_samples",
                 "before_self_share",
                 "before_stall_share",
@@ -572,4 +598,197 @@ fn diff_text_rows() {
     write_diff_text(&tb, &ta, &d, 1, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("  gone (gone)\n#\n# 5 more functions not shown\n"));
+}
+
+/// Cycles (event 0) and instructions (event 1), no stall column; periods per sample differ
+/// (1,000 cycles, 2,000 instructions) so that CPI must come from periods.
+///
+/// ```text
+/// app;main;fast   cycles 4 (4,000)   instructions 8 (16,000)   CPI 0.25
+/// app;main;slow   cycles 8 (8,000)   instructions 1 (2,000)    CPI 4
+/// app;main;blind  cycles 2 (2,000)   no instructions           CPI unknown
+/// app;main;seen   no cycles          instructions 1 (2,000)    (counts for main and app)
+/// main and app: 14,000 cycles / 20,000 instructions = CPI 0.7, IPC 1/0.7
+/// ```
+fn with_instructions() -> Profile {
+    let mut p = Profile::new(columns(&["cycles", "instructions"]));
+    let app = p.intern(frame("app", "", FrameKind::Process));
+    let main = p.intern(frame("main", "demo", FrameKind::User));
+    for (leaf, cycles, instructions) in [
+        ("fast", 4, 8),
+        ("slow", 8, 1),
+        ("blind", 2, 0),
+        ("seen", 0, 1),
+    ] {
+        let leaf = p.intern(frame(leaf, "demo", FrameKind::User));
+        for (column, n, period) in [(0, cycles, 1_000), (1, instructions, 2_000)] {
+            if n > 0 {
+                p.add(
+                    &[app, main, leaf],
+                    column,
+                    Count {
+                        samples: n,
+                        period: n * period,
+                    },
+                );
+            }
+        }
+    }
+    p
+}
+
+const CPI_COLUMNS: Columns = Columns {
+    cycles: 0,
+    stalls: None,
+    instructions: Some(1),
+};
+
+#[test]
+fn report_gives_inclusive_cpi_and_ipc_from_periods() {
+    let p = with_instructions();
+    let top = top_frames_of(&p, CPI_COLUMNS);
+    let by = |name: &str| top.iter().find(|f| f.name == name).expect(name);
+    assert_eq!(by("fast").cpi, Some(0.25));
+    assert_eq!(by("fast").ipc, Some(4.0));
+    assert_eq!(by("slow").cpi, Some(4.0));
+    assert_eq!(by("slow").ipc, Some(0.25));
+    assert_eq!(by("blind").cpi, None);
+    assert_eq!(by("blind").ipc, Some(0.0));
+    assert_eq!(by("main").cpi, Some(14_000.0 / 20_000.0));
+    assert_eq!(by("main").ipc, Some(20_000.0 / 14_000.0));
+    // An instructions-only stack names a function with no cycles: no CPI, IPC unknown.
+    assert_eq!(
+        (by("seen").total_samples, by("seen").cpi, by("seen").ipc),
+        (0, Some(0.0), None)
+    );
+    let t = totals_of(&p, CPI_COLUMNS);
+    assert_eq!(t.instructions_event.as_deref(), Some("instructions"));
+    assert_eq!(
+        (t.instructions_samples, t.instructions_period),
+        (Some(10), Some(20_000))
+    );
+    assert_eq!((t.cpi, t.ipc), (Some(0.7), Some(20_000.0 / 14_000.0)));
+
+    let mut out = Vec::new();
+    write_report_json_of(&p, CPI_COLUMNS, &top, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema"], "cpiflame-report/1");
+    assert_eq!(v["totals"]["cpi"], 0.7);
+    assert_eq!(v["totals"]["instructions_period"], 20_000);
+    let frames = v["frames"].as_array().unwrap();
+    let json = |name: &str| frames.iter().find(|f| f["name"] == name).expect(name);
+    assert_eq!(json("fast")["cpi"], 0.25);
+    assert_eq!(json("fast")["ipc"], 4.0);
+    assert_eq!(json("slow")["cpi"], 4.0);
+    assert_eq!(json("blind")["cpi"], Value::Null);
+    assert_eq!(json("blind")["stall_share"], Value::Null);
+
+    let mut out = Vec::new();
+    write_report_text_of(&p, CPI_COLUMNS, &top, 0, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "\
+# cpiflame report: 14 samples of cycles, CPI 0.70 (instructions)
+#
+#   Total     Self      CPI  Samples  Function [module]
+# .......  .......  .......  .......  .................
+#
+  100.00%    0.00%     0.70       14  app
+  100.00%    0.00%     0.70       14  main [demo]
+   57.14%   57.14%     4.00        8  slow [demo]
+   28.57%   28.57%     0.25        4  fast [demo]
+   14.29%   14.29%        -        2  blind [demo]
+    0.00%    0.00%     0.00        0  seen [demo]
+"
+    );
+}
+
+#[test]
+fn diff_summary_gives_cpi_before_and_after() {
+    let before = with_instructions();
+    // After: slow got faster (CPI 4 → 2), fast unchanged; no blind, no seen.
+    let mut after = Profile::new(columns(&["cycles", "instructions"]));
+    let app = after.intern(frame("app", "", FrameKind::Process));
+    let main = after.intern(frame("main", "demo", FrameKind::User));
+    for (leaf, cycles, instructions) in [("fast", 4, 8), ("slow", 8, 2)] {
+        let leaf = after.intern(frame(leaf, "demo", FrameKind::User));
+        for (column, n, period) in [(0, cycles, 1_000), (1, instructions, 2_000)] {
+            after.add(
+                &[app, main, leaf],
+                column,
+                Count {
+                    samples: n,
+                    period: n * period,
+                },
+            );
+        }
+    }
+    let d = diff_frames_of(&before, CPI_COLUMNS, &after, CPI_COLUMNS);
+    let by = |name: &str| d.iter().find(|f| f.name == name).expect(name);
+    assert_eq!(
+        (by("slow").before_cpi, by("slow").after_cpi),
+        (Some(4.0), Some(2.0))
+    );
+    assert_eq!(
+        (by("fast").before_cpi, by("fast").after_cpi),
+        (Some(0.25), Some(0.25))
+    );
+    assert_eq!(
+        (by("blind").before_cpi, by("blind").after_cpi),
+        (None, None)
+    );
+    // main: 14,000 / 20,000 before; 12,000 / 20,000 after.
+    assert_eq!(
+        (by("main").before_cpi, by("main").after_cpi),
+        (Some(0.7), Some(0.6))
+    );
+
+    let (tb, ta) = (
+        totals_of(&before, CPI_COLUMNS),
+        totals_of(&after, CPI_COLUMNS),
+    );
+    let mut out = Vec::new();
+    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema"], "cpiflame-diff/1");
+    assert_eq!(
+        (v["before"]["cpi"].clone(), v["after"]["cpi"].clone()),
+        (0.7.into(), 0.6.into())
+    );
+    let frames = v["frames"].as_array().unwrap();
+    let slow = frames.iter().find(|f| f["name"] == "slow").unwrap();
+    assert_eq!(
+        (slow["before_cpi"].clone(), slow["after_cpi"].clone()),
+        (4.0.into(), 2.0.into())
+    );
+    let blind = frames.iter().find(|f| f["name"] == "blind").unwrap();
+    assert_eq!(blind["after_cpi"], Value::Null);
+
+    let mut out = Vec::new();
+    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "# cpiflame diff: before: 14 samples of cycles, CPI 0.70 (instructions)"
+    );
+    assert_eq!(
+        lines[1],
+        "#                after:  12 samples of cycles, CPI 0.60 (instructions)"
+    );
+    assert!(
+        lines[4].contains("Stall before -> after  CPI before -> after  Function [module]"),
+        "{text}"
+    );
+    let slow = lines
+        .iter()
+        .find(|l| l.ends_with(" slow [demo]"))
+        .expect("slow row");
+    assert!(slow.contains("  4.00 ->   2.00  "), "{slow}");
+    let blind = lines
+        .iter()
+        .find(|l| l.contains(" blind [demo]"))
+        .expect("blind row");
+    assert!(blind.contains("     - ->      -  "), "{blind}");
 }

@@ -199,7 +199,13 @@ mod tests {
         assert_eq!(cpi_position(0.5), Some(0.25));
         assert_eq!(cpi_color(Some(0.5)), stall_color(Some(0.25)));
         assert_eq!(cpi_position(2.0), Some(0.75));
-        for unknown in [None, Some(0.0), Some(-1.0), Some(f64::NAN), Some(f64::INFINITY)] {
+        for unknown in [
+            None,
+            Some(0.0),
+            Some(-1.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+        ] {
             assert_eq!(cpi_color(unknown), UNKNOWN_GREY, "{unknown:?}");
         }
     }

@@ -132,7 +132,9 @@ impl Picture for Cpi<'_> {
 
     fn fill(&self, node: &CpiNode) -> Rgb {
         match self.colour {
-            Colour::Stalls => stall_color(ratio(node.total.stalls.period, node.total.cycles.period)),
+            Colour::Stalls => {
+                stall_color(ratio(node.total.stalls.period, node.total.cycles.period))
+            }
             Colour::Cpi => cpi_color(cpi(&node.total)),
             Colour::Name => warm_color(self.name(node)),
         }

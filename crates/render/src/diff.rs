@@ -653,9 +653,8 @@ mod tests {
         let (b, a) = (run(&before, before.total(0)), run(&after, after.total(0)));
         let tree = build(&b, &a);
         let (bt, at) = (b.total.period as f64, a.total.period as f64);
-        let change = |w: &DiffWeight| {
-            w.after.cycles.period as f64 / at - w.before.cycles.period as f64 / bt
-        };
+        let change =
+            |w: &DiffWeight| w.after.cycles.period as f64 / at - w.before.cycles.period as f64 / bt;
         let nodes = &tree.nodes;
         assert_eq!(change(&nodes[0].total), 0.0);
         let mut gone = 0;

@@ -36,8 +36,8 @@ use cpiflame_profile::{Count, Profile};
 
 pub use classic::render_classic;
 pub use color::{
-    cpi_color, cpi_position, diff_color, stall_color, CPI_HIGH, CPI_LOW, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE,
-    STALL_MID, STALL_RED,
+    cpi_color, cpi_position, diff_color, stall_color, Rgb, CPI_HIGH, CPI_LOW, DIFF_GREW,
+    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED,
 };
 pub use cpi::render_cpi;
 pub use diff::render_diff;

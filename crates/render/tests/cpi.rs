@@ -73,7 +73,9 @@ fn colours_are_inclusive_stall_shares_on_the_fixed_scale() {
     assert_eq!(parent.fill, stall_color(Some(0.25)).to_string());
     assert_eq!(parent.fill, "#cf5a8c");
     assert!(parent.title.contains("stalled: 25.0% of cycles"));
-    assert!(parent.title.contains("cycles: 40 samples, 4.00 k events (100.00% of all)"));
+    assert!(parent
+        .title
+        .contains("cycles: 40 samples, 4.00 k events (100.00% of all)"));
     assert!(svg.one("A").title.contains("stalls: 10 samples"));
 }
 
@@ -496,7 +498,18 @@ fn with_a_stall_pair_colour_stays_the_stall_share_and_cpi_is_in_tooltips() {
     let p = Builder::new(&["cycles", "stalls", "instructions"])
         .stack("app;a", &[(10, 1_000), (5, 250), (4, 4_000)])
         .build();
-    let svg = parse(&render(&p, 0, Some(1), &Options { instructions: Some(2), ..opts() }), false);
+    let svg = parse(
+        &render(
+            &p,
+            0,
+            Some(1),
+            &Options {
+                instructions: Some(2),
+                ..opts()
+            },
+        ),
+        false,
+    );
     let a = svg.one("a");
     assert_eq!(a.fill, stall_color(Some(0.25)).to_string());
     assert!(a.title.ends_with("CPI: 0.25 · IPC: 4.00"), "{}", a.title);

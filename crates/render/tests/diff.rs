@@ -81,8 +81,14 @@ fn an_unchanged_share_is_neutral_even_when_the_totals_differ() {
             f.title
         );
     }
-    assert!(svg.one("a").title.contains("before: 30 samples, 30 cycles (25.00%)"));
-    assert!(svg.one("a").title.contains("after: 60 samples, 60 cycles (25.00%)"));
+    assert!(svg
+        .one("a")
+        .title
+        .contains("before: 30 samples, 30 cycles (25.00%)"));
+    assert!(svg
+        .one("a")
+        .title
+        .contains("after: 60 samples, 60 cycles (25.00%)"));
 }
 
 #[test]
@@ -184,9 +190,9 @@ fn vanished_stacks_are_listed_with_their_before_share_largest_first() {
         listed,
         vec![("25.00%", "app;legacy_init"), ("25.00%", "app;main;old")]
     );
-    assert!(rows[1]
-        .title
-        .starts_with("app;main;old\nbefore: 25 samples, 25 cycles (25.00%)\nafter: no cycles samples"));
+    assert!(rows[1].title.starts_with(
+        "app;main;old\nbefore: 25 samples, 25 cycles (25.00%)\nafter: no cycles samples"
+    ));
     assert!(more.is_none());
     let svg = parse(&raw, false);
     for gone in ["old", "deeper", "legacy_init"] {

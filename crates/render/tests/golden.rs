@@ -154,9 +154,18 @@ fn diff_graph_matches_golden_file() {
 #[test]
 fn cpi_coloured_graph_matches_golden_file() {
     let p = Builder::new(&["cycles", "instructions"])
-        .stack("bench<1>;main@bench;fast@bench", &[(40, 80_000), (30, 320_000)])
-        .stack("bench<1>;main@bench;slow@bench", &[(10, 60_000), (2, 12_000)])
-        .stack("bench<1>;main@bench;~mid@bench", &[(20, 30_000), (8, 30_000)])
+        .stack(
+            "bench<1>;main@bench;fast@bench",
+            &[(40, 80_000), (30, 320_000)],
+        )
+        .stack(
+            "bench<1>;main@bench;slow@bench",
+            &[(10, 60_000), (2, 12_000)],
+        )
+        .stack(
+            "bench<1>;main@bench;~mid@bench",
+            &[(20, 30_000), (8, 30_000)],
+        )
         .stack("bench<1>;main@bench", &[(4, 8_000), (0, 0)])
         .stack("zz_other;spin@libc.so.6", &[(6, 12_000), (0, 0)])
         .build();
