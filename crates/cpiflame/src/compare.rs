@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use cpiflame_profile::{
-    diff_frames, top_frames, totals, write_diff_json, write_diff_text, write_report_json,
-    write_report_text,
+    diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
+    write_report_json_of, write_report_text_of, Columns,
 };
 
 use crate::draw::SourceArgs;
@@ -72,19 +72,17 @@ pub fn report(args: ReportArgs) -> Result<Outcome> {
     let Some(cycles) = l.roles.cycles else {
         bail!("{}: no samples", args.file.display());
     };
-    let frames = top_frames(&l.profile, cycles, l.roles.stalls);
+    let columns = Columns {
+        cycles,
+        stalls: l.roles.stalls,
+        instructions: l.roles.instructions,
+    };
+    let frames = top_frames_of(&l.profile, columns);
     let mut out = output(&None)?;
     if args.json {
-        write_report_json(&l.profile, cycles, l.roles.stalls, &frames, &mut out)?;
+        write_report_json_of(&l.profile, columns, &frames, &mut out)?;
     } else {
-        write_report_text(
-            &l.profile,
-            cycles,
-            l.roles.stalls,
-            &frames,
-            args.limit,
-            &mut out,
-        )?;
+        write_report_text_of(&l.profile, columns, &frames, args.limit, &mut out)?;
     }
     out.flush()?;
     Ok(Outcome::Done)
@@ -116,17 +114,20 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
             args.after.display()
         );
     };
-    let diffs = diff_frames(
-        &before.profile,
-        bc,
-        before.roles.stalls,
-        &after.profile,
-        ac,
-        after.roles.stalls,
-    );
+    let b_columns = Columns {
+        cycles: bc,
+        stalls: before.roles.stalls,
+        instructions: before.roles.instructions,
+    };
+    let a_columns = Columns {
+        cycles: ac,
+        stalls: after.roles.stalls,
+        instructions: after.roles.instructions,
+    };
+    let diffs = diff_frames_of(&before.profile, b_columns, &after.profile, a_columns);
     if args.summary {
-        let tb = totals(&before.profile, bc, before.roles.stalls);
-        let ta = totals(&after.profile, ac, after.roles.stalls);
+        let tb = totals_of(&before.profile, b_columns);
+        let ta = totals_of(&after.profile, a_columns);
         let mut out = output(&None)?;
         if args.json {
             write_diff_json(&tb, &ta, &diffs, &mut out)?;
@@ -142,6 +143,8 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
             width: args.width,
             min_width: args.minwidth,
             inverted: args.inverted,
+            before_instructions: before.roles.instructions,
+            after_instructions: after.roles.instructions,
         };
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(

@@ -103,7 +103,9 @@ pub struct FoldArgs {
     #[command(flatten)]
     input: InputArgs,
     /// Print the stacks of this event only (`stack count`). Without it, a file with a stall
-    /// and a cycles event gives `stack stalls cycles`.
+    /// and a cycles event gives `stack stalls cycles`, and one with cycles and instructions
+    /// but no stall event `stack instructions cycles` (first column = "before" for
+    /// difffolded.pl and flamegraph.pl, widths from the second). Counts are samples.
     #[arg(long, value_name = "NAME")]
     event: Option<String>,
     /// Write to FILE instead of standard output.
@@ -161,9 +163,18 @@ pub fn fold(args: FoldArgs) -> Result<Outcome> {
             let index = loaded.event_index(name, "--event")?;
             cpiflame_profile::write_folded(profile, index, &mut out)?;
         }
-        None => match (loaded.roles.stalls, loaded.roles.cycles) {
-            (Some(stalls), Some(cycles)) => {
+        None => match (
+            loaded.roles.stalls,
+            loaded.roles.cycles,
+            loaded.roles.instructions,
+        ) {
+            (Some(stalls), Some(cycles), _) => {
                 cpiflame_profile::write_folded_pair(profile, stalls, cycles, &mut out)?
+            }
+            // Instructions first, so that difffolded.pl's "before" is instructions and the
+            // widths ("after") are cycles, as with a stall pair.
+            (None, Some(cycles), Some(instructions)) => {
+                cpiflame_profile::write_folded_pair(profile, instructions, cycles, &mut out)?
             }
             _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,
             _ => bail!(

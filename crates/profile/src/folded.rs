@@ -43,7 +43,15 @@ pub fn write_folded<W: Write>(profile: &Profile, event: usize, mut out: W) -> io
 }
 
 /// Writes the two-count differential form `stack first second` (sample counts, not
-/// normalised), which `flamegraph.pl` and `inferno-flamegraph` read as before/after.
+/// normalised), which `flamegraph.pl` and `inferno-flamegraph` read as before/after:
+/// `difffolded.pl` and flamegraph.pl treat the *first* column as "before" and the second as
+/// "after", widths come from the second. `cpiflame fold` writes `stack stalls cycles` with a
+/// stall pair and `stack instructions cycles` with only cycles and instructions, so that
+/// widths are cycles in both.
+///
+/// The counts are samples, as for [`write_folded`] and as FlameGraph's tools expect; periods
+/// (the CPI flame graph's widths and ratios) are not in folded text. For a fixed sampling
+/// period the two are proportional; in frequency mode they are not.
 pub fn write_folded_pair<W: Write>(
     profile: &Profile,
     first: usize,
@@ -65,7 +73,7 @@ pub fn write_folded_pair<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Count, EventColumn, Frame, FrameKind};
+    use crate::profile::{Count, EventColumn, Frame, FrameId, FrameKind};
 
     fn frame(name: &str) -> Frame {
         Frame {
@@ -119,5 +127,39 @@ mod tests {
         let mut two = Vec::new();
         write_folded_pair(&p, 0, 1, &mut two).unwrap();
         assert_eq!(String::from_utf8(two).unwrap(), "app;a:x 1 2\napp;b 0 3\n");
+    }
+
+    #[test]
+    fn writes_instructions_then_cycles_samples_not_periods() {
+        let mut p = Profile::new(vec![
+            EventColumn {
+                name: "cycles".into(),
+            },
+            EventColumn {
+                name: "instructions".into(),
+            },
+        ]);
+        let app = p.intern(frame("app"));
+        let fast = p.intern(frame("fast"));
+        let slow = p.intern(frame("slow"));
+        let add = |p: &mut Profile, f: FrameId, e: usize, samples: u64| {
+            // Periods unlike samples: the columns must stay samples.
+            let period = samples * 1_000_003;
+            p.add(&[app, f], e, Count { samples, period });
+        };
+        add(&mut p, fast, 0, 4);
+        add(&mut p, fast, 1, 16);
+        add(&mut p, slow, 0, 8);
+        add(&mut p, slow, 1, 1);
+        let only = p.intern(frame("only_instructions"));
+        add(&mut p, only, 1, 2);
+        p.sort();
+        let mut two = Vec::new();
+        // Instructions first ("before"), cycles second ("after": the widths).
+        write_folded_pair(&p, 1, 0, &mut two).unwrap();
+        assert_eq!(
+            String::from_utf8(two).unwrap(),
+            "app;fast 16 4\napp;only_instructions 2 0\napp;slow 1 8\n"
+        );
     }
 }
