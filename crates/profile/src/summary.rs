@@ -21,7 +21,8 @@
 //!   of two sampled estimates and can exceed 1 slightly.
 //! - **CPI** (inclusive): summed cycles period over summed instructions period, over the
 //!   stacks the function appears in (each once), as the CPI flame graph computes it; **IPC**
-//!   is its inverse. `None` without an instructions column, or when the denominator is 0.
+//!   is its inverse. Both are `None` (unknown) without an instructions column, or when the
+//!   cycles or the instructions period is 0.
 //!   Shares and samples stay sample counts here (as `perf report` gives them); the CPI flame
 //!   graph's widths are cycles periods, which are the same proportions for a fixed period.
 //! - Nothing is excluded: process frames (the roots) are listed too; their total is the
@@ -121,10 +122,9 @@ pub struct FrameSummary {
     /// once); `None` without a stall column or with zero cycles period.
     pub stall_share: Option<f64>,
     /// Inclusive: cycles period / instructions period over every stack containing it (each
-    /// stack once); `None` without an instructions column or with zero instructions period.
+    /// stack once); `None` without an instructions column or when either period is zero.
     pub cpi: Option<f64>,
-    /// Inclusive: instructions period / cycles period; `None` without an instructions column
-    /// or with zero cycles period.
+    /// Inclusive: instructions period / cycles period, `1 / cpi`; `None` when `cpi` is.
     pub ipc: Option<f64>,
 }
 
@@ -172,11 +172,10 @@ pub struct Totals {
     pub instructions_event: Option<String>,
     pub instructions_samples: Option<u64>,
     pub instructions_period: Option<u64>,
-    /// `cycles_period / instructions_period`; `None` without an instructions column or
-    /// instructions period.
+    /// `cycles_period / instructions_period`; `None` without an instructions column or when
+    /// either period is zero.
     pub cpi: Option<f64>,
-    /// `instructions_period / cycles_period`; `None` without an instructions column or
-    /// cycles period.
+    /// `instructions_period / cycles_period`; `None` when `cpi` is.
     pub ipc: Option<f64>,
 }
 
@@ -226,6 +225,13 @@ fn ratio(num: u128, den: u128) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
+/// Cycles per instruction, or `None` when either count is zero: no instructions means
+/// unknown, and instructions without cycles is an artefact of sampling the two events
+/// independently, not an infinitely fast function.
+fn cpi_of(cycles: u128, instructions: u128) -> Option<f64> {
+    (cycles > 0 && instructions > 0).then(|| cycles as f64 / instructions as f64)
+}
+
 fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
@@ -271,8 +277,8 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         instructions_event: instructions.map(name),
         instructions_samples: instructions.map(|_| saturate(is)),
         instructions_period: instructions.map(|_| saturate(ip)),
-        cpi: instructions.and_then(|_| ratio(cp, ip)),
-        ipc: instructions.and_then(|_| ratio(ip, cp)),
+        cpi: instructions.and_then(|_| cpi_of(cp, ip)),
+        ipc: instructions.and_then(|_| cpi_of(ip, cp)),
     }
 }
 
@@ -365,11 +371,11 @@ impl Agg<'_> {
     }
 
     fn cpi(&self, instructions: Option<usize>) -> Option<f64> {
-        instructions.and_then(|_| ratio(self.cycles_period, self.instructions_period))
+        instructions.and_then(|_| cpi_of(self.cycles_period, self.instructions_period))
     }
 
     fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
-        instructions.and_then(|_| ratio(self.instructions_period, self.cycles_period))
+        self.cpi(instructions).map(|cpi| 1.0 / cpi)
     }
 }
 

@@ -653,13 +653,13 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
     assert_eq!(by("slow").cpi, Some(4.0));
     assert_eq!(by("slow").ipc, Some(0.25));
     assert_eq!(by("blind").cpi, None);
-    assert_eq!(by("blind").ipc, Some(0.0));
+    assert_eq!(by("blind").ipc, None);
     assert_eq!(by("main").cpi, Some(14_000.0 / 20_000.0));
     assert_eq!(by("main").ipc, Some(20_000.0 / 14_000.0));
-    // An instructions-only stack names a function with no cycles: no CPI, IPC unknown.
+    // An instructions-only stack names a function with no cycles: CPI and IPC unknown.
     assert_eq!(
         (by("seen").total_samples, by("seen").cpi, by("seen").ipc),
-        (0, Some(0.0), None)
+        (0, None, None)
     );
     let t = totals_of(&p, CPI_COLUMNS);
     assert_eq!(t.instructions_event.as_deref(), Some("instructions"));
@@ -699,7 +699,7 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
    57.14%   57.14%     4.00        8  slow [demo]
    28.57%   28.57%     0.25        4  fast [demo]
    14.29%   14.29%        -        2  blind [demo]
-    0.00%    0.00%     0.00        0  seen [demo]
+    0.00%    0.00%        -        0  seen [demo]
 "
     );
 }

@@ -97,14 +97,15 @@ struct Cpi<'a> {
 
 type CpiNode = Node<FrameId, CpiWeight>;
 
-/// Cycles per instruction from summed periods; `None` without instructions.
+/// Cycles per instruction from summed periods; `None` (unknown) without instructions or
+/// without cycles (instructions alone are a sampling artefact, not an infinitely fast frame).
 fn cpi(c: &CpiWeight) -> Option<f64> {
-    ratio(c.cycles.period, c.instructions.period)
+    ratio(c.cycles.period, c.instructions.period).filter(|&cpi| cpi > 0.0)
 }
 
-/// Instructions per cycle from summed periods; `None` without cycles.
+/// Instructions per cycle, `1 / cpi`; `None` when the CPI is unknown.
 fn ipc(c: &CpiWeight) -> Option<f64> {
-    ratio(c.instructions.period, c.cycles.period)
+    cpi(c).map(|cpi| 1.0 / cpi)
 }
 
 /// `1.23`, or `n/a`.
