@@ -75,7 +75,8 @@ pub const CPI_HIGH: f64 = 4.0;
 /// (log2(CPI_HIGH) - log2(CPI_LOW))`, clamped. `None` for a CPI that is not a positive number
 /// (unknown: no instructions, or no cycles).
 pub fn cpi_position(cpi: f64) -> Option<f64> {
-    if !(cpi > 0.0) || cpi.is_infinite() {
+    // NaN, zero, negative and infinite are all "unknown".
+    if cpi.is_nan() || cpi <= 0.0 || cpi.is_infinite() {
         return None;
     }
     let (lo, hi) = (CPI_LOW.log2(), CPI_HIGH.log2());
