@@ -263,3 +263,80 @@ fn a_bad_folded_line_is_one_error_with_its_line_number() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `perf script` text of a cycles + instructions recording without a stall event (periods
+/// differ from sample to sample, as in frequency mode): fast has CPI 0.25, slow CPI 8.
+const CYCLES_AND_INSTRUCTIONS: &str = "\
+app  100 [000]     1.000001:       4000 cycles: \n\
+\t    55555555 fast+0x0 (/bin/app)\n\
+\t    55555556 main+0x0 (/bin/app)\n\
+\n\
+app  100 [000]     1.000002:      16000 instructions: \n\
+\t    55555555 fast+0x0 (/bin/app)\n\
+\t    55555556 main+0x0 (/bin/app)\n\
+\n\
+app  100 [000]     1.000003:       8000 cycles: \n\
+\t    55555557 slow+0x0 (/bin/app)\n\
+\t    55555556 main+0x0 (/bin/app)\n\
+\n\
+app  100 [000]     1.000004:       1000 instructions: \n\
+\t    55555557 slow+0x0 (/bin/app)\n\
+\t    55555556 main+0x0 (/bin/app)\n\
+\n\
+app  100 [000]     1.000005:       1000 instructions: \n\
+\t    55555557 slow+0x0 (/bin/app)\n\
+\t    55555556 main+0x0 (/bin/app)\n\
+\n";
+
+#[test]
+fn cycles_and_instructions_fold_report_render_and_diff_give_cpi() {
+    let dir = support::Dir::new("cpi-columns");
+    let text = dir.path("two.txt");
+    std::fs::write(&text, CYCLES_AND_INSTRUCTIONS).unwrap();
+    let text = s(&text);
+
+    // fold: instructions first ("before" for difffolded.pl), cycles second; samples.
+    assert_eq!(
+        ok(&cpiflame(&["fold", text])),
+        "app;main;fast 1 1\napp;main;slow 2 1\n"
+    );
+
+    let report = ok(&cpiflame(&["report", text]));
+    assert!(
+        report.starts_with("# cpiflame report: 2 samples of cycles, CPI 0.67 (instructions)\n"),
+        "{report}"
+    );
+    assert!(
+        report.contains("      CPI  Samples  Function [module]"),
+        "{report}"
+    );
+    assert!(
+        report.contains("     4.00        1  slow [app]"),
+        "{report}"
+    );
+    let json = ok(&cpiflame(&["report", "--json", text]));
+    assert_eq!(field(&json, "fast", "cpi"), 0.25);
+    assert_eq!(field(&json, "fast", "ipc"), 4.0);
+    assert_eq!(field(&json, "slow", "cpi"), 4.0);
+
+    // render: CPI colours, legend, subtitle; widths are cycles periods (4,000 and 8,000).
+    let svg = ok(&cpiflame(&["render", text]));
+    assert!(svg.contains(r#"fill="url(#cpi-scale)""#));
+    assert!(
+        svg.contains(">CPI 0.67 · IPC 1.50 · cycles: 2 samples, 12.0 k events"),
+        "{svg}"
+    );
+    assert!(svg.contains(r#"data-total="12000""#));
+    assert!(svg.contains("CPI: 4.00 · IPC: 0.25"));
+
+    // diff against itself: CPI before → after in the summary and the tooltips.
+    let summary = ok(&cpiflame(&["diff", "--summary", text, text]));
+    assert!(summary.contains("CPI before -> after"), "{summary}");
+    assert!(summary.contains("  4.00 ->   4.00  "), "{summary}");
+    let json = ok(&cpiflame(&["diff", "--summary", "--json", text, text]));
+    assert_eq!(field(&json, "slow", "before_cpi"), 4.0);
+    assert_eq!(field(&json, "slow", "after_cpi"), 4.0);
+    let svg = ok(&cpiflame(&["diff", text, text]));
+    assert!(svg.contains("CPI: 4.00 → 4.00"), "{svg}");
+    assert!(svg.contains(" · CPI: 0.67 → 0.67"), "{svg}");
+}
