@@ -1,7 +1,7 @@
 // Interactivity for cpiflame's SVG flame graphs: hover details, click-to-zoom, regex search.
 //
 // The SVG carries everything this needs: the #frames group holds the layout constants in
-// data-* attributes, and every frame is a <g data-s data-n> (left edge and width in samples)
+// data-* attributes, and every frame is a <g data-s data-n> (left edge and width in width units: summed cycles periods)
 // holding a <title> (first line = the frame name), a <rect> and a <text> label. Positions are
 // recomputed from the sample counts, so zooming never accumulates rounding error.
 (function () {
@@ -122,7 +122,7 @@
     resetButton.setAttribute("visibility", "hidden");
   }
 
-  // Search: highlight frames whose name matches, report the share of all samples they cover
+  // Search: highlight frames whose name matches, report the share of the width (all cycles) they cover
   // (nested matches are counted once).
   var currentSearch = "";
 
@@ -171,7 +171,7 @@
     searchButton.textContent = "Clear search";
     var share = total > 0 ? (100 * covered) / total : 0;
     matched.textContent =
-      "Matched /" + term + "/: " + hits.length + " frame(s), " + share.toFixed(2) + "% of samples";
+      "Matched /" + term + "/: " + hits.length + " frame(s), " + share.toFixed(2) + "% of the width";
   }
 
   function askSearch() {
