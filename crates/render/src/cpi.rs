@@ -156,15 +156,16 @@ impl Picture for Cpi<'_> {
             ),
             (None, Some(i)) => write!(
                 w,
-                // CPI first: the line is long and is cut on narrow images.
-                "CPI {} · IPC {} · cycles: {} samples, {} events (event {}) · instructions: {} events (event {})",
+                // CPI first, and the event names as the labels of their counts: the line is
+                // centred and must fit narrow images.
+                "CPI {} · IPC {} · {}: {} samples, {} events · {}: {} events",
                 two_places(cpi(all)),
                 two_places(ipc(all)),
+                Esc(cycles_event),
                 Thousands(self.total.samples),
                 Events(all.cycles.period),
-                Esc(cycles_event),
-                Events(all.instructions.period),
                 Esc(&self.profile.events[i].name),
+                Events(all.instructions.period),
             ),
             (None, None) => write!(
                 w,

@@ -481,7 +481,7 @@ fn cpi_subtitle_and_legend() {
     let svg = parse(&raw, false);
     assert_eq!(
         svg.subtitle,
-        "CPI 0.80 · IPC 1.25 · cycles: 16 samples, 16.0 k events (event cycles) · instructions: 20.0 k events (event instructions)"
+        "CPI 0.80 · IPC 1.25 · cycles: 16 samples, 16.0 k events · instructions: 20.0 k events"
     );
     assert!(raw.contains(r#"fill="url(#cpi-scale)""#));
     assert!(!raw.contains("stall-scale"));
