@@ -174,6 +174,12 @@ pub fn fold(args: FoldArgs) -> Result<Outcome> {
             // Instructions first, so that difffolded.pl's "before" is instructions and the
             // widths ("after") are cycles, as with a stall pair.
             (None, Some(cycles), Some(instructions)) => {
+                // Named, so that reading the file back finds instructions, not stalls.
+                writeln!(
+                    out,
+                    "{} instructions cycles",
+                    cpiflame_profile::read::COLUMNS_COMMENT
+                )?;
                 cpiflame_profile::write_folded_pair(profile, instructions, cycles, &mut out)?
             }
             _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,

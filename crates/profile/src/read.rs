@@ -39,7 +39,11 @@
 //! - **Columns.** One count: a single event column named `samples`. Two counts: columns
 //!   `stalls` (the first count) and `cycles` (the second), the order `cpiflame fold` writes
 //!   them in. For a `difffolded.pl` file (`before after`) that makes `before` the "stalls"
-//!   column; pick columns by index when that matters.
+//!   column; pick columns by index when that matters. A comment `# columns: NAME NAME` (or
+//!   one name) before the first stack names the columns instead, when it names as many as
+//!   there are counts: `cpiflame fold` writes `# columns: instructions cycles` before the
+//!   CPI form, so that reading it back finds instructions, not stalls. FlameGraph's and
+//!   inferno's tools skip it as a line without counts.
 //! - **Periods.** Folded files carry no periods, so each [`Count`] has `period == samples`
 //!   and every share computed from the profile is a ratio of samples.
 //! - Lines with the same stack add up. A line whose counts are all zero is valid and adds
@@ -241,6 +245,9 @@ fn annotated(name: &str) -> (&str, FrameKind) {
     }
 }
 
+/// The comment that names a folded file's count columns: `# columns: instructions cycles`.
+pub const COLUMNS_COMMENT: &str = "# columns:";
+
 /// Reads a folded file (one- or two-count form, see the [module docs](self)) into a profile.
 /// `source` names the input in errors (a file name, or `-` / `stdin`).
 ///
@@ -257,6 +264,8 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
     let mut shape: Option<(usize, usize)> = None;
     let mut profile = Profile::default();
     let mut totals = [0u64; 2];
+    // Column names from a `# columns: A B` line before the first stack (see the module docs).
+    let mut named: Option<Vec<String>> = None;
     // Interned frames by their text in the file (annotation included), so a frame already
     // seen costs a lookup and no allocation.
     let mut roots: HashMap<String, FrameId> = HashMap::new();
@@ -274,6 +283,11 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
         let text = std::str::from_utf8(&buf).map_err(|_| err(line_no, FoldedErrorKind::NotUtf8))?;
         let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
         if text.is_empty() || text.starts_with('#') {
+            if shape.is_none() {
+                if let Some(names) = text.strip_prefix(COLUMNS_COMMENT) {
+                    named = Some(names.split_whitespace().map(str::to_string).collect());
+                }
+            }
             continue;
         }
         let parsed = parse_line(text, shape.map(|(n, _)| n)).map_err(|kind| {
@@ -291,19 +305,16 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
         })?;
         if shape.is_none() {
             shape = Some((parsed.n, line_no));
-            profile = Profile::new(match parsed.n {
-                1 => vec![EventColumn {
-                    name: "samples".into(),
-                }],
-                _ => vec![
-                    EventColumn {
-                        name: "stalls".into(),
-                    },
-                    EventColumn {
-                        name: "cycles".into(),
-                    },
-                ],
-            });
+            let defaults: &[&str] = if parsed.n == 1 {
+                &["samples"]
+            } else {
+                &["stalls", "cycles"]
+            };
+            let names: Vec<String> = match named.take() {
+                Some(names) if names.len() == parsed.n => names,
+                _ => defaults.iter().map(|n| n.to_string()).collect(),
+            };
+            profile = Profile::new(names.into_iter().map(|name| EventColumn { name }).collect());
         }
         let columns: &[&'static str] = if parsed.n == 1 {
             &["samples"]

@@ -516,3 +516,17 @@ fn mangled_input_gives_errors_not_panics() {
         let _ = looks_folded(&bytes);
     }
 }
+
+#[test]
+fn a_columns_comment_names_the_counts() {
+    // What `cpiflame fold` writes for a cycles+instructions recording.
+    let p = read("# columns: instructions cycles\napp;fast 16 4\napp;slow 1 8\n");
+    assert_eq!(events(&p), ["instructions", "cycles"]);
+    // Only before the first stack, and only when it names as many columns as there are.
+    let late = read("app;fast 16 4\n# columns: instructions cycles\napp;slow 1 8\n");
+    assert_eq!(events(&late), ["stalls", "cycles"]);
+    let wrong = read("# columns: instructions\napp;fast 16 4\n");
+    assert_eq!(events(&wrong), ["stalls", "cycles"]);
+    let one = read("# columns: cpu-clock\napp;fast 16\n");
+    assert_eq!(events(&one), ["cpu-clock"]);
+}
