@@ -295,10 +295,18 @@ fn cycles_and_instructions_fold_report_render_and_diff_give_cpi() {
     std::fs::write(&text, CYCLES_AND_INSTRUCTIONS).unwrap();
     let text = s(&text);
 
-    // fold: instructions first ("before" for difffolded.pl), cycles second; samples.
+    // fold: instructions first ("before" for difffolded.pl), cycles second; samples; the
+    // columns named so that reading the folded file back finds instructions again.
+    let folded = ok(&cpiflame(&["fold", text]));
     assert_eq!(
-        ok(&cpiflame(&["fold", text])),
-        "app;main;fast 1 1\napp;main;slow 2 1\n"
+        folded,
+        "# columns: instructions cycles\napp;main;fast 1 1\napp;main;slow 2 1\n"
+    );
+    let refolded = dir.path("two.folded");
+    std::fs::write(&refolded, &folded).unwrap();
+    assert!(
+        ok(&cpiflame(&["report", s(&refolded)])).contains("CPI"),
+        "the folded file reads back with instructions"
     );
 
     let report = ok(&cpiflame(&["report", text]));
