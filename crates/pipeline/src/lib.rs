@@ -13,6 +13,7 @@
 //! decides how to show them.
 
 mod collapse;
+mod hybrid;
 mod load;
 mod marks;
 mod script;
