@@ -544,3 +544,30 @@ fn instructions_flag_picks_the_divisor() {
     .to_string();
     assert!(e.starts_with("--instructions nope: "), "{e}");
 }
+
+#[test]
+fn hostile_read_values_neither_panic_nor_overflow() {
+    // Values that fall (taken modulo 2^64, as perf does), huge ones (sums saturate), and
+    // ids of no event (the sample keeps its own period, as a sample without values).
+    let attrs = group_attrs(0, FULL_GROUP);
+    let r = |read: Vec<(u64, u64)>| S {
+        attr: 0,
+        tid: 0,
+        leaf: "f",
+        period: 5,
+        read,
+    };
+    let samples = vec![
+        r(vec![(10, u64::MAX), (20, 10)]),
+        r(vec![(10, u64::MAX - 1), (20, 5)]),
+        r(vec![(10, u64::MAX), (20, 4)]),
+        r(vec![(99, 1), (98, 2)]),
+    ];
+    let path = write("hostile.data", 11, &attrs, &samples);
+    let l = load(&path, LoadOptions::default());
+    // Cycles: MAX, then MAX (MAX-1 - MAX wraps), then 1: saturated; plus the unknown-id
+    // sample's own period.
+    assert_eq!(count(&l, 11, 0, "f", 0), c(4, u64::MAX));
+    // Instructions: 10, then 5 - 10 and 4 - 5 wrap: saturated.
+    assert_eq!(count(&l, 11, 0, "f", 1), c(3, u64::MAX));
+}
