@@ -571,3 +571,27 @@ fn hostile_read_values_neither_panic_nor_overflow() {
     // Instructions: 10, then 5 - 10 and 4 - 5 wrap: saturated.
     assert_eq!(count(&l, 11, 0, "f", 1), c(3, u64::MAX));
 }
+
+#[test]
+fn real_hybrid_recording_merges_core_and_atom_cycles() {
+    // A Raptor Lake `perf record -e cycles:ppp` (quipper's test data): perf opened
+    // cpu_core/cycles:ppp/ and cpu_atom/cycles:ppp/. perf 6.1 here reads 7 samples of
+    // 7048948 cycles, all on cpu_core (`perf script -F event,period`, `perf report --stats`).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../perf-data/tests/wild/q-hybrid_topology.data.xz");
+    let mut warnings = Vec::new();
+    let l = load_any(
+        &LoadOptions {
+            file: path,
+            kernel: true,
+            ..Default::default()
+        },
+        &mut warnings,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = l.profile.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["cycles:ppp (cpu_atom+cpu_core)", "dummy:HG"]);
+    assert_eq!(l.roles.cycles, Some(0));
+    assert_eq!(l.profile.total(0), c(7, 7_048_948));
+    assert_eq!(l.notes, ["widths: cycles of cpu_atom+cpu_core cores"]);
+}
