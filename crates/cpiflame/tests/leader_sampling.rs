@@ -100,7 +100,11 @@ fn check(name: &str, events: &str, workload: &Path, args: &[&str]) {
         cpiflame_testkit::unavailable(format!("leader sampling does not record here: {e}"));
         return;
     }
-    let perf = perf_totals(&data);
+    compare(name, &dir, &data);
+}
+
+fn compare(name: &str, dir: &Dir, data: &Path) {
+    let perf = perf_totals(data);
     assert!(
         perf.keys()
             .map(|k| &k.1)
@@ -109,7 +113,7 @@ fn check(name: &str, events: &str, workload: &Path, args: &[&str]) {
             == 2,
         "{name}: perf shows both members: {perf:?}"
     );
-    let ours = our_totals(&load(&data));
+    let ours = our_totals(&load(data));
     assert_eq!(ours, perf, "{name}: perf.data per-thread totals");
 
     // The same recording as perf script text.
@@ -121,7 +125,7 @@ fn check(name: &str, events: &str, workload: &Path, args: &[&str]) {
             "comm,tid,time,period,event,ip,sym,dso",
             "-i",
         ])
-        .arg(&data)
+        .arg(data)
         .output()
         .expect("perf script");
     assert!(out.status.success());
@@ -148,4 +152,37 @@ fn task_clock_and_page_faults_group_matches_perf() {
         &f.faults,
         &["20000"],
     );
+}
+
+#[test]
+fn group_attached_to_a_multithreaded_process_matches_perf() {
+    // perf 6.1 opens `:S` groups without inherit, so a command's later threads go
+    // unsampled; attached with -p, every thread has its own counters (own ids): four
+    // threads' deltas, interleaved in one file.
+    let Some(f) = fixtures_or_skip() else { return };
+    let dir = Dir::new("leader-attached");
+    let data = dir.path("group.data");
+    let mut child = Command::new(&f.threads)
+        .arg("3")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("threads fixture");
+    // Let it start its threads before attaching.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let recorded = perf_record(
+        &data,
+        "{cpu-clock,task-clock}:S",
+        &["-F", "499", "--call-graph", "dwarf,4096", "-p", &pid],
+        &["sleep", "0.5"],
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(e) = recorded {
+        cpiflame_testkit::unavailable(format!("perf record -p does not work here: {e}"));
+        return;
+    }
+    let threads: std::collections::BTreeSet<i64> = perf_totals(&data).keys().map(|k| k.0).collect();
+    assert!(threads.len() > 1, "several threads sampled: {threads:?}");
+    compare("attached", &dir, &data);
 }
