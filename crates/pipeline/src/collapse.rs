@@ -96,6 +96,14 @@ pub fn walk_samples(
 
 /// Reads every record of `file`, resolving samples with `resolver`, into a profile with one
 /// column per event of the file (in the file's order).
+///
+/// Each sample adds to its stack a [`Count`] of one sample and its weight: its own period
+/// (PERF_SAMPLE_PERIOD, else the attr's fixed period, else 1 in frequency mode), or, for a
+/// sample carrying counter values (PERF_SAMPLE_READ, e.g. a `{cycles,instructions}:S`
+/// leader), one count per counter value in that counter's event column, weighted by the
+/// value's increase since the previous value of the same counter (per thread when the
+/// event is inherited), as perf computes it; a member's `samples` are the leader samples in
+/// which it moved.
 pub fn collapse(
     file: &PerfData,
     resolver: &mut Resolver,

@@ -538,4 +538,39 @@ mod tests {
         let l = l.unwrap();
         assert_eq!((l.roles.stalls, l.roles.cycles), (None, Some(0)));
     }
+
+    #[test]
+    fn perf_script_cycles_and_instructions_give_the_cpi_roles_and_periods() {
+        // What `perf script` prints for a `{cycles,instructions}:S` recording: each member
+        // of each leader sample as its own sample, the period its value's delta.
+        let text = "\
+app 1/1 1.0: 3000 cycles:
+\t 10 f (/bin/app)
+
+app 1/1 1.0: 1000 instructions:
+\t 10 f (/bin/app)
+
+app 1/1 1.1: 500 cycles:
+\t 10 f (/bin/app)
+
+app 1/1 1.1: 1500 instructions:
+\t 10 f (/bin/app)
+
+app 1/1 1.2: 700 cycles:
+\t 20 g (/bin/app)
+";
+        let (l, _) = load_bytes("cpi.perf", text.as_bytes());
+        let l = l.unwrap();
+        assert_eq!(names(&l), ["cycles", "instructions"]);
+        assert_eq!((l.roles.cycles, l.roles.instructions), (Some(0), Some(1)));
+        let f = l
+            .profile
+            .stacks
+            .iter()
+            .find(|s| l.profile.frame(*s.frames.last().unwrap()).name == "f")
+            .unwrap();
+        let period = |e: usize| f.counts[e].period;
+        assert_eq!((period(0), period(1)), (3500, 2500));
+        assert_eq!(l.profile.total(0).period, 4200);
+    }
 }
