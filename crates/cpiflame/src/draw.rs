@@ -18,6 +18,9 @@ pub struct SourceArgs {
     /// Event that gives the width (unhalted cycles); any event of the file, by name.
     #[arg(long, value_name = "NAME")]
     pub cycles: Option<String>,
+    /// Event that CPI divides by (retired instructions); any event of the file, by name.
+    #[arg(long, value_name = "NAME")]
+    pub instructions: Option<String>,
     /// Look up the recorded binaries under DIR (for files recorded on another machine).
     #[arg(long, value_name = "DIR")]
     pub symfs: Option<PathBuf>,
@@ -38,6 +41,7 @@ impl SourceArgs {
             file: file.to_path_buf(),
             stalls: self.stalls.clone(),
             cycles: self.cycles.clone(),
+            instructions: self.instructions.clone(),
             symfs: self.symfs.clone(),
             kallsyms: self.kallsyms.clone(),
             kernel: !self.no_kernel,

@@ -636,4 +636,65 @@ mod tests {
         let s = parse_sample_record(&record, 0, &branch_attr(0), Endian::Little).unwrap();
         assert_eq!(s.branch_stack.unwrap().get(0).unwrap().from, 0);
     }
+
+    #[test]
+    fn read_values_in_every_read_format_layout() {
+        use crate::abi::read_format as rf;
+        use crate::write::{sample_record, ReadValue, ReadValues, SampleFields};
+        // Every combination of the layout bits, group and single; the callchain after the
+        // values shows the cursor ended where the values do.
+        for bits in 0..32u64 {
+            let f = (if bits & 1 != 0 {
+                rf::TOTAL_TIME_ENABLED
+            } else {
+                0
+            }) | (if bits & 2 != 0 {
+                rf::TOTAL_TIME_RUNNING
+            } else {
+                0
+            }) | (if bits & 4 != 0 { rf::ID } else { 0 })
+                | (if bits & 8 != 0 { rf::GROUP } else { 0 })
+                | (if bits & 16 != 0 { rf::LOST } else { 0 });
+            let attr = EventAttr {
+                sample_type: st::IP | st::READ | st::CALLCHAIN,
+                read_format: f,
+                ..EventAttr::default()
+            };
+            let n = if f & rf::GROUP != 0 { 3 } else { 1 };
+            let values: Vec<ReadValue> = (0..n)
+                .map(|i| ReadValue {
+                    value: 1000 + i,
+                    id: 20 + i,
+                    lost: 7 + i,
+                })
+                .collect();
+            let fields = SampleFields {
+                ip: 0x401000,
+                read: Some(ReadValues {
+                    time_enabled: 555,
+                    time_running: 444,
+                    values,
+                }),
+                callchain: vec![0xabc, 0xdef],
+                ..SampleFields::default()
+            };
+            let record = sample_record(&attr, &fields).unwrap();
+            let s = parse_sample_record(&record, 0, &attr, Endian::Little).unwrap();
+            let read = s.read.unwrap();
+            let want: Vec<(u64, Option<u64>)> = (0..n)
+                .map(|i| (1000 + i, (f & rf::ID != 0).then_some(20 + i)))
+                .collect();
+            assert_eq!(read.values(), want, "read_format {f:#x}");
+            assert_eq!(
+                read.time_enabled,
+                (f & rf::TOTAL_TIME_ENABLED != 0).then_some(555)
+            );
+            assert_eq!(
+                read.time_running,
+                (f & rf::TOTAL_TIME_RUNNING != 0).then_some(444)
+            );
+            let chain: Vec<u64> = s.callchain.unwrap().iter().collect();
+            assert_eq!(chain, [0xabc, 0xdef], "read_format {f:#x}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
+use cpiflame_perf_data::{attr_flags, PerfData, ReadError, RecordKind, Sample};
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
 use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
@@ -96,6 +96,14 @@ pub fn walk_samples(
 
 /// Reads every record of `file`, resolving samples with `resolver`, into a profile with one
 /// column per event of the file (in the file's order).
+///
+/// Each sample adds to its stack a [`Count`] of one sample and its weight: its own period
+/// (PERF_SAMPLE_PERIOD, else the attr's fixed period, else 1 in frequency mode), or, for a
+/// sample carrying counter values (PERF_SAMPLE_READ, e.g. a `{cycles,instructions}:S`
+/// leader), one count per counter value in that counter's event column, weighted by the
+/// value's increase since the previous value of the same counter (per thread when the
+/// event is inherited), as perf computes it; a member's `samples` are the leader samples in
+/// which it moved.
 pub fn collapse(
     file: &PerfData,
     resolver: &mut Resolver,
@@ -120,6 +128,8 @@ pub fn collapse(
     let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
+    let mut read_deltas = ReadDeltas::new(file);
+    let mut weights: Vec<(usize, u64)> = Vec::new();
 
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
         let pid = sample.pid.unwrap_or(-1);
@@ -149,17 +159,21 @@ pub fn collapse(
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
-        let count = Count {
-            samples: 1,
-            period: sample.period.unwrap_or(fixed_periods[sample.attr]),
+        weights.clear();
+        if !read_deltas.weights(file, sample, &mut weights) {
+            weights.push((
+                sample.attr,
+                sample.period.unwrap_or(fixed_periods[sample.attr]),
+            ));
+        }
+        if !raw.contains_key(key.as_slice()) {
+            raw.insert(key.clone(), vec![Count::default(); n_events]);
+        }
+        let Some(counts) = raw.get_mut(key.as_slice()) else {
+            return;
         };
-        match raw.get_mut(key.as_slice()) {
-            Some(counts) => counts[sample.attr].add(count),
-            None => {
-                let mut counts = vec![Count::default(); n_events];
-                counts[sample.attr] = count;
-                raw.insert(key.clone(), counts);
-            }
+        for &(event, period) in &weights {
+            counts[event].add(Count { samples: 1, period });
         }
     })?;
     resolver.finish_names();
@@ -199,6 +213,75 @@ pub fn collapse(
         }
     }
     Ok((profile, stats))
+}
+
+/// The weights of samples that carry counter values (PERF_SAMPLE_READ), as perf computes them
+/// (`deliver_sample_value` in tools/perf/util/session.c): each value read, leader included,
+/// weighs its event's column by its increase since the previous value of the same counter
+/// id, kept per thread when the sampling event is inherited (then one id counts for many
+/// threads, each with its own count). A value that did not increase adds nothing, as perf
+/// delivers no sample for it: a member's `samples` is the number of leader samples in which
+/// it moved, the count `perf script` and `perf report` show for it.
+struct ReadDeltas {
+    /// Which event each counter id belongs to.
+    id_to_attr: HashMap<u64, usize>,
+    /// The last value of each (counter id, thread): thread -1 when kept per id only.
+    last: HashMap<(u64, i32), u64>,
+}
+
+impl ReadDeltas {
+    fn new(file: &PerfData) -> ReadDeltas {
+        let mut id_to_attr = HashMap::new();
+        for (i, a) in file.attrs.iter().enumerate() {
+            for &id in &a.ids {
+                id_to_attr.entry(id).or_insert(i);
+            }
+        }
+        ReadDeltas {
+            id_to_attr,
+            last: HashMap::new(),
+        }
+    }
+
+    /// Pushes (event, delta) for each counter value `sample` carries; false when it carries
+    /// none that can be matched to an event (no PERF_SAMPLE_READ, or values without ids or
+    /// with ids of no event: perf drops those samples; here they keep their own period, so
+    /// that a file written without PERF_FORMAT_ID still draws).
+    fn weights(
+        &mut self,
+        file: &PerfData,
+        sample: &Sample<'_>,
+        out: &mut Vec<(usize, u64)>,
+    ) -> bool {
+        let Some(read) = sample.read else {
+            return false;
+        };
+        let attr = &file.attrs[sample.attr];
+        // perf's `perf_evsel__attr_has_per_thread_sample_period`: an inherited event's id is
+        // shared by the threads it was inherited into, so its values are per thread.
+        let per_thread = attr.flags & attr_flags::INHERIT != 0 && sample.tid.is_some();
+        let thread = if per_thread {
+            sample.tid.unwrap_or(-1)
+        } else {
+            -1
+        };
+        let mut matched = false;
+        for (value, id) in read.values() {
+            let Some(id) = id else { continue };
+            let Some(&event) = self.id_to_attr.get(&id) else {
+                continue;
+            };
+            matched = true;
+            // First value of a counter: since zero. perf subtracts modulo 2^64 too.
+            let last = self.last.entry((id, thread)).or_insert(0);
+            let delta = value.wrapping_sub(*last);
+            *last = value;
+            if delta != 0 {
+                out.push((event, delta));
+            }
+        }
+        matched
+    }
 }
 
 fn profile_frame(

@@ -7,12 +7,16 @@
 //! - [`load_any`]: perf.data, `perf script` text or folded text, told apart by content, with roles chosen from
 //!   flags, from what `cpiflame record` noted in the file ([`RecordingMarks`]), or by
 //!   detection (`cpiflame-events`).
+//!   Samples of leader-sampled groups weigh each member's column by that member's counter
+//!   delta, as perf does; hybrid Intel files get one column per event across core types
+//!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
 //!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
 //! decides how to show them.
 
 mod collapse;
+mod hybrid;
 mod load;
 mod marks;
 mod script;

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{PerfData, ReadError};
 use cpiflame_profile::{
-    read_folded, read_perf_script_with, FoldedError, PerfScriptError, PerfScriptOptions, Profile,
+    read_folded, read_perf_script_with, Count, FoldedError, PerfScriptError, PerfScriptOptions,
+    Profile,
 };
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse, event_names, CollapseOptions};
+use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
 
 /// How to read a recording.
@@ -22,6 +24,8 @@ pub struct LoadOptions {
     pub stalls: Option<String>,
     /// `--cycles NAME`: the event that gives the width, overriding detection.
     pub cycles: Option<String>,
+    /// `--instructions NAME`: the event that CPI divides by, overriding detection.
+    pub instructions: Option<String>,
     /// Where to look for the recorded binaries first (`--symfs`).
     pub symfs: Option<PathBuf>,
     /// Kernel symbols (`--kallsyms FILE`, /proc/kallsyms text) instead of this machine's.
@@ -43,6 +47,11 @@ pub struct Loaded {
     pub roles: Roles,
     /// How the roles were chosen, when the reader of the graph should know.
     pub notes: Vec<String>,
+    /// The cycles column that colour events (instructions, stalls) are divided by, when it
+    /// is not `roles.cycles`: a hybrid recording whose cycles cover more core types than
+    /// its colour event (widths add every core type's cycles; CPI uses only the core types
+    /// that recorded both). `None`: divide by `roles.cycles`.
+    pub ratio_cycles: Option<usize>,
 }
 
 /// Why a recording could not be read.
@@ -152,7 +161,11 @@ fn choose_roles(
             "--cycles",
             recorded_index(|r| &r.1).or(detected.cycles),
         )?,
-        instructions: detected.instructions,
+        instructions: pick(
+            &options.instructions,
+            "--instructions",
+            detected.instructions,
+        )?,
     };
     if roles.cycles.is_none() {
         // No cycles event: draw the first event that has samples, as a plain graph.
@@ -218,7 +231,7 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
         })
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
-    finish(options, profile, detected, &RecordingMarks::default())
+    finish(options, profile, detected, &RecordingMarks::default(), None)
 }
 
 /// `path` when it can be read: the resolver would quietly leave kernel frames unnamed, but a
@@ -268,6 +281,7 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
         script.profile,
         detected,
         &RecordingMarks::default(),
+        None,
     )
 }
 
@@ -340,21 +354,72 @@ fn load_opened(
     }
 
     let names = event_names(file);
-    let refs: Vec<EventRef<'_>> = file
-        .attrs
+    // Per-core-type columns of one event become one (see `hybrid`); the counts before the
+    // merge are kept for a colour ratio over fewer core types.
+    let hybrid = Hybrid::of(file, &names);
+    let original: Vec<Vec<Count>> = if hybrid.merged() {
+        profile.stacks.iter().map(|s| s.counts.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let mut profile = profile;
+    hybrid.apply(&mut profile);
+    let refs: Vec<EventRef<'_>> = hybrid
+        .columns
         .iter()
-        .zip(&names)
-        .map(|(a, name)| EventRef {
-            type_: a.type_,
-            config: a.config,
-            name,
+        .zip(&profile.events)
+        .map(|(c, e)| EventRef {
+            type_: c.type_,
+            config: c.config,
+            name: &e.name,
         })
         .collect();
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
     let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
-    finish(options, profile, detected, &marks)
+    finish(
+        options,
+        profile,
+        detected,
+        &marks,
+        Some((&hybrid, original)),
+    )
+}
+
+/// Notes for the subtitle of a hybrid recording whose chosen events were merged across core
+/// types, and the column of cycles for the colour ratio when the colour event covers fewer
+/// core types than the widths (added to `profile`; `original` is each stack's counts before
+/// the merge, in the profile's stack order).
+fn hybrid_notes(
+    hybrid: &Hybrid,
+    profile: &mut Profile,
+    original: &[Vec<Count>],
+    roles: Roles,
+    notes: &mut Vec<String>,
+) -> Option<usize> {
+    let cycles = roles.cycles?;
+    let join = |pmus: &std::collections::BTreeSet<String>| {
+        pmus.iter().cloned().collect::<Vec<_>>().join("+")
+    };
+    let width_pmus = &hybrid.columns.get(cycles)?.pmus;
+    if width_pmus.len() > 1 {
+        notes.push(format!("widths: cycles of {} cores", join(width_pmus)));
+    }
+    let mut ratio = None;
+    for (colour, what) in [(roles.instructions, "CPI"), (roles.stalls, "stalls")] {
+        let Some(colour) = colour else { continue };
+        let Some(pmus) = hybrid.ratio_pmus(cycles, colour) else {
+            continue;
+        };
+        notes.push(format!("{what} from {} only", join(&pmus)));
+        // One ratio column: the first colour event decides it (both colour events of one
+        // recording are on the same core types in practice).
+        if ratio.is_none() {
+            ratio = Some(hybrid.add_ratio_column(profile, original, cycles, &pmus));
+        }
+    }
+    ratio
 }
 
 fn finish(
@@ -362,6 +427,7 @@ fn finish(
     mut profile: Profile,
     detected: Roles,
     marks: &RecordingMarks,
+    hybrid: Option<(&Hybrid, Vec<Vec<Count>>)>,
 ) -> Result<Loaded, LoadError> {
     let mut notes = Vec::new();
     if marks.no_pmu {
@@ -378,12 +444,19 @@ fn finish(
         marks.roles.as_ref(),
         &mut notes,
     )?;
+    let ratio_cycles = match hybrid {
+        Some((hybrid, original)) => {
+            hybrid_notes(hybrid, &mut profile, &original, roles, &mut notes)
+        }
+        None => None,
+    };
     profile.sort();
     Ok(Loaded {
         file: options.file.clone(),
         profile,
         roles,
         notes,
+        ratio_cycles,
     })
 }
 
@@ -464,5 +537,40 @@ mod tests {
         let (l, _) = load_bytes("plain.perf", SCRIPT.as_bytes());
         let l = l.unwrap();
         assert_eq!((l.roles.stalls, l.roles.cycles), (None, Some(0)));
+    }
+
+    #[test]
+    fn perf_script_cycles_and_instructions_give_the_cpi_roles_and_periods() {
+        // What `perf script` prints for a `{cycles,instructions}:S` recording: each member
+        // of each leader sample as its own sample, the period its value's delta.
+        let text = "\
+app 1/1 1.0: 3000 cycles:
+\t 10 f (/bin/app)
+
+app 1/1 1.0: 1000 instructions:
+\t 10 f (/bin/app)
+
+app 1/1 1.1: 500 cycles:
+\t 10 f (/bin/app)
+
+app 1/1 1.1: 1500 instructions:
+\t 10 f (/bin/app)
+
+app 1/1 1.2: 700 cycles:
+\t 20 g (/bin/app)
+";
+        let (l, _) = load_bytes("cpi.perf", text.as_bytes());
+        let l = l.unwrap();
+        assert_eq!(names(&l), ["cycles", "instructions"]);
+        assert_eq!((l.roles.cycles, l.roles.instructions), (Some(0), Some(1)));
+        let f = l
+            .profile
+            .stacks
+            .iter()
+            .find(|s| l.profile.frame(*s.frames.last().unwrap()).name == "f")
+            .unwrap();
+        let period = |e: usize| f.counts[e].period;
+        assert_eq!((period(0), period(1)), (3500, 2500));
+        assert_eq!(l.profile.total(0).period, 4200);
     }
 }

@@ -45,9 +45,11 @@ pub struct Count {
 }
 
 impl Count {
+    /// Adds `other`, saturating: periods come from files (a hostile one can claim u64::MAX
+    /// per sample), and a sum pinned at the maximum is better than a panic.
     pub fn add(&mut self, other: Count) {
-        self.samples += other.samples;
-        self.period += other.period;
+        self.samples = self.samples.saturating_add(other.samples);
+        self.period = self.period.saturating_add(other.period);
     }
 }
 
