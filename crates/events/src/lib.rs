@@ -84,8 +84,8 @@ pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{presets, Candidate, Presets, DEFAULT_PERIOD};
 pub use resolve::{
-    resolve_event, resolve_events, resolve_groups, EventGroup, Rate, ResolveError, ResolvedEvent,
-    SAMPLE_READ_TYPE,
+    join_unbraced, resolve_event, resolve_events, resolve_groups, EventGroup, Rate, ResolveError,
+    ResolvedEvent, SAMPLE_READ_TYPE,
 };
 pub use roles::{detect_roles, role_of, Arch, EventRef, Role, Roles};
 pub use spec::{

@@ -345,6 +345,22 @@ pub fn resolve_groups(text: &str, sysfs_root: &Path) -> Result<Vec<EventGroup>, 
     Ok(groups)
 }
 
+/// cpiflame's grouping of a list: each `{...}` group is a group, and each run of events
+/// outside braces is one group too (as `cpiflame record -e a,b` and `stat -e a,b` always
+/// grouped them, where perf opens each alone), except an event with `S` outside braces,
+/// which stays a group of one as perf makes it (it reads only itself into its samples).
+pub fn join_unbraced(groups: Vec<EventGroup>) -> Vec<EventGroup> {
+    let mut joined: Vec<EventGroup> = Vec::with_capacity(groups.len());
+    let loose = |g: &EventGroup| !g.braced && !g.leader_sampling();
+    for g in groups {
+        match joined.last_mut() {
+            Some(last) if loose(last) && loose(&g) => last.events.extend(g.events),
+            _ => joined.push(g),
+        }
+    }
+    joined
+}
+
 /// [`resolve_events`] for exactly one event (`--stalls SPEC`, `--cycles SPEC`).
 pub fn resolve_event(text: &str, sysfs_root: &Path) -> Result<ResolvedEvent, ResolveError> {
     let mut events = resolve_events(text, sysfs_root)?;
@@ -743,5 +759,26 @@ mod tests {
             "{m}"
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn runs_of_unbraced_events_join_into_one_group() {
+        let root = Path::new("/nonexistent");
+        let sizes = |text: &str| -> Vec<(usize, bool)> {
+            join_unbraced(resolve_groups(text, root).unwrap())
+                .iter()
+                .map(|g| (g.events.len(), g.leader_sampling()))
+                .collect()
+        };
+        assert_eq!(sizes("cpu-clock,task-clock"), [(2, false)]);
+        assert_eq!(
+            sizes("cpu-clock,{task-clock,page-faults}:S,faults,cs"),
+            [(1, false), (2, true), (2, false)]
+        );
+        assert_eq!(
+            sizes("cpu-clock,task-clock:S,cs"),
+            [(1, false), (1, true), (1, false)]
+        );
+        assert_eq!(sizes("{cpu-clock},{task-clock}"), [(1, false), (1, false)]);
     }
 }
