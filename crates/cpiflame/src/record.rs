@@ -11,7 +11,9 @@ use cpiflame_events::{
     join_unbraced, resolve_events, resolve_groups, EventGroup, DEFAULT_PERIOD, SYSFS_ROOT,
 };
 use cpiflame_pipeline::RecordingMarks;
-use cpiflame_record::{machine, record, CallGraph, Rate, RecordOptions, ResolvedEvent, Target};
+use cpiflame_record::{
+    machine, record, CallGraph, Group, Rate, RecordOptions, ResolvedEvent, Target,
+};
 
 use crate::Outcome;
 
@@ -93,17 +95,26 @@ fn one_spec(text: &str, flag: &str) -> Result<ResolvedEvent> {
 /// and lines for the user.
 struct Chosen {
     events: Vec<ResolvedEvent>,
-    /// Events per kernel group, in order (see [`RecordOptions::groups`]).
-    groups: Vec<usize>,
+    /// The kernel groups, in order (see [`RecordOptions::groups`]).
+    groups: Vec<Group>,
     no_pmu: bool,
     notes: Vec<String>,
 }
 
 impl Chosen {
-    /// All events one group (the stall/cycles pair, as always recorded).
-    fn one_group(events: Vec<ResolvedEvent>, no_pmu: bool, notes: Vec<String>) -> Chosen {
+    /// All events one group (the stall/cycles pair, as always recorded); `described`: the
+    /// user asked for it as a group.
+    fn one_group(
+        events: Vec<ResolvedEvent>,
+        described: bool,
+        no_pmu: bool,
+        notes: Vec<String>,
+    ) -> Chosen {
         Chosen {
-            groups: vec![events.len()],
+            groups: vec![Group {
+                len: events.len(),
+                described,
+            }],
             events,
             no_pmu,
             notes,
@@ -119,7 +130,7 @@ impl Chosen {
         for e in &mut events {
             e.sample_read = true;
         }
-        Chosen::one_group(events, false, notes)
+        Chosen::one_group(events, true, false, notes)
     }
 }
 
@@ -130,7 +141,7 @@ fn choose_events(args: &RecordArgs) -> Result<Chosen> {
         if args.leader_sampling {
             Chosen::leader_sampled(events, notes)
         } else {
-            Chosen::one_group(events, false, notes)
+            Chosen::one_group(events, false, false, notes)
         }
     };
     if args.stalls.is_some() || args.cycles.is_some() {
@@ -156,7 +167,13 @@ fn choose_events(args: &RecordArgs) -> Result<Chosen> {
         }
         let groups = join_unbraced(groups);
         return Ok(Chosen {
-            groups: groups.iter().map(|g| g.events.len()).collect(),
+            groups: groups
+                .iter()
+                .map(|g| Group {
+                    len: g.events.len(),
+                    described: g.braced,
+                })
+                .collect(),
             events: groups.into_iter().flat_map(|g| g.events).collect(),
             no_pmu: false,
             notes,
@@ -185,6 +202,7 @@ fn choose_events(args: &RecordArgs) -> Result<Chosen> {
             ));
             Ok(Chosen::one_group(
                 vec![one_spec("cpu-clock", "default")?],
+                false,
                 true,
                 notes,
             ))

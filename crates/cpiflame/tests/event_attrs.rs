@@ -149,7 +149,8 @@ fn record_refuses_what_it_cannot_honour_naming_it() {
 /// spec decides: type, config, the spec's flag bits, inherit (perf drops it in a
 /// leader-sampled group), the READ sample bit, read_format where samples carry it (perf also
 /// sets ID|LOST on events that never read, which changes nothing in the file), whether the
-/// member samples, and its name. (The periods differ: perf's default is 4000 Hz, cpiflame's a
+/// member samples, and its name; and `perf evlist -g` shows the same groups (cpiflame writes
+/// the GROUP_DESC feature as perf does). (The periods differ: perf's default is 4000 Hz, cpiflame's a
 /// fixed period.)
 #[test]
 fn record_opens_groups_as_perf_does() {
@@ -187,6 +188,16 @@ fn record_opens_groups_as_perf_does() {
         };
         let perf: Vec<_> = perf.iter().map(fields).collect();
         let ours: Vec<_> = ours.iter().map(fields).collect();
+        // The group relationship, from the GROUP_DESC feature.
+        let (perf_groups, our_groups) = (
+            evlist_groups(&dir.path("perf.data")),
+            evlist_groups(&dir.path("cpiflame.data")),
+        );
+        if perf_groups != our_groups {
+            wrong.push(format!(
+                "{spec}: perf evlist -g: perf {perf_groups:?}, cpiflame {our_groups:?}"
+            ));
+        }
         if perf != ours {
             wrong.push(format!(
                 "{spec}:\n  perf     (type, config, flags, READ, read_format, samples, name) {perf:x?}\n  cpiflame {ours:x?}"
@@ -194,6 +205,25 @@ fn record_opens_groups_as_perf_does() {
         }
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// `perf evlist -g`: the file's events, groups as `{a,b}`.
+fn evlist_groups(path: &Path) -> Vec<String> {
+    let out = Command::new("perf")
+        .args(["evlist", "-g", "-i"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Sums of the per-sample deltas of each member's count, per (tid, event), as perf

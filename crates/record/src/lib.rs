@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 pub use cpiflame_events::{Rate, ResolvedEvent};
 use cpiflame_perf_data::abi::{misc, read_format as rf, record as rt, sample as st, x86_64_regs};
 use cpiflame_perf_data::write::{
-    attr_flags, finished_round_record, Features, PerfDataWriter, WriteError, HOST_PID,
+    attr_flags, finished_round_record, Features, GroupDesc, PerfDataWriter, WriteError, HOST_PID,
 };
 use cpiflame_perf_data::{
     trim_user_stack_to, BuildIdEntry, Endian, EventAttr, RecordKind, RecordView,
@@ -99,10 +99,10 @@ pub enum Target {
 pub struct RecordOptions {
     /// The events, as their specs resolved them; the first leads each CPU's group.
     pub events: Vec<ResolvedEvent>,
-    /// How many of [`RecordOptions::events`], in order, form each kernel group (summing to
-    /// their number); empty: all of them one group. A group whose leader has `S` is
+    /// The kernel groups of [`RecordOptions::events`], in order (their lengths summing to
+    /// the number of events); empty: all of them one group. A group whose leader has `S` is
     /// leader-sampled ([`leader_sampling`]).
-    pub groups: Vec<usize>,
+    pub groups: Vec<Group>,
     /// How often to sample an event whose spec sets no rate.
     pub sampling: Rate,
     pub call_graph: CallGraph,
@@ -116,6 +116,18 @@ pub struct RecordOptions {
     pub status_line: bool,
     /// The command line stored in the file.
     pub cmdline: Vec<String>,
+}
+
+/// One kernel group of [`RecordOptions::events`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// How many events, the next ones in order.
+    pub len: usize,
+    /// A group the user asked for (`{...}`, `--leader-sampling`): described in the file's
+    /// GROUP_DESC feature, as perf describes its groups, when it has more than one event.
+    /// cpiflame's own grouping of events given outside braces is not (perf opens those
+    /// alone, and describing them would change how `perf report` shows them).
+    pub described: bool,
 }
 
 /// Default user stack copy per sample. perf's 8192 bytes cut stacks with large frames short
@@ -201,14 +213,14 @@ fn group_ranges(o: &RecordOptions) -> Result<Vec<(usize, usize)>, RecordError> {
     if o.groups.is_empty() {
         return Ok(vec![(0, n)]);
     }
-    if o.groups.contains(&0) || o.groups.iter().sum::<usize>() != n {
+    let lens: Vec<usize> = o.groups.iter().map(|g| g.len).collect();
+    if lens.contains(&0) || lens.iter().sum::<usize>() != n {
         return Err(RecordError::Open(format!(
-            "the groups ({:?} events) do not cover the {n} events",
-            o.groups
+            "the groups ({lens:?} events) do not cover the {n} events"
         )));
     }
     let mut start = 0;
-    Ok(o.groups
+    Ok(lens
         .iter()
         .map(|&len| {
             start += len;
@@ -776,6 +788,7 @@ fn finish(
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped);
+    features.groups = group_descs(options);
     if let (Some(first), Ok(())) = (state.first_time, &outcome) {
         // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));
@@ -834,6 +847,23 @@ fn finish(
         what: what.join("; "),
         status: report.status,
     })
+}
+
+/// The GROUP_DESC entries of the groups the user asked for.
+fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
+    let mut start = 0;
+    let mut descs = Vec::new();
+    for g in &options.groups {
+        if g.described && g.len > 1 {
+            descs.push(GroupDesc {
+                name: None,
+                leader: start as u32,
+                members: g.len as u32,
+            });
+        }
+        start += g.len;
+    }
+    descs
 }
 
 /// How long a command stopped after a write error has to end before it is killed.
