@@ -395,3 +395,46 @@ fn record_refuses_bad_groups_naming_them() {
         assert!(errors[0].contains(named), "{spec}: {stderr}");
     }
 }
+
+/// `--leader-sampling` records this CPU's pair as one leader-sampled group (cycles first);
+/// without a PMU it records cpu-clock alone and says so.
+#[test]
+fn leader_sampling_records_the_pair_as_one_group_or_says_why_not() {
+    if !perf_available() {
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock`)");
+        return;
+    }
+    let dir = Dir::new("event-attrs-leader-flag");
+    let data = dir.path("pair.data");
+    let out = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["record", "--leader-sampling", "-o"])
+        .arg(&data)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let attrs = PerfData::open(&data)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .attrs;
+    if stderr.contains("no hardware stall/cycle counters") {
+        assert!(
+            stderr.contains("--leader-sampling has no group to sample"),
+            "{stderr}"
+        );
+        assert_eq!(attrs.len(), 1);
+        assert_eq!(attrs[0].sample_type & st::READ, 0);
+        return;
+    }
+    assert!(attrs.len() >= 2, "{stderr}");
+    for (i, a) in attrs.iter().enumerate() {
+        assert_ne!(a.sample_type & st::READ, 0, "{i}: {a:?}");
+        assert_ne!(a.read_format & rf::GROUP, 0, "{i}: {a:?}");
+        assert_eq!(
+            a.sample_period_or_freq != 0,
+            i == 0,
+            "only the leader samples"
+        );
+    }
+    assert_eq!(evlist_groups(&data).len(), 1, "one group");
+}

@@ -11,8 +11,7 @@
 //! with PERF_SAMPLE_READ and read_format ID|GROUP (|LOST when the kernel has it), so each
 //! of its samples carries the counts of every member; the members do not sample (unless
 //! their own spec sets a rate); and, as perf does, without `inherit` when the group has more
-//! than one event (kernels before 6.12 refuse inherited group reads), so such a group follows
-//! the command's first thread only.
+//! than one event, so such a group follows the command's first thread only.
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
