@@ -268,11 +268,30 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         eprintln!("cpiflame: warning: {w}");
     }
     let samples: u64 = report.samples.iter().sum();
+    // A member of a leader-sampled group has no samples of its own: its counts are in the
+    // leader's.
+    let mut read_by = vec![None; options.events.len()];
+    let mut start = 0;
+    for g in &options.groups {
+        let group = options.events.get(start..start + g.len).unwrap_or_default();
+        if let Some(leader) = group.first().filter(|l| l.sample_read) {
+            for (k, e) in group.iter().enumerate().skip(1) {
+                if e.rate.is_none() {
+                    read_by[start + k] = Some(&leader.name);
+                }
+            }
+        }
+        start += g.len;
+    }
     let per_event: Vec<String> = options
         .events
         .iter()
         .zip(&report.samples)
-        .map(|(e, n)| format!("{} {n}", e.name))
+        .zip(&read_by)
+        .map(|((e, n), by)| match by {
+            Some(leader) => format!("{} read in {leader}'s", e.name),
+            None => format!("{} {n}", e.name),
+        })
         .collect();
     eprintln!(
         "cpiflame: wrote {}: {samples} samples ({}), {:.1} MB",

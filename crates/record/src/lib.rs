@@ -1142,4 +1142,82 @@ mod tests {
         assert!(message.contains("ENOTTY"), "{message}");
         assert!(!message.contains("os error"), "{message}");
     }
+
+    fn options(spec: &str, groups: &[(usize, bool)]) -> RecordOptions {
+        RecordOptions {
+            events: cpiflame_events::parse_events(spec)
+                .unwrap()
+                .iter()
+                .map(|e| e.resolve(0))
+                .collect(),
+            groups: groups
+                .iter()
+                .map(|&(len, described)| Group { len, described })
+                .collect(),
+            sampling: Rate::Period(250_000),
+            call_graph: CallGraph::Dwarf { stack_size: 8192 },
+            target: Target::Pid(0),
+            output: PathBuf::new(),
+            duration: None,
+            buffer_pages: 1,
+            status_line: false,
+            cmdline: Vec::new(),
+        }
+    }
+
+    /// What perf 6.1 writes for `{cpu-clock,task-clock}:S,page-faults` (`perf evlist -v`):
+    /// the group reads, only its leader samples, neither inherits; page-faults is a group
+    /// of its own, led (disabled, enabled on exec) and inherited.
+    #[test]
+    fn a_leader_sampled_group_is_opened_as_perf_opens_it() {
+        let o = options(
+            "{cpu-clock,task-clock}:S,page-faults",
+            &[(2, true), (1, false)],
+        );
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let [leader, member, faults] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        for a in [leader, member] {
+            assert_ne!(a.sample_type & st::READ, 0);
+            assert_eq!(a.read_format & !rf::LOST, rf::ID | rf::GROUP);
+            assert_eq!(a.flags & attr_flags::INHERIT, 0);
+        }
+        assert_eq!(leader.sample_period_or_freq, 250_000);
+        assert_eq!(member.sample_period_or_freq, 0);
+        assert_eq!(member.flags & (attr_flags::DISABLED | attr_flags::FREQ), 0);
+        assert_eq!(faults.sample_type & st::READ, 0);
+        assert_eq!(faults.read_format, 0);
+        for a in [leader, faults] {
+            let on = attr_flags::DISABLED | attr_flags::ENABLE_ON_EXEC;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
+        assert_ne!(faults.flags & attr_flags::INHERIT, 0);
+        assert_eq!(
+            faults.flags & attr_flags::MMAP,
+            0,
+            "side-band from the first only"
+        );
+        assert_eq!(
+            group_descs(&o),
+            [GroupDesc {
+                name: None,
+                leader: 0,
+                members: 2
+            }]
+        );
+
+        // A lone `a:S` reads only itself (no GROUP) and keeps inherit, as in perf.
+        let attrs = build_attrs(&options("cpu-clock:S", &[(1, false)]), true, true).unwrap();
+        assert_eq!(attrs[0].read_format & !rf::LOST, rf::ID);
+        assert_ne!(attrs[0].flags & attr_flags::INHERIT, 0);
+
+        // S on a member only, and groups that do not cover the events, are refused.
+        let e =
+            build_attrs(&options("cpu-clock,task-clock:S", &[(2, true)]), true, true).unwrap_err();
+        assert!(e.to_string().contains("S on a group member"), "{e}");
+        let e =
+            build_attrs(&options("cpu-clock,task-clock", &[(1, false)]), true, true).unwrap_err();
+        assert!(e.to_string().contains("do not cover"), "{e}");
+    }
 }
