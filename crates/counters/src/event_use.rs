@@ -34,7 +34,8 @@ impl fmt::Display for Unhonoured {
 impl std::error::Error for Unhonoured {}
 
 /// The attr bitfield bits `event`'s spec fixes, for `use_`; `leader`: the event is the first
-/// of its group. The caller ORs in its own bits.
+/// of its group. The caller ORs in its own bits. The `S` modifier is the caller's to honour
+/// when sampling (it decides how the group is opened: see [`leader_sampling`]).
 pub fn spec_bits(event: &ResolvedEvent, use_: Use, leader: bool) -> Result<u64, Unhonoured> {
     let refuse = |what| {
         Err(Unhonoured {
@@ -56,10 +57,28 @@ pub fn spec_bits(event: &ResolvedEvent, use_: Use, leader: bool) -> Result<u64, 
             refuse("the S modifier reads counts into samples, and counting does not sample")
         }
         Use::Counting => Ok(event.attr_flags() & !attr_flags::FREQ),
-        Use::Sampling if event.sample_read => refuse(
-            "the S modifier (leader sampling) is not supported by cpiflame record yet; sample each event on its own",
-        ),
         Use::Sampling => Ok(event.attr_flags()),
+    }
+}
+
+/// Whether a sampled group (the leader first) is leader-sampled: its leader carries `S`
+/// (`{a,b}:S`, or a lone `a:S`, which perf takes as a group of one), so the leader samples
+/// with PERF_SAMPLE_READ and the members are read into its samples. `S` on a member whose
+/// leader has none is refused: perf would make that member sample and read the group, which
+/// no reader of cpiflame's files expects.
+pub fn leader_sampling(group: &[ResolvedEvent]) -> Result<bool, Unhonoured> {
+    let Some(leader) = group.first() else {
+        return Ok(false);
+    };
+    if leader.sample_read {
+        return Ok(true);
+    }
+    match group.iter().find(|e| e.sample_read) {
+        Some(member) => Err(Unhonoured {
+            event: member.name.clone(),
+            what: "S on a group member other than the first: put it after the group ({a,b}:S) so the first event samples and reads the others",
+        }),
+        None => Ok(false),
     }
 }
 
@@ -90,11 +109,12 @@ mod tests {
         let refused = spec_bits(&freq, Use::Counting, true).unwrap_err();
         assert!(refused.to_string().contains("freq="), "{refused}");
 
+        // S is honoured when sampling (by the recorder, which opens the group for it), and
+        // refused when counting.
         let read = resolved("cpu-clock:S");
-        for use_ in [Use::Sampling, Use::Counting] {
-            let refused = spec_bits(&read, use_, true).unwrap_err();
-            assert!(refused.to_string().contains("S modifier"), "{refused}");
-        }
+        assert_eq!(spec_bits(&read, Use::Sampling, true), Ok(read.attr_flags()));
+        let refused = spec_bits(&read, Use::Counting, true).unwrap_err();
+        assert!(refused.to_string().contains("S modifier"), "{refused}");
 
         let pinned = resolved("task-clock:D");
         assert_ne!(
@@ -106,6 +126,31 @@ mod tests {
             refused
                 .to_string()
                 .starts_with("event task-clock:D: D (pinned)"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn leader_sampling_is_the_leaders_s() {
+        let group = |text: &str| -> Vec<ResolvedEvent> {
+            cpiflame_events::parse_events(text)
+                .unwrap()
+                .iter()
+                .map(|e| e.resolve(0))
+                .collect()
+        };
+        assert_eq!(
+            leader_sampling(&group("{cpu-clock,task-clock}:S")),
+            Ok(true)
+        );
+        assert_eq!(leader_sampling(&group("cpu-clock:S")), Ok(true));
+        assert_eq!(leader_sampling(&group("{cpu-clock,task-clock}")), Ok(false));
+        assert_eq!(leader_sampling(&[]), Ok(false));
+        let refused = leader_sampling(&group("{cpu-clock,task-clock:S}")).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("event task-clock:S: S on a group member"),
             "{refused}"
         );
     }

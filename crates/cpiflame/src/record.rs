@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_events::{resolve_events, DEFAULT_PERIOD, SYSFS_ROOT};
+use cpiflame_events::{
+    join_unbraced, resolve_events, resolve_groups, EventGroup, DEFAULT_PERIOD, SYSFS_ROOT,
+};
 use cpiflame_pipeline::RecordingMarks;
-use cpiflame_record::{machine, record, CallGraph, Rate, RecordOptions, ResolvedEvent, Target};
+use cpiflame_record::{
+    machine, record, CallGraph, Group, Rate, RecordOptions, ResolvedEvent, Target,
+};
 
 use crate::Outcome;
 
@@ -18,7 +22,9 @@ pub struct RecordArgs {
     /// Output file (an existing one is kept as FILE.old).
     #[arg(short, long, default_value = "out.data", value_name = "FILE")]
     output: PathBuf,
-    /// Events to sample, perf style: names, rNNNN, pmu/event=..,umask=..,name=../ (repeatable).
+    /// Events to sample, perf style: names, rNNNN, pmu/event=..,umask=..,name=../, groups
+    /// {a,b} and leader-sampled groups {a,b}:S (repeatable). Events outside braces are
+    /// opened as one group per run.
     #[arg(short = 'e', long = "event", value_name = "SPECS")]
     events: Vec<String>,
     /// The stall event (the colour), any spec, software events included.
@@ -30,6 +36,12 @@ pub struct RecordArgs {
     /// Also sample instructions, so the graph can show real CPI.
     #[arg(long)]
     with_instructions: bool,
+    /// Record this CPU's pair (or --stalls/--cycles) as one leader-sampled group, as perf's
+    /// {cycles,stalls,instructions}:S: cycles samples, and each sample reads the stall (and,
+    /// with --with-instructions, instruction) counts. Needs a PMU: without one cpu-clock is
+    /// recorded alone, as without this flag.
+    #[arg(long, alias = "group-sampling", conflicts_with = "events")]
+    leader_sampling: bool,
     /// Sample every PERIOD events (all events the same period).
     #[arg(
         short = 'c',
@@ -79,10 +91,59 @@ fn one_spec(text: &str, flag: &str) -> Result<ResolvedEvent> {
     }
 }
 
-/// The events to record, whether they are the no-PMU fallback, and lines for the user.
-fn choose_events(args: &RecordArgs) -> Result<(Vec<ResolvedEvent>, bool, Vec<String>)> {
+/// What to record: the events, their kernel groups, whether they are the no-PMU fallback,
+/// and lines for the user.
+struct Chosen {
+    events: Vec<ResolvedEvent>,
+    /// The kernel groups, in order (see [`RecordOptions::groups`]).
+    groups: Vec<Group>,
+    no_pmu: bool,
+    notes: Vec<String>,
+}
+
+impl Chosen {
+    /// All events one group (the stall/cycles pair, as always recorded); `described`: the
+    /// user asked for it as a group.
+    fn one_group(
+        events: Vec<ResolvedEvent>,
+        described: bool,
+        no_pmu: bool,
+        notes: Vec<String>,
+    ) -> Chosen {
+        Chosen {
+            groups: vec![Group {
+                len: events.len(),
+                described,
+            }],
+            events,
+            no_pmu,
+            notes,
+        }
+    }
+
+    /// `--leader-sampling`: `[stalls, cycles, instructions?]` as one group led by cycles,
+    /// every member with `S`, as perf's `{cycles,stalls,instructions}:S` resolves.
+    fn leader_sampled(mut events: Vec<ResolvedEvent>, notes: Vec<String>) -> Chosen {
+        if events.len() >= 2 {
+            events.swap(0, 1);
+        }
+        for e in &mut events {
+            e.sample_read = true;
+        }
+        Chosen::one_group(events, true, false, notes)
+    }
+}
+
+fn choose_events(args: &RecordArgs) -> Result<Chosen> {
     let mut notes = Vec::new();
     let instructions = || one_spec("instructions", "--with-instructions");
+    let pair = |events: Vec<ResolvedEvent>, notes| {
+        if args.leader_sampling {
+            Chosen::leader_sampled(events, notes)
+        } else {
+            Chosen::one_group(events, false, false, notes)
+        }
+    };
     if args.stalls.is_some() || args.cycles.is_some() {
         let (Some(s), Some(c)) = (&args.stalls, &args.cycles) else {
             bail!("--stalls and --cycles go together (give both, or -e, or neither for this CPU's pair)");
@@ -91,29 +152,60 @@ fn choose_events(args: &RecordArgs) -> Result<(Vec<ResolvedEvent>, bool, Vec<Str
         if args.with_instructions {
             events.push(instructions()?);
         }
-        return Ok((events, false, notes));
+        return Ok(pair(events, notes));
     }
     if !args.events.is_empty() {
-        let mut events = Vec::new();
+        let mut groups: Vec<EventGroup> = Vec::new();
         for text in &args.events {
-            events.extend(resolve(text, "-e")?);
+            groups.extend(resolve_groups(text, Path::new(SYSFS_ROOT)).context("-e")?);
         }
         if args.with_instructions {
-            events.push(instructions()?);
+            groups.push(EventGroup {
+                events: vec![instructions()?],
+                braced: false,
+            });
         }
-        return Ok((events, false, notes));
+        let groups = join_unbraced(groups);
+        return Ok(Chosen {
+            groups: groups
+                .iter()
+                .map(|g| Group {
+                    len: g.events.len(),
+                    described: g.braced,
+                })
+                .collect(),
+            events: groups.into_iter().flat_map(|g| g.events).collect(),
+            no_pmu: false,
+            notes,
+        });
     }
     match machine::default_pair(args.with_instructions)? {
         Some((events, why)) => {
-            notes.push(format!("recording {why}"));
-            Ok((events, false, notes))
+            notes.push(format!(
+                "recording {why}{}",
+                if args.leader_sampling {
+                    ", as one group sampled by its cycles event"
+                } else {
+                    ""
+                }
+            ));
+            Ok(pair(events, notes))
         }
         None => {
-            notes.push(
-                "no hardware stall/cycle counters here (no PMU, as in most VMs): recording cpu-clock alone; the graph shows time without stall colours"
-                    .to_string(),
-            );
-            Ok((vec![one_spec("cpu-clock", "default")?], true, notes))
+            notes.push(format!(
+                "no hardware stall/cycle counters here (no PMU, as in most VMs): recording cpu-clock alone{}; the graph shows time without stall colours",
+                if args.leader_sampling {
+                    " (--leader-sampling has no group to sample)"
+                } else {
+                    ""
+                }
+            ));
+            Ok(Chosen::one_group(
+                vec![one_spec("cpu-clock", "default")?],
+                false,
+                true,
+                notes,
+            ))
         }
     }
 }
@@ -129,7 +221,12 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         }
     };
     let call_graph: CallGraph = args.call_graph.parse().map_err(anyhow::Error::msg)?;
-    let (events, no_pmu, notes) = choose_events(&args)?;
+    let Chosen {
+        events,
+        groups,
+        no_pmu,
+        notes,
+    } = choose_events(&args)?;
     let explicit_roles = args.stalls.is_some() && args.cycles.is_some();
     for n in &notes {
         eprintln!("cpiflame: {n}");
@@ -147,11 +244,16 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
     let mut cmdline: Vec<String> = std::env::args().collect();
     let marks = RecordingMarks {
         no_pmu,
-        roles: explicit_roles.then(|| (events[0].name.clone(), events[1].name.clone())),
+        // (stalls, cycles): leader sampling put cycles first.
+        roles: explicit_roles.then(|| {
+            let (stalls, cycles) = if args.leader_sampling { (1, 0) } else { (0, 1) };
+            (events[stalls].name.clone(), events[cycles].name.clone())
+        }),
     };
     cmdline.extend(marks.to_words());
     let options = RecordOptions {
         events,
+        groups,
         sampling,
         call_graph,
         target,
@@ -166,11 +268,30 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         eprintln!("cpiflame: warning: {w}");
     }
     let samples: u64 = report.samples.iter().sum();
+    // A member of a leader-sampled group has no samples of its own: its counts are in the
+    // leader's.
+    let mut read_by = vec![None; options.events.len()];
+    let mut start = 0;
+    for g in &options.groups {
+        let group = options.events.get(start..start + g.len).unwrap_or_default();
+        if let Some(leader) = group.first().filter(|l| l.sample_read) {
+            for (k, e) in group.iter().enumerate().skip(1) {
+                if e.rate.is_none() {
+                    read_by[start + k] = Some(&leader.name);
+                }
+            }
+        }
+        start += g.len;
+    }
     let per_event: Vec<String> = options
         .events
         .iter()
         .zip(&report.samples)
-        .map(|(e, n)| format!("{} {n}", e.name))
+        .zip(&read_by)
+        .map(|((e, n), by)| match by {
+            Some(leader) => format!("{} read in {leader}'s", e.name),
+            None => format!("{} {n}", e.name),
+        })
         .collect();
     eprintln!(
         "cpiflame: wrote {}: {samples} samples ({}), {:.1} MB",

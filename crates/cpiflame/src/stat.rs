@@ -9,14 +9,17 @@ use anyhow::{Context, Result};
 use clap::Args;
 use cpiflame_counters::stat::{probe, stat, ResolvedEvent, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
-use cpiflame_events::{discover_pmus, presets, resolve_events, EventRef, SYSFS_ROOT};
+use cpiflame_events::{
+    discover_pmus, join_unbraced, presets, resolve_events, resolve_groups, EventRef, SYSFS_ROOT,
+};
 
 use crate::Outcome;
 
 #[derive(Args)]
 pub struct StatArgs {
     /// Events to count, perf style; the events of one -e are counted as one group (always
-    /// together). Repeat -e for more groups.
+    /// together), or as its {...} groups when it has any (`-e '{a,b},{c,d}'`: two groups;
+    /// events outside braces: one group per run). Repeat -e for more groups.
     #[arg(short = 'e', long = "event", value_name = "SPECS")]
     events: Vec<String>,
     /// One row per thread (and child process), with its name and tid.
@@ -87,7 +90,8 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
     } else {
         let mut groups = Vec::new();
         for text in &args.events {
-            groups.push(count_event(text)?);
+            let listed = resolve_groups(text, Path::new(SYSFS_ROOT)).context("-e")?;
+            groups.extend(join_unbraced(listed).into_iter().map(|g| g.events));
         }
         (groups, None)
     };

@@ -47,8 +47,21 @@
 //! The name (perf's EVENT_DESC name) is the `name=` term, else the event as typed, modifiers
 //! included (`cpu-clock:pp`, `cpu-clock/period=1000/u`), as perf stores it.
 //!
-//! Perf's groups (`{a,b}`), tracepoints, hardware-cache and breakpoint events are not
-//! accepted: the recorder opens the stall/cycles pair as a group itself.
+//! Tracepoints, hardware-cache and breakpoint events are not accepted.
+//!
+//! # Groups
+//!
+//! perf's group syntax: `{a,b,c}` opens its events as one kernel group (scheduled on the
+//! PMU together, the first leading), and `{a,b,c}:MODS` applies the modifiers to every
+//! member as perf's `parse_events__modifier_event` does: starting from each member's own
+//! modifiers (`{cycles:k,instructions}:u` counts cycles in user and kernel space), with `D`
+//! and `e` reaching the leader only. `{a,b}:S` is leader sampling: the leader samples and
+//! each of its samples reads the counts of the whole group; the other members do not sample
+//! (unless their own terms set a rate, as perf lets them). PMU terms work inside
+//! (`{cpu/event=0x3c/,cpu/event=0xc0/}:S`). Groups do not nest; an empty group, a brace
+//! without its pair, or anything but `:MODS` after the `}` is refused naming the group.
+//! [`resolve_groups`] and [`parse_groups_with`] keep the groups; [`resolve_events`] and
+//! [`parse_events`] flatten them.
 //!
 //! # Resolving
 //!
@@ -71,11 +84,12 @@ pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{presets, Candidate, Presets, DEFAULT_PERIOD};
 pub use resolve::{
-    resolve_event, resolve_events, Rate, ResolveError, ResolvedEvent, SAMPLE_READ_TYPE,
+    join_unbraced, resolve_event, resolve_events, resolve_groups, EventGroup, Rate, ResolveError,
+    ResolvedEvent, SAMPLE_READ_TYPE,
 };
 pub use roles::{detect_roles, role_of, Arch, EventRef, Role, Roles};
 pub use spec::{
     devices_dir, generic_event, generic_names, parse_event, parse_event_with, parse_events,
-    parse_events_with, parse_pmu_type, pmu_format, pmu_type, AttrConfig, EventKind, EventSpec,
-    Formats, SpecError, SYSFS_ROOT,
+    parse_events_with, parse_groups_with, parse_pmu_type, pmu_format, pmu_type, AttrConfig,
+    EventKind, EventSpec, Formats, GroupSpec, SpecError, SYSFS_ROOT,
 };

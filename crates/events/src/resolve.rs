@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::attr_flags;
 use crate::spec::{
-    devices_dir, generic_names, named_item_base, nearest, or_list, parse_item, pmu_dir, pmu_format,
-    pmu_type, split_list, EventSpec, Formats, SpecError,
+    devices_dir, generic_names, named_item_base, nearest, or_list, parse_list_item, pmu_dir,
+    pmu_format, pmu_type, split_groups, EventSpec, Formats, SpecError,
 };
 #[cfg(doc)]
 use crate::{spec::SYSFS_ROOT, PmuFormat};
@@ -267,40 +267,98 @@ impl EventSpec {
     }
 }
 
+/// A kernel group of resolved events: one `{...}` group of a spec list, or one event given
+/// outside braces (which perf opens as a group of its own).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventGroup {
+    /// The events, the leader first; a group's modifiers are already applied to each.
+    pub events: Vec<ResolvedEvent>,
+    /// Written as `{...}`.
+    pub braced: bool,
+}
+
+impl EventGroup {
+    /// The leader samples and every sample reads the whole group's counts (`{a,b}:S`, which
+    /// sets [`ResolvedEvent::sample_read`] on every member; or a lone `a:S`, which perf takes
+    /// as a group of one). perf decides it by the leader's `S` alone.
+    pub fn leader_sampling(&self) -> bool {
+        self.events.first().is_some_and(|e| e.sample_read)
+    }
+}
+
 /// Parses a comma-separated event list and resolves every event against the PMUs under
 /// `sysfs_root` (normally [`SYSFS_ROOT`]), in order: a named PMU must exist; its `format/`
 /// (when present; else the built-in layout of [`PmuFormat::default_for`]) gives the terms,
-/// its `type` the attr type.
+/// its `type` the attr type. Groups (`{a,b}:S`) are flattened into their members
+/// ([`resolve_groups`] keeps them apart).
 pub fn resolve_events(text: &str, sysfs_root: &Path) -> Result<Vec<ResolvedEvent>, ResolveError> {
+    Ok(resolve_groups(text, sysfs_root)?
+        .into_iter()
+        .flat_map(|g| g.events)
+        .collect())
+}
+
+/// [`resolve_events`] keeping the groups: one [`EventGroup`] per `{...}` and one per event
+/// outside braces, in order.
+pub fn resolve_groups(text: &str, sysfs_root: &Path) -> Result<Vec<EventGroup>, ResolveError> {
     let mut formats = Formats::new();
-    let mut events = Vec::new();
-    for item in split_list(text)? {
-        let part = item.trim();
-        // Bad PMU names are the parser's to report.
-        if let Some(pmu) = named_item_base(part).filter(|p| pmu_dir(sysfs_root, p).is_ok()) {
+    let mut groups = Vec::new();
+    // Item by item, so the first item's fault is the one reported.
+    for item in split_groups(text)? {
+        for part in item.parts() {
+            let part = part.trim();
+            // Bad PMU names are the parser's to report.
+            let Some(pmu) = named_item_base(part).filter(|p| pmu_dir(sysfs_root, p).is_ok()) else {
+                continue;
+            };
             if !pmu_exists(sysfs_root, pmu) {
                 return Err(no_pmu(part, pmu, sysfs_root));
             }
-            if !formats.contains_key(pmu) {
-                match pmu_format(sysfs_root, pmu) {
-                    Ok(format) => {
-                        formats.insert(pmu.to_string(), format);
-                    }
-                    // No format/ directory: the built-in layout.
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(error) => {
-                        return Err(ResolveError::BadPmuFormat {
-                            spec: part.to_string(),
-                            pmu: pmu.to_string(),
-                            error,
-                        })
-                    }
+            if formats.contains_key(pmu) {
+                continue;
+            }
+            match pmu_format(sysfs_root, pmu) {
+                Ok(format) => {
+                    formats.insert(pmu.to_string(), format);
+                }
+                // No format/ directory: the built-in layout.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(ResolveError::BadPmuFormat {
+                        spec: part.to_string(),
+                        pmu: pmu.to_string(),
+                        error,
+                    })
                 }
             }
         }
-        events.push(parse_item(text, item, &formats)?.resolve_in(sysfs_root)?);
+        let group = parse_list_item(text, item, &formats)?;
+        groups.push(EventGroup {
+            events: group
+                .events
+                .iter()
+                .map(|e| e.resolve_in(sysfs_root))
+                .collect::<Result<_, _>>()?,
+            braced: group.braced,
+        });
     }
-    Ok(events)
+    Ok(groups)
+}
+
+/// cpiflame's grouping of a list: each `{...}` group is a group, and each run of events
+/// outside braces is one group too (as `cpiflame record -e a,b` and `stat -e a,b` always
+/// grouped them, where perf opens each alone), except an event with `S` outside braces,
+/// which stays a group of one as perf makes it (it reads only itself into its samples).
+pub fn join_unbraced(groups: Vec<EventGroup>) -> Vec<EventGroup> {
+    let mut joined: Vec<EventGroup> = Vec::with_capacity(groups.len());
+    let loose = |g: &EventGroup| !g.braced && !g.leader_sampling();
+    for g in groups {
+        match joined.last_mut() {
+            Some(last) if loose(last) && loose(&g) => last.events.extend(g.events),
+            _ => joined.push(g),
+        }
+    }
+    joined
 }
 
 /// [`resolve_events`] for exactly one event (`--stalls SPEC`, `--cycles SPEC`).
@@ -594,7 +652,7 @@ mod tests {
         assert!(refused("cpu-clock/freq/").contains("needs a value"));
         assert!(refused("cpu-clock/name=a,name=b/").contains("given twice"));
         assert!(refused("cpu-clock/freq=5").contains("unterminated"));
-        assert!(refused("{cpu-clock,cycles}").contains("event groups"));
+        assert!(refused("{cpu-clock,{cycles}}").contains("groups do not nest"));
     }
 
     /// A sysfs tree with a `cpu` PMU (type 4, AMD's layout) and a `software` PMU without
@@ -701,5 +759,26 @@ mod tests {
             "{m}"
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn runs_of_unbraced_events_join_into_one_group() {
+        let root = Path::new("/nonexistent");
+        let sizes = |text: &str| -> Vec<(usize, bool)> {
+            join_unbraced(resolve_groups(text, root).unwrap())
+                .iter()
+                .map(|g| (g.events.len(), g.leader_sampling()))
+                .collect()
+        };
+        assert_eq!(sizes("cpu-clock,task-clock"), [(2, false)]);
+        assert_eq!(
+            sizes("cpu-clock,{task-clock,page-faults}:S,faults,cs"),
+            [(1, false), (2, true), (2, false)]
+        );
+        assert_eq!(
+            sizes("cpu-clock,task-clock:S,cs"),
+            [(1, false), (1, true), (1, false)]
+        );
+        assert_eq!(sizes("{cpu-clock},{task-clock}"), [(1, false), (1, false)]);
     }
 }

@@ -60,6 +60,19 @@ pub struct EventSpec {
     pub pinned: bool,
     /// `e`.
     pub exclusive: bool,
+    /// A `G` or `H` modifier was given: a group's modifiers then leave the guest/host
+    /// exclusions to the event's own (perf's `exclude_GH`).
+    pub(crate) gh_modifier: bool,
+}
+
+/// A group of parsed events: one `{...}` group (its modifiers applied to every member), or
+/// one event given outside braces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// The events, the leader first.
+    pub events: Vec<EventSpec>,
+    /// Written as `{...}` (a group of one event outside braces is just that event).
+    pub braced: bool,
 }
 
 /// The attr words of a resolved event.
@@ -221,6 +234,13 @@ pub enum SpecError {
         part: String,
         what: &'static str,
     },
+    /// A `{...}` group that does not parse: nested, unbalanced, empty, or text after its
+    /// closing brace other than `:modifiers`.
+    BadGroup {
+        spec: String,
+        part: String,
+        reason: &'static str,
+    },
     /// [`parse_event`] given a list.
     NotOneEvent {
         spec: String,
@@ -248,6 +268,7 @@ impl SpecError {
             | SpecError::UnsupportedTerm { spec, .. }
             | SpecError::BadModifiers { spec, .. }
             | SpecError::Unsupported { spec, .. }
+            | SpecError::BadGroup { spec, .. }
             | SpecError::NotOneEvent { spec, .. } => spec,
         }
     }
@@ -383,6 +404,9 @@ impl fmt::Display for SpecError {
             SpecError::Unsupported { spec, part, what } => {
                 write!(f, "'{part}'{}: {what} not supported", In(spec, part))
             }
+            SpecError::BadGroup { spec, part, reason } => {
+                write!(f, "bad group '{part}'{}: {reason}", In(spec, part))
+            }
             SpecError::NotOneEvent { spec, count } => {
                 write!(f, "expected one event, got {count} in '{spec}'")
             }
@@ -398,12 +422,147 @@ pub fn parse_events(text: &str) -> Result<Vec<EventSpec>, SpecError> {
 }
 
 /// Parses a comma-separated event list; PMUs missing from `formats` use
-/// [`PmuFormat::default_for`].
+/// [`PmuFormat::default_for`]. Groups (`{a,b}:S`) are flattened into their members, each
+/// with the group's modifiers applied ([`parse_groups_with`] keeps them apart).
 pub fn parse_events_with(text: &str, formats: &Formats) -> Result<Vec<EventSpec>, SpecError> {
-    split_list(text)?
+    Ok(parse_groups_with(text, formats)?
         .into_iter()
-        .map(|item| parse_item(text, item, formats))
+        .flat_map(|g| g.events)
+        .collect())
+}
+
+/// Parses an event list into its groups: each `{...}` is one [`GroupSpec`], each event
+/// outside braces one of its own (as perf groups them). PMUs missing from `formats` use
+/// [`PmuFormat::default_for`].
+pub fn parse_groups_with(text: &str, formats: &Formats) -> Result<Vec<GroupSpec>, SpecError> {
+    split_groups(text)?
+        .into_iter()
+        .map(|item| parse_list_item(text, item, formats))
         .collect()
+}
+
+/// One item of list `text`, parsed.
+pub(crate) fn parse_list_item(
+    text: &str,
+    item: ListItem<'_>,
+    formats: &Formats,
+) -> Result<GroupSpec, SpecError> {
+    match item {
+        ListItem::Event(part) => Ok(GroupSpec {
+            events: vec![parse_item(text, part, formats)?],
+            braced: false,
+        }),
+        ListItem::Group {
+            text: group,
+            members,
+            modifiers,
+        } => {
+            let events = members
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let event = parse_item(text, m, formats)?;
+                    match modifiers {
+                        Some(mods) => group_modifiers(text, group, mods, event, i == 0),
+                        None => Ok(event),
+                    }
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(GroupSpec {
+                events,
+                braced: true,
+            })
+        }
+    }
+}
+
+/// One item of an event list: an event, or a `{...}` group.
+pub(crate) enum ListItem<'a> {
+    Event(&'a str),
+    Group {
+        /// The whole group as typed, modifiers included (for messages).
+        text: &'a str,
+        members: Vec<&'a str>,
+        /// After `}:`.
+        modifiers: Option<&'a str>,
+    },
+}
+
+impl ListItem<'_> {
+    /// The event texts of the item.
+    pub(crate) fn parts(&self) -> Vec<&str> {
+        match self {
+            ListItem::Event(part) => vec![part],
+            ListItem::Group { members, .. } => members.clone(),
+        }
+    }
+}
+
+/// Splits a list into events and `{...}` groups at the commas outside term lists and braces.
+/// Groups do not nest (perf's grammar refuses that too).
+pub(crate) fn split_groups(spec: &str) -> Result<Vec<ListItem<'_>>, SpecError> {
+    let bad = |part: &str, reason| SpecError::BadGroup {
+        spec: spec.to_string(),
+        part: part.trim().to_string(),
+        reason,
+    };
+    let mut tops = Vec::new();
+    let (mut start, mut in_terms, mut open) = (0, false, None::<usize>);
+    for (i, c) in spec.char_indices() {
+        match c {
+            '/' => in_terms = !in_terms,
+            _ if in_terms => {}
+            '{' if open.is_some() => {
+                let from = open.unwrap_or(i);
+                return Err(bad(&spec[from..], "groups do not nest"));
+            }
+            '{' => open = Some(i),
+            '}' if open.is_none() => {
+                return Err(bad(&spec[start..=i], "'}' without its '{'"));
+            }
+            '}' => open = None,
+            ',' if open.is_none() => {
+                tops.push(&spec[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = open {
+        return Err(bad(&spec[from..], "missing closing '}'"));
+    }
+    tops.push(&spec[start..]);
+    let mut items = Vec::new();
+    for top in tops {
+        let part = top.trim();
+        let Some(brace) = part.find('{') else {
+            items.push(ListItem::Event(top));
+            continue;
+        };
+        if brace != 0 {
+            return Err(bad(part, "text before '{' (a group starts with '{')"));
+        }
+        // Groups do not nest, so the first '}' closes the group.
+        let close = part.find('}').unwrap_or(part.len());
+        let inner = part.get(1..close).unwrap_or("");
+        if inner.trim().is_empty() {
+            return Err(bad(part, "an empty group"));
+        }
+        let after = part.get(close + 1..).unwrap_or("");
+        let modifiers = match after.strip_prefix(':') {
+            Some(m) => Some(m),
+            None if after.is_empty() => None,
+            None => {
+                return Err(bad(part, "only ':modifiers' may follow '}'"));
+            }
+        };
+        items.push(ListItem::Group {
+            text: part,
+            members: split_list(inner)?,
+            modifiers,
+        });
+    }
+    Ok(items)
 }
 
 /// Parses exactly one event (`--stalls SPEC`, `--cycles SPEC`) with the built-in formats.
@@ -436,11 +595,12 @@ pub(crate) fn split_list(spec: &str) -> Result<Vec<&str>, SpecError> {
                 start = i + 1;
             }
             '{' | '}' if !in_terms => {
-                return Err(SpecError::Unsupported {
+                // Only reached inside a group: split_groups handles the outer braces.
+                return Err(SpecError::BadGroup {
                     spec: spec.to_string(),
-                    part: c.to_string(),
-                    what: "event groups ({...}; the recorder groups the stall and cycles events itself) are",
-                })
+                    part: spec.trim().to_string(),
+                    reason: "groups do not nest",
+                });
             }
             _ => {}
         }
@@ -544,6 +704,7 @@ fn new_spec(kind: EventKind, part: &str, t: Terms) -> EventSpec {
         sample_read: false,
         pinned: false,
         exclusive: false,
+        gh_modifier: false,
     }
 }
 
@@ -837,6 +998,8 @@ struct Modifiers {
     sample_read: bool,
     pinned: bool,
     exclusive: bool,
+    /// A `G` or `H` was given (perf's `exclude_GH`).
+    exclude_gh: bool,
 }
 
 impl Default for Modifiers {
@@ -854,6 +1017,7 @@ impl Default for Modifiers {
             sample_read: false,
             pinned: false,
             exclusive: false,
+            exclude_gh: false,
         }
     }
 }
@@ -870,6 +1034,7 @@ impl Modifiers {
         spec.sample_read = self.sample_read;
         spec.pinned = self.pinned;
         spec.exclusive = self.exclusive;
+        spec.gh_modifier = self.exclude_gh;
         spec
     }
 }
@@ -907,12 +1072,60 @@ fn parse_modifiers(
         }
         return Ok(Modifiers::default());
     }
-    let err_parts = || (spec.to_string(), part.to_string());
-    let mut m = Modifiers {
+    let start = Modifiers {
         exclude_guest: false,
         ..Modifiers::default()
     };
-    let (mut exclude, mut exclude_gh, mut precise) = (false, false, 0u32);
+    modify(spec, part, text, start)
+}
+
+/// A group's modifiers (`{a,b}:S`) applied to member `event`, as perf's
+/// `parse_events__modifier_event` applies them to each member of a group: starting from
+/// what the member's own modifiers set (so `{cycles:k,instructions}:u` counts cycles in
+/// user and kernel space), except `S`, which the group's modifiers alone decide; pinned and
+/// exclusive reach the leader only.
+fn group_modifiers(
+    spec: &str,
+    group: &str,
+    text: &str,
+    event: EventSpec,
+    leader: bool,
+) -> Result<EventSpec, SpecError> {
+    if text.is_empty() {
+        return Err(SpecError::BadModifiers {
+            spec: spec.to_string(),
+            part: group.to_string(),
+            reason: "nothing after ':'",
+        });
+    }
+    let own = Modifiers {
+        exclude_user: event.exclude_user,
+        exclude_kernel: event.exclude_kernel,
+        exclude_hv: event.exclude_hv,
+        exclude_host: event.exclude_host,
+        exclude_guest: event.exclude_guest,
+        exclude_idle: event.exclude_idle,
+        precise: event.precise,
+        sample_read: false,
+        pinned: event.pinned,
+        exclusive: event.exclusive,
+        exclude_gh: event.gh_modifier,
+    };
+    let mut m = modify(spec, group, text, own)?;
+    if !leader {
+        (m.pinned, m.exclusive) = (event.pinned, event.exclusive);
+    }
+    Ok(m.apply(event))
+}
+
+/// Applies modifier string `text` to `m` (perf's `get_event_modifier` with `m` as the
+/// event's attr so far).
+fn modify(spec: &str, part: &str, text: &str, mut m: Modifiers) -> Result<Modifiers, SpecError> {
+    let mut exclude_gh = m.exclude_gh;
+    let err_parts = || (spec.to_string(), part.to_string());
+    let mut exclude = m.exclude_user || m.exclude_kernel || m.exclude_hv;
+    let mut precise = u32::from(m.precise);
+    m.sample_read = false;
     for (i, c) in text.char_indices() {
         if c != 'p' && text[..i].contains(c) {
             let (spec, part) = err_parts();
@@ -986,6 +1199,7 @@ fn parse_modifiers(
         });
     }
     m.precise = precise as u8;
+    m.exclude_gh = exclude_gh;
     Ok(m)
 }
 
@@ -1461,10 +1675,6 @@ mod tests {
         );
         assert!(matches!(err("cycles,"), SpecError::Empty { .. }));
         assert!(matches!(
-            err("{cycles,instructions}"),
-            SpecError::Unsupported { .. }
-        ));
-        assert!(matches!(
             err("sched:sched_switch"),
             SpecError::Unsupported { .. }
         ));
@@ -1561,5 +1771,128 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(parse_pmu_type(" 10\n"), Some(10));
         assert_eq!(parse_pmu_type(""), None);
+    }
+
+    fn groups(text: &str) -> Vec<GroupSpec> {
+        parse_groups_with(text, &Formats::new()).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn groups_keep_their_members_and_lone_events_are_groups_of_one() {
+        let g = groups("{cpu-clock,task-clock}:S,page-faults");
+        assert_eq!(g.len(), 2);
+        assert!(g[0].braced && !g[1].braced);
+        let names: Vec<&str> = g[0].events.iter().map(|e| e.name.as_str()).collect();
+        // Members keep their own names (perf shows `cpu-clock`, not `cpu-clock:S`).
+        assert_eq!(names, ["cpu-clock", "task-clock"]);
+        assert!(g[0].events.iter().all(|e| e.sample_read));
+        assert!(!g[1].events[0].sample_read);
+        // The flat list is the members in order.
+        let flat: Vec<String> = parse_events("{cpu-clock,task-clock}:S,page-faults")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(flat, ["cpu-clock", "task-clock", "page-faults"]);
+        // PMU terms, commas inside them included, and spaces around members.
+        let g = groups("{ cpu/event=0x3c,umask=0x0/ , cpu/event=0xc0/ }:S");
+        assert_eq!(g[0].events.len(), 2);
+        assert_eq!(pmu_config(&g[0].events[0]), 0x3c);
+        assert_eq!(pmu_config(&g[0].events[1]), 0xc0);
+        // A group without modifiers leaves each member as parsed alone.
+        let g = groups("{cpu-clock:u,task-clock}");
+        assert_eq!(g[0].events[0], one("cpu-clock:u"));
+        assert_eq!(g[0].events[1], one("task-clock"));
+    }
+
+    /// Group modifiers start from each member's own (perf 6.1 `perf evlist -v` for the
+    /// same specs: `{cpu-clock,task-clock}:S` keeps exclude_guest, `{cpu-clock:k,
+    /// task-clock}:u` counts cpu-clock in user and kernel space, `D` reaches the leader only).
+    #[test]
+    fn group_modifiers_apply_to_every_member_as_perf_applies_them() {
+        let g = groups("{cpu-clock,task-clock}:S");
+        for e in &g[0].events {
+            assert!(e.sample_read && e.exclude_guest && !e.exclude_user, "{e:?}");
+        }
+        let g = groups("{cpu-clock,task-clock}:u");
+        for e in &g[0].events {
+            assert!(!e.exclude_user && e.exclude_kernel && e.exclude_hv, "{e:?}");
+            assert!(e.exclude_guest && !e.sample_read, "{e:?}");
+        }
+        let g = groups("{cpu-clock:k,task-clock/period=1000/}:uS");
+        let (k, t) = (&g[0].events[0], &g[0].events[1]);
+        assert!(
+            !k.exclude_user && !k.exclude_kernel && k.exclude_hv,
+            "{k:?}"
+        );
+        assert!(!t.exclude_user && t.exclude_kernel && t.exclude_hv, "{t:?}");
+        assert!(k.sample_read && t.sample_read);
+        assert_eq!(t.period, Some(1000));
+        let g = groups("{cpu-clock,task-clock}:D");
+        assert!(g[0].events[0].pinned && !g[0].events[1].pinned);
+        // The group's modifiers alone decide S (perf resets it per member).
+        let g = groups("{cpu-clock:S,task-clock}:u");
+        assert!(!g[0].events[0].sample_read);
+        // G/H given on a member keep its guest/host choice under the group's u.
+        let g = groups("{cpu-clock:G,task-clock}:u");
+        assert!(!g[0].events[0].exclude_guest && g[0].events[0].exclude_host);
+        assert!(g[0].events[1].exclude_guest);
+        // Precise levels add up, as in perf, and are capped.
+        assert_eq!(groups("{cpu-clock:p,task-clock}:p")[0].events[0].precise, 2);
+        assert!(matches!(
+            err("{cpu-clock:pp,task-clock}:pp"),
+            SpecError::BadModifiers { .. }
+        ));
+    }
+
+    #[test]
+    fn bad_groups_are_refused_naming_the_group() {
+        for (text, part, says) in [
+            (
+                "{cpu-clock,{task-clock}}",
+                "{cpu-clock,{task-clock}}",
+                "nest",
+            ),
+            (
+                "cpu-clock,{task-clock",
+                "{task-clock",
+                "missing closing '}'",
+            ),
+            ("cpu-clock}", "cpu-clock}", "without its '{'"),
+            ("{}", "{}", "empty group"),
+            ("{cpu-clock}x", "{cpu-clock}x", "':modifiers'"),
+            ("x{cpu-clock}", "x{cpu-clock}", "before '{'"),
+        ] {
+            let e = err(text);
+            assert!(
+                matches!(&e, SpecError::BadGroup { part: p, .. } if p == part),
+                "{text}: {e:?}"
+            );
+            let line = e.to_string();
+            assert!(line.contains(part) && line.contains(says), "{text}: {line}");
+            assert!(!line.contains('\n'), "{line}");
+        }
+        // A member's own error names the member; a group modifier's names the group.
+        let e = err("{cpu-clock,task-clokc}:S");
+        assert!(
+            matches!(&e, SpecError::UnknownEvent { name, .. } if name == "task-clokc"),
+            "{e:?}"
+        );
+        let e = err("{cpu-clock,task-clock}:Z");
+        assert!(
+            e.to_string()
+                .starts_with("unknown modifier 'Z' in '{cpu-clock,task-clock}:Z'"),
+            "{e}"
+        );
+        let e = err("{cpu-clock,task-clock}:SS");
+        assert!(matches!(
+            e,
+            SpecError::DuplicateModifier { modifier: 'S', .. }
+        ));
+        assert!(matches!(
+            err("{cpu-clock,task-clock}:"),
+            SpecError::BadModifiers { .. }
+        ));
+        assert!(matches!(err("{cpu-clock,}"), SpecError::Empty { .. }));
     }
 }

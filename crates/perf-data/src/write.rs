@@ -390,6 +390,20 @@ pub struct Features {
     pub sample_time: Option<(u64, u64)>,
     /// COMPRESSED: written when the records are compressed (see [`compressed_record`]).
     pub compression: Option<CompressionInfo>,
+    /// GROUP_DESC: the event groups of more than one event (written when not empty), so
+    /// `perf report --group` and `perf evlist -g` show them as perf's own `{a,b}` groups.
+    pub groups: Vec<GroupDesc>,
+}
+
+/// One event group in the GROUP_DESC feature, as perf's `write_group_desc` writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupDesc {
+    /// The group's name; perf writes `{anon_group}` for a group without one.
+    pub name: Option<String>,
+    /// The index of the leader's attr.
+    pub leader: u32,
+    /// How many events the group has, the leader included (the next attrs).
+    pub members: u32,
 }
 
 impl Features {
@@ -448,6 +462,7 @@ impl Features {
             build_ids: Vec::new(),
             sample_time: None,
             compression: None,
+            groups: Vec::new(),
         }
     }
 }
@@ -806,6 +821,16 @@ fn encode_features(f: &Features, attrs: &[EventAttr]) -> Result<Vec<(u32, Vec<u8
             }
         }
         out.push((feature::EVENT_DESC, b.0));
+    }
+    if !f.groups.is_empty() {
+        let mut b = Enc::default();
+        b.u32(u32_len(f.groups.len(), "groups")?);
+        for g in &f.groups {
+            b.header_string(g.name.as_deref().unwrap_or("{anon_group}"), "group name")?;
+            b.u32(g.leader);
+            b.u32(g.members);
+        }
+        out.push((feature::GROUP_DESC, b.0));
     }
     if let Some((first, last)) = f.sample_time {
         let mut b = Enc::default();

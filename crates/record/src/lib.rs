@@ -3,9 +3,15 @@
 //! as they come, so memory stays bounded and a killed recorder leaves a readable file.
 //!
 //! Events are opened per CPU with `inherit`, as `perf record` does, so every thread and child
-//! process is followed; the events of one CPU form one group (always scheduled together) and
-//! share one ring buffer. Samples' user stack copies are cut to the bytes in use before they
-//! are written.
+//! process is followed; the events of one CPU form one kernel group (always scheduled
+//! together), or the groups [`RecordOptions::groups`] says, and share one ring buffer.
+//! Samples' user stack copies are cut to the bytes in use before they are written.
+//!
+//! A leader-sampled group (`{a,b}:S`) is opened as perf 6.1 opens it: the leader samples
+//! with PERF_SAMPLE_READ and read_format ID|GROUP (|LOST when the kernel has it), so each
+//! of its samples carries the counts of every member; the members do not sample (unless
+//! their own spec sets a rate); and, as perf does, without `inherit` when the group has more
+//! than one event, so such a group follows the command's first thread only.
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
@@ -23,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use cpiflame_events::{Rate, ResolvedEvent};
-use cpiflame_perf_data::abi::{misc, record as rt, sample as st, x86_64_regs};
+use cpiflame_perf_data::abi::{misc, read_format as rf, record as rt, sample as st, x86_64_regs};
 use cpiflame_perf_data::write::{
-    attr_flags, finished_round_record, Features, PerfDataWriter, WriteError, HOST_PID,
+    attr_flags, finished_round_record, Features, GroupDesc, PerfDataWriter, WriteError, HOST_PID,
 };
 use cpiflame_perf_data::{
     trim_user_stack_to, BuildIdEntry, Endian, EventAttr, RecordKind, RecordView,
@@ -33,6 +39,7 @@ use cpiflame_perf_data::{
 use cpiflame_unwind::Resolver;
 
 pub use cpiflame_counters::child::ExitStatus;
+pub use cpiflame_counters::event_use::leader_sampling;
 use cpiflame_counters::event_use::{spec_bits, Unhonoured, Use};
 use cpiflame_counters::sys;
 pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
@@ -91,6 +98,10 @@ pub enum Target {
 pub struct RecordOptions {
     /// The events, as their specs resolved them; the first leads each CPU's group.
     pub events: Vec<ResolvedEvent>,
+    /// The kernel groups of [`RecordOptions::events`], in order (their lengths summing to
+    /// the number of events); empty: all of them one group. A group whose leader has `S` is
+    /// leader-sampled ([`leader_sampling`]).
+    pub groups: Vec<Group>,
     /// How often to sample an event whose spec sets no rate.
     pub sampling: Rate,
     pub call_graph: CallGraph,
@@ -104,6 +115,18 @@ pub struct RecordOptions {
     pub status_line: bool,
     /// The command line stored in the file.
     pub cmdline: Vec<String>,
+}
+
+/// One kernel group of [`RecordOptions::events`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// How many events, the next ones in order.
+    pub len: usize,
+    /// A group the user asked for (`{...}`, `--leader-sampling`): described in the file's
+    /// GROUP_DESC feature, as perf describes its groups, when it has more than one event.
+    /// cpiflame's own grouping of events given outside braces is not (perf opens those
+    /// alone, and describing them would change how `perf report` shows them).
+    pub described: bool,
 }
 
 /// Default user stack copy per sample. perf's 8192 bytes cut stacks with large frames short
@@ -183,78 +206,153 @@ const _: () = assert!(
         && X86_64_UNWIND_REGS & (1 << x86_64_regs::BP) != 0
 );
 
+/// The kernel groups of `o.events`: (first event, number of events) each, in order.
+fn group_ranges(o: &RecordOptions) -> Result<Vec<(usize, usize)>, RecordError> {
+    let n = o.events.len();
+    if o.groups.is_empty() {
+        return Ok(vec![(0, n)]);
+    }
+    let lens: Vec<usize> = o.groups.iter().map(|g| g.len).collect();
+    if lens.contains(&0) || lens.iter().sum::<usize>() != n {
+        return Err(RecordError::Open(format!(
+            "the groups ({lens:?} events) do not cover the {n} events"
+        )));
+    }
+    let mut start = 0;
+    Ok(lens
+        .iter()
+        .map(|&len| {
+            start += len;
+            (start - len, len)
+        })
+        .collect())
+}
+
+/// Whether the kernel knows PERF_FORMAT_LOST (5.17 and later), which perf 6.1 adds to
+/// read_format whenever it can: a self-counting software event is opened with it to see.
+fn kernel_has_read_lost() -> bool {
+    let attr = EventAttr {
+        type_: 1,
+        read_format: rf::LOST,
+        flags: attr_flags::DISABLED | attr_flags::EXCLUDE_KERNEL | attr_flags::EXCLUDE_HV,
+        ..EventAttr::default()
+    };
+    sys::open(&attr, 0, -1, None).is_ok()
+}
+
 /// The attrs to open, in order; the first also asks for the side-band records (mmap, comm,
-/// fork/exit), as perf does, so they are not written once per event.
+/// fork/exit), as perf does, so they are not written once per event. Each group's leader is
+/// opened disabled (enabled on exec); in a leader-sampled group, set as perf's
+/// `evsel__config` and `evsel__config_leader_sampling` set it, every member reads the group
+/// into the leader's samples and only the leader samples.
 fn build_attrs(
     o: &RecordOptions,
     kernel_callchains: bool,
     enable_on_exec: bool,
 ) -> Result<Vec<EventAttr>, RecordError> {
-    o.events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let mut sample_type =
-                st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
-            // The spec's own bits (exclusions, precise level, pinned, freq ...), as perf sets
-            // them for the same spec.
-            let mut flags = spec_bits(e, Use::Sampling, i == 0)?
-                | attr_flags::INHERIT
-                | attr_flags::SAMPLE_ID_ALL;
-            match o.call_graph {
-                CallGraph::Dwarf { .. } => {
-                    sample_type |= st::REGS_USER | st::STACK_USER;
-                    if kernel_callchains {
-                        sample_type |= st::CALLCHAIN;
-                        flags |= attr_flags::EXCLUDE_CALLCHAIN_USER;
-                    }
+    let mut attrs = Vec::with_capacity(o.events.len());
+    let mut lost = None;
+    for (start, len) in group_ranges(o)? {
+        let group = &o.events[start..start + len];
+        let sampled_by_leader = leader_sampling(group)?;
+        let read_format = if sampled_by_leader {
+            let lost = *lost.get_or_insert_with(kernel_has_read_lost);
+            rf::ID | if len > 1 { rf::GROUP } else { 0 } | if lost { rf::LOST } else { 0 }
+        } else {
+            0
+        };
+        for (k, e) in group.iter().enumerate() {
+            let i = start + k;
+            let mut attr = event_attr(o, e, i, k == 0, kernel_callchains, enable_on_exec)?;
+            if sampled_by_leader {
+                attr.sample_type |= st::READ;
+                attr.read_format = read_format;
+                if len > 1 {
+                    attr.flags &= !attr_flags::INHERIT;
                 }
-                CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
-                CallGraph::None => {}
-            }
-            if i == 0 {
-                // MMAP_DATA: perf's unwinder finds `.eh_frame_hdr` through the read-only
-                // mappings of a binary, which the kernel reports only as data mappings.
-                flags |= attr_flags::DISABLED
-                    | attr_flags::MMAP
-                    | attr_flags::MMAP_DATA
-                    | attr_flags::MMAP2
-                    | attr_flags::COMM
-                    | attr_flags::COMM_EXEC
-                    | attr_flags::TASK;
-                if enable_on_exec {
-                    flags |= attr_flags::ENABLE_ON_EXEC;
+                // Members are counted, not sampled, unless their own spec sets a rate (perf
+                // keeps those sampling too).
+                if k > 0 && e.rate.is_none() {
+                    attr.sample_period_or_freq = 0;
+                    attr.flags &= !attr_flags::FREQ;
                 }
             }
-            if !kernel_callchains {
-                flags |= attr_flags::EXCLUDE_KERNEL;
+            attrs.push(attr);
+        }
+    }
+    Ok(attrs)
+}
+
+/// The attr of event `e`, the `i`th; `leader`: it leads its group.
+fn event_attr(
+    o: &RecordOptions,
+    e: &ResolvedEvent,
+    i: usize,
+    leader: bool,
+    kernel_callchains: bool,
+    enable_on_exec: bool,
+) -> Result<EventAttr, RecordError> {
+    let mut sample_type = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
+    // The spec's own bits (exclusions, precise level, pinned, freq ...), as perf sets
+    // them for the same spec.
+    let mut flags =
+        spec_bits(e, Use::Sampling, leader)? | attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL;
+    match o.call_graph {
+        CallGraph::Dwarf { .. } => {
+            sample_type |= st::REGS_USER | st::STACK_USER;
+            if kernel_callchains {
+                sample_type |= st::CALLCHAIN;
+                flags |= attr_flags::EXCLUDE_CALLCHAIN_USER;
             }
-            let period = match e.rate_or(o.sampling) {
-                Rate::Period(p) => p,
-                Rate::Frequency(f) => {
-                    flags |= attr_flags::FREQ;
-                    f
-                }
-            };
-            let (regs, stack) = match o.call_graph {
-                CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
-                _ => (0, 0),
-            };
-            Ok(EventAttr {
-                type_: e.type_,
-                config: e.config,
-                config1: e.config1,
-                config2: e.config2,
-                sample_period_or_freq: period,
-                sample_type,
-                flags,
-                sample_regs_user: regs,
-                sample_stack_user: stack,
-                name: Some(e.name.clone()),
-                ..EventAttr::default()
-            })
-        })
-        .collect()
+        }
+        CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
+        CallGraph::None => {}
+    }
+    if leader {
+        // A member follows its leader; a leader enabled before the exec would sample the
+        // recorder's own child first.
+        flags |= attr_flags::DISABLED;
+        if enable_on_exec {
+            flags |= attr_flags::ENABLE_ON_EXEC;
+        }
+    }
+    if i == 0 {
+        // MMAP_DATA: perf's unwinder finds `.eh_frame_hdr` through the read-only
+        // mappings of a binary, which the kernel reports only as data mappings.
+        flags |= attr_flags::MMAP
+            | attr_flags::MMAP_DATA
+            | attr_flags::MMAP2
+            | attr_flags::COMM
+            | attr_flags::COMM_EXEC
+            | attr_flags::TASK;
+    }
+    if !kernel_callchains {
+        flags |= attr_flags::EXCLUDE_KERNEL;
+    }
+    let period = match e.rate_or(o.sampling) {
+        Rate::Period(p) => p,
+        Rate::Frequency(f) => {
+            flags |= attr_flags::FREQ;
+            f
+        }
+    };
+    let (regs, stack) = match o.call_graph {
+        CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
+        _ => (0, 0),
+    };
+    Ok(EventAttr {
+        type_: e.type_,
+        config: e.config,
+        config1: e.config1,
+        config2: e.config2,
+        sample_period_or_freq: period,
+        sample_type,
+        flags,
+        sample_regs_user: regs,
+        sample_stack_user: stack,
+        name: Some(e.name.clone()),
+        ..EventAttr::default()
+    })
 }
 
 /// Events opened on every CPU for every thread of the target; one ring buffer per CPU.
@@ -272,9 +370,11 @@ struct Opened {
     event_of: Vec<usize>,
 }
 
+/// `leads[i]`: event `i` starts a kernel group.
 fn open_all(
     attrs: &[EventAttr],
     names: &[String],
+    leads: &[bool],
     threads: &[i32],
     cpus: &[i32],
 ) -> Result<Opened, RecordError> {
@@ -290,6 +390,9 @@ fn open_all(
         for &tid in threads {
             let mut leader: Option<usize> = None;
             for (i, attr) in attrs.iter().enumerate() {
+                if leads.get(i).copied().unwrap_or(i == 0) {
+                    leader = None;
+                }
                 let group = leader.map(|l| &opened.fds[l]);
                 let fd = sys::open(attr, tid, cpu, group).map_err(|e| {
                     RecordError::Open(sys::explain_open_error_for(&names[i], tid, &e))
@@ -471,7 +574,11 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     // After the fork: the command keeps the priority it was started with.
     report.priority_raised = raise_priority();
     let mut attrs = build_attrs(options, kernel_callchains, child.is_some())?;
-    let opened = open_all(&attrs, &names, &threads, &cpus)?;
+    let mut leads = vec![false; attrs.len()];
+    for (start, _) in group_ranges(options)? {
+        leads[start] = true;
+    }
+    let opened = open_all(&attrs, &names, &leads, &threads, &cpus)?;
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
@@ -680,6 +787,7 @@ fn finish(
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped);
+    features.groups = group_descs(options);
     if let (Some(first), Ok(())) = (state.first_time, &outcome) {
         // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));
@@ -740,6 +848,23 @@ fn finish(
     })
 }
 
+/// The GROUP_DESC entries of the groups the user asked for.
+fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
+    let mut start = 0;
+    let mut descs = Vec::new();
+    for g in &options.groups {
+        if g.described && g.len > 1 {
+            descs.push(GroupDesc {
+                name: None,
+                leader: start as u32,
+                members: g.len as u32,
+            });
+        }
+        start += g.len;
+    }
+    descs
+}
+
 /// How long a command stopped after a write error has to end before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -763,8 +888,9 @@ struct Drain {
     arena: Vec<u8>,
     index: Vec<(u64, usize, usize)>,
     unwinder: Option<Resolver>,
-    /// The attrs as opened. All share one sample_type, so any of them reads the layout of
-    /// every record; side-band records come from the first.
+    /// The attrs as opened. Their sample_types differ at most in READ, which comes after
+    /// every field a side-band record's sample_id trailer or a time lookup reads; side-band
+    /// records come from the first.
     attrs: Vec<EventAttr>,
     trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
@@ -899,21 +1025,24 @@ fn on_sample<'a>(
     state: &'a mut Drain,
     report: &mut Report,
 ) -> Option<&'a [u8]> {
-    let sample = view.sample(0, &state.attrs[0]).ok();
-    let event = sample
-        .and_then(|s| s.id)
+    // Every attr has PERF_SAMPLE_IDENTIFIER, so the id comes first whatever the layout; the
+    // event's own attr then reads the rest (a leader-sampled group's samples carry READ
+    // values that others' do not).
+    let event = view
+        .body
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_ne_bytes)
         .and_then(|id| state.by_id.get(&id).copied())
         .unwrap_or(0);
+    let sample = view.sample(event, &state.attrs[event]).ok();
     report.samples[event] += 1;
     if let Some(t) = sample.and_then(|s| s.time) {
         state.first_time.get_or_insert(t);
         state.last_time = state.last_time.max(t);
     }
     let limit = match (&mut state.unwinder, sample) {
-        (Some(unwinder), Some(mut sample)) => {
-            sample.attr = event;
-            unwinder.user_stack_extent(&sample)
-        }
+        (Some(unwinder), Some(sample)) => unwinder.user_stack_extent(&sample),
         _ => None,
     };
     let trimmed = trim_user_stack_to(
@@ -962,6 +1091,7 @@ use std::os::unix::ffi::OsStrExt;
 pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
     let options = RecordOptions {
         events: events.to_vec(),
+        groups: Vec::new(),
         sampling: Rate::Period(1_000_000),
         call_graph: CallGraph::None,
         target: Target::Pid(0),
@@ -1011,5 +1141,83 @@ mod tests {
         assert!(message.contains("process 1234"), "{message}");
         assert!(message.contains("ENOTTY"), "{message}");
         assert!(!message.contains("os error"), "{message}");
+    }
+
+    fn options(spec: &str, groups: &[(usize, bool)]) -> RecordOptions {
+        RecordOptions {
+            events: cpiflame_events::parse_events(spec)
+                .unwrap()
+                .iter()
+                .map(|e| e.resolve(0))
+                .collect(),
+            groups: groups
+                .iter()
+                .map(|&(len, described)| Group { len, described })
+                .collect(),
+            sampling: Rate::Period(250_000),
+            call_graph: CallGraph::Dwarf { stack_size: 8192 },
+            target: Target::Pid(0),
+            output: PathBuf::new(),
+            duration: None,
+            buffer_pages: 1,
+            status_line: false,
+            cmdline: Vec::new(),
+        }
+    }
+
+    /// What perf 6.1 writes for `{cpu-clock,task-clock}:S,page-faults` (`perf evlist -v`):
+    /// the group reads, only its leader samples, neither inherits; page-faults is a group
+    /// of its own, led (disabled, enabled on exec) and inherited.
+    #[test]
+    fn a_leader_sampled_group_is_opened_as_perf_opens_it() {
+        let o = options(
+            "{cpu-clock,task-clock}:S,page-faults",
+            &[(2, true), (1, false)],
+        );
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let [leader, member, faults] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        for a in [leader, member] {
+            assert_ne!(a.sample_type & st::READ, 0);
+            assert_eq!(a.read_format & !rf::LOST, rf::ID | rf::GROUP);
+            assert_eq!(a.flags & attr_flags::INHERIT, 0);
+        }
+        assert_eq!(leader.sample_period_or_freq, 250_000);
+        assert_eq!(member.sample_period_or_freq, 0);
+        assert_eq!(member.flags & (attr_flags::DISABLED | attr_flags::FREQ), 0);
+        assert_eq!(faults.sample_type & st::READ, 0);
+        assert_eq!(faults.read_format, 0);
+        for a in [leader, faults] {
+            let on = attr_flags::DISABLED | attr_flags::ENABLE_ON_EXEC;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
+        assert_ne!(faults.flags & attr_flags::INHERIT, 0);
+        assert_eq!(
+            faults.flags & attr_flags::MMAP,
+            0,
+            "side-band from the first only"
+        );
+        assert_eq!(
+            group_descs(&o),
+            [GroupDesc {
+                name: None,
+                leader: 0,
+                members: 2
+            }]
+        );
+
+        // A lone `a:S` reads only itself (no GROUP) and keeps inherit, as in perf.
+        let attrs = build_attrs(&options("cpu-clock:S", &[(1, false)]), true, true).unwrap();
+        assert_eq!(attrs[0].read_format & !rf::LOST, rf::ID);
+        assert_ne!(attrs[0].flags & attr_flags::INHERIT, 0);
+
+        // S on a member only, and groups that do not cover the events, are refused.
+        let e =
+            build_attrs(&options("cpu-clock,task-clock:S", &[(2, true)]), true, true).unwrap_err();
+        assert!(e.to_string().contains("S on a group member"), "{e}");
+        let e =
+            build_attrs(&options("cpu-clock,task-clock", &[(1, false)]), true, true).unwrap_err();
+        assert!(e.to_string().contains("do not cover"), "{e}");
     }
 }
