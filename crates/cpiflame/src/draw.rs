@@ -135,6 +135,7 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         profile,
         roles,
         notes,
+        ratio_cycles,
         ..
     } = args.input.load()?;
     let Some(cycles) = roles.cycles else {
@@ -147,6 +148,7 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         min_width: args.minwidth,
         inverted: args.inverted,
         instructions: roles.instructions,
+        ratio_cycles,
     };
     let mut out = output(&args.output)?;
     if args.classic {

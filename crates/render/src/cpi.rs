@@ -45,7 +45,13 @@ pub fn render_cpi<W: Write>(
     out: W,
 ) -> Result<(), RenderError> {
     let total = validate(profile, cycles, stalls, opts)?;
-    let tree = tree::build_cpi(profile, cycles, stalls, opts.instructions);
+    let tree = tree::build_cpi(
+        profile,
+        cycles,
+        stalls,
+        opts.instructions,
+        opts.ratio_cycles,
+    );
     let mut w = BufWriter::with_capacity(1 << 16, out);
     let look = Look {
         title: &opts.title,
@@ -100,7 +106,7 @@ type CpiNode = Node<FrameId, CpiWeight>;
 /// Cycles per instruction from summed periods; `None` (unknown) without instructions or
 /// without cycles (instructions alone are a sampling artefact, not an infinitely fast frame).
 fn cpi(c: &CpiWeight) -> Option<f64> {
-    ratio(c.cycles.period, c.instructions.period).filter(|&cpi| cpi > 0.0)
+    ratio(c.ratio_cycles.period, c.instructions.period).filter(|&cpi| cpi > 0.0)
 }
 
 /// Instructions per cycle, `1 / cpi`; `None` when the CPI is unknown.
@@ -133,9 +139,10 @@ impl Picture for Cpi<'_> {
 
     fn fill(&self, node: &CpiNode) -> Rgb {
         match self.colour {
-            Colour::Stalls => {
-                stall_color(ratio(node.total.stalls.period, node.total.cycles.period))
-            }
+            Colour::Stalls => stall_color(ratio(
+                node.total.stalls.period,
+                node.total.ratio_cycles.period,
+            )),
             Colour::Cpi => cpi_color(cpi(&node.total)),
             Colour::Name => warm_color(self.name(node)),
         }
@@ -151,7 +158,7 @@ impl Picture for Cpi<'_> {
                 "cycles: {} samples (event {}) · stalled: {} (event {})",
                 Thousands(self.total.samples),
                 Esc(cycles_event),
-                Percent(ratio(all.stalls.period, all.cycles.period), 1),
+                Percent(ratio(all.stalls.period, all.ratio_cycles.period), 1),
                 Esc(&self.profile.events[s].name)
             ),
             (None, Some(i)) => write!(
@@ -226,7 +233,7 @@ impl Picture for Cpi<'_> {
                 w,
                 "\ncycles: {samples} samples, {events} events ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
                 Thousands(c.stalls.samples),
-                Percent(ratio(c.stalls.period, c.cycles.period), 1)
+                Percent(ratio(c.stalls.period, c.ratio_cycles.period), 1)
             )?,
             Colour::Cpi => write!(w, "\ncycles: {samples} samples, {events} events ({share} of all)")?,
             Colour::Name => write!(w, "\nsamples: {samples}, {events} events ({share})")?,

@@ -64,6 +64,10 @@ pub struct Options {
     /// (cycles period / instructions period) and IPC; without a stall column, the CPI also
     /// gives the colour (see [`render_cpi`]).
     pub instructions: Option<usize>,
+    /// Event column of the cycles the stall share and CPI divide by, when it is not the
+    /// `cycles` column: a hybrid file whose stall or instructions event exists on fewer core
+    /// types than cycles (`cpiflame_pipeline::Loaded::ratio_cycles`). Widths stay `cycles`.
+    pub ratio_cycles: Option<usize>,
 }
 
 impl Default for Options {
@@ -75,6 +79,7 @@ impl Default for Options {
             min_width: 0.1,
             inverted: false,
             instructions: None,
+            ratio_cycles: None,
         }
     }
 }

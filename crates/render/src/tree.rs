@@ -213,6 +213,10 @@ pub(crate) struct CpiWeight {
     /// mode or a leader-sampled group samples carry different periods) and the denominator of
     /// the stall share and the CPI.
     pub(crate) cycles: Count,
+    /// The cycles the stall share and the CPI divide by: `cycles`, except on hybrid files
+    /// whose stall or instructions event was recorded on fewer core types than cycles, where
+    /// it is the cycles of those core types only (`Options::ratio_cycles`).
+    pub(crate) ratio_cycles: Count,
     /// Stall counts (zero when there is no stall event).
     pub(crate) stalls: Count,
     /// Instructions counts (zero without that event).
@@ -223,6 +227,7 @@ impl Weight for CpiWeight {
     fn plus(self, other: Self) -> Self {
         CpiWeight {
             cycles: add(self.cycles, other.cycles),
+            ratio_cycles: add(self.ratio_cycles, other.ratio_cycles),
             stalls: add(self.stalls, other.stalls),
             instructions: add(self.instructions, other.instructions),
         }
@@ -271,6 +276,7 @@ pub(crate) fn build_cpi(
     cycles: usize,
     stalls: Option<usize>,
     instructions: Option<usize>,
+    ratio_cycles: Option<usize>,
 ) -> Tree<FrameId, CpiWeight> {
     let ranks = frame_ranks(profile);
     let count = |s: &Stack, e: Option<usize>| e.map_or(Count::default(), |e| s.counts[e]);
@@ -287,6 +293,7 @@ pub(crate) fn build_cpi(
             ranks: &ranks,
             weight: CpiWeight {
                 cycles: stack.counts[cycles],
+                ratio_cycles: stack.counts[ratio_cycles.unwrap_or(cycles)],
                 stalls: count(stack, stalls),
                 instructions: count(stack, instructions),
             },
@@ -333,7 +340,7 @@ mod tests {
         p.add(&[app, a1, leaf], 1, count(4));
         // Stalls only: no width, but counted.
         p.add(&[app, z, leaf], 1, count(7));
-        let t = build_cpi(&p, 0, Some(1), None);
+        let t = build_cpi(&p, 0, Some(1), None, None);
         let names: Vec<(&str, u32, u64, u64)> = t
             .nodes
             .iter()

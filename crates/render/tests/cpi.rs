@@ -544,3 +544,37 @@ fn cpi_picture_is_byte_identical_across_runs_and_input_order() {
         .stack("app;main;fast", &[(4, 4_000), (16, 16_000)]);
     assert_eq!(once, render(&reversed.build(), 0, None, &cpi_opts()));
 }
+
+/// A hybrid file whose stall event exists on P-cores only: widths are the cycles of both core
+/// types, the stall share divides by the P-cores' cycles alone.
+#[test]
+fn hybrid_ratios_divide_by_the_cycles_of_the_cores_that_have_the_pair() {
+    // Columns: cycles of both core types, stalls (cpu_core), cycles (cpu_core).
+    let p = Builder::new(&["cycles", "stalls", "cycles (cpu_core)"])
+        .stack("app;p_and_e", &[(30, 3000), (5, 500), (10, 1000)])
+        .stack("app;e_only", &[(10, 1000), (0, 0), (0, 0)])
+        .build();
+    let with_ratio = Options {
+        ratio_cycles: Some(2),
+        ..opts()
+    };
+    let svg = parse(&render(&p, 0, Some(1), &with_ratio), false);
+    // 500 stalled of the P-cores' 1000 cycles: 50%, not 500 of 3000.
+    let both = svg.one("p_and_e");
+    assert_eq!(both.fill, stall_color(Some(0.5)).to_string());
+    assert!(
+        both.title.contains("stalled: 50.0% of cycles"),
+        "{}",
+        both.title
+    );
+    // Widths stay the cycles of both core types: 3000 of 4000.
+    assert!(both.title.contains("(75.00% of all)"), "{}", both.title);
+    // A frame that ran on E-cores only has no P-core cycles: share unknown (grey).
+    assert_eq!(svg.one("e_only").fill, stall_color(None).to_string());
+
+    let without = parse(&render(&p, 0, Some(1), &opts()), false);
+    assert_eq!(
+        without.one("p_and_e").fill,
+        stall_color(Some(500.0 / 3000.0)).to_string()
+    );
+}

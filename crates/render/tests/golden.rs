@@ -79,6 +79,7 @@ fn golden_opts() -> Options {
         min_width: 0.0,
         inverted: false,
         instructions: None,
+        ratio_cycles: None,
     }
 }
 
