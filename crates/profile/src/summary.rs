@@ -13,8 +13,11 @@
 //!   and instructions are sampled independently, they hold instructions of the function.)
 //! - **Self** samples of a function: cycles samples of the stacks whose leaf it is.
 //!   **Total** samples: cycles samples of the stacks it appears in, each stack counted once
-//!   even when the function recurses. Shares divide by the cycles samples of the whole
-//!   profile (0 when it has none), so they are fractions in `0..=1`.
+//!   even when the function recurses. **Shares** are of cycles, as the CPI flame graph's
+//!   widths are: the function's self or total cycles period over the cycles period of the
+//!   whole profile (0 when it has none), fractions in `0..=1`. For a fixed sampling period
+//!   they equal the sample ratios; in frequency mode or with leader sampling only periods
+//!   measure cycles.
 //! - **Stall share** (inclusive): summed stall period over summed cycles period, over the
 //!   stacks the function appears in (each once), as the CPI flame graph colours frames.
 //!   `None` without a stall column, or when those stacks have no cycles period. It is a ratio
@@ -23,8 +26,6 @@
 //!   stacks the function appears in (each once), as the CPI flame graph computes it; **IPC**
 //!   is its inverse. Both are `None` (unknown) without an instructions column, or when the
 //!   cycles or the instructions period is 0.
-//!   Shares and samples stay sample counts here (as `perf report` gives them); the CPI flame
-//!   graph's widths are cycles periods, which are the same proportions for a fixed period.
 //! - Nothing is excluded: process frames (the roots) are listed too; their total is the
 //!   process's share of the profile.
 //!
@@ -288,6 +289,8 @@ struct Agg<'a> {
     kind: Option<FrameKind>,
     self_samples: u128,
     total_samples: u128,
+    /// Cycles period that landed in the function itself (shares are of cycles, like widths).
+    self_period: u128,
     cycles_period: u128,
     stall_period: u128,
     instructions_period: u128,
@@ -295,7 +298,7 @@ struct Agg<'a> {
 
 /// Sums cycles and stall counts per function, functions being the frames with equal
 /// `key`. Returns the functions that appear in a counted stack, in no particular order, and
-/// the profile's total cycles samples.
+/// the profile's total cycles period (what shares are of: the graph's widths).
 fn aggregate<'a, K: Eq + Hash>(
     p: &'a Profile,
     columns: Columns,
@@ -318,6 +321,7 @@ fn aggregate<'a, K: Eq + Hash>(
                     kind: None,
                     self_samples: 0,
                     total_samples: 0,
+                    self_period: 0,
                     cycles_period: 0,
                     stall_period: 0,
                     instructions_period: 0,
@@ -333,12 +337,13 @@ fn aggregate<'a, K: Eq + Hash>(
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
         let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
-        all_cycles += u128::from(c.samples);
+        all_cycles += u128::from(c.period);
         if c == Count::default() && s == Count::default() && n == Count::default() {
             continue;
         }
         if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
             aggs[k].self_samples += u128::from(c.samples);
+            aggs[k].self_period += u128::from(c.period);
         }
         for &f in &stack.frames {
             let Some(&k) = key_of.get(f as usize) else {
@@ -411,8 +416,8 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
                 kind: a.kind(),
                 self_samples,
                 total_samples,
-                self_share: share(self_samples, all),
-                total_share: share(total_samples, all),
+                self_share: share(saturate(a.self_period), all),
+                total_share: share(saturate(a.cycles_period), all),
                 stall_share: a.stall_share(stalls),
                 cpi: a.cpi(instructions),
                 ipc: a.ipc(instructions),
@@ -501,8 +506,11 @@ pub fn diff_frames_of(
         .into_iter()
         .map(|((process, name), (b, a))| {
             let samples = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.total_samples));
-            let self_samples = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.self_samples));
+            // Shares are of cycles periods, as the graph's widths are.
+            let period = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.cycles_period));
+            let self_period = |x: Option<&Agg>| x.map_or(0, |x| saturate(x.self_period));
             let (bs, as_) = (samples(b), samples(a));
+            let (bp, ap) = (period(b), period(a));
             let owned_key = (process, name.to_string());
             let module = a_modules
                 .get(&owned_key)
@@ -514,11 +522,11 @@ pub fn diff_frames_of(
                 name: name.to_string(),
                 module,
                 kind,
-                before_total_share: share(bs, b_all),
-                after_total_share: share(as_, a_all),
-                delta_points: percent(as_, a_all) - percent(bs, b_all),
-                before_self_share: share(self_samples(b), b_all),
-                after_self_share: share(self_samples(a), a_all),
+                before_total_share: share(bp, b_all),
+                after_total_share: share(ap, a_all),
+                delta_points: percent(ap, a_all) - percent(bp, b_all),
+                before_self_share: share(self_period(b), b_all),
+                after_self_share: share(self_period(a), a_all),
                 before_stall_share: b.and_then(|x| x.stall_share(b_stalls)),
                 after_stall_share: a.and_then(|x| x.stall_share(a_stalls)),
                 before_cpi: b.and_then(|x| x.cpi(b_columns.instructions)),

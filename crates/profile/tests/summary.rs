@@ -792,3 +792,63 @@ fn diff_summary_gives_cpi_before_and_after() {
         .expect("blind row");
     assert!(blind.contains("     - ->      -  "), "{blind}");
 }
+
+/// Frequency mode: samples carry different periods. Shares follow the cycles periods (the
+/// graph's widths), not the sample counts; samples stay counts.
+#[test]
+fn shares_are_of_cycles_periods_not_samples() {
+    let mut p = Profile::new(columns(&["stalls", "cycles"]));
+    let app = p.intern(frame("app", "", FrameKind::Process));
+    let hot = p.intern(frame("hot", "demo", FrameKind::User));
+    let cold = p.intern(frame("cold", "demo", FrameKind::User));
+    // hot: 1 sample of 3,000 cycles; cold: 3 samples of 1,000 cycles together.
+    p.add(
+        &[app, hot],
+        CYCLES,
+        Count {
+            samples: 1,
+            period: 3000,
+        },
+    );
+    p.add(
+        &[app, cold],
+        CYCLES,
+        Count {
+            samples: 3,
+            period: 1000,
+        },
+    );
+    let frames = top_frames(&p, CYCLES, None);
+    let get = |n: &str| frames.iter().find(|f| f.name == n).unwrap();
+    assert_eq!(get("hot").total_share, 0.75);
+    assert_eq!(get("hot").self_share, 0.75);
+    assert_eq!(get("hot").total_samples, 1);
+    assert_eq!(get("cold").total_share, 0.25);
+    assert_eq!(get("cold").total_samples, 3);
+
+    // diff: the same samples with the periods swapped moves 50 points from hot to cold.
+    let mut after = Profile::new(columns(&["stalls", "cycles"]));
+    let app = after.intern(frame("app", "", FrameKind::Process));
+    let hot = after.intern(frame("hot", "demo", FrameKind::User));
+    let cold = after.intern(frame("cold", "demo", FrameKind::User));
+    after.add(
+        &[app, hot],
+        CYCLES,
+        Count {
+            samples: 1,
+            period: 1000,
+        },
+    );
+    after.add(
+        &[app, cold],
+        CYCLES,
+        Count {
+            samples: 3,
+            period: 3000,
+        },
+    );
+    let diffs = diff_frames(&p, CYCLES, None, &after, CYCLES, None);
+    let d = |n: &str| diffs.iter().find(|f| f.name == n).unwrap().delta_points;
+    assert!((d("hot") + 50.0).abs() < 1e-9, "{}", d("hot"));
+    assert!((d("cold") - 50.0).abs() < 1e-9, "{}", d("cold"));
+}
