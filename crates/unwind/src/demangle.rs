@@ -36,20 +36,71 @@ pub fn demangle(name: &str) -> String {
 /// on hundreds of libstdc++'s names (`std::basic_istream<char, std::char_traits<char> >`
 /// for `std::istream`) besides those it refuses. cpp_demangle where libstdc++ is missing.
 fn demangle_cxx(name: &str) -> Option<String> {
+    // Each back-reference (`S_`, `S3_`, `T_`) repeats an earlier part of the name, so a short
+    // name that nests them expands exponentially (423 bytes gave 49 MB from
+    // __cxa_demangle, which cannot be told to stop). Names with many go to cpp_demangle,
+    // whose output is capped; real ones have few (libstdc++: at most 7, libLLVM-14: 40).
+    if back_references(name) > MAX_CXA_BACK_REFERENCES {
+        return demangle_cpp(name);
+    }
     match cxa_demangle(name) {
         Some(full) => Some(strip_signature(&full)),
         None => demangle_cpp(name),
     }
 }
 
-/// `cpp_demangle`'s form of `name` without parameters and return type.
+/// Above this many back-references a name is not given to `__cxa_demangle` (see
+/// [`demangle_cxx`]): each pair can double the output, so this bounds it to a few thousand
+/// times the name's length.
+const MAX_CXA_BACK_REFERENCES: usize = 24;
+
+/// The longest demangled name kept; a longer one stays mangled.
+const MAX_DEMANGLED: usize = 64 * 1024;
+
+/// Substitution (`S[seq-id]_`) and template-parameter (`T[seq-id]_`) references in a
+/// mangled name. A source name containing such letters counts too: an overestimate only
+/// sends the name to the capped demangler.
+fn back_references(name: &str) -> usize {
+    let b = name.as_bytes();
+    let mut n = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'S' || c == b'T' {
+            let rest = &b[i + 1..];
+            let id = rest
+                .iter()
+                .take_while(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                .count();
+            if rest.get(id) == Some(&b'_') {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// `cpp_demangle`'s form of `name` without parameters and return type; `None` when it
+/// refuses the name or the output would exceed [`MAX_DEMANGLED`].
 fn demangle_cpp(name: &str) -> Option<String> {
     let sym = cpp_demangle::Symbol::new(name).ok()?;
     let options = cpp_demangle::DemangleOptions::new()
         .no_params()
         .no_return_type();
-    let s = sym.demangle_with_options(&options).ok()?;
-    Some(strip_qualifiers(&s).to_string())
+    let mut out = Capped(String::new());
+    sym.structured_demangle(&mut out, &options).ok()?;
+    Some(strip_qualifiers(&out.0).to_string())
+}
+
+/// A string that refuses to grow past [`MAX_DEMANGLED`], which stops the demangler.
+struct Capped(String);
+
+impl cpp_demangle::DemangleWrite for Capped {
+    fn write_string(&mut self, s: &str) -> std::fmt::Result {
+        if self.0.len() + s.len() > MAX_DEMANGLED {
+            return Err(std::fmt::Error);
+        }
+        self.0.push_str(s);
+        Ok(())
+    }
 }
 
 /// Without its parameter list, a method's cv/ref qualifiers (`operator() const`) mean
@@ -229,7 +280,10 @@ fn return_type_end(s: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{cxa_demangle, demangle, strip_signature};
+    use super::{
+        back_references, cxa_demangle, demangle, strip_signature, MAX_CXA_BACK_REFERENCES,
+        MAX_DEMANGLED,
+    };
 
     #[test]
     fn demangles_rust_legacy_v0_and_cpp() {
@@ -296,5 +350,30 @@ mod tests {
         }
         let flat = format!("_ZN{}E", "1a".repeat(50_000));
         assert!(demangle(&flat).starts_with("a::a::"));
+    }
+
+    #[test]
+    fn names_that_expand_exponentially_stay_bounded() {
+        // 40 levels, each naming the previous substitution twice: __cxa_demangle gave 49 MB.
+        let mut name = String::from("_Z1fI1aIiiE");
+        for _ in 0..40 {
+            name.push_str("S_I");
+            name.push_str("S0_S0_E");
+        }
+        name.push_str("EvT_");
+        assert!(back_references(&name) > MAX_CXA_BACK_REFERENCES);
+        let start = std::time::Instant::now();
+        let out = demangle(&name);
+        assert!(out.len() <= MAX_DEMANGLED.max(name.len()), "{}", out.len());
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+        // Real names stay with the system demangler.
+        // (`St`, `Sa` are abbreviations, not references.)
+        assert_eq!(back_references("_ZNSt6vectorIiSaIiEE9push_backERKi"), 0);
+        assert_eq!(
+            back_references(
+                "_ZSt7getlineIcSt11char_traitsIcESaIcEERSt13basic_istreamIT_T0_ES7_RNSt7__cxx1112basic_stringIS4_S5_T1_EES4_"
+            ),
+            7
+        );
     }
 }
