@@ -76,6 +76,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome> {
         cycles,
         stalls: l.roles.stalls,
         instructions: l.roles.instructions,
+        ratio_cycles: l.ratio_cycles,
     };
     let frames = top_frames_of(&l.profile, columns);
     let mut out = output(&None)?;
@@ -118,11 +119,13 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
         cycles: bc,
         stalls: before.roles.stalls,
         instructions: before.roles.instructions,
+        ratio_cycles: before.ratio_cycles,
     };
     let a_columns = Columns {
         cycles: ac,
         stalls: after.roles.stalls,
         instructions: after.roles.instructions,
+        ratio_cycles: after.ratio_cycles,
     };
     let diffs = diff_frames_of(&before.profile, b_columns, &after.profile, a_columns);
     if args.summary {

@@ -68,8 +68,9 @@ pub struct ResolvedEvent {
     pub exclude_guest: bool,
     /// attr.exclude_idle (`I`).
     pub exclude_idle: bool,
-    /// `S`: add [`SAMPLE_READ_TYPE`] to attr.sample_type, so each sample carries the counts
-    /// (with the attr.read_format the caller chooses).
+    /// `S`: leader sampling: the leader's samples carry the group's counts (PERF_SAMPLE_READ
+    /// with read_format GROUP; perf also sets PERF_SAMPLE_ID, [`SAMPLE_READ_TYPE`], where the
+    /// recorder identifies samples by PERF_SAMPLE_IDENTIFIER instead).
     pub sample_read: bool,
     /// attr.pinned (`D`). perf sets it on group leaders only.
     pub pinned: bool,

@@ -22,6 +22,6 @@ mod marks;
 mod script;
 
 pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
-pub use load::{load_any, load_perf_data, EventList, LoadError, LoadOptions, Loaded};
+pub use load::{load_any, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use script::{write_script, ScriptError};

@@ -285,15 +285,6 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
     )
 }
 
-/// Reads a perf.data file: every sample unwound and named, collapsed into a profile.
-pub fn load_perf_data(
-    options: &LoadOptions,
-    warnings: &mut Vec<String>,
-) -> Result<Loaded, LoadError> {
-    let file = PerfData::open(&options.file)?;
-    load_opened(&file, options, warnings)
-}
-
 /// Reads an opened perf.data file: every sample unwound and named, collapsed into a profile.
 fn load_opened(
     file: &PerfData,

@@ -66,6 +66,9 @@ use std::io::{self, BufRead, Read};
 
 use crate::profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
 
+/// The most distinct event names a text may have (perf records a handful).
+pub const MAX_EVENTS: usize = 256;
+
 /// The longest line read (1 MiB): far more than any symbol perf prints.
 pub const MAX_LINE: usize = 1 << 20;
 
@@ -100,6 +103,9 @@ pub enum PerfScriptErrorKind {
     /// The text has no sample at all.
     #[error("no samples")]
     NoSamples,
+    /// More distinct event names than [`MAX_EVENTS`].
+    #[error("more than {} distinct events", MAX_EVENTS)]
+    TooManyEvents,
 }
 
 /// An error reading `perf script` text: which input (`source`, the name given to
@@ -212,11 +218,16 @@ struct Reader {
 }
 
 impl Reader {
-    fn event(&mut self, name: &str) -> usize {
+    fn event(&mut self, name: &str) -> Result<usize, PerfScriptErrorKind> {
         if let Some(&i) = self.events.get(name) {
-            return i;
+            return Ok(i);
         }
         let i = self.profile.events.len();
+        // Every stack holds a count per event: without a bound, text naming a new event on
+        // every line would need events × stacks counts (a 162 KB file took 304 MB).
+        if i >= MAX_EVENTS {
+            return Err(PerfScriptErrorKind::TooManyEvents);
+        }
         self.profile.events.push(EventColumn {
             name: name.to_string(),
         });
@@ -227,14 +238,15 @@ impl Reader {
         self.header.push(None);
         self.totals.push(0);
         self.events.insert(name.to_string(), i);
-        i
+        Ok(i)
     }
 
-    fn header_event(&mut self, event: HeaderEvent) {
-        let i = self.event(&event.name);
+    fn header_event(&mut self, event: HeaderEvent) -> Result<(), PerfScriptErrorKind> {
+        let i = self.event(&event.name)?;
         if self.header[i].is_none() {
             self.header[i] = Some(event);
         }
+        Ok(())
     }
 
     fn root(&mut self, header: &Header<'_>) -> FrameId {
@@ -357,7 +369,7 @@ pub fn read_perf_script_with(
         let line = text.trim_end_matches(['\n', '\r']);
         if line.starts_with('#') {
             if let Some(event) = parse_header_event(line) {
-                r.header_event(event);
+                r.header_event(event).map_err(|k| err(line_no, k))?;
             } else if let Some(a) = line.strip_prefix("# arch : ") {
                 arch.get_or_insert_with(|| a.trim().to_string());
             }
@@ -413,7 +425,7 @@ pub fn read_perf_script_with(
             continue;
         }
         let header = parse_header(line).map_err(|k| err(line_no, k))?;
-        let event = r.event(header.event);
+        let event = r.event(header.event).map_err(|k| err(line_no, k))?;
         let root = r.root(&header);
         let mut o = Open {
             line: line_no,

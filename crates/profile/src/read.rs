@@ -96,7 +96,7 @@ pub enum FoldedErrorKind {
     EmptyFrame { index: usize },
     /// The counts of one column, summed over the file so far, exceed `u64::MAX`.
     #[error("the {column} counts of the file add up to more than 64 bits")]
-    TotalTooLarge { column: &'static str },
+    TotalTooLarge { column: String },
     /// The file has no stack lines at all.
     #[error("no stacks")]
     NoStacks,
@@ -316,15 +316,15 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
             };
             profile = Profile::new(names.into_iter().map(|name| EventColumn { name }).collect());
         }
-        let columns: &[&'static str] = if parsed.n == 1 {
-            &["samples"]
-        } else {
-            &["stalls", "cycles"]
-        };
-        for (i, &column) in columns.iter().enumerate() {
-            totals[i] = totals[i]
-                .checked_add(parsed.counts[i])
-                .ok_or_else(|| err(line_no, FoldedErrorKind::TotalTooLarge { column }))?;
+        for (i, total) in totals.iter_mut().enumerate().take(parsed.n) {
+            *total = total.checked_add(parsed.counts[i]).ok_or_else(|| {
+                err(
+                    line_no,
+                    FoldedErrorKind::TotalTooLarge {
+                        column: profile.events[i].name.clone(),
+                    },
+                )
+            })?;
         }
 
         stack.clear();

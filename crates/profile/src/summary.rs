@@ -115,9 +115,9 @@ pub struct FrameSummary {
     pub self_samples: u64,
     /// Cycles samples of the stacks containing this function (each stack once).
     pub total_samples: u64,
-    /// `self_samples` / all cycles samples (0..1).
+    /// Cycles period with this function as the leaf / all cycles period (0..1).
     pub self_share: f64,
-    /// `total_samples` / all cycles samples (0..1).
+    /// Cycles period of the stacks containing it (each once) / all cycles period (0..1).
     pub total_share: f64,
     /// Inclusive: stall period / cycles period over every stack containing it (each stack
     /// once); `None` without a stall column or with zero cycles period.
@@ -187,6 +187,10 @@ pub struct Columns {
     pub cycles: usize,
     pub stalls: Option<usize>,
     pub instructions: Option<usize>,
+    /// The cycles that stall shares and CPIs divide by when it is not `cycles`: a hybrid
+    /// file whose stall or instructions event exists on fewer core types than cycles.
+    /// Shares of the total stay of `cycles`.
+    pub ratio_cycles: Option<usize>,
 }
 
 impl Columns {
@@ -196,6 +200,7 @@ impl Columns {
             cycles,
             stalls,
             instructions: None,
+            ratio_cycles: None,
         }
     }
 }
@@ -248,13 +253,15 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         cycles,
         stalls,
         instructions,
+        ratio_cycles,
     } = columns;
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
-    let (mut is, mut ip) = (0u128, 0u128);
+    let (mut is, mut ip, mut rp) = (0u128, 0u128, 0u128);
     for stack in &p.stacks {
         let c = count(stack, cycles);
         cs += u128::from(c.samples);
         cp += u128::from(c.period);
+        rp += u128::from(count(stack, ratio_cycles.unwrap_or(cycles)).period);
         if let Some(s) = stalls {
             let s = count(stack, s);
             ss += u128::from(s.samples);
@@ -274,12 +281,12 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         cycles_period: saturate(cp),
         stall_samples: stalls.map(|_| saturate(ss)),
         stall_period: stalls.map(|_| saturate(sp)),
-        stall_share: stalls.and_then(|_| ratio(sp, cp)),
+        stall_share: stalls.and_then(|_| ratio(sp, rp)),
         instructions_event: instructions.map(name),
         instructions_samples: instructions.map(|_| saturate(is)),
         instructions_period: instructions.map(|_| saturate(ip)),
-        cpi: instructions.and_then(|_| cpi_of(cp, ip)),
-        ipc: instructions.and_then(|_| cpi_of(ip, cp)),
+        cpi: instructions.and_then(|_| cpi_of(rp, ip)),
+        ipc: instructions.and_then(|_| cpi_of(ip, rp)),
     }
 }
 
@@ -292,6 +299,8 @@ struct Agg<'a> {
     /// Cycles period that landed in the function itself (shares are of cycles, like widths).
     self_period: u128,
     cycles_period: u128,
+    /// The cycles stall shares and CPIs divide by (`Columns::ratio_cycles`, else cycles).
+    ratio_period: u128,
     stall_period: u128,
     instructions_period: u128,
 }
@@ -308,6 +317,7 @@ fn aggregate<'a, K: Eq + Hash>(
         cycles,
         stalls,
         instructions,
+        ratio_cycles,
     } = columns;
     let mut index: HashMap<K, usize> = HashMap::new();
     let mut aggs: Vec<Agg<'a>> = Vec::new();
@@ -323,6 +333,7 @@ fn aggregate<'a, K: Eq + Hash>(
                     total_samples: 0,
                     self_period: 0,
                     cycles_period: 0,
+                    ratio_period: 0,
                     stall_period: 0,
                     instructions_period: 0,
                 });
@@ -337,6 +348,7 @@ fn aggregate<'a, K: Eq + Hash>(
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
         let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
+        let r = ratio_cycles.map_or(c, |e| count(stack, e));
         all_cycles += u128::from(c.period);
         if c == Count::default() && s == Count::default() && n == Count::default() {
             continue;
@@ -358,6 +370,7 @@ fn aggregate<'a, K: Eq + Hash>(
             counted_in[k] = i;
             agg.total_samples += u128::from(c.samples);
             agg.cycles_period += u128::from(c.period);
+            agg.ratio_period += u128::from(r.period);
             agg.stall_period += u128::from(s.period);
             agg.instructions_period += u128::from(n.period);
         }
@@ -372,11 +385,11 @@ impl Agg<'_> {
     }
 
     fn stall_share(&self, stalls: Option<usize>) -> Option<f64> {
-        stalls.and_then(|_| ratio(self.stall_period, self.cycles_period))
+        stalls.and_then(|_| ratio(self.stall_period, self.ratio_period))
     }
 
     fn cpi(&self, instructions: Option<usize>) -> Option<f64> {
-        instructions.and_then(|_| cpi_of(self.cycles_period, self.instructions_period))
+        instructions.and_then(|_| cpi_of(self.ratio_period, self.instructions_period))
     }
 
     fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
@@ -453,7 +466,7 @@ fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), Str
 }
 
 /// Compares two profiles function by function, functions matched by name (and process
-/// frames only with process frames). Each side's shares are of its own total cycles samples,
+/// frames only with process frames). Each side's shares are of its own total cycles period,
 /// so runs of different lengths compare. Every function of either side appears; one missing
 /// on a side has zero shares and samples there and a `None` stall share.
 ///

@@ -411,3 +411,29 @@ threads 25775  2389.816200: PERF_RECORD_EXIT(25775:25775):(25774:25774)
         BTreeMap::from([("threads;main".to_string(), 1)])
     );
 }
+
+/// Text naming a new event on every sample is refused past the bound, naming the line,
+/// instead of growing a count per event in every stack.
+#[test]
+fn too_many_events_is_one_error_naming_the_line() {
+    let mut text = String::new();
+    for i in 0..=cpiflame_profile::perf_script::MAX_EVENTS {
+        text.push_str(&format!(
+            "app 1/1 [000] 1.{i:06}: 1 ev{i}:\n\t1000 f+0x0 (/bin/app)\n\n"
+        ));
+    }
+    let err = cpiflame_profile::perf_script::read_perf_script(text.as_bytes(), "many.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("many.txt") && err.contains("more than 256 distinct events"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "line {}",
+            3 * cpiflame_profile::perf_script::MAX_EVENTS + 1
+        )),
+        "{err}"
+    );
+}

@@ -641,6 +641,7 @@ const CPI_COLUMNS: Columns = Columns {
     cycles: 0,
     stalls: None,
     instructions: Some(1),
+    ratio_cycles: None,
 };
 
 #[test]
@@ -851,4 +852,58 @@ fn shares_are_of_cycles_periods_not_samples() {
     let d = |n: &str| diffs.iter().find(|f| f.name == n).unwrap().delta_points;
     assert!((d("hot") + 50.0).abs() < 1e-9, "{}", d("hot"));
     assert!((d("cold") - 50.0).abs() < 1e-9, "{}", d("cold"));
+}
+
+/// Hybrid: stalls recorded on P-cores only. Shares stay of all cycles; the stall share
+/// divides by the P-cores' cycles, as the graph's colour does.
+#[test]
+fn ratios_divide_by_the_ratio_cycles_column_when_given() {
+    let mut p = Profile::new(columns(&["cycles", "stalls", "cycles (cpu_core)"]));
+    let app = p.intern(frame("app", "", FrameKind::Process));
+    let both = p.intern(frame("both", "demo", FrameKind::User));
+    let e_only = p.intern(frame("e_only", "demo", FrameKind::User));
+    p.add(
+        &[app, both],
+        0,
+        Count {
+            samples: 3,
+            period: 3000,
+        },
+    );
+    p.add(
+        &[app, both],
+        1,
+        Count {
+            samples: 1,
+            period: 500,
+        },
+    );
+    p.add(
+        &[app, both],
+        2,
+        Count {
+            samples: 1,
+            period: 1000,
+        },
+    );
+    p.add(
+        &[app, e_only],
+        0,
+        Count {
+            samples: 1,
+            period: 1000,
+        },
+    );
+    let columns = Columns {
+        cycles: 0,
+        stalls: Some(1),
+        instructions: None,
+        ratio_cycles: Some(2),
+    };
+    let frames = top_frames_of(&p, columns);
+    let get = |n: &str| frames.iter().find(|f| f.name == n).unwrap();
+    assert_eq!(get("both").stall_share, Some(0.5));
+    assert_eq!(get("both").total_share, 0.75);
+    assert_eq!(get("e_only").stall_share, None);
+    assert_eq!(totals_of(&p, columns).stall_share, Some(0.5));
 }

@@ -214,8 +214,10 @@ fn group_ranges(o: &RecordOptions) -> Result<Vec<(usize, usize)>, RecordError> {
     }
     let lens: Vec<usize> = o.groups.iter().map(|g| g.len).collect();
     if lens.contains(&0) || lens.iter().sum::<usize>() != n {
+        let sizes: Vec<String> = lens.iter().map(usize::to_string).collect();
         return Err(RecordError::Open(format!(
-            "the groups ({lens:?} events) do not cover the {n} events"
+            "the groups ({} events) do not cover the {n} events",
+            sizes.join(" + ")
         )));
     }
     let mut start = 0;

@@ -161,8 +161,10 @@ fn validate(
 ) -> Result<Count, RenderError> {
     check_look(opts.width, opts.min_width)?;
     let count = profile.events.len();
-    if let Some(index) = opts.instructions.filter(|&i| i >= count) {
-        return Err(RenderError::NoSuchEvent { index, count });
+    for index in [opts.instructions, opts.ratio_cycles].into_iter().flatten() {
+        if index >= count {
+            return Err(RenderError::NoSuchEvent { index, count });
+        }
     }
     check_profile(profile, cycles, stalls)
 }
