@@ -1043,7 +1043,7 @@ impl Modifiers {
 fn refused_modifier(c: char) -> Option<&'static str> {
     Some(match c {
         'P' => "it asks for the highest precise level the PMU allows, which perf finds by opening the event at levels 3, 2, 1 in turn; give p, pp or ppp",
-        'W' => "weak groups are a perf tool feature (and event groups are not accepted)",
+        'W' => "weak groups are a perf tool feature",
         'b' => "BPF counters are a perf stat feature",
         'R' => "retirement latency sampling is a perf tool feature",
         'X' => "it keeps perf from regrouping events, and cpiflame does not regroup",

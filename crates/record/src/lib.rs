@@ -16,6 +16,7 @@
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
 pub mod machine;
+pub mod plan;
 mod proc;
 mod spool;
 

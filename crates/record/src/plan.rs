@@ -1,0 +1,259 @@
+//! What to record, from what the user asked: the events (`-e` lists with their groups,
+//! `--stalls`/`--cycles`, or this CPU's preset pair), how they are grouped, the default rate,
+//! and the lines that tell the user what was chosen and what was written.
+
+use std::io;
+use std::path::Path;
+
+use cpiflame_events::{
+    join_unbraced, resolve_events, resolve_groups, EventGroup, Rate, ResolveError, ResolvedEvent,
+    DEFAULT_PERIOD, SYSFS_ROOT,
+};
+
+use crate::{machine, Group, RecordOptions, Report};
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct EventRequest {
+    /// `-e` lists, each perf-style (groups in braces allowed).
+    pub events: Vec<String>,
+    /// `--stalls SPEC` and `--cycles SPEC`: the two roles, given together.
+    pub stalls: Option<String>,
+    pub cycles: Option<String>,
+    /// `--with-instructions`.
+    pub with_instructions: bool,
+    /// `--leader-sampling`: the pair as one group sampled by its cycles event.
+    pub leader_sampling: bool,
+}
+
+/// The events to open and how.
+#[derive(Clone, Debug)]
+pub struct EventPlan {
+    pub events: Vec<ResolvedEvent>,
+    /// The kernel groups, in order (see [`RecordOptions::groups`]).
+    pub groups: Vec<Group>,
+    /// cpu-clock alone, for want of a PMU.
+    pub no_pmu: bool,
+    /// The (stalls, cycles) event names when `--stalls`/`--cycles` chose them.
+    pub roles: Option<(String, String)>,
+    /// What was chosen and why, one line each.
+    pub notes: Vec<String>,
+}
+
+/// Why the events could not be chosen.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A spec of the named flag does not parse or names a PMU this machine lacks.
+    #[error("{flag}: {source}")]
+    Spec {
+        flag: &'static str,
+        source: Box<ResolveError>,
+    },
+    /// Flags that do not go together, or a spec list where one event is needed.
+    #[error("{0}")]
+    Usage(String),
+    /// Detecting the CPU (`/proc/cpuinfo`).
+    #[error(transparent)]
+    Detect(#[from] io::Error),
+}
+
+fn resolve(text: &str, flag: &'static str) -> Result<Vec<ResolvedEvent>, PlanError> {
+    resolve_events(text, Path::new(SYSFS_ROOT)).map_err(|source| PlanError::Spec {
+        flag,
+        source: Box::new(source),
+    })
+}
+
+fn one_spec(text: &str, flag: &'static str) -> Result<ResolvedEvent, PlanError> {
+    match resolve(text, flag)?.as_slice() {
+        [event] => Ok(event.clone()),
+        _ => Err(PlanError::Usage(format!(
+            "{flag} {text}: give exactly one event"
+        ))),
+    }
+}
+
+impl EventPlan {
+    /// All events one group (the stall/cycles pair, as always recorded); `described`: the
+    /// user asked for it as a group.
+    fn one_group(events: Vec<ResolvedEvent>, described: bool, no_pmu: bool) -> EventPlan {
+        EventPlan {
+            groups: vec![Group {
+                len: events.len(),
+                described,
+            }],
+            events,
+            no_pmu,
+            roles: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// `[stalls, cycles, instructions?]` as the request says: one group, or with
+    /// `--leader-sampling` one group led by cycles, every member with `S`, as perf's
+    /// `{cycles,stalls,instructions}:S` resolves.
+    fn pair(mut events: Vec<ResolvedEvent>, leader_sampling: bool) -> EventPlan {
+        if !leader_sampling {
+            return EventPlan::one_group(events, false, false);
+        }
+        if events.len() >= 2 {
+            events.swap(0, 1);
+        }
+        for e in &mut events {
+            e.sample_read = true;
+        }
+        EventPlan::one_group(events, true, false)
+    }
+
+    /// The events `request` asks for: `--stalls`/`--cycles`, else `-e`, else this CPU's
+    /// preset pair, else cpu-clock alone (no PMU).
+    pub fn choose(request: &EventRequest) -> Result<EventPlan, PlanError> {
+        let instructions = || one_spec("instructions", "--with-instructions");
+        if request.stalls.is_some() || request.cycles.is_some() {
+            let (Some(s), Some(c)) = (&request.stalls, &request.cycles) else {
+                return Err(PlanError::Usage(
+                    "--stalls and --cycles go together (give both, or -e, or neither for this CPU's pair)".into(),
+                ));
+            };
+            let mut events = vec![one_spec(s, "--stalls")?, one_spec(c, "--cycles")?];
+            if request.with_instructions {
+                events.push(instructions()?);
+            }
+            let roles = (events[0].name.clone(), events[1].name.clone());
+            let mut plan = EventPlan::pair(events, request.leader_sampling);
+            plan.roles = Some(roles);
+            return Ok(plan);
+        }
+        if !request.events.is_empty() {
+            let mut groups: Vec<EventGroup> = Vec::new();
+            for text in &request.events {
+                groups.extend(
+                    resolve_groups(text, Path::new(SYSFS_ROOT)).map_err(|source| {
+                        PlanError::Spec {
+                            flag: "-e",
+                            source: Box::new(source),
+                        }
+                    })?,
+                );
+            }
+            if request.with_instructions {
+                groups.push(EventGroup {
+                    events: vec![instructions()?],
+                    braced: false,
+                });
+            }
+            let groups = join_unbraced(groups);
+            return Ok(EventPlan {
+                groups: groups
+                    .iter()
+                    .map(|g| Group {
+                        len: g.events.len(),
+                        described: g.braced,
+                    })
+                    .collect(),
+                events: groups.into_iter().flat_map(|g| g.events).collect(),
+                no_pmu: false,
+                roles: None,
+                notes: Vec::new(),
+            });
+        }
+        let leader = request.leader_sampling;
+        match machine::default_pair(request.with_instructions)? {
+            Some((events, why)) => {
+                let mut plan = EventPlan::pair(events, leader);
+                plan.notes.push(format!(
+                    "recording {why}{}",
+                    if leader {
+                        ", as one group sampled by its cycles event"
+                    } else {
+                        ""
+                    }
+                ));
+                Ok(plan)
+            }
+            None => {
+                let mut plan =
+                    EventPlan::one_group(vec![one_spec("cpu-clock", "default")?], false, true);
+                plan.notes.push(format!(
+                    "no hardware stall/cycle counters here (no PMU, as in most VMs): recording cpu-clock alone{}; the graph shows time without stall colours",
+                    if leader {
+                        " (--leader-sampling has no group to sample)"
+                    } else {
+                        ""
+                    }
+                ));
+                Ok(plan)
+            }
+        }
+    }
+
+    /// The rate of events whose spec sets none: one fixed period for hardware events, so
+    /// stall and cycle samples compare (the recipe of the original CPI flame graphs); every
+    /// 250 µs for a software clock (4 kHz, perf's default rate).
+    pub fn default_rate(&self) -> Rate {
+        // PERF_TYPE_SOFTWARE
+        if self.events.iter().any(|e| e.type_ != 1) {
+            Rate::Period(DEFAULT_PERIOD)
+        } else {
+            Rate::Period(250_000)
+        }
+    }
+}
+
+/// What to tell the user after a recording into `options.output`: the samples written per
+/// event (a member of a leader-sampled group has none of its own: its counts are in the
+/// leader's), then warnings about losses and throttling (the report's own warnings are
+/// told before these).
+pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<String>) {
+    let samples: u64 = report.samples.iter().sum();
+    let mut read_by = vec![None; options.events.len()];
+    let mut start = 0;
+    for g in &options.groups {
+        let group = options.events.get(start..start + g.len).unwrap_or_default();
+        if let Some(leader) = group.first().filter(|l| l.sample_read) {
+            for (k, e) in group.iter().enumerate().skip(1) {
+                if e.rate.is_none() {
+                    read_by[start + k] = Some(&leader.name);
+                }
+            }
+        }
+        start += g.len;
+    }
+    let per_event: Vec<String> = options
+        .events
+        .iter()
+        .zip(&report.samples)
+        .zip(&read_by)
+        .map(|((e, n), by)| match by {
+            Some(leader) => format!("{} read in {leader}'s", e.name),
+            None => format!("{} {n}", e.name),
+        })
+        .collect();
+    let summary = format!(
+        "wrote {}: {samples} samples ({}), {:.1} MB",
+        options.output.display(),
+        per_event.join(", "),
+        report.bytes_written as f64 / 1e6
+    );
+    let mut warnings = Vec::new();
+    if report.lost > 0 {
+        let total = samples + report.lost;
+        warnings.push(format!(
+            "lost {} of {total} samples ({:.1}%): the ring buffer filled faster than it was drained; use a lower -F (or larger -c), or more -m pages{}",
+            report.lost,
+            report.lost as f64 * 100.0 / total as f64,
+            if report.priority_raised {
+                ""
+            } else {
+                " (as root, cpiflame also raises its own priority to drain them in time)"
+            }
+        ));
+    }
+    if report.throttled > 0 {
+        warnings.push(format!(
+            "the kernel throttled sampling {} times (kernel.perf_event_max_sample_rate); use a lower rate",
+            report.throttled
+        ));
+    }
+    (summary, warnings)
+}
