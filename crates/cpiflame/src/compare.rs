@@ -11,7 +11,7 @@ use cpiflame_profile::{
     write_report_json_of, write_report_text_of, Columns,
 };
 
-use crate::draw::SourceArgs;
+use crate::draw::{LayoutArgs, SourceArgs};
 use crate::{output, Outcome};
 
 #[derive(Args)]
@@ -54,15 +54,8 @@ pub struct DiffArgs {
     /// Title of the graph.
     #[arg(long, default_value = "Differential CPI Flame Graph")]
     title: String,
-    /// Width of the image in pixels.
-    #[arg(long, default_value_t = 1200)]
-    width: u32,
-    /// Leave out frames narrower than this many pixels.
-    #[arg(long, default_value_t = 0.1)]
-    minwidth: f64,
-    /// Icicle graph: root at the top.
-    #[arg(long)]
-    inverted: bool,
+    #[command(flatten)]
+    layout: LayoutArgs,
     #[command(flatten)]
     roles: SourceArgs,
 }
@@ -143,9 +136,9 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
         let opts = cpiflame_render::DiffOptions {
             title: args.title.clone(),
             subtitle: None,
-            width: args.width,
-            min_width: args.minwidth,
-            inverted: args.inverted,
+            width: args.layout.width,
+            min_width: args.layout.minwidth,
+            inverted: args.layout.inverted,
             before_instructions: before.roles.instructions,
             after_instructions: after.roles.instructions,
         };

@@ -77,6 +77,20 @@ impl InputArgs {
     }
 }
 
+/// How a flame graph is laid out (`render` and `diff`).
+#[derive(Args)]
+pub struct LayoutArgs {
+    /// Width of the image in pixels.
+    #[arg(long, default_value_t = 1200)]
+    pub width: u32,
+    /// Leave out frames narrower than this many pixels (keeps huge profiles light).
+    #[arg(long, default_value_t = 0.1)]
+    pub minwidth: f64,
+    /// Icicle graph: root at the top.
+    #[arg(long)]
+    pub inverted: bool,
+}
+
 #[derive(Args)]
 pub struct RenderArgs {
     #[command(flatten)]
@@ -87,15 +101,8 @@ pub struct RenderArgs {
     /// Title of the graph.
     #[arg(long, default_value = "CPI Flame Graph")]
     title: String,
-    /// Width of the image in pixels.
-    #[arg(long, default_value_t = 1200)]
-    width: u32,
-    /// Leave out frames narrower than this many pixels (keeps huge profiles light).
-    #[arg(long, default_value_t = 0.1)]
-    minwidth: f64,
-    /// Icicle graph: root at the top.
-    #[arg(long)]
-    inverted: bool,
+    #[command(flatten)]
+    layout: LayoutArgs,
     /// The original CPI flame graph: FlameGraph's differential colouring of stalls against
     /// cycles, normalised (`difffolded.pl -n | flamegraph.pl`), drawn with inferno.
     #[arg(long)]
@@ -144,9 +151,9 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
     let options = cpiflame_render::Options {
         title: args.title,
         subtitle: (!notes.is_empty()).then(|| notes.join(" · ")),
-        width: args.width,
-        min_width: args.minwidth,
-        inverted: args.inverted,
+        width: args.layout.width,
+        min_width: args.layout.minwidth,
+        inverted: args.layout.inverted,
         instructions: roles.instructions,
         ratio_cycles,
     };

@@ -4,32 +4,10 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use support::{perf_available, shared_fixtures};
-
-fn cpiflame(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "cpiflame failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use support::{cpiflame, ok, perf_available, s, shared_fixtures};
 
 /// Recordings of `shift 25`, `shift 75` and `shift 0` (work_a 25%, 75%, never), made once.
 struct Runs {

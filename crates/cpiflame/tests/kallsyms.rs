@@ -6,21 +6,14 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, sample_record, EventAttr, Features, PerfDataWriter, SampleFields,
     SampleId,
 };
-use support::{perf_available, perf_record, shared_fixtures, Dir};
-
-fn cpiflame(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use support::{cpiflame, perf_available, perf_record, shared_fixtures, Dir};
 
 fn stdout(out: Output) -> String {
     assert!(

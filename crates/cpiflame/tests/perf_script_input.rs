@@ -14,36 +14,18 @@ mod support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
 use cpiflame_profile::Profile;
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
-use support::{perf_available, perf_record, perf_script_text, shared_fixtures, Dir, ScriptOptions};
+use support::{
+    cpiflame, ok, perf_available, perf_record, perf_script_text, s, shared_fixtures, Dir,
+    ScriptOptions,
+};
 
 const EVENTS: [&str; 2] = ["cpu-clock", "task-clock"];
-
-fn cpiflame(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "cpiflame failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// `perf script` with `args` (after `-f -i DATA`), written to `out`.
 fn perf_script_to(data: &Path, args: &[&str], out: &Path) {

@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
 use cpiflame_perf_data::write::{
@@ -14,7 +14,7 @@ use cpiflame_perf_data::write::{
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_render::stall_color;
-use support::Dir;
+use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x7f00_0000_0000;
 const PERIOD: u64 = 2_000_003;
@@ -145,13 +145,6 @@ fn write_synthetic(dir: &Path, pid: i32, s: &Synth<'_>, finish: bool) -> PathBuf
         .collect();
     std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
     path
-}
-
-fn cpiflame(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn stdout(out: &Output) -> String {

@@ -13,11 +13,13 @@
 
 #![allow(dead_code, unused_imports)]
 
+mod cli;
 mod dir;
 mod fixtures;
 mod perf;
 pub mod perf_script;
 
+pub use cli::{cpiflame, ok, s};
 pub use dir::Dir;
 pub use fixtures::{build_fixtures, repo_root, shared_fixtures, Fixtures};
 pub use perf::{perf_available, perf_record, perf_record_with, PERF_RECORD_DEFAULT_ARGS};
