@@ -60,15 +60,15 @@ impl SourceArgs {
 pub struct InputArgs {
     /// perf.data, perf script text, or folded file to read.
     #[arg(default_value = "out.data")]
-    file: PathBuf,
+    pub file: PathBuf,
     #[command(flatten)]
-    source: SourceArgs,
+    pub source: SourceArgs,
     /// Root frame `comm-PID` instead of `comm`.
     #[arg(long)]
-    pid: bool,
+    pub pid: bool,
     /// Root frame `comm-PID/TID` instead of `comm`.
     #[arg(long)]
-    tid: bool,
+    pub tid: bool,
 }
 
 impl InputArgs {
@@ -112,16 +112,16 @@ pub struct RenderArgs {
 #[derive(Args)]
 pub struct FoldArgs {
     #[command(flatten)]
-    input: InputArgs,
+    pub input: InputArgs,
     /// Print the stacks of this event only (`stack count`). Without it, a file with a stall
     /// and a cycles event gives `stack stalls cycles`, and one with cycles and instructions
     /// but no stall event `stack instructions cycles` (first column = "before" for
     /// difffolded.pl and flamegraph.pl, widths from the second). Counts are samples.
     #[arg(long, value_name = "NAME")]
-    event: Option<String>,
+    pub event: Option<String>,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args)]

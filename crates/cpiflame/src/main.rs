@@ -3,6 +3,7 @@
 //! of every outcome is decided in [`exit_status`].
 
 mod compare;
+mod convert;
 mod draw;
 mod record;
 mod stat;
@@ -32,6 +33,9 @@ enum Command {
     Render(draw::RenderArgs),
     /// Print folded stacks (`frame;frame;frame count`) for FlameGraph or inferno.
     Fold(draw::FoldArgs),
+    /// Convert a recording for other tools: `--to pprof` (gzip protobuf, every event a
+    /// sample type) or `--to folded` (what `fold` prints).
+    Convert(convert::ConvertArgs),
     /// Print every sample with its resolved stack, laid out like `perf script`.
     Script(draw::ScriptArgs),
     /// Record a command (or a running process) into perf.data, with this CPU's stall and
@@ -76,6 +80,7 @@ fn run(cli: Cli) -> Result<Outcome> {
         Command::Render(args) => draw::render(args),
         Command::Fold(args) => draw::fold(args),
         Command::Script(args) => draw::script(args),
+        Command::Convert(args) => convert::convert(args),
         Command::Record(args) => record::record_command(args),
         Command::Stat(args) => stat::stat_command(args),
         Command::Report(args) => compare::report(args),

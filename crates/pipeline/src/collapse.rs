@@ -110,17 +110,6 @@ pub fn collapse(
     options: CollapseOptions,
 ) -> Result<(Profile, CollapseStats), ReadError> {
     let n_events = file.attrs.len();
-    let fixed_periods: Vec<u64> = file
-        .attrs
-        .iter()
-        .map(|a| {
-            if a.freq() {
-                1
-            } else {
-                a.sample_period_or_freq.max(1)
-            }
-        })
-        .collect();
     // Stacks are first counted by resolver frame ids, which are cheap to hash and final
     // only once every name is (kernel names arrive late); they become named profile frames
     // at the end, where stacks that turn out to have the same names merge.
@@ -128,7 +117,7 @@ pub fn collapse(
     let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
-    let mut read_deltas = ReadDeltas::new(file);
+    let mut sample_weights = SampleWeights::new(file);
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
@@ -159,13 +148,7 @@ pub fn collapse(
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
-        weights.clear();
-        if !read_deltas.weights(file, sample, &mut weights) {
-            weights.push((
-                sample.attr,
-                sample.period.unwrap_or(fixed_periods[sample.attr]),
-            ));
-        }
+        sample_weights.weights(file, sample, &mut weights);
         if !raw.contains_key(key.as_slice()) {
             raw.insert(key.clone(), vec![Count::default(); n_events]);
         }
@@ -213,6 +196,46 @@ pub fn collapse(
         }
     }
     Ok((profile, stats))
+}
+
+/// What each sample adds to which event column, as [`collapse`] counts it: shared with
+/// other outputs (pprof) so that their weights are the folded output's exactly.
+pub struct SampleWeights {
+    /// Each event's weight for a sample without a period: its fixed period, 1 in
+    /// frequency mode.
+    fixed_periods: Vec<u64>,
+    read_deltas: ReadDeltas,
+}
+
+impl SampleWeights {
+    pub fn new(file: &PerfData) -> SampleWeights {
+        let fixed_periods = file
+            .attrs
+            .iter()
+            .map(|a| {
+                if a.freq() {
+                    1
+                } else {
+                    a.sample_period_or_freq.max(1)
+                }
+            })
+            .collect();
+        SampleWeights {
+            fixed_periods,
+            read_deltas: ReadDeltas::new(file),
+        }
+    }
+
+    /// Replaces `out` with the (event column, period) pairs `sample` adds, one sample each:
+    /// its own period in its event's column, or one delta per counter value it carries
+    /// (see [`collapse`]). Feed every sample of the file in order: deltas are kept.
+    pub fn weights(&mut self, file: &PerfData, sample: &Sample<'_>, out: &mut Vec<(usize, u64)>) {
+        out.clear();
+        if !self.read_deltas.weights(file, sample, out) {
+            let fixed = self.fixed_periods.get(sample.attr).copied().unwrap_or(1);
+            out.push((sample.attr, sample.period.unwrap_or(fixed)));
+        }
+    }
 }
 
 /// The weights of samples that carry counter values (PERF_SAMPLE_READ), as perf computes them

@@ -21,7 +21,9 @@ mod load;
 mod marks;
 mod script;
 
-pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
-pub use load::{load_any, EventList, LoadError, LoadOptions, Loaded};
+pub use collapse::{
+    collapse, event_names, walk_samples, CollapseOptions, CollapseStats, SampleWeights,
+};
+pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use script::{write_script, ScriptError};

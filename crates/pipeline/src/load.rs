@@ -195,6 +195,16 @@ pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loa
     // One opener for every input: a file or `-` (standard input, spooled), decompressed if
     // it is gzip, zstd or xz. Standard input can be read once: it is opened here only.
     let input = cpiflame_perf_data::open_input(&options.file)?;
+    load_input(options, input, warnings)
+}
+
+/// [`load_any`] of an input already opened with `cpiflame_perf_data::open_input` (for callers
+/// that look at the bytes first: standard input can be read once).
+pub fn load_input(
+    options: &LoadOptions,
+    input: cpiflame_perf_data::Input,
+    warnings: &mut Vec<String>,
+) -> Result<Loaded, LoadError> {
     // Enough to see the first line whole: a text file whose first line does not end in a
     // count is not folded, and gets perf.data's error (bad magic).
     let bytes = input.bytes();
@@ -286,7 +296,7 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
 }
 
 /// Reads an opened perf.data file: every sample unwound and named, collapsed into a profile.
-fn load_opened(
+pub fn load_opened(
     file: &PerfData,
     options: &LoadOptions,
     warnings: &mut Vec<String>,

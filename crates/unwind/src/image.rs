@@ -474,3 +474,38 @@ impl ModuleSectionInfo<SharedBytes> for UnwindSections<'_> {
         self.image.section(name).map(|(_, bytes)| bytes)
     }
 }
+
+impl Image {
+    /// The source file and line of each DWARF frame at `svma`, innermost first, paired with
+    /// the frames [`Image::frames_at_svma`] names (one per frame with a function name);
+    /// empty without DWARF. Call it after naming the address: the debug file is the one
+    /// naming found.
+    pub(crate) fn lines_at_svma(&self, svma: Svma) -> Vec<(Option<String>, Option<u32>)> {
+        let debug = if self.has_dwarf {
+            None
+        } else {
+            self.debug.get().and_then(|d| d.as_deref())
+        };
+        let mut lines = Vec::new();
+        let Some(ctx) = debug.unwrap_or(self).dwarf_context() else {
+            return lines;
+        };
+        if let Ok(mut iter) = ctx.find_frames(svma.0).skip_all_loads() {
+            while let Ok(Some(frame)) = iter.next() {
+                if frame
+                    .function
+                    .as_ref()
+                    .is_none_or(|f| f.raw_name().is_err())
+                {
+                    continue;
+                }
+                let location = frame.location.as_ref();
+                lines.push((
+                    location.and_then(|l| l.file).map(str::to_string),
+                    location.and_then(|l| l.line),
+                ));
+            }
+        }
+        lines
+    }
+}

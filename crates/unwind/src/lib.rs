@@ -43,6 +43,7 @@ pub use kernel::Kallsyms;
 pub use locate::Locator;
 pub use options::Options;
 pub use perfmap::PerfMap;
+pub use resolver::locations::{MappingInfo, SourceLine};
 pub use resolver::{Resolver, Stats, Unnamed};
 pub use shared::SharedBytes;
 pub use source::{HostSource, Machine, Source};

@@ -3,6 +3,8 @@
 //! the sample's call chain into kernel and user parts, unwinds the user part ([`stack`]) and
 //! names both ([`naming`]).
 
+#[path = "locations.rs"]
+pub(crate) mod locations;
 mod naming;
 mod stack;
 

@@ -1,0 +1,98 @@
+//! `convert`: a recording in another tool's format: pprof (for `go tool pprof` and fleet
+//! profilers) or folded text.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use cpiflame_perf_data::{open_input, PerfData};
+use cpiflame_pipeline::{load_input, load_opened, LoadOptions};
+use cpiflame_pprof::{encode, from_loaded, from_perf_data, PerfSource};
+
+use crate::draw::{fold, FoldArgs, InputArgs};
+use crate::{output, warn_all, Outcome};
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output format: `pprof` (gzip-compressed profile.proto; every event two sample types,
+    /// EVENT_sample and EVENT_event) or `folded` (what `fold` prints).
+    #[arg(long, value_name = "FORMAT")]
+    to: String,
+    /// Write to FILE (`-`: standard output). Default: profile.pb.gz for pprof, standard
+    /// output for folded.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// With `--to folded`: the stacks of this event only, as `fold --event`.
+    #[arg(long, value_name = "NAME")]
+    event: Option<String>,
+}
+
+pub fn convert(args: ConvertArgs) -> Result<Outcome> {
+    match args.to.as_str() {
+        "folded" => fold(FoldArgs {
+            input: args.input,
+            event: args.event,
+            output: args.output.filter(|p| p.as_os_str() != "-"),
+        }),
+        "pprof" => {
+            if args.event.is_some() {
+                bail!("--event: only with --to folded (pprof keeps every event)");
+            }
+            pprof(&args.input, args.output)
+        }
+        other => bail!("--to {other}: unknown format (formats: pprof, folded)"),
+    }
+}
+
+fn pprof(input: &InputArgs, output_path: Option<PathBuf>) -> Result<Outcome> {
+    let source = &input.source;
+    let options = LoadOptions {
+        file: input.file.clone(),
+        stalls: source.stalls.clone(),
+        cycles: source.cycles.clone(),
+        instructions: source.instructions.clone(),
+        symfs: source.symfs.clone(),
+        kallsyms: source.kallsyms.clone(),
+        kernel: !source.no_kernel,
+        pid: input.pid,
+        tid: input.tid,
+    };
+    let opened = open_input(&input.file)?;
+    let mut warnings = Vec::new();
+    let bytes = opened.bytes();
+    let profile = if bytes.starts_with(b"PERFILE2") || bytes.starts_with(b"PERFFILE") {
+        let file = PerfData::from_input(opened)?;
+        let loaded = load_opened(&file, &options, &mut warnings);
+        warn_all(&warnings);
+        let loaded = loaded?;
+        let ended = std::fs::metadata(&input.file)
+            .and_then(|m| m.modified())
+            .ok();
+        from_perf_data(&PerfSource {
+            file: &file,
+            loaded: &loaded,
+            options: &options,
+            ended,
+        })?
+    } else {
+        let loaded = load_input(&options, opened, &mut warnings);
+        warn_all(&warnings);
+        from_loaded(&loaded?)
+    };
+    let path = match output_path {
+        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) => Some(p),
+        None => Some(PathBuf::from("profile.pb.gz")),
+    };
+    let mut out = output(&path)?;
+    out.write_all(&encode(&profile))
+        .and_then(|()| out.flush())
+        .with_context(|| match &path {
+            Some(p) => p.display().to_string(),
+            None => "standard output".to_string(),
+        })?;
+    Ok(Outcome::Done)
+}

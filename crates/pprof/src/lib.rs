@@ -1,0 +1,86 @@
+//! pprof export: a recording as pprof's `profile.proto`, gzip-compressed, as `go tool
+//! pprof`, Grafana Pyroscope, Parca and other fleet profilers read it.
+//!
+//! Every event of the recording is two sample types, named as Google's
+//! perf_data_converter names them: `EVENT_sample` (unit `count`: samples) and `EVENT_event`
+//! (unit `count`: the summed sample periods, i.e. events counted). The values are the ones
+//! `cpiflame fold --event EVENT` counts (samples) and the CPI graph weighs by (periods),
+//! computed by the same code (`cpiflame_pipeline::SampleWeights`): a backend can divide
+//! stall or instruction counts by cycles per stack exactly.
+//!
+//! - [`from_perf_data`]: a perf.data file, walked again with real addresses: locations per
+//!   address with their inlined frames and source lines, mappings per module, kernel frames
+//!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid`.
+//! - [`from_loaded`]: text input (perf script, folded), which has no addresses: one
+//!   location per distinct frame name, label `thread`.
+//! - [`encode`] / [`decode`]: gzip-compressed protobuf and back.
+//!
+//! The messages ([`proto`]) are declared by hand with prost's derive from the .proto's
+//! field numbers: no `protoc` at build time.
+
+mod builder;
+mod perf;
+pub mod proto;
+mod text;
+
+use std::io::{Read, Write};
+
+pub use builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
+pub use perf::{from_perf_data, PerfSource};
+pub use text::from_loaded;
+
+use prost::Message;
+
+/// The sample type of event `name`'s sample counts.
+pub fn samples_type(name: &str) -> String {
+    format!("{name}_sample")
+}
+
+/// The sample type of event `name`'s summed periods (events counted).
+pub fn events_type(name: &str) -> String {
+    format!("{name}_event")
+}
+
+/// Why a profile could not be made or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PprofError {
+    #[error(transparent)]
+    PerfData(#[from] cpiflame_perf_data::ReadError),
+    /// A hybrid recording's per-core-type events are merged into one column by `fold`;
+    /// pprof export keeps the file's events, which would not match.
+    #[error("{file}: hybrid recording (events merged across core types): not supported by --to pprof yet")]
+    Hybrid { file: String },
+    #[error("not a pprof profile: {0}")]
+    Decode(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// `profile` as pprof stores it: protobuf, gzip-compressed.
+pub fn encode(profile: &proto::Profile) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = gz.write_all(&profile.encode_to_vec());
+    gz.finish().unwrap_or_default()
+}
+
+/// A profile from `bytes`: protobuf, gzip-compressed or not.
+pub fn decode(bytes: &[u8]) -> Result<proto::Profile, PprofError> {
+    let raw;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .map_err(|e| PprofError::Decode(format!("gzip: {e}")))?;
+        raw = out;
+        &raw[..]
+    } else {
+        bytes
+    };
+    proto::Profile::decode(bytes).map_err(|e| PprofError::Decode(e.to_string()))
+}
+
+/// Saturating conversion for values: periods are u64, pprof's values i64.
+fn value(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}

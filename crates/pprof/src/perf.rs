@@ -1,0 +1,242 @@
+//! A perf.data file to pprof, with the addresses of every frame.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cpiflame_perf_data::PerfData;
+use cpiflame_pipeline::{event_names, walk_samples, LoadOptions, Loaded, SampleWeights};
+use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Options, Resolver, SourceLine};
+
+use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
+use crate::proto::Profile;
+use crate::{events_type, samples_type, value, PprofError};
+
+/// A perf.data file read by `load_opened`, and how it was read.
+pub struct PerfSource<'a> {
+    pub file: &'a PerfData,
+    /// The recording as `fold` sees it: its roles choose the period and default type.
+    pub loaded: &'a Loaded,
+    pub options: &'a LoadOptions,
+    /// When the recording ended (the file's modification time), for `time_nanos`.
+    pub ended: Option<SystemTime>,
+}
+
+/// One location as first seen: the frames at one address of one process (kernel: any).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct LocationKey {
+    /// -1 for kernel addresses.
+    pid: i32,
+    address: u64,
+    /// Innermost first: inlined functions, then the function.
+    frames: Vec<FrameRef>,
+    /// Whether the address was looked up as the instruction itself (see `source_lines`).
+    leaf: bool,
+}
+
+struct LocationData {
+    mapping: Option<MappingInfo>,
+    lines: Vec<SourceLine>,
+    kernel: bool,
+}
+
+/// A distinct sample: thread, process, stack of location indexes (leaf first).
+type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
+
+/// The profile of `source`: every sample walked again with a fresh resolver, weighed as
+/// `collapse` weighs it, its stack kept as addresses.
+pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
+    let file = source.file;
+    let names = event_names(file);
+    if source.loaded.profile.events.len() != names.len() {
+        return Err(PprofError::Hybrid {
+            file: source.options.file.display().to_string(),
+        });
+    }
+    let mut resolver = Resolver::new(
+        &file.meta,
+        Options {
+            symfs: source.options.symfs.clone(),
+            kallsyms: source.options.kallsyms.clone(),
+            ..Options::from_env()
+        },
+    );
+    let keep_kernel = source.options.kernel;
+    let mut sample_weights = SampleWeights::new(file);
+    let mut weights = Vec::new();
+    let mut location_ids: HashMap<LocationKey, u32> = HashMap::new();
+    let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
+    let mut samples: HashMap<SampleKey, Vec<u64>> = HashMap::new();
+    let mut stack: Vec<u32> = Vec::new();
+    let mut group: Vec<FrameRef> = Vec::new();
+    let mut times: Option<(u64, u64)> = None;
+
+    walk_samples(file, &mut resolver, |sample, entries, resolver| {
+        if let Some(t) = sample.time {
+            times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        }
+        let pid = sample.pid.unwrap_or(-1);
+        let tid = sample.tid.unwrap_or(-1);
+        stack.clear();
+        group.clear();
+        let mut leaf = true;
+        for entry in entries {
+            let kind = resolver.frame(entry.frame).kind;
+            if kind == FrameKind::Kernel && !keep_kernel {
+                continue;
+            }
+            group.push(entry.frame);
+            // Inlined frames come before the frame they were inlined into, at its address.
+            if kind == FrameKind::Inline {
+                continue;
+            }
+            let kernel = kind == FrameKind::Kernel;
+            let key = LocationKey {
+                pid: if kernel { -1 } else { pid },
+                address: entry.address,
+                frames: std::mem::take(&mut group),
+                leaf: !kernel && leaf,
+            };
+            if !kernel {
+                leaf = false;
+            }
+            let index = match location_ids.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let data = if kernel {
+                        LocationData {
+                            mapping: None,
+                            lines: Vec::new(),
+                            kernel,
+                        }
+                    } else {
+                        LocationData {
+                            mapping: resolver.mapping_at(pid, entry.address),
+                            lines: resolver.source_lines(pid, entry.address, key.leaf),
+                            kernel,
+                        }
+                    };
+                    let i = locations.len() as u32;
+                    location_ids.insert(key.clone(), i);
+                    locations.push((key, data));
+                    i
+                }
+            };
+            stack.push(index);
+        }
+        sample_weights.weights(file, sample, &mut weights);
+        let key = (resolver.thread_name(pid, tid), pid, tid, stack.clone());
+        let values = samples
+            .entry(key)
+            .or_insert_with(|| vec![0; 2 * names.len()]);
+        for &(event, period) in &weights {
+            values[2 * event] = values[2 * event].saturating_add(1);
+            values[2 * event + 1] = values[2 * event + 1].saturating_add(period);
+        }
+    })?;
+    resolver.finish_names();
+
+    let mut b = Builder::new();
+    for name in &names {
+        b.sample_type(&samples_type(name), "count");
+        b.sample_type(&events_type(name), "count");
+    }
+    if let Some(cycles) = source.loaded.roles.cycles {
+        let name = &names[cycles];
+        b.default_sample_type(&events_type(name));
+        let attr = &file.attrs[cycles];
+        // A fixed period; in frequency mode each sample has its own, and there is none.
+        let period = if attr.freq() {
+            0
+        } else {
+            value(attr.sample_period_or_freq)
+        };
+        b.period(name, "count", period);
+    }
+    let meta = &file.meta;
+    if !meta.cmdline.is_empty() {
+        b.comment(&format!("perf-command:{}", meta.cmdline.join(" ")));
+    }
+    if let Some(host) = &meta.hostname {
+        b.comment(&format!("host:{host}"));
+    }
+    if let Some(cpu) = &meta.cpu_desc {
+        b.comment(&format!("cpu:{cpu}"));
+    }
+    if let Some(version) = &meta.perf_version {
+        b.comment(&format!("perf-version:{version}"));
+    }
+    let duration = times.map_or(0, |(first, last)| last - first);
+    let start = source
+        .ended
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |t| {
+            value(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)).saturating_sub(value(duration))
+        });
+    b.times(start, value(duration));
+
+    // The kernel's mapping spans the kernel addresses sampled: the recording does not say
+    // where the kernel's text is (perf's kernel mmap record gives it only for perf's files).
+    let kernel_range = locations
+        .iter()
+        .filter(|(_, d)| d.kernel)
+        .map(|(k, _)| k.address)
+        .fold(None, |r: Option<(u64, u64)>, a| {
+            Some(r.map_or((a, a), |(lo, hi)| (lo.min(a), hi.max(a))))
+        });
+    let kernel_mapping = kernel_range.map(|(lo, hi)| MappingSpec {
+        start: lo,
+        limit: hi.saturating_add(1),
+        file_offset: 0,
+        filename: "[kernel.kallsyms]".to_string(),
+        build_id: resolver.kernel_build_id().map(hex).unwrap_or_default(),
+        named: true,
+        lines: false,
+    });
+    let mut ids = Vec::with_capacity(locations.len());
+    let mut frames = Vec::new();
+    for (key, data) in &locations {
+        let mapping_id = if data.kernel {
+            kernel_mapping.as_ref().map_or(0, |m| b.mapping(m))
+        } else {
+            data.mapping.as_ref().map_or(0, |m| {
+                b.mapping(&MappingSpec {
+                    start: m.start,
+                    limit: m.limit,
+                    file_offset: m.file_offset,
+                    filename: m.path.to_string(),
+                    build_id: m.build_id.as_deref().map(hex).unwrap_or_default(),
+                    named: true,
+                    lines: true,
+                })
+            })
+        };
+        // Lines pair with frames only when DWARF named every frame there.
+        let lines = (data.lines.len() == key.frames.len()).then_some(&data.lines);
+        frames.clear();
+        for (i, &frame) in key.frames.iter().enumerate() {
+            let line = lines.map(|l| &l[i]);
+            frames.push(FrameSpec {
+                name: resolver.frame(frame).name.to_string(),
+                filename: line.and_then(|l| l.file.clone()).unwrap_or_default(),
+                line: line.and_then(|l| l.line).map_or(0, i64::from),
+            });
+        }
+        ids.push(b.location(mapping_id, key.address, &frames));
+    }
+    // Stable output: samples in the order of their stacks.
+    let mut samples: Vec<(SampleKey, Vec<u64>)> = samples.into_iter().collect();
+    samples.sort();
+    for ((thread, pid, tid, stack), values) in samples {
+        b.sample(
+            stack.iter().map(|&i| ids[i as usize]).collect(),
+            values.into_iter().map(value).collect(),
+            &[
+                ("thread", LabelValue::Str(thread.to_string())),
+                ("pid", LabelValue::Num(i64::from(pid))),
+                ("tid", LabelValue::Num(i64::from(tid))),
+            ],
+        );
+    }
+    Ok(b.finish())
+}
