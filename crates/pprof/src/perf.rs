@@ -193,23 +193,33 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         named: true,
         lines: false,
     });
+    // pprof takes the first mapping for the program (`File:` in its reports): the
+    // executable of the process with the most samples, found by its name (comm is the
+    // executable's file name, cut to 15 bytes).
+    let mut per_pid: HashMap<i32, u64> = HashMap::new();
+    for ((_, pid, _, _), values) in &samples {
+        *per_pid.entry(*pid).or_default() += values.iter().sum::<u64>();
+    }
+    if let Some((&pid, _)) = per_pid.iter().max_by_key(|(&pid, &n)| (n, -pid)) {
+        let comm = resolver.thread_name(pid, pid);
+        let main = locations.iter().find_map(|(k, d)| {
+            let m = d.mapping.as_ref().filter(|_| k.pid == pid)?;
+            let base = m.path.rsplit('/').next().unwrap_or(&m.path);
+            (!comm.is_empty() && base.starts_with(&*comm)).then_some(m)
+        });
+        if let Some(m) = main {
+            b.mapping(&user_mapping(m));
+        }
+    }
     let mut ids = Vec::with_capacity(locations.len());
     let mut frames = Vec::new();
     for (key, data) in &locations {
         let mapping_id = if data.kernel {
             kernel_mapping.as_ref().map_or(0, |m| b.mapping(m))
         } else {
-            data.mapping.as_ref().map_or(0, |m| {
-                b.mapping(&MappingSpec {
-                    start: m.start,
-                    limit: m.limit,
-                    file_offset: m.file_offset,
-                    filename: m.path.to_string(),
-                    build_id: m.build_id.as_deref().map(hex).unwrap_or_default(),
-                    named: true,
-                    lines: true,
-                })
-            })
+            data.mapping
+                .as_ref()
+                .map_or(0, |m| b.mapping(&user_mapping(m)))
         };
         // Lines pair with frames only when DWARF named every frame there.
         let lines = (data.lines.len() == key.frames.len()).then_some(&data.lines);
@@ -239,4 +249,16 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         );
     }
     Ok(b.finish())
+}
+
+fn user_mapping(m: &MappingInfo) -> MappingSpec {
+    MappingSpec {
+        start: m.start,
+        limit: m.limit,
+        file_offset: m.file_offset,
+        filename: m.path.to_string(),
+        build_id: m.build_id.as_deref().map(hex).unwrap_or_default(),
+        named: true,
+        lines: true,
+    }
 }
