@@ -24,6 +24,7 @@ tools=(
 	xz:xz-utils        # lbr.rs: the expected stacks of the perf 3.8 file
 	nm:binutils        # lbr.rs: the fixture's function addresses
 	cc:gcc             # unwind's in-memory source test builds a tiny C program
+	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
 	bash:bash
 	sh:dash
 )
