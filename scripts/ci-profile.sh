@@ -9,6 +9,8 @@
 #   OUTDIR/cpi.svg        the CPI flame graph (time only, no stall colours, without a PMU)
 #   OUTDIR/report.txt     top frames by cycles, self and total, with stall share
 #   OUTDIR/report.json    the same, schema cpiflame-report/1
+#   OUTDIR/profile.pb.gz  pprof (every event two sample types), for go tool pprof or a
+#                         fleet profiler (docs/ci.md: uploading it to Pyroscope)
 #   OUTDIR/diff.svg       with --baseline: differential flame graph, baseline -> this run
 #   OUTDIR/diff.txt       with --baseline: frames whose share changed most
 #   OUTDIR/diff.json      with --baseline: schema cpiflame-diff/1
@@ -55,6 +57,7 @@ fi
 "$CPIFLAME" render "$out/profile.data" -o "$out/cpi.svg"
 "$CPIFLAME" report "$out/profile.data" >"$out/report.txt"
 "$CPIFLAME" report --json "$out/profile.data" >"$out/report.json"
+"$CPIFLAME" convert "$out/profile.data" --to pprof -o "$out/profile.pb.gz"
 
 gate=0
 if [ -n "$baseline" ]; then

@@ -105,3 +105,9 @@ report = open(f"{art}/run/report.txt").read()
 assert "memory_bound" in report and "cpu_bound" in report, report
 print("ci artifact: 3 SVGs well-formed with memory_bound and cpu_bound; report and diff written")
 PY
+# The pprof artifact, read by pprof itself.
+top="$(go tool pprof -top -symbolize=none "$art/run/profile.pb.gz")"
+for fn in memory_bound cpu_bound; do
+	grep -q " $fn\$" <<<"$top" || { echo "ci artifact: profile.pb.gz: $fn missing in go tool pprof -top" >&2; exit 1; }
+done
+echo "ci artifact: profile.pb.gz read by go tool pprof, memory_bound and cpu_bound in -top"
