@@ -312,3 +312,32 @@ fn bad_input_and_bad_format_are_one_line_and_exit_2() {
     let out = cpiflame(&["convert", s(&junk), "--to", "svg"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--to svg"));
 }
+
+#[test]
+fn leader_sampled_group_members_match_fold() {
+    // Members of a `{a,b}:S` group are weighed by their counter deltas (collapse's shared
+    // code): pprof's per-event stacks must still be fold's.
+    if recording().is_none() {
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("pprof-group");
+    let data = dir.path("group.data");
+    perf_record(&data, "{cpu-clock,task-clock}:S", &[], &[&f.threads]).expect("perf record");
+    let out = dir.path("group.pb.gz");
+    ok(&cpiflame(&[
+        "convert",
+        s(&data),
+        "--to",
+        "pprof",
+        "-o",
+        s(&out),
+    ]));
+    for event in ["cpu-clock", "task-clock"] {
+        let fold = fold_stacks(&ok(&cpiflame(&["fold", "--event", event, s(&data)])));
+        let index = format!("-sample_index={event}_sample");
+        let traces = trace_stacks(&go_pprof(&["-traces", &index], &out));
+        assert!(!fold.is_empty(), "{event}: no samples");
+        assert_eq!(fold, traces, "{event}");
+    }
+}
