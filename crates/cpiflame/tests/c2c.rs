@@ -160,6 +160,7 @@ fn groups() -> Vec<Group> {
             7,
             0,
         ),
+        g(1, "writer", 0x18, LINE_B + 0x8, st(hit | LVL_UNC), 2, 0),
         g(
             0,
             "reader",
@@ -262,6 +263,57 @@ fn groups() -> Vec<Group> {
             ld(LVL_MISS | LVL_L3, SNOOP_NONE),
             2,
             220,
+        ),
+        // The newer encodings: Skylake's remote bit without hops (remote DRAM and, with
+        // HITM, remote HITM to perf c2c), a level number with hops, a peer snoop, blocked
+        // loads.
+        g(
+            3,
+            "scan",
+            0x48,
+            LINE_B + 0x10,
+            ld(hit | LVL_L3, SNOOP_HITM) | at(REMOTE_REMOTE, REMOTE_SHIFT),
+            2,
+            400,
+        ),
+        g(
+            2,
+            "scan",
+            0x4c,
+            SCATTER + 0xa00,
+            ld(hit, SNOOP_NONE)
+                | at(LVLNUM_RAM, LVLNUM_SHIFT)
+                | at(REMOTE_REMOTE, REMOTE_SHIFT)
+                | at(HOPS_2, HOPS_SHIFT),
+            2,
+            330,
+        ),
+        g(
+            1,
+            "scan",
+            0x4c,
+            SCATTER + 0xb00,
+            ld(hit | LVL_L2, SNOOP_NONE) | at(SNOOPX_PEER, SNOOPX_SHIFT),
+            2,
+            60,
+        ),
+        g(
+            0,
+            "scan",
+            0x50,
+            SCATTER + 0xc00,
+            ld(hit | LVL_L1, SNOOP_NONE) | at(BLK_DATA, BLK_SHIFT),
+            1,
+            9,
+        ),
+        g(
+            0,
+            "scan",
+            0x50,
+            SCATTER + 0xd00,
+            ld(hit | LVL_L1, SNOOP_NONE) | at(BLK_ADDR, BLK_SHIFT),
+            1,
+            9,
         ),
         // Not a load or store; a load with no address; a load outside every mapping.
         g(1, "scan", 0x44, SCATTER + 0x900, at(OP_NA, OP_SHIFT), 1, 7),
@@ -557,9 +609,9 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
             u(&st["total_hitm"]).to_string(),
             u(&st["local_hitm"]).to_string(),
             u(&st["remote_hitm"]).to_string(),
-            u(&st["records"]).to_string(),
-            u(&st["loads"]).to_string(),
-            u(&st["stores"]).to_string(),
+            u(&l["records"]).to_string(),
+            u(&l["loads"]).to_string(),
+            u(&l["stores"]).to_string(),
             u(&st["store_l1_hit"]).to_string(),
             u(&st["store_l1_miss"]).to_string(),
             u(&st["store_no_level"]).to_string(),
@@ -615,7 +667,7 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
                 mean("mean_remote_hitm_latency"),
                 mean("mean_local_hitm_latency"),
                 mean("mean_other_load_latency"),
-                u(&rs["records"]).to_string(),
+                u(&r["records"]).to_string(),
                 r["cpus"].as_array().unwrap().len().to_string(),
                 r["symbol"].as_str().unwrap().to_string(),
                 nodes.join(","),
