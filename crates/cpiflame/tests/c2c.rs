@@ -14,6 +14,7 @@ use cpiflame_perf_data::write::{
     attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, NumaNode,
     PerfDataWriter, SampleFields, SampleId,
 };
+use cpiflame_perf_data::Weight;
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x5600_0000_0000;
@@ -332,7 +333,11 @@ fn groups() -> Vec<Group> {
 
 /// Writes the perf.data file (events named as `perf c2c record` names them on Intel) and the
 /// perf map that names its code; returns the file.
-fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
+///
+/// With `weight_struct` the weights are PERF_SAMPLE_WEIGHT_STRUCT words (latency in
+/// `var1_dw`, an instruction latency in `var2_w` that must not count), as Intel's newer
+/// PEBS kernels write them.
+fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathBuf {
     let sample_type = sample::IDENTIFIER
         | sample::IP
         | sample::TID
@@ -341,7 +346,11 @@ fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
         | sample::ID
         | sample::CPU
         | sample::PERIOD
-        | sample::WEIGHT
+        | if weight_struct {
+            sample::WEIGHT_STRUCT
+        } else {
+            sample::WEIGHT
+        }
         | sample::DATA_SRC
         | sample::PHYS_ADDR;
     let events = [
@@ -414,7 +423,16 @@ fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
                 id: 100 + event as u64,
                 cpu: CPUS[group.thread],
                 period: 4000,
-                weight: if is_store { 0 } else { group.weight + 3 * k },
+                weight: match (is_store, weight_struct) {
+                    (true, _) => 0,
+                    (false, false) => group.weight + 3 * k,
+                    (false, true) => Weight::Struct {
+                        var1_dw: (group.weight + 3 * k) as u32,
+                        var2_w: 11,
+                        var3_w: 0,
+                    }
+                    .word(),
+                },
 
                 data_src: group.data_src,
                 phys_addr: 0,
@@ -749,19 +767,21 @@ fn c2c_equals_perf_c2c_and_perf_mem_on_a_synthetic_file() {
         return;
     }
     let dir = Dir::new("c2c-perf");
-    let pid = synthetic_pid(0);
-    let file = write_c2c_file(&dir.0, pid);
-    for (sort, flag) in [("tot", "tot"), ("rmt", "rmt"), ("lcl", "lcl")] {
-        let json = json_of(&file, sort);
-        let text = perf(&["c2c", "report", "--stdio", "-d", flag], &file).unwrap();
-        check_summaries(&text, &json);
-        check_lines(&text, &json);
-        if sort == "tot" {
-            check_data_sources(&file, &json);
-            check_arithmetic(&json);
+    for weight_struct in [false, true] {
+        let pid = synthetic_pid(u32::from(weight_struct));
+        let file = write_c2c_file(&dir.0, pid, weight_struct);
+        for sort in ["tot", "rmt", "lcl"] {
+            let json = json_of(&file, sort);
+            let text = perf(&["c2c", "report", "--stdio", "-d", sort], &file).unwrap();
+            check_summaries(&text, &json);
+            check_lines(&text, &json);
+            if sort == "tot" {
+                check_data_sources(&file, &json);
+                check_arithmetic(&json);
+            }
         }
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     }
-    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
 
 /// What the groups table says, by exact arithmetic: load weight, lines, means.
