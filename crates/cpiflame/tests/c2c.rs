@@ -665,7 +665,6 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
         assert_eq!(head, &ours_head);
         for r in l["offsets"].as_array().unwrap() {
             let p = rows.next().expect("a Pareto row");
-            let rs = &r["stats"];
             let share = |k: &str| format!("{:.2}%", 100.0 * r[k].as_f64().unwrap());
             let mean = |k: &str| format!("{:.0}", r[k].as_f64().unwrap());
             let nodes: Vec<String> = r["nodes"]

@@ -97,7 +97,8 @@ pub struct Latency {
 impl Latency {
     fn add(&mut self, w: u64) {
         self.count += 1;
-        self.sum += w;
+        // Weights are the file's claims: a hostile file must not overflow the sum.
+        self.sum = self.sum.saturating_add(w);
     }
     /// The mean, 0 with no samples (as perf prints it).
     pub fn mean(&self) -> f64 {
@@ -196,14 +197,14 @@ impl C2cBuilder {
         let stats = C2cStats::of_sample(s.data_src, s.daddr, s.mapped);
         self.totals += stats;
         if s.data_src.is_load() {
-            self.load_weight += s.weight;
+            self.load_weight = self.load_weight.saturating_add(s.weight);
         }
         let source = self
             .sources
             .entry((s.event, s.data_src.level_label()))
             .or_insert((s.data_src.served_from(), 0, 0));
         source.1 += 1;
-        source.2 += s.weight;
+        source.2 = source.2.saturating_add(s.weight);
 
         let address = s.daddr & !(CACHE_LINE - 1);
         let pid = (!s.kernel).then_some(s.pid);
