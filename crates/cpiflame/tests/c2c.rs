@@ -777,9 +777,39 @@ fn c2c_equals_perf_c2c_and_perf_mem_on_a_synthetic_file() {
             if sort == "tot" {
                 check_data_sources(&file, &json);
                 check_arithmetic(&json);
+                check_text(&file, &json);
             }
         }
         let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+}
+
+/// The text report shows what the JSON says: totals, and each listed line with its rows.
+fn check_text(file: &Path, json: &serde_json::Value) {
+    let out = cpiflame(&["c2c", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let t = &json["totals"];
+    for (label, key) in [
+        ("records", "records"),
+        ("loads", "loads"),
+        ("stores", "stores"),
+    ] {
+        let line = format!("  {label:<26}{:>10}", u(&t[key]));
+        assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
+    }
+    for l in json["lines"].as_array().unwrap() {
+        let head = format!(
+            "line {} {:#x}: {} remote HITM, {} local HITM",
+            u(&l["index"]),
+            u(&l["address"]),
+            u(&l["remote_hitm"]),
+            u(&l["local_hitm"])
+        );
+        assert!(text.contains(&head), "no `{head}` in\n{text}");
+        for r in l["offsets"].as_array().unwrap() {
+            assert!(text.contains(&format!("{:#x}", u(&r["code_address"]))));
+        }
     }
 }
 
