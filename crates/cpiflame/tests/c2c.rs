@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cpiflame_memaccess::bits::*;
+use cpiflame_memaccess::DataSource;
 use cpiflame_perf_data::abi::{misc, sample};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, NumaNode,
@@ -875,4 +876,136 @@ fn a_file_without_memory_samples_is_one_clear_error() {
         err.contains("plain.data") && err.contains("no memory samples"),
         "{err}"
     );
+}
+
+/// The writer's memory fields as perf reads them: `perf script` prints the data address,
+/// weight (WEIGHT_STRUCT's var1_dw, and var2_w as `ins_lat`), data source, physical
+/// address and both page sizes of each sample as written.
+#[test]
+fn perf_script_reads_the_writers_memory_fields() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let dir = Dir::new("c2c-fields");
+    let attr = EventAttr {
+        type_: 4,
+        config: 0x1cd,
+        sample_period_or_freq: 4000,
+        sample_type: sample::IP
+            | sample::TID
+            | sample::TIME
+            | sample::ADDR
+            | sample::WEIGHT_STRUCT
+            | sample::DATA_SRC
+            | sample::PHYS_ADDR
+            | sample::DATA_PAGE_SIZE
+            | sample::CODE_PAGE_SIZE,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        name: Some("cpu/mem-loads,ldlat=30/P".into()),
+        ids: vec![100],
+        ..EventAttr::default()
+    };
+    let path = dir.path("fields.data");
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let samples: Vec<(u64, u32, u16, u64, u64, u64)> = vec![
+        (
+            DATA + 0x40,
+            312,
+            17,
+            ld(LVL_HIT | LVL_L3, SNOOP_HITM),
+            4096,
+            4096,
+        ),
+        (
+            DATA + 0x1008,
+            45,
+            3,
+            ld(LVL_HIT | LVL_L1, SNOOP_NONE),
+            2 << 20,
+            4096,
+        ),
+        (
+            DATA + 0x2010,
+            900,
+            0,
+            ld(LVL_HIT | LVL_REM_RAM1, SNOOP_MISS),
+            1 << 30,
+            2 << 20,
+        ),
+    ];
+    for (i, &(addr, var1, var2, data_src, data_page, code_page)) in samples.iter().enumerate() {
+        let fields = SampleFields {
+            ip: CODE + 0x10 * i as u64,
+            pid: 42,
+            tid: 42,
+            time: 1000 + i as u64,
+            addr,
+            weight: Weight::Struct {
+                var1_dw: var1,
+                var2_w: var2,
+                var3_w: 0,
+            }
+            .word(),
+            data_src,
+            phys_addr: 0x1_0000_0000 + addr % 0x10_0000,
+            data_page_size: data_page,
+            code_page_size: code_page,
+            misc: misc::USER,
+            ..SampleFields::default()
+        };
+        w.write_record(&sample_record(&attr, &fields).unwrap())
+            .unwrap();
+    }
+    w.finish(&Features::from_host(vec!["perf".into()])).unwrap();
+    let text = perf(
+        &[
+            "script",
+            "-F",
+            "addr,weight,ins_lat,data_src,phys_addr,data_page_size,code_page_size",
+        ],
+        &path,
+    )
+    .unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), samples.len(), "{text}");
+    // perf prints page sizes in K up to 1M, then in M (a 1 GiB page is 1024M).
+    let size = |b: u64| match b {
+        4096 => "4K",
+        0x20_0000 => "2M",
+        0x4000_0000 => "1024M",
+        _ => unreachable!(),
+    };
+    for (line, &(addr, var1, var2, data_src, data_page, code_page)) in lines.iter().zip(&samples) {
+        // addr, data_src in hex and decoded (`|OP LOAD|LVL L3 hit|SNP HitM|...`), weight,
+        // ins_lat, phys_addr, data and code page size.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(u64::from_str_radix(words[0], 16).unwrap(), addr, "{line}");
+        assert_eq!(
+            u64::from_str_radix(words[1], 16).unwrap(),
+            data_src,
+            "{line}"
+        );
+        let level = line
+            .split("|LVL ")
+            .nth(1)
+            .unwrap()
+            .split('|')
+            .next()
+            .unwrap();
+        assert_eq!(level, DataSource(data_src).level_label(), "{line}");
+        let tail = &words[words.len() - 5..];
+        let phys = format!("{:x}", 0x1_0000_0000 + addr % 0x10_0000);
+        let want = [
+            var1.to_string(),
+            var2.to_string(),
+            phys,
+            size(data_page).to_string(),
+            size(code_page).to_string(),
+        ];
+        assert_eq!(tail, want, "{line}");
+    }
 }
