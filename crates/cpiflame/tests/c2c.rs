@@ -1009,3 +1009,90 @@ fn perf_script_reads_the_writers_memory_fields() {
         assert_eq!(tail, want, "{line}");
     }
 }
+
+/// Every level encoding named as perf names it: `perf script`'s `|LVL ...|` text of samples
+/// with each mem_lvl flag, each mem_lvl_num value, remote and hop combinations, equals
+/// `DataSource::level_label`.
+#[test]
+fn level_text_equals_perfs_for_every_encoding() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let mut sources = Vec::new();
+    for flag in 0..14 {
+        for hit_miss in [LVL_HIT, LVL_MISS, 0] {
+            sources.push(ld((1 << flag) | hit_miss, SNOOP_NONE));
+        }
+    }
+    sources.push(ld(LVL_HIT | LVL_L1 | LVL_L2, SNOOP_NONE));
+    for num in 1..16 {
+        for (remote, hops) in [
+            (0, 0),
+            (1, 0),
+            (1, HOPS_0),
+            (1, HOPS_1),
+            (0, HOPS_2),
+            (1, HOPS_3),
+        ] {
+            sources.push(
+                ld(LVL_HIT, SNOOP_NONE)
+                    | at(num, LVLNUM_SHIFT)
+                    | at(remote, REMOTE_SHIFT)
+                    | at(hops, HOPS_SHIFT),
+            );
+        }
+        sources.push(ld(LVL_HIT | LVL_L3, SNOOP_HIT) | at(num, LVLNUM_SHIFT));
+    }
+    sources.push(ld(LVL_MISS | LVL_L3, SNOOP_NONE) | at(REMOTE_REMOTE, REMOTE_SHIFT));
+    sources.push(at(OP_NA, OP_SHIFT));
+    sources.push(st(LVL_NA));
+    let dir = Dir::new("c2c-levels");
+    let attr = EventAttr {
+        type_: 4,
+        config: 0x1cd,
+        sample_period_or_freq: 4000,
+        sample_type: sample::IP | sample::TID | sample::TIME | sample::ADDR | sample::DATA_SRC,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        name: Some("cpu/mem-loads,ldlat=30/P".into()),
+        ids: vec![100],
+        ..EventAttr::default()
+    };
+    let path = dir.path("levels.data");
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    for (i, &data_src) in sources.iter().enumerate() {
+        let fields = SampleFields {
+            ip: CODE,
+            pid: 42,
+            tid: 42,
+            time: 1000 + i as u64,
+            addr: DATA,
+            data_src,
+            misc: misc::USER,
+            ..SampleFields::default()
+        };
+        w.write_record(&sample_record(&attr, &fields).unwrap())
+            .unwrap();
+    }
+    w.finish(&Features::from_host(vec!["perf".into()])).unwrap();
+    let text = perf(&["script", "-F", "data_src"], &path).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("|LVL ")).collect();
+    assert_eq!(lines.len(), sources.len(), "{text}");
+    for (line, &data_src) in lines.iter().zip(&sources) {
+        let level = line
+            .split("|LVL ")
+            .nth(1)
+            .unwrap()
+            .split("|SNP")
+            .next()
+            .unwrap();
+        assert_eq!(
+            level,
+            DataSource(data_src).level_label(),
+            "data_src {data_src:#x}: {line}"
+        );
+    }
+}

@@ -150,11 +150,16 @@ pub struct SharedLine {
     pub rows: Vec<OffsetRow>,
 }
 
-/// Samples by event and by perf's level text, as `perf mem report --sort=mem` counts them.
+/// Samples by event and mem_lvl, as `perf mem report --sort=mem` groups them (its sort key
+/// is the mem_lvl field alone), named as perf names the group: by its first sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceCount {
     pub event: usize,
+    /// The mem_lvl field of the group.
+    pub mem_lvl: u64,
+    /// perf's text for the first sample of the group ([`DataSource::level_label`]).
     pub level: String,
+    /// Where the first sample of the group was served from.
     pub served_from: ServedFrom,
     pub samples: u64,
     pub weight: u64,
@@ -181,7 +186,7 @@ pub struct C2cBuilder {
     lines: HashMap<(Option<i32>, u64), Line>,
     totals: C2cStats,
     load_weight: u64,
-    sources: BTreeMap<(usize, String), (ServedFrom, u64, u64)>,
+    sources: BTreeMap<(usize, u64), (String, ServedFrom, u64, u64)>,
 }
 
 impl C2cBuilder {
@@ -201,10 +206,10 @@ impl C2cBuilder {
         }
         let source = self
             .sources
-            .entry((s.event, s.data_src.level_label()))
-            .or_insert((s.data_src.served_from(), 0, 0));
-        source.1 += 1;
-        source.2 = source.2.saturating_add(s.weight);
+            .entry((s.event, s.data_src.lvl()))
+            .or_insert_with(|| (s.data_src.level_label(), s.data_src.served_from(), 0, 0));
+        source.2 += 1;
+        source.3 = source.3.saturating_add(s.weight);
 
         let address = s.daddr & !(CACHE_LINE - 1);
         let pid = (!s.kernel).then_some(s.pid);
@@ -288,8 +293,9 @@ impl C2cBuilder {
             .sources
             .into_iter()
             .map(
-                |((event, level), (served_from, samples, weight))| SourceCount {
+                |((event, mem_lvl), (level, served_from, samples, weight))| SourceCount {
                     event,
+                    mem_lvl,
                     level,
                     served_from,
                     samples,
@@ -533,6 +539,7 @@ impl Report {
             .map(|c| {
                 json!({
                     "event": self.events.get(c.event),
+                    "mem_lvl": c.mem_lvl,
                     "level": c.level,
                     "served_from": c.served_from.name(),
                     "samples": c.samples,

@@ -261,9 +261,11 @@ impl DataSource {
         }
     }
 
-    /// The level as perf prints it (`perf mem report`'s "Memory access" column, perf's
-    /// `perf_mem__lvl_scnprintf`): from mem_lvl_num when set ("Remote ", the hop distance,
-    /// the level, "hit"/"miss"), else the mem_lvl flags joined by " or ", else "N/A".
+    /// The level as perf 6.1 prints it (`perf_mem__lvl_scnprintf`: `perf mem report`'s
+    /// "Memory access", `perf script`'s `|LVL ...|`): "Remote " when mem_remote is set; the
+    /// hop distance when mem_hops is, else the mem_lvl flags joined by " or "; then the
+    /// mem_lvl_num level (after " or " when flags were printed); "N/A" when nothing was;
+    /// then " hit" and/or " miss".
     pub fn level_label(self) -> String {
         const LVL_NAMES: [&str; 14] = [
             "N/A",
@@ -281,63 +283,63 @@ impl DataSource {
             "I/O",
             "Uncached",
         ];
-        const HOPS_NAMES: [&str; 5] = [
+        const HOPS_NAMES: [&str; 8] = [
             "N/A",
             "core, same node",
             "node, same socket",
             "socket, same board",
             "board",
+            "",
+            "",
+            "",
         ];
         let lvl = self.lvl();
-        let hit_miss = if lvl & LVL_HIT != 0 {
-            "hit"
-        } else if lvl & LVL_MISS != 0 {
-            "miss"
-        } else {
-            ""
-        };
-        let num = self.lvl_num();
-        if num != 0 && num != LVLNUM_NA {
-            let mut out = String::new();
-            if self.remote() {
-                out.push_str("Remote ");
-            }
-            if let Some(h) = HOPS_NAMES
-                .get(self.hops() as usize)
-                .filter(|_| self.hops() != 0)
-            {
-                out.push_str(h);
-                out.push(' ');
-            }
-            out.push_str(match num {
-                LVLNUM_L1 => "L1",
-                LVLNUM_L2 => "L2",
-                LVLNUM_L3 => "L3",
-                LVLNUM_L4 => "L4",
-                LVLNUM_CXL => "CXL",
-                LVLNUM_IO => "I/O",
-                LVLNUM_ANY_CACHE => "Any cache",
-                LVLNUM_LFB => "LFB/MAB",
-                LVLNUM_RAM => "RAM",
-                LVLNUM_PMEM => "PMEM",
-                _ => "",
-            });
-            if out.ends_with(' ') || out.is_empty() {
-                out.push_str(&format!("Unknown level {num}"));
-            }
+        let mut out = String::new();
+        if self.remote() {
+            out.push_str("Remote ");
+        }
+        let mut printed = 0;
+        if self.hops() != 0 {
+            out.push_str(HOPS_NAMES[self.hops() as usize]);
             out.push(' ');
-            out.push_str(hit_miss);
-            return out;
+        } else {
+            let levels = lvl & !(LVL_HIT | LVL_MISS);
+            for (i, name) in LVL_NAMES.iter().enumerate() {
+                if levels & (1 << i) != 0 {
+                    if printed > 0 {
+                        out.push_str(" or ");
+                    }
+                    out.push_str(name);
+                    printed += 1;
+                }
+            }
         }
-        let levels = lvl & !(LVL_NA | LVL_HIT | LVL_MISS);
-        if levels == 0 {
-            return "N/A".into();
+        let num = self.lvl_num();
+        if num != 0 {
+            if printed > 0 {
+                out.push_str(" or ");
+            }
+            match num {
+                LVLNUM_CXL => out.push_str("CXL"),
+                LVLNUM_IO => out.push_str("I/O"),
+                LVLNUM_ANY_CACHE => out.push_str("Any cache"),
+                LVLNUM_LFB => out.push_str("LFB/MAB"),
+                LVLNUM_RAM => out.push_str("RAM"),
+                LVLNUM_PMEM => out.push_str("PMEM"),
+                LVLNUM_NA => out.push_str("N/A"),
+                n => out.push_str(&format!("L{n}")),
+            }
         }
-        let names: Vec<&str> = (0..14)
-            .filter(|i| levels & (1 << i) != 0)
-            .map(|i| LVL_NAMES[i])
-            .collect();
-        format!("{} {hit_miss}", names.join(" or "))
+        if out.is_empty() {
+            out.push_str("N/A");
+        }
+        if lvl & LVL_HIT != 0 {
+            out.push_str(" hit");
+        }
+        if lvl & LVL_MISS != 0 {
+            out.push_str(" miss");
+        }
+        out
     }
 }
 

@@ -363,7 +363,7 @@ fn level_numbers_classify_the_newer_encodings() {
         ),
         (num(LVLNUM_IO, 0), ServedFrom::Io, "I/O hit"),
         (num(LVLNUM_PMEM, 0), ServedFrom::LocalDram, "PMEM hit"),
-        (num(LVLNUM_NA, 0), ServedFrom::Unknown, "N/A"),
+        (num(LVLNUM_NA, 0), ServedFrom::Unknown, "N/A hit"),
     ];
     for (ds, class, label) in cases {
         assert_eq!(ds.served_from(), class, "{:#x}", ds.0);
@@ -385,6 +385,12 @@ fn level_flags_print_as_perf_names_them() {
         "L1 or L2 hit"
     );
     assert_eq!(load(LVL_NA, 0).level_label(), "N/A");
+    // Skylake's remote bit without hops, and Intel's flags with a level number too.
+    let remote_l3 = DataSource(load(LVL_HIT | LVL_L3, 0).0 | at(REMOTE_REMOTE, REMOTE_SHIFT));
+    assert_eq!(remote_l3.level_label(), "Remote L3 hit");
+    let both = DataSource(load(LVL_HIT | LVL_L3, 0).0 | at(LVLNUM_L3, LVLNUM_SHIFT));
+    assert_eq!(both.level_label(), "L3 or L3 hit");
+    assert_eq!(DataSource(at(OP_NA, OP_SHIFT)).level_label(), "N/A");
 }
 
 #[test]
