@@ -230,6 +230,11 @@ fn intel_preset(
         label.push_str(" and precise stores");
     }
     label.push_str(&format!(" on {pmu}"));
+    // perf's default for events without a `p`, `u`, `k` or `H` modifier: the guest is
+    // excluded (`P` leaves it so).
+    for e in groups.iter_mut().flatten() {
+        e.event.exclude_guest = true;
+    }
     Ok(MemPreset {
         label,
         pmu: pmu.to_string(),
@@ -517,7 +522,9 @@ mod tests {
             encode_intel_alias("event=0x0b,umask=0x10,ldlat=3"),
             Ok((0x100b, 3))
         );
-        assert!(encode_intel_alias("event=0x1cd").unwrap_err().contains("8 bits"));
+        assert!(encode_intel_alias("event=0x1cd")
+            .unwrap_err()
+            .contains("8 bits"));
         assert!(encode_intel_alias("frontend=0x1").is_err());
     }
 }
