@@ -63,6 +63,28 @@ pub(crate) fn parse(
                     mmap_len: field()?,
                 });
             }
+            feature::NUMA_TOPOLOGY => {
+                // u32 count, then (u32 node, u64 mem_total, u64 mem_free, string cpus). Only
+                // `cpiflame c2c` needs it: a damaged section keeps the nodes read before it.
+                let nr = c.u32().unwrap_or(0);
+                for _ in 0..nr {
+                    let (Some(node), Some(mem_total_kb), Some(mem_free_kb)) =
+                        (c.u32(), c.u64(), c.u64())
+                    else {
+                        break;
+                    };
+                    let Ok(cpus) = header_string(&mut c) else {
+                        break;
+                    };
+                    let cpus = cpus.unwrap_or_default();
+                    meta.numa_nodes.push(crate::write::NumaNode {
+                        node,
+                        mem_total_kb,
+                        mem_free_kb,
+                        cpus,
+                    });
+                }
+            }
             feature::PMU_MAPPINGS => {
                 // u32 count, then (u32 type, string name) pairs.
                 let nr = c.u32().ok_or_else(|| what("no PMU count"))?;

@@ -47,6 +47,8 @@ pub struct Meta {
     pub compression: Option<CompressionInfo>,
     /// (PMU type, name) from the PMU_MAPPINGS feature: how hybrid events are named.
     pub pmus: Vec<(u32, String)>,
+    /// The NUMA_TOPOLOGY feature: nodes and their cpu lists.
+    pub numa_nodes: Vec<crate::write::NumaNode>,
 }
 
 /// The COMPRESSED feature section (`struct` of five u32 in perf's header.c).

@@ -33,5 +33,5 @@ pub use records::{
 };
 pub use sample::{
     parse_sample_record, trim_user_stack, trim_user_stack_to, BranchEntry, BranchStack, ReadView,
-    Sample, U64s, UserRegs, UserStack, BRANCH_SAMPLE_CALL_STACK,
+    Sample, U64s, UserRegs, UserStack, Weight, BRANCH_SAMPLE_CALL_STACK,
 };

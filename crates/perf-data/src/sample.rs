@@ -198,6 +198,76 @@ pub struct Sample<'a> {
     pub branch_stack: Option<BranchStack<'a>>,
     pub user_regs: Option<UserRegs<'a>>,
     pub user_stack: Option<UserStack<'a>>,
+    /// PERF_SAMPLE_WEIGHT or PERF_SAMPLE_WEIGHT_STRUCT: the cost of the access (for memory
+    /// events, its latency in cycles).
+    pub weight: Option<Weight>,
+    /// PERF_SAMPLE_DATA_SRC: the packed `union perf_mem_data_src` (decoded by
+    /// `cpiflame-memaccess`).
+    pub data_src: Option<u64>,
+    /// PERF_SAMPLE_TRANSACTION: the TSX abort flags.
+    pub transaction: Option<u64>,
+    /// PERF_SAMPLE_PHYS_ADDR: the physical address of `addr` (0 when the kernel could not
+    /// translate it).
+    pub phys_addr: Option<u64>,
+    /// PERF_SAMPLE_CGROUP: the cgroup id of the sampled task.
+    pub cgroup: Option<u64>,
+    /// PERF_SAMPLE_DATA_PAGE_SIZE: the MMU page size backing `addr`.
+    pub data_page_size: Option<u64>,
+    /// PERF_SAMPLE_CODE_PAGE_SIZE: the MMU page size backing `ip`.
+    pub code_page_size: Option<u64>,
+}
+
+/// The weight word of a sample (`union perf_sample_weight`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weight {
+    /// PERF_SAMPLE_WEIGHT: one u64.
+    Full(u64),
+    /// PERF_SAMPLE_WEIGHT_STRUCT: three values packed into the same u64. On Intel `var1_dw`
+    /// is the load latency, `var2_w` the instruction latency; `var3_w` is the retire latency
+    /// on newer parts.
+    Struct {
+        var1_dw: u32,
+        var2_w: u16,
+        var3_w: u16,
+    },
+}
+
+impl Weight {
+    /// The word as the sample carried it, in the file's byte order already decoded.
+    /// PERF_SAMPLE_WEIGHT_STRUCT's three fields sit, as a number, at bits 0..32, 32..48 and
+    /// 48..64 whatever the byte order (the kernel orders the struct to make it so).
+    pub fn from_word(word: u64, is_struct: bool) -> Weight {
+        if is_struct {
+            Weight::Struct {
+                var1_dw: word as u32,
+                var2_w: (word >> 32) as u16,
+                var3_w: (word >> 48) as u16,
+            }
+        } else {
+            Weight::Full(word)
+        }
+    }
+
+    /// The u64 the kernel wrote.
+    pub fn word(&self) -> u64 {
+        match *self {
+            Weight::Full(w) => w,
+            Weight::Struct {
+                var1_dw,
+                var2_w,
+                var3_w,
+            } => u64::from(var1_dw) | u64::from(var2_w) << 32 | u64::from(var3_w) << 48,
+        }
+    }
+
+    /// The weight perf reports (`sample->weight`): the whole word, or `var1_dw` of the
+    /// struct (perf keeps `var2_w` apart as the instruction latency).
+    pub fn latency(&self) -> u64 {
+        match *self {
+            Weight::Full(w) => w,
+            Weight::Struct { var1_dw, .. } => u64::from(var1_dw),
+        }
+    }
 }
 
 /// Parses a whole PERF_RECORD_SAMPLE (header included) of event `attr_index`.
@@ -249,9 +319,54 @@ pub(crate) fn parse_sample<'a>(
     if has(sample::STACK_USER) {
         s.user_stack = Some(parse_user_stack(&mut c)?);
     }
-    // The remaining fields (weight, data_src, transaction, intr regs, phys addr, cgroup,
-    // page sizes, aux) are not used by cpiflame; they follow and need no parsing.
+    parse_memory_fields(&mut c, attr, &mut s)?;
+    // PERF_SAMPLE_AUX comes last and is not used.
     Ok(s)
+}
+
+/// The fields after the user stack, in the order the kernel's `perf_output_sample` writes
+/// them (and perf's `evsel__parse_sample` reads them): WEIGHT / WEIGHT_STRUCT, DATA_SRC,
+/// TRANSACTION, REGS_INTR (skipped), PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE.
+fn parse_memory_fields(
+    c: &mut Cursor<'_>,
+    attr: &EventAttr,
+    s: &mut Sample<'_>,
+) -> Result<(), &'static str> {
+    let has = |bit: u64| attr.sample_type & bit != 0;
+    if has(sample::WEIGHT) || has(sample::WEIGHT_STRUCT) {
+        let word = c.u64().ok_or("weight")?;
+        // perf reads the whole word when both bits are set (the kernel refuses that pair).
+        let is_struct = !has(sample::WEIGHT);
+        s.weight = Some(Weight::from_word(word, is_struct));
+    }
+    let t = attr.sample_type;
+    s.data_src = optional_u64(c, t, sample::DATA_SRC, "data source")?;
+    s.transaction = optional_u64(c, t, sample::TRANSACTION, "transaction")?;
+    if has(sample::REGS_INTR) {
+        let abi = c.u64().ok_or("intr regs abi")?;
+        if abi != 0 {
+            let n = u64::from(attr.sample_regs_intr.count_ones());
+            c.u64s(n).ok_or("intr regs")?;
+        }
+    }
+    s.phys_addr = optional_u64(c, t, sample::PHYS_ADDR, "physical address")?;
+    s.cgroup = optional_u64(c, t, sample::CGROUP, "cgroup")?;
+    s.data_page_size = optional_u64(c, t, sample::DATA_PAGE_SIZE, "data page size")?;
+    s.code_page_size = optional_u64(c, t, sample::CODE_PAGE_SIZE, "code page size")?;
+    Ok(())
+}
+
+/// One u64 when `sample_type` has `bit`.
+fn optional_u64(
+    c: &mut Cursor<'_>,
+    sample_type: u64,
+    bit: u64,
+    what: &'static str,
+) -> Result<Option<u64>, &'static str> {
+    if sample_type & bit == 0 {
+        return Ok(None);
+    }
+    c.u64().map(Some).ok_or(what)
 }
 
 /// The fixed-size fields that come first: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID,
@@ -275,6 +390,13 @@ fn parse_fixed_fields<'a>(c: &mut Cursor<'a>, t: u64) -> Result<Sample<'a>, &'st
         branch_stack: None,
         user_regs: None,
         user_stack: None,
+        weight: None,
+        data_src: None,
+        transaction: None,
+        phys_addr: None,
+        cgroup: None,
+        data_page_size: None,
+        code_page_size: None,
     };
     if has(sample::IDENTIFIER) {
         s.id = Some(c.u64().ok_or("identifier")?);
@@ -696,5 +818,96 @@ mod tests {
             let chain: Vec<u64> = s.callchain.unwrap().iter().collect();
             assert_eq!(chain, [0xabc, 0xdef], "read_format {f:#x}");
         }
+    }
+
+    #[test]
+    fn memory_fields_in_the_kernel_order() {
+        use crate::write::{sample_record, SampleFields};
+        // data_src of a remote-HITM load: fields sit where the kernel puts them, so a shifted
+        // parse would show up as swapped values.
+        let fields = SampleFields {
+            ip: 0x401000,
+            addr: 0x7f00_0000_1040,
+            callchain: vec![0xabc],
+            weight: Weight::Struct {
+                var1_dw: 312,
+                var2_w: 17,
+                var3_w: 5,
+            }
+            .word(),
+            data_src: 0x6810_0142,
+            phys_addr: 0x1_2345_6040,
+            data_page_size: 4096,
+            code_page_size: 2 << 20,
+            ..SampleFields::default()
+        };
+        let memory = st::DATA_SRC | st::PHYS_ADDR | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE;
+        for weight_bit in [st::WEIGHT, st::WEIGHT_STRUCT, 0] {
+            for extra in [0, memory] {
+                let attr = EventAttr {
+                    sample_type: st::IP | st::ADDR | st::CALLCHAIN | weight_bit | extra,
+                    ..EventAttr::default()
+                };
+                let record = sample_record(&attr, &fields).unwrap();
+                let s = parse_sample_record(&record, 0, &attr, Endian::Little).unwrap();
+                let want_weight = match weight_bit {
+                    st::WEIGHT => Some(Weight::Full(fields.weight)),
+                    st::WEIGHT_STRUCT => Some(Weight::Struct {
+                        var1_dw: 312,
+                        var2_w: 17,
+                        var3_w: 5,
+                    }),
+                    _ => None,
+                };
+                assert_eq!(s.weight, want_weight);
+                let on = |v: u64| (extra != 0).then_some(v);
+                assert_eq!(s.data_src, on(0x6810_0142));
+                assert_eq!(s.phys_addr, on(0x1_2345_6040));
+                assert_eq!(s.data_page_size, on(4096));
+                assert_eq!(s.code_page_size, on(2 << 20));
+                assert_eq!(s.addr, Some(0x7f00_0000_1040));
+            }
+        }
+        // The struct's latency is var1_dw, the full word's is all of it (perf's
+        // `arch_perf_parse_sample_weight`).
+        let w = Weight::from_word(fields.weight, true);
+        assert_eq!(w.latency(), 312);
+        assert_eq!(w.word(), 312 | 17 << 32 | 5 << 48);
+        assert_eq!(Weight::from_word(fields.weight, false).latency(), w.word());
+    }
+
+    #[test]
+    fn fields_between_data_src_and_phys_addr_are_skipped() {
+        // TRANSACTION, REGS_INTR (abi + one value per mask bit) and CGROUP, hand-laid.
+        let attr = EventAttr {
+            sample_type: st::IP
+                | st::DATA_SRC
+                | st::TRANSACTION
+                | st::REGS_INTR
+                | st::PHYS_ADDR
+                | st::CGROUP
+                | st::DATA_PAGE_SIZE,
+            sample_regs_intr: 0b1011,
+            ..EventAttr::default()
+        };
+        let words: [u64; 11] = [0x401000, 0x42, 7, 2, 10, 11, 12, 0x9000, 33, 4096, 0];
+        let mut r = vec![9, 0, 0, 0, 2, 0, 0, 0];
+        for w in &words[..10] {
+            r.extend_from_slice(&w.to_le_bytes());
+        }
+        let len = r.len() as u16;
+        r[6..8].copy_from_slice(&len.to_le_bytes());
+        let s = parse_sample_record(&r, 0, &attr, Endian::Little).unwrap();
+        assert_eq!(s.data_src, Some(0x42));
+        assert_eq!(s.transaction, Some(7));
+        assert_eq!(s.phys_addr, Some(0x9000));
+        assert_eq!(s.cgroup, Some(33));
+        assert_eq!(s.data_page_size, Some(4096));
+        // One word short: the error names the field.
+        r.truncate(r.len() - 8);
+        let len = r.len() as u16;
+        r[6..8].copy_from_slice(&len.to_le_bytes());
+        let err = parse_sample_record(&r, 0, &attr, Endian::Little).unwrap_err();
+        assert_eq!(err, "data page size");
     }
 }

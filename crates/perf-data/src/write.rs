@@ -67,7 +67,13 @@ pub const SUPPORTED_SAMPLE_TYPE: u64 = sample::IDENTIFIER
     | sample::CALLCHAIN
     | sample::BRANCH_STACK
     | sample::REGS_USER
-    | sample::STACK_USER;
+    | sample::STACK_USER
+    | sample::WEIGHT
+    | sample::WEIGHT_STRUCT
+    | sample::DATA_SRC
+    | sample::PHYS_ADDR
+    | sample::DATA_PAGE_SIZE
+    | sample::CODE_PAGE_SIZE;
 
 /// The read_format bits [`sample_record`] and [`read_record`] can lay out.
 pub const SUPPORTED_READ_FORMAT: u64 = read_format::TOTAL_TIME_ENABLED
@@ -324,6 +330,17 @@ pub struct SampleFields {
     /// `perf_event_header.misc`: the cpumode ([`abi::misc::USER`], ...) and optionally
     /// [`abi::misc::EXACT_IP`].
     pub misc: u16,
+    /// PERF_SAMPLE_WEIGHT or PERF_SAMPLE_WEIGHT_STRUCT: the word as the kernel writes it
+    /// (`crate::Weight::word` packs the struct's three fields).
+    pub weight: u64,
+    /// PERF_SAMPLE_DATA_SRC: the packed `union perf_mem_data_src`.
+    pub data_src: u64,
+    /// PERF_SAMPLE_PHYS_ADDR.
+    pub phys_addr: u64,
+    /// PERF_SAMPLE_DATA_PAGE_SIZE.
+    pub data_page_size: u64,
+    /// PERF_SAMPLE_CODE_PAGE_SIZE.
+    pub code_page_size: u64,
 }
 
 /// The fields of a PERF_RECORD_MMAP2 record (see [`mmap2_record`]).
@@ -393,6 +410,22 @@ pub struct Features {
     /// GROUP_DESC: the event groups of more than one event (written when not empty), so
     /// `perf report --group` and `perf evlist -g` show them as perf's own `{a,b}` groups.
     pub groups: Vec<GroupDesc>,
+    /// NUMA_TOPOLOGY: the nodes, their memory and cpus (written when not empty; `perf c2c`
+    /// needs it to map cpus to nodes).
+    pub numa_nodes: Vec<NumaNode>,
+}
+
+/// One node of the NUMA_TOPOLOGY feature, as perf's `write_numa_topology` writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NumaNode {
+    /// The node number.
+    pub node: u32,
+    /// Memory of the node in kB.
+    pub mem_total_kb: u64,
+    /// Free memory of the node in kB.
+    pub mem_free_kb: u64,
+    /// The node's cpus as a sysfs cpu list ("0-3,8").
+    pub cpus: String,
 }
 
 /// One event group in the GROUP_DESC feature, as perf's `write_group_desc` writes it.
@@ -463,6 +496,7 @@ impl Features {
             sample_time: None,
             compression: None,
             groups: Vec::new(),
+            numa_nodes: Vec::new(),
         }
     }
 }
@@ -795,6 +829,17 @@ fn encode_features(f: &Features, attrs: &[EventAttr]) -> Result<Vec<(u32, Vec<u8
         b.u32(online);
         out.push((feature::NRCPUS, b.0));
     }
+    if !f.numa_nodes.is_empty() {
+        let mut b = Enc::default();
+        b.u32(u32_len(f.numa_nodes.len(), "NUMA nodes")?);
+        for n in &f.numa_nodes {
+            b.u32(n.node);
+            b.u64(n.mem_total_kb);
+            b.u64(n.mem_free_kb);
+            b.header_string(&n.cpus, "NUMA node cpu list")?;
+        }
+        out.push((feature::NUMA_TOPOLOGY, b.0));
+    }
     if let Some(kb) = f.total_mem_kb {
         let mut b = Enc::default();
         b.u64(kb);
@@ -1061,7 +1106,8 @@ pub fn finished_round_record() -> Vec<u8> {
 
 /// PERF_RECORD_SAMPLE laid out according to `attr.sample_type` (the order of
 /// `perf_event.h`: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
-/// CALLCHAIN, BRANCH_STACK, REGS_USER, STACK_USER).
+/// CALLCHAIN, BRANCH_STACK, REGS_USER, STACK_USER, WEIGHT or WEIGHT_STRUCT, DATA_SRC, PHYS_ADDR,
+/// DATA_PAGE_SIZE, CODE_PAGE_SIZE).
 ///
 /// Errors for sample_type bits outside [`SUPPORTED_SAMPLE_TYPE`], read_format bits outside
 /// [`SUPPORTED_READ_FORMAT`], a missing `read`, a register count that does not match
@@ -1162,6 +1208,22 @@ pub fn sample_record(attr: &EventAttr, s: &SampleFields) -> Result<Vec<u8>> {
         if len != 0 {
             b.bytes(&s.user_stack);
             b.u64(s.stack_dyn_size);
+        }
+    }
+    // The kernel's order after the user stack (TRANSACTION, REGS_INTR and CGROUP, which sit
+    // between these, are not supported).
+    if st & (sample::WEIGHT | sample::WEIGHT_STRUCT) != 0 {
+        b.u64(s.weight);
+    }
+    let words = [
+        (sample::DATA_SRC, s.data_src),
+        (sample::PHYS_ADDR, s.phys_addr),
+        (sample::DATA_PAGE_SIZE, s.data_page_size),
+        (sample::CODE_PAGE_SIZE, s.code_page_size),
+    ];
+    for (bit, value) in words {
+        if st & bit != 0 {
+            b.u64(value);
         }
     }
     frame(record::SAMPLE, s.misc, b)

@@ -1,0 +1,1 @@
+//! perf c2c's report (placeholder until the aggregation lands).
