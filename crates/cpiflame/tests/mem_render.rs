@@ -318,6 +318,76 @@ fn widths_are_summed_latency_and_colours_the_scale_arithmetic() {
     for absent in ["writer", "idle"] {
         assert!(!names.contains(&absent));
     }
+    check_against_perf(&file, &all);
+}
+
+/// perf reads the same file (`perf report --mem-mode`, the table `perf mem report` prints):
+/// per leaf symbol, data source and snoop, the samples and summed weight of the loads event
+/// must be the breakdown our tooltips give, and their sum our full width.
+fn check_against_perf(file: &Path, all: &[(String, String, f64, String)]) {
+    let out = match std::process::Command::new("perf")
+        .args(["report", "--stdio", "--mem-mode", "-g", "none"])
+        .args([
+            "--sort=sym,mem,snoop",
+            "-F",
+            "sample,weight,sym,mem,snoop",
+            "-i",
+        ])
+        .arg(file)
+        .output()
+    {
+        Ok(out) if out.status.success() => out,
+        other => {
+            cpiflame_testkit::unavailable(&format!("perf report does not run: {other:?}"));
+            return;
+        }
+    };
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The first table is the loads event's.
+    let table = text
+        .split("# Samples:")
+        .nth(1)
+        .expect("perf's table of the loads event");
+    assert!(
+        table.contains("of event 'cpu/mem-loads,ldlat=30/P'"),
+        "{table}"
+    );
+    let mut total = 0;
+    let mut rows = 0;
+    for line in table
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        // `   4  1200   [.] load_far  Remote RAM (1 hop) hit    Hit`
+        let cols: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let [samples, weight, sym, mem, snoop] = cols[..] else {
+            panic!("perf row {line:?}");
+        };
+        let sym = sym.trim_start_matches("[.] ");
+        let class = match (mem, snoop) {
+            // op NA: neither load nor store; left out of ours.
+            ("N/A", _) => continue,
+            ("L1 hit", "None") => "L1",
+            ("L3 hit", "HitM") => "local HITM",
+            ("Remote RAM (1 hop) hit", "Hit") => "remote DRAM",
+            other => panic!("unexpected perf row {other:?}"),
+        };
+        let weight: u64 = weight.parse().unwrap();
+        total += weight;
+        rows += 1;
+        let ours = format!("  {class}: {samples} loads, {} cycles", thousands(weight));
+        let tip = &frame(all, sym).1;
+        assert!(tip.contains(&ours), "perf: {line}\nours: {tip}");
+    }
+    assert_eq!(rows, 3, "{table}");
+    assert!(frame(all, "all")
+        .1
+        .contains(&format!("{} cycles of latency", thousands(total))));
 }
 
 fn thousands(n: u64) -> String {
