@@ -337,8 +337,13 @@ fn check_against_perf(file: &Path, all: &[(String, String, f64, String)]) {
         .output()
     {
         Ok(out) if out.status.success() => out,
-        other => {
-            cpiflame_testkit::unavailable(&format!("perf report does not run: {other:?}"));
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            cpiflame_testkit::unavailable(format!("perf report fails: {err}"));
+            return;
+        }
+        Err(e) => {
+            cpiflame_testkit::unavailable(format!("perf does not run: {e}"));
             return;
         }
     };

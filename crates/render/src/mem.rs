@@ -291,3 +291,65 @@ impl Picture for Mem<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::color::UNKNOWN_GREY;
+    use cpiflame_profile::{EventColumn, Frame, FrameKind};
+
+    fn count(samples: u64, period: u64) -> Count {
+        Count { samples, period }
+    }
+
+    #[test]
+    fn position_is_the_latency_weighted_mean_distance() {
+        // 100 cycles at 0, 300 at 1, 50 off the scale: (0*100 + 1*300) / 400.
+        let b = [
+            (count(10, 100), Some(0.0)),
+            (count(3, 300), Some(1.0)),
+            (count(1, 50), None),
+        ];
+        assert_eq!(mem_position(&b), Some(0.75));
+        assert_eq!(mem_color(&b), stall_color(Some(0.75)));
+        assert_eq!(mem_color(&b[..1]), STALL_RED);
+        assert_eq!(mem_color(&b[1..2]), STALL_BLUE);
+        // Off the scale only, or nothing: grey.
+        assert_eq!(mem_position(&b[2..]), None);
+        assert_eq!(mem_color(&b[2..]), UNKNOWN_GREY);
+        assert_eq!(mem_color(&[]), UNKNOWN_GREY);
+    }
+
+    fn classes(n: usize) -> Vec<ServedClass> {
+        (0..n)
+            .map(|i| ServedClass {
+                name: format!("c{i}"),
+                distance: Some(i as f64 / (n.max(2) - 1) as f64),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn classes_must_match_the_columns_and_something_must_weigh() {
+        let mut p = Profile::new(vec![
+            EventColumn { name: "a".into() },
+            EventColumn { name: "b".into() },
+        ]);
+        let f = p.intern(Frame {
+            name: "f".into(),
+            module: String::new(),
+            kind: FrameKind::User,
+        });
+        let opts = Options::default();
+        let e = render_mem(&p, &classes(3), &opts, Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("3 served-from classes for 2"), "{e}");
+        let e = render_mem(&p, &classes(2), &opts, Vec::new()).unwrap_err();
+        assert!(matches!(e, RenderError::NoSamples { .. }), "{e}");
+        p.add(&[f], 1, count(2, 40));
+        let mut svg = Vec::new();
+        render_mem(&p, &classes(2), &opts, &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(svg.contains(r#"data-total="40""#), "{svg}");
+        assert!(svg.contains(&format!(r#"fill="{STALL_BLUE}""#)), "{svg}");
+    }
+}
