@@ -126,7 +126,7 @@ pub struct MemorySampling {
     /// sample_type bits (ADDR, DATA_SRC, WEIGHT or WEIGHT_STRUCT, PHYS_ADDR).
     pub sample_type: u64,
     /// The PMU refuses exclude bits (AMD IBS): kernel samples are kept rather than
-    /// excluded, and the kernel's call chains with them.
+    /// excluded where kernel call chains are not allowed.
     pub no_exclude: bool,
 }
 
