@@ -2,6 +2,7 @@
 //! printed once, as one line naming the file, offset, flag or event at fault; the exit status
 //! of every outcome is decided in [`exit_status`].
 
+mod c2c;
 mod compare;
 mod draw;
 mod record;
@@ -43,6 +44,9 @@ enum Command {
     Diff(compare::DiffArgs),
     /// Count events for a command and everything it starts (perf stat style).
     Stat(stat::StatArgs),
+    /// perf c2c's report of memory samples: loads and stores by data source, shared cache
+    /// lines (HITMs, false sharing) and who touches each offset of them.
+    C2c(c2c::C2cArgs),
     /// Show the CPU, its PMUs, the stall/cycles pair `record` would use and why, and every
     /// preset with its encoding and whether it opens here.
     List,
@@ -80,6 +84,7 @@ fn run(cli: Cli) -> Result<Outcome> {
         Command::Stat(args) => stat::stat_command(args),
         Command::Report(args) => compare::report(args),
         Command::Diff(args) => compare::diff(args),
+        Command::C2c(args) => c2c::c2c(args),
         Command::List => {
             let mut out = io::stdout().lock();
             cpiflame_record::machine::write_list(&mut out)?;

@@ -145,10 +145,13 @@ fn counted(ds: DataSource) -> Vec<(&'static str, u64)> {
     all.into_iter().filter(|(_, v)| *v != 0).collect()
 }
 
+/// A data source, the counters perf c2c adds for it, and its class.
+type Case = (DataSource, &'static [(&'static str, u64)], ServedFrom);
+
 #[test]
 fn loads_count_and_classify_as_perf_c2c_does() {
     use ServedFrom::*;
-    let cases: [(DataSource, &[(&str, u64)], ServedFrom); 12] = [
+    let cases: [Case; 12] = [
         (
             load(LVL_HIT | LVL_L1, SNOOP_NONE),
             &[("load", 1), ("ld_l1hit", 1)],

@@ -144,6 +144,7 @@ fn hw_features() -> Features {
         sample_time: Some((1_000_000, 1_000_000 + (2 * N as u64 - 1) * 1000)),
         compression: None,
         groups: Vec::new(),
+        numa_nodes: Vec::new(),
     }
 }
 

@@ -1,0 +1,777 @@
+//! `cpiflame c2c` against `perf c2c report --stdio` and `perf mem report --stdio` on
+//! synthetic perf.data files (this machine has no memory-sampling PMU): load and store
+//! samples with known data sources, addresses sharing and not sharing 64-byte lines, weights,
+//! four cpus on two NUMA nodes. Every number cpiflame prints is compared with perf's.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cpiflame_memaccess::bits::*;
+use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::write::{
+    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, NumaNode,
+    PerfDataWriter, SampleFields, SampleId,
+};
+use support::{cpiflame, Dir};
+
+const CODE: u64 = 0x5600_0000_0000;
+const DATA: u64 = 0x7f10_0000_0000;
+const FUNCTIONS: [&str; 5] = ["reader", "writer", "bump_a", "bump_b", "scan"];
+
+fn addr_of(name: &str) -> u64 {
+    let i = FUNCTIONS.iter().position(|f| *f == name).unwrap() as u64;
+    CODE + i * 0x100
+}
+
+/// A pid of our own that no process is likely to have, so the perf map is ours alone.
+fn synthetic_pid(salt: u32) -> i32 {
+    (3_600_000 + (std::process::id() % 200_000) * 4 + salt) as i32
+}
+
+fn ld(lvl: u64, snoop: u64) -> u64 {
+    at(OP_LOAD, OP_SHIFT) | at(lvl, LVL_SHIFT) | at(snoop, SNOOP_SHIFT)
+}
+
+fn st(lvl: u64) -> u64 {
+    at(OP_STORE, OP_SHIFT) | at(lvl, LVL_SHIFT)
+}
+
+/// One group of identical samples: thread (index), function (+ offset of the ip in it),
+/// data address, data source, how many, and the weight of the first (each next one + 3).
+struct Group {
+    thread: usize,
+    function: &'static str,
+    ip_offset: u64,
+    addr: u64,
+    data_src: u64,
+    count: u64,
+    weight: u64,
+}
+
+const fn g(
+    thread: usize,
+    function: &'static str,
+    ip_offset: u64,
+    addr: u64,
+    data_src: u64,
+    count: u64,
+    weight: u64,
+) -> Group {
+    Group {
+        thread,
+        function,
+        ip_offset,
+        addr,
+        data_src,
+        count,
+        weight,
+    }
+}
+
+/// Threads run on cpus 0..4; cpus 0-1 are node 0, 2-3 node 1.
+const CPUS: [u32; 4] = [0, 1, 2, 3];
+/// The false-sharing line, its neighbour, a line only one thread uses, and scattered loads.
+const LINE_A: u64 = DATA + 0x1000;
+const LINE_B: u64 = DATA + 0x1040;
+const LINE_C: u64 = DATA + 0x2000;
+const SCATTER: u64 = DATA + 0x8000;
+/// Outside every mapping.
+const UNMAPPED: u64 = 0x10_0000;
+
+fn groups() -> Vec<Group> {
+    let hit = LVL_HIT;
+    vec![
+        // Line A: two counters in one line, written by threads on both nodes.
+        g(0, "bump_a", 0x10, LINE_A, st(hit | LVL_L1), 40, 0),
+        g(0, "bump_a", 0x18, LINE_A, st(LVL_MISS | LVL_L1), 6, 0),
+        g(2, "bump_b", 0x10, LINE_A + 0x20, st(hit | LVL_L1), 30, 0),
+        g(
+            2,
+            "bump_b",
+            0x18,
+            LINE_A + 0x20,
+            st(LVL_MISS | LVL_L1),
+            9,
+            0,
+        ),
+        g(
+            1,
+            "reader",
+            0x10,
+            LINE_A,
+            ld(hit | LVL_L3, SNOOP_HITM),
+            12,
+            80,
+        ),
+        g(
+            3,
+            "reader",
+            0x10,
+            LINE_A,
+            ld(hit | LVL_L3, SNOOP_HITM),
+            3,
+            70,
+        ),
+        g(
+            3,
+            "reader",
+            0x10,
+            LINE_A + 0x20,
+            ld(hit | LVL_REM_CCE1, SNOOP_HITM),
+            21,
+            310,
+        ),
+        g(
+            0,
+            "bump_a",
+            0x08,
+            LINE_A,
+            ld(hit | LVL_L3, SNOOP_HITM),
+            5,
+            95,
+        ),
+        g(
+            2,
+            "bump_b",
+            0x08,
+            LINE_A + 0x20,
+            ld(hit | LVL_REM_CCE1, SNOOP_HITM),
+            8,
+            290,
+        ),
+        g(
+            2,
+            "bump_b",
+            0x08,
+            LINE_A + 0x28,
+            ld(hit | LVL_L1, SNOOP_NONE),
+            14,
+            4,
+        ),
+        // Line B: the neighbour line, local HITMs only, and locked stores.
+        g(
+            1,
+            "writer",
+            0x10,
+            LINE_B + 0x8,
+            st(hit | LVL_L1) | at(LOCK_LOCKED, LOCK_SHIFT),
+            7,
+            0,
+        ),
+        g(
+            0,
+            "reader",
+            0x20,
+            LINE_B + 0x8,
+            ld(hit | LVL_L3, SNOOP_HITM),
+            4,
+            120,
+        ),
+        g(
+            0,
+            "reader",
+            0x20,
+            LINE_B + 0x30,
+            ld(hit | LVL_LFB, SNOOP_NONE),
+            3,
+            45,
+        ),
+        // Line C: one thread's loads and stores, no HITM.
+        g(3, "scan", 0x10, LINE_C, ld(hit | LVL_L1, SNOOP_NONE), 25, 5),
+        g(3, "scan", 0x14, LINE_C + 0x10, st(hit | LVL_L1), 11, 0),
+        // Scattered loads from every level.
+        g(
+            1,
+            "scan",
+            0x30,
+            SCATTER,
+            ld(hit | LVL_L2, SNOOP_NONE),
+            6,
+            14,
+        ),
+        g(
+            1,
+            "scan",
+            0x30,
+            SCATTER + 0x100,
+            ld(hit | LVL_L3, SNOOP_HIT),
+            5,
+            40,
+        ),
+        g(
+            1,
+            "scan",
+            0x34,
+            SCATTER + 0x200,
+            ld(hit | LVL_LOC_RAM, SNOOP_MISS),
+            4,
+            180,
+        ),
+        g(
+            2,
+            "scan",
+            0x34,
+            SCATTER + 0x300,
+            ld(hit | LVL_LOC_RAM, SNOOP_HIT),
+            2,
+            170,
+        ),
+        g(
+            2,
+            "scan",
+            0x38,
+            SCATTER + 0x400,
+            ld(hit | LVL_REM_RAM1, SNOOP_MISS),
+            3,
+            350,
+        ),
+        g(
+            3,
+            "scan",
+            0x38,
+            SCATTER + 0x500,
+            ld(hit | LVL_REM_CCE1, SNOOP_HIT),
+            2,
+            260,
+        ),
+        g(
+            3,
+            "scan",
+            0x3c,
+            SCATTER + 0x600,
+            ld(hit | LVL_UNC, SNOOP_NONE),
+            1,
+            500,
+        ),
+        g(
+            0,
+            "scan",
+            0x3c,
+            SCATTER + 0x700,
+            ld(hit | LVL_IO, SNOOP_NONE),
+            1,
+            600,
+        ),
+        g(
+            0,
+            "scan",
+            0x40,
+            SCATTER + 0x800,
+            ld(LVL_MISS | LVL_L3, SNOOP_NONE),
+            2,
+            220,
+        ),
+        // Not a load or store; a load with no address; a load outside every mapping.
+        g(1, "scan", 0x44, SCATTER + 0x900, at(OP_NA, OP_SHIFT), 1, 7),
+        g(1, "scan", 0x44, 0, ld(hit | LVL_L1, SNOOP_NONE), 2, 3),
+        g(
+            1,
+            "scan",
+            0x44,
+            UNMAPPED,
+            ld(hit | LVL_L1, SNOOP_NONE),
+            3,
+            3,
+        ),
+    ]
+}
+
+/// Writes the perf.data file (events named as `perf c2c record` names them on Intel) and the
+/// perf map that names its code; returns the file.
+fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
+    let sample_type = sample::IDENTIFIER
+        | sample::IP
+        | sample::TID
+        | sample::TIME
+        | sample::ADDR
+        | sample::ID
+        | sample::CPU
+        | sample::PERIOD
+        | sample::WEIGHT
+        | sample::DATA_SRC
+        | sample::PHYS_ADDR;
+    let events = [
+        ("cpu/mem-loads,ldlat=30/P", 0x1cd),
+        ("cpu/mem-stores/P", 0x82d0),
+    ];
+    let attrs: Vec<EventAttr> = events
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, config))| EventAttr {
+            type_: 4,
+            config,
+            sample_period_or_freq: 4000,
+            sample_type,
+            flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
+            name: Some(name.to_string()),
+            ids: vec![100 + i as u64],
+            ..EventAttr::default()
+        })
+        .collect();
+    let path = dir.join("c2c.data");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = PerfDataWriter::new(file, attrs.clone()).unwrap();
+    let sid = |tid, time| SampleId {
+        pid,
+        tid,
+        time,
+        id: 100,
+        stream_id: 100,
+        cpu: 0,
+    };
+    for t in 0..CPUS.len() as i32 {
+        w.write_record(
+            &comm_record(&attrs[0], pid, pid + t, "c2capp", true, &sid(pid + t, 1)).unwrap(),
+        )
+        .unwrap();
+    }
+    let maps = [
+        (CODE, 0x1000, 5, misc::USER),
+        (DATA, 0x10000, 3, misc::USER | misc::MMAP_DATA),
+    ];
+    for (addr, len, prot, misc) in maps {
+        let mmap = Mmap2 {
+            pid,
+            tid: pid,
+            addr,
+            len,
+            pgoff: 0,
+            prot,
+            flags: 2,
+            filename: "//anon".into(),
+            misc,
+            ..Mmap2::default()
+        };
+        w.write_record(&mmap2_record(&attrs[0], &mmap, &sid(pid, 2)).unwrap())
+            .unwrap();
+    }
+    let mut time = 10;
+    for group in groups() {
+        let is_store = group.data_src & at(OP_STORE, OP_SHIFT) != 0;
+        let event = usize::from(is_store);
+        for k in 0..group.count {
+            time += 1;
+            let fields = SampleFields {
+                ip: addr_of(group.function) + group.ip_offset,
+                pid,
+                tid: pid + group.thread as i32,
+                time,
+                addr: group.addr,
+                id: 100 + event as u64,
+                cpu: CPUS[group.thread],
+                period: 4000,
+                weight: if is_store { 0 } else { group.weight + 3 * k },
+
+                data_src: group.data_src,
+                phys_addr: 0,
+                misc: misc::USER | misc::EXACT_IP,
+                ..SampleFields::default()
+            };
+            w.write_record(&sample_record(&attrs[event], &fields).unwrap())
+                .unwrap();
+        }
+    }
+    let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
+    features.arch = Some("x86_64".into());
+    features.nr_cpus = Some((4, 4));
+    features.numa_nodes = vec![
+        NumaNode {
+            node: 0,
+            mem_total_kb: 8 << 20,
+            mem_free_kb: 4 << 20,
+            cpus: "0-1".into(),
+        },
+        NumaNode {
+            node: 1,
+            mem_total_kb: 8 << 20,
+            mem_free_kb: 4 << 20,
+            cpus: "2-3".into(),
+        },
+    ];
+    w.finish(&features).unwrap();
+    let map: String = FUNCTIONS
+        .iter()
+        .map(|f| format!("{:x} 100 {f}\n", addr_of(f)))
+        .collect();
+    std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
+    path
+}
+
+/// Runs perf on `args` (with `-i FILE`), its standard output; `None` when perf cannot run here.
+fn perf(args: &[&str], file: &Path) -> Option<String> {
+    let out = Command::new("perf")
+        .args(args)
+        .arg("-i")
+        .arg(file)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "perf {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+fn perf_runs() -> bool {
+    Command::new("perf")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `  Name   :   value` lines of perf c2c's summaries, by name.
+fn summary(text: &str) -> std::collections::HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(" : ")?;
+            Some((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The rows of a `#`-headed table of perf c2c between `title` and the next `====` banner,
+/// split on whitespace.
+fn table<'a>(text: &'a str, title: &str) -> Vec<Vec<&'a str>> {
+    let start = text
+        .find(title)
+        .unwrap_or_else(|| panic!("no {title} in perf's output"));
+    // The title line, its closing banner, then the table up to the next banner.
+    let after = &text[start..];
+    let (_, body) = after.split_once("\n====").unwrap();
+    let body = body.split_once('\n').map_or("", |(_, b)| b);
+    let body = body.split("\n====").next().unwrap();
+    body.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.contains("----"))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "0.00%".into()
+    } else {
+        format!("{:.2}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+fn json_of(file: &Path, sort: &str) -> serde_json::Value {
+    let out = cpiflame(&["c2c", file.to_str().unwrap(), "--json", "--sort", sort]);
+    assert!(
+        out.status.success(),
+        "cpiflame c2c failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("{v} is not a count"))
+}
+
+/// perf c2c's trace summary and shared-lines summary, line by line, equal cpiflame's totals.
+fn check_summaries(perf_text: &str, json: &serde_json::Value) {
+    let perf = summary(perf_text);
+    let t = &json["totals"];
+    let sh = &json["shared"];
+    let pairs: [(&str, &serde_json::Value); 36] = [
+        ("Total records", &t["records"]),
+        ("Locked Load/Store Operations", &t["locked"]),
+        ("Load Operations", &t["loads"]),
+        ("Loads - uncacheable", &t["loads_uncached"]),
+        ("Loads - IO", &t["loads_io"]),
+        ("Loads - Miss", &t["loads_miss"]),
+        ("Loads - no mapping", &t["loads_no_address"]),
+        ("Load Fill Buffer Hit", &t["lfb_hit"]),
+        ("Load L1D hit", &t["l1_hit"]),
+        ("Load L2D hit", &t["l2_hit"]),
+        ("Load LLC hit", &t["llc_hit"]),
+        ("Load Local HITM", &t["local_hitm"]),
+        ("Load Remote HITM", &t["remote_hitm"]),
+        ("Load Remote HIT", &t["remote_hit"]),
+        ("Load Local DRAM", &t["local_dram"]),
+        ("Load Remote DRAM", &t["remote_dram"]),
+        ("Load MESI State Exclusive", &t["exclusive"]),
+        ("Load MESI State Shared", &t["shared"]),
+        ("Load LLC Misses", &t["llc_misses"]),
+        ("Load access blocked by data", &t["blocked_data"]),
+        ("Load access blocked by address", &t["blocked_address"]),
+        ("Load HIT Local Peer", &t["local_peer"]),
+        ("Load HIT Remote Peer", &t["remote_peer"]),
+        ("Store Operations", &t["stores"]),
+        ("Store - uncacheable", &t["stores_uncached"]),
+        ("Store - no mapping", &t["stores_no_address"]),
+        ("Store L1D Hit", &t["store_l1_hit"]),
+        ("Store L1D Miss", &t["store_l1_miss"]),
+        ("No Page Map Rejects", &t["no_map"]),
+        ("Unable to parse data source", &t["unparsable"]),
+        ("Total Shared Cache Lines", &sh["lines"]),
+        ("Load HITs on shared lines", &sh["loads"]),
+        ("Fill Buffer Hits on shared lines", &sh["lfb_hit"]),
+        ("L1D hits on shared lines", &sh["l1_hit"]),
+        ("LLC hits on shared lines", &sh["llc_hit"]),
+        ("Total Merged records", &sh["merged_records"]),
+    ];
+    for (name, ours) in pairs {
+        let theirs = perf
+            .get(name)
+            .unwrap_or_else(|| panic!("perf printed no {name}"));
+        assert_eq!(theirs, &u(ours).to_string(), "{name}");
+    }
+    let more: [(&str, &serde_json::Value); 5] = [
+        ("L2D hits on shared lines", &sh["l2_hit"]),
+        ("Locked Access on shared lines", &sh["locked"]),
+        ("Store HITs on shared lines", &sh["stores"]),
+        ("Store L1D hits on shared lines", &sh["store_l1_hit"]),
+        ("Store No available memory level", &t["store_no_level"]),
+    ];
+    for (name, ours) in more {
+        assert_eq!(perf[name], u(ours).to_string(), "{name}");
+    }
+    // The LLC-miss shares, to perf's one decimal.
+    let misses = u(&t["llc_misses"]);
+    for (name, part) in [
+        ("LLC Misses to Local DRAM", &t["local_dram"]),
+        ("LLC Misses to Remote DRAM", &t["remote_dram"]),
+        ("LLC Misses to Remote cache (HIT)", &t["remote_hit"]),
+        ("LLC Misses to Remote cache (HITM)", &t["remote_hitm"]),
+    ] {
+        let ours = format!("{:.1}%", 100.0 * u(part) as f64 / misses as f64);
+        assert_eq!(perf[name], ours, "{name}");
+    }
+}
+
+/// perf's Shared Data Cache Line table and Pareto table equal cpiflame's lines and rows.
+fn check_lines(perf_text: &str, json: &serde_json::Value) {
+    let lines = json["lines"].as_array().unwrap();
+    let perf_lines = table(perf_text, "Shared Data Cache Line Table");
+    assert_eq!(perf_lines.len(), lines.len(), "{perf_lines:?}");
+    for (p, l) in perf_lines.iter().zip(lines) {
+        let st = &l["stats"];
+        let ours = [
+            u(&l["index"]).to_string(),
+            format!("{:#x}", u(&l["address"])),
+            format!("{:.2}%", 100.0 * l["hitm_share"].as_f64().unwrap()),
+            u(&st["total_hitm"]).to_string(),
+            u(&st["local_hitm"]).to_string(),
+            u(&st["remote_hitm"]).to_string(),
+            u(&st["records"]).to_string(),
+            u(&st["loads"]).to_string(),
+            u(&st["stores"]).to_string(),
+            u(&st["store_l1_hit"]).to_string(),
+            u(&st["store_l1_miss"]).to_string(),
+            u(&st["store_no_level"]).to_string(),
+            u(&st["lfb_hit"]).to_string(),
+            u(&st["l1_hit"]).to_string(),
+            u(&st["l2_hit"]).to_string(),
+            u(&st["llc_hit_clean"]).to_string(),
+            u(&st["local_hitm"]).to_string(),
+            u(&st["remote_hit"]).to_string(),
+            u(&st["remote_hitm"]).to_string(),
+            u(&st["local_dram"]).to_string(),
+            u(&st["remote_dram"]).to_string(),
+        ];
+        // perf's columns: index, address, node, PA cnt, then the counts.
+        let theirs: Vec<&str> = p[..2].iter().chain(&p[4..]).copied().collect();
+        assert_eq!(theirs, ours, "cache line row {p:?}");
+    }
+    // The Pareto table: a header row per line, then one row per (offset, code address).
+    let pareto = table(perf_text, "Shared Cache Line Distribution Pareto");
+    let mut rows = pareto.iter();
+    for l in lines {
+        let st = &l["stats"];
+        let head = rows.next().expect("a line header in perf's Pareto table");
+        let ours_head = [
+            u(&l["index"]).to_string(),
+            u(&st["remote_hitm"]).to_string(),
+            u(&st["local_hitm"]).to_string(),
+            u(&st["store_l1_hit"]).to_string(),
+            u(&st["store_l1_miss"]).to_string(),
+            u(&st["store_no_level"]).to_string(),
+            format!("{:#x}", u(&l["address"])),
+        ];
+        assert_eq!(head, &ours_head);
+        for r in l["offsets"].as_array().unwrap() {
+            let p = rows.next().expect("a Pareto row");
+            let rs = &r["stats"];
+            let share = |k: &str| format!("{:.2}%", 100.0 * r[k].as_f64().unwrap());
+            let mean = |k: &str| format!("{:.0}", r[k].as_f64().unwrap());
+            let nodes: Vec<String> = r["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| u(&n["node"]).to_string())
+                .collect();
+            let ours = [
+                share("remote_hitm_share"),
+                share("local_hitm_share"),
+                share("store_l1_hit_share"),
+                share("store_l1_miss_share"),
+                share("store_no_level_share"),
+                format!("{:#x}", u(&r["offset"])),
+                format!("{:#x}", u(&r["code_address"])),
+                mean("mean_remote_hitm_latency"),
+                mean("mean_local_hitm_latency"),
+                mean("mean_other_load_latency"),
+                u(&rs["records"]).to_string(),
+                r["cpus"].as_array().unwrap().len().to_string(),
+                r["symbol"].as_str().unwrap().to_string(),
+                nodes.join(","),
+            ];
+            // perf: 5 shares, offset, node, PA cnt, code address, 3 means, records, cpu cnt,
+            // [.], symbol, object (`[JIT] tid N`), source:line, node list.
+            // ... `[JIT] tid PID`, source:line (perf has none for perf-map code: sym+off),
+            // then the nodes, space-separated.
+            let node_list = p[20..].join(",");
+            let theirs = [
+                p[0], p[1], p[2], p[3], p[4], p[5], p[8], p[9], p[10], p[11], p[12], p[13], p[15],
+                &node_list,
+            ];
+            assert_eq!(theirs, ours, "Pareto row {p:?}");
+            // perf names the process in the object column of perf-map code.
+            assert_eq!(p[18], r["pids"][0].to_string());
+        }
+    }
+    assert!(rows.next().is_none(), "perf lists more Pareto rows");
+}
+
+/// `perf mem report --sort=mem`: samples and weight share per event and level text.
+fn check_data_sources(file: &Path, json: &serde_json::Value) {
+    let text = perf(&["mem", "report", "--stdio", "--sort=mem"], file).unwrap();
+    let sources = json["data_sources"].as_array().unwrap();
+    let mut sections = text.split("# Samples: ").skip(1);
+    for event in json["events"].as_array().unwrap() {
+        let event = event.as_str().unwrap();
+        let section = sections.next().expect("a section per event");
+        assert!(
+            section.contains(&format!("of event '{event}'")),
+            "{section}"
+        );
+        let ours: Vec<&serde_json::Value> =
+            sources.iter().filter(|s| s["event"] == event).collect();
+        // perf weighs a sample of weight 0 as 1.
+        let weight = |s: &serde_json::Value| u(&s["weight"]).max(u(&s["samples"]));
+        let total: u64 = ours.iter().map(|s| weight(s)).sum();
+        let total_line = section
+            .lines()
+            .find_map(|l| l.strip_prefix("# Total weight : "))
+            .unwrap();
+        if ours.iter().all(|s| u(&s["weight"]) != 0) {
+            assert_eq!(total_line.trim(), total.to_string(), "{event}");
+        }
+        let rows: Vec<(String, u64, String)> = section
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                !l.starts_with('#') && l.trim_start().starts_with(|c: char| c.is_ascii_digit())
+            })
+            .map(|l| {
+                let mut w = l.split_whitespace();
+                let overhead = w.next().unwrap().to_string();
+                let samples = w.next().unwrap().parse().unwrap();
+                (w.collect::<Vec<_>>().join(" "), samples, overhead)
+            })
+            .collect();
+        assert_eq!(rows.len(), ours.len(), "{event}: {rows:?}");
+        for (level, samples, overhead) in rows {
+            let s = ours
+                .iter()
+                .find(|s| s["level"] == level.as_str())
+                .unwrap_or_else(|| panic!("{event}: no {level} in cpiflame's data sources"));
+            assert_eq!(u(&s["samples"]), samples, "{event} {level}");
+            if u(&s["weight"]) != 0 {
+                assert_eq!(pct(u(&s["weight"]), total), overhead, "{event} {level}");
+            }
+        }
+    }
+}
+
+#[test]
+fn c2c_equals_perf_c2c_and_perf_mem_on_a_synthetic_file() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let dir = Dir::new("c2c-perf");
+    let pid = synthetic_pid(0);
+    let file = write_c2c_file(&dir.0, pid);
+    for (sort, flag) in [("tot", "tot"), ("rmt", "rmt"), ("lcl", "lcl")] {
+        let json = json_of(&file, sort);
+        let text = perf(&["c2c", "report", "--stdio", "-d", flag], &file).unwrap();
+        check_summaries(&text, &json);
+        check_lines(&text, &json);
+        if sort == "tot" {
+            check_data_sources(&file, &json);
+            check_arithmetic(&json);
+        }
+    }
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+}
+
+/// What the groups table says, by exact arithmetic: load weight, lines, means.
+fn check_arithmetic(json: &serde_json::Value) {
+    let weight = |g: &Group| g.count * g.weight + 3 * g.count * (g.count - 1) / 2;
+    let is_load = |g: &Group| g.data_src & at(OP_LOAD, OP_SHIFT) != 0;
+    let all = groups();
+    let load_weight: u64 = all.iter().filter(|g| is_load(g)).map(weight).sum();
+    assert_eq!(u(&json["totals"]["load_weight"]), load_weight);
+    assert_eq!(
+        u(&json["totals"]["loads"]),
+        all.iter()
+            .filter(|g| is_load(g))
+            .map(|g| g.count)
+            .sum::<u64>()
+    );
+    // Line A's mean load latency: every load whose address is in it.
+    let in_a: Vec<&Group> = all
+        .iter()
+        .filter(|g| is_load(g) && g.addr & !63 == LINE_A)
+        .collect();
+    let (n, w) = in_a
+        .iter()
+        .fold((0, 0), |(n, w), g| (n + g.count, w + weight(g)));
+    let line_a = &json["lines"][0];
+    assert_eq!(u(&line_a["address"]), LINE_A);
+    assert_eq!(u(&line_a["load_weight"]), w);
+    assert_eq!(
+        line_a["mean_load_latency"].as_f64().unwrap(),
+        w as f64 / n as f64
+    );
+}
+
+#[test]
+fn a_file_without_memory_samples_is_one_clear_error() {
+    let dir = Dir::new("c2c-nomem");
+    let attr = EventAttr {
+        type_: 1,
+        config: 0,
+        sample_period_or_freq: 1000,
+        sample_type: sample::IP | sample::TID,
+        name: Some("cpu-clock".into()),
+        ..EventAttr::default()
+    };
+    let path = dir.path("plain.data");
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let fields = SampleFields {
+        ip: CODE,
+        pid: 1,
+        tid: 1,
+        ..SampleFields::default()
+    };
+    w.write_record(&sample_record(&attr, &fields).unwrap())
+        .unwrap();
+    w.finish(&Features::default()).unwrap();
+    let out = cpiflame(&["c2c", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("plain.data") && err.contains("no memory samples"),
+        "{err}"
+    );
+}
