@@ -14,7 +14,9 @@
 //!   `event=0xd0,umask=0x5,ldlat=3` on `cpu_atom`, stores `event=0xd0,umask=0x82` from
 //!   Haswell on, the aux event `event=0x03,umask=0x82`); `ldlat` is config1 bits 0-15 (the
 //!   PMU's `format/ldlat`). `P` is the highest precise level the PMU allows: its
-//!   `caps/max_precise`.
+//!   `caps/max_precise`. Intel's event lists (perf's pmu-events JSON) name the same
+//!   encoding MEM_TRANS_RETIRED.LOAD_LATENCY_GT_N: event 0xcd, umask 0x1, the threshold N
+//!   in the load-latency MSR, which is what the kernel's `ldlat` term (config1) sets.
 //! - AMD: perf's `mem-ldst` event is `ibs_op//`, the IBS op PMU with its dynamic type and
 //!   config 0, not precise. IBS cannot filter by privilege level (the kernel's
 //!   PERF_PMU_CAP_NO_EXCLUDE), so no exclude bit may be set. The kernel fills DATA_SRC,
