@@ -14,6 +14,7 @@ use cpiflame_perf_data::write::{
     attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, NumaNode,
     PerfDataWriter, SampleFields, SampleId,
 };
+use cpiflame_perf_data::Weight;
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x5600_0000_0000;
@@ -160,6 +161,7 @@ fn groups() -> Vec<Group> {
             7,
             0,
         ),
+        g(1, "writer", 0x18, LINE_B + 0x8, st(hit | LVL_UNC), 2, 0),
         g(
             0,
             "reader",
@@ -263,6 +265,57 @@ fn groups() -> Vec<Group> {
             2,
             220,
         ),
+        // The newer encodings: Skylake's remote bit without hops (remote DRAM and, with
+        // HITM, remote HITM to perf c2c), a level number with hops, a peer snoop, blocked
+        // loads.
+        g(
+            3,
+            "scan",
+            0x48,
+            LINE_B + 0x10,
+            ld(hit | LVL_L3, SNOOP_HITM) | at(REMOTE_REMOTE, REMOTE_SHIFT),
+            2,
+            400,
+        ),
+        g(
+            2,
+            "scan",
+            0x4c,
+            SCATTER + 0xa00,
+            ld(hit, SNOOP_NONE)
+                | at(LVLNUM_RAM, LVLNUM_SHIFT)
+                | at(REMOTE_REMOTE, REMOTE_SHIFT)
+                | at(HOPS_2, HOPS_SHIFT),
+            2,
+            330,
+        ),
+        g(
+            1,
+            "scan",
+            0x4c,
+            SCATTER + 0xb00,
+            ld(hit | LVL_L2, SNOOP_NONE) | at(SNOOPX_PEER, SNOOPX_SHIFT),
+            2,
+            60,
+        ),
+        g(
+            0,
+            "scan",
+            0x50,
+            SCATTER + 0xc00,
+            ld(hit | LVL_L1, SNOOP_NONE) | at(BLK_DATA, BLK_SHIFT),
+            1,
+            9,
+        ),
+        g(
+            0,
+            "scan",
+            0x50,
+            SCATTER + 0xd00,
+            ld(hit | LVL_L1, SNOOP_NONE) | at(BLK_ADDR, BLK_SHIFT),
+            1,
+            9,
+        ),
         // Not a load or store; a load with no address; a load outside every mapping.
         g(1, "scan", 0x44, SCATTER + 0x900, at(OP_NA, OP_SHIFT), 1, 7),
         g(1, "scan", 0x44, 0, ld(hit | LVL_L1, SNOOP_NONE), 2, 3),
@@ -280,7 +333,11 @@ fn groups() -> Vec<Group> {
 
 /// Writes the perf.data file (events named as `perf c2c record` names them on Intel) and the
 /// perf map that names its code; returns the file.
-fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
+///
+/// With `weight_struct` the weights are PERF_SAMPLE_WEIGHT_STRUCT words (latency in
+/// `var1_dw`, an instruction latency in `var2_w` that must not count), as Intel's newer
+/// PEBS kernels write them.
+fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathBuf {
     let sample_type = sample::IDENTIFIER
         | sample::IP
         | sample::TID
@@ -289,7 +346,11 @@ fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
         | sample::ID
         | sample::CPU
         | sample::PERIOD
-        | sample::WEIGHT
+        | if weight_struct {
+            sample::WEIGHT_STRUCT
+        } else {
+            sample::WEIGHT
+        }
         | sample::DATA_SRC
         | sample::PHYS_ADDR;
     let events = [
@@ -362,7 +423,16 @@ fn write_c2c_file(dir: &Path, pid: i32) -> PathBuf {
                 id: 100 + event as u64,
                 cpu: CPUS[group.thread],
                 period: 4000,
-                weight: if is_store { 0 } else { group.weight + 3 * k },
+                weight: match (is_store, weight_struct) {
+                    (true, _) => 0,
+                    (false, false) => group.weight + 3 * k,
+                    (false, true) => Weight::Struct {
+                        var1_dw: (group.weight + 3 * k) as u32,
+                        var2_w: 11,
+                        var3_w: 0,
+                    }
+                    .word(),
+                },
 
                 data_src: group.data_src,
                 phys_addr: 0,
@@ -557,9 +627,9 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
             u(&st["total_hitm"]).to_string(),
             u(&st["local_hitm"]).to_string(),
             u(&st["remote_hitm"]).to_string(),
-            u(&st["records"]).to_string(),
-            u(&st["loads"]).to_string(),
-            u(&st["stores"]).to_string(),
+            u(&l["records"]).to_string(),
+            u(&l["loads"]).to_string(),
+            u(&l["stores"]).to_string(),
             u(&st["store_l1_hit"]).to_string(),
             u(&st["store_l1_miss"]).to_string(),
             u(&st["store_no_level"]).to_string(),
@@ -615,7 +685,7 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
                 mean("mean_remote_hitm_latency"),
                 mean("mean_local_hitm_latency"),
                 mean("mean_other_load_latency"),
-                u(&rs["records"]).to_string(),
+                u(&r["records"]).to_string(),
                 r["cpus"].as_array().unwrap().len().to_string(),
                 r["symbol"].as_str().unwrap().to_string(),
                 nodes.join(","),
@@ -697,19 +767,21 @@ fn c2c_equals_perf_c2c_and_perf_mem_on_a_synthetic_file() {
         return;
     }
     let dir = Dir::new("c2c-perf");
-    let pid = synthetic_pid(0);
-    let file = write_c2c_file(&dir.0, pid);
-    for (sort, flag) in [("tot", "tot"), ("rmt", "rmt"), ("lcl", "lcl")] {
-        let json = json_of(&file, sort);
-        let text = perf(&["c2c", "report", "--stdio", "-d", flag], &file).unwrap();
-        check_summaries(&text, &json);
-        check_lines(&text, &json);
-        if sort == "tot" {
-            check_data_sources(&file, &json);
-            check_arithmetic(&json);
+    for weight_struct in [false, true] {
+        let pid = synthetic_pid(u32::from(weight_struct));
+        let file = write_c2c_file(&dir.0, pid, weight_struct);
+        for sort in ["tot", "rmt", "lcl"] {
+            let json = json_of(&file, sort);
+            let text = perf(&["c2c", "report", "--stdio", "-d", sort], &file).unwrap();
+            check_summaries(&text, &json);
+            check_lines(&text, &json);
+            if sort == "tot" {
+                check_data_sources(&file, &json);
+                check_arithmetic(&json);
+            }
         }
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     }
-    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
 
 /// What the groups table says, by exact arithmetic: load weight, lines, means.

@@ -144,6 +144,28 @@ impl C2cStats {
         s
     }
 
+    /// Loads perf c2c's tables count (perf's `get_load_cache_hits` + `get_load_llc_misses`):
+    /// by level, so a sample counted at two levels counts twice and an uncached, I/O or
+    /// unknown-level load not at all.
+    pub fn classified_loads(&self) -> u64 {
+        self.ld_fbhit
+            + self.ld_l1hit
+            + self.ld_l2hit
+            + self.ld_llchit
+            + self.lcl_hitm
+            + self.llc_misses()
+    }
+
+    /// Stores perf c2c's tables count (`get_stores`): L1 hit, L1 miss, no level.
+    pub fn classified_stores(&self) -> u64 {
+        self.st_l1hit + self.st_l1miss + self.st_na
+    }
+
+    /// perf c2c's "Total records" of a line or row (`total_records`).
+    pub fn classified_records(&self) -> u64 {
+        self.classified_loads() + self.classified_stores()
+    }
+
     /// Loads that missed the LLC (perf's "Load LLC Misses"): remote HITM, remote HIT,
     /// local and remote DRAM.
     pub fn llc_misses(&self) -> u64 {
