@@ -9,6 +9,9 @@ use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, ScriptError
 
 use crate::{output, warn_all, Outcome};
 
+/// `render`'s title unless `--title` says otherwise (`--mem` has its own).
+const DEFAULT_TITLE: &str = "CPI Flame Graph";
+
 /// How to read a recording: which events play which role, where the binaries are.
 #[derive(Args)]
 pub struct SourceArgs {
@@ -99,7 +102,7 @@ pub struct RenderArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Title of the graph.
-    #[arg(long, default_value = "CPI Flame Graph")]
+    #[arg(long, default_value = DEFAULT_TITLE)]
     title: String,
     #[command(flatten)]
     layout: LayoutArgs,
@@ -107,6 +110,11 @@ pub struct RenderArgs {
     /// cycles, normalised (`difffolded.pl -n | flamegraph.pl`), drawn with inferno.
     #[arg(long)]
     classic: bool,
+    /// The memory flame graph of a memory recording (`record --mem`, `perf mem record`):
+    /// load samples only, width = summed load latency, colour = where the loads were
+    /// served (L1 red ... remote DRAM / HITM blue).
+    #[arg(long, conflicts_with_all = ["classic", "stalls", "cycles", "instructions"])]
+    mem: bool,
 }
 
 #[derive(Args)]
@@ -138,6 +146,9 @@ pub struct ScriptArgs {
 }
 
 pub fn render(args: RenderArgs) -> Result<Outcome> {
+    if args.mem {
+        return render_mem(args);
+    }
     let Loaded {
         profile,
         roles,
@@ -163,6 +174,53 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
     } else {
         cpiflame_render::render_cpi(&profile, cycles, roles.stalls, &options, &mut out)?;
     }
+    out.flush()?;
+    Ok(Outcome::Done)
+}
+
+/// `render --mem`: the load samples' flame graph.
+fn render_mem(args: RenderArgs) -> Result<Outcome> {
+    let input = &args.input;
+    let options = LoadOptions {
+        file: input.file.clone(),
+        symfs: input.source.symfs.clone(),
+        kallsyms: input.source.kallsyms.clone(),
+        kernel: !input.source.no_kernel,
+        pid: input.pid,
+        tid: input.tid,
+        ..LoadOptions::default()
+    };
+    let mut warnings = Vec::new();
+    let loads = cpiflame_pipeline::load_loads(&options, &mut warnings);
+    warn_all(&warnings);
+    let loads = loads?;
+    let classes: Vec<cpiflame_render::ServedClass> = loads
+        .classes
+        .iter()
+        .map(|c| cpiflame_render::ServedClass {
+            name: c.name().to_string(),
+            distance: c.distance(),
+        })
+        .collect();
+    let st = &loads.stats;
+    let options = cpiflame_render::Options {
+        title: if args.title == DEFAULT_TITLE {
+            "Memory Load Flame Graph".to_string()
+        } else {
+            args.title
+        },
+        subtitle: Some(format!(
+            "width: load latency (cycles) · left out: {} store and {} other samples",
+            st.stores, st.other
+        )),
+        width: args.layout.width,
+        min_width: args.layout.minwidth,
+        inverted: args.layout.inverted,
+        instructions: None,
+        ratio_cycles: None,
+    };
+    let mut out = output(&args.output)?;
+    cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }

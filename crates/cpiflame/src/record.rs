@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::Args;
+use cpiflame_events::memory::MemOptions;
 use cpiflame_pipeline::RecordingMarks;
 use cpiflame_record::plan::{summary_lines, EventPlan, EventRequest};
 use cpiflame_record::{record, CallGraph, Rate, RecordOptions, Target};
@@ -38,6 +39,17 @@ pub struct RecordArgs {
     /// recorded alone, as without this flag.
     #[arg(long, alias = "group-sampling", conflicts_with = "events")]
     leader_sampling: bool,
+    /// Sample memory accesses (loads with their latency, data address and data source, and
+    /// stores) with this CPU's memory-sampling PMU (Intel PEBS load latency, AMD IBS);
+    /// without one, an error: there is no fallback.
+    #[arg(long, conflicts_with_all = ["events", "stalls", "cycles", "with_instructions", "leader_sampling"])]
+    mem: bool,
+    /// With --mem: sample loads taking at least N core cycles (Intel's ldlat, 1-65535).
+    #[arg(long, value_name = "N", requires = "mem", default_value_t = cpiflame_events::memory::DEFAULT_LDLAT)]
+    ldlat: u32,
+    /// With --mem: also sample physical data addresses (PERF_SAMPLE_PHYS_ADDR).
+    #[arg(long, requires = "mem")]
+    phys_data: bool,
     /// Sample every PERIOD events (all events the same period).
     #[arg(
         short = 'c',
@@ -86,13 +98,20 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         }
     };
     let call_graph: CallGraph = args.call_graph.parse().map_err(anyhow::Error::msg)?;
-    let plan = EventPlan::choose(&EventRequest {
-        events: args.events.clone(),
-        stalls: args.stalls.clone(),
-        cycles: args.cycles.clone(),
-        with_instructions: args.with_instructions,
-        leader_sampling: args.leader_sampling,
-    })?;
+    let plan = if args.mem {
+        EventPlan::memory(MemOptions {
+            ldlat: args.ldlat,
+            phys_addr: args.phys_data,
+        })?
+    } else {
+        EventPlan::choose(&EventRequest {
+            events: args.events.clone(),
+            stalls: args.stalls.clone(),
+            cycles: args.cycles.clone(),
+            with_instructions: args.with_instructions,
+            leader_sampling: args.leader_sampling,
+        })?
+    };
     for n in &plan.notes {
         eprintln!("cpiflame: {n}");
     }
@@ -118,6 +137,7 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         buffer_pages: args.mmap_pages,
         status_line: true,
         cmdline,
+        memory: plan.memory,
     };
     let report = record(&options)?;
     warn_all(&report.warnings);

@@ -73,6 +73,7 @@
 pub mod attr_flags;
 pub mod cpu;
 mod format;
+pub mod memory;
 mod names;
 pub mod presets;
 mod resolve;

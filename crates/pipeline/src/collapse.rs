@@ -307,7 +307,7 @@ impl ReadDeltas {
     }
 }
 
-fn profile_frame(
+pub(crate) fn profile_frame(
     profile: &mut Profile,
     map: &mut Vec<Option<FrameId>>,
     resolver: &Resolver,

@@ -10,6 +10,9 @@
 //!   Samples of leader-sampled groups weigh each member's column by that member's counter
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
+//! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
+//!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
+//!   their latency, for `render --mem`.
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
 //!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
@@ -19,6 +22,7 @@ mod collapse;
 mod hybrid;
 mod load;
 mod marks;
+mod memory;
 mod script;
 
 pub use collapse::{
@@ -26,4 +30,5 @@ pub use collapse::{
 };
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
+pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use script::{write_script, ScriptError};

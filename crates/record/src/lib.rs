@@ -116,6 +116,18 @@ pub struct RecordOptions {
     pub status_line: bool,
     /// The command line stored in the file.
     pub cmdline: Vec<String>,
+    /// Memory-access sampling (`record --mem`): extra sample_type bits for every event.
+    pub memory: Option<MemorySampling>,
+}
+
+/// What `record --mem` adds to every event's attr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemorySampling {
+    /// sample_type bits (ADDR, DATA_SRC, WEIGHT or WEIGHT_STRUCT, PHYS_ADDR).
+    pub sample_type: u64,
+    /// The PMU refuses exclude bits (AMD IBS): kernel samples are kept rather than
+    /// excluded where kernel call chains are not allowed.
+    pub no_exclude: bool,
 }
 
 /// One kernel group of [`RecordOptions::events`].
@@ -311,6 +323,12 @@ fn event_attr(
         CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
         CallGraph::None => {}
     }
+    let no_exclude = o.memory.is_some_and(|m| m.no_exclude);
+    if let Some(m) = o.memory {
+        sample_type |= m.sample_type;
+        // `-d`: data mappings too, so data addresses can be told by mapping.
+        flags |= attr_flags::MMAP_DATA;
+    }
     if leader {
         // A member follows its leader; a leader enabled before the exec would sample the
         // recorder's own child first.
@@ -329,7 +347,7 @@ fn event_attr(
             | attr_flags::COMM_EXEC
             | attr_flags::TASK;
     }
-    if !kernel_callchains {
+    if !kernel_callchains && !no_exclude {
         flags |= attr_flags::EXCLUDE_KERNEL;
     }
     let period = match e.rate_or(o.sampling) {
@@ -1092,6 +1110,15 @@ use std::os::unix::ffi::OsStrExt;
 
 /// Checks that `events` open here, as one group on this process, without recording.
 pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
+    probe_sampling(events, None)
+}
+
+/// [`probe`], with the sample_type bits of memory sampling (the kernel checks some of them:
+/// a load-latency event sampling DATA_SRC needs its auxiliary event as leader).
+pub fn probe_sampling(
+    events: &[ResolvedEvent],
+    memory: Option<MemorySampling>,
+) -> Result<(), RecordError> {
     let options = RecordOptions {
         events: events.to_vec(),
         groups: Vec::new(),
@@ -1103,6 +1130,7 @@ pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
         buffer_pages: 1,
         status_line: false,
         cmdline: Vec::new(),
+        memory,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
@@ -1165,6 +1193,7 @@ mod tests {
             buffer_pages: 1,
             status_line: false,
             cmdline: Vec::new(),
+            memory: None,
         }
     }
 
@@ -1222,5 +1251,147 @@ mod tests {
         let e =
             build_attrs(&options("cpu-clock,task-clock", &[(1, false)]), true, true).unwrap_err();
         assert!(e.to_string().contains("do not cover"), "{e}");
+    }
+
+    /// `record --mem`'s options for a preset read from fake sysfs files.
+    fn memory_options(cpu: &str, pmus: &[(&str, &str)], files: &[(&str, &str)]) -> RecordOptions {
+        use cpiflame_events::memory::{memory_presets, MemOptions};
+        let cpu = cpiflame_events::parse_cpuinfo(cpu).unwrap();
+        let pmus = cpiflame_events::Pmus::from_entries(pmus.iter().map(|(n, t)| (*n, Some(*t))));
+        let files: HashMap<String, String> = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let found = memory_presets(
+            &cpu,
+            &pmus,
+            &|p| files.get(p).cloned(),
+            MemOptions::default(),
+        );
+        let m = machine::MemoryEvents::of(&found.presets[0]);
+        RecordOptions {
+            events: m.events,
+            groups: m.groups,
+            memory: Some(m.sampling),
+            sampling: Rate::Frequency(4000),
+            ..options("cpu-clock", &[])
+        }
+    }
+
+    const SKYLAKE: &str = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\n";
+    const ZEN3: &str = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 33\n";
+    const ALDER_LAKE: &str = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n";
+
+    /// The recorder's part of the sample_type (IDENTIFIER where perf has ID) and the memory
+    /// bits perf mem sets (`-d`: ADDR, DATA_SRC; `-W` on x86: WEIGHT_STRUCT), with DWARF
+    /// call chains as every recording has them.
+    const MEM_SAMPLE_TYPE: u64 = st::IDENTIFIER
+        | st::IP
+        | st::TID
+        | st::TIME
+        | st::ADDR
+        | st::CPU
+        | st::PERIOD
+        | st::REGS_USER
+        | st::STACK_USER
+        | st::CALLCHAIN
+        | st::DATA_SRC
+        | st::WEIGHT_STRUCT;
+
+    fn precise(a: &EventAttr) -> u64 {
+        (a.flags & attr_flags::PRECISE_IP_MASK) >> attr_flags::PRECISE_IP_SHIFT
+    }
+
+    /// `perf mem record` on Skylake opens `cpu/mem-loads,ldlat=30/P` and
+    /// `cpu/mem-stores/P`: type 4, config 0x1cd with config1 30 and config 0x82d0,
+    /// precise_ip 3, at 4000 samples a second, each on its own.
+    #[test]
+    fn skylake_memory_attrs_are_perf_mems() {
+        let o = memory_options(
+            SKYLAKE,
+            &[("cpu", "4")],
+            &[
+                ("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
+                ("cpu/events/mem-stores", "event=0xd0,umask=0x82"),
+                ("cpu/caps/max_precise", "3"),
+            ],
+        );
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let [loads, stores] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!((loads.type_, loads.config, loads.config1), (4, 0x1cd, 30));
+        assert_eq!(
+            (stores.type_, stores.config, stores.config1),
+            (4, 0x82d0, 0)
+        );
+        for a in [loads, stores] {
+            assert_eq!(precise(a), 3);
+            assert_eq!(a.sample_type, MEM_SAMPLE_TYPE);
+            assert_eq!(a.sample_period_or_freq, 4000);
+            let on = attr_flags::FREQ
+                | attr_flags::MMAP_DATA
+                | attr_flags::DISABLED
+                | attr_flags::EXCLUDE_GUEST;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
+        assert!(group_descs(&o).is_empty());
+    }
+
+    /// Alder Lake's P-cores: `{cpu_core/mem-loads-aux/,cpu_core/mem-loads,ldlat=30/}:P`
+    /// (the aux event leads, as the kernel demands) and `cpu_core/mem-stores/P`, on
+    /// cpu_core's own type.
+    #[test]
+    fn alder_lake_memory_attrs_group_the_aux_event_first() {
+        let o = memory_options(
+            ALDER_LAKE,
+            &[("cpu_core", "8"), ("cpu_atom", "10")],
+            &[
+                ("cpu_core/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
+                ("cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82"),
+                ("cpu_core/events/mem-stores", "event=0xd0,umask=0x82"),
+                ("cpu_core/caps/max_precise", "3"),
+            ],
+        );
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let got: Vec<(u32, u64, u64, u64)> = attrs
+            .iter()
+            .map(|a| (a.type_, a.config, a.config1, precise(a)))
+            .collect();
+        assert_eq!(
+            got,
+            [(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3), (8, 0x82d0, 0, 3)]
+        );
+        assert!(attrs.iter().all(|a| a.sample_type == MEM_SAMPLE_TYPE));
+        assert_ne!(attrs[0].flags & attr_flags::DISABLED, 0);
+        assert_eq!(attrs[1].flags & attr_flags::DISABLED, 0, "a member follows");
+        assert_eq!(
+            group_descs(&o),
+            [GroupDesc {
+                name: None,
+                leader: 0,
+                members: 2
+            }]
+        );
+    }
+
+    /// AMD: `ibs_op//` on its dynamic type, config 0, not precise, and no exclude bit even
+    /// where kernel call chains are not allowed (IBS refuses them all).
+    #[test]
+    fn amd_ibs_op_attrs_have_no_exclude_bits() {
+        let o = memory_options(ZEN3, &[("cpu", "4"), ("ibs_op", "11")], &[]);
+        let attrs = build_attrs(&o, false, true).unwrap();
+        let [op] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!((op.type_, op.config, precise(op)), (11, 0, 0));
+        let excludes = attr_flags::EXCLUDE_USER
+            | attr_flags::EXCLUDE_KERNEL
+            | attr_flags::EXCLUDE_HV
+            | attr_flags::EXCLUDE_IDLE
+            | attr_flags::EXCLUDE_HOST
+            | attr_flags::EXCLUDE_GUEST;
+        assert_eq!(op.flags & excludes, 0);
+        assert_eq!(op.sample_type, MEM_SAMPLE_TYPE & !st::CALLCHAIN);
     }
 }

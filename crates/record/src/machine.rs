@@ -5,9 +5,12 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use cpiflame_events::{discover_pmus, presets, resolve_event, Presets, ResolvedEvent, SYSFS_ROOT};
+use cpiflame_events::memory::{memory_presets, MemOptions, MemPreset, MemPresets};
+use cpiflame_events::{
+    devices_dir, discover_pmus, presets, resolve_event, Presets, ResolvedEvent, SYSFS_ROOT,
+};
 
-use crate::probe;
+use crate::{probe, probe_sampling, Group, MemorySampling};
 
 /// What was detected here.
 struct Machine {
@@ -43,6 +46,88 @@ fn resolve(spec: &str) -> Result<ResolvedEvent, String> {
 /// Whether `events` open here as one group; `Err` says why not.
 fn opens(events: &[ResolvedEvent]) -> Result<(), String> {
     probe(events).map_err(|e| e.to_string())
+}
+
+/// This machine's memory-sampling presets.
+fn detect_memory(options: MemOptions) -> io::Result<MemPresets> {
+    let cpu = cpiflame_events::detect()
+        .map_err(|e| io::Error::new(e.kind(), format!("/proc/cpuinfo: {e}")))?;
+    let pmus = discover_pmus(Path::new(SYSFS_ROOT)).unwrap_or_default();
+    let dir = devices_dir(Path::new(SYSFS_ROOT));
+    let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
+    Ok(memory_presets(&cpu, &pmus, &read, options))
+}
+
+/// A memory preset's events, kernel groups and sample_type additions, as the recorder
+/// takes them.
+pub struct MemoryEvents {
+    pub events: Vec<ResolvedEvent>,
+    pub groups: Vec<Group>,
+    pub sampling: MemorySampling,
+    /// The preset's label.
+    pub label: String,
+}
+
+impl MemoryEvents {
+    pub(crate) fn of(preset: &MemPreset) -> MemoryEvents {
+        MemoryEvents {
+            events: preset
+                .groups
+                .iter()
+                .flatten()
+                .map(|e| e.event.clone())
+                .collect(),
+            groups: preset
+                .groups
+                .iter()
+                .map(|g| Group {
+                    len: g.len(),
+                    // perf describes its `{aux,loads}:P` group in GROUP_DESC.
+                    described: g.len() > 1,
+                })
+                .collect(),
+            sampling: MemorySampling {
+                sample_type: preset.sample_type,
+                no_exclude: preset.no_exclude,
+            },
+            label: preset.label.clone(),
+        }
+    }
+}
+
+/// Whether every group of `preset` opens here (with its memory sample bits).
+fn memory_opens(preset: &MemPreset) -> Result<(), String> {
+    if let Some(why) = &preset.unsupported {
+        return Err(why.clone());
+    }
+    let m = MemoryEvents::of(preset);
+    for g in &preset.groups {
+        let events: Vec<ResolvedEvent> = g.iter().map(|e| e.event.clone()).collect();
+        probe_sampling(&events, Some(m.sampling)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The first memory preset that opens here; `Err`: one line saying what was looked for and
+/// why nothing is usable. Never a fallback.
+pub fn memory_events(options: MemOptions) -> io::Result<Result<MemoryEvents, String>> {
+    let found = detect_memory(options)?;
+    let mut refusals = Vec::new();
+    for preset in &found.presets {
+        match memory_opens(preset) {
+            Ok(()) => return Ok(Ok(MemoryEvents::of(preset))),
+            Err(why) => refusals.push(format!("{}: {why}", preset.label)),
+        }
+    }
+    Ok(Err(if refusals.is_empty() {
+        format!(
+            "no memory-sampling PMU here (looked for {} under {}); memory-access sampling needs Intel PEBS load latency, AMD IBS or ARM SPE, which most VMs do not expose",
+            found.looked_for,
+            devices_dir(Path::new(SYSFS_ROOT)).display()
+        )
+    } else {
+        format!("no memory-sampling PMU opens here: {}", refusals.join("; "))
+    }))
 }
 
 /// The first preset pair (stalls, cycles, and instructions when asked) of this CPU that
@@ -119,6 +204,8 @@ pub fn write_list(out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "--with-instructions adds: {}", presets.instructions)?;
     }
     writeln!(out)?;
+    write_memory_list(out)?;
+    writeln!(out)?;
     match chosen {
         Some(i) => writeln!(
             out,
@@ -136,5 +223,46 @@ pub fn write_list(out: &mut impl Write) -> io::Result<()> {
                 "cpiflame record would use cpu-clock alone (no stall/cycles pair opens here; the graph will have no stall colours); cpu-clock {status}"
             )
         }
+    }
+}
+
+/// The memory-sampling part of `cpiflame list`: each preset with its events, encodings and
+/// whether it opens here.
+fn write_memory_list(out: &mut impl Write) -> io::Result<()> {
+    let found = detect_memory(MemOptions::default())?;
+    writeln!(out, "Memory-sampling presets (record --mem), in order:")?;
+    let mut chosen = None;
+    for (i, p) in found.presets.iter().enumerate() {
+        writeln!(out, "  {}. {}", i + 1, p.label)?;
+        for e in p.groups.iter().flatten() {
+            let r = &e.event;
+            writeln!(
+                out,
+                "     {}: type {} config {:#x} config1 {:#x} precise_ip {}",
+                e.spec, r.type_, r.config, r.config1, r.precise_ip
+            )?;
+        }
+        if !p.groups.is_empty() {
+            writeln!(out, "     sample_type adds {:#x}", p.sample_type)?;
+        }
+        let status = match memory_opens(p) {
+            Ok(()) => {
+                chosen.get_or_insert(i);
+                "opens".to_string()
+            }
+            Err(e) => format!("does not open: {e}"),
+        };
+        writeln!(out, "     {status}")?;
+    }
+    if found.presets.is_empty() {
+        writeln!(
+            out,
+            "  (none: no memory-sampling PMU here; looked for {})",
+            found.looked_for
+        )?;
+    }
+    match chosen {
+        Some(i) => writeln!(out, "cpiflame record --mem would use preset {}", i + 1),
+        None => writeln!(out, "cpiflame record --mem refuses to run here"),
     }
 }

@@ -10,7 +10,9 @@ use cpiflame_events::{
     DEFAULT_PERIOD, SYSFS_ROOT,
 };
 
-use crate::{machine, Group, RecordOptions, Report};
+use cpiflame_events::memory::{check_ldlat, MemOptions};
+
+use crate::{machine, Group, MemorySampling, RecordOptions, Report};
 
 /// What the user asked for.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +40,8 @@ pub struct EventPlan {
     pub roles: Option<(String, String)>,
     /// What was chosen and why, one line each.
     pub notes: Vec<String>,
+    /// `record --mem`: the memory sample bits every event gets.
+    pub memory: Option<MemorySampling>,
 }
 
 /// Why the events could not be chosen.
@@ -52,6 +56,9 @@ pub enum PlanError {
     /// Flags that do not go together, or a spec list where one event is needed.
     #[error("{0}")]
     Usage(String),
+    /// `record --mem` on a machine without a memory-sampling PMU that opens.
+    #[error("{0}")]
+    NoMemoryPmu(String),
     /// Detecting the CPU (`/proc/cpuinfo`).
     #[error(transparent)]
     Detect(#[from] io::Error),
@@ -86,6 +93,7 @@ impl EventPlan {
             no_pmu,
             roles: None,
             notes: Vec::new(),
+            memory: None,
         }
     }
 
@@ -155,6 +163,7 @@ impl EventPlan {
                 no_pmu: false,
                 roles: None,
                 notes: Vec::new(),
+                memory: None,
             });
         }
         let leader = request.leader_sampling;
@@ -187,10 +196,30 @@ impl EventPlan {
         }
     }
 
+    /// `record --mem`: the first memory preset of this machine that opens, else
+    /// [`PlanError::NoMemoryPmu`] (never a fallback to other events).
+    pub fn memory(options: MemOptions) -> Result<EventPlan, PlanError> {
+        check_ldlat(options.ldlat).map_err(PlanError::Usage)?;
+        let m = machine::memory_events(options)?.map_err(PlanError::NoMemoryPmu)?;
+        Ok(EventPlan {
+            events: m.events,
+            groups: m.groups,
+            no_pmu: false,
+            roles: None,
+            notes: vec![format!("recording memory accesses: {}", m.label)],
+            memory: Some(m.sampling),
+        })
+    }
+
     /// The rate of events whose spec sets none: one fixed period for hardware events, so
     /// stall and cycle samples compare (the recipe of the original CPI flame graphs); every
-    /// 250 µs for a software clock (4 kHz, perf's default rate).
+    /// 250 µs for a software clock (4 kHz, perf's default rate); 4000 a second for memory
+    /// sampling, as perf mem.
     pub fn default_rate(&self) -> Rate {
+        if self.memory.is_some() {
+            // perf mem / perf c2c record keep perf record's default: 4000 samples a second.
+            return Rate::Frequency(4000);
+        }
         // PERF_TYPE_SOFTWARE
         if self.events.iter().any(|e| e.type_ != 1) {
             Rate::Period(DEFAULT_PERIOD)

@@ -1,6 +1,6 @@
 //! Rendering: folded profile to SVG.
 //!
-//! Three pictures are drawn:
+//! Four pictures are drawn:
 //!
 //! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the unhalted
 //!   cycles (summed sample periods of the cycles event) that landed in the frame (children
@@ -14,6 +14,10 @@
 //!   cycles, frame colour the change of the frame's inclusive share of its run's cycles, on a
 //!   fixed blue (shrank) to red (grew) scale; stacks gone in AFTER are listed under the graph.
 //!
+//! * [`render_mem`], the memory flame graph of load samples: frame width is their summed
+//!   latency, frame colour where they were served (L1 red ... remote HITM blue) as the
+//!   latency-weighted mean position of their classes on a fixed scale ([`mem_color`]).
+//!
 //! All write a self-contained SVG (with an embedded script for search and zoom) to any
 //! [`Write`](std::io::Write). Output is deterministic: the same profile and options give
 //! byte-identical SVG.
@@ -26,6 +30,7 @@ mod classic;
 mod color;
 mod cpi;
 mod diff;
+mod mem;
 mod page;
 mod text;
 mod tree;
@@ -41,6 +46,7 @@ pub use color::{
 };
 pub use cpi::render_cpi;
 pub use diff::render_diff;
+pub use mem::{mem_color, mem_position, render_mem, ServedClass, MAX_SERVED_CLASSES};
 
 /// The narrowest image [`render_cpi`], [`render_classic`] and [`render_diff`] accept, in pixels.
 pub const MIN_IMAGE_WIDTH: u32 = 200;

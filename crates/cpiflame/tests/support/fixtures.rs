@@ -31,6 +31,9 @@ pub struct Fixtures {
     /// `fixtures/workloads/shift.c`: `shift PERCENT [SCALE]`, PERCENT of a fixed amount of
     /// work in `work_a`, the rest in `work_b`.
     pub shift: PathBuf,
+    /// `fixtures/workloads/false_sharing.c`: `false_sharing shared|padded [THREADS]
+    /// [ITERS]`, threads bumping counters in one cache line or one line each.
+    pub false_sharing: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
     pub mangled: PathBuf,
     /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
@@ -50,6 +53,7 @@ impl Fixtures {
             faults: dir.join("faults"),
             swarm: dir.join("swarm"),
             shift: dir.join("shift"),
+            false_sharing: dir.join("false_sharing"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
@@ -57,7 +61,7 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 9] {
+    pub fn all(&self) -> [(&'static str, &Path); 10] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
@@ -65,6 +69,7 @@ impl Fixtures {
             ("faults", &self.faults),
             ("swarm", &self.swarm),
             ("shift", &self.shift),
+            ("false_sharing", &self.false_sharing),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),

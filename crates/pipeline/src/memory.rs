@@ -1,0 +1,249 @@
+//! The load samples of a memory recording, collapsed per stack and per place they were
+//! served from: what `render --mem` draws.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cpiflame_memaccess::{DataSource, ServedFrom};
+use cpiflame_perf_data::abi::sample as st;
+use cpiflame_perf_data::{PerfData, ReadError, Weight};
+use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+
+use crate::collapse::profile_frame;
+use crate::load::kallsyms_readable;
+use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
+
+/// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
+/// load profile; `options.stalls`, `cycles` and `instructions` do not apply. Warnings are
+/// pushed to `warnings` as for [`load_any`](crate::load_any).
+pub fn load_loads(
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<LoadProfile, MemoryError> {
+    let input = cpiflame_perf_data::open_input(&options.file)?;
+    let file = PerfData::from_input(input)?;
+    warnings.extend(file.warnings.iter().cloned());
+    let mut resolver = Resolver::new(
+        &file.meta,
+        ResolveOptions {
+            symfs: options.symfs.clone(),
+            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
+            ..ResolveOptions::from_env()
+        },
+    );
+    let collapse = CollapseOptions {
+        pid: options.pid,
+        tid: options.tid,
+        kernel: options.kernel,
+    };
+    let in_file = |e: MemoryError| match e {
+        e @ (MemoryError::Read(_) | MemoryError::Load(_)) => e,
+        e => MemoryError::InFile {
+            file: options.file.clone(),
+            source: Box::new(e),
+        },
+    };
+    let (loads, stats) = collapse_loads(&file, &mut resolver, collapse).map_err(in_file)?;
+    let path = options.file.display();
+    if let Some(offset) = stats.cut_short_at {
+        warnings.push(format!(
+            "{path}: offset {offset:#x}: last record cut short (recorder killed?); ignored"
+        ));
+    }
+    let lost = stats.lost.max(stats.lost_samples);
+    if lost > 0 {
+        warnings.push(format!(
+            "{path}: the kernel lost {lost} samples (ring buffer full); the graph undercounts"
+        ));
+    }
+    for u in resolver.unnamed() {
+        warnings.push(format!(
+            "{}: {}; {} frames shown as module+0xOFFSET",
+            u.path, u.reason, u.frames
+        ));
+    }
+    Ok(loads)
+}
+
+/// A profile of load samples: one event column per [`ServedFrom`] class, in the order of
+/// [`LoadProfile::classes`] (nearest first); each sample adds to its stack's column of its
+/// class one sample and its weight (the load latency) as the period.
+#[derive(Clone, Debug)]
+pub struct LoadProfile {
+    pub profile: Profile,
+    /// The class of each column.
+    pub classes: Vec<ServedFrom>,
+    pub stats: LoadStats,
+}
+
+/// What was counted and what was left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadStats {
+    /// Load samples drawn.
+    pub loads: u64,
+    /// Their summed weight.
+    pub load_weight: u64,
+    /// Samples whose data source says store (left out).
+    pub stores: u64,
+    /// Samples without a data source (events that do not sample it) or whose data source
+    /// says neither load nor store (IBS ops that touch no memory, the aux event of
+    /// Intel's load group): left out.
+    pub other: u64,
+}
+
+/// Why a file has no load picture.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The file could not be opened or read (the error names it).
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// What is wrong with the named file's samples.
+    #[error("{}: {source}", file.display())]
+    InFile {
+        file: PathBuf,
+        source: Box<MemoryError>,
+    },
+    /// No event of the file samples data sources.
+    #[error("no memory samples: no event samples data sources (PERF_SAMPLE_DATA_SRC); record with `cpiflame record --mem` or `perf mem record`")]
+    NoDataSource,
+    /// Data sources, but no loads among them.
+    #[error("no load samples ({stores} store and {other} other samples): nothing to draw")]
+    NoLoads { stores: u64, other: u64 },
+    /// Loads, but without weights (no PERF_SAMPLE_WEIGHT or WEIGHT_STRUCT, or all zero).
+    #[error("{loads} load samples but no load latency in them (PERF_SAMPLE_WEIGHT / WEIGHT_STRUCT, `perf mem record` and `cpiflame record --mem` record it): nothing gives the width")]
+    NoWeight { loads: u64 },
+}
+
+/// The load latency of a sample's weight, as perf reads it: the whole word of
+/// PERF_SAMPLE_WEIGHT, `var1_dw` of PERF_SAMPLE_WEIGHT_STRUCT.
+fn latency(weight: Weight) -> u64 {
+    match weight {
+        Weight::Full(w) => w,
+        Weight::Struct { var1_dw, .. } => u64::from(var1_dw),
+    }
+}
+
+/// Collapses the load samples of `file` (those whose data source says load) per stack,
+/// with one column per served-from class; stores and other samples are counted and left
+/// out. Roots and frames are named as [`collapse`](crate::collapse) names them.
+pub fn collapse_loads(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    options: CollapseOptions,
+) -> Result<(LoadProfile, CollapseStats), MemoryError> {
+    if !file.attrs.iter().any(|a| a.sample_type & st::DATA_SRC != 0) {
+        return Err(MemoryError::NoDataSource);
+    }
+    let classes: Vec<ServedFrom> = ServedFrom::ALL.to_vec();
+    let column = |c: ServedFrom| classes.iter().position(|k| *k == c).unwrap_or(0);
+    let mut stats = LoadStats::default();
+    let mut roots: Vec<String> = Vec::new();
+    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
+    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
+    let mut key: Vec<u32> = Vec::new();
+    let walk = walk_samples(file, resolver, |sample, entries, resolver| {
+        let source = match sample.data_src.map(DataSource) {
+            Some(d) if d.is_load() => d,
+            Some(d) if d.is_store() => {
+                stats.stores += 1;
+                return;
+            }
+            _ => {
+                stats.other += 1;
+                return;
+            }
+        };
+        let weight = sample.weight.map_or(0, latency);
+        stats.loads += 1;
+        stats.load_weight = stats.load_weight.saturating_add(weight);
+        let pid = sample.pid.unwrap_or(-1);
+        let tid = sample.tid.unwrap_or(-1);
+        let comm = resolver.thread_name(pid, tid);
+        let root_key = (
+            comm,
+            if options.pid || options.tid { pid } else { 0 },
+            if options.tid { tid } else { 0 },
+        );
+        let root = *root_ids.entry(root_key.clone()).or_insert_with(|| {
+            let (comm, pid, tid) = &root_key;
+            roots.push(if options.tid {
+                format!("{comm}-{pid}/{tid}")
+            } else if options.pid {
+                format!("{comm}-{pid}")
+            } else {
+                comm.to_string()
+            });
+            (roots.len() - 1) as u32
+        });
+        key.clear();
+        key.push(root);
+        key.extend(entries.iter().map(|e| e.frame));
+        let counts = raw
+            .entry(key.clone())
+            .or_insert_with(|| vec![Count::default(); classes.len()]);
+        counts[column(source.served_from())].add(Count {
+            samples: 1,
+            period: weight,
+        });
+    })?;
+    resolver.finish_names();
+    if stats.loads == 0 {
+        return Err(MemoryError::NoLoads {
+            stores: stats.stores,
+            other: stats.other,
+        });
+    }
+    if stats.load_weight == 0 {
+        return Err(MemoryError::NoWeight { loads: stats.loads });
+    }
+
+    let mut profile = Profile::new(
+        classes
+            .iter()
+            .map(|c| EventColumn {
+                name: format!("loads from {}", c.name()),
+            })
+            .collect(),
+    );
+    let root_frames: Vec<FrameId> = roots
+        .into_iter()
+        .map(|name| {
+            profile.intern(Frame {
+                name,
+                module: String::new(),
+                kind: FrameKind::Process,
+            })
+        })
+        .collect();
+    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
+    let mut stack: Vec<FrameId> = Vec::new();
+    for (key, counts) in raw {
+        stack.clear();
+        stack.push(root_frames[key[0] as usize]);
+        for &frame in key[1..].iter().rev() {
+            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
+            if !options.kernel && profile.frame(id).kind == FrameKind::Kernel {
+                continue;
+            }
+            stack.push(id);
+        }
+        for (event, count) in counts.into_iter().enumerate() {
+            if count.samples > 0 {
+                profile.add(&stack, event, count);
+            }
+        }
+    }
+    profile.sort();
+    Ok((
+        LoadProfile {
+            profile,
+            classes,
+            stats,
+        },
+        walk,
+    ))
+}
