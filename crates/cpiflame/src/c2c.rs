@@ -189,7 +189,7 @@ fn write_pareto(out: &mut dyn Write, index: usize, l: &SharedLine) -> Result<()>
     )?;
     writeln!(
         out,
-        "  {:>7} {:>7} {:>7} {:>7} {:>6} {:>18} {:>8} {:>8} {:>8} {:>7}  function  pid/tid  cpus  nodes",
+        "  {:>7} {:>7} {:>7} {:>7} {:>6} {:>18} {:>8} {:>8} {:>8} {:>7}  function  source  pid/tid  cpus  nodes",
         "rmthitm", "lclhitm", "st l1", "st miss", "offset", "code", "rmt lat", "lcl lat", "load lat", "records"
     )?;
     for r in &l.rows {
@@ -206,7 +206,7 @@ fn write_pareto(out: &mut dyn Write, index: usize, l: &SharedLine) -> Result<()>
             .collect();
         writeln!(
             out,
-            "  {:>7} {:>7} {:>7} {:>7} {:>#6x} {:>#18x} {:>8.0} {:>8.0} {:>8.0} {:>7}  {}  {}/{}  {}  {}",
+            "  {:>7} {:>7} {:>7} {:>7} {:>#6x} {:>#18x} {:>8.0} {:>8.0} {:>8.0} {:>7}  {}  {}  {}/{}  {}  {}",
             pct(r.stats.rmt_hitm, s.rmt_hitm),
             pct(r.stats.lcl_hitm, s.lcl_hitm),
             pct(r.stats.st_l1hit, s.st_l1hit),
@@ -218,6 +218,8 @@ fn write_pareto(out: &mut dyn Write, index: usize, l: &SharedLine) -> Result<()>
             r.other_load_latency.mean(),
             r.stats.nr_entries,
             r.symbol.as_deref().unwrap_or("[unknown]"),
+            // perf prints `??:0` (ELF) or `symbol+offset` (perf map) where DWARF has no line.
+            r.source.as_deref().unwrap_or("-"),
             pids.join(","),
             tids.join(","),
             cpus.join(","),

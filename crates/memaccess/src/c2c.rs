@@ -11,7 +11,9 @@
 //!   least 0.1 % of all shared lines' HITMs of that kind, ordered by that count;
 //! - a listed line's rows group its samples by offset in the line and code address, listing
 //!   those with HITMs of the sort kind or stores, by offset then code address;
-//! - mean latencies per row are over remote-HITM loads, local-HITM loads and the other loads.
+//! - mean latencies per row are over remote-HITM loads, local-HITM loads and the other loads;
+//! - a row's source line is perf's Source:Line: the innermost (inlined) frame's line at the
+//!   sampled instruction, as `file-basename:line`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -85,6 +87,8 @@ pub struct MemSample {
     /// The function at `ip` and its module, when named.
     pub symbol: Option<Arc<str>>,
     pub module: Option<Arc<str>>,
+    /// `file:line` of the instruction at `ip` (see [`source_line`]), when DWARF says.
+    pub source: Option<Arc<str>>,
 }
 
 /// Summed latencies of one kind of load.
@@ -117,6 +121,8 @@ pub struct OffsetRow {
     pub iaddr: u64,
     pub symbol: Option<Arc<str>>,
     pub module: Option<Arc<str>>,
+    /// `file:line` of the code address, when DWARF says.
+    pub source: Option<Arc<str>>,
     pub stats: C2cStats,
     pub pids: BTreeSet<i32>,
     pub tids: BTreeSet<i32>,
@@ -231,6 +237,7 @@ impl C2cBuilder {
                 iaddr: s.ip,
                 symbol: s.symbol.clone(),
                 module: s.module.clone(),
+                source: s.source.clone(),
                 ..OffsetRow::default()
             });
         row.stats += stats;
@@ -378,6 +385,9 @@ pub fn report(
     let mut builder = C2cBuilder::new(cpu_nodes(file));
     let mut maps = Maps::default();
     let mut stack: Vec<StackEntry> = Vec::new();
+    // Source lines by (pid, code address): DWARF line lookups are the slow part, and
+    // samples repeat the same few instructions.
+    let mut sources: HashMap<(i32, u64), Option<Arc<str>>> = HashMap::new();
     for record in file.records() {
         let record = record?;
         let sample = match &record.kind {
@@ -396,7 +406,14 @@ pub fn report(
         if !memory(file.attrs[sample.attr].sample_type) {
             continue;
         }
-        builder.add(&mem_sample(sample, data_src, &maps, resolver, &mut stack));
+        let mut s = mem_sample(sample, data_src, &maps, resolver, &mut stack);
+        if !s.kernel {
+            s.source = sources
+                .entry((s.pid, s.ip))
+                .or_insert_with(|| source_line(resolver, s.pid, s.ip))
+                .clone();
+        }
+        builder.add(&s);
     }
     Ok(builder.finish(events, sort))
 }
@@ -426,7 +443,20 @@ fn mem_sample(
         mapped: maps.contains(pid, daddr) && maps.contains(pid, ip),
         symbol: leaf.map(|f| f.name.clone()),
         module: leaf.map(|f| f.module.clone()),
+        source: None,
     }
+}
+
+/// perf c2c's Source:Line of the sampled instruction `ip` of process `pid`: the innermost
+/// frame there (an inlined function's line when the instruction was inlined), as the file's
+/// base name, a colon and the line (0 when DWARF names the file but no line, as perf reads
+/// addr2line's `?`). `None` when DWARF says nothing (perf 6.1 prints `??:0` then, and
+/// `symbol+offset` for perf-map code).
+pub fn source_line(resolver: &Resolver, pid: i32, ip: u64) -> Option<Arc<str>> {
+    let innermost = resolver.source_lines(pid, ip, true).into_iter().next()?;
+    let file = innermost.file?;
+    let base = file.rsplit('/').next().unwrap_or(&file);
+    Some(format!("{base}:{}", innermost.line.unwrap_or(0)).into())
 }
 
 fn stats_json(s: &C2cStats) -> Value {
@@ -496,6 +526,7 @@ impl Report {
                             "code_address": r.iaddr,
                             "symbol": r.symbol.as_deref(),
                             "module": r.module.as_deref(),
+                            "source": r.source.as_deref(),
                             "pids": r.pids,
                             "tids": r.tids,
                             "cpus": r.cpus,
