@@ -23,6 +23,8 @@ tools=(
 	mkfifo:coreutils   # unwind's hostile paths
 	xz:xz-utils        # lbr.rs: the expected stacks of the perf 3.8 file
 	nm:binutils        # lbr.rs: the fixture's function addresses
+	addr2line:binutils # c2c.rs: the source lines of the fixtures' instructions
+	strip:binutils     # c2c.rs: a fixture without DWARF
 	cc:gcc             # unwind's in-memory source test builds a tiny C program
 	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
 	bash:bash

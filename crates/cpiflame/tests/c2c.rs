@@ -702,6 +702,12 @@ fn check_lines(perf_text: &str, json: &serde_json::Value) {
             assert_eq!(theirs, ours, "Pareto row {p:?}");
             // perf names the process in the object column of perf-map code.
             assert_eq!(p[18], r["pids"][0].to_string());
+            // Perf-map code has no DWARF: no source line of ours; perf falls back to
+            // `symbol+offset` (decimal) there.
+            assert!(r["source"].is_null(), "{r}");
+            let symbol = r["symbol"].as_str().unwrap();
+            let offset = u(&r["code_address"]) - addr_of(symbol);
+            assert_eq!(p[19], format!("{symbol}+{offset}"), "Pareto row {p:?}");
         }
     }
     assert!(rows.next().is_none(), "perf lists more Pareto rows");
@@ -1094,5 +1100,300 @@ fn level_text_equals_perfs_for_every_encoding() {
             DataSource(data_src).level_label(),
             "data_src {data_src:#x}: {line}"
         );
+    }
+}
+
+/// One fixture binary mapped into the synthetic process: its path, where its first byte is
+/// loaded, and the sampled instructions (process address, address in the file's symbol
+/// space, function).
+struct Mapped {
+    path: PathBuf,
+    base: u64,
+    ips: Vec<(u64, u64, String)>,
+}
+
+/// Maps `path`'s executable PT_LOAD segments at `base` (page-aligned, at their file offsets,
+/// as the loader does) and picks sample addresses in `functions`: each function's first
+/// byte and points a quarter, a half and three quarters into it (line table rows cover any
+/// address, instruction boundary or not, for perf's addr2line and ours alike).
+fn map_fixture(path: &Path, base: u64, functions: &[&str]) -> (Mapped, Vec<Mmap2>) {
+    use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags};
+    let bytes = std::fs::read(path).unwrap();
+    let elf = object::File::parse(&*bytes).unwrap();
+    let page = |a: u64| a & !0xfff;
+    let mut maps = Vec::new();
+    for seg in elf.segments() {
+        let SegmentFlags::Elf { p_flags, .. } = seg.flags() else {
+            continue;
+        };
+        if p_flags.0 & object::elf::PF_X.0 == 0 {
+            continue;
+        }
+        let (offset, _) = seg.file_range();
+        let start = page(seg.address());
+        maps.push(Mmap2 {
+            addr: base + start,
+            len: page(seg.address() + seg.size() + 0xfff) - start,
+            pgoff: page(offset),
+            prot: 5,
+            flags: 2,
+            filename: path.to_str().unwrap().into(),
+            misc: misc::USER,
+            ..Mmap2::default()
+        });
+    }
+    assert!(
+        !maps.is_empty(),
+        "{} has no executable segment",
+        path.display()
+    );
+    let mut ips = Vec::new();
+    for name in functions {
+        let sym = elf
+            .symbols()
+            .find(|s| s.name() == Ok(*name))
+            .unwrap_or_else(|| panic!("no {name} in {}", path.display()));
+        assert!(sym.size() >= 4, "{name} is {} bytes", sym.size());
+        for k in 0..4 {
+            let svma = sym.address() + k * sym.size() / 4;
+            ips.push((base + svma, svma, name.to_string()));
+        }
+    }
+    let mapped = Mapped {
+        path: path.to_path_buf(),
+        base,
+        ips,
+    };
+    (mapped, maps)
+}
+
+/// A file whose code is the `code` binaries mapped by `maps`, each sampled instruction a local HITM load and a store on
+/// one line, so that every (offset, code address) is a Pareto row.
+fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> PathBuf {
+    let sample_type = sample::IDENTIFIER
+        | sample::IP
+        | sample::TID
+        | sample::TIME
+        | sample::ADDR
+        | sample::ID
+        | sample::CPU
+        | sample::PERIOD
+        | sample::WEIGHT
+        | sample::DATA_SRC;
+    let attrs: Vec<EventAttr> = [
+        ("cpu/mem-loads,ldlat=30/P", 0x1cd),
+        ("cpu/mem-stores/P", 0x82d0),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(name, config))| EventAttr {
+        type_: 4,
+        config,
+        sample_period_or_freq: 4000,
+        sample_type,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
+        name: Some(name.to_string()),
+        ids: vec![100 + i as u64],
+        ..EventAttr::default()
+    })
+    .collect();
+    let path = dir.join("elf.data");
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let sid = SampleId {
+        pid,
+        tid: pid,
+        time: 1,
+        id: 100,
+        stream_id: 100,
+        cpu: 0,
+    };
+    w.write_record(&comm_record(&attrs[0], pid, pid, "elfapp", true, &sid).unwrap())
+        .unwrap();
+    let data = Mmap2 {
+        addr: DATA,
+        len: 0x10000,
+        prot: 3,
+        flags: 2,
+        filename: "//anon".into(),
+        misc: misc::USER | misc::MMAP_DATA,
+        ..Mmap2::default()
+    };
+    for m in maps.iter().chain([&data]) {
+        let m = Mmap2 {
+            pid,
+            tid: pid,
+            ..m.clone()
+        };
+        w.write_record(&mmap2_record(&attrs[0], &m, &sid).unwrap())
+            .unwrap();
+    }
+    let ips = code.iter().flat_map(|m| &m.ips);
+    let mut time = 10;
+    for (i, (ip, ..)) in ips.enumerate() {
+        let addr = LINE_A + 8 * (i as u64 % 8);
+        for (event, data_src) in [
+            (0, ld(LVL_HIT | LVL_L3, SNOOP_HITM)),
+            (1, st(LVL_HIT | LVL_L1)),
+        ] {
+            time += 1;
+            let fields = SampleFields {
+                ip: *ip,
+                pid,
+                tid: pid,
+                time,
+                addr,
+                id: 100 + event as u64,
+                cpu: 0,
+                period: 4000,
+                weight: if event == 0 { 90 } else { 0 },
+                data_src,
+                misc: misc::USER | misc::EXACT_IP,
+                ..SampleFields::default()
+            };
+            w.write_record(&sample_record(&attrs[event], &fields).unwrap())
+                .unwrap();
+        }
+    }
+    let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
+    features.arch = Some("x86_64".into());
+    // perf c2c needs the NUMA topology.
+    features.nr_cpus = Some((1, 1));
+    features.numa_nodes = vec![NumaNode {
+        node: 0,
+        mem_total_kb: 8 << 20,
+        mem_free_kb: 4 << 20,
+        cpus: "0".into(),
+    }];
+    w.finish(&features).unwrap();
+    path
+}
+
+/// `addr2line -e BINARY -i ADDR`: the innermost frame's `file:line` (base name, without
+/// the discriminator), and how many frames (inlined ones first) there are.
+fn addr2line(binary: &Path, svma: u64) -> (String, usize) {
+    let out = Command::new("addr2line")
+        .arg("-e")
+        .arg(binary)
+        .arg("-i")
+        .arg(format!("{svma:#x}"))
+        .output()
+        .expect("addr2line runs (binutils)");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    let first = first.split(" (discriminator").next().unwrap();
+    let base = first.rsplit('/').next().unwrap();
+    (base.replace(":?", ":0"), text.lines().count())
+}
+
+/// The Pareto rows' source lines, for code in real ELF files with DWARF, equal perf c2c's
+/// Source:Line column row by row and `addr2line -i`'s innermost line.
+#[test]
+fn c2c_source_lines_equal_perf_c2c_and_addr2line() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let fixtures = support::shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("c2c-srcline");
+    // The same code without DWARF: no source line.
+    let stripped = dir.path("false_sharing_nodebug");
+    let strip = Command::new("strip")
+        .arg("--strip-debug")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&fixtures.false_sharing)
+        .status()
+        .expect("strip runs (binutils)");
+    assert!(strip.success());
+    let mut code = Vec::new();
+    let mut maps = Vec::new();
+    for (path, base, functions) in [
+        (
+            &fixtures.false_sharing,
+            0x5555_5555_0000,
+            &["bump_counter", "worker", "main"][..],
+        ),
+        (
+            &fixtures.threads,
+            0x5555_6666_0000,
+            &["inline_caller", "worker_heavy", "recurse_leaf"],
+        ),
+        (&stripped, 0x5555_7777_0000, &["bump_counter"]),
+    ] {
+        let (mapped, more) = map_fixture(path, base, functions);
+        code.push(mapped);
+        maps.extend(more);
+    }
+    let file = write_elf_file(&dir.0, synthetic_pid(7), &code, &maps);
+    let json = json_of(&file, "tot");
+    let text = perf(&["c2c", "report", "--stdio"], &file).unwrap();
+
+    let lines = json["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "one shared line");
+    let rows = lines[0]["offsets"].as_array().unwrap();
+    let n_ips: usize = code.iter().map(|m| m.ips.len()).sum();
+    assert_eq!(rows.len(), n_ips, "a row per sampled instruction");
+    // perf's rows after the line's header: 5 shares, offset, node, PA cnt, code address,
+    // 3 means, records, cpu cnt, [.], symbol, object (the file's base name), Source:Line,
+    // nodes.
+    let pareto = table(&text, "Shared Cache Line Distribution Pareto");
+    assert_eq!(pareto.len(), 1 + rows.len(), "{pareto:?}");
+    let (mut inlined, mut without) = (0, 0);
+    for (r, p) in rows.iter().zip(&pareto[1..]) {
+        let ip = u(&r["code_address"]);
+        assert_eq!(p[8], format!("{ip:#x}"), "{p:?}");
+        let (m, svma, function) = code
+            .iter()
+            .find_map(|m| {
+                let (_, svma, f) = m.ips.iter().find(|(a, ..)| *a == ip)?;
+                Some((m, *svma, f))
+            })
+            .unwrap();
+        assert_eq!(svma, ip - m.base);
+        // Ours names the innermost inlined function (inline_helper); perf the ELF symbol.
+        assert_eq!(p[15], function, "{p:?}");
+        let object = m.path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(p[16], object, "{p:?}");
+        if m.path == stripped {
+            assert!(r["source"].is_null(), "{r}");
+            // perf 6.1 prints addr2line's "no idea" for an ELF file without DWARF lines.
+            assert_eq!(p[17], "??:0", "{p:?}");
+            without += 1;
+            continue;
+        }
+        let ours = r["source"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no source line for {function} {ip:#x}"));
+        assert_eq!(
+            p[17], ours,
+            "perf's Source:Line at {function} {ip:#x}: {p:?}"
+        );
+        let (a2l, frames) = addr2line(&m.path, svma);
+        assert_eq!(ours, a2l, "addr2line -i at {function} {svma:#x}");
+        inlined += usize::from(frames > 1);
+    }
+    assert_eq!(without, 4);
+    // inline_caller's loop is its always-inlined helper: the innermost line is the helper's.
+    assert!(inlined > 0, "no sampled instruction was inlined code");
+
+    // The text table shows each row's source line.
+    let out = cpiflame(&["c2c", file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let ours = String::from_utf8(out.stdout).unwrap();
+    for r in rows {
+        let code = format!("{:#x}", u(&r["code_address"]));
+        let line = ours
+            .lines()
+            .find(|l| l.split_whitespace().any(|w| w == code))
+            .unwrap_or_else(|| panic!("no row for {code} in\n{ours}"));
+        let want = format!(
+            "  {}  {}  ",
+            r["symbol"].as_str().unwrap(),
+            r["source"].as_str().unwrap_or("-")
+        );
+        assert!(line.contains(&want), "`{want}` not in `{line}`");
     }
 }
