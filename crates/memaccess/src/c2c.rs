@@ -449,8 +449,7 @@ fn mem_sample(
 
 /// perf c2c's Source:Line of the sampled instruction `ip` of process `pid`: the innermost
 /// frame there (an inlined function's line when the instruction was inlined), as the file's
-/// base name, a colon and the line (0 when DWARF names the file but no line, as perf reads
-/// addr2line's `?`). `None` when DWARF says nothing (perf 6.1 prints `??:0` then, and
+/// base name, a colon and the line (0 when DWARF names the file but no line). `None` when DWARF says nothing (perf 6.1 prints `??:0` then, and
 /// `symbol+offset` for perf-map code).
 pub fn source_line(resolver: &Resolver, pid: i32, ip: u64) -> Option<Arc<str>> {
     let innermost = resolver.source_lines(pid, ip, true).into_iter().next()?;
