@@ -145,22 +145,25 @@ pub fn shared_fixtures() -> Result<&'static Fixtures, String> {
 
 fn build_shared() -> Result<Fixtures, String> {
     let root = repo_root();
-    let inputs = [
-        "scripts/build-fixtures.sh",
-        "fixtures/demo/cpu_mem_bound.c",
-        "fixtures/workloads/threads.c",
-        "fixtures/workloads/forks.c",
-        "fixtures/workloads/faults.c",
-        "fixtures/workloads/swarm.c",
-        "fixtures/workloads/shift.c",
-        "fixtures/workloads/mangled.cpp",
-        "fixtures/workloads/rust_workload.rs",
-    ];
+    // Every file of the fixture folders, not a list: a new workload must not reuse a stale
+    // cached build.
+    let mut inputs = vec![root.join("scripts/build-fixtures.sh")];
+    for dir in ["fixtures/demo", "fixtures/workloads"] {
+        let dir = root.join(dir);
+        let entries =
+            fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+            if entry.path().is_file() {
+                inputs.push(entry.path());
+            }
+        }
+    }
+    inputs.sort();
     let mut hasher = DefaultHasher::new();
-    for rel in inputs {
-        let path = root.join(rel);
-        let bytes = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        rel.hash(&mut hasher);
+    for path in &inputs {
+        let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        path.strip_prefix(&root).unwrap_or(path).hash(&mut hasher);
         bytes.hash(&mut hasher);
     }
     let base = match option_env!("CARGO_TARGET_TMPDIR") {
