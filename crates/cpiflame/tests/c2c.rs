@@ -1353,8 +1353,9 @@ fn c2c_source_lines_equal_perf_c2c_and_addr2line() {
             })
             .unwrap();
         assert_eq!(svma, ip - m.base);
-        // Ours names the innermost inlined function (inline_helper); perf the ELF symbol.
+        // Both name the ELF symbol that holds the instruction, not an inlined function.
         assert_eq!(p[15], function, "{p:?}");
+        assert_eq!(r["symbol"].as_str(), Some(function.as_str()), "{r}");
         let object = m.path.file_name().unwrap().to_str().unwrap();
         assert_eq!(p[16], object, "{p:?}");
         if m.path == stripped {

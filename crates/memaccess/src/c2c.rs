@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use cpiflame_perf_data::abi::{misc, sample as st};
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
-use cpiflame_unwind::{Resolver, StackEntry};
+use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
 use serde_json::{json, Value};
 
 use crate::{C2cStats, DataSource, ServedFrom};
@@ -429,7 +429,13 @@ fn mem_sample(
     let ip = sample.ip.unwrap_or(0);
     let daddr = sample.addr.unwrap_or(0);
     resolver.resolve(sample, stack);
-    let leaf = stack.first().map(|e| resolver.frame(e.frame));
+    // The function that holds the instruction, as perf c2c names it (the ELF symbol): inlined
+    // frames at the sampled address come first in the stack and are passed over.
+    let leaf = stack
+        .iter()
+        .map(|e| resolver.frame(e.frame))
+        .find(|f| f.kind != FrameKind::Inline)
+        .or_else(|| stack.first().map(|e| resolver.frame(e.frame)));
     MemSample {
         event: sample.attr,
         pid,
