@@ -341,3 +341,98 @@ fn leader_sampled_group_members_match_fold() {
         assert_eq!(fold, traces, "{event}");
     }
 }
+
+#[test]
+fn every_wild_file_converts_with_fold_stacks_per_event() {
+    // Files of real hardware (compressed, piped, an event group, hybrid core types merged
+    // into one column as fold merges them, LBR): each event's pprof stacks are fold's.
+    if !go_available() {
+        return;
+    }
+    let wild = Path::new(env!("CARGO_MANIFEST_DIR")).join("../perf-data/tests/wild");
+    let dir = Dir::new("pprof-wild");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&wild).unwrap() {
+        let input = entry.unwrap().path();
+        if input.extension().is_none_or(|e| e != "xz") {
+            continue;
+        }
+        files += 1;
+        let out = dir.path("wild.pb.gz");
+        ok(&cpiflame(&[
+            "convert",
+            s(&input),
+            "--to",
+            "pprof",
+            "-o",
+            s(&out),
+        ]));
+        let profile = cpiflame_pprof::decode(&std::fs::read(&out).unwrap()).unwrap();
+        let events: Vec<String> = profile
+            .sample_type
+            .iter()
+            .filter_map(|t| {
+                let name = &profile.string_table[t.r#type as usize];
+                name.strip_suffix("_sample").map(str::to_string)
+            })
+            .collect();
+        assert!(!events.is_empty(), "{}", input.display());
+        for event in events {
+            let fold = fold_stacks(&ok(&cpiflame(&["fold", "--event", &event, s(&input)])));
+            let index = format!("-sample_index={event}_sample");
+            let traces = trace_stacks(&go_pprof(&["-traces", &index], &out));
+            assert_eq!(fold, traces, "{}: {event}", input.display());
+        }
+    }
+    assert_eq!(files, 6, "the wild files");
+}
+
+#[test]
+fn time_nanos_is_the_first_samples_wall_clock_time_from_clock_data() {
+    // `perf record -k CLOCK_MONOTONIC` writes CLOCK_DATA; perf script's `tod` field is the
+    // oracle for a sample's wall-clock time (microseconds, truncated).
+    if recording().is_none() {
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("pprof-clock");
+    let data = dir.path("clock.data");
+    perf_record(
+        &data,
+        "cpu-clock",
+        &["-k", "CLOCK_MONOTONIC"],
+        &[&f.threads],
+    )
+    .expect("perf record");
+    let out = dir.path("clock.pb.gz");
+    ok(&cpiflame(&[
+        "convert",
+        s(&data),
+        "--to",
+        "pprof",
+        "-o",
+        s(&out),
+    ]));
+    let profile = cpiflame_pprof::decode(&std::fs::read(&out).unwrap()).unwrap();
+    let script = Command::new("perf")
+        .args(["script", "-F", "tod", "-i"])
+        .arg(&data)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert!(script.status.success());
+    let first = String::from_utf8(script.stdout).unwrap();
+    let tod = first.lines().next().expect("a sample").trim().to_string();
+    // `2026-11-23 03:32:15.329483` (UTC) to microseconds since the epoch.
+    let date = Command::new("date")
+        .args(["-u", "-d", &tod, "+%s%6N"])
+        .output()
+        .unwrap();
+    assert!(date.status.success(), "date -d {tod}");
+    let perf_us: i64 = String::from_utf8(date.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(profile.time_nanos / 1000, perf_us, "perf's tod {tod}");
+}

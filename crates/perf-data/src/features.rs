@@ -85,6 +85,18 @@ pub(crate) fn parse(
                     });
                 }
             }
+            feature::CLOCK_DATA => {
+                // u32 version (1), u32 clockid, u64 wall clock ns, u64 clockid ns.
+                if let (Some(1), Some(clockid), Some(wall_clock_ns), Some(clockid_time_ns)) =
+                    (c.u32(), c.u32(), c.u64(), c.u64())
+                {
+                    meta.clock_data = Some(crate::file::ClockData {
+                        clockid,
+                        wall_clock_ns,
+                        clockid_time_ns,
+                    });
+                }
+            }
             feature::PMU_MAPPINGS => {
                 // u32 count, then (u32 type, string name) pairs.
                 let nr = c.u32().ok_or_else(|| what("no PMU count"))?;

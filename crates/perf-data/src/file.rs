@@ -49,6 +49,28 @@ pub struct Meta {
     pub pmus: Vec<(u32, String)>,
     /// The NUMA_TOPOLOGY feature: nodes and their cpu lists.
     pub numa_nodes: Vec<crate::write::NumaNode>,
+    /// The CLOCK_DATA feature (`perf record -k CLOCK`): one instant read on both clocks.
+    pub clock_data: Option<ClockData>,
+}
+
+/// The CLOCK_DATA feature: the wall clock and the samples' clock read at one instant, so a
+/// sample time converts to wall-clock time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClockData {
+    /// The clock of the sample times (CLOCK_MONOTONIC is 1).
+    pub clockid: u32,
+    /// Nanoseconds since the Unix epoch.
+    pub wall_clock_ns: u64,
+    /// The same instant on `clockid`, in nanoseconds.
+    pub clockid_time_ns: u64,
+}
+
+impl ClockData {
+    /// Wall-clock nanoseconds since the Unix epoch of sample time `time` (`clockid`'s ns).
+    pub fn wall_clock_of(&self, time: u64) -> u64 {
+        let offset = i128::from(time) - i128::from(self.clockid_time_ns);
+        u64::try_from((i128::from(self.wall_clock_ns) + offset).max(0)).unwrap_or(u64::MAX)
+    }
 }
 
 /// The COMPRESSED feature section (`struct` of five u32 in perf's header.c).

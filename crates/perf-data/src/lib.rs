@@ -25,7 +25,7 @@ pub use abi::attr_flags;
 pub use attr::{EventAttr, ATTR_SIZE};
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
-pub use file::{BuildIdEntry, CompressionInfo, Meta, PerfData};
+pub use file::{BuildIdEntry, ClockData, CompressionInfo, Meta, PerfData};
 pub use flatten::DEFAULT_CHUNK_LIMIT;
 pub use input::{open_input, Compression, Input};
 pub use records::{

@@ -97,6 +97,27 @@ impl Hybrid {
         Hybrid { columns, original }
     }
 
+    /// The name of each column as [`Hybrid::apply`] gives it (`profile_names`: the collapsed
+    /// profile's, one per attr), and for each attr the index of its column.
+    pub fn column_names(&self, profile_names: &[String]) -> (Vec<String>, Vec<usize>) {
+        let mut column_of = vec![0; self.original.len()];
+        let names = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                for &m in &c.members {
+                    column_of[m] = i;
+                }
+                match c.members[..] {
+                    [only] => profile_names[only].clone(),
+                    _ => column_name(c),
+                }
+            })
+            .collect();
+        (names, column_of)
+    }
+
     /// Whether any columns were merged.
     pub fn merged(&self) -> bool {
         self.columns.len() != self.original.len()
@@ -107,15 +128,12 @@ impl Hybrid {
         if !self.merged() {
             return;
         }
+        let names: Vec<String> = profile.events.iter().map(|e| e.name.clone()).collect();
         profile.events = self
-            .columns
-            .iter()
-            .map(|c| EventColumn {
-                name: match c.members[..] {
-                    [only] => profile.events[only].name.clone(),
-                    _ => column_name(c),
-                },
-            })
+            .column_names(&names)
+            .0
+            .into_iter()
+            .map(|name| EventColumn { name })
             .collect();
         for stack in &mut profile.stacks {
             stack.counts = self
@@ -196,4 +214,11 @@ fn column_name(c: &Column) -> String {
         c.name,
         c.pmus.iter().cloned().collect::<Vec<_>>().join("+")
     )
+}
+
+/// The event columns `fold` and `render` give `file`: one generic event opened per core type
+/// is one column. Their names, and for each of the file's events (attrs) its column.
+pub fn event_columns(file: &PerfData) -> (Vec<String>, Vec<usize>) {
+    let names = crate::event_names(file);
+    Hybrid::of(file, &names).column_names(&names)
 }

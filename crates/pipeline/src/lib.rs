@@ -28,6 +28,7 @@ mod script;
 pub use collapse::{
     collapse, event_names, walk_samples, CollapseOptions, CollapseStats, SampleWeights,
 };
+pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};

@@ -46,10 +46,6 @@ pub fn events_type(name: &str) -> String {
 pub enum PprofError {
     #[error(transparent)]
     PerfData(#[from] cpiflame_perf_data::ReadError),
-    /// A hybrid recording's per-core-type events are merged into one column by `fold`;
-    /// pprof export keeps the file's events, which would not match.
-    #[error("{file}: hybrid recording (events merged across core types): not supported by --to pprof yet")]
-    Hybrid { file: String },
     #[error("not a pprof profile: {0}")]
     Decode(String),
     #[error(transparent)]

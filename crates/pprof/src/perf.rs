@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::PerfData;
-use cpiflame_pipeline::{event_names, walk_samples, LoadOptions, Loaded, SampleWeights};
+use cpiflame_pipeline::{event_columns, walk_samples, LoadOptions, Loaded, SampleWeights};
 use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Options, Resolver, SourceLine};
 
 use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
@@ -47,12 +47,8 @@ type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
 /// `collapse` weighs it, its stack kept as addresses.
 pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let file = source.file;
-    let names = event_names(file);
-    if source.loaded.profile.events.len() != names.len() {
-        return Err(PprofError::Hybrid {
-            file: source.options.file.display().to_string(),
-        });
-    }
+    // The columns `fold` gives: on hybrid parts one event opened per core type is one.
+    let (names, column_of) = event_columns(file);
     let mut resolver = Resolver::new(
         &file.meta,
         Options {
@@ -130,6 +126,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
             .entry(key)
             .or_insert_with(|| vec![0; 2 * names.len()]);
         for &(event, period) in &weights {
+            let event = column_of[event];
             values[2 * event] = values[2 * event].saturating_add(1);
             values[2 * event + 1] = values[2 * event + 1].saturating_add(period);
         }
@@ -141,10 +138,17 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         b.sample_type(&samples_type(name), "count");
         b.sample_type(&events_type(name), "count");
     }
-    if let Some(cycles) = source.loaded.roles.cycles {
-        let name = &names[cycles];
+    if let Some((cycles, name)) = source
+        .loaded
+        .roles
+        .cycles
+        .and_then(|c| Some((c, names.get(c)?)))
+    {
         b.default_sample_type(&events_type(name));
-        let attr = &file.attrs[cycles];
+        // The period of the cycles column's first event (on hybrid parts each core type's
+        // event has the same rate).
+        let first = column_of.iter().position(|&c| c == cycles).unwrap_or(0);
+        let attr = &file.attrs[first];
         // A fixed period; in frequency mode each sample has its own, and there is none.
         let period = if attr.freq() {
             0
@@ -167,12 +171,18 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         b.comment(&format!("perf-version:{version}"));
     }
     let duration = times.map_or(0, |(first, last)| last - first);
-    let start = source
-        .ended
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |t| {
-            value(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)).saturating_sub(value(duration))
-        });
+    // The first sample's wall-clock time where the recording has CLOCK_DATA (`perf record
+    // -k`); else the file's modification time less the duration, an estimate.
+    let start = match (meta.clock_data, times) {
+        (Some(clock), Some((first, _))) => value(clock.wall_clock_of(first)),
+        _ => source
+            .ended
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |t| {
+                value(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX))
+                    .saturating_sub(value(duration))
+            }),
+    };
     b.times(start, value(duration));
 
     // The kernel's mapping spans the kernel addresses sampled: the recording does not say
