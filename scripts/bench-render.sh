@@ -173,6 +173,8 @@ record() {
 	# perf record exits with the workload's status; a missing file is the failure that matters.
 	perf record -o "$name.data" -e cpu-clock,task-clock "$@" >/dev/null 2>"runs/$name.record.stderr" || true
 	record_secs[$name]=$((SECONDS - t0))
+	# Written back now, so that no later timing shares the disk with the write-back.
+	sync "$name.data"
 	[ -s "$name.data" ] || die "perf record produced no $W/$name.data: $(tail -n 3 "runs/$name.record.stderr")"
 	read -r n l e < <(count_samples "$name.data")
 	samples[$name]=$n
@@ -394,8 +396,8 @@ memory() {
 }
 warnings() {
 	if [ -s "$1" ]; then
-		sort "$1" | uniq -c | sort -rn | head -n 5 | awk '{ $1 = $1 "×"; print }' | tr '\n' ';' |
-			sed 's/|/\\|/g; s/;$//; s/;/; /g' | cut -c 1-300
+		grep -v '^[[:space:]]*$' "$1" | sort | uniq -c | sort -rn | head -n 5 | awk '{ $1 = $1 "×"; print }' | tr '\n' ';' |
+			sed 's/|/\\|/g; s/;$//; s/;/; /g' | cut -c 1-400
 	else
 		echo "none"
 	fi
@@ -444,14 +446,14 @@ md="$OUT/bench-render.md"
 	if [ "${#scale_names[@]}" -gt 0 ]; then
 		base=""
 		echo
-		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file."
+		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out)."
 		echo
-		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear (±20%) | marginal µs per sample |"
-		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
-		prev_t="" prev_n=""
+		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample |"
+		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
+		prev_t="" prev_n="" prev_per=""
 		for f in "${scale_names[@]}"; do
 			if [ "${state[$f.cpiflame]}" != ok ]; then
-				echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | ${state[$f.cpiflame]} | | | | | |"
+				echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | ${state[$f.cpiflame]} | | | | | | |"
 				continue
 			fi
 			t="$(median "runs/$f.cpiflame.tsv" 1)"
@@ -459,14 +461,19 @@ md="$OUT/bench-render.md"
 			per="$(awk -v t="$t" -v n="${samples[$f]}" 'BEGIN { printf "%.3f", t / 1000 / n }')"
 			[ -n "$base" ] || base=$per
 			rel="$(ratio "$per" "$base")"
-			lin="$(awk -v r="$rel" 'BEGIN { print (r < 0.8) ? "below (fixed cost of the first spread thinner)" : (r > 1.2) ? "**no: above**" : "yes" }')"
+			if [ -n "$prev_t" ]; then
+				lin="$(awk -v r="$rel" 'BEGIN { print (r < 0.8) ? "**no**: below (fixed cost of the first spread thinner)" : (r > 1.2) ? "**no**: above" : "yes" }')"
+				vs_prev="$(ratio "$per" "$prev_per")×"
+			else
+				lin="(reference)" vs_prev="–"
+			fi
 			if [ -n "$prev_t" ]; then
 				marg="$(awk -v t="$t" -v p="$prev_t" -v n="${samples[$f]}" -v q="$prev_n" 'BEGIN { printf "%.3f", (t - p) / 1000 / (n - q) }')"
 			else
 				marg="–"
 			fi
-			echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | $(secs "$t") | $(mib "$m") | $per | ${rel}× | $lin | $marg |"
-			prev_t=$t prev_n=${samples[$f]}
+			echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | $(secs "$t") | $(mib "$m") | $per | ${rel}× | $lin | $vs_prev | $marg |"
+			prev_t=$t prev_n=${samples[$f]} prev_per=$per
 		done
 	fi
 	echo
