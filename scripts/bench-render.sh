@@ -177,6 +177,7 @@ record() {
 	sync "$name.data"
 	[ -s "$name.data" ] || die "perf record produced no $W/$name.data: $(tail -n 3 "runs/$name.record.stderr")"
 	read -r n l e < <(count_samples "$name.data")
+	[ "${n:-0}" -gt 0 ] || die "perf script -F event counted no samples in $W/$name.data (or took over $PEER_TIMEOUT s)"
 	samples[$name]=$n
 	lost[$name]=$l
 	per_event[$name]=$e
