@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the benchmark scripts (sourced, not run): installs the tools a benchmark needs.
 # The sourcing script defines log MESSAGE and die MESSAGE first.
 
@@ -26,6 +27,7 @@ apt_install() {
 
 # perf (the competitor), GNU time (peak RSS), the fixture compilers and cargo.
 install_bench_tools() {
+	# shellcheck disable=SC2015 # installs when perf is missing or does not run
 	command -v perf >/dev/null 2>&1 && perf --version >/dev/null 2>&1 || apt_install linux-perf
 	[ -x /usr/bin/time ] || apt_install time
 	command -v gcc >/dev/null 2>&1 || apt_install gcc

@@ -1,28 +1,49 @@
 #!/usr/bin/env bash
-# Benchmark `cpiflame render` against the seed's CPI flame graph pipeline done with inferno
-# (perf script | inferno-collapse-perf ×2 | inferno-diff-folded -n | inferno-flamegraph),
-# on one perf.data file recorded here with two software events and DWARF call graphs.
+# Benchmark `cpiflame render` against its peers, in one run, on perf.data files recorded here
+# with `perf record -e cpu-clock,task-clock --call-graph dwarf`:
+#
+#   samply     `samply import FILE --save-only -o FILE.samply.json.gz` (unwinds, names nothing)
+#   perfparser hotspot's `hotspot-perfparser --input FILE --output /dev/null` (unwinds, names)
+#   pipeline   the seed's CPI flame graph pipeline done with inferno: `perf script` once,
+#              `inferno-collapse-perf --event-filter` per event, `inferno-diff-folded -n`,
+#              `inferno-flamegraph`
+#
+# Files:
+#   deep   fixtures/workloads/deep.c: 2 threads, each 40 frames deep, DEEP_SECS of CPU each
+#          (perf's default 8 KiB stack copies; ~2 x 2 x RATE x DEEP_SECS samples)
+#   rustc  `rustc` (librustc_driver ~150 MB, libLLVM ~200 MB) compiling a generated library with
+#          many generic instantiations (fixtures/workloads/gen-generic-rust.sh RUSTC_N)
+#   scaling: deep at SCALE_SAMPLES samples (default 10k, 100k, 1M; smaller stack copies and a
+#          higher rate), cpiflame render only: time per sample against the smallest file's.
 #
 # Usage (from anywhere; paths are relative to the repository root):
 #   scripts/bench-render.sh
 #
 # Environment:
-#   OUT          output directory (default target/bench)
-#   RUNS         timed runs of each side (default 5); the medians are reported
-#   RATE         perf record -F sampling rate per event (default 4000)
-#   SCALE        first workload scale to try (default 1); doubled until MIN_SAMPLES is reached
-#   MIN_SAMPLES  minimum number of samples (both events together) in the file (default 10000)
-#   TOOLS        cargo install root for inferno's CLI if it is not on PATH
-#                (default target/bench-tools; binaries in $TOOLS/bin)
-#   INFERNO_VERSION  version for that cargo install (default: the newest)
+#   OUT            output directory (default target/bench)
+#   RUNS           timed runs of every tool on deep and rustc (default 5, after 1 untimed warm-up);
+#                  medians are reported
+#   PEER_TIMEOUT   seconds before a tool (or a pipeline stage) is stopped (default 120); a tool
+#                  that times out or fails is not run again on that file and is reported so
+#   RATE           perf record -F per event for deep (default 4000)
+#   DEEP_SECS      CPU seconds per thread of deep (default 4)
+#   RUSTC_RATE     perf record -F per event for rustc (default 2000)
+#   RUSTC_N        generator size (default 6); doubled until RUSTC_MIN_SAMPLES (default 10000)
+#   SCALE_SAMPLES  sample counts of the scaling run (default "10000 100000 1000000"; empty: skip)
+#   SCALE_RATE     perf record -F per event for the scaling run (default 20000)
+#   SCALE_STACK    DWARF stack copy size for the scaling run (default 2048: deep's stacks fit)
+#   SCALE_RUNS     timed runs of cpiflame render per scaling file (default 3)
+#   KEEP           1 keeps the perf.data files and outputs (default: deleted at the end)
+#   TOOLS          cargo install root for inferno and samply if they are not on PATH
+#                  (default target/bench-tools; binaries in $TOOLS/bin)
+#   INFERNO_VERSION, SAMPLY_VERSION  versions for those cargo installs (default: the newest)
 #
-# Writes into OUT: bench.data, the SVGs and intermediate files, runs/ (raw timings and the
-# stderr of the last run of every stage) and bench-render.md (the table printed at the end).
+# Writes OUT/bench-render.md (the tables printed at the end) and OUT/render/runs/ (raw timings,
+# one row per run: WALL_NS MAXRSS_KB TIME_E CPU_S, and the stderr of the last run of every tool).
 #
-# Wall time is measured with `date +%s%N` around `/usr/bin/time -f '%e %M %U %S'` (nanosecond clock;
-# %e only has 10 ms resolution, it is kept in runs/*.tsv); peak RSS is /usr/bin/time's %M.
-# The pipeline's wall time is the sum of its stages (they run one after the other) and its
-# peak RSS the largest of its stages' peaks, per run; then the median over the runs.
+# Wall time is measured with `date +%s%N` around `/usr/bin/time -f '%e %M %U %S'`; peak RSS is
+# /usr/bin/time's %M. The pipeline's wall time is the sum of its stages (they run one after the
+# other) and its peak RSS the largest of its stages' peaks, per run; then the median.
 set -euo pipefail
 
 script_start=$SECONDS
@@ -30,9 +51,17 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 RUNS="${RUNS:-5}"
+PEER_TIMEOUT="${PEER_TIMEOUT:-120}"
 RATE="${RATE:-4000}"
-SCALE="${SCALE:-1}"
-MIN_SAMPLES="${MIN_SAMPLES:-10000}"
+DEEP_SECS="${DEEP_SECS:-4}"
+RUSTC_RATE="${RUSTC_RATE:-2000}"
+RUSTC_N="${RUSTC_N:-6}"
+RUSTC_MIN_SAMPLES="${RUSTC_MIN_SAMPLES:-10000}"
+SCALE_SAMPLES="${SCALE_SAMPLES-10000 100000 1000000}"
+SCALE_RATE="${SCALE_RATE:-20000}"
+SCALE_STACK="${SCALE_STACK:-2048}"
+SCALE_RUNS="${SCALE_RUNS:-3}"
+KEEP="${KEEP:-0}"
 OUT="${OUT:-target/bench}"
 TOOLS="${TOOLS:-target/bench-tools}"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -40,7 +69,18 @@ TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'bench-render: error: %s\n' "$*" >&2; exit 1; }
 
-case "$RUNS" in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, got '$RUNS'" ;; esac
+positive() { case "$2" in '' | *[!0-9]* | 0) die "$1 must be a positive integer, got '$2'" ;; esac; }
+positive RUNS "$RUNS"
+positive PEER_TIMEOUT "$PEER_TIMEOUT"
+positive RATE "$RATE"
+positive RUSTC_RATE "$RUSTC_RATE"
+positive RUSTC_N "$RUSTC_N"
+positive RUSTC_MIN_SAMPLES "$RUSTC_MIN_SAMPLES"
+positive SCALE_RATE "$SCALE_RATE"
+positive SCALE_STACK "$SCALE_STACK"
+positive SCALE_RUNS "$SCALE_RUNS"
+for n in $SCALE_SAMPLES; do positive SCALE_SAMPLES "$n"; done
+awk -v s="$DEEP_SECS" 'BEGIN { exit !(s + 0 > 0) }' || die "DEEP_SECS must be a positive number, got '$DEEP_SECS'"
 
 mkdir -p "$OUT" "$TOOLS"
 OUT="$(cd "$OUT" && pwd)"
@@ -54,6 +94,8 @@ CPIFLAME="$TARGET_DIR/release/cpiflame"
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
 install_bench_tools
+command -v timeout >/dev/null 2>&1 || apt_install coreutils
+command -v rustc >/dev/null 2>&1 || die "rustc not found on PATH (install Rust with rustup)"
 
 export PATH="$TOOLS/bin:$PATH"
 inferno_tools=(inferno-collapse-perf inferno-diff-folded inferno-flamegraph)
@@ -68,248 +110,401 @@ if ! have_inferno; then
 	cargo install inferno --locked --root "$TOOLS" ${INFERNO_VERSION:+--version "$INFERNO_VERSION"}
 	have_inferno || die "cargo install inferno did not provide ${inferno_tools[*]}"
 fi
-for t in "${inferno_tools[@]}"; do
+if ! command -v samply >/dev/null 2>&1; then
+	log "cargo install samply --locked --root $TOOLS ${SAMPLY_VERSION:+--version $SAMPLY_VERSION}"
+	cargo install samply --locked --root "$TOOLS" ${SAMPLY_VERSION:+--version "$SAMPLY_VERSION"}
+	command -v samply >/dev/null 2>&1 || die "cargo install samply did not provide samply"
+fi
+find_perfparser() {
+	command -v hotspot-perfparser 2>/dev/null && return
+	dpkg -L hotspot 2>/dev/null | grep '/hotspot-perfparser$' | head -n 1
+}
+PERFPARSER="$(find_perfparser || true)"
+if [ -z "$PERFPARSER" ]; then
+	apt_install hotspot
+	PERFPARSER="$(find_perfparser || true)"
+	[ -n "$PERFPARSER" ] || die "apt-get install hotspot did not provide hotspot-perfparser (dpkg -L hotspot)"
+fi
+for t in "${inferno_tools[@]}" samply; do
 	log "$t: $(command -v "$t")"
 done
+log "hotspot-perfparser: $PERFPARSER"
 
 # ---------------------------------------------------------------------------------------------
-# 2. Build cpiflame and the workload
+# 2. Build cpiflame and the workloads
 # ---------------------------------------------------------------------------------------------
 log "cargo build --release -p cpiflame"
 cargo build --release -p cpiflame
 [ -x "$CPIFLAME" ] || die "cargo build did not produce $CPIFLAME"
 
-FIX="$OUT/fixtures"
-if [ -f "$root/scripts/build-fixtures.sh" ]; then
-	log "bash scripts/build-fixtures.sh $FIX"
-	bash "$root/scripts/build-fixtures.sh" "$FIX"
-else
-	log "scripts/build-fixtures.sh not found; compiling threads.c directly"
-	mkdir -p "$FIX"
-	gcc -O2 -g -fomit-frame-pointer -pthread -o "$FIX/threads" "$root/fixtures/workloads/threads.c"
-fi
-[ -x "$FIX/threads" ] || die "workload $FIX/threads was not built"
-
-# Everything below runs in OUT, so that the commands are the literal ones of the table.
-cd "$OUT"
-mkdir -p runs
-rm -f runs/*.tsv runs/*.time runs/*.stderr
+W="$OUT/render"
+mkdir -p "$W/runs"
+cd "$W"
+rm -f runs/*
+log "gcc -O2 -g -fomit-frame-pointer -pthread -o $W/deep fixtures/workloads/deep.c"
+gcc -O2 -g -fomit-frame-pointer -pthread -o deep "$root/fixtures/workloads/deep.c"
 
 # ---------------------------------------------------------------------------------------------
-# 3. Record
+# 3. Measuring
 # ---------------------------------------------------------------------------------------------
-# Prints "TOTAL LOST LOST_CHUNKS EVENT=N EVENT=N..." for bench.data.
+# Prints "TOTAL LOST EVENT=N EVENT=N..." for a perf.data file (perf script prints no callchain
+# with -F event, so it reads no debug info and is quick even on the rustc file).
 count_samples() {
-	perf script -i bench.data --show-lost-events -F event 2>/dev/null | awk '
-		/PERF_RECORD_LOST lost/ { lost += $3; chunks++; next }
+	timeout "$PEER_TIMEOUT" perf script -i "$1" --show-lost-events -F event 2>/dev/null | awk '
+		/PERF_RECORD_LOST lost/ { lost += $3; next }
 		NF == 1 && $1 ~ /:$/ { ev = $1; sub(/:$/, "", ev); n[ev]++; total++ }
 		END {
-			printf "%d %d %d", total, lost, chunks
+			printf "%d %d", total, lost
 			for (e in n) printf " %s=%d", e, n[e]
 			printf "\n"
 		}'
 }
 
-scale="$SCALE"
-record_cmd=""
-for attempt in 1 2 3 4 5 6; do
-	record_cmd="perf record -e cpu-clock,task-clock --call-graph dwarf -F $RATE -o bench.data -- ./fixtures/threads $scale"
-	log "$record_cmd"
-	rm -f bench.data bench.data.old
-	# shellcheck disable=SC2086
-	$record_cmd 2>runs/record.stderr >/dev/null || {
-		cat runs/record.stderr >&2
-		die "perf record failed"
-	}
-	cat runs/record.stderr >&2
-	read -r n_samples n_lost n_lost_chunks per_event < <(count_samples)
-	log "bench.data: $n_samples samples ($per_event), $n_lost lost in $n_lost_chunks chunks"
-	if [ "$n_samples" -ge "$MIN_SAMPLES" ]; then
-		break
-	fi
-	[ "$attempt" -lt 6 ] || die "only $n_samples samples after $attempt attempts (scale $scale)"
-	scale="$(awk -v s="$scale" 'BEGIN { print s * 2 }')"
-	log "fewer than $MIN_SAMPLES samples; retrying with scale $scale"
-done
-file_bytes="$(stat -c %s bench.data)"
+# record NAME ARGS...: `perf record -o NAME.data -e cpu-clock,task-clock ARGS...` (ARGS end with
+# -- and the workload); sets samples, lost, per_event, bytes, record_cmd and record_secs[NAME].
+declare -A samples lost per_event bytes record_cmd record_secs workload
+record() {
+	local name=$1 t0 n l e
+	shift
+	record_cmd[$name]="perf record -o $name.data -e cpu-clock,task-clock $*"
+	log "${record_cmd[$name]}"
+	rm -f "$name.data" "$name.data.old"
+	t0=$SECONDS
+	# perf record exits with the workload's status; a missing file is the failure that matters.
+	perf record -o "$name.data" -e cpu-clock,task-clock "$@" >/dev/null 2>"runs/$name.record.stderr" || true
+	record_secs[$name]=$((SECONDS - t0))
+	# Written back now, so that no later timing shares the disk with the write-back.
+	sync "$name.data"
+	[ -s "$name.data" ] || die "perf record produced no $W/$name.data: $(tail -n 3 "runs/$name.record.stderr")"
+	read -r n l e < <(count_samples "$name.data")
+	[ "${n:-0}" -gt 0 ] || die "perf script -F event counted no samples in $W/$name.data (or took over $PEER_TIMEOUT s)"
+	samples[$name]=$n
+	lost[$name]=$l
+	per_event[$name]=$e
+	bytes[$name]=$(stat -c %s "$name.data")
+	log "$name.data: $n samples ($e), $l lost, ${bytes[$name]} bytes, recorded in ${record_secs[$name]} s"
+}
 
-# ---------------------------------------------------------------------------------------------
-# 4. Time both sides
-# ---------------------------------------------------------------------------------------------
-# measure NAME STDIN STDOUT CMD... : runs CMD once under /usr/bin/time, appends
-# "WALL_NS MAXRSS_KB TIME_E CPU_S" to runs/NAME.tsv (CPU_S = user + system seconds, %U + %S);
-# stderr goes to runs/NAME.stderr.
+# measure NAME STDOUT CMD...: runs CMD once under timeout and /usr/bin/time, appends
+# "WALL_NS MAXRSS_KB TIME_E CPU_S" to runs/NAME.tsv; stderr goes to runs/NAME.stderr.
+# Returns CMD's exit status (124: timed out).
 measure() {
-	local name=$1 in=$2 out=$3 status=0 t0 t1 e m u s
-	shift 3
+	local name=$1 out=$2 status=0 t0 t1 e m u s
+	shift 2
 	t0=$(date +%s%N)
-	/usr/bin/time -f '%e %M %U %S' -o "runs/$name.time" "$@" <"$in" >"$out" 2>"runs/$name.stderr" || status=$?
+	timeout -k 5 "$PEER_TIMEOUT" /usr/bin/time -f '%e %M %U %S' -o "runs/$name.time" "$@" \
+		</dev/null >"$out" 2>"runs/$name.stderr" || status=$?
 	t1=$(date +%s%N)
-	if [ "$status" -ne 0 ]; then
-		printf 'bench-render: error: %s failed (exit %d): %s\n' "$name" "$status" "$*" >&2
-		sed 's/^/    /' "runs/$name.stderr" | tail -n 20 >&2
-		exit 1
-	fi
+	[ "$status" -eq 0 ] || return "$status"
 	read -r e m u s < <(tail -n 1 "runs/$name.time")
 	echo "$((t1 - t0)) $m $e $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')" >>"runs/$name.tsv"
 }
 
-check_svg() {
-	local f=$1 who=$2
-	[ -s "$f" ] || die "$who produced an empty or missing $OUT/$f"
-	grep -q '<svg' "$f" || die "$who: $OUT/$f does not contain <svg ($(head -c 200 "$f"))"
-}
-
-run_cpiflame() {
-	measure cpiflame /dev/null cpi.svg "$CPIFLAME" render bench.data --stalls task-clock --cycles cpu-clock
-	check_svg cpi.svg cpiflame
-}
-
-run_pipeline() {
-	measure perf-script /dev/null out.perf perf script -i bench.data
-	measure collapse-stalls /dev/null stalls.folded inferno-collapse-perf --event-filter task-clock out.perf
-	measure collapse-cycles /dev/null cycles.folded inferno-collapse-perf --event-filter cpu-clock out.perf
-	measure diff-folded /dev/null diff.folded inferno-diff-folded -n stalls.folded cycles.folded
-	measure flamegraph diff.folded classic.svg inferno-flamegraph
-	for f in out.perf stalls.folded cycles.folded diff.folded; do
-		[ -s "$f" ] || die "pipeline stage produced an empty $OUT/$f"
-	done
-	check_svg classic.svg "inferno pipeline"
-}
-
-stages=(perf-script collapse-stalls collapse-cycles diff-folded flamegraph)
-
-log "warm-up (untimed): cpiflame and the pipeline once each"
-run_cpiflame
-run_pipeline
-for s in cpiflame "${stages[@]}"; do
-	cp "runs/$s.stderr" "runs/$s.warmup.stderr"
-	rm -f "runs/$s.tsv"
-done
-
-for ((i = 1; i <= RUNS; i++)); do
-	# Alternate the order so that neither side always runs right after the other.
-	if ((i % 2)); then
-		run_cpiflame
-		run_pipeline
+# state[FILE.TOOL]: "ok", "timeout after N s" or "failed (exit N): last line of stderr".
+declare -A state
+# fail KEY NAME STATUS: records why a tool stopped on a file.
+fail() {
+	local key=$1 name=$2 status=$3 last
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+		state[$key]="timeout after $PEER_TIMEOUT s"
 	else
-		run_pipeline
-		run_cpiflame
+		last="$(grep -v '^Command exited with non-zero status' "runs/$name.stderr" 2>/dev/null | tail -n 1 | cut -c 1-200)"
+		state[$key]="failed (exit $status): ${last:-no stderr}"
 	fi
-	log "run $i/$RUNS: cpiflame $(tail -n1 runs/cpiflame.tsv | awk '{printf "%.3f s", $1/1e9}'), pipeline $(
-		for s in "${stages[@]}"; do tail -n1 "runs/$s.tsv"; done | awk '{t += $1} END {printf "%.3f s", t/1e9}')"
-done
+	log "$name: ${state[$key]}"
+}
 
-# Pipeline per run: sum of the stage times, max of the stage peaks, sum of the CPU times
-# (same columns as the stages' files, column 3 unused).
-# shellcheck disable=SC2046
-paste -d ' ' $(printf 'runs/%s.tsv ' "${stages[@]}") | awk '{
-	t = 0; m = 0; c = 0
-	for (i = 1; i <= NF; i += 4) { t += $i; if ($(i+1) > m) m = $(i+1); c += $(i+3) }
-	printf "%d %d - %.2f\n", t, m, c
-}' >runs/pipeline.tsv
+check_out() {
+	local f=$1 who=$2 pattern=$3
+	[ -s "$f" ] || die "$who produced an empty or missing $W/$f"
+	[ -z "$pattern" ] || grep -q "$pattern" "$f" || die "$who: $W/$f does not contain $pattern ($(head -c 200 "$f"))"
+}
+
+# run_TOOL FILE: one run of TOOL on FILE.data.
+run_cpiflame() {
+	local f=$1 st=0
+	measure "$f.cpiflame" "$f.cpi.svg" "$CPIFLAME" render "$f.data" --stalls task-clock --cycles cpu-clock || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.cpiflame" "$f.cpiflame" "$st"; return; }
+	check_out "$f.cpi.svg" cpiflame '<svg'
+}
+run_samply() {
+	local f=$1 st=0
+	measure "$f.samply" /dev/null samply import "$f.data" --save-only -o "$f.samply.json.gz" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.samply" "$f.samply" "$st"; return; }
+	check_out "$f.samply.json.gz" samply ''
+}
+run_perfparser() {
+	local f=$1 st=0
+	measure "$f.perfparser" /dev/null "$PERFPARSER" --input "$f.data" --output /dev/null || st=$?
+	[ "$st" -eq 0 ] || fail "$f.perfparser" "$f.perfparser" "$st"
+}
+stages=(perf-script collapse-stalls collapse-cycles diff-folded flamegraph)
+run_pipeline() {
+	local f=$1 st=0 s
+	measure "$f.perf-script" "$f.out.perf" perf script -i "$f.data" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.pipeline" "$f.perf-script" "$st"; return; }
+	measure "$f.collapse-stalls" "$f.stalls.folded" inferno-collapse-perf --event-filter task-clock "$f.out.perf" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.pipeline" "$f.collapse-stalls" "$st"; return; }
+	measure "$f.collapse-cycles" "$f.cycles.folded" inferno-collapse-perf --event-filter cpu-clock "$f.out.perf" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.pipeline" "$f.collapse-cycles" "$st"; return; }
+	measure "$f.diff-folded" "$f.diff.folded" inferno-diff-folded -n "$f.stalls.folded" "$f.cycles.folded" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.pipeline" "$f.diff-folded" "$st"; return; }
+	measure "$f.flamegraph" "$f.classic.svg" inferno-flamegraph "$f.diff.folded" || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.pipeline" "$f.flamegraph" "$st"; return; }
+	for s in out.perf stalls.folded cycles.folded diff.folded; do
+		check_out "$f.$s" "pipeline stage" ''
+	done
+	check_out "$f.classic.svg" "inferno pipeline" '<svg'
+}
+
+tools=(cpiflame samply perfparser pipeline)
+
+# bench FILE: a warm-up and RUNS timed runs of every tool still "ok", in a rotating order.
+bench() {
+	local f=$1 i j t line
+	for t in "${tools[@]}"; do state[$f.$t]=ok; done
+	for ((i = 0; i <= RUNS; i++)); do
+		line=""
+		for ((j = 0; j < ${#tools[@]}; j++)); do
+			t=${tools[$(((i + j) % ${#tools[@]}))]}
+			[ "${state[$f.$t]}" = ok ] || continue
+			"run_$t" "$f"
+		done
+		if [ "$i" -eq 0 ]; then
+			# The warm-up's timings are dropped; its stderr is kept for the report.
+			for t in cpiflame samply perfparser "${stages[@]}"; do
+				[ -f "runs/$f.$t.stderr" ] && cp "runs/$f.$t.stderr" "runs/$f.$t.warmup.stderr"
+				rm -f "runs/$f.$t.tsv"
+			done
+			log "$f: warm-up done"
+			continue
+		fi
+		for t in cpiflame samply perfparser; do
+			[ "${state[$f.$t]}" = ok ] && line+=" $t $(tail -n1 "runs/$f.$t.tsv" | awk '{printf "%.3f s", $1/1e9}')"
+		done
+		log "$f run $i/$RUNS:$line"
+	done
+	if [ "${state[$f.pipeline]}" = ok ]; then
+		# Pipeline per run: sum of the stage times, max of the stage peaks, sum of the CPU times.
+		# shellcheck disable=SC2046
+		paste -d ' ' $(printf "runs/$f.%s.tsv " "${stages[@]}") | awk '{
+			t = 0; m = 0; c = 0
+			for (i = 1; i <= NF; i += 4) { t += $i; if ($(i+1) > m) m = $(i+1); c += $(i+3) }
+			printf "%d %d - %.2f\n", t, m, c
+		}' >"runs/$f.pipeline.tsv"
+	fi
+}
 
 # median FILE COLUMN
 median() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ a[NR] = $1 } END {
 		if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
-minmax() { awk -v c="$2" 'NR == 1 || $c < lo { lo = $c } NR == 1 || $c > hi { hi = $c } END { printf "%.3f–%.3f", lo / 1e9, hi / 1e9 }' "$1"; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
 mib() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# target VALUE OP LIMIT: "met" or "**not met**"
+target() { awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? v >= l : v <= l; print ok ? "met" : "**not met**" }'; }
 
-declare -A med_t med_m med_c
-for s in cpiflame pipeline "${stages[@]}"; do
-	med_t[$s]="$(median "runs/$s.tsv" 1)"
-	med_m[$s]="$(median "runs/$s.tsv" 2)"
-	med_c[$s]="$(median "runs/$s.tsv" 4)"
+# ---------------------------------------------------------------------------------------------
+# 4. The two kinds of file
+# ---------------------------------------------------------------------------------------------
+record deep --call-graph dwarf -F "$RATE" -- ./deep "$DEEP_SECS"
+workload[deep]="\`deep $DEEP_SECS\` (fixtures/workloads/deep.c: 2 threads, recursion 40 deep)"
+
+n=$RUSTC_N
+for attempt in 1 2 3 4; do
+	log "fixtures/workloads/gen-generic-rust.sh $n generic.rs"
+	bash "$root/fixtures/workloads/gen-generic-rust.sh" "$n" generic.rs
+	record rustc --call-graph dwarf -F "$RUSTC_RATE" -- rustc --edition 2021 --crate-type lib -C opt-level=1 -o generic.rlib generic.rs
+	[ -s generic.rlib ] || die "rustc did not build generic.rlib: $(tail -n 3 runs/rustc.record.stderr)"
+	[ "${samples[rustc]}" -ge "$RUSTC_MIN_SAMPLES" ] && break
+	[ "$attempt" -lt 4 ] || die "only ${samples[rustc]} samples of rustc after $attempt attempts (RUSTC_N=$n)"
+	n=$((n * 2))
+	log "fewer than $RUSTC_MIN_SAMPLES samples; retrying with RUSTC_N=$n"
+done
+rustc_version="$(rustc --version)"
+driver="$(find "$(rustc --print sysroot)/lib" -maxdepth 1 -name 'librustc_driver-*.so' | head -n 1)"
+workload[rustc]="\`rustc -C opt-level=1\` on \`gen-generic-rust.sh $n\` ($rustc_version; $(basename "$driver") $(mib $(($(stat -c %s "$driver") / 1024))) MiB)"
+
+for f in deep rustc; do
+	log "timing on $f.data"
+	bench "$f"
 done
 
-# Warnings printed by the tools (warm-up run), for the report.
+# ---------------------------------------------------------------------------------------------
+# 5. Scaling: cpiflame render on the same workload at growing sample counts
+# ---------------------------------------------------------------------------------------------
+scale_names=()
+for target_n in $SCALE_SAMPLES; do
+	f="scale$target_n"
+	# Samples = 2 threads x 2 events x rate x CPU seconds per thread.
+	s="$(awk -v n="$target_n" -v r="$SCALE_RATE" 'BEGIN { printf "%.3f", n / (4 * r) }')"
+	record "$f" --call-graph "dwarf,$SCALE_STACK" -F "$SCALE_RATE" -- ./deep "$s"
+	state[$f.cpiflame]=ok
+	for ((i = 0; i <= SCALE_RUNS; i++)); do
+		run_cpiflame "$f"
+		[ "${state[$f.cpiflame]}" = ok ] || break
+		[ "$i" -gt 0 ] || rm -f "runs/$f.cpiflame.tsv"
+	done
+	[ "${state[$f.cpiflame]}" != ok ] || log "$f: cpiflame render median $(secs "$(median "runs/$f.cpiflame.tsv" 1)") s"
+	scale_names+=("$f")
+	[ "$KEEP" = 1 ] || rm -f "$f.data" "$f.cpi.svg"
+done
+
+# ---------------------------------------------------------------------------------------------
+# 6. Report
+# ---------------------------------------------------------------------------------------------
+declare -A med_t med_m
+for f in deep rustc; do
+	for t in "${tools[@]}"; do
+		[ "${state[$f.$t]}" = ok ] || continue
+		med_t[$f.$t]="$(median "runs/$f.$t.tsv" 1)"
+		med_m[$f.$t]="$(median "runs/$f.$t.tsv" 2)"
+	done
+done
+cell() {
+	local k=$1
+	if [ "${state[$k]}" = ok ]; then
+		echo "$(secs "${med_t[$k]}") s, $(mib "${med_m[$k]}") MiB"
+	else
+		echo "${state[$k]//|/\\|}"
+	fi
+}
+# speed F PEER LIMIT: "PEER time / cpiflame time" with the verdict against LIMIT (≥).
+speed() {
+	local f=$1 p=$2 limit=$3 r
+	if [ "${state[$f.cpiflame]}" != ok ]; then
+		echo "– (cpiflame ${state[$f.cpiflame]})"
+	elif [ "${state[$f.$p]}" = ok ]; then
+		r="$(ratio "${med_t[$f.$p]}" "${med_t[$f.cpiflame]}")"
+		echo "$r× ($(target "$r" '>=' "$limit"))"
+	elif [ "${state[$f.$p]#timeout}" != "${state[$f.$p]}" ]; then
+		r="$(ratio "$((PEER_TIMEOUT * 1000000000))" "${med_t[$f.cpiflame]}")"
+		echo "> $r× (met: $p timed out)"
+	else
+		echo "– ($p failed)"
+	fi
+}
+memory() {
+	local f=$1 r
+	if [ "${state[$f.cpiflame]}" = ok ] && [ "${state[$f.samply]}" = ok ]; then
+		r="$(ratio "${med_m[$f.cpiflame]}" "${med_m[$f.samply]}")"
+		echo "$r× ($(target "$r" '<=' 1))"
+	else
+		echo "–"
+	fi
+}
 warnings() {
-	local f=$1
-	if [ -s "$f" ]; then
-		tr -s '\n' ' ' <"$f" | sed 's/|/\\|/g; s/ *$//' | cut -c 1-300
+	if [ -s "$1" ]; then
+		grep -v '^[[:space:]]*$' "$1" | sort | uniq -c | sort -rn | head -n 5 | awk '{ $1 = $1 "×"; print }' | tr '\n' ';' |
+			sed 's/|/\\|/g; s/;$//; s/;/; /g' | cut -c 1-400
 	else
 		echo "none"
 	fi
 }
 
-# ---------------------------------------------------------------------------------------------
-# 5. Report
-# ---------------------------------------------------------------------------------------------
 cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-cpiflame_version="$("$CPIFLAME" --version)"
 git_rev="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
-# inferno 0.12's CLIs have no --version; fall back to cargo's record of the install that provides
-# inferno-flamegraph (its root is the parent of its bin/ directory).
-inferno_version="$(inferno-flamegraph --version 2>/dev/null || true)"
-if [ -z "$inferno_version" ]; then
-	inferno_bin="$(command -v inferno-flamegraph)"
-	inferno_version="$(cargo install --list --root "$(dirname "$(dirname "$inferno_bin")")" 2>/dev/null |
-		awk '/^inferno v/ { sub(/:$/, "", $2); print "inferno " $2; exit }')"
-	inferno_version="${inferno_version:-unknown} (\`inferno-flamegraph --version\` is not supported; from \`cargo install --list\`, $inferno_bin)"
-fi
-perf_version="$(perf --version)"
+inferno_version="$(cargo install --list --root "$(dirname "$(dirname "$(command -v inferno-flamegraph)")")" 2>/dev/null |
+	awk '/^inferno v/ { sub(/:$/, "", $2); print $2; exit }')"
+hotspot_version="$(dpkg-query -W -f '${Version}' hotspot 2>/dev/null || "$PERFPARSER" --version 2>/dev/null | tail -n 1)"
 elapsed=$((SECONDS - script_start))
 
 md="$OUT/bench-render.md"
 {
-	echo "# cpiflame render vs. perf script + inferno"
+	echo "# cpiflame render vs. samply import, hotspot's perfparser, perf script + inferno"
 	echo
 	echo "| | |"
 	echo "| --- | --- |"
-	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC') |"
+	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average at the end $(cut -d ' ' -f 1-3 /proc/loadavg) |"
 	echo "| machine | $(nproc) CPUs, ${cpu_model:-unknown CPU}, kernel $(uname -r) |"
-	echo "| perf | $perf_version |"
-	echo "| inferno | $inferno_version |"
-	echo "| cpiflame | $cpiflame_version ($git_rev) |"
-	echo "| workload | \`threads $scale\` (fixtures/workloads/threads.c) |"
-	echo "| samples | $n_samples ($per_event) |"
-	echo "| lost | $n_lost samples in $n_lost_chunks PERF_RECORD_LOST records |"
-	echo "| bench.data | $file_bytes bytes ($(mib $((file_bytes / 1024))) MiB) |"
-	echo "| out.perf (perf script output) | $(stat -c %s out.perf) bytes, $(wc -l <out.perf) lines |"
-	echo "| runs | $RUNS timed (after 1 untimed warm-up each), medians below |"
+	echo "| cpiflame | $("$CPIFLAME" --version) ($git_rev) |"
+	echo "| peers | $(perf --version); $(samply --version); hotspot $hotspot_version; inferno ${inferno_version:-unknown} |"
+	echo "| runs | $RUNS timed after 1 untimed warm-up, medians; timeout $PEER_TIMEOUT s per tool or stage |"
 	echo
-	echo "| command | median wall (s) | min–max (s) | median peak RSS (MiB) | median CPU user+sys (s) |"
-	echo "| --- | ---: | ---: | ---: | ---: |"
-	echo "| **cpiflame render** | **$(secs "${med_t[cpiflame]}")** | $(minmax runs/cpiflame.tsv 1) | **$(mib "${med_m[cpiflame]}")** | ${med_c[cpiflame]} |"
-	echo "| **perf script + inferno (sum of stages / max of peaks)** | **$(secs "${med_t[pipeline]}")** | $(minmax runs/pipeline.tsv 1) | **$(mib "${med_m[pipeline]}")** | ${med_c[pipeline]} |"
-	for s in "${stages[@]}"; do
-		echo "| &nbsp;&nbsp;$s | $(secs "${med_t[$s]}") | $(minmax "runs/$s.tsv" 1) | $(mib "${med_m[$s]}") | ${med_c[$s]} |"
+	echo "| file | workload | samples | lost | size | record command |"
+	echo "| --- | --- | ---: | ---: | ---: | --- |"
+	for f in deep rustc; do
+		echo "| $f.data | ${workload[$f]} | ${samples[$f]} (${per_event[$f]}) | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | \`${record_cmd[$f]}\` |"
 	done
 	echo
-	echo "| ratio | value |"
-	echo "| --- | ---: |"
-	echo "| pipeline time / cpiflame time | **$(ratio "${med_t[pipeline]}" "${med_t[cpiflame]}")×** |"
-	echo "| pipeline peak RSS / cpiflame peak RSS | **$(ratio "${med_m[pipeline]}" "${med_m[cpiflame]}")×** |"
-	echo "| perf script alone / cpiflame time | $(ratio "${med_t[perf-script]}" "${med_t[cpiflame]}")× |"
-	echo "| perf script share of pipeline time | $(awk -v a="${med_t[perf-script]}" -v b="${med_t[pipeline]}" 'BEGIN { printf "%.0f%%", 100 * a / b }') |"
+	echo "Median wall time and peak RSS:"
 	echo
-	echo "Commands (run in \`$OUT\`, each under \`/usr/bin/time -f '%e %M %U %S'\`; wall time from a nanosecond clock around it):"
+	echo "| file | cpiflame render | samply import | hotspot perfparser | perf script + inferno |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	for f in deep rustc; do
+		echo "| $f | **$(cell "$f.cpiflame")** | $(cell "$f.samply") | $(cell "$f.perfparser") | $(cell "$f.pipeline") |"
+	done
+	echo
+	echo "Targets (peer time / cpiflame time; cpiflame peak RSS / samply's):"
+	echo
+	echo "| file | vs samply (≥ 1×) | vs perfparser (≥ 4×) | vs perf script + inferno (≥ 10×) | RSS vs samply (≤ 1×) |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	for f in deep rustc; do
+		echo "| $f | $(speed "$f" samply 1) | $(speed "$f" perfparser 4) | $(speed "$f" pipeline 10) | $(memory "$f") |"
+	done
+	if [ "${#scale_names[@]}" -gt 0 ]; then
+		base=""
+		echo
+		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out)."
+		echo
+		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample |"
+		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
+		prev_t="" prev_n="" prev_per=""
+		for f in "${scale_names[@]}"; do
+			if [ "${state[$f.cpiflame]}" != ok ]; then
+				echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | ${state[$f.cpiflame]} | | | | | | |"
+				continue
+			fi
+			t="$(median "runs/$f.cpiflame.tsv" 1)"
+			m="$(median "runs/$f.cpiflame.tsv" 2)"
+			per="$(awk -v t="$t" -v n="${samples[$f]}" 'BEGIN { printf "%.3f", t / 1000 / n }')"
+			[ -n "$base" ] || base=$per
+			rel="$(ratio "$per" "$base")"
+			if [ -n "$prev_t" ]; then
+				lin="$(awk -v r="$rel" 'BEGIN { print (r < 0.8) ? "**no**: below (fixed cost of the first spread thinner)" : (r > 1.2) ? "**no**: above" : "yes" }')"
+				vs_prev="$(ratio "$per" "$prev_per")×"
+			else
+				lin="(reference)" vs_prev="–"
+			fi
+			if [ -n "$prev_t" ]; then
+				marg="$(awk -v t="$t" -v p="$prev_t" -v n="${samples[$f]}" -v q="$prev_n" 'BEGIN { printf "%.3f", (t - p) / 1000 / (n - q) }')"
+			else
+				marg="–"
+			fi
+			echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | $(secs "$t") | $(mib "$m") | $per | ${rel}× | $lin | $vs_prev | $marg |"
+			prev_t=$t prev_n=${samples[$f]} prev_per=$per
+		done
+	fi
+	echo
+	echo "Commands (run in \`$W\`, each under \`timeout $PEER_TIMEOUT /usr/bin/time -f '%e %M %U %S'\`):"
 	echo
 	echo '```sh'
-	echo "$record_cmd"
-	echo "# cpiflame"
-	echo "$CPIFLAME render bench.data --stalls task-clock --cycles cpu-clock > cpi.svg"
-	echo "# the seed's pipeline with inferno"
-	echo "perf script -i bench.data > out.perf"
-	echo "inferno-collapse-perf --event-filter task-clock out.perf > stalls.folded"
-	echo "inferno-collapse-perf --event-filter cpu-clock out.perf > cycles.folded"
-	echo "inferno-diff-folded -n stalls.folded cycles.folded > diff.folded"
-	echo "inferno-flamegraph < diff.folded > classic.svg"
+	echo "cpiflame render F.data --stalls task-clock --cycles cpu-clock > F.cpi.svg"
+	echo "samply import F.data --save-only -o F.samply.json.gz"
+	echo "$PERFPARSER --input F.data --output /dev/null"
+	echo "perf script -i F.data > F.out.perf"
+	echo "inferno-collapse-perf --event-filter task-clock F.out.perf > F.stalls.folded"
+	echo "inferno-collapse-perf --event-filter cpu-clock F.out.perf > F.cycles.folded"
+	echo "inferno-diff-folded -n F.stalls.folded F.cycles.folded > F.diff.folded"
+	echo "inferno-flamegraph F.diff.folded > F.classic.svg"
 	echo '```'
 	echo
-	echo "Warnings (stderr of the warm-up run):"
+	echo "Stderr of the warm-up runs (most frequent lines):"
 	echo
-	echo "* perf record: $(warnings runs/record.stderr)"
-	for s in cpiflame "${stages[@]}"; do
-		echo "* $s: $(warnings "runs/$s.warmup.stderr")"
+	for f in deep rustc; do
+		for t in cpiflame samply perfparser perf-script; do
+			[ -f "runs/$f.$t.warmup.stderr" ] && echo "* $f, $t: $(warnings "runs/$f.$t.warmup.stderr")"
+		done
 	done
 	echo
-	echo "SVGs: cpi.svg $(stat -c %s cpi.svg) bytes, classic.svg $(stat -c %s classic.svg) bytes. Script run time up to this table: ${elapsed} s."
+	echo "Script run time up to this table: ${elapsed} s. \`record\` against \`perf record\`: \`scripts/bench-record.sh\`."
 } >"$md"
+
+if [ "$KEEP" != 1 ]; then
+	rm -f ./*.data ./*.data.old ./*.out.perf ./*.folded ./*.svg ./*.samply.json.gz generic.rlib
+fi
 
 echo
 cat "$md"
