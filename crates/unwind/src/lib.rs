@@ -41,7 +41,7 @@ pub use frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::Kallsyms;
 pub use locate::Locator;
-pub use options::Options;
+pub use options::{single_threaded_from_env, Options};
 pub use perfmap::PerfMap;
 pub use resolver::{Resolver, Stats, Unnamed};
 pub use shared::SharedBytes;

@@ -64,8 +64,9 @@ pub struct Resolver {
     /// Whether kernel symbols may name this file's kernel frames: it was recorded here, or
     /// the user gave the kernel symbol file.
     kernel_symbols_apply: bool,
-    /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
-    /// costs the kernel tens of milliseconds), `Some` once joined.
+    /// Kernel symbols: read once the first kernel frame is seen, on another thread when
+    /// allowed (generating /proc/kallsyms costs the kernel tens of milliseconds), `Some` once
+    /// joined.
     kernel: Option<Option<Kallsyms>>,
     kernel_loading: Option<std::thread::JoinHandle<Option<Kallsyms>>>,
     /// Kernel frames handed out before the symbols were ready: named at [`Resolver::finish_names`].
@@ -80,6 +81,8 @@ pub struct Resolver {
     /// User frames of the sample being resolved: the address and the address to look up.
     addrs: Vec<(Avma, Avma)>,
     unwind_only: bool,
+    /// Whether work may be started ahead on other threads (symbol tables, debug info).
+    parallel: bool,
     kernel_ips: Vec<u64>,
     user_ips: Vec<u64>,
     pub stats: Stats,
@@ -130,11 +133,7 @@ impl Resolver {
             .kallsyms
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
-        let kernel_loading = (kernel_symbols_apply && !options.unwind_only).then(|| {
-            let path = kallsyms_path.clone();
-            let source = source.clone();
-            std::thread::spawn(move || Kallsyms::load_from(&*source, &path))
-        });
+        let parallel = !options.single_threaded;
         Resolver {
             locator: Locator {
                 source,
@@ -155,7 +154,7 @@ impl Resolver {
             kallsyms_path,
             kernel_symbols_apply,
             kernel: None,
-            kernel_loading,
+            kernel_loading: None,
             kernel_pending: Vec::new(),
             frames: FrameTable::default(),
             names: HashMap::new(),
@@ -165,6 +164,7 @@ impl Resolver {
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
             unwind_only: options.unwind_only,
+            parallel,
             kernel_ips: Vec::new(),
             user_ips: Vec::new(),
             stats: Stats::default(),
@@ -288,7 +288,7 @@ impl Resolver {
             .locator
             .open_image(path, key.1.as_deref())
             .map(|image| {
-                if !self.unwind_only {
+                if !self.unwind_only && self.parallel {
                     image.prefetch_names(|| self.locator.open_debug(&image));
                 }
                 self.images.push(image);

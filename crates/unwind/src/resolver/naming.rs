@@ -128,6 +128,18 @@ impl Resolver {
         if let Some(&f) = self.kernel_names.get(&addr) {
             return f;
         }
+        if self.kernel.is_none()
+            && self.kernel_loading.is_none()
+            && self.kernel_symbols_apply
+            && self.parallel
+            && !self.unwind_only
+        {
+            let source = self.locator.source.clone();
+            let path = self.kallsyms_path.clone();
+            self.kernel_loading = Some(std::thread::spawn(move || {
+                Kallsyms::load_from(&*source, &path)
+            }));
+        }
         if self.kernel.is_none() && self.kernel_loading.as_ref().is_none_or(|h| h.is_finished()) {
             self.join_kernel_symbols();
         }
