@@ -2,7 +2,7 @@
 //! event's column. Non-sample records are fed to the resolver first, in time order, so each
 //! sample is named with the mappings and thread names of its moment.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, RecordKind, Sample};
@@ -125,8 +125,8 @@ pub fn collapse(
     // only once every name is (kernel names arrive late); they become named profile frames
     // at the end, where stacks that turn out to have the same names merge.
     let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
-    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
+    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
+    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::default();
     let mut key: Vec<u32> = Vec::new();
     let mut read_deltas = ReadDeltas::new(file);
     let mut weights: Vec<(usize, u64)> = Vec::new();
@@ -231,7 +231,7 @@ struct ReadDeltas {
 
 impl ReadDeltas {
     fn new(file: &PerfData) -> ReadDeltas {
-        let mut id_to_attr = HashMap::new();
+        let mut id_to_attr = HashMap::default();
         for (i, a) in file.attrs.iter().enumerate() {
             for &id in &a.ids {
                 id_to_attr.entry(id).or_insert(i);
@@ -239,7 +239,7 @@ impl ReadDeltas {
         }
         ReadDeltas {
             id_to_attr,
-            last: HashMap::new(),
+            last: HashMap::default(),
         }
     }
 

@@ -6,7 +6,9 @@
 mod naming;
 mod stack;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -148,17 +150,17 @@ impl Resolver {
                 .map(|b| (b.path.clone(), b.build_id.clone()))
                 .collect(),
             images: Vec::new(),
-            image_index: HashMap::new(),
-            processes: HashMap::new(),
-            threads: HashMap::new(),
+            image_index: HashMap::default(),
+            processes: HashMap::default(),
+            threads: HashMap::default(),
             kallsyms_path,
             kernel_symbols_apply,
             kernel: None,
             kernel_loading: None,
             kernel_pending: Vec::new(),
             frames: FrameTable::default(),
-            names: HashMap::new(),
-            kernel_names: HashMap::new(),
+            names: HashMap::default(),
+            kernel_names: HashMap::default(),
             cache: CacheX86_64::new(),
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),

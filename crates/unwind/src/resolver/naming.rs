@@ -56,24 +56,27 @@ impl Resolver {
         if let Some(image) = mapping.image {
             let svma = mapping.svma(lookup);
             let key = (image, svma);
-            if !self.names.contains_key(&key) {
-                let locator = &self.locator;
-                let img = &self.images[image];
-                let named = img.frames_at_svma(svma, || locator.open_debug(img));
-                let ids: Box<[FrameRef]> = named
-                    .iter()
-                    .map(|f| {
-                        let kind = if f.inlined {
-                            FrameKind::Inline
-                        } else {
-                            FrameKind::User
-                        };
-                        self.frames.intern(&f.name, &mapping.module, kind)
-                    })
-                    .collect();
-                self.names.insert(key, ids);
-            }
-            let ids = &self.names[&key];
+            // Named once per distinct address of an image; one hash lookup per frame after.
+            let ids = match self.names.get(&key) {
+                Some(ids) => ids,
+                None => {
+                    let locator = &self.locator;
+                    let img = &self.images[image];
+                    let named = img.frames_at_svma(svma, || locator.open_debug(img));
+                    let ids: Box<[FrameRef]> = named
+                        .iter()
+                        .map(|f| {
+                            let kind = if f.inlined {
+                                FrameKind::Inline
+                            } else {
+                                FrameKind::User
+                            };
+                            self.frames.intern(&f.name, &mapping.module, kind)
+                        })
+                        .collect();
+                    self.names.entry(key).or_insert(ids)
+                }
+            };
             if !ids.is_empty() {
                 out.extend(ids.iter().map(|&frame| entry(frame)));
                 return;
