@@ -6,9 +6,21 @@ use std::path::Path;
 
 use crate::source::{HostSource, Source};
 
-/// Text symbols of the running kernel and its modules, sorted by address.
+/// Text symbols of the running kernel and its modules, sorted by address. Names are kept in
+/// one string and modules once each: /proc/kallsyms has over a hundred thousand symbols, and
+/// a string allocation per symbol cost more memory than the text itself.
 pub struct Kallsyms {
-    symbols: Vec<(u64, Box<str>, Option<Box<str>>)>,
+    /// Address, where the name lies in `names`, and the module (index into `modules` plus
+    /// one; 0 for the kernel image).
+    symbols: Vec<KernelSymbol>,
+    names: String,
+    modules: Vec<Box<str>>,
+}
+
+struct KernelSymbol {
+    addr: u64,
+    name: (u32, u32),
+    module: u32,
 }
 
 impl Kallsyms {
@@ -26,7 +38,11 @@ impl Kallsyms {
 
     /// Parses kallsyms text: `address type name [module]` per line.
     pub fn parse(text: &str) -> Option<Kallsyms> {
-        let mut symbols: Vec<(u64, Box<str>, Option<Box<str>>)> = Vec::new();
+        let mut k = Kallsyms {
+            symbols: Vec::new(),
+            names: String::new(),
+            modules: Vec::new(),
+        };
         for line in text.lines() {
             let mut words = line.split_whitespace();
             let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
@@ -42,24 +58,56 @@ impl Kallsyms {
             if addr == 0 {
                 continue;
             }
-            let module = words
-                .next()
-                .map(|m| m.trim_start_matches('[').trim_end_matches(']').into());
-            symbols.push((addr, name.into(), module));
+            let module = match words.next() {
+                None => 0,
+                Some(m) => {
+                    let m = m.trim_start_matches('[').trim_end_matches(']');
+                    // Module symbols come grouped by module: the last one is nearly always it.
+                    match k.modules.iter().rposition(|known| &**known == m) {
+                        Some(i) => i + 1,
+                        None => {
+                            k.modules.push(m.into());
+                            k.modules.len()
+                        }
+                    }
+                }
+            };
+            let (Ok(start), Ok(end)) = (
+                u32::try_from(k.names.len()),
+                u32::try_from(k.names.len() + name.len()),
+            ) else {
+                break;
+            };
+            k.names.push_str(name);
+            k.symbols.push(KernelSymbol {
+                addr,
+                name: (start, end),
+                module: module as u32,
+            });
         }
-        if symbols.is_empty() {
+        if k.symbols.is_empty() {
             return None;
         }
-        symbols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        symbols.dedup_by_key(|s| s.0);
-        Some(Kallsyms { symbols })
+        let names = &k.names;
+        let name = |s: &KernelSymbol| &names[s.name.0 as usize..s.name.1 as usize];
+        k.symbols.sort_unstable_by(|a, b| {
+            (a.addr, name(a), a.module, a.name.0).cmp(&(b.addr, name(b), b.module, b.name.0))
+        });
+        k.symbols.dedup_by_key(|s| s.addr);
+        k.symbols.shrink_to_fit();
+        Some(k)
     }
 
     /// Name and module (`None` for the kernel image) of the function at `addr`.
     pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
-        let i = self.symbols.partition_point(|s| s.0 <= addr);
-        let (_, name, module) = self.symbols.get(i.checked_sub(1)?)?;
-        Some((name, module.as_deref()))
+        let i = self.symbols.partition_point(|s| s.addr <= addr);
+        let s = self.symbols.get(i.checked_sub(1)?)?;
+        let name = &self.names[s.name.0 as usize..s.name.1 as usize];
+        let module = s
+            .module
+            .checked_sub(1)
+            .and_then(|m| self.modules.get(m as usize));
+        Some((name, module.map(|m| &**m)))
     }
 }
 

@@ -178,6 +178,11 @@ impl Resolver {
         self.recorded_here
     }
 
+    /// Whether work may run on other threads (false with [`Options::single_threaded`]).
+    pub fn parallel(&self) -> bool {
+        self.parallel
+    }
+
     /// The frame table entry for `frame`.
     pub fn frame(&self, frame: FrameRef) -> &FrameInfo {
         self.frames.get(frame)
