@@ -4,6 +4,7 @@
 
 mod compare;
 mod draw;
+mod progress;
 mod record;
 mod stat;
 

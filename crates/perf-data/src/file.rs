@@ -265,6 +265,12 @@ impl PerfData {
     }
 
     /// Size in bytes of the data section.
+    /// File offsets of the data section (of the flattened records for pipe and compressed
+    /// files): what record offsets are measured against.
+    pub fn data_range(&self) -> Range<u64> {
+        self.data.clone()
+    }
+
     pub fn data_size(&self) -> u64 {
         self.data.end - self.data.start
     }

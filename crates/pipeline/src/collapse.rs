@@ -8,6 +8,8 @@ use std::sync::Arc;
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, RecordKind, Sample};
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
+use crate::progress::Meter;
+
 use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
 
 /// What goes into the root frame, as `stackcollapse-perf --pid/--tid` do.
@@ -62,9 +64,11 @@ pub fn walk_samples(
         ..Default::default()
     };
     let mut entries: Vec<StackEntry> = Vec::new();
+    let mut meter = Meter::new(file.path().to_path_buf(), file.data_range());
     let mut records = file.records();
     for record in records.by_ref() {
         let record = record?;
+        meter.record(record.offset, matches!(record.kind, RecordKind::Sample(_)));
         let sample = match &record.kind {
             RecordKind::Sample(s) => s,
             RecordKind::Lost { lost, .. } => {
@@ -91,6 +95,7 @@ pub fn walk_samples(
         on_sample(sample, &entries, resolver);
     }
     stats.cut_short_at = records.cut_short_at;
+    meter.finish(stats.samples.iter().sum());
     Ok(stats)
 }
 

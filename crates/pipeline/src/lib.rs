@@ -11,6 +11,8 @@
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
+//! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
+//!   the binary to show.
 //!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
 //! decides how to show them.
@@ -19,9 +21,11 @@ mod collapse;
 mod hybrid;
 mod load;
 mod marks;
+mod progress;
 mod script;
 
 pub use collapse::{collapse, event_names, walk_samples, CollapseOptions, CollapseStats};
 pub use load::{load_any, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
+pub use progress::{observe_progress, ReadProgress};
 pub use script::{write_script, ScriptError};
