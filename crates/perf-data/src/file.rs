@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use memmap2::Mmap;
 
 use crate::abi::{self, sample};
@@ -76,7 +78,8 @@ pub(crate) enum IdLayout {
 /// An open perf.data file. Records are read lazily from a memory map.
 pub struct PerfData {
     pub(crate) path: PathBuf,
-    pub(crate) map: Mmap,
+    /// Shared with the reader's pager thread (see [`crate::records`]).
+    pub(crate) map: Arc<Mmap>,
     pub(crate) endian: Endian,
     pub attrs: Vec<EventAttr>,
     pub meta: Meta,
@@ -169,7 +172,7 @@ impl PerfData {
         Ok(PerfData {
             data,
             path,
-            map,
+            map: Arc::new(map),
             endian: header.endian,
             attrs,
             meta,
@@ -247,7 +250,7 @@ impl PerfData {
         Ok(PerfData {
             data: 0..map.len() as u64,
             path,
-            map,
+            map: Arc::new(map),
             endian,
             attrs,
             meta,

@@ -8,6 +8,12 @@
 //! the memory map; only the index is held.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use memmap2::Mmap;
 
 use crate::abi::{misc, record, sample};
 use crate::attr::EventAttr;
@@ -120,16 +126,85 @@ pub struct Records<'a> {
     /// handed out are released, so resident memory stays bounded on files of any size.
     populated_to: u64,
     released_to: u64,
+    /// Pages the file in on another thread, a window ahead of the walk, when the file is
+    /// large enough for it to pay: mapping pages in is kernel work that costs as much as
+    /// decoding and unwinding them, and can run on the other core.
+    pager: Option<Pager>,
 }
+
+/// The page-in thread. Releasing stays on the reader's thread, so that resident memory stays
+/// bounded however late the pager runs.
+struct Pager {
+    requests: Option<SyncSender<(usize, usize)>>,
+    /// Where the reader has released up to: a late request must not page those bytes back in.
+    released_to: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Pager {
+    fn start(map: Arc<Mmap>) -> Option<Pager> {
+        let (requests, received) = sync_channel::<(usize, usize)>(1);
+        let released_to = Arc::new(AtomicU64::new(0));
+        let released = released_to.clone();
+        let thread = std::thread::Builder::new()
+            .name("perf-data pager".into())
+            .spawn(move || {
+                for (start, end) in received {
+                    let start = start.max(released.load(Ordering::Relaxed) as usize);
+                    if start < end {
+                        populate(&map, start, end - start);
+                    }
+                }
+            })
+            .ok()?;
+        Some(Pager {
+            requests: Some(requests),
+            released_to,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread once it has done what it was asked.
+        self.requests.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Maps `len` bytes of `map` from `start` in. Only a hint: older kernels lack
+/// MADV_POPULATE_READ, and the pages fault in as read.
+fn populate(map: &Mmap, start: usize, len: usize) {
+    let _ = map.advise_range(memmap2::Advice::PopulateRead, start, len);
+}
+
+/// Files with less data than this are read without a pager thread.
+const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 
 /// Bytes populated ahead of the walk at a time.
 const POPULATE_WINDOW: u64 = 8 << 20;
+/// The same with a pager, which keeps one more window mapped: smaller, as it adds to the
+/// resident memory.
+const PAGER_WINDOW: u64 = 2 << 20;
 /// Page size assumed for releasing; on kernels with larger pages the advice fails harmlessly.
 const PAGE: u64 = 4096;
 
 impl PerfData {
-    /// The records of the data section in time order.
+    /// The records of the data section in time order. A large file is paged in ahead of
+    /// the walk on another thread; [`PerfData::records_on_one_thread`] does not.
     pub fn records(&self) -> Records<'_> {
+        let mut records = self.records_on_one_thread();
+        if self.data.end - self.data.start >= PAGER_MIN_DATA {
+            records.pager = Pager::start(self.map.clone());
+        }
+        records
+    }
+
+    /// The records of the data section in time order, read on the calling thread only.
+    pub fn records_on_one_thread(&self) -> Records<'_> {
         Records {
             file: self,
             pos: self.data.start,
@@ -143,6 +218,7 @@ impl PerfData {
             cut_short_at: None,
             populated_to: self.data.start & !(PAGE - 1),
             released_to: 0,
+            pager: None,
         }
     }
 
@@ -375,16 +451,31 @@ impl<'a> Records<'a> {
     fn fill(&mut self) -> Result<(), ReadError> {
         let f = self.file;
         loop {
-            if self.pos >= self.populated_to {
-                let len = POPULATE_WINDOW
-                    .min(f.map.len() as u64 - self.populated_to.min(f.map.len() as u64));
-                // Only a hint: older kernels lack MADV_POPULATE_READ and fault pages in as read.
-                let _ = f.map.advise_range(
-                    memmap2::Advice::PopulateRead,
-                    self.populated_to as usize,
-                    len as usize,
-                );
-                self.populated_to += POPULATE_WINDOW;
+            // With a pager, the window after the one being read is paged in meanwhile; when
+            // the pager is still busy, pages fault in as read.
+            let (window, ahead) = if self.pager.is_some() {
+                (PAGER_WINDOW, PAGER_WINDOW)
+            } else {
+                (POPULATE_WINDOW, 0)
+            };
+            if self.pos + ahead >= self.populated_to {
+                let map_len = f.map.len() as u64;
+                while self.populated_to < map_len && self.populated_to <= self.pos + ahead {
+                    let start = self.populated_to as usize;
+                    let end = map_len.min(self.populated_to + window) as usize;
+                    let sent =
+                        self.pager
+                            .as_ref()
+                            .and_then(|p| p.requests.as_ref())
+                            .map(|requests| match requests.try_send((start, end)) {
+                                Ok(()) | Err(TrySendError::Full(_)) => true,
+                                Err(TrySendError::Disconnected(_)) => false,
+                            });
+                    if sent != Some(true) {
+                        populate(&f.map, start, end - start);
+                    }
+                    self.populated_to += window;
+                }
             }
             match f.next_header(self.pos) {
                 Ok(Some((rtype, size))) => {
@@ -447,6 +538,9 @@ impl Records<'_> {
             .unwrap_or(self.pos);
         let low = low & !(PAGE - 1);
         if low > self.released_to {
+            if let Some(pager) = &self.pager {
+                pager.released_to.store(low, Ordering::Relaxed);
+            }
             // SAFETY: the map is a read-only shared file mapping; MADV_DONTNEED only drops our
             // page table entries, and any later read of these bytes faults the same file
             // contents back in. No reference into this range is held across the call except

@@ -65,7 +65,11 @@ pub fn walk_samples(
     };
     let mut entries: Vec<StackEntry> = Vec::new();
     let mut meter = Meter::new(file.path().to_path_buf(), file.data_range());
-    let mut records = file.records();
+    let mut records = if resolver.parallel() {
+        file.records()
+    } else {
+        file.records_on_one_thread()
+    };
     for record in records.by_ref() {
         let record = record?;
         meter.record(record.offset, matches!(record.kind, RecordKind::Sample(_)));
