@@ -56,16 +56,28 @@ struct Segment {
 }
 
 /// A symbol-table entry as an index into the file's bytes: names are neither copied nor
-/// demangled until an address in the symbol is named.
+/// demangled until an address in the symbol is named. 24 bytes: a large library has hundreds
+/// of thousands.
 #[derive(Clone, Copy, Debug)]
 struct Symbol {
     svma: Svma,
-    size: u64,
     /// Where the (mangled) name lies in the file.
     name_at: usize,
-    name_len: u32,
-    /// 0 global, 1 local, 2 weak: the order in which aliases are preferred.
-    binding: u8,
+    /// The symbol's size, saturated (no function is 4 GiB).
+    size: u32,
+    /// The name's length in the low 30 bits; the binding in the top 2: 0 global, 1 local,
+    /// 2 weak, the order in which aliases are preferred.
+    len_binding: u32,
+}
+
+impl Symbol {
+    fn name_len(&self) -> usize {
+        (self.len_binding & ((1 << 30) - 1)) as usize
+    }
+
+    fn binding(&self) -> u32 {
+        self.len_binding >> 30
+    }
 }
 
 /// A named frame at one address: function name and whether it was inlined into its caller.
@@ -362,7 +374,7 @@ impl Image {
         };
         let start = symbols[..end].partition_point(|s| s.svma < last.svma);
         let main = &symbols[start];
-        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(main.size) {
+        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size)) {
             return &[];
         }
         &symbols[start..end]
@@ -395,7 +407,7 @@ impl Image {
     fn name_of(&self, symbol: &Symbol) -> &str {
         let bytes = self
             .data
-            .get(symbol.name_at..symbol.name_at + symbol.name_len as usize)
+            .get(symbol.name_at..symbol.name_at + symbol.name_len())
             .unwrap_or_default();
         std::str::from_utf8(bytes).unwrap_or_default()
     }
@@ -408,50 +420,72 @@ fn symbol_index(data: &SharedBytes) -> Vec<Symbol> {
         return Vec::new();
     };
     let base = data.as_ptr() as usize;
-    let mut symbols: Vec<Symbol> = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| {
-            s.is_definition()
-                && s.address() != 0
-                && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
-        })
-        .filter_map(|s| {
-            let binding = if s.is_weak() {
-                2
-            } else if s.is_global() {
-                0
-            } else {
-                1
-            };
-            let name = s.name_bytes().ok()?;
-            // Names that are not UTF-8 are left out, as before; the string table is a slice
-            // of `data`, so the name is kept as its place in it.
-            std::str::from_utf8(name).ok()?;
-            Some(Symbol {
-                svma: Svma(s.address()),
-                size: s.size(),
-                name_at: (name.as_ptr() as usize).checked_sub(base)?,
-                name_len: u32::try_from(name.len()).ok()?,
-                binding,
-            })
+    let table_ranges: Vec<std::ops::Range<usize>> = [".symtab", ".strtab", ".dynsym", ".dynstr"]
+        .iter()
+        .filter_map(|name| {
+            let (offset, size) = file.section_by_name(name)?.file_range()?;
+            let start = usize::try_from(offset).ok()?;
+            Some(start..start.saturating_add(usize::try_from(size).ok()?))
         })
         .collect();
+    let text = |s: &object::Symbol<'_, '_>| {
+        s.is_definition()
+            && s.address() != 0
+            && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
+    };
+    // Counted first, so that the index is allocated once, at its size.
+    let count = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(text)
+        .count();
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(count);
+    symbols.extend(
+        file.symbols()
+            .chain(file.dynamic_symbols())
+            .filter(text)
+            .filter_map(|s| {
+                let binding = if s.is_weak() {
+                    2
+                } else if s.is_global() {
+                    0
+                } else {
+                    1
+                };
+                let name = s.name_bytes().ok()?;
+                // Names that are not UTF-8 are left out, as before; the string table is a
+                // slice of `data`, so the name is kept as its place in it.
+                std::str::from_utf8(name).ok()?;
+                let len = u32::try_from(name.len()).ok().filter(|&l| l < 1 << 30)?;
+                Some(Symbol {
+                    svma: Svma(s.address()),
+                    name_at: (name.as_ptr() as usize).checked_sub(base)?,
+                    size: u32::try_from(s.size()).unwrap_or(u32::MAX),
+                    len_binding: len | binding << 30,
+                })
+            }),
+    );
     drop(file);
     let bytes: &[u8] = data;
-    let name = |s: &Symbol| &bytes[s.name_at..s.name_at + s.name_len as usize];
+    let name = |s: &Symbol| &bytes[s.name_at..s.name_at + s.name_len()];
     // Aliases (several names at one address) are all kept; the first of each address is
     // its main name, chosen as perf does: one with a size, then global over local over
     // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
     // (`malloc` over `__libc_malloc`), then by name for stability. Names are compared only
     // between symbols at one address.
     symbols.sort_unstable_by(|a, b| {
-        (a.svma, a.size == 0, a.binding, a.name_len)
-            .cmp(&(b.svma, b.size == 0, b.binding, b.name_len))
+        (a.svma, a.size == 0, a.binding(), a.name_len())
+            .cmp(&(b.svma, b.size == 0, b.binding(), b.name_len()))
             .then_with(|| name(a).cmp(name(b)))
             .then_with(|| b.size.cmp(&a.size))
     });
     symbols.dedup_by(|a, b| a.svma == b.svma && name(a) == name(b));
+    symbols.shrink_to_fit();
+    // The tables were read once, whole; from now on only the names of symbols hit are read.
+    // A large library's tables are tens of megabytes that would otherwise stay resident.
+    for range in table_ranges {
+        data.release_pages(range);
+    }
     symbols
 }
 

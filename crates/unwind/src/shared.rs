@@ -39,6 +39,36 @@ impl SharedBytes {
         self.range = start..end;
     }
 
+    /// Drops the pages of `range` (relative to this view) of a mapped file from this process's
+    /// memory once they have been read: they stay in the page cache, and a later read faults
+    /// them back in. Nothing happens to bytes held in memory.
+    pub fn release_pages(&self, range: Range<usize>) {
+        let Backing::Map(map) = &self.backing else {
+            return;
+        };
+        const PAGE: usize = 4096;
+        let start = self
+            .range
+            .start
+            .saturating_add(range.start)
+            .min(self.range.end);
+        let end = self
+            .range
+            .start
+            .saturating_add(range.end)
+            .min(self.range.end);
+        // Whole pages only: the neighbours' bytes may be in use.
+        let (start, end) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        if start < end {
+            // SAFETY: the map is a read-only file mapping that nothing writes; MADV_DONTNEED
+            // only drops this process's page table entries, and any later read of these bytes
+            // (through references still held, too) faults the same file contents back in.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+    }
+
     /// Bytes that exist only in memory (decompressed sections, a copy of the vDSO).
     pub fn owned(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
