@@ -134,7 +134,7 @@ fn on_terminal(args: &[&str], ci: Option<&str>) -> Option<String> {
     let out = match command.output() {
         Ok(out) => out,
         Err(e) => {
-            cpiflame_testkit::unavailable(&format!("cannot run script (util-linux): {e}"));
+            cpiflame_testkit::unavailable(format!("cannot run script (util-linux): {e}"));
             return None;
         }
     };
