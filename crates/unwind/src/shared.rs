@@ -99,3 +99,30 @@ impl fmt::Debug for SharedBytes {
 // clone exists, so derefs of every clone return the same, stable address.
 unsafe impl gimli::StableDeref for SharedBytes {}
 unsafe impl gimli::CloneStableDeref for SharedBytes {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_pages_read_back_the_same() {
+        let path = std::env::temp_dir().join(format!("cpiflame-shared-{}", std::process::id()));
+        let content: Vec<u8> = (0..5 * 4096u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a file of this test's own that nothing else writes.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        let mut view = SharedBytes::mapped(&map, 0..content.len());
+        view.narrow(100..content.len());
+        assert_eq!(&view[..], &content[100..]);
+        // Partial pages at both ends are kept; ranges past the end are clamped.
+        view.release_pages(0..3 * 4096);
+        view.release_pages(4096..usize::MAX);
+        assert_eq!(&view[..], &content[100..]);
+        // Bytes held in memory are left alone.
+        let owned = SharedBytes::owned(content.clone());
+        owned.release_pages(0..content.len());
+        assert_eq!(&owned[..], &content[..]);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
