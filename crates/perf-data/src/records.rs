@@ -181,6 +181,9 @@ fn populate(map: &Mmap, start: usize, len: usize) {
     let _ = map.advise_range(memmap2::Advice::PopulateRead, start, len);
 }
 
+/// Bytes released behind the reader at a time, at least.
+const RELEASE_BATCH: u64 = 2 << 20;
+
 /// Files with less data than this are read without a pager thread.
 const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 
@@ -537,7 +540,8 @@ impl Records<'_> {
             .min()
             .unwrap_or(self.pos);
         let low = low & !(PAGE - 1);
-        if low > self.released_to {
+        // In batches: each release flushes the TLB of every core the process runs on.
+        if low >= self.released_to + RELEASE_BATCH {
             if let Some(pager) = &self.pager {
                 pager.released_to.store(low, Ordering::Relaxed);
             }
