@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -135,40 +135,67 @@ pub struct Records<'a> {
 /// The page-in thread. Releasing stays on the reader's thread, so that resident memory stays
 /// bounded however late the pager runs.
 struct Pager {
-    requests: Option<SyncSender<(usize, usize)>>,
-    /// Where the reader has released up to: a late request must not page those bytes back in.
+    /// Wakes the pager up after `wanted_to` moved.
+    wake: Option<SyncSender<()>>,
+    /// How far the reader wants the file mapped in.
+    wanted_to: Arc<AtomicU64>,
+    /// Where the reader has released up to: the pager never maps those bytes back in.
     released_to: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Pager {
     fn start(map: Arc<Mmap>) -> Option<Pager> {
-        let (requests, received) = sync_channel::<(usize, usize)>(1);
+        let (wake, woken) = sync_channel::<()>(1);
+        let wanted_to = Arc::new(AtomicU64::new(0));
         let released_to = Arc::new(AtomicU64::new(0));
-        let released = released_to.clone();
+        let (wanted, released) = (wanted_to.clone(), released_to.clone());
         let thread = std::thread::Builder::new()
             .name("perf-data pager".into())
             .spawn(move || {
-                for (start, end) in received {
-                    let start = start.max(released.load(Ordering::Relaxed) as usize);
-                    if start < end {
-                        populate(&map, start, end - start);
+                let mut done = 0u64;
+                while woken.recv().is_ok() {
+                    // Up to where the reader wants it now, a window at a time, so that a
+                    // reader that moved on is followed.
+                    loop {
+                        let want = wanted.load(Ordering::Relaxed).min(map.len() as u64);
+                        // Only ahead of the reader: not what it released, nor what it has
+                        // passed (it may release that while it is being mapped in).
+                        let from = done
+                            .max(released.load(Ordering::Relaxed))
+                            .max(want.saturating_sub(2 * PAGER_WINDOW));
+                        if from >= want {
+                            break;
+                        }
+                        let to = want.min(from + PAGER_WINDOW);
+                        populate(&map, from as usize, (to - from) as usize);
+                        done = to;
                     }
                 }
             })
             .ok()?;
         Some(Pager {
-            requests: Some(requests),
+            wake: Some(wake),
+            wanted_to,
             released_to,
             thread: Some(thread),
         })
+    }
+
+    /// Asks for the file to be mapped in up to `to`.
+    fn want(&self, to: u64) {
+        self.wanted_to.fetch_max(to, Ordering::Relaxed);
+        if let Some(wake) = &self.wake {
+            // Full: the pager has a wake-up pending and will see the new mark.
+            let _ = wake.try_send(());
+        }
     }
 }
 
 impl Drop for Pager {
     fn drop(&mut self) {
         // Closing the channel ends the thread once it has done what it was asked.
-        self.requests.take();
+        self.wake.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -454,30 +481,18 @@ impl<'a> Records<'a> {
     fn fill(&mut self) -> Result<(), ReadError> {
         let f = self.file;
         loop {
-            // With a pager, the window after the one being read is paged in meanwhile; when
-            // the pager is still busy, pages fault in as read.
-            let (window, ahead) = if self.pager.is_some() {
-                (PAGER_WINDOW, PAGER_WINDOW)
-            } else {
-                (POPULATE_WINDOW, 0)
-            };
-            if self.pos + ahead >= self.populated_to {
+            if let Some(pager) = &self.pager {
+                // The window after the one being read is mapped in meanwhile, on the pager.
+                if self.pos + PAGER_WINDOW >= self.populated_to {
+                    self.populated_to = self.pos + 2 * PAGER_WINDOW;
+                    pager.want(self.populated_to);
+                }
+            } else if self.pos >= self.populated_to {
                 let map_len = f.map.len() as u64;
-                while self.populated_to < map_len && self.populated_to <= self.pos + ahead {
-                    let start = self.populated_to as usize;
-                    let end = map_len.min(self.populated_to + window) as usize;
-                    let sent =
-                        self.pager
-                            .as_ref()
-                            .and_then(|p| p.requests.as_ref())
-                            .map(|requests| match requests.try_send((start, end)) {
-                                Ok(()) | Err(TrySendError::Full(_)) => true,
-                                Err(TrySendError::Disconnected(_)) => false,
-                            });
-                    if sent != Some(true) {
-                        populate(&f.map, start, end - start);
-                    }
-                    self.populated_to += window;
+                while self.populated_to < map_len && self.populated_to <= self.pos {
+                    let len = POPULATE_WINDOW.min(map_len - self.populated_to);
+                    populate(&f.map, self.populated_to as usize, len as usize);
+                    self.populated_to += POPULATE_WINDOW;
                 }
             }
             match f.next_header(self.pos) {
