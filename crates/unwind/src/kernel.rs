@@ -32,70 +32,86 @@ impl Kallsyms {
 
     /// Reads kernel symbols at `path` from `source`, as [`Kallsyms::load`] does from the host.
     pub fn load_from(source: &dyn Source, path: &Path) -> Option<Kallsyms> {
-        let text = source.read_text(path).ok()?;
-        Self::parse(&text)
+        let mut k = Kallsyms::empty();
+        source
+            .for_each_line(path, &mut |line| k.add_line(line))
+            .ok()?;
+        k.finish()
     }
 
     /// Parses kallsyms text: `address type name [module]` per line.
     pub fn parse(text: &str) -> Option<Kallsyms> {
-        let mut k = Kallsyms {
+        let mut k = Kallsyms::empty();
+        text.lines().for_each(|line| k.add_line(line));
+        k.finish()
+    }
+
+    fn empty() -> Kallsyms {
+        Kallsyms {
             symbols: Vec::new(),
             names: String::new(),
             modules: Vec::new(),
+        }
+    }
+
+    /// Adds the symbol of one kallsyms line when it is a text symbol with an address.
+    fn add_line(&mut self, line: &str) {
+        let mut words = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
+        else {
+            return;
         };
-        for line in text.lines() {
-            let mut words = line.split_whitespace();
-            let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
-            else {
-                continue;
-            };
-            if !matches!(kind, "t" | "T" | "w" | "W") {
-                continue;
-            }
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            if addr == 0 {
-                continue;
-            }
-            let module = match words.next() {
-                None => 0,
-                Some(m) => {
-                    let m = m.trim_start_matches('[').trim_end_matches(']');
-                    // Module symbols come grouped by module: the last one is nearly always it.
-                    match k.modules.iter().rposition(|known| &**known == m) {
-                        Some(i) => i + 1,
-                        None => {
-                            k.modules.push(m.into());
-                            k.modules.len()
-                        }
+        if !matches!(kind, "t" | "T" | "w" | "W") {
+            return;
+        }
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            return;
+        };
+        if addr == 0 {
+            return;
+        }
+        let module = match words.next() {
+            None => 0,
+            Some(m) => {
+                let m = m.trim_start_matches('[').trim_end_matches(']');
+                // Module symbols come grouped by module: the last one is nearly always it.
+                match self.modules.iter().rposition(|known| &**known == m) {
+                    Some(i) => i + 1,
+                    None => {
+                        self.modules.push(m.into());
+                        self.modules.len()
                     }
                 }
-            };
-            let (Ok(start), Ok(end)) = (
-                u32::try_from(k.names.len()),
-                u32::try_from(k.names.len() + name.len()),
-            ) else {
-                break;
-            };
-            k.names.push_str(name);
-            k.symbols.push(KernelSymbol {
-                addr,
-                name: (start, end),
-                module: module as u32,
-            });
-        }
-        if k.symbols.is_empty() {
+            }
+        };
+        let (Ok(start), Ok(end)) = (
+            u32::try_from(self.names.len()),
+            u32::try_from(self.names.len() + name.len()),
+        ) else {
+            return;
+        };
+        self.names.push_str(name);
+        self.symbols.push(KernelSymbol {
+            addr,
+            name: (start, end),
+            module: module as u32,
+        });
+    }
+
+    /// Sorts what was added; `None` when nothing was (unreadable, or addresses hidden).
+    fn finish(mut self) -> Option<Kallsyms> {
+        if self.symbols.is_empty() {
             return None;
         }
-        let names = &k.names;
+        let names = &self.names;
         let name = |s: &KernelSymbol| &names[s.name.0 as usize..s.name.1 as usize];
-        k.symbols.sort_unstable_by(|a, b| {
+        self.symbols.sort_unstable_by(|a, b| {
             (a.addr, name(a), a.module, a.name.0).cmp(&(b.addr, name(b), b.module, b.name.0))
         });
-        k.symbols.dedup_by_key(|s| s.addr);
-        k.symbols.shrink_to_fit();
-        Some(k)
+        self.symbols.dedup_by_key(|s| s.addr);
+        self.symbols.shrink_to_fit();
+        self.names.shrink_to_fit();
+        Some(self)
     }
 
     /// Name and module (`None` for the kernel image) of the function at `addr`.
