@@ -130,6 +130,8 @@ pub struct Records<'a> {
     /// large enough for it to pay: mapping pages in is kernel work that costs as much as
     /// decoding and unwinding them, and can run on the other core.
     pager: Option<Pager>,
+    /// Whether the caller releases pages behind the reader ([`Records::keep_pages`]).
+    keep_pages: bool,
 }
 
 /// The page-in thread. Releasing stays on the reader's thread, so that resident memory stays
@@ -249,6 +251,7 @@ impl PerfData {
             populated_to: self.data.start & !(PAGE - 1),
             released_to: 0,
             pager: None,
+            keep_pages: false,
         }
     }
 
@@ -544,34 +547,59 @@ impl<'a> Records<'a> {
 }
 
 impl Records<'_> {
-    /// Drops the pages below the oldest record still to be handed out from this process's
-    /// memory (they stay in the page cache; touching them again would fault them back in).
-    fn release_behind(&mut self) {
-        let low = self
-            .ready
+    /// The offset of the oldest record not handed out yet: no record still to come lies
+    /// below it.
+    pub fn unread_from(&self) -> u64 {
+        self.ready
             .iter()
             .chain(&self.pending)
             .map(|e| e.offset)
             .min()
-            .unwrap_or(self.pos);
-        let low = low & !(PAGE - 1);
+            .unwrap_or(self.pos)
+    }
+
+    /// Leaves releasing the pages behind the reader to the caller
+    /// ([`PerfData::release_pages`]), for records used after the next ones are read (on
+    /// another thread).
+    pub fn keep_pages(&mut self) {
+        self.keep_pages = true;
+    }
+
+    /// Drops the pages below the oldest record still to be handed out from this process's
+    /// memory (they stay in the page cache; touching them again would fault them back in).
+    fn release_behind(&mut self) {
+        let low = self.unread_from() & !(PAGE - 1);
         // In batches: each release flushes the TLB of every core the process runs on.
         if low >= self.released_to + RELEASE_BATCH {
             if let Some(pager) = &self.pager {
                 pager.released_to.store(low, Ordering::Relaxed);
             }
-            // SAFETY: the map is a read-only shared file mapping; MADV_DONTNEED only drops our
-            // page table entries, and any later read of these bytes faults the same file
-            // contents back in. No reference into this range is held across the call except
-            // records already returned, whose bytes stay valid for the same reason.
+            if !self.keep_pages {
+                self.file.release_pages(self.released_to..low);
+            }
+            self.released_to = low;
+        }
+    }
+}
+
+impl PerfData {
+    /// Drops the whole pages of `range` (file offsets) from this process's memory: for bytes
+    /// read for the last time. They stay in the page cache, and reading them again faults
+    /// them back in.
+    pub fn release_pages(&self, range: std::ops::Range<u64>) {
+        let start = range.start.div_ceil(PAGE) * PAGE;
+        let end = range.end.min(self.map.len() as u64) & !(PAGE - 1);
+        if start < end {
+            // SAFETY: the map is a read-only file mapping that nothing writes; MADV_DONTNEED
+            // only drops our page table entries, and any later read of these bytes (through
+            // records still held, too) faults the same contents back in.
             let _ = unsafe {
-                self.file.map.unchecked_advise_range(
+                self.map.unchecked_advise_range(
                     memmap2::UncheckedAdvice::DontNeed,
-                    self.released_to as usize,
-                    (low - self.released_to) as usize,
+                    start as usize,
+                    (end - start) as usize,
                 )
             };
-            self.released_to = low;
         }
     }
 }

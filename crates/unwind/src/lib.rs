@@ -43,6 +43,6 @@ pub use kernel::Kallsyms;
 pub use locate::Locator;
 pub use options::{single_threaded_from_env, Options};
 pub use perfmap::PerfMap;
-pub use resolver::{Resolver, Stats, Unnamed};
+pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed};
 pub use shared::SharedBytes;
 pub use source::{HostSource, Machine, Source};
