@@ -40,6 +40,7 @@ impl SourceArgs {
     /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
     /// reading then fails.
     pub fn load(&self, file: &Path, pid: bool, tid: bool) -> Result<Loaded> {
+        crate::progress::show_on_terminal();
         let options = LoadOptions {
             file: file.to_path_buf(),
             stalls: self.stalls.clone(),
@@ -266,6 +267,7 @@ pub fn fold(args: FoldArgs) -> Result<Outcome> {
 }
 
 pub fn script(args: ScriptArgs) -> Result<Outcome> {
+    crate::progress::show_on_terminal();
     let mut out = output(&None)?;
     let mut warnings = Vec::new();
     let result = write_script(

@@ -6,6 +6,7 @@ mod c2c;
 mod compare;
 mod convert;
 mod draw;
+mod progress;
 mod record;
 mod stat;
 

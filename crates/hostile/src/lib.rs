@@ -59,6 +59,7 @@ pub fn perf_data(bytes: &[u8]) {
             kallsyms: Some(PathBuf::from("/nonexistent/cpiflame-fuzz/kallsyms")),
             assume_local: false,
             unwind_only: false,
+            single_threaded: false,
         },
     );
     let options = CollapseOptions {

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use memmap2::Mmap;
 
 use crate::abi::{self, sample};
@@ -100,7 +102,8 @@ pub(crate) enum IdLayout {
 /// An open perf.data file. Records are read lazily from a memory map.
 pub struct PerfData {
     pub(crate) path: PathBuf,
-    pub(crate) map: Mmap,
+    /// Shared with the reader's pager thread (see [`crate::records`]).
+    pub(crate) map: Arc<Mmap>,
     pub(crate) endian: Endian,
     pub attrs: Vec<EventAttr>,
     pub meta: Meta,
@@ -193,7 +196,7 @@ impl PerfData {
         Ok(PerfData {
             data,
             path,
-            map,
+            map: Arc::new(map),
             endian: header.endian,
             attrs,
             meta,
@@ -271,7 +274,7 @@ impl PerfData {
         Ok(PerfData {
             data: 0..map.len() as u64,
             path,
-            map,
+            map: Arc::new(map),
             endian,
             attrs,
             meta,
@@ -289,6 +292,12 @@ impl PerfData {
     }
 
     /// Size in bytes of the data section.
+    /// File offsets of the data section (of the flattened records for pipe and compressed
+    /// files): what record offsets are measured against.
+    pub fn data_range(&self) -> Range<u64> {
+        self.data.clone()
+    }
+
     pub fn data_size(&self) -> u64 {
         self.data.end - self.data.start
     }

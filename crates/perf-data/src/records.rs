@@ -8,6 +8,12 @@
 //! the memory map; only the index is held.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use memmap2::Mmap;
 
 use crate::abi::{misc, record, sample};
 use crate::attr::EventAttr;
@@ -120,16 +126,117 @@ pub struct Records<'a> {
     /// handed out are released, so resident memory stays bounded on files of any size.
     populated_to: u64,
     released_to: u64,
+    /// Pages the file in on another thread, a window ahead of the walk, when the file is
+    /// large enough for it to pay: mapping pages in is kernel work that costs as much as
+    /// decoding and unwinding them, and can run on the other core.
+    pager: Option<Pager>,
+    /// Whether the caller releases pages behind the reader ([`Records::keep_pages`]).
+    keep_pages: bool,
 }
+
+/// The page-in thread. Releasing stays on the reader's thread, so that resident memory stays
+/// bounded however late the pager runs.
+struct Pager {
+    /// Wakes the pager up after `wanted_to` moved.
+    wake: Option<SyncSender<()>>,
+    /// How far the reader wants the file mapped in.
+    wanted_to: Arc<AtomicU64>,
+    /// Where the reader has released up to: the pager never maps those bytes back in.
+    released_to: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Pager {
+    fn start(map: Arc<Mmap>) -> Option<Pager> {
+        let (wake, woken) = sync_channel::<()>(1);
+        let wanted_to = Arc::new(AtomicU64::new(0));
+        let released_to = Arc::new(AtomicU64::new(0));
+        let (wanted, released) = (wanted_to.clone(), released_to.clone());
+        let thread = std::thread::Builder::new()
+            .name("perf-data pager".into())
+            .spawn(move || {
+                let mut done = 0u64;
+                while woken.recv().is_ok() {
+                    // Up to where the reader wants it now, a window at a time, so that a
+                    // reader that moved on is followed.
+                    loop {
+                        let want = wanted.load(Ordering::Relaxed).min(map.len() as u64);
+                        // Only ahead of the reader: not what it released, nor what it has
+                        // passed (it may release that while it is being mapped in).
+                        let from = done
+                            .max(released.load(Ordering::Relaxed))
+                            .max(want.saturating_sub(2 * PAGER_WINDOW));
+                        if from >= want {
+                            break;
+                        }
+                        let to = want.min(from + PAGER_WINDOW);
+                        populate(&map, from as usize, (to - from) as usize);
+                        done = to;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Pager {
+            wake: Some(wake),
+            wanted_to,
+            released_to,
+            thread: Some(thread),
+        })
+    }
+
+    /// Asks for the file to be mapped in up to `to`.
+    fn want(&self, to: u64) {
+        self.wanted_to.fetch_max(to, Ordering::Relaxed);
+        if let Some(wake) = &self.wake {
+            // Full: the pager has a wake-up pending and will see the new mark.
+            let _ = wake.try_send(());
+        }
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread once it has done what it was asked.
+        self.wake.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Maps `len` bytes of `map` from `start` in. Only a hint: older kernels lack
+/// MADV_POPULATE_READ, and the pages fault in as read.
+fn populate(map: &Mmap, start: usize, len: usize) {
+    let _ = map.advise_range(memmap2::Advice::PopulateRead, start, len);
+}
+
+/// Bytes released behind the reader at a time, at least.
+const RELEASE_BATCH: u64 = 2 << 20;
+
+/// Files with less data than this are read without a pager thread.
+const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 
 /// Bytes populated ahead of the walk at a time.
 const POPULATE_WINDOW: u64 = 8 << 20;
+/// The same with a pager, which keeps one more window mapped: smaller, as it adds to the
+/// resident memory.
+const PAGER_WINDOW: u64 = 2 << 20;
 /// Page size assumed for releasing; on kernels with larger pages the advice fails harmlessly.
 const PAGE: u64 = 4096;
 
 impl PerfData {
-    /// The records of the data section in time order.
+    /// The records of the data section in time order. A large file is paged in ahead of
+    /// the walk on another thread; [`PerfData::records_on_one_thread`] does not.
     pub fn records(&self) -> Records<'_> {
+        let mut records = self.records_on_one_thread();
+        if self.data.end - self.data.start >= PAGER_MIN_DATA {
+            records.pager = Pager::start(self.map.clone());
+        }
+        records
+    }
+
+    /// The records of the data section in time order, read on the calling thread only.
+    pub fn records_on_one_thread(&self) -> Records<'_> {
         Records {
             file: self,
             pos: self.data.start,
@@ -143,6 +250,8 @@ impl PerfData {
             cut_short_at: None,
             populated_to: self.data.start & !(PAGE - 1),
             released_to: 0,
+            pager: None,
+            keep_pages: false,
         }
     }
 
@@ -375,16 +484,19 @@ impl<'a> Records<'a> {
     fn fill(&mut self) -> Result<(), ReadError> {
         let f = self.file;
         loop {
-            if self.pos >= self.populated_to {
-                let len = POPULATE_WINDOW
-                    .min(f.map.len() as u64 - self.populated_to.min(f.map.len() as u64));
-                // Only a hint: older kernels lack MADV_POPULATE_READ and fault pages in as read.
-                let _ = f.map.advise_range(
-                    memmap2::Advice::PopulateRead,
-                    self.populated_to as usize,
-                    len as usize,
-                );
-                self.populated_to += POPULATE_WINDOW;
+            if let Some(pager) = &self.pager {
+                // The window after the one being read is mapped in meanwhile, on the pager.
+                if self.pos + PAGER_WINDOW >= self.populated_to {
+                    self.populated_to = self.pos + 2 * PAGER_WINDOW;
+                    pager.want(self.populated_to);
+                }
+            } else if self.pos >= self.populated_to {
+                let map_len = f.map.len() as u64;
+                while self.populated_to < map_len && self.populated_to <= self.pos {
+                    let len = POPULATE_WINDOW.min(map_len - self.populated_to);
+                    populate(&f.map, self.populated_to as usize, len as usize);
+                    self.populated_to += POPULATE_WINDOW;
+                }
             }
             match f.next_header(self.pos) {
                 Ok(Some((rtype, size))) => {
@@ -435,30 +547,59 @@ impl<'a> Records<'a> {
 }
 
 impl Records<'_> {
-    /// Drops the pages below the oldest record still to be handed out from this process's
-    /// memory (they stay in the page cache; touching them again would fault them back in).
-    fn release_behind(&mut self) {
-        let low = self
-            .ready
+    /// The offset of the oldest record not handed out yet: no record still to come lies
+    /// below it.
+    pub fn unread_from(&self) -> u64 {
+        self.ready
             .iter()
             .chain(&self.pending)
             .map(|e| e.offset)
             .min()
-            .unwrap_or(self.pos);
-        let low = low & !(PAGE - 1);
-        if low > self.released_to {
-            // SAFETY: the map is a read-only shared file mapping; MADV_DONTNEED only drops our
-            // page table entries, and any later read of these bytes faults the same file
-            // contents back in. No reference into this range is held across the call except
-            // records already returned, whose bytes stay valid for the same reason.
+            .unwrap_or(self.pos)
+    }
+
+    /// Leaves releasing the pages behind the reader to the caller
+    /// ([`PerfData::release_pages`]), for records used after the next ones are read (on
+    /// another thread).
+    pub fn keep_pages(&mut self) {
+        self.keep_pages = true;
+    }
+
+    /// Drops the pages below the oldest record still to be handed out from this process's
+    /// memory (they stay in the page cache; touching them again would fault them back in).
+    fn release_behind(&mut self) {
+        let low = self.unread_from() & !(PAGE - 1);
+        // In batches: each release flushes the TLB of every core the process runs on.
+        if low >= self.released_to + RELEASE_BATCH {
+            if let Some(pager) = &self.pager {
+                pager.released_to.store(low, Ordering::Relaxed);
+            }
+            if !self.keep_pages {
+                self.file.release_pages(self.released_to..low);
+            }
+            self.released_to = low;
+        }
+    }
+}
+
+impl PerfData {
+    /// Drops the whole pages of `range` (file offsets) from this process's memory: for bytes
+    /// read for the last time. They stay in the page cache, and reading them again faults
+    /// them back in.
+    pub fn release_pages(&self, range: std::ops::Range<u64>) {
+        let start = range.start.div_ceil(PAGE) * PAGE;
+        let end = range.end.min(self.map.len() as u64) & !(PAGE - 1);
+        if start < end {
+            // SAFETY: the map is a read-only file mapping that nothing writes; MADV_DONTNEED
+            // only drops our page table entries, and any later read of these bytes (through
+            // records still held, too) faults the same contents back in.
             let _ = unsafe {
-                self.file.map.unchecked_advise_range(
+                self.map.unchecked_advise_range(
                     memmap2::UncheckedAdvice::DontNeed,
-                    self.released_to as usize,
-                    (low - self.released_to) as usize,
+                    start as usize,
+                    (end - start) as usize,
                 )
             };
-            self.released_to = low;
         }
     }
 }

@@ -2,11 +2,16 @@
 //! event's column. Non-sample records are fed to the resolver first, in time order, so each
 //! sample is named with the mappings and thread names of its moment.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
-use cpiflame_perf_data::{attr_flags, PerfData, ReadError, RecordKind, Sample};
+use std::ops::Range;
+use std::sync::mpsc;
+
+use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
+
+use crate::progress::Meter;
 
 use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
 
@@ -52,46 +57,206 @@ pub fn event_names(file: &PerfData) -> Vec<String> {
 ///
 /// Kernel frames may carry provisional names while the kernel symbols are still being read;
 /// call [`Resolver::finish_names`] first when the callback reads names.
+///
+/// Unless the resolver is single-threaded ([`Resolver::parallel`]), records are read and user
+/// stacks unwound on another thread, by an unwind-only twin of `resolver`; the callback sees
+/// the same samples, in the same order, with the same stacks.
 pub fn walk_samples(
     file: &PerfData,
     resolver: &mut Resolver,
     mut on_sample: impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
 ) -> Result<CollapseStats, ReadError> {
-    let mut stats = CollapseStats {
-        samples: vec![0; file.attrs.len()],
-        ..Default::default()
+    let mut walk = Walk {
+        stats: CollapseStats {
+            samples: vec![0; file.attrs.len()],
+            ..Default::default()
+        },
+        entries: Vec::new(),
+        meter: Meter::new(file.path().to_path_buf(), file.data_range()),
     };
-    let mut entries: Vec<StackEntry> = Vec::new();
-    let mut records = file.records();
+    if resolver.parallel() {
+        return walk_on_two_threads(file, resolver, walk, on_sample);
+    }
+    let mut records = file.records_on_one_thread();
     for record in records.by_ref() {
-        let record = record?;
+        walk.record(&record?, None, resolver, &mut on_sample);
+    }
+    walk.stats.cut_short_at = records.cut_short_at;
+    Ok(walk.finish())
+}
+
+/// The state of one walk over the records, fed in time order.
+struct Walk {
+    stats: CollapseStats,
+    entries: Vec<StackEntry>,
+    meter: Meter,
+}
+
+impl Walk {
+    /// Counts `record`, feeds it to `resolver`, and hands a sample's stack to `on_sample`.
+    /// `unwound`: the sample's user stack as a twin unwound it (see [`walk_on_two_threads`]);
+    /// `None` to unwind it here.
+    fn record(
+        &mut self,
+        record: &Record<'_>,
+        unwound: Option<Option<&[(u64, u64)]>>,
+        resolver: &mut Resolver,
+        on_sample: &mut impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
+    ) {
+        let stats = &mut self.stats;
+        self.meter
+            .record(record.offset, matches!(record.kind, RecordKind::Sample(_)));
         let sample = match &record.kind {
             RecordKind::Sample(s) => s,
             RecordKind::Lost { lost, .. } => {
                 stats.lost += lost;
-                continue;
+                return;
             }
             RecordKind::LostSamples { lost } => {
                 stats.lost_samples += lost;
-                continue;
+                return;
             }
             RecordKind::Throttle {
                 throttled: true, ..
             } => {
                 stats.throttled += 1;
-                continue;
+                return;
             }
             other => {
                 resolver.observe(other);
-                continue;
+                return;
             }
         };
         stats.samples[sample.attr] += 1;
-        resolver.resolve(sample, &mut entries);
-        on_sample(sample, &entries, resolver);
+        match unwound {
+            None => resolver.resolve(sample, &mut self.entries),
+            Some(user) => resolver.resolve_unwound(sample, user, &mut self.entries),
+        }
+        on_sample(sample, &self.entries, resolver);
     }
-    stats.cut_short_at = records.cut_short_at;
-    Ok(stats)
+
+    fn finish(self) -> CollapseStats {
+        self.meter.finish(self.stats.samples.iter().sum());
+        self.stats
+    }
+}
+
+/// Records (with their samples' user stacks unwound) handed from the reading thread to the
+/// naming one.
+#[derive(Default)]
+struct Batch<'a> {
+    records: Vec<(Record<'a>, Option<Range<usize>>)>,
+    /// The user frames of the batch's samples: (address, address to look up).
+    frames: Vec<(u64, u64)>,
+    error: Option<ReadError>,
+    /// No record of this batch or of those after it lies below this offset: once the batch
+    /// is taken up, the pages below can go.
+    floor: u64,
+}
+
+/// Records per batch: enough that handing over costs little, few enough that the naming
+/// thread starts early.
+const BATCH: usize = 128;
+
+/// [`walk_samples`] on two threads: one reads the records and unwinds user stacks with a
+/// twin of `resolver` that sees the same records; this one names the stacks and calls
+/// `on_sample`, in the same order and with the same stacks as on one thread.
+fn walk_on_two_threads(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    mut walk: Walk,
+    mut on_sample: impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
+) -> Result<CollapseStats, ReadError> {
+    let recipe = resolver.twin_recipe();
+    std::thread::scope(|scope| {
+        let (full, filled) = mpsc::sync_channel::<Batch<'_>>(1);
+        let (empty, emptied) = mpsc::channel::<Batch<'_>>();
+        let reader = scope.spawn(move || {
+            let mut twin = recipe.make();
+            let mut records = file.records();
+            // Pages are released behind the naming thread, which reads the records last.
+            records.keep_pages();
+            let mut batch = Batch::default();
+            while let Some(record) = records.next() {
+                let record = match record {
+                    Ok(r) => r,
+                    Err(e) => {
+                        batch.error = Some(e);
+                        break;
+                    }
+                };
+                let user = match &record.kind {
+                    RecordKind::Sample(s) => {
+                        let start = batch.frames.len();
+                        twin.unwind_user_stack(s, &mut batch.frames)
+                            .then_some(start..batch.frames.len())
+                    }
+                    other => {
+                        twin.observe(other);
+                        None
+                    }
+                };
+                batch.records.push((record, user));
+                if batch.records.len() >= BATCH {
+                    batch.floor = batch
+                        .records
+                        .iter()
+                        .map(|(r, _)| r.offset)
+                        .fold(records.unread_from(), u64::min);
+                    let sent =
+                        std::mem::replace(&mut batch, emptied.try_recv().unwrap_or_default());
+                    if full.send(sent).is_err() {
+                        // The naming thread stopped on an error of its own.
+                        break;
+                    }
+                    batch.records.clear();
+                    batch.frames.clear();
+                }
+            }
+            batch.floor = 0;
+            let _ = full.send(batch);
+            (twin.stats.clone(), records.cut_short_at)
+        });
+        let mut error = None;
+        let mut released_to = 0;
+        for batch in filled {
+            // In steps of 2 MiB or more: each release flushes the TLB of every core.
+            if batch.floor >= released_to + (2 << 20) {
+                file.release_pages(released_to..batch.floor);
+                released_to = batch.floor;
+            }
+            for (record, user) in &batch.records {
+                let unwound = match (&record.kind, user) {
+                    (RecordKind::Sample(_), Some(range)) => {
+                        Some(Some(&batch.frames[range.clone()]))
+                    }
+                    (RecordKind::Sample(_), None) => Some(None),
+                    _ => None,
+                };
+                walk.record(record, unwound, resolver, &mut on_sample);
+            }
+            if let Some(e) = batch.error {
+                error = Some(e);
+                break;
+            }
+            let _ = empty.send(Batch {
+                records: batch.records,
+                frames: batch.frames,
+                error: None,
+                floor: 0,
+            });
+        }
+        let (twin_stats, cut_short_at) = match reader.join() {
+            Ok(done) => done,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        if let Some(e) = error {
+            return Err(e);
+        }
+        resolver.add_unwind_stats(&twin_stats);
+        walk.stats.cut_short_at = cut_short_at;
+        Ok(walk.finish())
+    })
 }
 
 /// Reads every record of `file`, resolving samples with `resolver`, into a profile with one
@@ -114,8 +279,8 @@ pub fn collapse(
     // only once every name is (kernel names arrive late); they become named profile frames
     // at the end, where stacks that turn out to have the same names merge.
     let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
-    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
+    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
+    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::default();
     let mut key: Vec<u32> = Vec::new();
     let mut sample_weights = SampleWeights::new(file);
     let mut weights: Vec<(usize, u64)> = Vec::new();
@@ -254,7 +419,7 @@ struct ReadDeltas {
 
 impl ReadDeltas {
     fn new(file: &PerfData) -> ReadDeltas {
-        let mut id_to_attr = HashMap::new();
+        let mut id_to_attr = HashMap::default();
         for (i, a) in file.attrs.iter().enumerate() {
             for &id in &a.ids {
                 id_to_attr.entry(id).or_insert(i);
@@ -262,7 +427,7 @@ impl ReadDeltas {
         }
         ReadDeltas {
             id_to_attr,
-            last: HashMap::new(),
+            last: HashMap::default(),
         }
     }
 

@@ -14,6 +14,8 @@
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
+//! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
+//!   the binary to show.
 //!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
 //! decides how to show them.
@@ -23,6 +25,7 @@ mod hybrid;
 mod load;
 mod marks;
 mod memory;
+mod progress;
 mod script;
 
 pub use collapse::{
@@ -32,4 +35,5 @@ pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
+pub use progress::{observe_progress, ReadProgress};
 pub use script::{write_script, ScriptError};

@@ -1,6 +1,6 @@
 //! The table of distinct named frames that resolved stacks refer to.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 /// Where a frame's code lives.

@@ -55,13 +55,29 @@ struct Segment {
     executable: bool,
 }
 
-#[derive(Clone, Debug)]
+/// A symbol-table entry as an index into the file's bytes: names are neither copied nor
+/// demangled until an address in the symbol is named. 24 bytes: a large library has hundreds
+/// of thousands.
+#[derive(Clone, Copy, Debug)]
 struct Symbol {
     svma: Svma,
-    size: u64,
-    /// 0 global, 1 local, 2 weak: the order in which aliases are preferred.
-    binding: u8,
-    name: Box<str>,
+    /// Where the (mangled) name lies in the file.
+    name_at: usize,
+    /// The symbol's size, saturated (no function is 4 GiB).
+    size: u32,
+    /// The name's length in the low 30 bits; the binding in the top 2: 0 global, 1 local,
+    /// 2 weak, the order in which aliases are preferred.
+    len_binding: u32,
+}
+
+impl Symbol {
+    fn name_len(&self) -> usize {
+        (self.len_binding & ((1 << 30) - 1)) as usize
+    }
+
+    fn binding(&self) -> u32 {
+        self.len_binding >> 30
+    }
 }
 
 /// A named frame at one address: function name and whether it was inlined into its caller.
@@ -78,7 +94,10 @@ pub struct Image {
     data: SharedBytes,
     pub build_id: Option<Vec<u8>>,
     segments: Vec<Segment>,
-    symbols: Vec<Symbol>,
+    /// The symbol tables sorted by address; built on first use (or ahead of it on another
+    /// thread, see [`Image::prefetch_names`]).
+    symbols: OnceCell<Vec<Symbol>>,
+    symbols_loading: Cell<Option<JoinHandle<Vec<Symbol>>>>,
     /// `.gnu_debuglink` file name and CRC, for finding separate debug info.
     pub debuglink: Option<(Vec<u8>, u32)>,
     pub has_dwarf: bool,
@@ -135,37 +154,6 @@ impl Image {
                 }
             })
             .collect();
-        let mut symbols: Vec<Symbol> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| {
-                s.is_definition()
-                    && s.address() != 0
-                    && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
-            })
-            .filter_map(|s| {
-                let binding = if s.is_weak() {
-                    2
-                } else if s.is_global() {
-                    0
-                } else {
-                    1
-                };
-                Some(Symbol {
-                    svma: Svma(s.address()),
-                    size: s.size(),
-                    binding,
-                    name: s.name().ok()?.into(),
-                })
-            })
-            .collect();
-        // Aliases (several names at one address) are all kept; the first of each address is
-        // its main name, chosen as perf does: one with a size, then global over local over
-        // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
-        // (`malloc` over `__libc_malloc`), then by name for stability.
-        let key = |s: &Symbol| (s.svma, s.size == 0, s.binding, s.name.len(), s.name.clone());
-        symbols.sort_by_key(key);
-        symbols.dedup_by(|a, b| a.svma == b.svma && a.name == b.name);
         let debuglink = file
             .gnu_debuglink()
             .ok()
@@ -194,7 +182,8 @@ impl Image {
             data,
             build_id,
             segments,
-            symbols,
+            symbols: OnceCell::new(),
+            symbols_loading: Cell::new(None),
             debuglink,
             has_dwarf,
             little_endian,
@@ -309,11 +298,14 @@ impl Image {
         // Copies GCC splits off a function (`foo.cold`, `foo.constprop.0`) are named `foo`,
         // so a function is one frame wherever it is sampled.
         let dwarf_outer = frames.pop();
-        let mut symbols = debug.map_or(&[][..], |d| d.symbols_at(svma));
+        let (mut owner, mut symbols) = match debug {
+            Some(d) => (d, d.symbols_at(svma)),
+            None => (self, &[][..]),
+        };
         if symbols.is_empty() {
-            symbols = self.symbols_at(svma);
+            (owner, symbols) = (self, self.symbols_at(svma));
         }
-        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(&s.name)).to_string();
+        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(owner.name_of(s))).to_string();
         let outer = match (dwarf_outer, symbols.first()) {
             // DWARF's name when it is one of the symbol's aliases (`__libc_start_main_impl`,
             // not its exported alias `__libc_start_main`): the name of the source.
@@ -335,6 +327,7 @@ impl Image {
     /// file's, found with `find_debug`) on another thread, so that it is ready when the first
     /// sample in this image needs it.
     pub fn prefetch_names(&self, find_debug: impl FnOnce() -> Option<Image>) {
+        self.prefetch_symbols();
         let target = if self.has_dwarf {
             self
         } else {
@@ -343,7 +336,10 @@ impl Image {
                 .get_or_init(|| find_debug().map(Box::new))
                 .as_deref()
             {
-                Some(d) => d,
+                Some(d) => {
+                    d.prefetch_symbols();
+                    d
+                }
                 None => return,
             }
         };
@@ -371,17 +367,126 @@ impl Image {
     /// The raw (mangled) symbol-table names of the symbol covering `svma`: its main name
     /// first, then its aliases. Empty when no symbol covers it.
     fn symbols_at(&self, svma: Svma) -> &[Symbol] {
-        let end = self.symbols.partition_point(|s| s.svma <= svma);
-        let Some(last) = end.checked_sub(1).map(|i| &self.symbols[i]) else {
+        let symbols = self.symbols();
+        let end = symbols.partition_point(|s| s.svma <= svma);
+        let Some(last) = end.checked_sub(1).map(|i| &symbols[i]) else {
             return &[];
         };
-        let start = self.symbols[..end].partition_point(|s| s.svma < last.svma);
-        let main = &self.symbols[start];
-        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(main.size) {
+        let start = symbols[..end].partition_point(|s| s.svma < last.svma);
+        let main = &symbols[start];
+        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size)) {
             return &[];
         }
-        &self.symbols[start..end]
+        &symbols[start..end]
     }
+
+    /// Starts building the symbol index on another thread (a large library has hundreds of
+    /// thousands of symbols), unless it is built or being built.
+    fn prefetch_symbols(&self) {
+        if self.symbols.get().is_some() {
+            return;
+        }
+        let loading = self.symbols_loading.take();
+        let handle = loading.unwrap_or_else(|| {
+            let data = self.data.clone();
+            std::thread::spawn(move || symbol_index(&data))
+        });
+        self.symbols_loading.set(Some(handle));
+    }
+
+    fn symbols(&self) -> &[Symbol] {
+        self.symbols.get_or_init(|| {
+            self.symbols_loading
+                .take()
+                .and_then(|handle| handle.join().ok())
+                .unwrap_or_else(|| symbol_index(&self.data))
+        })
+    }
+
+    /// The raw (mangled) name of `symbol`, read from the file's string table.
+    fn name_of(&self, symbol: &Symbol) -> &str {
+        let bytes = self
+            .data
+            .get(symbol.name_at..symbol.name_at + symbol.name_len())
+            .unwrap_or_default();
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
+/// The text symbols of the ELF file `data` (symbol table and dynamic symbol table), sorted
+/// by address and, at one address, with the main name first.
+fn symbol_index(data: &SharedBytes) -> Vec<Symbol> {
+    let Ok(file) = object::File::parse(&**data) else {
+        return Vec::new();
+    };
+    let base = data.as_ptr() as usize;
+    let table_ranges: Vec<std::ops::Range<usize>> = [".symtab", ".strtab", ".dynsym", ".dynstr"]
+        .iter()
+        .filter_map(|name| {
+            let (offset, size) = file.section_by_name(name)?.file_range()?;
+            let start = usize::try_from(offset).ok()?;
+            Some(start..start.saturating_add(usize::try_from(size).ok()?))
+        })
+        .collect();
+    let text = |s: &object::Symbol<'_, '_>| {
+        s.is_definition()
+            && s.address() != 0
+            && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
+    };
+    // Counted first, so that the index is allocated once, at its size.
+    let count = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(text)
+        .count();
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(count);
+    symbols.extend(
+        file.symbols()
+            .chain(file.dynamic_symbols())
+            .filter(text)
+            .filter_map(|s| {
+                let binding = if s.is_weak() {
+                    2
+                } else if s.is_global() {
+                    0
+                } else {
+                    1
+                };
+                let name = s.name_bytes().ok()?;
+                // Names that are not UTF-8 are left out, as before; the string table is a
+                // slice of `data`, so the name is kept as its place in it.
+                std::str::from_utf8(name).ok()?;
+                let len = u32::try_from(name.len()).ok().filter(|&l| l < 1 << 30)?;
+                Some(Symbol {
+                    svma: Svma(s.address()),
+                    name_at: (name.as_ptr() as usize).checked_sub(base)?,
+                    size: u32::try_from(s.size()).unwrap_or(u32::MAX),
+                    len_binding: len | binding << 30,
+                })
+            }),
+    );
+    drop(file);
+    let bytes: &[u8] = data;
+    let name = |s: &Symbol| &bytes[s.name_at..s.name_at + s.name_len()];
+    // Aliases (several names at one address) are all kept; the first of each address is
+    // its main name, chosen as perf does: one with a size, then global over local over
+    // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
+    // (`malloc` over `__libc_malloc`), then by name for stability. Names are compared only
+    // between symbols at one address.
+    symbols.sort_unstable_by(|a, b| {
+        (a.svma, a.size == 0, a.binding(), a.name_len())
+            .cmp(&(b.svma, b.size == 0, b.binding(), b.name_len()))
+            .then_with(|| name(a).cmp(name(b)))
+            .then_with(|| b.size.cmp(&a.size))
+    });
+    symbols.dedup_by(|a, b| a.svma == b.svma && name(a) == name(b));
+    symbols.shrink_to_fit();
+    // The tables were read once, whole; from now on only the names of symbols hit are read.
+    // A large library's tables are tens of megabytes that would otherwise stay resident.
+    for range in table_ranges {
+        data.release_pages(range);
+    }
+    symbols
 }
 
 /// `foo` for GCC's clones `foo.cold`, `foo.constprop.0`, `foo.isra.0`, `foo.part.0`.

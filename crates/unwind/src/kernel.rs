@@ -6,9 +6,21 @@ use std::path::Path;
 
 use crate::source::{HostSource, Source};
 
-/// Text symbols of the running kernel and its modules, sorted by address.
+/// Text symbols of the running kernel and its modules, sorted by address. Names are kept in
+/// one string and modules once each: /proc/kallsyms has over a hundred thousand symbols, and
+/// a string allocation per symbol cost more memory than the text itself.
 pub struct Kallsyms {
-    symbols: Vec<(u64, Box<str>, Option<Box<str>>)>,
+    /// Address, where the name lies in `names`, and the module (index into `modules` plus
+    /// one; 0 for the kernel image).
+    symbols: Vec<KernelSymbol>,
+    names: String,
+    modules: Vec<Box<str>>,
+}
+
+struct KernelSymbol {
+    addr: u64,
+    name: (u32, u32),
+    module: u32,
 }
 
 impl Kallsyms {
@@ -20,46 +32,98 @@ impl Kallsyms {
 
     /// Reads kernel symbols at `path` from `source`, as [`Kallsyms::load`] does from the host.
     pub fn load_from(source: &dyn Source, path: &Path) -> Option<Kallsyms> {
-        let text = source.read_text(path).ok()?;
-        Self::parse(&text)
+        let mut k = Kallsyms::empty();
+        source
+            .for_each_line(path, &mut |line| k.add_line(line))
+            .ok()?;
+        k.finish()
     }
 
     /// Parses kallsyms text: `address type name [module]` per line.
     pub fn parse(text: &str) -> Option<Kallsyms> {
-        let mut symbols: Vec<(u64, Box<str>, Option<Box<str>>)> = Vec::new();
-        for line in text.lines() {
-            let mut words = line.split_whitespace();
-            let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
-            else {
-                continue;
-            };
-            if !matches!(kind, "t" | "T" | "w" | "W") {
-                continue;
-            }
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            if addr == 0 {
-                continue;
-            }
-            let module = words
-                .next()
-                .map(|m| m.trim_start_matches('[').trim_end_matches(']').into());
-            symbols.push((addr, name.into(), module));
+        let mut k = Kallsyms::empty();
+        text.lines().for_each(|line| k.add_line(line));
+        k.finish()
+    }
+
+    fn empty() -> Kallsyms {
+        Kallsyms {
+            symbols: Vec::new(),
+            names: String::new(),
+            modules: Vec::new(),
         }
-        if symbols.is_empty() {
+    }
+
+    /// Adds the symbol of one kallsyms line when it is a text symbol with an address.
+    fn add_line(&mut self, line: &str) {
+        let mut words = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
+        else {
+            return;
+        };
+        if !matches!(kind, "t" | "T" | "w" | "W") {
+            return;
+        }
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            return;
+        };
+        if addr == 0 {
+            return;
+        }
+        let module = match words.next() {
+            None => 0,
+            Some(m) => {
+                let m = m.trim_start_matches('[').trim_end_matches(']');
+                // Module symbols come grouped by module: the last one is nearly always it.
+                match self.modules.iter().rposition(|known| &**known == m) {
+                    Some(i) => i + 1,
+                    None => {
+                        self.modules.push(m.into());
+                        self.modules.len()
+                    }
+                }
+            }
+        };
+        let (Ok(start), Ok(end)) = (
+            u32::try_from(self.names.len()),
+            u32::try_from(self.names.len() + name.len()),
+        ) else {
+            return;
+        };
+        self.names.push_str(name);
+        self.symbols.push(KernelSymbol {
+            addr,
+            name: (start, end),
+            module: module as u32,
+        });
+    }
+
+    /// Sorts what was added; `None` when nothing was (unreadable, or addresses hidden).
+    fn finish(mut self) -> Option<Kallsyms> {
+        if self.symbols.is_empty() {
             return None;
         }
-        symbols.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        symbols.dedup_by_key(|s| s.0);
-        Some(Kallsyms { symbols })
+        let names = &self.names;
+        let name = |s: &KernelSymbol| &names[s.name.0 as usize..s.name.1 as usize];
+        self.symbols.sort_unstable_by(|a, b| {
+            (a.addr, name(a), a.module, a.name.0).cmp(&(b.addr, name(b), b.module, b.name.0))
+        });
+        self.symbols.dedup_by_key(|s| s.addr);
+        self.symbols.shrink_to_fit();
+        self.names.shrink_to_fit();
+        Some(self)
     }
 
     /// Name and module (`None` for the kernel image) of the function at `addr`.
     pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
-        let i = self.symbols.partition_point(|s| s.0 <= addr);
-        let (_, name, module) = self.symbols.get(i.checked_sub(1)?)?;
-        Some((name, module.as_deref()))
+        let i = self.symbols.partition_point(|s| s.addr <= addr);
+        let s = self.symbols.get(i.checked_sub(1)?)?;
+        let name = &self.names[s.name.0 as usize..s.name.1 as usize];
+        let module = s
+            .module
+            .checked_sub(1)
+            .and_then(|m| self.modules.get(m as usize));
+        Some((name, module.map(|m| &**m)))
     }
 }
 

@@ -17,15 +17,26 @@ pub struct Options {
     /// Only unwind, never name: no debug info or kernel symbols are loaded (the recorder
     /// unwinds at record time to know how much of each stack copy to keep).
     pub unwind_only: bool,
+    /// Do everything on the calling thread: no symbol tables, debug info or kernel symbols
+    /// read ahead on other threads (`CPIFLAME_THREADS=1`). The result is the same either way.
+    pub single_threaded: bool,
 }
 
 impl Options {
-    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`. The only
-    /// place this crate reads the environment; the resolver itself never does.
+    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`, and one
+    /// thread when `CPIFLAME_THREADS=1`. The only place this crate reads the environment; the
+    /// resolver itself never does.
     pub fn from_env() -> Options {
         Options {
             buildid_cache: std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+            single_threaded: single_threaded_from_env(),
             ..Options::default()
         }
     }
+}
+
+/// Whether `CPIFLAME_THREADS` asks for one thread (`1`; any other value, or none, lets the
+/// work spread over threads where it pays).
+pub fn single_threaded_from_env() -> bool {
+    std::env::var("CPIFLAME_THREADS").is_ok_and(|v| v.trim() == "1")
 }

@@ -8,7 +8,9 @@ pub(crate) mod locations;
 mod naming;
 mod stack;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -46,6 +48,23 @@ pub struct Unnamed {
     pub frames: u64,
 }
 
+/// What it takes to make an unwind-only twin of a resolver on another thread: it sees the
+/// same records, opens the same files and so unwinds every sample as the resolver would.
+#[derive(Clone)]
+pub struct TwinRecipe {
+    meta: Meta,
+    options: Options,
+    source: Arc<dyn Source>,
+}
+
+impl TwinRecipe {
+    /// The twin: feed it every record with [`Resolver::observe`] and unwind samples with
+    /// [`Resolver::unwind_user_stack`].
+    pub fn make(self) -> Resolver {
+        Resolver::with_source(&self.meta, self.options, self.source)
+    }
+}
+
 /// A recorded path and the build id the recording gives for it.
 type ImageKey = (Arc<str>, Option<Vec<u8>>);
 
@@ -66,8 +85,9 @@ pub struct Resolver {
     /// Whether kernel symbols may name this file's kernel frames: it was recorded here, or
     /// the user gave the kernel symbol file.
     kernel_symbols_apply: bool,
-    /// Kernel symbols: read on another thread from the start (generating /proc/kallsyms
-    /// costs the kernel tens of milliseconds), `Some` once joined.
+    /// Kernel symbols: read once the first kernel frame is seen, on another thread when
+    /// allowed (generating /proc/kallsyms costs the kernel tens of milliseconds), `Some` once
+    /// joined.
     kernel: Option<Option<Kallsyms>>,
     kernel_loading: Option<std::thread::JoinHandle<Option<Kallsyms>>>,
     /// Kernel frames handed out before the symbols were ready: named at [`Resolver::finish_names`].
@@ -82,6 +102,10 @@ pub struct Resolver {
     /// User frames of the sample being resolved: the address and the address to look up.
     addrs: Vec<(Avma, Avma)>,
     unwind_only: bool,
+    /// Whether work may be started ahead on other threads (symbol tables, debug info).
+    parallel: bool,
+    /// How this resolver was made, for an unwinding twin on another thread.
+    recipe: TwinRecipe,
     kernel_ips: Vec<u64>,
     user_ips: Vec<u64>,
     pub stats: Stats,
@@ -125,6 +149,15 @@ impl Resolver {
     /// A resolver for a file with header metadata `meta` that reads everything outside the
     /// recording from `source`.
     pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Resolver {
+        let recipe = TwinRecipe {
+            meta: meta.clone(),
+            options: Options {
+                unwind_only: true,
+                single_threaded: true,
+                ..options.clone()
+            },
+            source: source.clone(),
+        };
         let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
         let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
         let kernel_symbols_apply = recorded_here || options.kallsyms.is_some();
@@ -132,11 +165,7 @@ impl Resolver {
             .kallsyms
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
-        let kernel_loading = (kernel_symbols_apply && !options.unwind_only).then(|| {
-            let path = kallsyms_path.clone();
-            let source = source.clone();
-            std::thread::spawn(move || Kallsyms::load_from(&*source, &path))
-        });
+        let parallel = !options.single_threaded;
         Resolver {
             locator: Locator {
                 source,
@@ -151,22 +180,24 @@ impl Resolver {
                 .map(|b| (b.path.clone(), b.build_id.clone()))
                 .collect(),
             images: Vec::new(),
-            image_index: HashMap::new(),
-            processes: HashMap::new(),
-            threads: HashMap::new(),
+            image_index: HashMap::default(),
+            processes: HashMap::default(),
+            threads: HashMap::default(),
             kallsyms_path,
             kernel_symbols_apply,
             kernel: None,
-            kernel_loading,
+            kernel_loading: None,
             kernel_pending: Vec::new(),
             frames: FrameTable::default(),
-            names: HashMap::new(),
-            kernel_names: HashMap::new(),
+            names: HashMap::default(),
+            kernel_names: HashMap::default(),
             cache: CacheX86_64::new(),
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
             unwind_only: options.unwind_only,
+            parallel,
+            recipe,
             kernel_ips: Vec::new(),
             user_ips: Vec::new(),
             stats: Stats::default(),
@@ -176,6 +207,11 @@ impl Resolver {
     /// Whether the file looks recorded on this machine (kernel symbols and vDSO are ours).
     pub fn recorded_here(&self) -> bool {
         self.recorded_here
+    }
+
+    /// Whether work may run on other threads (false with [`Options::single_threaded`]).
+    pub fn parallel(&self) -> bool {
+        self.parallel
     }
 
     /// The frame table entry for `frame`.
@@ -290,7 +326,7 @@ impl Resolver {
             .locator
             .open_image(path, key.1.as_deref())
             .map(|image| {
-                if !self.unwind_only {
+                if !self.unwind_only && self.parallel {
                     image.prefetch_names(|| self.locator.open_debug(&image));
                 }
                 self.images.push(image);
@@ -303,6 +339,48 @@ impl Resolver {
     /// Resolves `sample` into `out`, leaf first: kernel frames, then user frames (with
     /// inlined functions before the function they were inlined into).
     pub fn resolve(&mut self, sample: &Sample<'_>, out: &mut Vec<StackEntry>) {
+        self.resolve_with(sample, None, out);
+    }
+
+    /// How to make an unwind-only twin of this resolver, to unwind on another thread while
+    /// this one names ([`Resolver::resolve_unwound`]).
+    pub fn twin_recipe(&self) -> TwinRecipe {
+        self.recipe.clone()
+    }
+
+    /// Unwinds the user stack of `sample` into `out` as (address, address to look up) pairs,
+    /// innermost first, for [`Resolver::resolve_unwound`]. Returns whether the sample had a
+    /// stack to unwind (else its recorded call chain or LBR stack is its user stack).
+    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<(u64, u64)>) -> bool {
+        self.addrs.clear();
+        let unwound = self.unwind_user(sample.pid.unwrap_or(-1), sample);
+        out.extend(self.addrs.iter().map(|&(a, l)| (a.0, l.0)));
+        unwound
+    }
+
+    /// [`Resolver::resolve`] with the user stack a twin unwound ([`Resolver::unwind_user_stack`]):
+    /// `Some(frames)` when it had a stack to unwind, `None` when not. The result is the same.
+    pub fn resolve_unwound(
+        &mut self,
+        sample: &Sample<'_>,
+        unwound: Option<&[(u64, u64)]>,
+        out: &mut Vec<StackEntry>,
+    ) {
+        self.resolve_with(sample, Some(unwound), out);
+    }
+
+    /// The twin's counts of the unwinds it did for this resolver.
+    pub fn add_unwind_stats(&mut self, twin: &Stats) {
+        self.stats.dwarf_unwound += twin.dwarf_unwound;
+        self.stats.unwind_stopped_early += twin.unwind_stopped_early;
+    }
+
+    fn resolve_with(
+        &mut self,
+        sample: &Sample<'_>,
+        unwound: Option<Option<&[(u64, u64)]>>,
+        out: &mut Vec<StackEntry>,
+    ) {
         out.clear();
         self.stats.samples += 1;
         let pid = sample.pid.unwrap_or(-1);
@@ -351,8 +429,17 @@ impl Resolver {
         // User part: unwound from registers and stack bytes when the sample has them, else
         // stitched from an LBR call stack, else the recorded call chain as it is.
         self.addrs.clear();
-        let user_done = self.unwind_user(pid, sample)
-            || (user_context && self.stitch_lbr(sample, user_ips.first().copied()));
+        let stack_unwound = match unwound {
+            None => self.unwind_user(pid, sample),
+            Some(Some(frames)) => {
+                self.addrs
+                    .extend(frames.iter().map(|&(a, l)| (Avma(a), Avma(l))));
+                true
+            }
+            Some(None) => false,
+        };
+        let user_done =
+            stack_unwound || (user_context && self.stitch_lbr(sample, user_ips.first().copied()));
         if !user_done {
             self.addrs.extend(
                 user_ips

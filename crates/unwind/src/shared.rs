@@ -39,6 +39,36 @@ impl SharedBytes {
         self.range = start..end;
     }
 
+    /// Drops the pages of `range` (relative to this view) of a mapped file from this process's
+    /// memory once they have been read: they stay in the page cache, and a later read faults
+    /// them back in. Nothing happens to bytes held in memory.
+    pub fn release_pages(&self, range: Range<usize>) {
+        let Backing::Map(map) = &self.backing else {
+            return;
+        };
+        const PAGE: usize = 4096;
+        let start = self
+            .range
+            .start
+            .saturating_add(range.start)
+            .min(self.range.end);
+        let end = self
+            .range
+            .start
+            .saturating_add(range.end)
+            .min(self.range.end);
+        // Whole pages only: the neighbours' bytes may be in use.
+        let (start, end) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        if start < end {
+            // SAFETY: the map is a read-only file mapping that nothing writes; MADV_DONTNEED
+            // only drops this process's page table entries, and any later read of these bytes
+            // (through references still held, too) faults the same file contents back in.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+        }
+    }
+
     /// Bytes that exist only in memory (decompressed sections, a copy of the vDSO).
     pub fn owned(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
@@ -69,3 +99,30 @@ impl fmt::Debug for SharedBytes {
 // clone exists, so derefs of every clone return the same, stable address.
 unsafe impl gimli::StableDeref for SharedBytes {}
 unsafe impl gimli::CloneStableDeref for SharedBytes {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_pages_read_back_the_same() {
+        let path = std::env::temp_dir().join(format!("cpiflame-shared-{}", std::process::id()));
+        let content: Vec<u8> = (0..5 * 4096u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a file of this test's own that nothing else writes.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        let mut view = SharedBytes::mapped(&map, 0..content.len());
+        view.narrow(100..content.len());
+        assert_eq!(&view[..], &content[100..]);
+        // Partial pages at both ends are kept; ranges past the end are clamped.
+        view.release_pages(0..3 * 4096);
+        view.release_pages(4096..usize::MAX);
+        assert_eq!(&view[..], &content[100..]);
+        // Bytes held in memory are left alone.
+        let owned = SharedBytes::owned(content.clone());
+        owned.release_pages(0..content.len());
+        assert_eq!(&owned[..], &content[..]);
+        std::fs::remove_file(&path).unwrap();
+    }
+}

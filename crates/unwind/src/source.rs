@@ -40,6 +40,13 @@ pub trait Source: Send + Sync {
     /// same rules as [`Source::map`].
     fn read_text(&self, path: &Path) -> io::Result<String>;
 
+    /// Each line of the text file at `path`, without its line end, under the same rules as
+    /// [`Source::read_text`]; by default read whole first.
+    fn for_each_line(&self, path: &Path, f: &mut dyn FnMut(&str)) -> io::Result<()> {
+        self.read_text(path)?.lines().for_each(f);
+        Ok(())
+    }
+
     /// A copy of this machine's vDSO image, `None` when it cannot be had.
     fn vdso(&self) -> Option<SharedBytes>;
 
@@ -73,6 +80,20 @@ impl Source for HostSource {
         let mut text = String::new();
         open_regular(path)?.read_to_string(&mut text)?;
         Ok(text)
+    }
+
+    /// Read through a buffer: /proc/kallsyms is megabytes of text that need not be held.
+    fn for_each_line(&self, path: &Path, f: &mut dyn FnMut(&str)) -> io::Result<()> {
+        use std::io::BufRead;
+        let mut reader = io::BufReader::with_capacity(1 << 16, open_regular(path)?);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            f(line.trim_end_matches(['\n', '\r']));
+        }
     }
 
     fn vdso(&self) -> Option<SharedBytes> {

@@ -56,24 +56,27 @@ impl Resolver {
         if let Some(image) = mapping.image {
             let svma = mapping.svma(lookup);
             let key = (image, svma);
-            if !self.names.contains_key(&key) {
-                let locator = &self.locator;
-                let img = &self.images[image];
-                let named = img.frames_at_svma(svma, || locator.open_debug(img));
-                let ids: Box<[FrameRef]> = named
-                    .iter()
-                    .map(|f| {
-                        let kind = if f.inlined {
-                            FrameKind::Inline
-                        } else {
-                            FrameKind::User
-                        };
-                        self.frames.intern(&f.name, &mapping.module, kind)
-                    })
-                    .collect();
-                self.names.insert(key, ids);
-            }
-            let ids = &self.names[&key];
+            // Named once per distinct address of an image; one hash lookup per frame after.
+            let ids = match self.names.get(&key) {
+                Some(ids) => ids,
+                None => {
+                    let locator = &self.locator;
+                    let img = &self.images[image];
+                    let named = img.frames_at_svma(svma, || locator.open_debug(img));
+                    let ids: Box<[FrameRef]> = named
+                        .iter()
+                        .map(|f| {
+                            let kind = if f.inlined {
+                                FrameKind::Inline
+                            } else {
+                                FrameKind::User
+                            };
+                            self.frames.intern(&f.name, &mapping.module, kind)
+                        })
+                        .collect();
+                    self.names.entry(key).or_insert(ids)
+                }
+            };
             if !ids.is_empty() {
                 out.extend(ids.iter().map(|&frame| entry(frame)));
                 return;
@@ -127,6 +130,18 @@ impl Resolver {
     pub(super) fn kernel_frame(&mut self, addr: Avma) -> FrameRef {
         if let Some(&f) = self.kernel_names.get(&addr) {
             return f;
+        }
+        if self.kernel.is_none()
+            && self.kernel_loading.is_none()
+            && self.kernel_symbols_apply
+            && self.parallel
+            && !self.unwind_only
+        {
+            let source = self.locator.source.clone();
+            let path = self.kallsyms_path.clone();
+            self.kernel_loading = Some(std::thread::spawn(move || {
+                Kallsyms::load_from(&*source, &path)
+            }));
         }
         if self.kernel.is_none() && self.kernel_loading.as_ref().is_none_or(|h| h.is_finished()) {
             self.join_kernel_symbols();
