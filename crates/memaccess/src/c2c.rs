@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use cpiflame_perf_data::abi::{misc, sample as st};
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
-use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
+use cpiflame_unwind::{FrameKind, FrameRef, Resolver, StackEntry};
 use serde_json::{json, Value};
 
 use crate::{C2cStats, DataSource, ServedFrom};
@@ -388,6 +388,7 @@ pub fn report(
     // Source lines by (pid, code address): DWARF line lookups are the slow part, and
     // samples repeat the same few instructions.
     let mut sources: HashMap<(i32, u64), Option<Arc<str>>> = HashMap::new();
+    let mut kernel_frames: HashMap<u64, FrameRef> = HashMap::new();
     for record in file.records() {
         let record = record?;
         let sample = match &record.kind {
@@ -406,8 +407,12 @@ pub fn report(
         if !memory(file.attrs[sample.attr].sample_type) {
             continue;
         }
-        let mut s = mem_sample(sample, data_src, &maps, resolver, &mut stack);
-        if !s.kernel {
+        let (mut s, frame) = mem_sample(sample, data_src, &maps, resolver, &mut stack);
+        if s.kernel {
+            if let Some(frame) = frame {
+                kernel_frames.entry(s.ip).or_insert(frame);
+            }
+        } else {
             s.source = sources
                 .entry((s.pid, s.ip))
                 .or_insert_with(|| source_line(resolver, s.pid, s.ip))
@@ -415,7 +420,18 @@ pub fn report(
         }
         builder.add(&s);
     }
-    Ok(builder.finish(events, sort))
+    // Kernel frames named while the kernel's symbols were still being read carry provisional
+    // names until now.
+    resolver.finish_names();
+    let mut report = builder.finish(events, sort);
+    for row in report.lines.iter_mut().flat_map(|l| l.rows.iter_mut()) {
+        if let Some(&frame) = kernel_frames.get(&row.iaddr) {
+            let info = resolver.frame(frame);
+            row.symbol = Some(info.name.clone());
+            row.module = Some(info.module.clone());
+        }
+    }
+    Ok(report)
 }
 
 fn mem_sample(
@@ -424,19 +440,20 @@ fn mem_sample(
     maps: &Maps,
     resolver: &mut Resolver,
     stack: &mut Vec<StackEntry>,
-) -> MemSample {
+) -> (MemSample, Option<FrameRef>) {
     let pid = sample.pid.unwrap_or(-1);
     let ip = sample.ip.unwrap_or(0);
     let daddr = sample.addr.unwrap_or(0);
     resolver.resolve(sample, stack);
     // The function that holds the instruction, as perf c2c names it (the ELF symbol): inlined
     // frames at the sampled address come first in the stack and are passed over.
-    let leaf = stack
+    let leaf_ref = stack
         .iter()
-        .map(|e| resolver.frame(e.frame))
-        .find(|f| f.kind != FrameKind::Inline)
-        .or_else(|| stack.first().map(|e| resolver.frame(e.frame)));
-    MemSample {
+        .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
+        .or_else(|| stack.first())
+        .map(|e| e.frame);
+    let leaf = leaf_ref.map(|f| resolver.frame(f));
+    let sample = MemSample {
         event: sample.attr,
         pid,
         tid: sample.tid.unwrap_or(-1),
@@ -450,7 +467,8 @@ fn mem_sample(
         symbol: leaf.map(|f| f.name.clone()),
         module: leaf.map(|f| f.module.clone()),
         source: None,
-    }
+    };
+    (sample, leaf_ref)
 }
 
 /// perf c2c's Source:Line of the sampled instruction `ip` of process `pid`: the innermost
