@@ -218,6 +218,7 @@ fn claims() -> Vec<(&'static str, Plant)> {
 
 #[test]
 fn the_base_file_reads_whole() {
+    let _alone = watch::alone();
     let b = base();
     let file = PerfData::from_bytes("base", &b).unwrap();
     assert_eq!(file.meta.hostname.as_deref(), Some(HOSTNAME));
@@ -240,6 +241,7 @@ fn the_base_file_reads_whole() {
 
 #[test]
 fn huge_claims_allocate_no_more_than_the_file_holds() {
+    let alone = watch::alone();
     let base = base();
     let mut failures = Vec::new();
     for (name, plant) in claims() {
@@ -247,7 +249,7 @@ fn huge_claims_allocate_no_more_than_the_file_holds() {
         plant(&mut b);
         assert_ne!(b, base, "{name}: planted");
         let outcome = std::cell::Cell::new("read");
-        let usage = watch::measure(|| {
+        let usage = watch::measure(&alone, || {
             if let Err(e) = PerfData::from_bytes("claims.data", &b) {
                 // The error names the file and (for header fields) an offset.
                 assert!(e.to_string().contains("claims.data"), "{name}: {e}");
@@ -285,6 +287,7 @@ fn pipe_stream(records: &[Vec<u8>]) -> Vec<u8> {
 /// window is capped by WindowLogMax, which the huge-window case checks is refused.)
 #[test]
 fn decompression_bombs_are_refused_within_the_budget() {
+    let alone = watch::alone();
     use cpiflame_perf_data::write::compressed2_record;
     use std::io::Write;
     let zeros = 64 << 20;
@@ -315,7 +318,7 @@ fn decompression_bombs_are_refused_within_the_budget() {
     let mut failures = Vec::new();
     for (name, b) in cases {
         let message = std::cell::RefCell::new(String::new());
-        let usage = watch::measure(|| {
+        let usage = watch::measure(&alone, || {
             match PerfData::from_bytes("bomb.data", &b) {
                 Err(e) => *message.borrow_mut() = e.to_string(),
                 Ok(_) => *message.borrow_mut() = "read".into(),

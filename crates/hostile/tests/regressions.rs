@@ -60,10 +60,11 @@ fn regressions_in(root: &Path, target: &str) -> Vec<PathBuf> {
 }
 
 fn replay(target: &str, entry: fn(&[u8])) -> usize {
+    let alone = watch::alone();
     let files = regressions(target);
     for file in &files {
         let bytes = std::fs::read(file).unwrap();
-        let usage = watch::measure(|| entry(&bytes));
+        let usage = watch::measure(&alone, || entry(&bytes));
         eprintln!("{target}: {}: {usage:?}", file.display());
         let budget = watch::budget(bytes.len());
         assert!(

@@ -1,10 +1,11 @@
 //! A global allocator that remembers the largest single request and the peak of live bytes,
-//! so a test can say how much memory an input made the readers ask for. Tests that measure
-//! hold [`measure`]'s lock, so the numbers are theirs.
+//! so a test can say how much memory an input made the readers ask for. The allocator is the
+//! whole test binary's: every test of a binary that measures holds [`alone`] from its first
+//! line, so no other test's allocations (a 64 MiB input being built) count as the reader's.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 struct Watch;
 
@@ -57,8 +58,15 @@ pub struct Usage {
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-pub fn measure(f: impl FnOnce()) -> Usage {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+/// Held for a whole test: the other tests of the binary wait.
+pub struct Alone(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+pub fn alone() -> Alone {
+    Alone(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// What `f` asked of the allocator; `_alone` proves no other test is running.
+pub fn measure(_alone: &Alone, f: impl FnOnce()) -> Usage {
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
     LARGEST.store(0, Relaxed);
