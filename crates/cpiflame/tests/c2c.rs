@@ -1398,3 +1398,73 @@ fn c2c_source_lines_equal_perf_c2c_and_addr2line() {
         assert!(line.contains(&want), "`{want}` not in `{line}`");
     }
 }
+
+/// A NUMA topology claiming 20,000 ranges of 65,536 cpus each (a 431 KB file once took
+/// 3.5 GB and minutes): cpus past perf's range are left out and the walk is bounded, and the
+/// nodes of the real cpus are still known.
+#[test]
+fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
+    let dir = Dir::new("c2c-numa-bomb");
+    let attr = EventAttr {
+        type_: 4,
+        config: 0x1cd,
+        sample_period_or_freq: 4000,
+        sample_type: sample::IP | sample::TID | sample::ADDR | sample::CPU | sample::DATA_SRC,
+        name: Some("cpu/mem-loads,ldlat=30/P".into()),
+        ..EventAttr::default()
+    };
+    let path = dir.path("numa.data");
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    for cpu in [0, 1] {
+        let fields = SampleFields {
+            ip: CODE,
+            pid: 1,
+            tid: 1,
+            addr: LINE_A,
+            cpu,
+            data_src: ld(LVL_HIT | LVL_L3, SNOOP_HITM),
+            ..SampleFields::default()
+        };
+        w.write_record(&sample_record(&attr, &fields).unwrap())
+            .unwrap();
+    }
+    // Ranges past any real cpu, and one range over and over.
+    let huge: Vec<String> = (1..=20_000u64)
+        .map(|k| match k % 2 {
+            0 => format!("{}-{}", k * 65_536, k * 65_536 + 65_535),
+            _ => "2-65535".to_string(),
+        })
+        .collect();
+    let mut features = Features::default();
+    features.numa_nodes = vec![
+        NumaNode {
+            node: 0,
+            mem_total_kb: 1,
+            mem_free_kb: 1,
+            cpus: "0".into(),
+        },
+        NumaNode {
+            node: 1,
+            mem_total_kb: 1,
+            mem_free_kb: 1,
+            cpus: format!("1,{}", huge.join(",")),
+        },
+    ];
+    w.finish(&features).unwrap();
+    let out = cpiflame(&["c2c", "--json", path.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes: Vec<u64> = json["lines"][0]["offsets"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nodes, [0, 1], "{json}");
+}

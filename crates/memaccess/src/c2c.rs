@@ -323,20 +323,33 @@ impl C2cBuilder {
     }
 }
 
+/// The most cpus a NUMA topology may name (perf's own limit is 4096): cpus above it are
+/// left out, and lists are walked for at most 16 times that many cpus in all, so a file
+/// claiming thousands of huge ranges costs neither memory nor time.
+const MAX_CPUS: u32 = 1 << 16;
+
 /// cpu -> node from the NUMA_TOPOLOGY feature's cpu lists ("0-3,8").
 pub fn cpu_nodes(file: &PerfData) -> HashMap<u32, u32> {
     let mut map = HashMap::new();
+    let mut walk_budget: u64 = 16 * u64::from(MAX_CPUS);
     for n in &file.meta.numa_nodes {
         for range in n.cpus.split(',').filter(|r| !r.trim().is_empty()) {
             let (lo, hi) = match range.split_once('-') {
                 Some((lo, hi)) => (lo.trim().parse::<u32>(), hi.trim().parse::<u32>()),
                 None => (range.trim().parse::<u32>(), range.trim().parse::<u32>()),
             };
-            if let (Ok(lo), Ok(hi)) = (lo, hi) {
-                // A list claiming billions of cpus is not a machine; cap the walk.
-                for cpu in lo..=hi.min(lo.saturating_add(65_535)) {
-                    map.insert(cpu, n.node);
-                }
+            let (Ok(lo), Ok(hi)) = (lo, hi) else { continue };
+            let hi = hi.min(MAX_CPUS - 1);
+            if lo > hi {
+                continue;
+            }
+            let len = u64::from(hi - lo) + 1;
+            if len > walk_budget {
+                return map;
+            }
+            walk_budget -= len;
+            for cpu in lo..=hi {
+                map.insert(cpu, n.node);
             }
         }
     }
