@@ -125,13 +125,18 @@ fn write_text(out: &mut dyn Write, r: &Report) -> Result<()> {
     writeln!(out, "\nData sources")?;
     for c in &r.sources {
         let event = r.events.get(c.event).map_or("?", String::as_str);
+        let served: Vec<String> = c
+            .served_from
+            .iter()
+            .map(|(class, n)| format!("{} {n}", class.name()))
+            .collect();
         writeln!(
             out,
-            "  {event:<28} {:<34} {:<13} {:>8} samples {:>10} weight",
+            "  {event:<28} {:<34} {:>8} samples {:>10} weight  ({})",
             c.level,
-            c.served_from.name(),
             c.samples,
-            c.weight
+            c.weight,
+            served.join(", ")
         )?;
     }
     let s = &r.shared;

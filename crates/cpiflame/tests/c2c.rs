@@ -757,6 +757,13 @@ fn check_data_sources(file: &Path, json: &serde_json::Value) {
                 .find(|s| s["level"] == level.as_str())
                 .unwrap_or_else(|| panic!("{event}: no {level} in cpiflame's data sources"));
             assert_eq!(u(&s["samples"]), samples, "{event} {level}");
+            // Every sample of the group is in exactly one served-from class.
+            let classes = s["served_from"].as_object().unwrap();
+            assert_eq!(
+                classes.values().map(u).sum::<u64>(),
+                samples,
+                "{event} {level}: {classes:?}"
+            );
             if u(&s["weight"]) != 0 {
                 assert_eq!(pct(u(&s["weight"]), total), overhead, "{event} {level}");
             }

@@ -165,8 +165,9 @@ pub struct SourceCount {
     pub mem_lvl: u64,
     /// perf's text for the first sample of the group ([`DataSource::level_label`]).
     pub level: String,
-    /// Where the first sample of the group was served from.
-    pub served_from: ServedFrom,
+    /// Samples of the group by where they were served from (one mem_lvl value can hold
+    /// several: a snoop HITM and a clean hit at one level).
+    pub served_from: BTreeMap<ServedFrom, u64>,
     pub samples: u64,
     pub weight: u64,
 }
@@ -192,7 +193,7 @@ pub struct C2cBuilder {
     lines: HashMap<(Option<i32>, u64), Line>,
     totals: C2cStats,
     load_weight: u64,
-    sources: BTreeMap<(usize, u64), (String, ServedFrom, u64, u64)>,
+    sources: BTreeMap<(usize, u64), (String, BTreeMap<ServedFrom, u64>, u64, u64)>,
 }
 
 impl C2cBuilder {
@@ -213,7 +214,8 @@ impl C2cBuilder {
         let source = self
             .sources
             .entry((s.event, s.data_src.lvl()))
-            .or_insert_with(|| (s.data_src.level_label(), s.data_src.served_from(), 0, 0));
+            .or_insert_with(|| (s.data_src.level_label(), BTreeMap::new(), 0, 0));
+        *source.1.entry(s.data_src.served_from()).or_default() += 1;
         source.2 += 1;
         source.3 = source.3.saturating_add(s.weight);
 
@@ -608,7 +610,11 @@ impl Report {
                     "event": self.events.get(c.event),
                     "mem_lvl": c.mem_lvl,
                     "level": c.level,
-                    "served_from": c.served_from.name(),
+                    "served_from": c
+                        .served_from
+                        .iter()
+                        .map(|(class, n)| (class.name().to_string(), json!(n)))
+                        .collect::<serde_json::Map<String, Value>>(),
                     "samples": c.samples,
                     "weight": c.weight,
                 })

@@ -329,8 +329,8 @@ impl Resolver {
                 // perf lists in the build-id table the files that samples hit: where the
                 // table is there, only those are read ahead (a system-wide recording maps
                 // a hundred libraries and samples a few).
-                let likely_hit = self.build_ids.is_empty()
-                    || self.build_ids.contains_key(path.as_bytes());
+                let likely_hit =
+                    self.build_ids.is_empty() || self.build_ids.contains_key(path.as_bytes());
                 if !self.unwind_only && self.parallel && likely_hit {
                     image.prefetch_names(|| self.locator.open_debug(&image));
                 }
