@@ -186,6 +186,8 @@ pub struct Report {
     pub sources: Vec<SourceCount>,
 }
 
+type SourceGroup = (String, BTreeMap<ServedFrom, u64>, u64, u64);
+
 /// Builds a [`Report`] from samples fed one at a time.
 #[derive(Default)]
 pub struct C2cBuilder {
@@ -193,7 +195,8 @@ pub struct C2cBuilder {
     lines: HashMap<(Option<i32>, u64), Line>,
     totals: C2cStats,
     load_weight: u64,
-    sources: BTreeMap<(usize, u64), (String, BTreeMap<ServedFrom, u64>, u64, u64)>,
+    /// (event, mem_lvl) -> (perf's text, samples per class, samples, weight).
+    sources: BTreeMap<(usize, u64), SourceGroup>,
 }
 
 impl C2cBuilder {
