@@ -1443,21 +1443,23 @@ fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
             _ => "2-65535".to_string(),
         })
         .collect();
-    let mut features = Features::default();
-    features.numa_nodes = vec![
-        NumaNode {
-            node: 0,
-            mem_total_kb: 1,
-            mem_free_kb: 1,
-            cpus: "0".into(),
-        },
-        NumaNode {
-            node: 1,
-            mem_total_kb: 1,
-            mem_free_kb: 1,
-            cpus: format!("1,{}", huge.join(",")),
-        },
-    ];
+    let features = Features {
+        numa_nodes: vec![
+            NumaNode {
+                node: 0,
+                mem_total_kb: 1,
+                mem_free_kb: 1,
+                cpus: "0".into(),
+            },
+            NumaNode {
+                node: 1,
+                mem_total_kb: 1,
+                mem_free_kb: 1,
+                cpus: format!("1,{}", huge.join(",")),
+            },
+        ],
+        ..Features::default()
+    };
     w.finish(&features).unwrap();
     let out = cpiflame(&["c2c", "--json", path.to_str().unwrap()]);
     assert_eq!(
