@@ -12,8 +12,8 @@ use cpiflame_memaccess::bits::*;
 use cpiflame_memaccess::DataSource;
 use cpiflame_perf_data::abi::{misc, sample};
 use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, NumaNode,
-    PerfDataWriter, SampleFields, SampleId,
+    attr_flags, comm_record, fork_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
+    NumaNode, PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_perf_data::Weight;
 use support::{cpiflame, Dir};
@@ -1476,4 +1476,116 @@ fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
         .map(|n| n["node"].as_u64().unwrap())
         .collect();
     assert_eq!(nodes, [0, 1], "{json}");
+}
+
+/// A forked child (no exec) has its parent's mappings: its samples are mapped, as perf c2c
+/// counts them; a process with no mappings at all is a "No Page Map Reject" for both.
+#[test]
+fn a_forked_child_has_its_parents_mappings() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let dir = Dir::new("c2c-fork");
+    let attr = EventAttr {
+        type_: 4,
+        config: 0x1cd,
+        sample_period_or_freq: 4000,
+        sample_type: sample::IDENTIFIER
+            | sample::IP
+            | sample::TID
+            | sample::TIME
+            | sample::ADDR
+            | sample::ID
+            | sample::CPU
+            | sample::PERIOD
+            | sample::WEIGHT
+            | sample::DATA_SRC,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP | attr_flags::TASK,
+        name: Some("cpu/mem-loads,ldlat=30/P".into()),
+        ids: vec![100],
+        ..EventAttr::default()
+    };
+    let (parent, child, stranger) = (synthetic_pid(7), synthetic_pid(8), synthetic_pid(9));
+    let path = dir.path("fork.data");
+    let mut w =
+        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let sid = |pid| SampleId {
+        pid,
+        tid: pid,
+        time: 1,
+        id: 100,
+        stream_id: 100,
+        cpu: 0,
+    };
+    w.write_record(&comm_record(&attr, parent, parent, "forker", true, &sid(parent)).unwrap())
+        .unwrap();
+    for (addr, len, misc) in [
+        (CODE, 0x1000, misc::USER),
+        (DATA, 0x10000, misc::USER | misc::MMAP_DATA),
+    ] {
+        let m = Mmap2 {
+            pid: parent,
+            tid: parent,
+            addr,
+            len,
+            prot: 3,
+            flags: 2,
+            filename: "//anon".into(),
+            misc,
+            ..Mmap2::default()
+        };
+        w.write_record(&mmap2_record(&attr, &m, &sid(parent)).unwrap())
+            .unwrap();
+    }
+    w.write_record(&fork_record(&attr, child, parent, child, parent, 2, &sid(child)).unwrap())
+        .unwrap();
+    let mut time = 10;
+    for pid in [parent, child, child, stranger] {
+        time += 1;
+        let fields = SampleFields {
+            ip: CODE + 0x10,
+            pid,
+            tid: pid,
+            time,
+            addr: LINE_A,
+            id: 100,
+            cpu: 0,
+            period: 4000,
+            weight: 50,
+            data_src: ld(LVL_HIT | LVL_L1, SNOOP_NONE),
+            misc: misc::USER | misc::EXACT_IP,
+            ..SampleFields::default()
+        };
+        w.write_record(&sample_record(&attr, &fields).unwrap())
+            .unwrap();
+    }
+    let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
+    features.arch = Some("x86_64".into());
+    features.nr_cpus = Some((1, 1));
+    features.numa_nodes = vec![NumaNode {
+        node: 0,
+        mem_total_kb: 1,
+        mem_free_kb: 1,
+        cpus: "0".into(),
+    }];
+    w.finish(&features).unwrap();
+    let out = cpiflame(&["c2c", "--json", path.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&json["totals"]["no_map"]), 1, "{json}");
+    let text = perf(&["c2c", "report", "--stdio", "-d", "tot"], &path).unwrap();
+    let perf = summary(&text);
+    assert_eq!(
+        perf.get("No Page Map Rejects").map(String::as_str),
+        Some("1"),
+        "{text}"
+    );
 }

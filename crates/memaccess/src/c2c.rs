@@ -378,6 +378,13 @@ impl Maps {
             self.user.entry(m.pid).or_default().push(range);
         }
     }
+    /// A new process starts with its parent's mappings (perf clones them on fork).
+    fn fork(&mut self, pid: i32, ppid: i32) {
+        if pid != ppid {
+            let parent = self.user.get(&ppid).cloned().unwrap_or_default();
+            self.user.insert(pid, parent);
+        }
+    }
     fn contains(&self, pid: i32, addr: u64) -> bool {
         let inside = |r: &&(u64, u64)| r.0 <= addr && addr < r.1;
         self.kernel.iter().any(|r| inside(&r))
@@ -412,8 +419,10 @@ pub fn report(
         let sample = match &record.kind {
             RecordKind::Sample(s) => s,
             other => {
-                if let RecordKind::Mmap(m) = other {
-                    maps.add(m);
+                match other {
+                    RecordKind::Mmap(m) => maps.add(m),
+                    RecordKind::Fork { pid, ppid, .. } => maps.fork(*pid, *ppid),
+                    _ => {}
                 }
                 resolver.observe(other);
                 continue;
