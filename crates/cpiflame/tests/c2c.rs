@@ -1542,9 +1542,7 @@ fn a_forked_child_has_its_parents_mappings() {
     }
     w.write_record(&fork_record(&attr, child, parent, child, parent, 2, &sid(child)).unwrap())
         .unwrap();
-    let mut time = 10;
-    for pid in [parent, child, child, stranger] {
-        time += 1;
+    for (time, pid) in (11..).zip([parent, child, child, stranger]) {
         let fields = SampleFields {
             ip: CODE + 0x10,
             pid,
