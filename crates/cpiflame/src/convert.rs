@@ -60,6 +60,7 @@ fn pprof(input: &InputArgs, output_path: Option<PathBuf>) -> Result<Outcome> {
         pid: input.pid,
         tid: input.tid,
     };
+    crate::progress::show_on_terminal();
     let opened = open_input(&input.file)?;
     let mut warnings = Vec::new();
     let bytes = opened.bytes();

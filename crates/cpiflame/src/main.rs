@@ -77,7 +77,9 @@ const STATUS_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    ExitCode::from(exit_status(run(cli)))
+    let result = run(cli);
+    progress::print_summary();
+    ExitCode::from(exit_status(result))
 }
 
 fn run(cli: Cli) -> Result<Outcome> {

@@ -187,6 +187,15 @@ fn progress_shows_on_a_terminal_only() {
     );
     assert!(summary.contains(" samples in "), "{summary:?}");
 
+    // A command that reads the file twice (convert: roles, then addresses): one summary.
+    let pprof = format!("{data}.pb.gz");
+    let converted = on_terminal(&["convert", data, "--to", "pprof", "-o", &pprof], None).unwrap();
+    let summaries = converted
+        .split(['\r', '\n'])
+        .filter(|l| l.starts_with("cpiflame: read "))
+        .count();
+    assert_eq!(summaries, 1, "{converted:?}");
+
     // Under CI, even on a terminal: nothing.
     let under_ci = on_terminal(&args, Some("true")).unwrap();
     assert!(
