@@ -436,3 +436,92 @@ fn time_nanos_is_the_first_samples_wall_clock_time_from_clock_data() {
         .unwrap();
     assert_eq!(profile.time_nanos / 1000, perf_us, "perf's tod {tod}");
 }
+
+/// perf report's per-event totals (`--no-group`: a group's members apart): the event count
+/// (the summed periods; for a leader-sampled group's members, counter deltas) and the
+/// samples when perf prints them whole (it writes `10K` from ten thousand on).
+fn perf_event_totals(data: &Path) -> BTreeMap<String, (Option<u64>, u64)> {
+    let out = Command::new("perf")
+        .args(["report", "--stdio", "--no-group", "-i"])
+        .arg(data)
+        .output()
+        .expect("perf runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut totals = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("# Samples: ") else {
+            continue;
+        };
+        let samples: Option<u64> = rest.split_whitespace().next().unwrap().parse().ok();
+        let event = rest.split('\'').nth(1).unwrap().to_string();
+        let count: u64 = lines
+            .next()
+            .and_then(|l| l.strip_prefix("# Event count (approx.): "))
+            .unwrap_or_else(|| panic!("no event count after {line}"))
+            .trim()
+            .parse()
+            .unwrap();
+        totals.insert(event, (samples, count));
+    }
+    totals
+}
+
+/// The profile's totals per event: (sum of EVENT_sample, sum of EVENT_event).
+fn pprof_event_totals(file: &Path) -> BTreeMap<String, (u64, u64)> {
+    let profile = cpiflame_pprof::decode(&std::fs::read(file).unwrap()).unwrap();
+    let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (i, t) in profile.sample_type.iter().enumerate() {
+        let name = &profile.string_table[t.r#type as usize];
+        let sum: i64 = profile.sample.iter().map(|s| s.value[i]).sum();
+        let sum = u64::try_from(sum).unwrap();
+        if let Some(event) = name.strip_suffix("_sample") {
+            totals.entry(event.to_string()).or_default().0 = sum;
+        } else if let Some(event) = name.strip_suffix("_event") {
+            totals.entry(event.to_string()).or_default().1 = sum;
+        }
+    }
+    totals
+}
+
+#[test]
+fn event_values_sum_to_perf_reports_event_counts() {
+    // The period-weighted values are what a backend divides (stalls per cycle): each event's
+    // sum equals perf report's event count, for plain events and for a leader-sampled
+    // group's members (counter deltas).
+    let Some(r) = recording() else { return };
+    let same = |pprof: &Path, data: &Path| {
+        let ours = pprof_event_totals(pprof);
+        let perf = perf_event_totals(data);
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            perf.keys().collect::<Vec<_>>()
+        );
+        for (event, &(samples, count)) in &perf {
+            assert_eq!(ours[event].1, count, "{event}: event count");
+            if let Some(samples) = samples {
+                assert_eq!(ours[event].0, samples, "{event}: samples");
+            }
+        }
+    };
+    same(&r.pprof, &r.data);
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("pprof-counts");
+    let data = dir.path("group.data");
+    perf_record(&data, "{cpu-clock,task-clock}:S", &[], &[&f.threads]).expect("perf record");
+    let out = dir.path("group.pb.gz");
+    ok(&cpiflame(&[
+        "convert",
+        s(&data),
+        "--to",
+        "pprof",
+        "-o",
+        s(&out),
+    ]));
+    same(&out, &data);
+}
