@@ -2,6 +2,7 @@
 //! (checked by the kernel's build id, or by host name and release), or from a kallsyms text
 //! the user gives (`--kallsyms`, e.g. copied from the machine that recorded the file).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::{HostSource, Source};
@@ -15,6 +16,9 @@ pub struct Kallsyms {
     symbols: Vec<KernelSymbol>,
     names: String,
     modules: Vec<Box<str>>,
+    /// Module name -> its index in `modules` plus one, while parsing (a file given with
+    /// `--kallsyms` may name any number of modules).
+    module_ids: HashMap<Box<str>, u32>,
 }
 
 struct KernelSymbol {
@@ -51,6 +55,7 @@ impl Kallsyms {
             symbols: Vec::new(),
             names: String::new(),
             modules: Vec::new(),
+            module_ids: HashMap::new(),
         }
     }
 
@@ -75,12 +80,16 @@ impl Kallsyms {
             Some(m) => {
                 let m = m.trim_start_matches('[').trim_end_matches(']');
                 // Module symbols come grouped by module: the last one is nearly always it.
-                match self.modules.iter().rposition(|known| &**known == m) {
-                    Some(i) => i + 1,
-                    None => {
-                        self.modules.push(m.into());
-                        self.modules.len()
-                    }
+                match self.modules.last() {
+                    Some(last) if &**last == m => self.modules.len(),
+                    _ => match self.module_ids.get(m) {
+                        Some(&id) => id as usize,
+                        None => {
+                            self.modules.push(m.into());
+                            self.module_ids.insert(m.into(), self.modules.len() as u32);
+                            self.modules.len()
+                        }
+                    },
                 }
             }
         };
@@ -111,6 +120,7 @@ impl Kallsyms {
         self.symbols.dedup_by_key(|s| s.addr);
         self.symbols.shrink_to_fit();
         self.names.shrink_to_fit();
+        self.module_ids = HashMap::new();
         Some(self)
     }
 
@@ -163,6 +173,22 @@ mod tests {
         assert_eq!(k.lookup(0xffffffffc0000010), Some(("mod_fn", Some("ext4"))));
         assert_eq!(k.lookup(0x1000), None);
         assert!(Kallsyms::parse("0000000000000000 T _stext\n").is_none());
+    }
+
+    #[test]
+    fn modules_named_again_after_others_keep_their_names() {
+        let k = Kallsyms::parse(
+            "ffffffffc0000000 t a [ext4]\n\
+             ffffffffc0001000 t b [xfs]\n\
+             ffffffffc0002000 t c [ext4]\n\
+             ffffffffc0003000 t d [xfs]\n",
+        )
+        .unwrap();
+        assert_eq!(k.lookup(0xffffffffc0000010), Some(("a", Some("ext4"))));
+        assert_eq!(k.lookup(0xffffffffc0001010), Some(("b", Some("xfs"))));
+        assert_eq!(k.lookup(0xffffffffc0002010), Some(("c", Some("ext4"))));
+        assert_eq!(k.lookup(0xffffffffc0003010), Some(("d", Some("xfs"))));
+        assert_eq!(k.modules.len(), 2);
     }
 
     #[test]
