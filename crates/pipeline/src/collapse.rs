@@ -326,40 +326,16 @@ pub fn collapse(
     })?;
     resolver.finish_names();
 
-    let mut profile = Profile::new(
+    let profile = named_profile(
         event_names(file)
             .into_iter()
             .map(|name| EventColumn { name })
             .collect(),
+        roots,
+        raw,
+        resolver,
+        options.kernel,
     );
-    let root_frames: Vec<FrameId> = roots
-        .into_iter()
-        .map(|name| {
-            profile.intern(Frame {
-                name,
-                module: String::new(),
-                kind: FrameKind::Process,
-            })
-        })
-        .collect();
-    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
-    let mut stack: Vec<FrameId> = Vec::new();
-    for (key, counts) in raw {
-        stack.clear();
-        stack.push(root_frames[key[0] as usize]);
-        for &frame in key[1..].iter().rev() {
-            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
-            if !options.kernel && profile.frame(id).kind == FrameKind::Kernel {
-                continue;
-            }
-            stack.push(id);
-        }
-        for (event, count) in counts.into_iter().enumerate() {
-            if count.samples > 0 {
-                profile.add(&stack, event, count);
-            }
-        }
-    }
     Ok((profile, stats))
 }
 
@@ -472,7 +448,50 @@ impl ReadDeltas {
     }
 }
 
-pub(crate) fn profile_frame(
+/// The profile of stacks counted by resolver frame ids, made once every name is final: `raw`
+/// maps (an index into `roots`, then frames leaf first) to one count per column of
+/// `columns`. Stacks whose names turn out equal merge; kernel frames are left out unless
+/// `kernel`.
+pub(crate) fn named_profile(
+    columns: Vec<EventColumn>,
+    roots: Vec<String>,
+    raw: impl IntoIterator<Item = (Vec<u32>, Vec<Count>)>,
+    resolver: &Resolver,
+    kernel: bool,
+) -> Profile {
+    let mut profile = Profile::new(columns);
+    let root_frames: Vec<FrameId> = roots
+        .into_iter()
+        .map(|name| {
+            profile.intern(Frame {
+                name,
+                module: String::new(),
+                kind: FrameKind::Process,
+            })
+        })
+        .collect();
+    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
+    let mut stack: Vec<FrameId> = Vec::new();
+    for (key, counts) in raw {
+        stack.clear();
+        stack.push(root_frames[key[0] as usize]);
+        for &frame in key[1..].iter().rev() {
+            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
+            if !kernel && profile.frame(id).kind == FrameKind::Kernel {
+                continue;
+            }
+            stack.push(id);
+        }
+        for (event, count) in counts.into_iter().enumerate() {
+            if count.samples > 0 {
+                profile.add(&stack, event, count);
+            }
+        }
+    }
+    profile
+}
+
+fn profile_frame(
     profile: &mut Profile,
     map: &mut Vec<Option<FrameId>>,
     resolver: &Resolver,

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{PerfData, ReadError, Weight};
-use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use cpiflame_profile::{Count, EventColumn, Profile};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
-use crate::collapse::profile_frame;
+use crate::collapse::named_profile;
 use crate::load::kallsyms_readable;
 use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
 
@@ -201,42 +201,18 @@ pub fn collapse_loads(
         return Err(MemoryError::NoWeight { loads: stats.loads });
     }
 
-    let mut profile = Profile::new(
+    let mut profile = named_profile(
         classes
             .iter()
             .map(|c| EventColumn {
                 name: format!("loads from {}", c.name()),
             })
             .collect(),
+        roots,
+        raw,
+        resolver,
+        options.kernel,
     );
-    let root_frames: Vec<FrameId> = roots
-        .into_iter()
-        .map(|name| {
-            profile.intern(Frame {
-                name,
-                module: String::new(),
-                kind: FrameKind::Process,
-            })
-        })
-        .collect();
-    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
-    let mut stack: Vec<FrameId> = Vec::new();
-    for (key, counts) in raw {
-        stack.clear();
-        stack.push(root_frames[key[0] as usize]);
-        for &frame in key[1..].iter().rev() {
-            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
-            if !options.kernel && profile.frame(id).kind == FrameKind::Kernel {
-                continue;
-            }
-            stack.push(id);
-        }
-        for (event, count) in counts.into_iter().enumerate() {
-            if count.samples > 0 {
-                profile.add(&stack, event, count);
-            }
-        }
-    }
     profile.sort();
     Ok((
         LoadProfile {
