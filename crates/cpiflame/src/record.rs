@@ -78,6 +78,10 @@ pub struct RecordArgs {
         default_value_t = 2048
     )]
     mmap_pages: usize,
+    /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
+    /// `record` otherwise does once per kernel, as perf record does.
+    #[arg(short = 'N', long = "no-buildid-cache")]
+    no_buildid_cache: bool,
     /// The command to run and record (put `--` before it if it has flags of its own).
     #[arg(
         trailing_var_arg = true,
@@ -138,6 +142,10 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         status_line: true,
         cmdline,
         memory: plan.memory,
+        buildid_cache: match args.no_buildid_cache {
+            true => None,
+            false => cpiflame_unwind::Options::from_env().buildid_cache,
+        },
     };
     let report = record(&options)?;
     warn_all(&report.warnings);

@@ -219,3 +219,132 @@ fn a_file_from_another_host_is_named_from_the_given_kallsyms() {
         "remote;remote_caller_[k] 1\nremote;remote_caller_[k];remote_leaf_[k] 1\n"
     );
 }
+
+/// `cpiflame ARGS...` with `HOME` at `home` (perf's build-id cache is `$HOME/.debug`).
+fn cpiflame_at_home(home: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(args)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+/// `cpiflame record` keeps a copy of the kernel's symbols in perf's build-id cache, as perf
+/// record does, and naming reads that copy instead of making the kernel generate
+/// /proc/kallsyms again; but only while the copy matches the recording.
+#[test]
+fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matches() {
+    let kallsyms = match std::fs::read_to_string("/proc/kallsyms") {
+        Ok(k) if k.lines().any(|l| !l.starts_with("0000000000000000")) => k,
+        _ => {
+            cpiflame_testkit::unavailable("/proc/kallsyms hides its addresses here");
+            return;
+        }
+    };
+    let notes = std::fs::read("/sys/kernel/notes").unwrap_or_default();
+    let Some(build_id) = cpiflame_unwind::gnu_build_id_note(&notes) else {
+        cpiflame_testkit::unavailable("the kernel has no build-id note (/sys/kernel/notes)");
+        return;
+    };
+    let id: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    let fixtures = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("kallsyms-cache");
+    let home = dir.path("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = dir.path("faults.data");
+    let (data, faults) = (data.to_str().unwrap(), fixtures.faults.to_str().unwrap());
+    // Page faults: most samples are in the kernel.
+    let recorded = cpiflame_at_home(
+        &home,
+        &[
+            "record",
+            "-o",
+            data,
+            "-e",
+            "cpu-clock",
+            "--call-graph",
+            "fp",
+            "--",
+            faults,
+            "20000",
+        ],
+    );
+    assert!(
+        recorded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recorded.stderr)
+    );
+    let cached = home
+        .join(".debug/[kernel.kallsyms]")
+        .join(&id)
+        .join("kallsyms");
+    let copy = std::fs::read_to_string(&cached)
+        .unwrap_or_else(|e| panic!("record left no {}: {e}", cached.display()));
+    let text_line = |k: &str| {
+        k.lines()
+            .find(|l| l.ends_with(" _text"))
+            .map(str::to_string)
+    };
+    assert_eq!(text_line(&copy), text_line(&kallsyms));
+    assert!(copy.lines().count() * 10 > kallsyms.lines().count() * 9);
+    // `-N` writes nothing, as perf record's `--no-buildid-cache`.
+    let other_home = dir.path("other-home");
+    std::fs::create_dir_all(&other_home).unwrap();
+    let unrecorded = dir.path("n.data");
+    let quiet = cpiflame_at_home(
+        &other_home,
+        &[
+            "record",
+            "-N",
+            "-o",
+            unrecorded.to_str().unwrap(),
+            "-e",
+            "cpu-clock",
+            "--",
+            faults,
+            "100",
+        ],
+    );
+    assert!(quiet.status.success());
+    assert!(!other_home.join(".debug").exists());
+
+    // One kernel function of the file, renamed in the cached copy only: the name shows that
+    // the copy was read.
+    let before = stdout(cpiflame_at_home(&home, &["fold", data]));
+    let name = kernel_frames(&before)
+        .into_iter()
+        .map(|(name, _)| name)
+        .find(|name| {
+            copy.lines()
+                .filter(|l| l.split_whitespace().nth(2) == Some(name.as_str()))
+                .count()
+                == 1
+        })
+        .expect("a kernel frame named by one kallsyms line");
+    let renamed = format!("cpiflame_cached_{name}");
+    let rename = |k: &str, from: &str, to: &str| -> String {
+        k.lines()
+            .map(|l| match l.split_whitespace().nth(2) {
+                Some(n) if n == from => l.replacen(&format!(" {from}"), &format!(" {to}"), 1),
+                _ => l.to_string(),
+            })
+            .map(|l| l + "\n")
+            .collect()
+    };
+    std::fs::write(&cached, rename(&copy, &name, &renamed)).unwrap();
+    let frames = kernel_frames(&stdout(cpiflame_at_home(&home, &["fold", data])));
+    assert!(
+        frames.iter().any(|(n, _)| *n == renamed),
+        "{renamed} not among {frames:?}"
+    );
+    // A copy from another boot (KASLR moved `_text`): not used, /proc/kallsyms names it.
+    let moved = rename(&copy, &name, &renamed).replacen(" T _text", " T _text_elsewhere", 1)
+        + "ffffffff00000000 T _text\n";
+    std::fs::write(&cached, moved).unwrap();
+    let frames = kernel_frames(&stdout(cpiflame_at_home(&home, &["fold", data])));
+    assert!(
+        frames.iter().any(|(n, _)| *n == name),
+        "{name} not among {frames:?}"
+    );
+    assert!(!frames.iter().any(|(n, _)| *n == renamed));
+}

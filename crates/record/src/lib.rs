@@ -118,6 +118,10 @@ pub struct RecordOptions {
     pub cmdline: Vec<String>,
     /// Memory-access sampling (`record --mem`): extra sample_type bits for every event.
     pub memory: Option<MemorySampling>,
+    /// perf's build-id cache (`~/.debug`): the kernel's symbols are copied into it once per
+    /// kernel, as perf record does, so that naming kernel frames later reads a file instead
+    /// of making the kernel generate /proc/kallsyms again. `None`: nothing is written.
+    pub buildid_cache: Option<PathBuf>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -614,7 +618,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     report.samples = vec![0; attrs.len()];
     if kernel_callchains {
         // perf names kernel frames through this record, as it synthesizes it for itself.
-        if let Some(record) = proc::kernel_mmap(&attrs[0]) {
+        if let Some(record) = proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()) {
             writer.write_record(&record).map_err(out_err)?;
         }
     }
@@ -1131,6 +1135,7 @@ pub fn probe_sampling(
         status_line: false,
         cmdline: Vec::new(),
         memory,
+        buildid_cache: None,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
@@ -1194,6 +1199,7 @@ mod tests {
             status_line: false,
             cmdline: Vec::new(),
             memory: None,
+            buildid_cache: None,
         }
     }
 

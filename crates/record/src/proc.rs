@@ -2,6 +2,7 @@
 //! COMM and MMAP2 records the kernel would have written had we been there from its start.
 
 use std::io;
+use std::path::Path;
 
 use cpiflame_perf_data::abi::misc;
 use cpiflame_perf_data::write::{comm_record, mmap2_record, EventAttr, Mmap2, SampleId};
@@ -114,9 +115,13 @@ pub fn synthesize(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
 
 /// The MMAP2 record perf writes for the kernel image: `[kernel.kallsyms]_text` from `_text`
 /// to the top of the address space, file offset `_text` (what perf expects to relocate
-/// kernel symbols). `None` when `/proc/kallsyms` hides addresses.
-pub fn kernel_mmap(attr: &EventAttr) -> Option<Vec<u8>> {
+/// kernel symbols). `None` when `/proc/kallsyms` hides addresses. With a build-id cache,
+/// the kernel symbols just read are kept there too ([`cache_kallsyms`]).
+pub fn kernel_mmap(attr: &EventAttr, buildid_cache: Option<&Path>) -> Option<Vec<u8>> {
     let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
+    if let (Some(cache), Some(id)) = (buildid_cache, kernel_build_id()) {
+        cache_kallsyms(cache, &id, &text);
+    }
     let start = text.lines().find_map(|l| {
         let mut w = l.split_whitespace();
         let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
@@ -144,6 +149,32 @@ pub fn kernel_mmap(attr: &EventAttr) -> Option<Vec<u8>> {
         cpu: 0,
     };
     mmap2_record(attr, &record, &sample_id).ok()
+}
+
+/// Keeps `kallsyms` as `CACHE/[kernel.kallsyms]/BUILD_ID/kallsyms`, where perf record keeps
+/// its copy and perf report and `cpiflame render` look for it, unless a copy is there
+/// already (perf's rule: the first copy of a kernel's symbols stays; readers check that it
+/// matches the recording). Best effort: a cache that cannot be written costs only speed.
+pub fn cache_kallsyms(cache: &Path, build_id: &[u8], kallsyms: &str) {
+    // Hidden addresses (kernel.kptr_restrict) would make a copy that names nothing.
+    if kallsyms
+        .lines()
+        .next()
+        .is_none_or(|l| l.starts_with("0000000000000000"))
+    {
+        return;
+    }
+    let id: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    let dir = cache.join("[kernel.kallsyms]").join(id);
+    let path = dir.join("kallsyms");
+    if path.exists() || std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    // Written aside and renamed: a reader never sees half a file.
+    let part = dir.join(format!(".kallsyms.{}", std::process::id()));
+    if std::fs::write(&part, kallsyms).is_err() || std::fs::rename(&part, &path).is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
 }
 
 /// Build id of the running kernel: the GNU build-id note of `/sys/kernel/notes` (ELF notes,

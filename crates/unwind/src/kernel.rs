@@ -1,9 +1,11 @@
-//! Kernel symbols from `/proc/kallsyms`, used only when the file was recorded on this machine
-//! (checked by the kernel's build id, or by host name and release), or from a kallsyms text
-//! the user gives (`--kallsyms`, e.g. copied from the machine that recorded the file).
+//! Kernel symbols: from a kallsyms text the user gives (`--kallsyms`, e.g. copied from the
+//! machine that recorded the file), from the copy perf's build-id cache keeps of the recording
+//! kernel's (when it provably matches the recording), or from `/proc/kallsyms` when the file
+//! was recorded on this machine (checked by the kernel's build id, or by host name and
+//! release).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::source::{HostSource, Source};
 
@@ -19,6 +21,8 @@ pub struct Kallsyms {
     /// Module name -> its index in `modules` plus one, while parsing (a file given with
     /// `--kallsyms` may name any number of modules).
     module_ids: HashMap<Box<str>, u32>,
+    /// The address of `_text`, where the kernel image's code starts (KASLR moves it).
+    text: Option<u64>,
 }
 
 struct KernelSymbol {
@@ -56,6 +60,7 @@ impl Kallsyms {
             names: String::new(),
             modules: Vec::new(),
             module_ids: HashMap::new(),
+            text: None,
         }
     }
 
@@ -74,6 +79,9 @@ impl Kallsyms {
         };
         if addr == 0 {
             return;
+        }
+        if name == "_text" {
+            self.text = Some(addr);
         }
         let module = match words.next() {
             None => 0,
@@ -124,6 +132,50 @@ impl Kallsyms {
         Some(self)
     }
 
+    /// The address of `_text`: the kernel image's code, where perf's kernel map starts.
+    pub fn text(&self) -> Option<u64> {
+        self.text
+    }
+
+    /// Whether these symbols place every loaded module where `/proc/modules` text
+    /// (`name size refs deps state address`) says it is: no module missing, none extra, and
+    /// each module's functions inside its memory when addresses are shown.
+    fn modules_match(&self, proc_modules: &str) -> bool {
+        let mut spans: HashMap<&str, (u64, u64)> = HashMap::new();
+        for s in &self.symbols {
+            let module = s
+                .module
+                .checked_sub(1)
+                .and_then(|m| self.modules.get(m as usize));
+            // Trampolines and BPF programs (`[__builtin__ftrace]`, `[bpf]`) are listed as
+            // modules that /proc/modules does not have.
+            let real = |m: &&Box<str>| !m.starts_with("__builtin__") && &***m != "bpf";
+            if let Some(m) = module.filter(real) {
+                let span = spans.entry(m).or_insert((s.addr, s.addr));
+                *span = (span.0.min(s.addr), span.1.max(s.addr));
+            }
+        }
+        let mut seen = 0;
+        for line in proc_modules.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let (Some(name), Some(size), Some(base)) = (words.first(), words.get(1), words.get(5))
+            else {
+                continue;
+            };
+            let Some(&(low, high)) = spans.get(name) else {
+                return false;
+            };
+            seen += 1;
+            let base = u64::from_str_radix(base.trim_start_matches("0x"), 16).unwrap_or(0);
+            let size: u64 = size.parse().unwrap_or(0);
+            // Addresses read as zero without privilege: then only the names can be compared.
+            if base != 0 && (low < base || high >= base.saturating_add(size)) {
+                return false;
+            }
+        }
+        seen == spans.len()
+    }
+
     /// Name and module (`None` for the kernel image) of the function at `addr`.
     pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
         let i = self.symbols.partition_point(|s| s.addr <= addr);
@@ -134,6 +186,51 @@ impl Kallsyms {
             .checked_sub(1)
             .and_then(|m| self.modules.get(m as usize));
         Some((name, module.map(|m| &**m)))
+    }
+}
+
+/// Where a recording's kernel symbols may come from, tried in this order.
+#[derive(Clone, Debug, Default)]
+pub struct KernelSymbolFiles {
+    /// `--kallsyms FILE`: used as it is; the user vouches for it.
+    pub given: Option<PathBuf>,
+    /// The copy of the recording kernel's kallsyms in perf's build-id cache
+    /// (`~/.debug/[kernel.kallsyms]/BUILD_ID/kallsyms`, written by `perf record` and
+    /// `cpiflame record`). A regular file reads in milliseconds where generating
+    /// /proc/kallsyms costs the kernel tens; it is used only when its `_text` is where the
+    /// recording's kernel map starts (the same boot's KASLR slide) and, for a recording made
+    /// here, when it places the loaded modules where `/proc/modules` does.
+    pub cached: Option<PathBuf>,
+    /// The running kernel's (`/proc/kallsyms`): only for a file recorded on this machine.
+    pub running: Option<PathBuf>,
+}
+
+impl KernelSymbolFiles {
+    /// Whether any source may name kernel frames.
+    pub fn any(&self) -> bool {
+        self.given.is_some() || self.cached.is_some() || self.running.is_some()
+    }
+
+    /// The kernel symbols for a recording whose kernel map starts at one of `kernel_starts`.
+    pub fn load(&self, source: &dyn Source, kernel_starts: &[u64]) -> Option<Kallsyms> {
+        if let Some(given) = &self.given {
+            return Kallsyms::load_from(source, given);
+        }
+        if let Some(cached) = &self.cached {
+            let usable = |k: &Kallsyms| {
+                k.text().is_some_and(|t| kernel_starts.contains(&t))
+                    && (self.running.is_none()
+                        || k.modules_match(
+                            &source
+                                .read_text(Path::new("/proc/modules"))
+                                .unwrap_or_default(),
+                        ))
+            };
+            if let Some(k) = Kallsyms::load_from(source, cached).filter(usable) {
+                return Some(k);
+            }
+        }
+        Kallsyms::load_from(source, self.running.as_ref()?)
     }
 }
 

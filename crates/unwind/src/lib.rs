@@ -39,7 +39,7 @@ mod source;
 pub use demangle::{demangle, strip_signature};
 pub use frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
-pub use kernel::Kallsyms;
+pub use kernel::{gnu_build_id_note, Kallsyms, KernelSymbolFiles};
 pub use locate::Locator;
 pub use options::{single_threaded_from_env, Options};
 pub use perfmap::PerfMap;

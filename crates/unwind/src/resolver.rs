@@ -21,8 +21,8 @@ use framehop::x86_64::CacheX86_64;
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::frames::{FrameInfo, FrameRef, FrameTable, StackEntry};
 use crate::image::{Image, ImageError};
-use crate::kernel::Kallsyms;
-use crate::locate::Locator;
+use crate::kernel::{Kallsyms, KernelSymbolFiles};
+use crate::locate::{hex, Locator};
 use crate::options::Options;
 use crate::process::{Mapping, Process};
 use crate::source::{HostSource, Machine, Source};
@@ -81,10 +81,12 @@ pub struct Resolver {
     processes: HashMap<i32, Process>,
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
-    kallsyms_path: PathBuf,
-    /// Whether kernel symbols may name this file's kernel frames: it was recorded here, or
-    /// the user gave the kernel symbol file.
-    kernel_symbols_apply: bool,
+    /// Where kernel symbols may come from: the user's file, perf's build-id cache, or this
+    /// machine's when the file was recorded here. None of them: kernel frames stay unnamed.
+    kernel_symbol_files: KernelSymbolFiles,
+    /// Where the recording says the kernel image starts (its kernel map's start and file
+    /// offset, both `_text` for perf), to check cached kernel symbols against.
+    kernel_starts: Vec<u64>,
     /// Kernel symbols: read once the first kernel frame is seen, on another thread when
     /// allowed (generating /proc/kallsyms costs the kernel tens of milliseconds), `Some` once
     /// joined.
@@ -160,11 +162,20 @@ impl Resolver {
         };
         let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
         let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
-        let kernel_symbols_apply = recorded_here || options.kallsyms.is_some();
-        let kallsyms_path = options
-            .kallsyms
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
+        let kernel_build_id = meta
+            .build_ids
+            .iter()
+            .find(|b| b.path == b"[kernel.kallsyms]")
+            .map(|b| hex(&b.build_id));
+        let kernel_symbol_files = KernelSymbolFiles {
+            given: options.kallsyms.clone(),
+            cached: options
+                .buildid_cache
+                .as_ref()
+                .zip(kernel_build_id)
+                .map(|(cache, id)| cache.join("[kernel.kallsyms]").join(id).join("kallsyms")),
+            running: recorded_here.then(|| PathBuf::from("/proc/kallsyms")),
+        };
         let parallel = !options.single_threaded;
         Resolver {
             locator: Locator {
@@ -183,8 +194,8 @@ impl Resolver {
             image_index: HashMap::default(),
             processes: HashMap::default(),
             threads: HashMap::default(),
-            kallsyms_path,
-            kernel_symbols_apply,
+            kernel_symbol_files,
+            kernel_starts: Vec::new(),
             kernel: None,
             kernel_loading: None,
             kernel_pending: Vec::new(),
@@ -267,6 +278,9 @@ impl Resolver {
     }
 
     fn on_mmap(&mut self, m: &MmapRecord<'_>) {
+        if m.pid == -1 && m.path.starts_with(b"[kernel.kallsyms]") {
+            self.kernel_starts.extend([m.addr, m.pgoff]);
+        }
         if !m.executable || m.pid == -1 || m.cpumode == misc::KERNEL {
             return;
         }

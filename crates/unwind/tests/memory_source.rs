@@ -514,3 +514,116 @@ fn this_hosts_vdso_and_jit_map_name_a_file_recorded_here() {
         ]
     );
 }
+
+/// The name of kernel address 0xffffffff81000150 in a recording made on `host` whose kernel
+/// (build id 0xab..) was mapped at `kernel_map`, with perf's build-id cache at `/cache`; and
+/// whether `/proc/kallsyms` was read.
+fn kernel_name_with(source: MemorySource, host: &str, kernel_map: Option<u64>) -> (String, bool) {
+    let source = Arc::new(MemorySource {
+        machine: this_machine(),
+        ..source
+    });
+    let mut meta = meta_from(host);
+    meta.build_ids.push(BuildIdEntry {
+        pid: -1,
+        misc: misc::KERNEL,
+        path: b"[kernel.kallsyms]".to_vec(),
+        build_id: vec![0xab; 20],
+    });
+    let options = Options {
+        buildid_cache: Some(PathBuf::from("/cache")),
+        ..Options::default()
+    };
+    let mut resolver = Resolver::with_source(&meta, options, source.clone());
+    if let Some(start) = kernel_map {
+        // perf's kernel map: from _text, at file offset _text.
+        resolver.observe(&RecordKind::Mmap(MmapRecord {
+            pid: -1,
+            tid: 0,
+            addr: start,
+            len: u64::MAX - start,
+            pgoff: start,
+            path: b"[kernel.kallsyms]_text",
+            build_id: None,
+            prot: 0,
+            executable: true,
+            cpumode: misc::KERNEL,
+        }));
+    }
+    let stack = resolve(&mut resolver, &[callchain::KERNEL, 0xffff_ffff_8100_0150]);
+    let name = named(&mut resolver, &stack)[0].0.clone();
+    (name, source.was_asked_for("/proc/kallsyms"))
+}
+
+#[test]
+fn kernel_symbols_come_from_the_buildid_cache_only_when_it_matches_the_recording() {
+    const CACHE: &str =
+        "/cache/[kernel.kallsyms]/abababababababababababababababababababab/kallsyms";
+    let running = "ffffffff81000000 T _text\nffffffff81000100 t running_helper\n";
+    let cached = "ffffffff81000000 T _text\nffffffff81000100 t cached_helper\n";
+    let with_module = format!("{cached}ffffffffc0000000 t memory_mod_fn\t[memfs]\n");
+    let host = || MemorySource::default().with("/proc/kallsyms", running);
+
+    // Recorded here, the cache's _text where the recording's kernel map starts, no modules:
+    // the cached copy, and the kernel is not asked to generate /proc/kallsyms.
+    let (name, asked) = kernel_name_with(
+        host().with(CACHE, cached),
+        "memory-host",
+        Some(0xffff_ffff_8100_0000),
+    );
+    assert_eq!((name.as_str(), asked), ("cached_helper", false));
+    // Another boot's copy (KASLR put _text elsewhere): the running kernel's symbols.
+    let (name, asked) = kernel_name_with(
+        host().with(CACHE, cached),
+        "memory-host",
+        Some(0xffff_ffff_9100_0000),
+    );
+    assert_eq!((name.as_str(), asked), ("running_helper", true));
+    // No kernel map in the recording: nothing to check the copy against.
+    let (name, _) = kernel_name_with(host().with(CACHE, cached), "memory-host", None);
+    assert_eq!(name, "running_helper");
+    // The copy has a module that is not loaded now: stale.
+    let (name, _) = kernel_name_with(
+        host().with(CACHE, with_module.as_str()),
+        "memory-host",
+        Some(0xffff_ffff_8100_0000),
+    );
+    assert_eq!(name, "running_helper");
+    // ... or loaded elsewhere now.
+    let elsewhere = "memfs 4096 0 - Live 0xffffffffc1000000\n";
+    let (name, _) = kernel_name_with(
+        host()
+            .with(CACHE, with_module.as_str())
+            .with("/proc/modules", elsewhere),
+        "memory-host",
+        Some(0xffff_ffff_8100_0000),
+    );
+    assert_eq!(name, "running_helper");
+    // Loaded where the copy says: the copy.
+    let same = "memfs 4096 0 - Live 0xffffffffc0000000\n";
+    let (name, _) = kernel_name_with(
+        host()
+            .with(CACHE, with_module.as_str())
+            .with("/proc/modules", same),
+        "memory-host",
+        Some(0xffff_ffff_8100_0000),
+    );
+    assert_eq!(name, "cached_helper");
+    // A file from another host whose kernel's symbols are in the cache (`perf archive`):
+    // named from the cache, never from this machine's kernel.
+    let (name, asked) = kernel_name_with(
+        host().with(CACHE, cached),
+        "other-host",
+        Some(0xffff_ffff_8100_0000),
+    );
+    assert_eq!((name.as_str(), asked), ("cached_helper", false));
+    let (name, asked) = kernel_name_with(
+        host().with(CACHE, cached),
+        "other-host",
+        Some(0xffff_ffff_9100_0000),
+    );
+    assert_eq!(
+        (name.as_str(), asked),
+        ("[kernel]+0xffffffff81000150", false)
+    );
+}

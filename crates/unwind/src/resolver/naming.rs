@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::{Resolver, Unnamed};
 use crate::address::Avma;
 use crate::frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
-use crate::kernel::Kallsyms;
 use crate::perfmap::PerfMap;
 
 impl Resolver {
@@ -133,15 +132,14 @@ impl Resolver {
         }
         if self.kernel.is_none()
             && self.kernel_loading.is_none()
-            && self.kernel_symbols_apply
+            && self.kernel_symbol_files.any()
             && self.parallel
             && !self.unwind_only
         {
             let source = self.locator.source.clone();
-            let path = self.kallsyms_path.clone();
-            self.kernel_loading = Some(std::thread::spawn(move || {
-                Kallsyms::load_from(&*source, &path)
-            }));
+            let files = self.kernel_symbol_files.clone();
+            let starts = self.kernel_starts.clone();
+            self.kernel_loading = Some(std::thread::spawn(move || files.load(&*source, &starts)));
         }
         if self.kernel.is_none() && self.kernel_loading.as_ref().is_none_or(|h| h.is_finished()) {
             self.join_kernel_symbols();
@@ -169,10 +167,9 @@ impl Resolver {
         }
         let symbols = match self.kernel_loading.take() {
             Some(handle) => handle.join().ok().flatten(),
-            None if self.kernel_symbols_apply => {
-                Kallsyms::load_from(&*self.locator.source, &self.kallsyms_path)
-            }
-            None => None,
+            None => self
+                .kernel_symbol_files
+                .load(&*self.locator.source, &self.kernel_starts),
         };
         self.kernel = Some(symbols);
     }
