@@ -146,10 +146,11 @@ impl Kallsyms {
             let module = s
                 .module
                 .checked_sub(1)
-                .and_then(|m| self.modules.get(m as usize));
+                .and_then(|m| self.modules.get(m as usize))
+                .map(|m| &**m);
             // Trampolines and BPF programs (`[__builtin__ftrace]`, `[bpf]`) are listed as
             // modules that /proc/modules does not have.
-            let real = |m: &&Box<str>| !m.starts_with("__builtin__") && &***m != "bpf";
+            let real = |m: &&str| !m.starts_with("__builtin__") && *m != "bpf";
             if let Some(m) = module.filter(real) {
                 let span = spans.entry(m).or_insert((s.addr, s.addr));
                 *span = (span.0.min(s.addr), span.1.max(s.addr));
