@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use framehop::ModuleSectionInfo;
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment};
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
@@ -55,28 +55,46 @@ struct Segment {
     executable: bool,
 }
 
-/// A symbol-table entry as an index into the file's bytes: names are neither copied nor
-/// demangled until an address in the symbol is named. 24 bytes: a large library has hundreds
-/// of thousands.
+/// A symbol-table entry as an index into the file's string table: names are neither read,
+/// copied nor demangled until an address in the symbol is named. 16 bytes: a large library
+/// has hundreds of thousands.
 #[derive(Clone, Copy, Debug)]
 struct Symbol {
     svma: Svma,
-    /// Where the (mangled) name lies in the file.
-    name_at: usize,
-    /// The symbol's size, saturated (no function is 4 GiB).
-    size: u32,
-    /// The name's length in the low 30 bits; the binding in the top 2: 0 global, 1 local,
-    /// 2 weak, the order in which aliases are preferred.
-    len_binding: u32,
+    /// Where the (mangled, NUL-terminated) name starts in the string table.
+    name: u32,
+    /// The symbol's size in the low 30 bits, saturated (no function is 1 GiB); the binding
+    /// in the top 2: 0 global, 1 local, 2 weak, the order in which aliases are preferred.
+    size_binding: u32,
 }
 
 impl Symbol {
-    fn name_len(&self) -> usize {
-        (self.len_binding & ((1 << 30) - 1)) as usize
+    const SIZE_BITS: u32 = 30;
+
+    fn size(&self) -> u32 {
+        self.size_binding & ((1 << Self::SIZE_BITS) - 1)
     }
 
     fn binding(&self) -> u32 {
-        self.len_binding >> 30
+        self.size_binding >> Self::SIZE_BITS
+    }
+}
+
+/// An image's text symbols, sorted by address, and where their names are.
+#[derive(Default)]
+struct SymbolIndex {
+    symbols: Vec<Symbol>,
+    /// The string table's place in the file.
+    strings: Range<usize>,
+}
+
+impl SymbolIndex {
+    /// The raw name of `symbol` in `data`, the file indexed.
+    fn name<'a>(&self, symbol: &Symbol, data: &'a [u8]) -> &'a [u8] {
+        let start = self.strings.start.saturating_add(symbol.name as usize);
+        let room = data.get(start..self.strings.end).unwrap_or_default();
+        let end = room.iter().position(|&b| b == 0).unwrap_or(room.len());
+        &room[..end]
     }
 }
 
@@ -96,8 +114,8 @@ pub struct Image {
     segments: Vec<Segment>,
     /// The symbol tables sorted by address; built on first use (or ahead of it on another
     /// thread, see [`Image::prefetch_names`]).
-    symbols: OnceCell<Vec<Symbol>>,
-    symbols_loading: Cell<Option<JoinHandle<Vec<Symbol>>>>,
+    symbols: OnceCell<SymbolIndex>,
+    symbols_loading: Cell<Option<JoinHandle<SymbolIndex>>>,
     /// `.gnu_debuglink` file name and CRC, for finding separate debug info.
     pub debuglink: Option<(Vec<u8>, u32)>,
     pub has_dwarf: bool,
@@ -305,7 +323,7 @@ impl Image {
         if symbols.is_empty() {
             (owner, symbols) = (self, self.symbols_at(svma));
         }
-        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(owner.name_of(s))).to_string();
+        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(&owner.name_of(s))).to_string();
         let outer = match (dwarf_outer, symbols.first()) {
             // DWARF's name when it is one of the symbol's aliases (`__libc_start_main_impl`,
             // not its exported alias `__libc_start_main`): the name of the source.
@@ -367,14 +385,14 @@ impl Image {
     /// The raw (mangled) symbol-table names of the symbol covering `svma`: its main name
     /// first, then its aliases. Empty when no symbol covers it.
     fn symbols_at(&self, svma: Svma) -> &[Symbol] {
-        let symbols = self.symbols();
+        let symbols = &self.symbols().symbols;
         let end = symbols.partition_point(|s| s.svma <= svma);
         let Some(last) = end.checked_sub(1).map(|i| &symbols[i]) else {
             return &[];
         };
         let start = symbols[..end].partition_point(|s| s.svma < last.svma);
         let main = &symbols[start];
-        if main.size != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size)) {
+        if main.size() != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size())) {
             return &[];
         }
         &symbols[start..end]
@@ -394,7 +412,7 @@ impl Image {
         self.symbols_loading.set(Some(handle));
     }
 
-    fn symbols(&self) -> &[Symbol] {
+    fn symbols(&self) -> &SymbolIndex {
         self.symbols.get_or_init(|| {
             self.symbols_loading
                 .take()
@@ -403,90 +421,130 @@ impl Image {
         })
     }
 
-    /// The raw (mangled) name of `symbol`, read from the file's string table.
-    fn name_of(&self, symbol: &Symbol) -> &str {
-        let bytes = self
-            .data
-            .get(symbol.name_at..symbol.name_at + symbol.name_len())
-            .unwrap_or_default();
-        std::str::from_utf8(bytes).unwrap_or_default()
+    /// The raw (mangled) name of `symbol`, read from the file's string table (bytes that
+    /// are not UTF-8 replaced, as perf prints them raw).
+    fn name_of(&self, symbol: &Symbol) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(self.symbols().name(symbol, &self.data))
     }
 }
 
-/// The text symbols of the ELF file `data` (symbol table and dynamic symbol table), sorted
-/// by address and, at one address, with the main name first.
-fn symbol_index(data: &SharedBytes) -> Vec<Symbol> {
-    let Ok(file) = object::File::parse(&**data) else {
-        return Vec::new();
+/// The text symbols of the ELF file `data`, sorted by address and, at one address, with the
+/// main name first. From the symbol table, or the dynamic symbol table when there is none, as
+/// perf does (the symbol table holds the dynamic symbols too). Read from the raw entries, in
+/// one pass that releases the table's pages behind it; the string table is read only to
+/// compare aliases at one address (a large library's is tens of megabytes).
+fn symbol_index(data: &SharedBytes) -> SymbolIndex {
+    use object::elf::{FileHeader32, FileHeader64};
+    use object::{Endianness, FileKind};
+    match FileKind::parse(&**data) {
+        Ok(FileKind::Elf32) => elf_symbol_index::<FileHeader32<Endianness>>(data),
+        Ok(FileKind::Elf64) => elf_symbol_index::<FileHeader64<Endianness>>(data),
+        _ => SymbolIndex::default(),
+    }
+}
+
+fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
+    data: &SharedBytes,
+) -> SymbolIndex {
+    use object::elf::{SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE};
+    use object::read::elf::{ElfFile, SectionHeader, Sym};
+    let Ok(file) = ElfFile::<Elf>::parse(&**data) else {
+        return SymbolIndex::default();
     };
-    let base = data.as_ptr() as usize;
-    let table_ranges: Vec<std::ops::Range<usize>> = [".symtab", ".strtab", ".dynsym", ".dynstr"]
-        .iter()
-        .filter_map(|name| {
-            let (offset, size) = file.section_by_name(name)?.file_range()?;
-            let start = usize::try_from(offset).ok()?;
-            Some(start..start.saturating_add(usize::try_from(size).ok()?))
-        })
-        .collect();
-    let text = |s: &object::Symbol<'_, '_>| {
-        s.is_definition()
-            && s.address() != 0
-            && matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown)
+    let endian = file.endian();
+    let table = match file.elf_symbol_table() {
+        t if !t.is_empty() => t,
+        _ => file.elf_dynamic_symbol_table(),
     };
-    // Counted first, so that the index is allocated once, at its size.
-    let count = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .filter(text)
-        .count();
-    let mut symbols: Vec<Symbol> = Vec::with_capacity(count);
-    symbols.extend(
-        file.symbols()
-            .chain(file.dynamic_symbols())
-            .filter(text)
-            .filter_map(|s| {
-                let binding = if s.is_weak() {
-                    2
-                } else if s.is_global() {
-                    0
-                } else {
-                    1
-                };
-                let name = s.name_bytes().ok()?;
-                // Names that are not UTF-8 are left out, as before; the string table is a
-                // slice of `data`, so the name is kept as its place in it.
-                std::str::from_utf8(name).ok()?;
-                let len = u32::try_from(name.len()).ok().filter(|&l| l < 1 << 30)?;
-                Some(Symbol {
-                    svma: Svma(s.address()),
-                    name_at: (name.as_ptr() as usize).checked_sub(base)?,
-                    size: u32::try_from(s.size()).unwrap_or(u32::MAX),
-                    len_binding: len | binding << 30,
-                })
-            }),
-    );
-    drop(file);
+    let range = |index| {
+        let header = file.elf_section_table().section(index).ok()?;
+        let (offset, size) = header.file_range(endian)?;
+        let start = usize::try_from(offset).ok()?;
+        Some(start..start.checked_add(usize::try_from(size).ok()?)?)
+    };
+    let (Some(table_range), Some(strings)) =
+        (range(table.section()), range(table.string_section()))
+    else {
+        return SymbolIndex::default();
+    };
+    if strings.end > data.len() {
+        return SymbolIndex::default();
+    }
     let bytes: &[u8] = data;
-    let name = |s: &Symbol| &bytes[s.name_at..s.name_at + s.name_len()];
+    let mut index = SymbolIndex {
+        symbols: Vec::new(),
+        strings,
+    };
+    // What object's `is_definition` and `kind` let through: functions and untyped symbols
+    // defined in a section (not mapping symbols such as `$x`), at a non-zero address.
+    let text = |s: &Elf::Sym| {
+        let shndx = s.st_shndx(endian);
+        (!shndx.is_special() || shndx == SHN_XINDEX)
+            && s.st_value(endian).into() != 0
+            && match s.st_type() {
+                STT_FUNC => true,
+                STT_NOTYPE => {
+                    s.st_bind() != STB_LOCAL
+                        || !bytes
+                            .get(
+                                index
+                                    .strings
+                                    .start
+                                    .saturating_add(s.st_name(endian) as usize)..,
+                            )
+                            .is_some_and(|n| n.starts_with(b"$"))
+                }
+                _ => false,
+            }
+    };
+    let entries = table.symbols().get(1..).unwrap_or_default();
+    // Room for all (virtual memory: untouched capacity costs nothing), given back below.
+    let mut symbols = Vec::with_capacity(entries.len());
+    const CHUNK_BYTES: usize = 1 << 20;
+    let per_chunk = (CHUNK_BYTES / std::mem::size_of::<Elf::Sym>()).max(1);
+    let mut released = table_range.start;
+    for chunk in entries.chunks(per_chunk) {
+        symbols.extend(chunk.iter().filter(|s| text(s)).map(|s| {
+            let binding = match s.st_bind() {
+                STB_WEAK => 2,
+                STB_LOCAL => 1,
+                _ => 0,
+            };
+            let size = u32::try_from(s.st_size(endian).into()).unwrap_or(u32::MAX);
+            Symbol {
+                svma: Svma(s.st_value(endian).into()),
+                name: s.st_name(endian),
+                size_binding: size.min((1 << Symbol::SIZE_BITS) - 1) | binding << Symbol::SIZE_BITS,
+            }
+        }));
+        // Pages behind are done with: a large library's table is megabytes.
+        let done = (chunk.as_ptr_range().end as usize).saturating_sub(bytes.as_ptr() as usize);
+        data.release_pages(released..done);
+        released = done;
+    }
+    drop(file);
+    let name = |s: &Symbol| index.name(s, bytes);
     // Aliases (several names at one address) are all kept; the first of each address is
     // its main name, chosen as perf does: one with a size, then global over local over
     // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
-    // (`malloc` over `__libc_malloc`), then by name for stability. Names are compared only
-    // between symbols at one address.
+    // (`malloc` over `__libc_malloc`), then by name for stability. Names are read only to
+    // compare symbols at one address.
     symbols.sort_unstable_by(|a, b| {
-        (a.svma, a.size == 0, a.binding(), a.name_len())
-            .cmp(&(b.svma, b.size == 0, b.binding(), b.name_len()))
-            .then_with(|| name(a).cmp(name(b)))
-            .then_with(|| b.size.cmp(&a.size))
+        (a.svma, a.size() == 0, a.binding())
+            .cmp(&(b.svma, b.size() == 0, b.binding()))
+            .then_with(|| {
+                let (na, nb) = (name(a), name(b));
+                na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
+            })
+            .then_with(|| b.size().cmp(&a.size()))
     });
     symbols.dedup_by(|a, b| a.svma == b.svma && name(a) == name(b));
     symbols.shrink_to_fit();
-    // The tables were read once, whole; from now on only the names of symbols hit are read.
-    // A large library's tables are tens of megabytes that would otherwise stay resident.
-    for range in table_ranges {
-        data.release_pages(range);
-    }
-    symbols
+    // From now on only the names of symbols hit are read.
+    data.release_pages(table_range);
+    data.release_pages(index.strings.clone());
+    index.symbols = symbols;
+    index
 }
 
 /// `foo` for GCC's clones `foo.cold`, `foo.constprop.0`, `foo.isra.0`, `foo.part.0`.
