@@ -25,6 +25,7 @@ pub struct Kallsyms {
     text: Option<u64>,
 }
 
+#[derive(Clone, Copy)]
 struct KernelSymbol {
     addr: u64,
     name: (u32, u32),
@@ -41,9 +42,17 @@ impl Kallsyms {
     /// Reads kernel symbols at `path` from `source`, as [`Kallsyms::load`] does from the host.
     pub fn load_from(source: &dyn Source, path: &Path) -> Option<Kallsyms> {
         let mut k = Kallsyms::empty();
-        source
-            .for_each_line(path, &mut |line| k.add_line(line))
-            .ok()?;
+        match source.map(path) {
+            // A regular file (a copy in perf's build-id cache): parsed where it lies.
+            Ok(bytes) if !bytes.is_empty() => bytes
+                .split(|&b| b == b'\n')
+                .filter_map(|line| std::str::from_utf8(line).ok())
+                .for_each(|line| k.add_line(line)),
+            // /proc/kallsyms has no size to map: generated as it is read.
+            _ => source
+                .for_each_line(path, &mut |line| k.add_line(line))
+                .ok()?,
+        }
         k.finish()
     }
 
@@ -66,7 +75,8 @@ impl Kallsyms {
 
     /// Adds the symbol of one kallsyms line when it is a text symbol with an address.
     fn add_line(&mut self, line: &str) {
-        let mut words = line.split_whitespace();
+        // Fields are separated by one space, the module by a tab: ASCII, split as bytes.
+        let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
         let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
         else {
             return;
@@ -121,11 +131,29 @@ impl Kallsyms {
             return None;
         }
         let names = &self.names;
-        let name = |s: &KernelSymbol| &names[s.name.0 as usize..s.name.1 as usize];
-        self.symbols.sort_unstable_by(|a, b| {
-            (a.addr, name(a), a.module, a.name.0).cmp(&(b.addr, name(b), b.module, b.name.0))
-        });
-        self.symbols.dedup_by_key(|s| s.addr);
+        // Of several names at one address, the least by name, module, then order of listing.
+        let rank = |s: &KernelSymbol| {
+            (
+                &names[s.name.0 as usize..s.name.1 as usize],
+                s.module,
+                s.name.0,
+            )
+        };
+        if self.symbols.is_sorted_by_key(|s| s.addr) {
+            // The kernel lists its symbols by address: only the names at one address need
+            // choosing between, with no sort of a hundred thousand symbols.
+            self.symbols.dedup_by(|later, kept| {
+                let alias = later.addr == kept.addr;
+                if alias && rank(later) < rank(kept) {
+                    *kept = *later;
+                }
+                alias
+            });
+        } else {
+            self.symbols
+                .sort_unstable_by(|a, b| (a.addr, rank(a)).cmp(&(b.addr, rank(b))));
+            self.symbols.dedup_by_key(|s| s.addr);
+        }
         self.symbols.shrink_to_fit();
         self.names.shrink_to_fit();
         self.module_ids = HashMap::new();
@@ -271,6 +299,24 @@ mod tests {
         assert_eq!(k.lookup(0xffffffffc0000010), Some(("mod_fn", Some("ext4"))));
         assert_eq!(k.lookup(0x1000), None);
         assert!(Kallsyms::parse("0000000000000000 T _stext\n").is_none());
+    }
+
+    #[test]
+    fn aliases_at_one_address_are_chosen_alike_in_listed_or_shuffled_order() {
+        let listed = "ffffffff81000000 T _text\nffffffff81000100 t zeta\nffffffff81000100 T alpha\nffffffff81000100 t mid\nffffffff81000200 t next\n";
+        let shuffled = "ffffffff81000200 t next\nffffffff81000100 t mid\nffffffff81000000 T _text\nffffffff81000100 t zeta\nffffffff81000100 T alpha\n";
+        for text in [listed, shuffled] {
+            let k = Kallsyms::parse(text).unwrap();
+            assert_eq!(
+                k.lookup(0xffffffff81000150),
+                Some(("alpha", None)),
+                "{text}"
+            );
+            assert_eq!(k.lookup(0xffffffff81000050), Some(("_text", None)));
+            assert_eq!(k.lookup(0xffffffff81000250), Some(("next", None)));
+            assert_eq!(k.text(), Some(0xffffffff81000000));
+            assert_eq!(k.symbols.len(), 3);
+        }
     }
 
     #[test]
