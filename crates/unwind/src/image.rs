@@ -2,11 +2,12 @@
 //! need from it, read once and kept. Works from the file's bytes; opening the file is the
 //! [`Source`]'s business. Addresses are in the spaces of [`crate::address`].
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
+use foldhash::HashMap;
 use framehop::ModuleSectionInfo;
 use object::{Object, ObjectSection, ObjectSegment};
 
@@ -116,6 +117,9 @@ pub struct Image {
     /// thread, see [`Image::prefetch_names`]).
     symbols: OnceCell<SymbolIndex>,
     symbols_loading: Cell<Option<JoinHandle<SymbolIndex>>>,
+    /// Demangled names of the symbols named so far, by where their names lie: a function
+    /// is hit at many addresses, and demangling is the costly part of naming one.
+    demangled: RefCell<HashMap<u32, Box<str>>>,
     /// `.gnu_debuglink` file name and CRC, for finding separate debug info.
     pub debuglink: Option<(Vec<u8>, u32)>,
     pub has_dwarf: bool,
@@ -202,6 +206,7 @@ impl Image {
             segments,
             symbols: OnceCell::new(),
             symbols_loading: Cell::new(None),
+            demangled: RefCell::default(),
             debuglink,
             has_dwarf,
             little_endian,
@@ -323,7 +328,7 @@ impl Image {
         if symbols.is_empty() {
             (owner, symbols) = (self, self.symbols_at(svma));
         }
-        let symbol_name = |s: &Symbol| strip_clone_suffix(&demangle(&owner.name_of(s))).to_string();
+        let symbol_name = |s: &Symbol| owner.symbol_name(s);
         let outer = match (dwarf_outer, symbols.first()) {
             // DWARF's name when it is one of the symbol's aliases (`__libc_start_main_impl`,
             // not its exported alias `__libc_start_main`): the name of the source.
@@ -419,6 +424,15 @@ impl Image {
                 .and_then(|handle| handle.join().ok())
                 .unwrap_or_else(|| symbol_index(&self.data))
         })
+    }
+
+    /// The name of `symbol` as frames show it: demangled, without GCC's clone suffixes.
+    fn symbol_name(&self, symbol: &Symbol) -> String {
+        let mut demangled = self.demangled.borrow_mut();
+        let name = demangled
+            .entry(symbol.name)
+            .or_insert_with(|| strip_clone_suffix(&demangle(&self.name_of(symbol))).into());
+        name.to_string()
     }
 
     /// The raw (mangled) name of `symbol`, read from the file's string table (bytes that
@@ -529,15 +543,22 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
     // (`malloc` over `__libc_malloc`), then by name for stability. Names are read only to
     // compare symbols at one address.
-    symbols.sort_unstable_by(|a, b| {
-        (a.svma, a.size() == 0, a.binding())
-            .cmp(&(b.svma, b.size() == 0, b.binding()))
-            .then_with(|| {
-                let (na, nb) = (name(a), name(b));
-                na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
-            })
-            .then_with(|| b.size().cmp(&a.size()))
-    });
+    // By address first (one integer compare: hundreds of thousands of symbols), then each
+    // run of aliases by preference.
+    symbols.sort_unstable_by_key(|s| s.svma);
+    for aliases in symbols.chunk_by_mut(|a, b| a.svma == b.svma) {
+        if aliases.len() > 1 {
+            aliases.sort_unstable_by(|a, b| {
+                (a.size() == 0, a.binding())
+                    .cmp(&(b.size() == 0, b.binding()))
+                    .then_with(|| {
+                        let (na, nb) = (name(a), name(b));
+                        na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
+                    })
+                    .then_with(|| b.size().cmp(&a.size()))
+            });
+        }
+    }
     symbols.dedup_by(|a, b| a.svma == b.svma && name(a) == name(b));
     symbols.shrink_to_fit();
     // From now on only the names of symbols hit are read.
