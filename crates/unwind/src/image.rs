@@ -323,7 +323,7 @@ impl Image {
         let dwarf_outer = frames.pop();
         let (mut owner, mut symbols) = match debug {
             Some(d) => (d, d.symbols_at(svma)),
-            None => (self, &[][..]),
+            None => (self, Vec::new()),
         };
         if symbols.is_empty() {
             (owner, symbols) = (self, self.symbols_at(svma));
@@ -389,18 +389,35 @@ impl Image {
 
     /// The raw (mangled) symbol-table names of the symbol covering `svma`: its main name
     /// first, then its aliases. Empty when no symbol covers it.
-    fn symbols_at(&self, svma: Svma) -> &[Symbol] {
-        let symbols = &self.symbols().symbols;
+    fn symbols_at(&self, svma: Svma) -> Vec<Symbol> {
+        let index = self.symbols();
+        let symbols = &index.symbols;
         let end = symbols.partition_point(|s| s.svma <= svma);
         let Some(last) = end.checked_sub(1).map(|i| &symbols[i]) else {
-            return &[];
+            return Vec::new();
         };
         let start = symbols[..end].partition_point(|s| s.svma < last.svma);
-        let main = &symbols[start];
-        if main.size() != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size())) {
-            return &[];
+        let mut aliases = symbols[start..end].to_vec();
+        if aliases.len() > 1 {
+            // The main name first, chosen as perf does: one with a size, then global over
+            // local over weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then
+            // the shortest (`malloc` over `__libc_malloc`), then by name for stability.
+            let name = |s: &Symbol| index.name(s, &self.data);
+            aliases.sort_unstable_by(|a, b| {
+                (a.size() == 0, a.binding())
+                    .cmp(&(b.size() == 0, b.binding()))
+                    .then_with(|| {
+                        let (na, nb) = (name(a), name(b));
+                        na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
+                    })
+                    .then_with(|| b.size().cmp(&a.size()))
+            });
         }
-        &symbols[start..end]
+        let main = &aliases[0];
+        if main.size() != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size())) {
+            return Vec::new();
+        }
+        aliases
     }
 
     /// Starts building the symbol index on another thread (a large library has hundreds of
@@ -537,29 +554,10 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
         released = done;
     }
     drop(file);
-    let name = |s: &Symbol| index.name(s, bytes);
-    // Aliases (several names at one address) are all kept; the first of each address is
-    // its main name, chosen as perf does: one with a size, then global over local over
-    // weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then the shortest
-    // (`malloc` over `__libc_malloc`), then by name for stability. Names are read only to
-    // compare symbols at one address.
-    // By address first (one integer compare: hundreds of thousands of symbols), then each
-    // run of aliases by preference.
+    // Aliases (several names at one address) are all kept, sorted by address only: their
+    // names are read and compared when an address there is named (`Image::symbols_at`), not
+    // for every alias of the library.
     symbols.sort_unstable_by_key(|s| s.svma);
-    for aliases in symbols.chunk_by_mut(|a, b| a.svma == b.svma) {
-        if aliases.len() > 1 {
-            aliases.sort_unstable_by(|a, b| {
-                (a.size() == 0, a.binding())
-                    .cmp(&(b.size() == 0, b.binding()))
-                    .then_with(|| {
-                        let (na, nb) = (name(a), name(b));
-                        na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
-                    })
-                    .then_with(|| b.size().cmp(&a.size()))
-            });
-        }
-    }
-    symbols.dedup_by(|a, b| a.svma == b.svma && name(a) == name(b));
     symbols.shrink_to_fit();
     // From now on only the names of symbols hit are read.
     data.release_pages(table_range);
