@@ -32,7 +32,7 @@ fn build() -> Option<(PathBuf, PathBuf)> {
     {
         Ok(s) => assert!(s.success(), "cc failed"),
         Err(e) => {
-            cpiflame_testkit::unavailable(&format!("cc: {e}"));
+            cpiflame_testkit::unavailable(format!("cc: {e}"));
             return None;
         }
     }
