@@ -141,6 +141,7 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
             inverted: args.layout.inverted,
             before_instructions: before.roles.instructions,
             after_instructions: after.roles.instructions,
+            single_threaded: cpiflame_unwind::single_threaded_from_env(),
         };
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(

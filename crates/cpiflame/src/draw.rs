@@ -168,6 +168,7 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         inverted: args.layout.inverted,
         instructions: roles.instructions,
         ratio_cycles,
+        single_threaded: cpiflame_unwind::single_threaded_from_env(),
     };
     let mut out = output(&args.output)?;
     if args.classic {
@@ -219,6 +220,7 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
         inverted: args.layout.inverted,
         instructions: None,
         ratio_cycles: None,
+        single_threaded: cpiflame_unwind::single_threaded_from_env(),
     };
     let mut out = output(&args.output)?;
     cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;

@@ -59,6 +59,7 @@ pub fn render_cpi<W: Write>(
         width: opts.width,
         min_width: opts.min_width,
         inverted: opts.inverted,
+        parallel: !opts.single_threaded,
     };
     let colour = match (stalls, opts.instructions) {
         (Some(_), _) => Colour::Stalls,

@@ -74,6 +74,9 @@ pub struct Options {
     /// `cycles` column: a hybrid file whose stall or instructions event exists on fewer core
     /// types than cycles (`cpiflame_pipeline::Loaded::ratio_cycles`). Widths stay `cycles`.
     pub ratio_cycles: Option<usize>,
+    /// Write everything on the calling thread (`CPIFLAME_THREADS=1`). Otherwise the frames
+    /// of a large graph are formatted on two threads; the bytes are the same either way.
+    pub single_threaded: bool,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             inverted: false,
             instructions: None,
             ratio_cycles: None,
+            single_threaded: false,
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct DiffOptions {
     pub before_instructions: Option<usize>,
     /// Event column of retired instructions in the AFTER profile, if recorded.
     pub after_instructions: Option<usize>,
+    /// As [`Options::single_threaded`].
+    pub single_threaded: bool,
 }
 
 impl Default for DiffOptions {
@@ -121,6 +127,7 @@ impl Default for DiffOptions {
             inverted: false,
             before_instructions: None,
             after_instructions: None,
+            single_threaded: false,
         }
     }
 }

@@ -108,6 +108,7 @@ pub fn render_mem<W: Write>(
         width: opts.width,
         min_width: opts.min_width,
         inverted: opts.inverted,
+        parallel: !opts.single_threaded,
     };
     let mut w = BufWriter::with_capacity(1 << 16, out);
     page::write(&picture, &look, &mut w)?;

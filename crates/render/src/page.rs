@@ -32,6 +32,8 @@ pub(crate) struct Look<'a> {
     pub(crate) width: u32,
     pub(crate) min_width: f64,
     pub(crate) inverted: bool,
+    /// Whether the frames may be formatted on a second thread.
+    pub(crate) parallel: bool,
 }
 
 /// A horizontal colour bar under the title, with a caption on its left and labels under it.
@@ -148,7 +150,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> 
 }
 
 /// Writes the whole SVG of picture `p`.
-pub(crate) fn write<P: Picture, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
+pub(crate) fn write<P: Picture + Sync, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
     let visible = visible(p, look);
     let legend = p.legend(look.width);
     let layout = layout(p, look, &visible, legend.is_some());
@@ -236,35 +238,13 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
         r#"<g id="frames" data-total="{total}" data-span="{span:.1}" data-xpad="{XPAD:.1}" data-char="{CHAR_WIDTH:.2}" data-pad="{LABEL_PAD:.1}" data-inverted="{}">"#,
         u8::from(look.inverted)
     )?;
-    for &i in &visible {
-        let node = &p.tree().nodes[i as usize];
-        let row = if look.inverted {
-            node.depth
-        } else {
-            layout.max_depth - node.depth
-        };
-        let y = layout.frames_top + row * ROW;
-        let n = node.total.width();
-        let x = XPAD + node.start as f64 * scale;
-        let fw = n as f64 * scale;
-        let name = p.name(node);
-        write!(
-            w,
-            r#"<g class="f" data-s="{}" data-n="{n}"><title>{}"#,
-            node.start,
-            Esc(name)
-        )?;
-        p.write_details(w, node)?;
-        writeln!(
-            w,
-            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
-            ROW - 1,
-            p.fill(node),
-            x + LABEL_PAD,
-            y + 11,
-            fit_label(name, fw)
-        )?;
-    }
+    let frames = Frames {
+        p,
+        look,
+        layout: &layout,
+        scale,
+    };
+    frames.write_all(&visible, w)?;
     writeln!(w, "</g>")?;
     if p.section_height() > 0 {
         p.write_section(w, layout.section_top, width)?;
@@ -285,6 +265,88 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
     writeln!(w, "]]></script>")?;
     writeln!(w, "</svg>")?;
     Ok(())
+}
+
+/// Frames formatted per chunk: one thread writes the even chunks straight out while a
+/// second formats the odd ones, which are then written in their place. The text of a large
+/// graph (tens of thousands of frames, megabytes) is most of the time its drawing takes.
+const FRAMES_PER_CHUNK: usize = 2048;
+
+/// What writing a frame needs.
+struct Frames<'a, P> {
+    p: &'a P,
+    look: &'a Look<'a>,
+    layout: &'a Layout,
+    /// Pixels per width unit.
+    scale: f64,
+}
+
+impl<P: Picture + Sync> Frames<'_, P> {
+    /// Writes the frames `visible`, in order, to `w`.
+    fn write_all<O: Write>(&self, visible: &[u32], w: &mut O) -> io::Result<()> {
+        if !self.look.parallel || visible.len() < 2 * FRAMES_PER_CHUNK {
+            return visible.iter().try_for_each(|&i| self.write_one(i, w));
+        }
+        let chunks: Vec<&[u32]> = visible.chunks(FRAMES_PER_CHUNK).collect();
+        std::thread::scope(|scope| {
+            // One formatted chunk waits while the next is formatted: memory stays bounded.
+            let (done, formatted) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(1);
+            let odd = chunks.iter().skip(1).step_by(2);
+            scope.spawn(move || {
+                let mut capacity = 0;
+                for chunk in odd {
+                    let mut text = Vec::with_capacity(capacity);
+                    let result = chunk.iter().try_for_each(|&i| self.write_one(i, &mut text));
+                    capacity = capacity.max(text.len());
+                    // A closed channel: the writer stopped on an error of its own.
+                    if done.send(result.map(|()| text)).is_err() {
+                        break;
+                    }
+                }
+            });
+            for (k, chunk) in chunks.iter().enumerate() {
+                if k % 2 == 0 {
+                    chunk.iter().try_for_each(|&i| self.write_one(i, w))?;
+                } else {
+                    let text = formatted.recv().map_err(io::Error::other)??;
+                    w.write_all(&text)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes node `i`: its group, tooltip, rectangle and label.
+    fn write_one<O: Write>(&self, i: u32, w: &mut O) -> io::Result<()> {
+        let (p, look, layout) = (self.p, self.look, self.layout);
+        let node = &p.tree().nodes[i as usize];
+        let row = if look.inverted {
+            node.depth
+        } else {
+            layout.max_depth - node.depth
+        };
+        let y = layout.frames_top + row * ROW;
+        let n = node.total.width();
+        let x = XPAD + node.start as f64 * self.scale;
+        let fw = n as f64 * self.scale;
+        let name = p.name(node);
+        write!(
+            w,
+            r#"<g class="f" data-s="{}" data-n="{n}"><title>{}"#,
+            node.start,
+            Esc(name)
+        )?;
+        p.write_details(w, node)?;
+        writeln!(
+            w,
+            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
+            ROW - 1,
+            p.fill(node),
+            x + LABEL_PAD,
+            y + 11,
+            fit_label(name, fw)
+        )
+    }
 }
 
 fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> io::Result<()> {

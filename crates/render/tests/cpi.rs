@@ -578,3 +578,32 @@ fn hybrid_ratios_divide_by_the_cycles_of_the_cores_that_have_the_pair() {
         stall_color(Some(500.0 / 3000.0)).to_string()
     );
 }
+
+/// A graph of over ten thousand frames is formatted on two threads; the bytes are those of
+/// the one-thread drawing, and every frame is there once, in order.
+#[test]
+fn a_large_graph_drawn_on_two_threads_is_byte_identical_to_one_thread() {
+    let mut b = Builder::new(&["cycles", "stalls"]);
+    for i in 0..5_000u64 {
+        b.stack(
+            &format!("app;mod{};fn{i};leaf{}", i % 7, i % 3),
+            &[(1 + i % 5, 100 + i), (i % 2, 50)],
+        );
+    }
+    let p = b.build();
+    let one = Options {
+        single_threaded: true,
+        ..opts()
+    };
+    let two = Options {
+        single_threaded: false,
+        ..opts()
+    };
+    let (a, b) = (render(&p, 0, Some(1), &one), render(&p, 0, Some(1), &two));
+    let frames = a.matches(r#"<g class="f""#).count();
+    assert!(frames > 10_000, "{frames} frames: too few to be split");
+    assert!(a == b, "the two-thread drawing differs");
+    for i in [0, 2047, 2048, 4999] {
+        assert_eq!(a.matches(&format!("<title>fn{i}\n")).count(), 1, "fn{i}");
+    }
+}

@@ -80,6 +80,7 @@ fn golden_opts() -> Options {
         inverted: false,
         instructions: None,
         ratio_cycles: None,
+        single_threaded: false,
     }
 }
 
