@@ -7,16 +7,18 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
-/// Text symbols of the running kernel and its modules, sorted by address. Names are kept in
-/// one string and modules once each: /proc/kallsyms has over a hundred thousand symbols, and
-/// a string allocation per symbol cost more memory than the text itself.
+/// Text symbols of the running kernel and its modules, sorted by address. Names are read
+/// where they lie in a mapped file, or kept in one string, and modules once each:
+/// /proc/kallsyms has over a hundred thousand symbols, and a string allocation per symbol
+/// cost more memory than the text itself.
 pub struct Kallsyms {
-    /// Address, where the name lies in `names`, and the module (index into `modules` plus
+    /// Address, where the name starts in `names`, and the module (index into `modules` plus
     /// one; 0 for the kernel image).
     symbols: Vec<KernelSymbol>,
-    names: String,
+    names: Names,
     modules: Vec<Box<str>>,
     /// Module name -> its index in `modules` plus one, while parsing (a file given with
     /// `--kallsyms` may name any number of modules).
@@ -25,11 +27,40 @@ pub struct Kallsyms {
     text: Option<u64>,
 }
 
+/// 16 bytes: the name's end is found when it is read (a name ends at a tab, space or line
+/// end, in the file as in the copy).
 #[derive(Clone, Copy)]
 struct KernelSymbol {
     addr: u64,
-    name: (u32, u32),
+    name: u32,
     module: u32,
+}
+
+/// Where the names lie: the mapped kallsyms file itself, or a copy of the names of a text
+/// that was streamed (/proc/kallsyms), one per line.
+enum Names {
+    Mapped(SharedBytes),
+    Copied(String),
+}
+
+impl Names {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Names::Mapped(bytes) => bytes,
+            Names::Copied(text) => text.as_bytes(),
+        }
+    }
+
+    /// The name starting at `at`.
+    fn at(&self, at: u32) -> &str {
+        let rest = self.bytes().get(at as usize..).unwrap_or_default();
+        let end = rest
+            .iter()
+            .position(|b| matches!(b, b'\t' | b'\n' | b' ' | b'\r'))
+            .unwrap_or(rest.len());
+        // Checked to be UTF-8 when the line was added.
+        std::str::from_utf8(&rest[..end]).unwrap_or_default()
+    }
 }
 
 impl Kallsyms {
@@ -43,38 +74,49 @@ impl Kallsyms {
     pub fn load_from(source: &dyn Source, path: &Path) -> Option<Kallsyms> {
         let mut k = Kallsyms::empty();
         match source.map(path) {
-            // A regular file (a copy in perf's build-id cache): parsed where it lies.
-            Ok(bytes) if !bytes.is_empty() => bytes
-                .split(|&b| b == b'\n')
-                .filter_map(|line| std::str::from_utf8(line).ok())
-                .for_each(|line| k.add_line(line)),
+            // A regular file (a copy in perf's build-id cache): parsed where it lies, its
+            // names read from there when a frame is named.
+            Ok(bytes) if !bytes.is_empty() && u32::try_from(bytes.len()).is_ok() => {
+                let base = bytes.as_ptr() as usize;
+                bytes
+                    .split(|&b| b == b'\n')
+                    .filter_map(|line| std::str::from_utf8(line).ok())
+                    .for_each(|line| k.add_line(line, Some(base)));
+                k.names = Names::Mapped(bytes);
+            }
             // /proc/kallsyms has no size to map: generated as it is read.
             _ => source
-                .for_each_line(path, &mut |line| k.add_line(line))
+                .for_each_line(path, &mut |line| k.add_line(line, None))
                 .ok()?,
         }
-        k.finish()
+        let k = k.finish()?;
+        if let Names::Mapped(bytes) = &k.names {
+            // Parsed: only the lines of the names hit are read again.
+            bytes.release_pages(0..bytes.len());
+        }
+        Some(k)
     }
 
     /// Parses kallsyms text: `address type name [module]` per line.
     pub fn parse(text: &str) -> Option<Kallsyms> {
         let mut k = Kallsyms::empty();
-        text.lines().for_each(|line| k.add_line(line));
+        text.lines().for_each(|line| k.add_line(line, None));
         k.finish()
     }
 
     fn empty() -> Kallsyms {
         Kallsyms {
             symbols: Vec::new(),
-            names: String::new(),
+            names: Names::Copied(String::new()),
             modules: Vec::new(),
             module_ids: HashMap::new(),
             text: None,
         }
     }
 
-    /// Adds the symbol of one kallsyms line when it is a text symbol with an address.
-    fn add_line(&mut self, line: &str) {
+    /// Adds the symbol of one kallsyms line when it is a text symbol with an address. `mapped`
+    /// is the address of the mapped file the line lies in; without it the name is copied.
+    fn add_line(&mut self, line: &str, mapped: Option<usize>) {
         // Fields are separated by one space, the module by a tab: ASCII, split as bytes.
         let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
         let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
@@ -111,16 +153,22 @@ impl Kallsyms {
                 }
             }
         };
-        let (Ok(start), Ok(end)) = (
-            u32::try_from(self.names.len()),
-            u32::try_from(self.names.len() + name.len()),
-        ) else {
+        let at = match (mapped, &mut self.names) {
+            (Some(base), _) => (name.as_ptr() as usize).checked_sub(base),
+            (None, Names::Copied(names)) => {
+                let at = names.len();
+                names.push_str(name);
+                names.push('\n');
+                Some(at)
+            }
+            (None, Names::Mapped(_)) => None,
+        };
+        let Some(name) = at.and_then(|at| u32::try_from(at).ok()) else {
             return;
         };
-        self.names.push_str(name);
         self.symbols.push(KernelSymbol {
             addr,
-            name: (start, end),
+            name,
             module: module as u32,
         });
     }
@@ -132,13 +180,7 @@ impl Kallsyms {
         }
         let names = &self.names;
         // Of several names at one address, the least by name, module, then order of listing.
-        let rank = |s: &KernelSymbol| {
-            (
-                &names[s.name.0 as usize..s.name.1 as usize],
-                s.module,
-                s.name.0,
-            )
-        };
+        let rank = |s: &KernelSymbol| (names.at(s.name), s.module, s.name);
         if self.symbols.is_sorted_by_key(|s| s.addr) {
             // The kernel lists its symbols by address: only the names at one address need
             // choosing between, with no sort of a hundred thousand symbols.
@@ -155,7 +197,9 @@ impl Kallsyms {
             self.symbols.dedup_by_key(|s| s.addr);
         }
         self.symbols.shrink_to_fit();
-        self.names.shrink_to_fit();
+        if let Names::Copied(names) = &mut self.names {
+            names.shrink_to_fit();
+        }
         self.module_ids = HashMap::new();
         Some(self)
     }
@@ -209,7 +253,7 @@ impl Kallsyms {
     pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
         let i = self.symbols.partition_point(|s| s.addr <= addr);
         let s = self.symbols.get(i.checked_sub(1)?)?;
-        let name = &self.names[s.name.0 as usize..s.name.1 as usize];
+        let name = self.names.at(s.name);
         let module = s
             .module
             .checked_sub(1)
