@@ -56,6 +56,9 @@ pub(crate) struct DwarfNames {
     /// Disjoint address ranges sorted by start, with the index of the unit covering them
     /// (or [`AMBIGUOUS`]). Empty when the aranges cannot be trusted.
     ranges: Vec<(u64, u64, u32)>,
+    /// Every compile unit has a set in `.debug_aranges`: an address that none covers is in
+    /// no unit (see [`DwarfNames::frames`]).
+    complete: bool,
     units: Vec<Unit>,
     /// Byte ranges of aranges sets in `.debug_aranges`, grouped by unit.
     sets: Vec<Range<usize>>,
@@ -87,6 +90,7 @@ impl DwarfNames {
             endian,
             sections,
             ranges: Vec::new(),
+            complete: false,
             units: Vec::new(),
             sets: Vec::new(),
             whole: OnceCell::new(),
@@ -96,18 +100,28 @@ impl DwarfNames {
         Some(names)
     }
 
-    /// The frames at `probe` as addr2line's `find_frames` gives them (innermost first),
-    /// up to its first error.
+    /// The frames at `probe` as addr2line's `find_frames` over the whole file gives them
+    /// (innermost first), up to its first error.
+    ///
+    /// Where every compile unit has aranges, they are taken to say all there is: an address
+    /// no set covers is in no unit (PLT stubs, start-up code), and one that a unit's own
+    /// context finds nothing at is in no other. That holds where a unit's own ranges
+    /// (`DW_AT_ranges`, `DW_AT_low_pc`/`DW_AT_high_pc`) and its aranges are the same, as
+    /// GCC writes them; the tests check it against the whole-file context for libc.
     pub(crate) fn frames(&self, probe: u64) -> Vec<addr2line::Frame<'_, Reader>> {
-        if let Some(unit) = self.unit_at(probe) {
-            if let Some(ctx) = self.unit_context(unit) {
-                match all_frames(ctx, probe) {
-                    Ok(frames) if !frames.is_empty() => return frames,
-                    // addr2line would have gone on to the next unit covering the address.
-                    Ok(_) => {}
-                    Err(_) => unit.needs_whole.set(true),
+        match self.unit_at(probe) {
+            Some(unit) => {
+                if let Some(ctx) = self.unit_context(unit) {
+                    match all_frames(ctx, probe) {
+                        Ok(frames) if !frames.is_empty() || self.complete => return frames,
+                        // addr2line would have gone on to another unit covering the address.
+                        Ok(_) => {}
+                        Err(_) => unit.needs_whole.set(true),
+                    }
                 }
             }
+            None if self.complete && !self.ambiguous(probe) => return Vec::new(),
+            None => {}
         }
         let mut frames = Vec::new();
         let Some(ctx) = self.whole_context() else {
@@ -233,6 +247,7 @@ impl DwarfNames {
                 _ => ranges.push((begin, end, index)),
             }
         }
+        self.complete = compile_units.len() == units.len();
         self.sets = sets.into_iter().map(|(_, set)| set).collect();
         self.units = units;
         self.ranges = ranges;
@@ -241,12 +256,23 @@ impl DwarfNames {
 
     /// The unit whose aranges alone cover `probe`.
     fn unit_at(&self, probe: u64) -> Option<&Unit> {
+        let (_, end, unit) = self.range_at(probe)?;
+        (probe < end && unit != AMBIGUOUS).then(|| &self.units[unit as usize])
+    }
+
+    /// Whether the aranges of more than one unit cover `probe`.
+    fn ambiguous(&self, probe: u64) -> bool {
+        self.range_at(probe)
+            .is_some_and(|(_, end, unit)| probe < end && unit == AMBIGUOUS)
+    }
+
+    /// The last range starting at or before `probe`.
+    fn range_at(&self, probe: u64) -> Option<(u64, u64, u32)> {
         let i = self
             .ranges
             .partition_point(|r| r.0 <= probe)
             .checked_sub(1)?;
-        let (_, end, unit) = self.ranges[i];
-        (probe < end && unit != AMBIGUOUS).then(|| &self.units[unit as usize])
+        Some(self.ranges[i])
     }
 
     fn unit_context<'a>(&self, unit: &'a Unit) -> Option<&'a addr2line::Context<Reader>> {
@@ -349,8 +375,9 @@ mod tests {
     use super::*;
     use object::ObjectSymbol;
 
-    /// The system libc's debug file: 4000 units, all of them with aranges and none
-    /// referring to another by offset, so every function of it is named by its own unit.
+    /// The system libc's debug file: 2000 units, all of them with aranges and none
+    /// referring to another by offset, so every function of it, and its PLT, is named
+    /// without the whole-file context.
     #[test]
     fn libc_named_without_the_whole_file() {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
@@ -378,16 +405,19 @@ mod tests {
         };
         let names = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true).unwrap();
         let file = object::File::parse(&*bytes).unwrap();
+        assert!(names.complete, "every unit has aranges");
         let (mut covered, mut named) = (0, 0);
         for symbol in file.symbols() {
             if symbol.kind() != object::SymbolKind::Text || symbol.size() == 0 {
                 continue;
             }
-            if names.unit_at(symbol.address()).is_none() {
-                continue;
-            }
-            covered += 1;
+            covered += usize::from(names.unit_at(symbol.address()).is_some());
             named += usize::from(!names.frames(symbol.address()).is_empty());
+        }
+        // And the PLT, which no unit covers.
+        let plt = file.section_by_name(".plt").unwrap();
+        for address in plt.address()..plt.address() + plt.size() {
+            assert!(names.frames(address).is_empty(), "{address:#x} in the PLT");
         }
         assert!(covered > 5000 && named > 5000, "{named} of {covered} named");
         assert!(
