@@ -83,7 +83,17 @@ impl DwarfNames {
                 if section.kind() == object::SectionKind::UninitializedData {
                     return None;
                 }
-                Some((id, section_bytes(data, &section)?))
+                let bytes = section_bytes(data, &section)?;
+                // The compressed bytes of a mapped file are read once: their pages need not
+                // stay in this process's memory next to the decompressed copy.
+                if let Ok(range) = section.compressed_file_range() {
+                    if range.format != object::CompressionFormat::None {
+                        let start = usize::try_from(range.offset).unwrap_or(usize::MAX);
+                        let len = usize::try_from(range.compressed_size).unwrap_or(0);
+                        data.release_pages(start..start.saturating_add(len));
+                    }
+                }
+                Some((id, bytes))
             })
             .collect();
         let mut names = DwarfNames {
