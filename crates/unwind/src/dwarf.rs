@@ -385,6 +385,37 @@ mod tests {
     use super::*;
     use object::ObjectSymbol;
 
+    fn abbrev_reader(bytes: &[u8]) -> Reader {
+        gimli::EndianReader::new(
+            SharedBytes::owned(bytes.to_vec()),
+            gimli::RunTimeEndian::Little,
+        )
+    }
+
+    /// Abbreviation tables written by hand: a unit whose DIEs may hold a `.debug_info`
+    /// offset is told apart from one whose DIEs cannot.
+    #[test]
+    fn offsets_into_debug_info_found_in_abbreviations() {
+        // Code 1: DW_TAG_compile_unit with children, DW_AT_name as DW_FORM_strp and
+        // DW_AT_language as DW_FORM_implicit_const (followed by its value, -1 as SLEB128).
+        let unit = [1, 0x11, 1, 0x03, 0x0e, 0x13, 0x21, 0x7f, 0, 0];
+        // Code 2: DW_TAG_subprogram, DW_AT_abstract_origin as DW_FORM_ref_addr.
+        let by_offset = [2, 0x2e, 0, 0x31, 0x10, 0, 0];
+        // Code 2: the same as DW_FORM_ref4 (unit-relative); code 3: DW_FORM_indirect.
+        let by_unit = [2, 0x2e, 0, 0x31, 0x13, 0, 0];
+        let indirect = [3, 0x2e, 0, 0x31, 0x16, 0, 0];
+        let table = |parts: &[&[u8]]| [parts.concat(), vec![0]].concat();
+        let free = |bytes: Vec<u8>, at| offset_free(abbrev_reader(&bytes), at);
+        assert!(free(table(&[&unit, &by_unit]), 0).unwrap());
+        assert!(!free(table(&[&unit, &by_offset]), 0).unwrap());
+        assert!(!free(table(&[&unit, &by_unit, &indirect]), 0).unwrap());
+        // At an offset, after another unit's table that uses DW_FORM_ref_addr.
+        let two = [table(&[&unit, &by_offset]), table(&[&unit, &by_unit])].concat();
+        assert!(free(two.clone(), two.len() / 2).unwrap());
+        // A table cut short is an error (the whole-file context names that unit).
+        assert!(free(table(&[&unit, &by_unit])[..8].to_vec(), 0).is_err());
+    }
+
     /// The system libc's debug file: 2000 units, all of them with aranges and none
     /// referring to another by offset, so every function of it, and its PLT, is named
     /// without the whole-file context.

@@ -17,23 +17,29 @@ type Reference = addr2line::Context<gimli::EndianRcSlice<gimli::RunTimeEndian>>;
 /// One DWARF frame: raw function name, source file, line.
 type Frame = (String, Option<String>, Option<u32>);
 
-/// addr2line over all of the file's DWARF, every section as the file has it.
-fn whole_file_context(bytes: &[u8]) -> Reference {
+type Sections = gimli::Dwarf<gimli::EndianRcSlice<gimli::RunTimeEndian>>;
+
+/// All of the file's DWARF, every section as the file has it (decompressed).
+fn dwarf_sections(bytes: &[u8]) -> Sections {
     let file = object::File::parse(bytes).expect("an ELF file");
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
     };
-    let dwarf = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+    gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
         let data = file
             .section_by_name(id.name())
             .map(|s| s.uncompressed_data().expect("section data").into_owned())
             .unwrap_or_default();
         Ok(gimli::EndianRcSlice::new(Rc::from(data), endian))
     })
-    .expect("DWARF sections");
-    addr2line::Context::from_dwarf(dwarf).expect("an addr2line context")
+    .expect("DWARF sections")
+}
+
+/// addr2line over all of the file's DWARF.
+fn whole_file_context(bytes: &[u8]) -> Reference {
+    addr2line::Context::from_dwarf(dwarf_sections(bytes)).expect("an addr2line context")
 }
 
 /// The frames at `address` with a function name, as the whole-file context gives them.
@@ -210,53 +216,64 @@ fn base_name(path: &str) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
-#[test]
-fn program_of_three_units_named_as_the_whole_file_and_binutils_name_it() {
-    let dir = std::env::temp_dir().join(format!("cpiflame-dwarf-units-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, text) in [("main.c", UNIT_MAIN), ("b.c", UNIT_B), ("c.c", UNIT_C)] {
-        std::fs::write(dir.join(name), text).unwrap();
+/// Builds the three-unit program with `flags` in `dir` (named `name`); `None` (having said
+/// why) when cc cannot.
+fn build(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
+    for (file, text) in [("main.c", UNIT_MAIN), ("b.c", UNIT_B), ("c.c", UNIT_C)] {
+        std::fs::write(dir.join(file), text).unwrap();
     }
-    let program = dir.join("units");
-    // -gz and the linker flag: the debug sections are zlib-compressed in the output.
     let built = Command::new("cc")
-        .current_dir(&dir)
-        .args(["-g", "-O2", "-gz", "-Wl,--compress-debug-sections=zlib"])
-        .args(["-o", "units", "main.c", "b.c", "c.c"])
+        .current_dir(dir)
+        .args(flags)
+        .args(["-o", name, "main.c", "b.c", "c.c"])
         .output();
-    let built = match built {
-        Ok(out) if out.status.success() => out,
+    match built {
+        Ok(out) if out.status.success() => Some(dir.join(name)),
         other => {
-            let _ = std::fs::remove_dir_all(&dir);
-            return cpiflame_testkit::unavailable(format!(
-                "cc cannot build the program: {other:?}"
+            cpiflame_testkit::unavailable(format!(
+                "cc {flags:?} cannot build the program: {other:?}"
             ));
+            None
         }
-    };
-    drop(built);
-    let bytes = std::fs::read(&program).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let info = file.section_by_name(".debug_info").expect(".debug_info");
-    assert_ne!(
-        info.compressed_file_range().unwrap().format,
-        object::CompressionFormat::None,
-        ".debug_info is compressed"
-    );
-    assert!(
-        file.section_by_name(".debug_aranges").is_some(),
-        "GCC writes .debug_aranges, which the lazy path reads"
-    );
-    let text = file.section_by_name(".text").expect(".text");
-    let reference = whole_file_context(&bytes);
-    let image = Image::open(&program).expect("the program opens");
+    }
+}
 
-    // Every address of .text, and some outside it.
+/// Whether any DIE of the file holds an offset into `.debug_info` (DW_FORM_ref_addr): a
+/// unit that refers into another, which the lazy path must leave to the whole file.
+fn refers_across_units(dwarf: &Sections) -> bool {
+    let mut units = dwarf.units();
+    while let Some(header) = units.next().unwrap() {
+        let unit = dwarf.unit(header).unwrap();
+        let mut entries = unit.entries();
+        while let Some(entry) = entries.next_dfs().unwrap() {
+            if entry
+                .attrs()
+                .iter()
+                .any(|a| matches!(a.raw_value(), gimli::AttributeValue::DebugInfoRef(_)))
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Every address of the program's code (and a little past it) named as the whole-file
+/// context names it; and with `binutils`, at the start of each function and at the first
+/// inlined frame of mix_b and mix_c, as binutils' `addr2line -f -i` names it.
+fn check_program(program: &Path, binutils: bool) {
+    let bytes = std::fs::read(program).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let reference = whole_file_context(&bytes);
+    let image = Image::open(program).expect("the program opens");
+    let text = file.section_by_name(".text").expect(".text");
     let addresses: Vec<u64> = (0..text.address() + text.size() + 64).collect();
     let (named, inlined) = compare(&image, &reference, &addresses);
     assert!(named > 0 && inlined > 0, "{named} named, {inlined} inlined");
+    if !binutils {
+        return;
+    }
 
-    // Against binutils: the start of each function of the program, and in each of mix_b
-    // and mix_c the first address where addr2line (the library) gives an inlined frame.
     let functions = functions(&bytes);
     let mut probes = Vec::new();
     for wanted in ["main", "mix_b", "mix_c"] {
@@ -280,9 +297,63 @@ fn program_of_three_units_named_as_the_whole_file_and_binutils_name_it() {
             .collect();
         assert_eq!(
             ours,
-            binutils_frames(&program, address),
-            "frames at {address:#x}"
+            binutils_frames(program, address),
+            "frames at {address:#x} of {}",
+            program.display()
         );
     }
+}
+
+/// Three variants of the program: compressed debug sections (the lazy path on a
+/// decompressed `.debug_info`); the same file with its `.debug_aranges` renamed away
+/// (whole-file context only); and an LTO build, whose units refer into each other (the
+/// lazy path declines those units).
+#[test]
+fn program_of_three_units_named_as_the_whole_file_and_binutils_name_it() {
+    let dir = std::env::temp_dir().join(format!("cpiflame-dwarf-units-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // -gz and the linker flag: the debug sections are zlib-compressed in the output.
+    let flags = ["-g", "-O2", "-gz", "-Wl,--compress-debug-sections=zlib"];
+    let Some(program) = build(&dir, "units", &flags) else {
+        return;
+    };
+    let bytes = std::fs::read(&program).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let info = file.section_by_name(".debug_info").expect(".debug_info");
+    assert_ne!(
+        info.compressed_file_range().unwrap().format,
+        object::CompressionFormat::None,
+        ".debug_info is compressed"
+    );
+    assert!(
+        file.section_by_name(".debug_aranges").is_some(),
+        "GCC writes .debug_aranges, which the lazy path reads"
+    );
+    check_program(&program, true);
+
+    // One byte of the section's name changed: gimli finds no `.debug_aranges`.
+    let name = b".debug_aranges\0";
+    let at = bytes
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("the section name in .shstrtab");
+    let mut renamed = bytes.clone();
+    renamed[at + name.len() - 2] = b'z';
+    let no_aranges = dir.join("units-no-aranges");
+    std::fs::write(&no_aranges, &renamed).unwrap();
+    let file = object::File::parse(&*renamed).unwrap();
+    assert!(file.section_by_name(".debug_aranges").is_none());
+    check_program(&no_aranges, true);
+
+    let Some(lto) = build(&dir, "units-lto", &["-g", "-O2", "-flto"]) else {
+        return;
+    };
+    assert!(
+        refers_across_units(&dwarf_sections(&std::fs::read(&lto).unwrap())),
+        "GCC's LTO output refers across units (DW_FORM_ref_addr)"
+    );
+    // Not against binutils: for LTO output it names the file of a unit's line table
+    // `<artificial>` (the unit's DW_AT_name), where addr2line (either context) gives `b.c`.
+    check_program(&lto, false);
     let _ = std::fs::remove_dir_all(&dir);
 }
