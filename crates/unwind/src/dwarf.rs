@@ -1,13 +1,14 @@
 //! An image's DWARF, parsed one compile unit at a time as addresses in it are named.
 //!
 //! `addr2line::Context::from_dwarf` parses every unit's header and abbreviations up front
-//! (gimli-rs/addr2line#320): for a distribution's libc (4000 units) that is tens of
+//! (gimli-rs/addr2line#320): for a distribution's libc (2000 units) that is tens of
 //! milliseconds and tens of MiB, paid whenever one sample lands in it. Here `.debug_aranges`
 //! says which unit covers an address, and addr2line works on that unit alone: a context
 //! over a `.debug_info` that holds only the unit. Everything it names comes from addr2line,
-//! as before; where the shortcut cannot be proven to give the same answer (no aranges, an
-//! address no set covers or several do, a unit that refers to others by section offset,
-//! an error) the whole-file context names the address, built on first need.
+//! as before. Where the shortcut cannot give the same answer (no aranges, or units without
+//! them; an address several units' aranges cover; a unit that refers to others by
+//! `.debug_info` offset; an error) the whole-file context names the address, built on
+//! first need.
 
 use std::cell::{Cell, OnceCell};
 use std::ops::Range;
