@@ -35,6 +35,15 @@ missing=()
 for entry in "${tools[@]}"; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}")
 done
+# Not a command: unwind's dwarf_units.rs reads the system libc's separate debug file (found
+# by build id; package libc6-dbg).
+libc_debug_file() {
+	local libc id
+	libc=$(ldd /bin/sh 2>/dev/null | awk '/libc\.so/ {print $3}')
+	id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: //p')
+	[ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]
+}
+libc_debug_file || missing+=(libc6-dbg)
 if [ "${#missing[@]}" -gt 0 ]; then
 	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 	echo "test.sh: installing ${missing[*]}" >&2
@@ -50,6 +59,7 @@ absent=()
 for entry in "${tools[@]}"; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || absent+=("${entry%%:*} (package ${entry#*:})")
 done
+libc_debug_file || absent+=("the system libc's debug file (package libc6-dbg)")
 for tool in cargo rustc; do # the toolchain (rustup), not from apt
 	command -v "$tool" >/dev/null 2>&1 || absent+=("$tool (the Rust toolchain)")
 done

@@ -13,6 +13,7 @@ use object::{Object, ObjectSection, ObjectSegment};
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
+use crate::dwarf::DwarfNames;
 use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
@@ -126,11 +127,11 @@ pub struct Image {
     little_endian: bool,
     /// The sections framehop asks for, read once: name, SVMA range, bytes.
     unwind_sections: Vec<(&'static [u8], Range<u64>, SharedBytes)>,
-    /// DWARF context of this file; loaded on first use.
-    dwarf: OnceCell<Option<addr2line::Context<Reader>>>,
-    /// A load of the DWARF context started ahead of use on another thread (decompressing a
+    /// DWARF of this file (its units parsed as they are needed); loaded on first use.
+    dwarf: OnceCell<Option<DwarfNames>>,
+    /// A load of the DWARF sections started ahead of use on another thread (decompressing a
     /// distribution's debug info takes tens of milliseconds), joined on first use.
-    dwarf_loading: Cell<Option<JoinHandle<Option<addr2line::Context<Reader>>>>>,
+    dwarf_loading: Cell<Option<JoinHandle<Option<DwarfNames>>>>,
     /// Separate debug file (by build id or debug link) when this one has no DWARF; found on
     /// first use. Its DWARF and symbol table complete this image's.
     debug: OnceCell<Option<Box<Image>>>,
@@ -297,22 +298,20 @@ impl Image {
                 .get_or_init(|| find_debug().map(Box::new))
                 .as_deref()
         };
-        let ctx = debug.unwrap_or(self).dwarf_context();
+        let dwarf = debug.unwrap_or(self).dwarf_names();
         let mut frames = Vec::new();
-        if let Some(ctx) = ctx {
-            if let Ok(mut iter) = ctx.find_frames(svma.0).skip_all_loads() {
-                while let Ok(Some(frame)) = iter.next() {
-                    let Some(function) = frame.function else {
-                        continue;
-                    };
-                    let Ok(raw) = function.raw_name() else {
-                        continue;
-                    };
-                    frames.push(NamedFrame {
-                        name: demangle(&raw),
-                        inlined: true,
-                    });
-                }
+        if let Some(dwarf) = dwarf {
+            for frame in dwarf.frames(svma.0) {
+                let Some(function) = frame.function else {
+                    continue;
+                };
+                let Ok(raw) = function.raw_name() else {
+                    continue;
+                };
+                frames.push(NamedFrame {
+                    name: demangle(&raw),
+                    inlined: true,
+                });
             }
         }
         // The outermost DWARF frame is the function itself, not an inlined one. It is named
@@ -371,17 +370,17 @@ impl Image {
             let handle = loading.unwrap_or_else(|| {
                 let data = target.data.clone();
                 let little_endian = target.little_endian;
-                std::thread::spawn(move || load_dwarf(&data, little_endian))
+                std::thread::spawn(move || DwarfNames::load(&data, little_endian))
             });
             target.dwarf_loading.set(Some(handle));
         }
     }
 
-    fn dwarf_context(&self) -> Option<&addr2line::Context<Reader>> {
+    fn dwarf_names(&self) -> Option<&DwarfNames> {
         self.dwarf
             .get_or_init(|| match self.dwarf_loading.take() {
                 Some(handle) => handle.join().ok().flatten(),
-                None if self.has_dwarf => load_dwarf(&self.data, self.little_endian),
+                None if self.has_dwarf => DwarfNames::load(&self.data, self.little_endian),
                 None => None,
             })
             .as_ref()
@@ -576,7 +575,10 @@ fn strip_clone_suffix(name: &str) -> &str {
 }
 
 /// The bytes of `section`, borrowed from the map when stored uncompressed.
-fn section_bytes(data: &SharedBytes, section: &object::Section<'_, '_>) -> Option<SharedBytes> {
+pub(crate) fn section_bytes(
+    data: &SharedBytes,
+    section: &object::Section<'_, '_>,
+) -> Option<SharedBytes> {
     let compressed = section.compressed_file_range().ok()?;
     if compressed.format == object::CompressionFormat::None {
         let start = usize::try_from(compressed.offset).ok()?;
@@ -606,40 +608,6 @@ fn section_bytes(data: &SharedBytes, section: &object::Section<'_, '_>) -> Optio
     }
 }
 
-fn load_dwarf(data: &SharedBytes, little_endian: bool) -> Option<addr2line::Context<Reader>> {
-    let file = object::File::parse(&**data).ok()?;
-    let endian = if little_endian {
-        gimli::RunTimeEndian::Little
-    } else {
-        gimli::RunTimeEndian::Big
-    };
-    // Only what naming reads: location lists, macros and the rest can be large (and are often
-    // compressed in distribution debug files), and decompressing them would be wasted.
-    let needed = [
-        gimli::SectionId::DebugAbbrev,
-        gimli::SectionId::DebugAddr,
-        gimli::SectionId::DebugAranges,
-        gimli::SectionId::DebugInfo,
-        gimli::SectionId::DebugLine,
-        gimli::SectionId::DebugLineStr,
-        gimli::SectionId::DebugRanges,
-        gimli::SectionId::DebugRngLists,
-        gimli::SectionId::DebugStr,
-        gimli::SectionId::DebugStrOffsets,
-    ];
-    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-        let bytes = Some(id)
-            .filter(|id| needed.contains(id))
-            .and_then(|id| file.section_by_name(id.name()))
-            .filter(|s| s.kind() != object::SectionKind::UninitializedData)
-            .and_then(|s| section_bytes(data, &s))
-            .unwrap_or_else(|| SharedBytes::owned(Vec::new()));
-        Ok(gimli::EndianReader::new(bytes, endian))
-    };
-    let dwarf = gimli::Dwarf::load(load).ok()?;
-    addr2line::Context::from_dwarf(dwarf).ok()
-}
-
 /// Hands framehop the unwind sections of an image.
 struct UnwindSections<'a> {
     image: &'a Image,
@@ -658,6 +626,28 @@ impl ModuleSectionInfo<SharedBytes> for UnwindSections<'_> {
 }
 
 impl Image {
+    /// The DWARF frames of this file at stated address `svma`, innermost first, as naming
+    /// reads them: each frame with a function name, its raw (mangled) name, source file and
+    /// line. This file's own DWARF only (not a separate debug file's); empty without DWARF.
+    pub fn dwarf_frames_at(&self, svma: u64) -> Vec<(String, Option<String>, Option<u32>)> {
+        let Some(dwarf) = self.dwarf_names() else {
+            return Vec::new();
+        };
+        dwarf
+            .frames(svma)
+            .into_iter()
+            .filter_map(|frame| {
+                let name = frame.function.as_ref()?.raw_name().ok()?.into_owned();
+                let location = frame.location.as_ref();
+                Some((
+                    name,
+                    location.and_then(|l| l.file).map(str::to_string),
+                    location.and_then(|l| l.line),
+                ))
+            })
+            .collect()
+    }
+
     /// The source file and line of each DWARF frame at `svma`, innermost first, paired with
     /// the frames [`Image::frames_at_svma`] names (one per frame with a function name);
     /// empty without DWARF. Call it after naming the address: the debug file is the one
@@ -669,24 +659,22 @@ impl Image {
             self.debug.get().and_then(|d| d.as_deref())
         };
         let mut lines = Vec::new();
-        let Some(ctx) = debug.unwrap_or(self).dwarf_context() else {
+        let Some(dwarf) = debug.unwrap_or(self).dwarf_names() else {
             return lines;
         };
-        if let Ok(mut iter) = ctx.find_frames(svma.0).skip_all_loads() {
-            while let Ok(Some(frame)) = iter.next() {
-                if frame
-                    .function
-                    .as_ref()
-                    .is_none_or(|f| f.raw_name().is_err())
-                {
-                    continue;
-                }
-                let location = frame.location.as_ref();
-                lines.push((
-                    location.and_then(|l| l.file).map(str::to_string),
-                    location.and_then(|l| l.line),
-                ));
+        for frame in dwarf.frames(svma.0) {
+            if frame
+                .function
+                .as_ref()
+                .is_none_or(|f| f.raw_name().is_err())
+            {
+                continue;
             }
+            let location = frame.location.as_ref();
+            lines.push((
+                location.and_then(|l| l.file).map(str::to_string),
+                location.and_then(|l| l.line),
+            ));
         }
         lines
     }

@@ -25,6 +25,7 @@
 
 pub mod address;
 mod demangle;
+mod dwarf;
 mod frames;
 mod image;
 mod kernel;

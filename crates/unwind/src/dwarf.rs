@@ -1,0 +1,482 @@
+//! An image's DWARF, parsed one compile unit at a time as addresses in it are named.
+//!
+//! `addr2line::Context::from_dwarf` parses every unit's header and abbreviations up front
+//! (gimli-rs/addr2line#320): for a distribution's libc (2000 units) that is tens of
+//! milliseconds and tens of MiB, paid whenever one sample lands in it. Here `.debug_aranges`
+//! says which unit covers an address, and addr2line works on that unit alone: a context
+//! over a `.debug_info` that holds only the unit. Everything it names comes from addr2line,
+//! as before. Where the shortcut cannot give the same answer (no aranges, or units without
+//! them; an address several units' aranges cover; a unit that refers to others by
+//! `.debug_info` offset; an error) the whole-file context names the address, built on
+//! first need.
+
+use std::cell::{Cell, OnceCell};
+use std::ops::Range;
+
+use gimli::Reader as _;
+use object::{Object, ObjectSection};
+
+use crate::image::{section_bytes, Reader};
+use crate::shared::SharedBytes;
+
+/// Sections naming reads. Location lists, macros and the rest can be large (and are often
+/// compressed in distribution debug files), and decompressing them would be wasted.
+const NEEDED: [gimli::SectionId; 10] = [
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugAddr,
+    gimli::SectionId::DebugAranges,
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+];
+
+/// Marks an address range that more than one unit's aranges cover.
+const AMBIGUOUS: u32 = u32::MAX;
+
+/// One compile unit that `.debug_aranges` names.
+struct Unit {
+    /// Its offset in `.debug_info`.
+    offset: usize,
+    /// Its sets in `.debug_aranges` (byte ranges), as indices into [`DwarfNames::sets`].
+    sets: Range<usize>,
+    /// addr2line over this unit alone; `None` when it cannot be used for this unit.
+    context: OnceCell<Option<Box<addr2line::Context<Reader>>>>,
+    /// The unit's own context failed on an address: the whole file names its addresses.
+    needs_whole: Cell<bool>,
+}
+
+/// The DWARF of one file: its sections, which unit covers which addresses, and the
+/// addr2line contexts built so far.
+pub(crate) struct DwarfNames {
+    endian: gimli::RunTimeEndian,
+    sections: Vec<(gimli::SectionId, SharedBytes)>,
+    /// Disjoint address ranges sorted by start, with the index of the unit covering them
+    /// (or [`AMBIGUOUS`]). Empty when the aranges cannot be trusted.
+    ranges: Vec<(u64, u64, u32)>,
+    /// Every compile unit has a set in `.debug_aranges`: an address that none covers is in
+    /// no unit (see [`DwarfNames::frames`]).
+    complete: bool,
+    units: Vec<Unit>,
+    /// Byte ranges of aranges sets in `.debug_aranges`, grouped by unit.
+    sets: Vec<Range<usize>>,
+    /// addr2line over the whole file, for everything the units cannot name.
+    whole: OnceCell<Option<addr2line::Context<Reader>>>,
+}
+
+impl DwarfNames {
+    /// Reads (decompressing if needed) the sections naming needs from the ELF file `data`
+    /// and indexes its aranges. `None` when the file cannot be parsed.
+    pub(crate) fn load(data: &SharedBytes, little_endian: bool) -> Option<DwarfNames> {
+        let file = object::File::parse(&**data).ok()?;
+        let endian = if little_endian {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let sections = NEEDED
+            .iter()
+            .filter_map(|&id| {
+                let section = file.section_by_name(id.name())?;
+                if section.kind() == object::SectionKind::UninitializedData {
+                    return None;
+                }
+                let bytes = section_bytes(data, &section)?;
+                // The compressed bytes of a mapped file are read once: their pages need not
+                // stay in this process's memory next to the decompressed copy.
+                if let Ok(range) = section.compressed_file_range() {
+                    if range.format != object::CompressionFormat::None {
+                        let start = usize::try_from(range.offset).unwrap_or(usize::MAX);
+                        let len = usize::try_from(range.compressed_size).unwrap_or(0);
+                        data.release_pages(start..start.saturating_add(len));
+                    }
+                }
+                Some((id, bytes))
+            })
+            .collect();
+        let mut names = DwarfNames {
+            endian,
+            sections,
+            ranges: Vec::new(),
+            complete: false,
+            units: Vec::new(),
+            sets: Vec::new(),
+            whole: OnceCell::new(),
+        };
+        // Without a usable index every address goes to the whole-file context, as before.
+        let _ = names.index();
+        Some(names)
+    }
+
+    /// The frames at `probe` as addr2line's `find_frames` over the whole file gives them
+    /// (innermost first), up to its first error.
+    ///
+    /// Where every compile unit has aranges, they are taken to say all there is: an address
+    /// no set covers is in no unit (PLT stubs, start-up code), and one that a unit's own
+    /// context finds nothing at is in no other. That holds where a unit's own ranges
+    /// (`DW_AT_ranges`, `DW_AT_low_pc`/`DW_AT_high_pc`) and its aranges are the same, as
+    /// GCC writes them; the tests check it against the whole-file context for libc.
+    pub(crate) fn frames(&self, probe: u64) -> Vec<addr2line::Frame<'_, Reader>> {
+        match self.unit_at(probe) {
+            Some(unit) => {
+                if let Some(ctx) = self.unit_context(unit) {
+                    match all_frames(ctx, probe) {
+                        Ok(frames) if !frames.is_empty() || self.complete => return frames,
+                        // addr2line would have gone on to another unit covering the address.
+                        Ok(_) => {}
+                        Err(_) => unit.needs_whole.set(true),
+                    }
+                }
+            }
+            None if self.complete && !self.ambiguous(probe) => return Vec::new(),
+            None => {}
+        }
+        let mut frames = Vec::new();
+        let Some(ctx) = self.whole_context() else {
+            return frames;
+        };
+        if let Ok(mut iter) = ctx.find_frames(probe).skip_all_loads() {
+            while let Ok(Some(frame)) = iter.next() {
+                frames.push(frame);
+            }
+        }
+        frames
+    }
+
+    fn section(&self, id: gimli::SectionId) -> SharedBytes {
+        self.sections
+            .iter()
+            .find(|(s, _)| *s == id)
+            .map(|(_, bytes)| bytes.clone())
+            .unwrap_or_else(|| SharedBytes::owned(Vec::new()))
+    }
+
+    fn reader(&self, bytes: SharedBytes) -> Reader {
+        gimli::EndianReader::new(bytes, self.endian)
+    }
+
+    /// The file's sections as gimli reads them, `.debug_info` and `.debug_aranges`
+    /// replaced when given.
+    fn dwarf(
+        &self,
+        info: Option<SharedBytes>,
+        aranges: Option<SharedBytes>,
+    ) -> gimli::Dwarf<Reader> {
+        let load = |id: gimli::SectionId| -> Result<Reader, std::convert::Infallible> {
+            let bytes = match id {
+                gimli::SectionId::DebugInfo if info.is_some() => info.clone(),
+                gimli::SectionId::DebugAranges if aranges.is_some() => aranges.clone(),
+                _ => None,
+            };
+            Ok(self.reader(bytes.unwrap_or_else(|| self.section(id))))
+        };
+        match gimli::Dwarf::load(load) {
+            Ok(dwarf) => dwarf,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Builds `units`, `sets` and `ranges` from `.debug_aranges`. Errors leave them empty,
+    /// so that the whole-file context names everything (and fails where it fails).
+    fn index(&mut self) -> gimli::Result<()> {
+        // The compile units, as addr2line sees them: a set naming anything else is one
+        // addr2line ignores, and so are its addresses here.
+        let info = gimli::DebugInfo::from(self.reader(self.section(gimli::SectionId::DebugInfo)));
+        let mut compile_units = Vec::new();
+        let mut headers = info.units();
+        while let Some(header) = headers.next()? {
+            let Some(offset) = header.debug_info_offset() else {
+                continue;
+            };
+            match header.type_() {
+                gimli::UnitType::Type { .. }
+                | gimli::UnitType::SplitType { .. }
+                | gimli::UnitType::Partial => {}
+                _ => compile_units.push(offset.0),
+            }
+        }
+        let aranges_bytes = self.section(gimli::SectionId::DebugAranges);
+        let aranges = gimli::DebugAranges::from(self.reader(aranges_bytes.clone()));
+        let mut sets = Vec::new();
+        let mut entries = Vec::new();
+        let mut headers = aranges.headers();
+        while let Some(header) = headers.next()? {
+            let unit = header.debug_info_offset().0;
+            if compile_units.binary_search(&unit).is_err() {
+                continue;
+            }
+            let start = header.offset().0;
+            // A set's extent: its initial length field, then that many bytes.
+            let end = start
+                + usize::from(header.encoding().format.initial_length_size())
+                + header.length();
+            if end > aranges_bytes.len() {
+                return Ok(());
+            }
+            sets.push((unit, start..end));
+            let mut iter = header.entries();
+            // Entries in error are skipped, as addr2line does (the iterator stops at errors
+            // it cannot skip).
+            while let Some(entry) = iter.next().transpose() {
+                let Ok(entry) = entry else { continue };
+                let range = entry.range();
+                if entry.length() != 0 && range.begin < range.end {
+                    entries.push((range.begin, range.end, unit));
+                }
+            }
+        }
+        sets.sort_by_key(|(unit, set)| (*unit, set.start));
+        let mut units: Vec<Unit> = Vec::new();
+        for (i, (unit, _)) in sets.iter().enumerate() {
+            match units.last_mut() {
+                Some(last) if last.offset == *unit => last.sets.end = i + 1,
+                _ => units.push(Unit {
+                    offset: *unit,
+                    sets: i..i + 1,
+                    context: OnceCell::new(),
+                    needs_whole: Cell::new(false),
+                }),
+            }
+        }
+        if u32::try_from(units.len()).is_err() {
+            return Ok(());
+        }
+        let mut ranges: Vec<(u64, u64, u32)> = Vec::with_capacity(entries.len());
+        entries.sort_unstable();
+        for (begin, end, unit) in entries {
+            let index = units.partition_point(|u| u.offset < unit) as u32;
+            match ranges.last_mut() {
+                Some(last) if begin < last.1 => {
+                    if last.2 != index {
+                        last.2 = AMBIGUOUS;
+                    }
+                    last.1 = last.1.max(end);
+                }
+                _ => ranges.push((begin, end, index)),
+            }
+        }
+        self.complete = compile_units.len() == units.len();
+        self.sets = sets.into_iter().map(|(_, set)| set).collect();
+        self.units = units;
+        self.ranges = ranges;
+        Ok(())
+    }
+
+    /// The unit whose aranges alone cover `probe`.
+    fn unit_at(&self, probe: u64) -> Option<&Unit> {
+        let (_, end, unit) = self.range_at(probe)?;
+        (probe < end && unit != AMBIGUOUS).then(|| &self.units[unit as usize])
+    }
+
+    /// Whether the aranges of more than one unit cover `probe`.
+    fn ambiguous(&self, probe: u64) -> bool {
+        self.range_at(probe)
+            .is_some_and(|(_, end, unit)| probe < end && unit == AMBIGUOUS)
+    }
+
+    /// The last range starting at or before `probe`.
+    fn range_at(&self, probe: u64) -> Option<(u64, u64, u32)> {
+        let i = self
+            .ranges
+            .partition_point(|r| r.0 <= probe)
+            .checked_sub(1)?;
+        Some(self.ranges[i])
+    }
+
+    fn unit_context<'a>(&self, unit: &'a Unit) -> Option<&'a addr2line::Context<Reader>> {
+        if unit.needs_whole.get() {
+            return None;
+        }
+        unit.context
+            .get_or_init(|| self.build_unit_context(unit).map(Box::new))
+            .as_deref()
+    }
+
+    /// addr2line over `unit` alone: a `.debug_info` holding just the unit (so at offset 0;
+    /// no bytes are copied) and a `.debug_aranges` holding just its sets, pointed at offset 0.
+    /// Moving the unit is sound only if nothing in it is an offset into `.debug_info`: the
+    /// forms that can hold one (DW_FORM_ref_addr, and DW_FORM_indirect which can name it)
+    /// must be absent from its abbreviations. Offsets into the other sections stay valid.
+    fn build_unit_context(&self, unit: &Unit) -> Option<addr2line::Context<Reader>> {
+        let info_bytes = self.section(gimli::SectionId::DebugInfo);
+        let info = gimli::DebugInfo::from(self.reader(info_bytes.clone()));
+        let header = info
+            .header_from_offset(gimli::DebugInfoOffset(unit.offset))
+            .ok()?;
+        let abbrev = self.section(gimli::SectionId::DebugAbbrev);
+        let abbrev_offset = header.debug_abbrev_offset().0;
+        if abbrev_offset > abbrev.len()
+            || !offset_free(self.reader(abbrev), abbrev_offset).unwrap_or(false)
+        {
+            return None;
+        }
+        let end = unit.offset.checked_add(header.length_including_self())?;
+        if end > info_bytes.len() {
+            return None;
+        }
+        let mut unit_bytes = info_bytes;
+        unit_bytes.narrow(unit.offset..end);
+        let aranges = self.section(gimli::SectionId::DebugAranges);
+        let mut sets = Vec::new();
+        for set in &self.sets[unit.sets.clone()] {
+            let mut bytes = aranges[set.clone()].to_vec();
+            // The set's debug_info_offset field follows its initial length and version;
+            // zero reads the same in either byte order.
+            let field = if bytes[..4] == [0xff; 4] {
+                14..22
+            } else {
+                6..10
+            };
+            bytes.get_mut(field)?.fill(0);
+            sets.extend_from_slice(&bytes);
+        }
+        let dwarf = self.dwarf(Some(unit_bytes), Some(SharedBytes::owned(sets)));
+        addr2line::Context::from_dwarf(dwarf).ok()
+    }
+
+    fn whole_context(&self) -> Option<&addr2line::Context<Reader>> {
+        self.whole
+            .get_or_init(|| addr2line::Context::from_dwarf(self.dwarf(None, None)).ok())
+            .as_ref()
+    }
+}
+
+/// All frames at `probe`, or the first error.
+fn all_frames(
+    ctx: &addr2line::Context<Reader>,
+    probe: u64,
+) -> Result<Vec<addr2line::Frame<'_, Reader>>, gimli::Error> {
+    let mut iter = ctx.find_frames(probe).skip_all_loads()?;
+    let mut frames = Vec::new();
+    while let Some(frame) = iter.next()? {
+        frames.push(frame);
+    }
+    Ok(frames)
+}
+
+/// Whether the abbreviation table at `offset` of `.debug_abbrev` uses no form that holds
+/// (or may hold) an offset into `.debug_info`.
+fn offset_free(mut abbrev: Reader, offset: usize) -> gimli::Result<bool> {
+    abbrev.skip(offset)?;
+    while abbrev.read_uleb128()? != 0 {
+        abbrev.read_uleb128()?; // tag
+        abbrev.read_u8()?; // children
+        loop {
+            let name = abbrev.read_uleb128()?;
+            let form = gimli::DwForm(abbrev.read_uleb128_u16()?);
+            if name == 0 && form.0 == 0 {
+                break;
+            }
+            if form == gimli::DW_FORM_implicit_const {
+                abbrev.read_sleb128()?;
+            }
+            if form == gimli::DW_FORM_ref_addr || form == gimli::DW_FORM_indirect {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::ObjectSymbol;
+
+    fn abbrev_reader(bytes: &[u8]) -> Reader {
+        gimli::EndianReader::new(
+            SharedBytes::owned(bytes.to_vec()),
+            gimli::RunTimeEndian::Little,
+        )
+    }
+
+    /// Abbreviation tables written by hand: a unit whose DIEs may hold a `.debug_info`
+    /// offset is told apart from one whose DIEs cannot.
+    #[test]
+    fn offsets_into_debug_info_found_in_abbreviations() {
+        // Code 1: DW_TAG_compile_unit with children, DW_AT_name as DW_FORM_strp and
+        // DW_AT_language as DW_FORM_implicit_const (followed by its value, -1 as SLEB128).
+        let unit = [1, 0x11, 1, 0x03, 0x0e, 0x13, 0x21, 0x7f, 0, 0];
+        // Code 2: DW_TAG_subprogram, DW_AT_abstract_origin as DW_FORM_ref_addr.
+        let by_offset = [2, 0x2e, 0, 0x31, 0x10, 0, 0];
+        // Code 2: the same as DW_FORM_ref4 (unit-relative); code 3: DW_FORM_indirect.
+        let by_unit = [2, 0x2e, 0, 0x31, 0x13, 0, 0];
+        let indirect = [3, 0x2e, 0, 0x31, 0x16, 0, 0];
+        let table = |parts: &[&[u8]]| [parts.concat(), vec![0]].concat();
+        let free = |bytes: Vec<u8>, at| offset_free(abbrev_reader(&bytes), at);
+        assert!(free(table(&[&unit, &by_unit]), 0).unwrap());
+        assert!(!free(table(&[&unit, &by_offset]), 0).unwrap());
+        assert!(!free(table(&[&unit, &by_unit, &indirect]), 0).unwrap());
+        // At an offset, after another unit's table that uses DW_FORM_ref_addr.
+        let two = [table(&[&unit, &by_offset]), table(&[&unit, &by_unit])].concat();
+        assert!(free(two.clone(), two.len() / 2).unwrap());
+        // A table cut short is an error (the whole-file context names that unit).
+        assert!(free(table(&[&unit, &by_unit])[..8].to_vec(), 0).is_err());
+    }
+
+    /// The system libc's debug file: 2000 units, all of them with aranges and none
+    /// referring to another by offset, so every function of it, and its PLT, is named
+    /// without the whole-file context.
+    #[test]
+    fn libc_named_without_the_whole_file() {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let Some(libc) = maps
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(5))
+            .find(|p| {
+                p.rsplit('/')
+                    .next()
+                    .is_some_and(|n| n.starts_with("libc.so"))
+            })
+        else {
+            return cpiflame_testkit::unavailable("no libc.so mapped into the test process");
+        };
+        let image = crate::Image::open(std::path::Path::new(libc)).unwrap();
+        let hex: String = image
+            .build_id
+            .unwrap_or_default()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let path = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
+        let Ok(bytes) = std::fs::read(&path) else {
+            return cpiflame_testkit::unavailable(format!("{path} absent (Debian: libc6-dbg)"));
+        };
+        let names = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        assert!(names.complete, "every unit has aranges");
+        let (mut covered, mut named) = (0, 0);
+        for symbol in file.symbols() {
+            if symbol.kind() != object::SymbolKind::Text || symbol.size() == 0 {
+                continue;
+            }
+            covered += usize::from(names.unit_at(symbol.address()).is_some());
+            named += usize::from(!names.frames(symbol.address()).is_empty());
+        }
+        // And the PLT, which no unit covers.
+        let plt = file.section_by_name(".plt").unwrap();
+        for address in plt.address()..plt.address() + plt.size() {
+            assert!(names.frames(address).is_empty(), "{address:#x} in the PLT");
+        }
+        assert!(covered > 5000 && named > 5000, "{named} of {covered} named");
+        assert!(
+            names.whole.get().is_none(),
+            "the whole-file context was built"
+        );
+        let built = names
+            .units
+            .iter()
+            .filter(|u| u.context.get().is_some())
+            .count();
+        let own = names
+            .units
+            .iter()
+            .filter(|u| matches!(u.context.get(), Some(Some(_))) && !u.needs_whole.get())
+            .count();
+        assert_eq!(own, built, "units that needed the whole file");
+        assert!(built > 1000, "{built} of {} units used", names.units.len());
+    }
+}
