@@ -85,6 +85,7 @@ fn one_thread_and_many_give_the_same_bytes() {
         ][..],
         &["fold", data, "--event", "task-clock"][..],
         &["script", data][..],
+        &["convert", data, "--to", "pprof", "-o", "-"][..],
     ] {
         let one = cpiflame_with(args, Some("1"));
         let many = cpiflame_with(args, None);
@@ -105,6 +106,37 @@ fn one_thread_and_many_give_the_same_bytes() {
         assert!(
             folded.lines().any(|l| l.starts_with(&format!("{thread};"))),
             "no {thread} stacks in\n{folded}"
+        );
+    }
+}
+
+/// Kernel frames met before the kernel symbols are read (on their own thread) get their names
+/// at the end, a frame per address until then: pprof's locations and samples must not depend
+/// on when the symbols arrived. Page faults put kernel frames in the very first samples.
+#[test]
+fn pprof_of_early_kernel_frames_is_the_same_from_one_thread_and_many() {
+    if !perf_available() {
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
+        return;
+    }
+    let fixtures = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("threads-pprof");
+    let data = dir.path("faults.data");
+    perf_record(
+        &data,
+        "cpu-clock",
+        &["-F", "4000"],
+        &[s(&fixtures.faults), "20000"],
+    )
+    .expect("perf record");
+    let args = ["convert", s(&data), "--to", "pprof", "-o", "-"];
+    let one = cpiflame_with(&args, Some("1"));
+    for _ in 0..3 {
+        let many = cpiflame_with(&args, None);
+        assert!(!success(&one).is_empty());
+        assert!(
+            success(&one) == success(&many),
+            "pprof from one thread and from several differ"
         );
     }
 }

@@ -132,6 +132,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         }
     })?;
     resolver.finish_names();
+    let (locations, samples) = merge_by_final_names(&resolver, locations, samples);
 
     let mut b = Builder::new();
     for name in &names {
@@ -244,9 +245,6 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         }
         ids.push(b.location(mapping_id, key.address, &frames));
     }
-    // Stable output: samples in the order of their stacks.
-    let mut samples: Vec<(SampleKey, Vec<u64>)> = samples.into_iter().collect();
-    samples.sort();
     for ((thread, pid, tid, stack), values) in samples {
         b.sample(
             stack.iter().map(|&i| ids[i as usize]).collect(),
@@ -261,6 +259,50 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     Ok(b.finish())
 }
 
+/// The locations and samples with locations that are the same once every frame has its
+/// final name made one. A kernel frame seen before the kernel symbols were read (they load on
+/// another thread) has a frame of its own per address until then, where one seen later shares
+/// its function's: merged here, the output does not depend on when the symbols arrived, and
+/// is the same as from one thread. Locations keep the order of their first appearance; the
+/// samples are sorted by stack.
+fn merge_by_final_names(
+    resolver: &Resolver,
+    locations: Vec<(LocationKey, LocationData)>,
+    samples: HashMap<SampleKey, Vec<u64>>,
+) -> (Vec<(LocationKey, LocationData)>, Vec<(SampleKey, Vec<u64>)>) {
+    type Named = (i32, u64, bool, Vec<(Arc<str>, Arc<str>, FrameKind)>);
+    let mut first: HashMap<Named, u32> = HashMap::new();
+    let mut kept = Vec::with_capacity(locations.len());
+    let mut merged_into = Vec::with_capacity(locations.len());
+    for (key, data) in locations {
+        let frames = key
+            .frames
+            .iter()
+            .map(|&f| {
+                let info = resolver.frame(f);
+                (info.name.clone(), info.module.clone(), info.kind)
+            })
+            .collect();
+        let named = (key.pid, key.address, key.leaf, frames);
+        let index = *first.entry(named).or_insert_with(|| {
+            kept.push((key, data));
+            (kept.len() - 1) as u32
+        });
+        merged_into.push(index);
+    }
+    let mut merged: std::collections::BTreeMap<SampleKey, Vec<u64>> = Default::default();
+    for ((thread, pid, tid, stack), values) in samples {
+        let stack = stack.iter().map(|&i| merged_into[i as usize]).collect();
+        let sum = merged
+            .entry((thread, pid, tid, stack))
+            .or_insert_with(|| vec![0; values.len()]);
+        for (sum, v) in sum.iter_mut().zip(values) {
+            *sum = sum.saturating_add(v);
+        }
+    }
+    (kept, merged.into_iter().collect())
+}
+
 fn user_mapping(m: &MappingInfo) -> MappingSpec {
     MappingSpec {
         start: m.start,
@@ -270,5 +312,167 @@ fn user_mapping(m: &MappingInfo) -> MappingSpec {
         build_id: m.build_id.as_deref().map(hex).unwrap_or_default(),
         named: true,
         lines: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+    use std::path::Path;
+    use std::sync::{Condvar, Mutex};
+
+    use cpiflame_perf_data::abi::{callchain, misc, sample};
+    use cpiflame_perf_data::write::{sample_record, EventAttr, SampleFields};
+    use cpiflame_perf_data::{parse_sample_record, Endian, Meta};
+    use cpiflame_unwind::{Machine, SharedBytes, Source, StackEntry};
+
+    /// A machine whose /proc/kallsyms can be held back: reading it waits until `open`.
+    struct HeldKallsyms {
+        open: Mutex<bool>,
+        opened: Condvar,
+    }
+
+    impl HeldKallsyms {
+        fn release(&self) {
+            *self.open.lock().unwrap() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    impl Source for HeldKallsyms {
+        fn map(&self, _: &Path) -> io::Result<SharedBytes> {
+            Err(io::ErrorKind::NotFound.into())
+        }
+        fn read_text(&self, path: &Path) -> io::Result<String> {
+            if path != Path::new("/proc/kallsyms") {
+                return Err(io::ErrorKind::NotFound.into());
+            }
+            let mut open = self.open.lock().unwrap();
+            while !*open {
+                open = self.opened.wait(open).unwrap();
+            }
+            Ok("ffffffff81000000 T _text\nffffffff81000100 t one_function\nffffffff81000200 t next_function\n".into())
+        }
+        fn vdso(&self) -> Option<SharedBytes> {
+            None
+        }
+        fn machine(&self) -> Machine {
+            Machine {
+                hostname: Some("here".into()),
+                os_release: Some("6.1".into()),
+                kernel_build_id: None,
+            }
+        }
+    }
+
+    /// The kernel entries of a sample whose call chain is `chain` (markers included).
+    fn kernel_entries(resolver: &mut Resolver, chain: &[u64]) -> Vec<StackEntry> {
+        let attr = EventAttr {
+            sample_type: sample::IP | sample::TID | sample::CALLCHAIN,
+            ..EventAttr::default()
+        };
+        let fields = SampleFields {
+            ip: chain[1],
+            pid: 7,
+            tid: 7,
+            callchain: chain.to_vec(),
+            misc: misc::KERNEL,
+            ..SampleFields::default()
+        };
+        let record = sample_record(&attr, &fields).unwrap();
+        let sample = parse_sample_record(&record, 0, &attr, Endian::Little).unwrap();
+        let mut entries = Vec::new();
+        resolver.resolve(&sample, &mut entries);
+        entries
+    }
+
+    /// One address as a sampled instruction (looked up as is) and as a return address (looked
+    /// up at the byte before) is two frames while the kernel symbols are not read yet, and one
+    /// once they are: the locations and samples made of them merge into what one thread
+    /// (which reads the symbols first) makes.
+    #[test]
+    fn frames_named_late_merge_into_the_locations_of_frames_named_at_once() {
+        const X: u64 = 0xffff_ffff_8100_0150;
+        let meta = Meta {
+            hostname: Some("here".into()),
+            os_release: Some("6.1".into()),
+            ..Meta::default()
+        };
+        let locations_of = |single_threaded: bool| {
+            let source = Arc::new(HeldKallsyms {
+                open: Mutex::new(single_threaded),
+                opened: Condvar::new(),
+            });
+            let options = Options {
+                single_threaded,
+                ..Options::default()
+            };
+            let mut resolver = Resolver::with_source(&meta, options, source.clone());
+            let leaf = kernel_entries(&mut resolver, &[callchain::KERNEL, X]);
+            let returning = kernel_entries(
+                &mut resolver,
+                &[callchain::KERNEL, 0xffff_ffff_8100_0210, X],
+            );
+            source.release();
+            resolver.finish_names();
+            let key = |e: &StackEntry| LocationKey {
+                pid: -1,
+                address: e.address,
+                frames: vec![e.frame],
+                leaf: false,
+            };
+            let data = || LocationData {
+                mapping: None,
+                lines: Vec::new(),
+                kernel: true,
+            };
+            let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
+            let mut index_of =
+                |e: &StackEntry| match locations.iter().position(|(k, _)| *k == key(e)) {
+                    Some(i) => i as u32,
+                    None => {
+                        locations.push((key(e), data()));
+                        locations.len() as u32 - 1
+                    }
+                };
+            let a = vec![index_of(&leaf[0])];
+            let b = vec![index_of(&returning[0]), index_of(&returning[1])];
+            let thread: Arc<str> = "t".into();
+            let samples: HashMap<SampleKey, Vec<u64>> = [
+                ((thread.clone(), 7, 7, a), vec![1, 10]),
+                ((thread, 7, 7, b), vec![2, 20]),
+            ]
+            .into_iter()
+            .collect();
+            let before = locations.len();
+            let (locations, samples) = merge_by_final_names(&resolver, locations, samples);
+            let named: Vec<(u64, Vec<String>)> = locations
+                .iter()
+                .map(|(k, _)| {
+                    let names = k.frames.iter().map(|&f| resolver.frame(f).name.to_string());
+                    (k.address, names.collect())
+                })
+                .collect();
+            let stacks: Vec<(Vec<u32>, Vec<u64>)> = samples
+                .into_iter()
+                .map(|((_, _, _, s), v)| (s, v))
+                .collect();
+            (before, named, stacks)
+        };
+        let (one_before, one, one_stacks) = locations_of(true);
+        let (many_before, many, many_stacks) = locations_of(false);
+        // Read first: one frame for X either way. Read late: two until merged.
+        assert_eq!(one_before, 2);
+        assert_eq!(many_before, 3);
+        assert_eq!(one, many);
+        assert_eq!(
+            one,
+            [
+                (X, vec!["one_function".to_string()]),
+                (0xffff_ffff_8100_0210, vec!["next_function".to_string()]),
+            ]
+        );
+        assert_eq!(one_stacks, many_stacks);
     }
 }
