@@ -40,6 +40,9 @@ struct LocationData {
     kernel: bool,
 }
 
+/// A location and what is known of it.
+type Location = (LocationKey, LocationData);
+
 /// A distinct sample: thread, process, stack of location indexes (leaf first).
 type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
 
@@ -267,9 +270,9 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
 /// samples are sorted by stack.
 fn merge_by_final_names(
     resolver: &Resolver,
-    locations: Vec<(LocationKey, LocationData)>,
+    locations: Vec<Location>,
     samples: HashMap<SampleKey, Vec<u64>>,
-) -> (Vec<(LocationKey, LocationData)>, Vec<(SampleKey, Vec<u64>)>) {
+) -> (Vec<Location>, Vec<(SampleKey, Vec<u64>)>) {
     type Named = (i32, u64, bool, Vec<(Arc<str>, Arc<str>, FrameKind)>);
     let mut first: HashMap<Named, u32> = HashMap::new();
     let mut kept = Vec::with_capacity(locations.len());
