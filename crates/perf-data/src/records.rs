@@ -211,7 +211,7 @@ fn populate(map: &Mmap, start: usize, len: usize) {
 }
 
 /// Bytes released behind the reader at a time, at least.
-const RELEASE_BATCH: u64 = 2 << 20;
+const RELEASE_BATCH: u64 = 1 << 20;
 
 /// Files with less data than this are read without a pager thread.
 const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
@@ -220,7 +220,7 @@ const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 const POPULATE_WINDOW: u64 = 8 << 20;
 /// The same with a pager, which keeps one more window mapped: smaller, as it adds to the
 /// resident memory.
-const PAGER_WINDOW: u64 = 2 << 20;
+const PAGER_WINDOW: u64 = 1 << 20;
 /// Page size assumed for releasing; on kernels with larger pages the advice fails harmlessly.
 const PAGE: u64 = 4096;
 

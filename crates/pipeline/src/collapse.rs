@@ -220,8 +220,8 @@ fn walk_on_two_threads(
         let mut error = None;
         let mut released_to = 0;
         for batch in filled {
-            // In steps of 2 MiB or more: each release flushes the TLB of every core.
-            if batch.floor >= released_to + (2 << 20) {
+            // In steps of 1 MiB or more: each release flushes the TLB of every core.
+            if batch.floor >= released_to + (1 << 20) {
                 file.release_pages(released_to..batch.floor);
                 released_to = batch.floor;
             }

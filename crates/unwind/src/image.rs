@@ -88,11 +88,25 @@ struct SymbolIndex {
     symbols: Vec<Symbol>,
     /// The string table's place in the file.
     strings: Range<usize>,
+    /// Names read since the string table's pages were last released.
+    names_read: Cell<u32>,
 }
+
+/// Names read between releases of the string table's pages: each read maps in the pages
+/// around the name, and the thousands of names a large program's profile hits would leave
+/// megabytes of a large library's string table resident.
+const NAMES_BETWEEN_RELEASES: u32 = 256;
 
 impl SymbolIndex {
     /// The raw name of `symbol` in `data`, the file indexed.
-    fn name<'a>(&self, symbol: &Symbol, data: &'a [u8]) -> &'a [u8] {
+    fn name<'a>(&self, symbol: &Symbol, data: &'a SharedBytes) -> &'a [u8] {
+        let read = self.names_read.get() + 1;
+        if read >= NAMES_BETWEEN_RELEASES {
+            data.release_pages(self.strings.clone());
+            self.names_read.set(0);
+        } else {
+            self.names_read.set(read);
+        }
         let start = self.strings.start.saturating_add(symbol.name as usize);
         let room = data.get(start..self.strings.end).unwrap_or_default();
         let end = room.iter().position(|&b| b == 0).unwrap_or(room.len());
@@ -504,6 +518,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     let mut index = SymbolIndex {
         symbols: Vec::new(),
         strings,
+        names_read: Cell::new(0),
     };
     // What object's `is_definition` and `kind` let through: functions and untyped symbols
     // defined in a section (not mapping symbols such as `$x`), at a non-zero address.

@@ -10,7 +10,9 @@ use memmap2::Mmap;
 #[derive(Clone)]
 enum Backing {
     Map(Arc<Mmap>),
-    Owned(Arc<[u8]>),
+    /// A `Vec` as it is: turning it into an `Arc<[u8]>` would copy it (decompressed debug
+    /// sections are megabytes, and both copies would be resident at once).
+    Owned(Arc<Vec<u8>>),
 }
 
 /// A shared, immutable byte range.
@@ -73,7 +75,7 @@ impl SharedBytes {
     pub fn owned(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
         SharedBytes {
-            backing: Backing::Owned(bytes.into()),
+            backing: Backing::Owned(Arc::new(bytes)),
             range: 0..len,
         }
     }
