@@ -278,6 +278,14 @@ impl Image {
         framehop::Module::new(name, avma, base_avma, UnwindSections { image: self })
     }
 
+    /// Drops the pages of the unwind sections from this process's memory; they fault back in
+    /// as framehop reads them again.
+    pub(crate) fn release_unwind_pages(&self) {
+        for (_, _, bytes) in &self.unwind_sections {
+            bytes.release_pages(0..bytes.len());
+        }
+    }
+
     /// Bytes of unwind section `name` with its SVMA range.
     fn section(&self, name: &[u8]) -> Option<(Range<u64>, SharedBytes)> {
         self.unwind_sections

@@ -110,6 +110,8 @@ pub struct Resolver {
     recipe: TwinRecipe,
     kernel_ips: Vec<u64>,
     user_ips: Vec<u64>,
+    /// Stacks unwound since the unwind tables' pages were last released.
+    unwinds_since_release: u32,
     pub stats: Stats,
 }
 
@@ -211,6 +213,7 @@ impl Resolver {
             recipe,
             kernel_ips: Vec::new(),
             user_ips: Vec::new(),
+            unwinds_since_release: 0,
             stats: Stats::default(),
         }
     }

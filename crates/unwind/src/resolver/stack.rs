@@ -7,6 +7,7 @@ use framehop::Unwinder;
 
 use super::{Resolver, MAX_FRAMES};
 use crate::address::Avma;
+use crate::image::Image;
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
 /// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
@@ -16,6 +17,11 @@ fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
     let word = bytes.get(off..end).ok_or(())?;
     Ok((u64::from_le_bytes(word.try_into().map_err(|_| ())?), end))
 }
+
+/// Unwinds between releases of the unwind tables' pages: each lookup maps in the pages
+/// around an entry, and the thousands of functions a large program's profile hits would leave
+/// megabytes of a large library's `.eh_frame` resident.
+const UNWINDS_BETWEEN_RELEASES: u32 = 2048;
 
 impl Resolver {
     /// Unwinds the user stack of `sample` (of process `pid`) into `self.addrs`, when the
@@ -37,6 +43,11 @@ impl Resolver {
             return true;
         };
         self.stats.dwarf_unwound += 1;
+        self.unwinds_since_release += 1;
+        if self.unwinds_since_release >= UNWINDS_BETWEEN_RELEASES {
+            self.unwinds_since_release = 0;
+            self.images.iter().for_each(Image::release_unwind_pages);
+        }
         let bytes = stack.used();
         let mut read_stack = |addr: u64| stack_word(bytes, sp, addr).map(|(word, _)| word);
         let empty = UnwinderX86_64::new();
