@@ -220,7 +220,7 @@ const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 const POPULATE_WINDOW: u64 = 8 << 20;
 /// The same with a pager, which keeps one more window mapped: smaller, as it adds to the
 /// resident memory.
-const PAGER_WINDOW: u64 = 1 << 20;
+const PAGER_WINDOW: u64 = 512 << 10;
 /// Page size assumed for releasing; on kernels with larger pages the advice fails harmlessly.
 const PAGE: u64 = 4096;
 

@@ -156,7 +156,7 @@ struct Batch<'a> {
 
 /// Records per batch: enough that handing over costs little, few enough that the naming
 /// thread starts early.
-const BATCH: usize = 128;
+const BATCH: usize = 64;
 
 /// [`walk_samples`] on two threads: one reads the records and unwinds user stacks with a
 /// twin of `resolver` that sees the same records; this one names the stacks and calls
