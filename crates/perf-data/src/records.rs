@@ -217,7 +217,7 @@ const RELEASE_BATCH: u64 = 1 << 20;
 const PAGER_MIN_DATA: u64 = 4 * POPULATE_WINDOW;
 
 /// Bytes populated ahead of the walk at a time.
-const POPULATE_WINDOW: u64 = 8 << 20;
+const POPULATE_WINDOW: u64 = 2 << 20;
 /// The same with a pager, which keeps one more window mapped: smaller, as it adds to the
 /// resident memory.
 const PAGER_WINDOW: u64 = 512 << 10;
