@@ -58,11 +58,12 @@ struct Segment {
 }
 
 /// A symbol-table entry as an index into the file's string table: names are neither read,
-/// copied nor demangled until an address in the symbol is named. 16 bytes: a large library
+/// copied nor demangled until an address in the symbol is named. 12 bytes: a large library
 /// has hundreds of thousands.
 #[derive(Clone, Copy, Debug)]
 struct Symbol {
-    svma: Svma,
+    /// The symbol's SVMA less the index's base (code is never 4 GiB from the first segment).
+    offset: u32,
     /// Where the (mangled, NUL-terminated) name starts in the string table.
     name: u32,
     /// The symbol's size in the low 30 bits, saturated (no function is 1 GiB); the binding
@@ -86,6 +87,8 @@ impl Symbol {
 #[derive(Default)]
 struct SymbolIndex {
     symbols: Vec<Symbol>,
+    /// The SVMA symbols' offsets count from: the lowest loaded segment's.
+    base: u64,
     /// The string table's place in the file.
     strings: Range<usize>,
     /// Names read since the string table's pages were last released.
@@ -98,6 +101,10 @@ struct SymbolIndex {
 const NAMES_BETWEEN_RELEASES: u32 = 256;
 
 impl SymbolIndex {
+    fn svma(&self, symbol: &Symbol) -> u64 {
+        self.base.saturating_add(u64::from(symbol.offset))
+    }
+
     /// The raw name of `symbol` in `data`, the file indexed.
     fn name<'a>(&self, symbol: &Symbol, data: &'a SharedBytes) -> &'a [u8] {
         let read = self.names_read.get() + 1;
@@ -413,11 +420,11 @@ impl Image {
     fn symbols_at(&self, svma: Svma) -> Vec<Symbol> {
         let index = self.symbols();
         let symbols = &index.symbols;
-        let end = symbols.partition_point(|s| s.svma <= svma);
+        let end = symbols.partition_point(|s| index.svma(s) <= svma.0);
         let Some(last) = end.checked_sub(1).map(|i| &symbols[i]) else {
             return Vec::new();
         };
-        let start = symbols[..end].partition_point(|s| s.svma < last.svma);
+        let start = symbols[..end].partition_point(|s| s.offset < last.offset);
         let mut aliases = symbols[start..end].to_vec();
         if aliases.len() > 1 {
             // The main name first, chosen as perf does: one with a size, then global over
@@ -435,7 +442,7 @@ impl Image {
             });
         }
         let main = &aliases[0];
-        if main.size() != 0 && svma.0 >= main.svma.0.saturating_add(u64::from(main.size())) {
+        if main.size() != 0 && svma.0 >= index.svma(main).saturating_add(u64::from(main.size())) {
             return Vec::new();
         }
         aliases
@@ -499,7 +506,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     data: &SharedBytes,
 ) -> SymbolIndex {
     use object::elf::{SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE};
-    use object::read::elf::{ElfFile, SectionHeader, Sym};
+    use object::read::elf::{ElfFile, ProgramHeader, SectionHeader, Sym};
     let Ok(file) = ElfFile::<Elf>::parse(&**data) else {
         return SymbolIndex::default();
     };
@@ -523,8 +530,17 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
         return SymbolIndex::default();
     }
     let bytes: &[u8] = data;
+    // Offsets count from the lowest loaded segment (0 for a file without segments).
+    let base = file
+        .elf_program_headers()
+        .iter()
+        .filter(|h| h.p_type(endian) == object::elf::PT_LOAD)
+        .map(|h| h.p_vaddr(endian).into())
+        .min()
+        .unwrap_or(0);
     let mut index = SymbolIndex {
         symbols: Vec::new(),
+        base,
         strings,
         names_read: Cell::new(0),
     };
@@ -557,18 +573,20 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     let per_chunk = (CHUNK_BYTES / std::mem::size_of::<Elf::Sym>()).max(1);
     let mut released = table_range.start;
     for chunk in entries.chunks(per_chunk) {
-        symbols.extend(chunk.iter().filter(|s| text(s)).map(|s| {
+        symbols.extend(chunk.iter().filter(|s| text(s)).filter_map(|s| {
             let binding = match s.st_bind() {
                 STB_WEAK => 2,
                 STB_LOCAL => 1,
                 _ => 0,
             };
             let size = u32::try_from(s.st_size(endian).into()).unwrap_or(u32::MAX);
-            Symbol {
-                svma: Svma(s.st_value(endian).into()),
+            // Outside the 4 GiB from the first segment: no code of this file.
+            let offset = u32::try_from(s.st_value(endian).into().checked_sub(base)?).ok()?;
+            Some(Symbol {
+                offset,
                 name: s.st_name(endian),
                 size_binding: size.min((1 << Symbol::SIZE_BITS) - 1) | binding << Symbol::SIZE_BITS,
-            }
+            })
         }));
         // Pages behind are done with: a large library's table is megabytes.
         let done = (chunk.as_ptr_range().end as usize).saturating_sub(bytes.as_ptr() as usize);
@@ -579,7 +597,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     // Aliases (several names at one address) are all kept, sorted by address only: their
     // names are read and compared when an address there is named (`Image::symbols_at`), not
     // for every alias of the library.
-    symbols.sort_unstable_by_key(|s| s.svma);
+    symbols.sort_unstable_by_key(|s| s.offset);
     symbols.shrink_to_fit();
     // From now on only the names of symbols hit are read.
     data.release_pages(table_range);
