@@ -253,6 +253,14 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
     std::fs::create_dir_all(&home).unwrap();
     let data = dir.path("faults.data");
     let (data, faults) = (data.to_str().unwrap(), fixtures.faults.to_str().unwrap());
+    let cached = home
+        .join(".debug/[kernel.kallsyms]")
+        .join(&id)
+        .join("kallsyms");
+    // A copy from another boot (KASLR put `_text` elsewhere) is replaced: kept, it would never
+    // match a recording again.
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    std::fs::write(&cached, "ffffffff00000000 T _text\n").unwrap();
     // Page faults: most samples are in the kernel.
     let recorded = cpiflame_at_home(
         &home,
@@ -274,10 +282,6 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
         "{}",
         String::from_utf8_lossy(&recorded.stderr)
     );
-    let cached = home
-        .join(".debug/[kernel.kallsyms]")
-        .join(&id)
-        .join("kallsyms");
     let copy = std::fs::read_to_string(&cached)
         .unwrap_or_else(|e| panic!("record left no {}: {e}", cached.display()));
     let text_line = |k: &str| {

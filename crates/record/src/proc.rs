@@ -119,16 +119,12 @@ pub fn synthesize(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
 /// the kernel symbols just read are kept there too ([`cache_kallsyms`]).
 pub fn kernel_mmap(attr: &EventAttr, buildid_cache: Option<&Path>) -> Option<Vec<u8>> {
     let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
-    if let (Some(cache), Some(id)) = (buildid_cache, kernel_build_id()) {
-        cache_kallsyms(cache, &id, &text);
-    }
-    let start = text.lines().find_map(|l| {
-        let mut w = l.split_whitespace();
-        let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
-        (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
-    })?;
+    let start = text_of(&text)?;
     if start == 0 {
         return None;
+    }
+    if let (Some(cache), Some(id)) = (buildid_cache, kernel_build_id()) {
+        cache_kallsyms(cache, &id, &text, start);
     }
     let record = Mmap2 {
         pid: -1,
@@ -151,23 +147,20 @@ pub fn kernel_mmap(attr: &EventAttr, buildid_cache: Option<&Path>) -> Option<Vec
     mmap2_record(attr, &record, &sample_id).ok()
 }
 
-/// Keeps `kallsyms` as `CACHE/[kernel.kallsyms]/BUILD_ID/kallsyms`, where perf record keeps
-/// its copy and perf report and `cpiflame render` look for it, unless a copy is there
-/// already (perf's rule: the first copy of a kernel's symbols stays; readers check that it
-/// matches the recording). Best effort: a cache that cannot be written costs only speed.
-pub fn cache_kallsyms(cache: &Path, build_id: &[u8], kallsyms: &str) {
-    // Hidden addresses (kernel.kptr_restrict) would make a copy that names nothing.
-    if kallsyms
-        .lines()
-        .next()
-        .is_none_or(|l| l.starts_with("0000000000000000"))
-    {
-        return;
-    }
+/// Keeps `kallsyms` (whose `_text` is at `text`, so addresses are shown) as
+/// `CACHE/[kernel.kallsyms]/BUILD_ID/kallsyms`, where perf record keeps its copy and perf
+/// report and `cpiflame render` look for it. A copy already there stays when its `_text` is
+/// this boot's; one from another boot (KASLR moved the kernel) is replaced, else no later
+/// recording could use it (readers check that the copy matches the recording). Best effort: a
+/// cache that cannot be written costs only speed.
+pub fn cache_kallsyms(cache: &Path, build_id: &[u8], kallsyms: &str, text: u64) {
     let id: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
     let dir = cache.join("[kernel.kallsyms]").join(id);
     let path = dir.join("kallsyms");
-    if path.exists() || std::fs::create_dir_all(&dir).is_err() {
+    if std::fs::read_to_string(&path).is_ok_and(|copy| text_of(&copy) == Some(text)) {
+        return;
+    }
+    if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
     // Written aside and renamed: a reader never sees half a file.
@@ -175,6 +168,15 @@ pub fn cache_kallsyms(cache: &Path, build_id: &[u8], kallsyms: &str) {
     if std::fs::write(&part, kallsyms).is_err() || std::fs::rename(&part, &path).is_err() {
         let _ = std::fs::remove_file(&part);
     }
+}
+
+/// The address of `_text` in kallsyms text.
+fn text_of(kallsyms: &str) -> Option<u64> {
+    kallsyms.lines().find_map(|l| {
+        let mut w = l.split_whitespace();
+        let (addr, _, name) = (w.next()?, w.next()?, w.next()?);
+        (name == "_text").then(|| u64::from_str_radix(addr, 16).ok())?
+    })
 }
 
 /// Build id of the running kernel: the GNU build-id note of `/sys/kernel/notes` (ELF notes,

@@ -171,10 +171,13 @@ impl Resolver {
             .map(|b| hex(&b.build_id));
         let kernel_symbol_files = KernelSymbolFiles {
             given: options.kallsyms.clone(),
+            // Only for a file recorded here: a copy from this machine's kernel says nothing
+            // of where another machine had its modules.
             cached: options
                 .buildid_cache
                 .as_ref()
                 .zip(kernel_build_id)
+                .filter(|_| recorded_here)
                 .map(|(cache, id)| cache.join("[kernel.kallsyms]").join(id).join("kallsyms")),
             running: recorded_here.then(|| PathBuf::from("/proc/kallsyms")),
         };
