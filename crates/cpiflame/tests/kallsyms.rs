@@ -352,3 +352,46 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
     );
     assert!(!frames.iter().any(|(n, _)| *n == renamed));
 }
+
+/// Kernel functions with several names at one address (`__do_sys_sync`, `__ia32_sys_sync`,
+/// `__x64_sys_sync`; `__pi___x86_indirect_thunk_rax`, `__x86_indirect_thunk_rax`) are named as
+/// perf names them, sample by sample, on a recording of `sync` made here.
+#[test]
+fn kernel_aliases_are_named_as_perf_names_them() {
+    if !perf_available() {
+        cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
+        return;
+    }
+    let dir = Dir::new("kallsyms-aliases");
+    let data = dir.path("sync.data");
+    perf_record(
+        &data,
+        "cpu-clock",
+        &["--call-graph", "fp", "-F", "4000"],
+        &["sh", "-c", "for i in $(seq 1500); do sync; done"],
+    )
+    .unwrap();
+    let perf = support::perf_script_samples(&data).expect("perf script");
+    // Per kernel function, its frames over all samples: perf's, and cpiflame's from its folded
+    // stacks (`name_[k]`), as `kernel_frames` counts them.
+    let mut from_perf = std::collections::BTreeMap::new();
+    for frame in perf
+        .iter()
+        .flat_map(|s| &s.frames)
+        .filter(|f| f.is_kernel())
+    {
+        *from_perf.entry(frame.symbol.clone()).or_insert(0u64) += 1;
+    }
+    let ours: std::collections::BTreeMap<String, u64> =
+        kernel_frames(&stdout(cpiflame(&["fold", data.to_str().unwrap()])))
+            .into_iter()
+            .collect();
+    assert_eq!(ours, from_perf);
+    let compared: u64 = from_perf.values().sum();
+    // The recording must hold the aliased functions for the comparison to mean anything.
+    assert!(compared > 1000, "only {compared} kernel frames");
+    assert!(
+        from_perf.keys().any(|n| n.ends_with("sys_sync")),
+        "no sync syscall frame among {from_perf:?}"
+    );
+}

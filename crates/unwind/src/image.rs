@@ -427,16 +427,21 @@ impl Image {
         let start = symbols[..end].partition_point(|s| s.offset < last.offset);
         let mut aliases = symbols[start..end].to_vec();
         if aliases.len() > 1 {
-            // The main name first, chosen as perf does: one with a size, then global over
-            // local over weak (`__vdso_clock_gettime` over the weak `clock_gettime`), then
-            // the shortest (`malloc` over `__libc_malloc`), then by name for stability.
+            // The main name first, chosen as perf's `choose_best_symbol` does: one with a
+            // size, then global over local over weak (`__vdso_clock_gettime` over the weak
+            // `clock_gettime`), then the fewest leading underscores (`malloc` over
+            // `__libc_malloc`), then the longest; then by name for stability.
             let name = |s: &Symbol| index.name(s, &self.data);
             aliases.sort_unstable_by(|a, b| {
                 (a.size() == 0, a.binding())
                     .cmp(&(b.size() == 0, b.binding()))
                     .then_with(|| {
                         let (na, nb) = (name(a), name(b));
-                        na.len().cmp(&nb.len()).then_with(|| na.cmp(nb))
+                        let underscores = |n: &[u8]| n.iter().take_while(|&&c| c == b'_').count();
+                        underscores(na)
+                            .cmp(&underscores(nb))
+                            .then(nb.len().cmp(&na.len()))
+                            .then_with(|| na.cmp(nb))
                     })
                     .then_with(|| b.size().cmp(&a.size()))
             });

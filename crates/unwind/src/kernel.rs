@@ -179,22 +179,23 @@ impl Kallsyms {
         if self.symbols.is_empty() {
             return None;
         }
-        let names = &self.names;
-        // Of several names at one address, the least by name, module, then order of listing.
-        let rank = |s: &KernelSymbol| (names.at(s.name), s.module, s.name);
+        // Of several names at one address, the one listed last, as perf shows it: perf reads
+        // kallsyms without sizes, gives each symbol the room up to the next one, so that only
+        // the last name at an address has any, and then keeps the alias with a size
+        // (`__x64_sys_sync`, not `__do_sys_sync` or `__ia32_sys_sync`). Where the names lie
+        // (`name`) is the order of listing.
         if self.symbols.is_sorted_by_key(|s| s.addr) {
-            // The kernel lists its symbols by address: only the names at one address need
-            // choosing between, with no sort of a hundred thousand symbols.
+            // The kernel lists its symbols by address: no sort of a hundred thousand symbols.
             self.symbols.dedup_by(|later, kept| {
                 let alias = later.addr == kept.addr;
-                if alias && rank(later) < rank(kept) {
+                if alias {
                     *kept = *later;
                 }
                 alias
             });
         } else {
             self.symbols
-                .sort_unstable_by(|a, b| (a.addr, rank(a)).cmp(&(b.addr, rank(b))));
+                .sort_unstable_by_key(|s| (s.addr, std::cmp::Reverse(s.name)));
             self.symbols.dedup_by_key(|s| s.addr);
         }
         self.symbols.shrink_to_fit();
@@ -348,14 +349,15 @@ mod tests {
     }
 
     #[test]
-    fn aliases_at_one_address_are_chosen_alike_in_listed_or_shuffled_order() {
-        let listed = "ffffffff81000000 T _text\nffffffff81000100 t zeta\nffffffff81000100 T alpha\nffffffff81000100 t mid\nffffffff81000200 t next\n";
-        let shuffled = "ffffffff81000200 t next\nffffffff81000100 t mid\nffffffff81000000 T _text\nffffffff81000100 t zeta\nffffffff81000100 T alpha\n";
+    fn of_aliases_at_one_address_the_last_listed_names_it_as_perf_shows() {
+        // Listed by address, as the kernel lists them, and shuffled (a hand-made file).
+        let listed = "ffffffff81000000 T _text\nffffffff81000100 t __do_sys_x\nffffffff81000100 T __ia32_sys_x\nffffffff81000100 T __x64_sys_x\nffffffff81000200 t next\n";
+        let shuffled = "ffffffff81000200 t next\nffffffff81000100 t __do_sys_x\nffffffff81000000 T _text\nffffffff81000100 T __ia32_sys_x\nffffffff81000100 T __x64_sys_x\n";
         for text in [listed, shuffled] {
             let k = Kallsyms::parse(text).unwrap();
             assert_eq!(
                 k.lookup(0xffffffff81000150),
-                Some(("alpha", None)),
+                Some(("__x64_sys_x", None)),
                 "{text}"
             );
             assert_eq!(k.lookup(0xffffffff81000050), Some(("_text", None)));

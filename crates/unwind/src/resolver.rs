@@ -446,8 +446,11 @@ impl Resolver {
                 }
             }
         }
-        for (i, &ip) in kernel_ips.iter().enumerate() {
-            let frame = self.kernel_frame(lookup_address(i, Avma(ip)));
+        // Kernel addresses are named as they are, return addresses too, as perf names the
+        // kernel's call chain: a return address at a function's first byte (the chain of a
+        // tail call) is that function's, not the padding (`__pfx_`) before it.
+        for &ip in &kernel_ips {
+            let frame = self.kernel_frame(Avma(ip));
             out.push(StackEntry { frame, address: ip });
         }
 

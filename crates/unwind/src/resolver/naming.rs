@@ -125,7 +125,7 @@ impl Resolver {
         map.lookup(addr.0).map(String::from)
     }
 
-    /// The frame for kernel address `addr` (already the byte before a return address).
+    /// The frame for kernel address `addr`.
     pub(super) fn kernel_frame(&mut self, addr: Avma) -> FrameRef {
         if let Some(&f) = self.kernel_names.get(&addr) {
             return f;
