@@ -510,7 +510,7 @@ fn symbol_index(data: &SharedBytes) -> SymbolIndex {
 fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
     data: &SharedBytes,
 ) -> SymbolIndex {
-    use object::elf::{SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE};
+    use object::elf::{SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE};
     use object::read::elf::{ElfFile, ProgramHeader, SectionHeader, Sym};
     let Ok(file) = ElfFile::<Elf>::parse(&**data) else {
         return SymbolIndex::default();
@@ -549,14 +549,14 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
         strings,
         names_read: Cell::new(0),
     };
-    // What object's `is_definition` and `kind` let through: functions and untyped symbols
+    // Functions (indirect ones too: perf names glibc's IFUNC resolvers) and untyped symbols
     // defined in a section (not mapping symbols such as `$x`), at a non-zero address.
     let text = |s: &Elf::Sym| {
         let shndx = s.st_shndx(endian);
         (!shndx.is_special() || shndx == SHN_XINDEX)
             && s.st_value(endian).into() != 0
             && match s.st_type() {
-                STT_FUNC => true,
+                STT_FUNC | STT_GNU_IFUNC => true,
                 STT_NOTYPE => {
                     s.st_bind() != STB_LOCAL
                         || !bytes
