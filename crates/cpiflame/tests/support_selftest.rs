@@ -551,9 +551,12 @@ fn live_record_and_script() {
                 "{event} {f}: {leaves:?}"
             );
         }
+        // Designed 3:1 in work, but CPU time per unit of work is not constant here: on
+        // 2 vCPUs shared with the other tests, a thread run while its sibling is busy does
+        // less per millisecond (CI once measured 1.80). Swapped or lost samples give < 1.
         let ratio = heavy as f64 / light as f64;
         assert!(
-            (2.0..4.5).contains(&ratio),
+            (1.5..6.0).contains(&ratio),
             "{event} heavy/light {ratio}: {leaves:?}"
         );
     }
