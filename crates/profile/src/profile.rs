@@ -133,15 +133,113 @@ impl Profile {
     /// Sorts stacks by their frame names, root first, so output does not depend on the order
     /// samples arrived in (same input, byte-identical output).
     pub fn sort(&mut self) {
-        let frames = &self.frames;
+        // Frames ranked once by name: stacks share long prefixes, and comparing them by rank
+        // does not compare the same names again and again. Equal frames get equal ranks,
+        // so the order is the one comparing the frames would give.
+        let mut by_name: Vec<u32> = (0..self.frames.len() as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| self.frames[a as usize].cmp(&self.frames[b as usize]));
+        let mut rank = vec![0u32; self.frames.len()];
+        for (i, pair) in by_name.windows(2).enumerate() {
+            let same = self.frames[pair[0] as usize] == self.frames[pair[1] as usize];
+            rank[pair[1] as usize] = if same {
+                rank[pair[0] as usize]
+            } else {
+                i as u32 + 1
+            };
+        }
         self.stacks.sort_by(|a, b| {
-            let an = a.frames.iter().map(|&f| &frames[f as usize]);
-            let bn = b.frames.iter().map(|&f| &frames[f as usize]);
+            let an = a.frames.iter().map(|&f| rank[f as usize]);
+            let bn = b.frames.iter().map(|&f| rank[f as usize]);
             an.cmp(bn)
         });
         self.stack_ids.clear();
         for (i, s) in self.stacks.iter().enumerate() {
             self.stack_ids.insert(s.frames.clone(), i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str, module: &str, kind: FrameKind) -> Frame {
+        Frame {
+            name: name.into(),
+            module: module.into(),
+            kind,
+        }
+    }
+
+    /// Stacks end up ordered by their frames (name, then module, then kind), root first,
+    /// whatever order the frames were interned in; a duplicate of a frame in the table
+    /// orders as the frame does.
+    #[test]
+    fn stacks_sorted_by_frames_root_first() {
+        let mut p = Profile::new(vec![EventColumn {
+            name: "cpu-clock".into(),
+        }]);
+        let c = p.intern(frame("c", "", FrameKind::User));
+        let a_lib = p.intern(frame("a", "lib.so", FrameKind::User));
+        let a = p.intern(frame("a", "", FrameKind::User));
+        let b_kernel = p.intern(frame("b", "", FrameKind::Kernel));
+        let b = p.intern(frame("b", "", FrameKind::User));
+        // The same frame twice in the table (the table is public).
+        p.frames.push(frame("b", "", FrameKind::User));
+        let b_again = (p.frames.len() - 1) as FrameId;
+        let one = Count {
+            samples: 1,
+            period: 1,
+        };
+        let stacks: [&[FrameId]; 11] = [
+            &[b, c, c],
+            &[c, a],
+            &[a_lib],
+            &[b_again, c],
+            &[a, c, b],
+            &[a],
+            &[b_kernel],
+            &[b, a],
+            &[a, c],
+            &[a, b_kernel, c],
+            &[b_again, a, a],
+        ];
+        for s in stacks {
+            p.add(s, 0, one);
+        }
+        p.sort();
+        let names: Vec<String> = p
+            .stacks
+            .iter()
+            .map(|s| {
+                s.frames
+                    .iter()
+                    .map(|&f| {
+                        let f = p.frame(f);
+                        format!("{}/{}/{:?}", f.name, f.module, f.kind)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .collect();
+        // Kind orders User before Kernel (declaration order); "" before "lib.so"; a
+        // shorter stack before its extensions. `b` and its duplicate order as one frame,
+        // whichever of them comes first.
+        assert_eq!(
+            names,
+            [
+                "a//User",
+                "a//User;b//Kernel;c//User",
+                "a//User;c//User",
+                "a//User;c//User;b//User",
+                "a/lib.so/User",
+                "b//User;a//User",
+                "b//User;a//User;a//User",
+                "b//User;c//User",
+                "b//User;c//User;c//User",
+                "b//Kernel",
+                "c//User;a//User",
+            ]
+        );
     }
 }

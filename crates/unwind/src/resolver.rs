@@ -182,7 +182,7 @@ impl Resolver {
             running: recorded_here.then(|| PathBuf::from("/proc/kallsyms")),
         };
         let parallel = !options.single_threaded;
-        Resolver {
+        let mut resolver = Resolver {
             locator: Locator {
                 source,
                 symfs: options.symfs,
@@ -218,6 +218,28 @@ impl Resolver {
             user_ips: Vec::new(),
             unwinds_since_release: 0,
             stats: Stats::default(),
+        };
+        resolver.prefetch_hit_files(meta);
+        resolver
+    }
+
+    /// Starts reading the symbols and DWARF of the user-space files the build-id table lists
+    /// (perf lists the files samples hit) before the first record: the naming thread would
+    /// otherwise wait for a large debug file (libc's: 8 MiB to decompress) at the first
+    /// sample in it, with the records behind it held up.
+    fn prefetch_hit_files(&mut self, meta: &Meta) {
+        if !self.parallel || self.unwind_only {
+            return;
+        }
+        for entry in &meta.build_ids {
+            if entry.misc & misc::CPUMODE_MASK != misc::USER || !entry.path.starts_with(b"/") {
+                continue;
+            }
+            // With the build id a mapping without one of its own is given (the table's last
+            // for that path): the same image then, and an error is kept for then.
+            let build_id = self.build_ids.get(&entry.path).cloned();
+            let path: Arc<str> = String::from_utf8_lossy(&entry.path).into();
+            let _ = self.image_for(&path, build_id);
         }
     }
 
@@ -348,9 +370,11 @@ impl Resolver {
             .map(|image| {
                 // perf lists in the build-id table the files that samples hit: where the
                 // table is there, only those are read ahead (a system-wide recording maps
-                // a hundred libraries and samples a few).
-                let likely_hit =
-                    self.build_ids.is_empty() || self.build_ids.contains_key(path.as_bytes());
+                // a hundred libraries and samples a few). A file without a build id cannot
+                // be listed (rustup's librustc_driver): it may be hit.
+                let likely_hit = self.build_ids.is_empty()
+                    || self.build_ids.contains_key(path.as_bytes())
+                    || image.build_id.is_none();
                 if !self.unwind_only && self.parallel && likely_hit {
                     image.prefetch_names(|| self.locator.open_debug(&image));
                 }
