@@ -377,7 +377,14 @@ fn word_end(bytes: &[u8], from: usize) -> usize {
         .and_then(|b| <[u8; 8]>::try_from(b).ok())
     {
         let x = u64::from_le_bytes(eight);
-        if (x.wrapping_sub(ONES * 0x21) | x) & (ONES * 0x80) != 0 {
+        let found = (x.wrapping_sub(ONES * 0x21) | x) & (ONES * 0x80);
+        if found != 0 {
+            // The first byte found is one of those (a borrow only follows one): a word end
+            // unless it is another control character.
+            at += found.trailing_zeros() as usize / 8;
+            if WORD_END[bytes[at] as usize] {
+                return at;
+            }
             break;
         }
         at += 8;
@@ -388,18 +395,42 @@ fn word_end(bytes: &[u8], from: usize) -> usize {
         .map_or(bytes.len(), |n| at + n)
 }
 
+/// The value of eight hex digits read as a little-endian word (the first digit in the low
+/// byte); `None` unless all eight are hex digits.
+fn hex8(x: u64) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const TOP: u64 = ONES * 0x80;
+    if x & TOP != 0 {
+        return None;
+    }
+    // With every byte ASCII, adding to each cannot carry into the next: the top bit of a
+    // byte of `x + (0x80 - lo)` says that it is at least `lo`.
+    let at_least = |x: u64, lo: u64| x + ONES * (0x80 - lo);
+    let digit = at_least(x, 0x30) & !at_least(x, 0x3a);
+    let lower = x | ONES * 0x20;
+    let letter = at_least(lower, 0x61) & !at_least(lower, 0x67);
+    if (digit | letter) & TOP != TOP {
+        return None;
+    }
+    // '0'-'9' keep their low nibble; letters ('A' or 'a' is 0x41 or 0x61) add 9 to theirs.
+    let nibbles = (x & ONES * 0xf) + 9 * ((x >> 6) & ONES);
+    // The first digit the most significant: two nibbles to a byte, then bytes together.
+    let v = nibbles.swap_bytes();
+    let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | v >> 8) & 0x0000_ffff_0000_ffff;
+    Some((v | v >> 16) & 0xffff_ffff)
+}
+
 /// The value of the hex digits `rest` starts with and their number, read up to 17 digits.
 fn address(rest: &[u8]) -> (u64, usize) {
     // 64-bit kernels print 16 digits: read without a branch per digit.
-    if let Some(digits) = rest.get(..16).and_then(|d| <&[u8; 16]>::try_from(d).ok()) {
-        let (mut addr, mut bad) = (0u64, 0u8);
-        for &b in digits {
-            let digit = HEX[b as usize];
-            bad |= digit;
-            addr = addr << 4 | u64::from(digit & 0xf);
-        }
-        if bad & 0xf0 == 0 && rest.get(16).is_none_or(|&b| HEX[b as usize] == NOT_HEX) {
-            return (addr, 16);
+    let eight = |at: usize| {
+        let bytes = rest.get(at..at + 8)?;
+        hex8(u64::from_le_bytes(<[u8; 8]>::try_from(bytes).ok()?))
+    };
+    if let (Some(high), Some(low)) = (eight(0), eight(8)) {
+        if rest.get(16).is_none_or(|&b| HEX[b as usize] == NOT_HEX) {
+            return (high << 32 | low, 16);
         }
     }
     let mut addr = 0u64;
@@ -778,7 +809,7 @@ mod tests {
     #[test]
     fn random_lines_read_the_same_fast_and_by_the_general_split() {
         // Lines made of the bytes that matter to either reading, from a fixed seed.
-        let pieces: [&[u8]; 22] = [
+        let pieces: [&[u8]; 24] = [
             b"ffffffff81000000",
             b"0",
             b"A",
@@ -801,6 +832,8 @@ mod tests {
             b"[mod]",
             b"\xc3\xa9",
             b"\xff",
+            b"\x01",
+            b"\x7f",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
@@ -820,13 +853,37 @@ mod tests {
                 };
                 for _ in 0..1 + next() % 3 {
                     let cut = (next() as usize) % (line.len() + 1);
-                    let piece = pieces[(next() % 22) as usize];
+                    let piece = pieces[(next() % 24) as usize];
                     line.splice(cut..cut, piece.iter().copied());
                 }
                 text.extend_from_slice(&line);
             }
             for (fast, general) in read_both_ways(&text) {
                 assert!(fast == general, "{}", String::from_utf8_lossy(&text));
+            }
+        }
+    }
+
+    #[test]
+    fn addresses_read_as_from_str_radix_reads_them() {
+        // Every byte in every place of a 16-digit address, and shorter and longer ones.
+        let digits = b"0123456789abcdEF";
+        for len in [1, 8, 15, 16, 17] {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut text: Vec<u8> = digits.iter().cycle().take(len).copied().collect();
+                    text[at] = b;
+                    text.extend_from_slice(b" t");
+                    let (addr, n) = address(&text);
+                    let digit_count = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+                    let expected = std::str::from_utf8(&text[..digit_count])
+                        .ok()
+                        .and_then(|d| u64::from_str_radix(d, 16).ok());
+                    assert_eq!(n, digit_count.min(17), "{text:?}");
+                    if n <= 16 && n > 0 {
+                        assert_eq!(Some(addr), expected, "{text:?}");
+                    }
+                }
             }
         }
     }
