@@ -407,13 +407,13 @@ fn hex8(x: u64) -> Option<u64> {
     // byte of `x + (0x80 - lo)` says that it is at least `lo`.
     let at_least = |x: u64, lo: u64| x + ONES * (0x80 - lo);
     let digit = at_least(x, 0x30) & !at_least(x, 0x3a);
-    let lower = x | ONES * 0x20;
+    let lower = x | (ONES * 0x20);
     let letter = at_least(lower, 0x61) & !at_least(lower, 0x67);
     if (digit | letter) & TOP != TOP {
         return None;
     }
     // '0'-'9' keep their low nibble; letters ('A' or 'a' is 0x41 or 0x61) add 9 to theirs.
-    let nibbles = (x & ONES * 0xf) + 9 * ((x >> 6) & ONES);
+    let nibbles = (x & (ONES * 0xf)) + 9 * ((x >> 6) & ONES);
     // The first digit the most significant: two nibbles to a byte, then bytes together.
     let v = nibbles.swap_bytes();
     let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
