@@ -5,6 +5,7 @@
 //! release).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::shared::SharedBytes;
@@ -22,7 +23,7 @@ pub struct Kallsyms {
     modules: Vec<Box<str>>,
     /// Module name -> its index in `modules` plus one, while parsing (a file given with
     /// `--kallsyms` may name any number of modules).
-    module_ids: HashMap<Box<str>, u32>,
+    module_ids: HashMap<Box<[u8]>, u32>,
     /// The address of `_text`, where the kernel image's code starts (KASLR moves it).
     text: Option<u64>,
 }
@@ -40,14 +41,14 @@ struct KernelSymbol {
 /// that was streamed (/proc/kallsyms), one per line.
 enum Names {
     Mapped(SharedBytes),
-    Copied(String),
+    Copied(Vec<u8>),
 }
 
 impl Names {
     fn bytes(&self) -> &[u8] {
         match self {
             Names::Mapped(bytes) => bytes,
-            Names::Copied(text) => text.as_bytes(),
+            Names::Copied(text) => text,
         }
     }
 
@@ -77,17 +78,12 @@ impl Kallsyms {
             // A regular file (a copy in perf's build-id cache): parsed where it lies, its
             // names read from there when a frame is named.
             Ok(bytes) if !bytes.is_empty() && u32::try_from(bytes.len()).is_ok() => {
-                let base = bytes.as_ptr() as usize;
-                bytes
-                    .split(|&b| b == b'\n')
-                    .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
-                    .filter_map(|line| std::str::from_utf8(line).ok())
-                    .for_each(|line| k.add_line(line, Some(base)));
+                k.add_mapped(&bytes);
                 k.names = Names::Mapped(bytes);
             }
             // /proc/kallsyms has no size to map: generated as it is read.
             _ => source
-                .for_each_line(path, &mut |line| k.add_line(line, None))
+                .for_each_line(path, &mut |line| k.add_line_fast(line, None))
                 .ok()?,
         }
         let k = k.finish()?;
@@ -101,17 +97,60 @@ impl Kallsyms {
     /// Parses kallsyms text: `address type name [module]` per line.
     pub fn parse(text: &str) -> Option<Kallsyms> {
         let mut k = Kallsyms::empty();
-        text.lines().for_each(|line| k.add_line(line, None));
+        text.lines().for_each(|line| k.add_line_fast(line, None));
         k.finish()
     }
 
     fn empty() -> Kallsyms {
         Kallsyms {
             symbols: Vec::new(),
-            names: Names::Copied(String::new()),
+            names: Names::Copied(Vec::new()),
             modules: Vec::new(),
             module_ids: HashMap::new(),
             text: None,
+        }
+    }
+
+    /// Adds the symbols of a mapped kallsyms file: lines end at `\n` (one `\r` before it is
+    /// dropped) and read as [`Kallsyms::add_line`] reads them, skipped when not UTF-8. Lines
+    /// in the kernel's own layout are read in one pass over their bytes, without finding the
+    /// line end, checking UTF-8 and splitting into words one after the other.
+    fn add_mapped(&mut self, bytes: &[u8]) {
+        let base = bytes.as_ptr() as usize;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let next = match fast_line(rest) {
+                Some((fields, next)) => {
+                    self.add_fast(rest, fields, Some(base));
+                    next
+                }
+                None => {
+                    let end = rest.iter().position(|&b| b == b'\n');
+                    let line = &rest[..end.unwrap_or(rest.len())];
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    if let Ok(line) = std::str::from_utf8(line) {
+                        self.add_line(line, Some(base));
+                    }
+                    end.map_or(rest.len(), |end| end + 1)
+                }
+            };
+            rest = &rest[next..];
+        }
+    }
+
+    /// [`Kallsyms::add_line`], the kernel's layout read without splitting the line into words.
+    fn add_line_fast(&mut self, line: &str, mapped: Option<usize>) {
+        match fast_line(line.as_bytes()) {
+            Some((fields, _)) => self.add_fast(line.as_bytes(), fields, mapped),
+            None => self.add_line(line, mapped),
+        }
+    }
+
+    /// Adds what [`fast_line`] read of the line at the start of `rest`.
+    fn add_fast(&mut self, rest: &[u8], fields: Fast, mapped: Option<usize>) {
+        if let Fast::Symbol { addr, name, module } = fields {
+            let module = module.map(|m| &rest[m]);
+            self.add_symbol(addr, &rest[name], module, mapped);
         }
     }
 
@@ -133,20 +172,33 @@ impl Kallsyms {
         if addr == 0 {
             return;
         }
-        if name == "_text" {
+        let module = words.next().map(str::as_bytes);
+        self.add_symbol(addr, name.as_bytes(), module, mapped);
+    }
+
+    /// Adds the text symbol `name` at `addr` (not zero); `module` is the line's fourth word.
+    /// Both are words of a line that is UTF-8.
+    fn add_symbol(&mut self, addr: u64, name: &[u8], module: Option<&[u8]>, mapped: Option<usize>) {
+        if name == b"_text" {
             self.text = Some(addr);
         }
-        let module = match words.next() {
+        let module = match module {
             None => 0,
-            Some(m) => {
-                let m = m.trim_start_matches('[').trim_end_matches(']');
+            Some(mut m) => {
+                while let [b'[', inner @ ..] = m {
+                    m = inner;
+                }
+                while let [inner @ .., b']'] = m {
+                    m = inner;
+                }
                 // Module symbols come grouped by module: the last one is nearly always it.
                 match self.modules.last() {
-                    Some(last) if &**last == m => self.modules.len(),
+                    Some(last) if last.as_bytes() == m => self.modules.len(),
                     _ => match self.module_ids.get(m) {
                         Some(&id) => id as usize,
                         None => {
-                            self.modules.push(m.into());
+                            // UTF-8: a word of a UTF-8 line, cut at ASCII brackets.
+                            self.modules.push(String::from_utf8_lossy(m).into());
                             self.module_ids.insert(m.into(), self.modules.len() as u32);
                             self.modules.len()
                         }
@@ -158,8 +210,8 @@ impl Kallsyms {
             (Some(base), _) => (name.as_ptr() as usize).checked_sub(base),
             (None, Names::Copied(names)) => {
                 let at = names.len();
-                names.push_str(name);
-                names.push('\n');
+                names.extend_from_slice(name);
+                names.push(b'\n');
                 Some(at)
             }
             (None, Names::Mapped(_)) => None,
@@ -265,6 +317,198 @@ impl Kallsyms {
     }
 }
 
+/// What a kallsyms line in the kernel's own layout holds, as [`Kallsyms::add_line`] reads it.
+#[derive(Debug)]
+enum Fast {
+    /// Not a text symbol with an address.
+    Skip,
+    /// A text symbol: its address (not zero), and where its name and its module (the word
+    /// after the name) lie.
+    Symbol {
+        addr: u64,
+        name: Range<usize>,
+        module: Option<Range<usize>>,
+    },
+}
+
+/// Hex digits' values; `NOT_HEX` for other bytes.
+const HEX: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+const NOT_HEX: u8 = 0xff;
+
+/// Bytes that end a word in the kernel's layout (separators, line ends), and non-ASCII bytes,
+/// whose line is left to the general reading (it must be UTF-8).
+const WORD_END: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    let mut i = 0x80;
+    while i < 256 {
+        t[i] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Where the word starting at `from` ends: at the first byte of [`WORD_END`] or the end.
+fn word_end(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut at = from;
+    // Eight bytes at a time while none is below `!` (separators, line ends) or above ASCII:
+    // the top bit of a byte of `x - 0x21...` is set for a byte below 0x21 (or right after
+    // one, by its borrow), that of `x` for a byte above 0x7f.
+    while let Some(eight) = bytes
+        .get(at..at + 8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+    {
+        let x = u64::from_le_bytes(eight);
+        let found = (x.wrapping_sub(ONES * 0x21) | x) & (ONES * 0x80);
+        if found != 0 {
+            // The first byte found is one of those (a borrow only follows one): a word end
+            // unless it is another control character.
+            at += found.trailing_zeros() as usize / 8;
+            if WORD_END[bytes[at] as usize] {
+                return at;
+            }
+            break;
+        }
+        at += 8;
+    }
+    bytes[at..]
+        .iter()
+        .position(|&b| WORD_END[b as usize])
+        .map_or(bytes.len(), |n| at + n)
+}
+
+/// The value of eight hex digits read as a little-endian word (the first digit in the low
+/// byte); `None` unless all eight are hex digits.
+fn hex8(x: u64) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const TOP: u64 = ONES * 0x80;
+    if x & TOP != 0 {
+        return None;
+    }
+    // With every byte ASCII, adding to each cannot carry into the next: the top bit of a
+    // byte of `x + (0x80 - lo)` says that it is at least `lo`.
+    let at_least = |x: u64, lo: u64| x + ONES * (0x80 - lo);
+    let digit = at_least(x, 0x30) & !at_least(x, 0x3a);
+    let lower = x | (ONES * 0x20);
+    let letter = at_least(lower, 0x61) & !at_least(lower, 0x67);
+    if (digit | letter) & TOP != TOP {
+        return None;
+    }
+    // '0'-'9' keep their low nibble; letters ('A' or 'a' is 0x41 or 0x61) add 9 to theirs.
+    let nibbles = (x & (ONES * 0xf)) + 9 * ((x >> 6) & ONES);
+    // The first digit the most significant: two nibbles to a byte, then bytes together.
+    let v = nibbles.swap_bytes();
+    let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | v >> 8) & 0x0000_ffff_0000_ffff;
+    Some((v | v >> 16) & 0xffff_ffff)
+}
+
+/// The value of the hex digits `rest` starts with and their number, read up to 17 digits.
+fn address(rest: &[u8]) -> (u64, usize) {
+    // 64-bit kernels print 16 digits: read without a branch per digit.
+    let eight = |at: usize| {
+        let bytes = rest.get(at..at + 8)?;
+        hex8(u64::from_le_bytes(<[u8; 8]>::try_from(bytes).ok()?))
+    };
+    if let (Some(high), Some(low)) = (eight(0), eight(8)) {
+        if rest.get(16).is_none_or(|&b| HEX[b as usize] == NOT_HEX) {
+            return (high << 32 | low, 16);
+        }
+    }
+    let mut addr = 0u64;
+    let mut i = 0;
+    // At most 16 digits: no overflow; longer addresses (leading zeros) are left over.
+    while let Some(&b) = rest.get(i).filter(|_| i <= 16) {
+        let digit = HEX[b as usize];
+        if digit == NOT_HEX {
+            break;
+        }
+        addr = addr << 4 | u64::from(digit);
+        i += 1;
+    }
+    (addr, i)
+}
+
+/// Reads the line at the start of `rest` when it is laid out as the kernel writes it: 1 to
+/// 16 hex digits, one space, a one-byte type, one space, then for a text symbol an ASCII
+/// name and optionally one space or tab and one last ASCII word; the line ends at `\n`,
+/// `\r\n` or the end of `rest`. Returns what [`Kallsyms::add_line`] would read of it and where
+/// the next line starts; `None` for any other layout (leading, repeated or trailing
+/// separators, more words, longer addresses, other bytes), left to the general reading.
+fn fast_line(rest: &[u8]) -> Option<(Fast, usize)> {
+    let (addr, i) = address(rest);
+    if i == 0 || i > 16 || rest.get(i) != Some(&b' ') {
+        return None;
+    }
+    let kind = *rest.get(i + 1)?;
+    if WORD_END[kind as usize] || rest.get(i + 2) != Some(&b' ') {
+        return None;
+    }
+    if !matches!(kind, b't' | b'T' | b'w' | b'W') {
+        // Not read further, UTF-8 or not: skipped either way.
+        let next = rest[i + 2..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(rest.len(), |n| i + 2 + n + 1);
+        return Some((Fast::Skip, next));
+    }
+    // The end of the word starting at `from` and whether the line ends there (and where the
+    // next one starts); `None` for a byte left to the general reading.
+    let word = |from: usize| -> Option<(usize, Option<usize>)> {
+        let end = word_end(rest, from);
+        match rest.get(end) {
+            None => Some((end, Some(end))),
+            Some(b'\n') => Some((end, Some(end + 1))),
+            Some(b'\r') if rest.get(end + 1) == Some(&b'\n') => Some((end, Some(end + 2))),
+            Some(b' ' | b'\t') => Some((end, None)),
+            Some(_) => None,
+        }
+    };
+    let start = i + 3;
+    let (end, line_end) = word(start)?;
+    if end == start {
+        return None;
+    }
+    let (module, next) = match line_end {
+        Some(next) => (None, next),
+        None => {
+            let m = end + 1;
+            let (m_end, line_end) = word(m)?;
+            if m_end == m {
+                return None;
+            }
+            (Some(m..m_end), line_end?)
+        }
+    };
+    if addr == 0 {
+        return Some((Fast::Skip, next));
+    }
+    let fields = Fast::Symbol {
+        addr,
+        name: start..end,
+        module,
+    };
+    Some((fields, next))
+}
+
 /// Where a recording's kernel symbols may come from, tried in this order.
 #[derive(Clone, Debug, Default)]
 pub struct KernelSymbolFiles {
@@ -334,6 +578,7 @@ pub fn gnu_build_id_note(mut notes: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::HostSource;
 
     #[test]
     fn looks_up_nearest_lower_text_symbol() {
@@ -400,6 +645,249 @@ mod tests {
         assert_eq!(k.modules.len(), 2);
     }
 
+    /// Kallsyms text with every layout the general reading accepts or skips, and what it
+    /// holds, written out by hand: `(address, name, module)` by address.
+    const EDGE_CASES: &str = "ffffffff81000000 T _text\n\
+        ffffffff81000010 t plain\n\
+        ffffffff81000020 T upper_type\n\
+        FFFFFFFF81000030 t upper_hex\n\
+        ffffffff81000040 W weak_upper\n\
+        ffffffff81000050 w weak_lower\n\
+        ffffffff81000060 D data_skipped\n\
+        ffffffff81000070 r rodata_skipped\n\
+        0000000000000000 T zero_skipped\n\
+        81000080 t short_address\n\
+        ffffffff81000090  t  double_spaced\n\
+        ffffffff810000a0\tt\ttabbed\n\
+        \x20 ffffffff810000b0 t leading_spaces\n\
+        ffffffff810000c0 t trailing_space \n\
+        ffffffff810000d0 t crlf_line\r\n\
+        ffffffff810000e8 t na\u{ef}ve\n\
+        ffffffff810000f0 t \n\
+        ffffffff81000100 t\n\
+        ffffffff81000110\n\
+        \n\
+        ffffffffc0000000 t bpf_prog_6deef7357e7b4530_sd_fw_ingress\t[bpf]\n\
+        ffffffffc0001000 t ftrace_trampoline\t[__builtin__ftrace]\n\
+        ffffffffc0002000 t ext4_fn\t[ext4]\n\
+        ffffffffc0003000 t ext4_spaced [ext4]\n\
+        ffffffffc0004000 t xfs_fn\t[xfs]\textra_word\n\
+        ffffffffc0005000 t ext4_again\t[[ext4]]\n\
+        ffffffffc0006000 T unbracketed\tmodname\n\
+        ffffffffc0006800 t trailing_tab\t[xfs]\t\n\
+        ffffffffffffffff0 t overflow_skipped\n\
+        0ffffffff81000120 t seventeen_digits\n\
+        +ffffffff81000130 t plus_sign\n\
+        ffffffff8100g140 t not_hex_skipped\n\
+        ffffffff81000150 tt long_type_skipped\n\
+        ffffffff81000160 t cr_inside\rrest\n\
+        ffffffffc0007000 t last_line\t[last]";
+
+    const EDGE_SYMBOLS: &[(u64, &str, Option<&str>)] = &[
+        (0x81000080, "short_address", None),
+        (0xffffffff81000000, "_text", None),
+        (0xffffffff81000010, "plain", None),
+        (0xffffffff81000020, "upper_type", None),
+        (0xffffffff81000030, "upper_hex", None),
+        (0xffffffff81000040, "weak_upper", None),
+        (0xffffffff81000050, "weak_lower", None),
+        (0xffffffff81000090, "double_spaced", None),
+        (0xffffffff810000a0, "tabbed", None),
+        (0xffffffff810000b0, "leading_spaces", None),
+        (0xffffffff810000c0, "trailing_space", None),
+        (0xffffffff810000d0, "crlf_line", None),
+        (0xffffffff810000e8, "na\u{ef}ve", None),
+        (0xffffffff81000120, "seventeen_digits", None),
+        (0xffffffff81000130, "plus_sign", None),
+        // A name is read up to a carriage return.
+        (0xffffffff81000160, "cr_inside", None),
+        (
+            0xffffffffc0000000,
+            "bpf_prog_6deef7357e7b4530_sd_fw_ingress",
+            Some("bpf"),
+        ),
+        (
+            0xffffffffc0001000,
+            "ftrace_trampoline",
+            Some("__builtin__ftrace"),
+        ),
+        (0xffffffffc0002000, "ext4_fn", Some("ext4")),
+        (0xffffffffc0003000, "ext4_spaced", Some("ext4")),
+        (0xffffffffc0004000, "xfs_fn", Some("xfs")),
+        (0xffffffffc0005000, "ext4_again", Some("ext4")),
+        (0xffffffffc0006000, "unbracketed", Some("modname")),
+        (0xffffffffc0006800, "trailing_tab", Some("xfs")),
+        (0xffffffffc0007000, "last_line", Some("last")),
+    ];
+
+    fn listed(k: &Kallsyms) -> Vec<(u64, &str, Option<&str>)> {
+        k.symbols
+            .iter()
+            .map(|s| {
+                let (name, module) = k.lookup(s.addr).unwrap();
+                (s.addr, name, module)
+            })
+            .collect()
+    }
+
+    fn check_edge_cases(k: &Kallsyms) {
+        assert_eq!(listed(k), EDGE_SYMBOLS);
+        let modules: Vec<&str> = k.modules.iter().map(|m| &**m).collect();
+        let expected = ["bpf", "__builtin__ftrace", "ext4", "xfs", "modname", "last"];
+        assert_eq!(modules, expected);
+        assert_eq!(k.text(), Some(0xffffffff81000000));
+    }
+
+    #[test]
+    fn reads_every_layout_as_the_general_split_does_in_text_and_in_a_mapped_file() {
+        let k = Kallsyms::parse(EDGE_CASES).unwrap();
+        assert!(matches!(k.names, Names::Copied(_)));
+        check_edge_cases(&k);
+
+        // The mapped file may hold lines that are not UTF-8: skipped whole, whatever field
+        // the byte is in; and its last line may end with a carriage return.
+        let mut file = b"ffffffff810000e0 t bad_\xff_name\n\
+            ffffffffc0008000 t good_name\t[\xfe]\n\
+            ffffffff810000e4 \xc3 odd_type\n"
+            .to_vec();
+        file.extend_from_slice(EDGE_CASES.as_bytes());
+        file.extend_from_slice(b"\r");
+        let path =
+            std::env::temp_dir().join(format!("cpiflame-kallsyms-edges-{}", std::process::id()));
+        std::fs::write(&path, &file).unwrap();
+        let k = Kallsyms::load_from(&HostSource, &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(k.names, Names::Mapped(_)));
+        check_edge_cases(&k);
+    }
+
+    /// What was added, before sorting: the symbols (address, name, module) in order, the
+    /// names, the modules and `_text`.
+    type Added = (Vec<(u64, u32, u32)>, Vec<u8>, Vec<Box<str>>, Option<u64>);
+
+    fn added(k: Kallsyms) -> Added {
+        let names = match k.names {
+            Names::Copied(names) => names,
+            Names::Mapped(_) => Vec::new(),
+        };
+        let symbols = k.symbols.iter().map(|s| (s.addr, s.name, s.module));
+        (symbols.collect(), names, k.modules, k.text)
+    }
+
+    /// `bytes` read as a mapped file and line by line, fast and by the general split.
+    fn read_both_ways(bytes: &[u8]) -> [(Added, Added); 2] {
+        let base = bytes.as_ptr() as usize;
+        let mut fast = Kallsyms::empty();
+        fast.add_mapped(bytes);
+        let mut general = Kallsyms::empty();
+        let lines = || {
+            bytes
+                .split(|&b| b == b'\n')
+                .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+                .filter_map(|line| std::str::from_utf8(line).ok())
+        };
+        lines().for_each(|line| general.add_line(line, Some(base)));
+        let mapped = (added(fast), added(general));
+        let (mut fast, mut general) = (Kallsyms::empty(), Kallsyms::empty());
+        lines().for_each(|line| fast.add_line_fast(line, None));
+        lines().for_each(|line| general.add_line(line, None));
+        [mapped, (added(fast), added(general))]
+    }
+
+    #[test]
+    fn this_machines_kallsyms_reads_the_same_fast_and_by_the_general_split() {
+        let bytes = std::fs::read("/proc/kallsyms").unwrap();
+        for (fast, general) in read_both_ways(&bytes) {
+            if general.0.is_empty() {
+                cpiflame_testkit::unavailable("/proc/kallsyms shows no addresses");
+                return;
+            }
+            assert!(fast == general);
+        }
+    }
+
+    #[test]
+    fn random_lines_read_the_same_fast_and_by_the_general_split() {
+        // Lines made of the bytes that matter to either reading, from a fixed seed.
+        let pieces: [&[u8]; 24] = [
+            b"ffffffff81000000",
+            b"0",
+            b"A",
+            b"f",
+            b"g",
+            b"+",
+            b" ",
+            b" ",
+            b"\t",
+            b"\r",
+            b"\n",
+            b"t",
+            b"T",
+            b"W",
+            b"d",
+            b"name",
+            b"_text",
+            b"[",
+            b"]",
+            b"[mod]",
+            b"\xc3\xa9",
+            b"\xff",
+            b"\x01",
+            b"\x7f",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..2000 {
+            let mut text = Vec::new();
+            for _ in 0..40 {
+                // Mostly well-formed lines with one to three random pieces spliced in.
+                let mut line = match next() % 4 {
+                    0 => b"ffffffff81000010 t f\n".to_vec(),
+                    1 => b"ffffffffc0000000 T g\t[m]\n".to_vec(),
+                    _ => Vec::new(),
+                };
+                for _ in 0..1 + next() % 3 {
+                    let cut = (next() as usize) % (line.len() + 1);
+                    let piece = pieces[(next() % 24) as usize];
+                    line.splice(cut..cut, piece.iter().copied());
+                }
+                text.extend_from_slice(&line);
+            }
+            for (fast, general) in read_both_ways(&text) {
+                assert!(fast == general, "{}", String::from_utf8_lossy(&text));
+            }
+        }
+    }
+
+    #[test]
+    fn addresses_read_as_from_str_radix_reads_them() {
+        // Every byte in every place of a 16-digit address, and shorter and longer ones.
+        let digits = b"0123456789abcdEF";
+        for len in [1, 8, 15, 16, 17] {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut text: Vec<u8> = digits.iter().cycle().take(len).copied().collect();
+                    text[at] = b;
+                    text.extend_from_slice(b" t");
+                    let (addr, n) = address(&text);
+                    let digit_count = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+                    let expected = std::str::from_utf8(&text[..digit_count])
+                        .ok()
+                        .and_then(|d| u64::from_str_radix(d, 16).ok());
+                    assert_eq!(n, digit_count.min(17), "{text:?}");
+                    if n <= 16 && n > 0 {
+                        assert_eq!(Some(addr), expected, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn finds_gnu_build_id_among_notes() {
         let mut notes = Vec::new();
@@ -416,5 +904,62 @@ mod tests {
         }
         assert_eq!(gnu_build_id_note(&notes), Some(vec![0xab; 20]));
         assert_eq!(gnu_build_id_note(&notes[..20]), None);
+    }
+}
+
+/// How long the parse takes, fast and by the general split, in one run (a timing to run by
+/// hand: `cargo test --release -p cpiflame-unwind --lib kallsyms_timing -- --ignored
+/// --nocapture`).
+#[cfg(test)]
+mod kallsyms_timing {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn median(mut f: impl FnMut()) -> Duration {
+        let mut times: Vec<Duration> = (0..101)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        times[times.len() / 2]
+    }
+
+    #[test]
+    #[ignore = "a timing, run by hand in release mode"]
+    fn fast_and_general_parse_of_this_machines_kallsyms() {
+        let bytes = std::fs::read("/proc/kallsyms").unwrap();
+        let base = bytes.as_ptr() as usize;
+        let lines = || {
+            bytes
+                .split(|&b| b == b'\n')
+                .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+                .filter_map(|line| std::str::from_utf8(line).ok())
+        };
+        let general = median(|| {
+            let mut k = Kallsyms::empty();
+            lines().for_each(|line| k.add_line(line, Some(base)));
+            std::hint::black_box(k.finish());
+        });
+        let fast = median(|| {
+            let mut k = Kallsyms::empty();
+            k.add_mapped(&bytes);
+            std::hint::black_box(k.finish());
+        });
+        let general_copied = median(|| {
+            let mut k = Kallsyms::empty();
+            lines().for_each(|line| k.add_line(line, None));
+            std::hint::black_box(k.finish());
+        });
+        let fast_copied = median(|| {
+            let mut k = Kallsyms::empty();
+            lines().for_each(|line| k.add_line_fast(line, None));
+            std::hint::black_box(k.finish());
+        });
+        println!("{} bytes, medians of 101 runs", bytes.len());
+        println!("mapped: general {general:?}, fast {fast:?}");
+        println!("line by line, names copied: general {general_copied:?}, fast {fast_copied:?}");
     }
 }
