@@ -278,7 +278,11 @@ inputs() {
 			esac
 			echo "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
 		done
-	} | while read -r path; do [ -f "$path" ] && echo "$path"; done >"runs/$f.inputs" || true
+		# Executables mapped without a build id are not in the table (rustup's rustc and
+		# its libraries): from the mmap events (-G: no call chains to unwind).
+		perf script -i "$f.data" -G --show-mmap-events -F pid 2>/dev/null |
+			sed -n 's/.*PERF_RECORD_MMAP.* r-xp \(\/.*\)$/\1/p' | sort -u
+	} | sort -u | while read -r path; do [ -f "$path" ] && echo "$path"; done >"runs/$f.inputs" || true
 }
 # warm FILE: reads FILE's inputs once, so that every tool starts with them in the page cache
 # (this VM's kernel gives page cache back within seconds, which would otherwise time disk
@@ -373,16 +377,21 @@ for target_n in $SCALE_SAMPLES; do
 	s="$(awk -v n="$target_n" -v r="$SCALE_RATE" 'BEGIN { printf "%.3f", n / (4 * r) }')"
 	record "$f" --call-graph "dwarf,$SCALE_STACK" -F "$SCALE_RATE" -- ./deep "$s"
 	state[$f.cpiflame]=ok
+	# samply alongside, for reference: a peer's fixed cost spread over the same sizes.
+	state[$f.samply]=ok
 	inputs "$f"
 	for ((i = 0; i <= SCALE_RUNS; i++)); do
-		warm "$f"
-		run_cpiflame "$f"
+		for t in cpiflame samply; do
+			[ "${state[$f.$t]}" = ok ] || continue
+			warm "$f"
+			"run_$t" "$f"
+			[ "$i" -gt 0 ] || rm -f "runs/$f.$t.tsv"
+		done
 		[ "${state[$f.cpiflame]}" = ok ] || break
-		[ "$i" -gt 0 ] || rm -f "runs/$f.cpiflame.tsv"
 	done
 	[ "${state[$f.cpiflame]}" != ok ] || log "$f: cpiflame render median $(secs "$(median "runs/$f.cpiflame.tsv" 1)") s"
 	scale_names+=("$f")
-	[ "$KEEP" = 1 ] || rm -f "$f.data" "$f.cpi.svg"
+	[ "$KEEP" = 1 ] || rm -f "$f.data" "$f.cpi.svg" "$f.samply.json.gz"
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -482,12 +491,12 @@ md="$OUT/bench-render.md"
 		echo
 		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out)."
 		echo
-		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample |"
-		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |"
-		prev_t="" prev_n="" prev_per=""
+		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample | samply import wall (s), RSS (MiB) | samply per sample vs first |"
+		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+		prev_t="" prev_n="" prev_per="" sbase=""
 		for f in "${scale_names[@]}"; do
 			if [ "${state[$f.cpiflame]}" != ok ]; then
-				echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | ${state[$f.cpiflame]} | | | | | | |"
+				echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | ${state[$f.cpiflame]} | | | | | | | | |"
 				continue
 			fi
 			t="$(median "runs/$f.cpiflame.tsv" 1)"
@@ -506,7 +515,16 @@ md="$OUT/bench-render.md"
 			else
 				marg="–"
 			fi
-			echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | $(secs "$t") | $(mib "$m") | $per | ${rel}× | $lin | $vs_prev | $marg |"
+			if [ "${state[$f.samply]}" = ok ]; then
+				st="$(median "runs/$f.samply.tsv" 1)"
+				sper="$(awk -v t="$st" -v n="${samples[$f]}" 'BEGIN { printf "%.3f", t / 1000 / n }')"
+				[ -n "$sbase" ] || sbase=$sper
+				scell="$(secs "$st"), $(mib "$(median "runs/$f.samply.tsv" 2)")"
+				srel="$(ratio "$sper" "$sbase")×"
+			else
+				scell="${state[$f.samply]}" srel=""
+			fi
+			echo "| ${samples[$f]} | ${lost[$f]} | $(mib $((bytes[$f] / 1024))) MiB | ${record_secs[$f]} | $(secs "$t") | $(mib "$m") | $per | ${rel}× | $lin | $vs_prev | $marg | $scell | $srel |"
 			prev_t=$t prev_n=${samples[$f]} prev_per=$per
 		done
 	fi
