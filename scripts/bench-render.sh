@@ -14,7 +14,8 @@
 #   rustc  `rustc` (librustc_driver ~150 MB, libLLVM ~200 MB) compiling a generated library with
 #          many generic instantiations (fixtures/workloads/gen-generic-rust.sh RUSTC_N)
 #   scaling: deep at SCALE_SAMPLES samples (default 10k, 100k, 1M; smaller stack copies and a
-#          higher rate), cpiflame render only: time per sample against the smallest file's.
+#          higher rate), cpiflame render and, for reference, samply import: time per sample
+#          against the smallest file's.
 #
 # Usage (from anywhere; paths are relative to the repository root):
 #   scripts/bench-render.sh
@@ -489,7 +490,7 @@ md="$OUT/bench-render.md"
 	if [ "${#scale_names[@]}" -gt 0 ]; then
 		base=""
 		echo
-		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out)."
+		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out). samply import ran on the same files, in turn with cpiflame, for reference."
 		echo
 		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample | samply import wall (s), RSS (MiB) | samply per sample vs first |"
 		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
