@@ -28,6 +28,9 @@ pub struct Kallsyms {
     text: Option<u64>,
 }
 
+/// How much of a mapped kallsyms copy is parsed before its pages are released.
+const RELEASE_STEP: usize = 1 << 20;
+
 /// 16 bytes: the name's end is found when it is read (a name ends at a tab, space or line
 /// end, in the file as in the copy).
 #[derive(Clone, Copy)]
@@ -78,7 +81,22 @@ impl Kallsyms {
             // A regular file (a copy in perf's build-id cache): parsed where it lies, its
             // names read from there when a frame is named.
             Ok(bytes) if !bytes.is_empty() && u32::try_from(bytes.len()).is_ok() => {
-                k.add_mapped(&bytes);
+                // A mebibyte at a time (whole lines), its pages released behind: the copy
+                // (5 MiB) is read once, while at startup debug info is being decompressed
+                // next to it, and its pages would add to the peak.
+                let mut at = 0;
+                while at < bytes.len() {
+                    let end = match bytes[(at + RELEASE_STEP).min(bytes.len())..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                    {
+                        Some(n) => (at + RELEASE_STEP).min(bytes.len()) + n + 1,
+                        None => bytes.len(),
+                    };
+                    k.add_mapped_lines(&bytes, at..end);
+                    bytes.release_pages(at..end);
+                    at = end;
+                }
                 k.names = Names::Mapped(bytes);
             }
             // /proc/kallsyms has no size to map: generated as it is read.
@@ -115,9 +133,18 @@ impl Kallsyms {
     /// dropped) and read as [`Kallsyms::add_line`] reads them, skipped when not UTF-8. Lines
     /// in the kernel's own layout are read in one pass over their bytes, without finding the
     /// line end, checking UTF-8 and splitting into words one after the other.
+    #[cfg(test)]
     fn add_mapped(&mut self, bytes: &[u8]) {
+        self.add_mapped_lines(bytes, 0..bytes.len());
+    }
+
+    /// Adds the symbols of the lines in `lines` of a mapped kallsyms file `bytes` (a range
+    /// that starts at a line's start and ends after a line end or at the end): lines end at
+    /// `\n` (one `\r` before it is dropped) and read as [`Kallsyms::add_line`] reads them,
+    /// skipped when not UTF-8.
+    fn add_mapped_lines(&mut self, bytes: &[u8], lines: Range<usize>) {
         let base = bytes.as_ptr() as usize;
-        let mut rest = bytes;
+        let mut rest = &bytes[lines];
         while !rest.is_empty() {
             let next = match fast_line(rest) {
                 Some((fields, next)) => {
@@ -759,6 +786,45 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert!(matches!(k.names, Names::Mapped(_)));
         check_edge_cases(&k);
+    }
+
+    /// A copy of several mebibytes is parsed a mebibyte at a time, whole lines, pages
+    /// released behind: every symbol is the one `parse` finds in the same text, names and
+    /// modules included, with CRLF lines, odd lines and modules on both sides of the steps.
+    #[test]
+    fn large_copy_parsed_in_steps_as_a_whole() {
+        let mut text = String::new();
+        let mut i = 0u64;
+        while text.len() < 3 * RELEASE_STEP + 1000 {
+            let addr = 0xffff_ffff_8100_0000 + i * 16;
+            let end = if i % 7 == 0 { "\r\n" } else { "\n" };
+            match i % 5 {
+                0 => text.push_str(&format!("{addr:016x} T sym_{i}{end}")),
+                1 => text.push_str(&format!("{addr:016x} t sym_{i}\t[mod_{}]{end}", i % 3)),
+                2 => text.push_str(&format!("{addr:x}  t  spaced_{i}{end}")),
+                3 => text.push_str(&format!("{addr:016x} d data_{i}{end}")),
+                _ => text.push_str(&format!("{addr:016x} W weak_{i}{end}")),
+            }
+            i += 1;
+        }
+        let path =
+            std::env::temp_dir().join(format!("cpiflame-kallsyms-steps-{}", std::process::id()));
+        std::fs::write(&path, &text).unwrap();
+        let mapped = Kallsyms::load_from(&HostSource, &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let whole = Kallsyms::parse(&text).unwrap();
+        assert!(matches!(mapped.names, Names::Mapped(_)));
+        assert_eq!(mapped.symbols.len(), whole.symbols.len());
+        // Four of five lines are text symbols with an address (data symbols are not).
+        assert_eq!(
+            mapped.symbols.len() as u64,
+            i - i / 5 - u64::from(i % 5 > 3)
+        );
+        let addrs = |k: &Kallsyms| k.symbols.iter().map(|s| s.addr).collect::<Vec<_>>();
+        assert_eq!(addrs(&mapped), addrs(&whole), "a line cut at a step");
+        for s in &whole.symbols {
+            assert_eq!(mapped.lookup(s.addr), whole.lookup(s.addr), "{:#x}", s.addr);
+        }
     }
 
     /// What was added, before sorting: the symbols (address, name, module) in order, the
