@@ -510,7 +510,10 @@ fn symbol_index(data: &SharedBytes) -> SymbolIndex {
 fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianness>>(
     data: &SharedBytes,
 ) -> SymbolIndex {
-    use object::elf::{SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE};
+    use object::elf::{
+        EM_AARCH64, EM_ARM, EM_RISCV, SHN_XINDEX, STB_LOCAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC,
+        STT_NOTYPE,
+    };
     use object::read::elf::{ElfFile, ProgramHeader, SectionHeader, Sym};
     let Ok(file) = ElfFile::<Elf>::parse(&**data) else {
         return SymbolIndex::default();
@@ -549,25 +552,33 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
         strings,
         names_read: Cell::new(0),
     };
+    // ARM's, AArch64's and RISC-V's mapping symbols (`$x`, `$d`, ...) mark code and data in a
+    // section, not functions: perf skips them on those machines, and so does this. Elsewhere
+    // no name is read here (a Rust library has tens of thousands of untyped local symbols,
+    // and reading their names would map in megabytes of its string table).
+    let mapping_symbol: Option<fn(&[u8]) -> bool> = match file.elf_header().e_machine(endian) {
+        EM_ARM | EM_AARCH64 => Some(|n| {
+            matches!(n, [b'$', b'a' | b'd' | b't' | b'x', rest @ ..]
+                if rest.first().is_none_or(|&c| c == 0 || c == b'.'))
+        }),
+        EM_RISCV => Some(|n| matches!(n, [b'$', b'd' | b'x', ..])),
+        _ => None,
+    };
     // Functions (indirect ones too: perf names glibc's IFUNC resolvers) and untyped symbols
-    // defined in a section (not mapping symbols such as `$x`), at a non-zero address.
+    // defined in a section (not mapping symbols), at a non-zero address.
     let text = |s: &Elf::Sym| {
         let shndx = s.st_shndx(endian);
         (!shndx.is_special() || shndx == SHN_XINDEX)
             && s.st_value(endian).into() != 0
             && match s.st_type() {
                 STT_FUNC | STT_GNU_IFUNC => true,
-                STT_NOTYPE => {
-                    s.st_bind() != STB_LOCAL
-                        || !bytes
-                            .get(
-                                index
-                                    .strings
-                                    .start
-                                    .saturating_add(s.st_name(endian) as usize)..,
-                            )
-                            .is_some_and(|n| n.starts_with(b"$"))
-                }
+                STT_NOTYPE => mapping_symbol.is_none_or(|is_mapping| {
+                    let at = index
+                        .strings
+                        .start
+                        .saturating_add(s.st_name(endian) as usize);
+                    !is_mapping(bytes.get(at..).unwrap_or_default())
+                }),
                 _ => false,
             }
     };
@@ -723,5 +734,72 @@ impl Image {
             ));
         }
         lines
+    }
+}
+
+#[cfg(test)]
+mod mapping_symbol_tests {
+    use super::*;
+    use object::write::{Object as WriteObject, Symbol as WriteSymbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+
+    /// An ELF object of `arch` whose `.text` holds `symbols` (name, kind, local), one every
+    /// 16 bytes from 0x10; the names the index keeps, in address order.
+    fn indexed(arch: Architecture, symbols: &[(&str, SymbolKind, bool)]) -> Vec<String> {
+        let mut obj = WriteObject::new(BinaryFormat::Elf, arch, Endianness::Little);
+        let text = obj.section_id(object::write::StandardSection::Text);
+        obj.append_section_data(text, &[0u8; 0x200], 16);
+        for (i, &(name, kind, local)) in symbols.iter().enumerate() {
+            obj.add_symbol(WriteSymbol {
+                name: name.as_bytes().to_vec(),
+                value: 0x10 * (i as u64 + 1),
+                size: 0,
+                kind,
+                scope: if local {
+                    SymbolScope::Compilation
+                } else {
+                    SymbolScope::Dynamic
+                },
+                weak: false,
+                section: SymbolSection::Section(text),
+                flags: SymbolFlags::None,
+            });
+        }
+        let data = SharedBytes::owned(obj.write().unwrap());
+        let index = elf_symbol_index::<object::elf::FileHeader64<Endianness>>(&data);
+        index
+            .symbols
+            .iter()
+            .map(|s| String::from_utf8_lossy(index.name(s, &data)).into_owned())
+            .collect()
+    }
+
+    const SYMBOLS: [(&str, SymbolKind, bool); 7] = [
+        ("$x", SymbolKind::Label, true),
+        ("$d.1", SymbolKind::Label, true),
+        ("$t", SymbolKind::Label, true),
+        ("$xyz", SymbolKind::Label, true),
+        ("label", SymbolKind::Label, true),
+        ("func", SymbolKind::Text, false),
+        ("$d", SymbolKind::Text, false),
+    ];
+
+    /// perf skips ARM's and AArch64's mapping symbols (`$a`, `$d`, `$t`, `$x`, alone or
+    /// followed by a dot) and RISC-V's (`$d`, `$x` and whatever follows) among untyped
+    /// symbols, and nothing on other machines.
+    #[test]
+    fn mapping_symbols_skipped_where_perf_skips_them() {
+        assert_eq!(
+            indexed(Architecture::Aarch64, &SYMBOLS),
+            ["$xyz", "label", "func", "$d"]
+        );
+        assert_eq!(
+            indexed(Architecture::Riscv64, &SYMBOLS),
+            ["$t", "label", "func", "$d"]
+        );
+        assert_eq!(
+            indexed(Architecture::X86_64, &SYMBOLS),
+            ["$x", "$d.1", "$t", "$xyz", "label", "func", "$d"]
+        );
     }
 }
