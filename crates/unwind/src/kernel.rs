@@ -26,7 +26,14 @@ pub struct Kallsyms {
     module_ids: HashMap<Box<[u8]>, u32>,
     /// The address of `_text`, where the kernel image's code starts (KASLR moves it).
     text: Option<u64>,
+    /// Names read from a mapped copy since its pages were last released.
+    names_read: std::cell::Cell<u32>,
 }
+
+/// Names read from a mapped kallsyms copy between releases of its pages: each read maps in
+/// the 64 KiB around the name, and a profile's few hundred kernel functions would otherwise
+/// keep megabytes of the copy resident.
+const NAMES_BETWEEN_RELEASES: u32 = 16;
 
 /// How much of a mapped kallsyms copy is parsed before its pages are released.
 const RELEASE_STEP: usize = 1 << 20;
@@ -126,6 +133,7 @@ impl Kallsyms {
             modules: Vec::new(),
             module_ids: HashMap::new(),
             text: None,
+            names_read: std::cell::Cell::new(0),
         }
     }
 
@@ -335,6 +343,15 @@ impl Kallsyms {
     pub fn lookup(&self, addr: u64) -> Option<(&str, Option<&str>)> {
         let i = self.symbols.partition_point(|s| s.addr <= addr);
         let s = self.symbols.get(i.checked_sub(1)?)?;
+        if let Names::Mapped(bytes) = &self.names {
+            let read = self.names_read.get() + 1;
+            if read >= NAMES_BETWEEN_RELEASES {
+                bytes.release_pages(0..bytes.len());
+                self.names_read.set(0);
+            } else {
+                self.names_read.set(read);
+            }
+        }
         let name = self.names.at(s.name);
         let module = s
             .module
