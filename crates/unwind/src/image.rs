@@ -2,6 +2,7 @@
 //! need from it, read once and kept. Works from the file's bytes; opening the file is the
 //! [`Source`]'s business. Addresses are in the spaces of [`crate::address`].
 
+use std::borrow::Cow;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -91,13 +92,14 @@ struct SymbolIndex {
     base: u64,
     /// The string table's place in the file.
     strings: Range<usize>,
-    /// Names read since the string table's pages were last released.
+    /// Names read through the map since the string table's pages were last released.
     names_read: Cell<u32>,
 }
 
-/// Names read between releases of the string table's pages: each read maps in the pages
-/// around the name, and the thousands of names a large program's profile hits would leave
-/// megabytes of a large library's string table resident.
+/// Names read through the map between releases of the string table's pages, where the file
+/// could not be kept open to read them with `pread` (see [`SharedBytes::c_string`]): each read
+/// maps in the pages around the name, and the thousands of names a large program's profile
+/// hits would leave megabytes of a large library's string table resident.
 const NAMES_BETWEEN_RELEASES: u32 = 256;
 
 impl SymbolIndex {
@@ -106,18 +108,19 @@ impl SymbolIndex {
     }
 
     /// The raw name of `symbol` in `data`, the file indexed.
-    fn name<'a>(&self, symbol: &Symbol, data: &'a SharedBytes) -> &'a [u8] {
-        let read = self.names_read.get() + 1;
-        if read >= NAMES_BETWEEN_RELEASES {
-            data.release_pages(self.strings.clone());
-            self.names_read.set(0);
-        } else {
-            self.names_read.set(read);
-        }
+    fn name<'a>(&self, symbol: &Symbol, data: &'a SharedBytes) -> Cow<'a, [u8]> {
         let start = self.strings.start.saturating_add(symbol.name as usize);
-        let room = data.get(start..self.strings.end).unwrap_or_default();
-        let end = room.iter().position(|&b| b == 0).unwrap_or(room.len());
-        &room[..end]
+        let name = data.c_string(start..self.strings.end);
+        if let Cow::Borrowed(_) = name {
+            let read = self.names_read.get() + 1;
+            if read >= NAMES_BETWEEN_RELEASES {
+                data.release_pages(self.strings.clone());
+                self.names_read.set(0);
+            } else {
+                self.names_read.set(read);
+            }
+        }
+        name
     }
 }
 
@@ -431,12 +434,16 @@ impl Image {
             // size, then global over local over weak (`__vdso_clock_gettime` over the weak
             // `clock_gettime`), then the fewest leading underscores (`malloc` over
             // `__libc_malloc`), then the longest; then by name for stability.
-            let name = |s: &Symbol| index.name(s, &self.data);
-            aliases.sort_unstable_by(|a, b| {
+            // Each name read once (a read is a system call), not once per comparison.
+            let mut named: Vec<(Symbol, Cow<[u8]>)> = aliases
+                .iter()
+                .map(|s| (*s, index.name(s, &self.data)))
+                .collect();
+            named.sort_unstable_by(|(a, na), (b, nb)| {
                 (a.size() == 0, a.binding())
                     .cmp(&(b.size() == 0, b.binding()))
                     .then_with(|| {
-                        let (na, nb) = (name(a), name(b));
+                        let (na, nb) = (&na[..], &nb[..]);
                         let underscores = |n: &[u8]| n.iter().take_while(|&&c| c == b'_').count();
                         underscores(na)
                             .cmp(&underscores(nb))
@@ -445,6 +452,7 @@ impl Image {
                     })
                     .then_with(|| b.size().cmp(&a.size()))
             });
+            aliases = named.into_iter().map(|(s, _)| s).collect();
         }
         let main = &aliases[0];
         if main.size() != 0 && svma.0 >= index.svma(main).saturating_add(u64::from(main.size())) {
@@ -488,7 +496,13 @@ impl Image {
     /// The raw (mangled) name of `symbol`, read from the file's string table (bytes that
     /// are not UTF-8 replaced, as perf prints them raw).
     fn name_of(&self, symbol: &Symbol) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(self.symbols().name(symbol, &self.data))
+        match self.symbols().name(symbol, &self.data) {
+            Cow::Borrowed(name) => String::from_utf8_lossy(name),
+            Cow::Owned(name) => match String::from_utf8(name) {
+                Ok(name) => Cow::Owned(name),
+                Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            },
+        }
     }
 }
 
@@ -770,7 +784,7 @@ mod mapping_symbol_tests {
         index
             .symbols
             .iter()
-            .map(|s| String::from_utf8_lossy(index.name(s, &data)).into_owned())
+            .map(|s| String::from_utf8_lossy(&index.name(s, &data)).into_owned())
             .collect()
     }
 

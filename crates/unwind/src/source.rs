@@ -10,8 +10,6 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
-
 use crate::shared::SharedBytes;
 
 /// What the machine the resolver runs on says about itself, to tell whether a recording was
@@ -70,9 +68,7 @@ impl Source for HostSource {
     fn map(&self, path: &Path) -> io::Result<SharedBytes> {
         let file = open_regular(path)?;
         // SAFETY: read-only map; binaries replaced under us are a documented perf limitation too.
-        let map = unsafe { Mmap::map(&file) }?;
-        let len = map.len();
-        Ok(SharedBytes::mapped(&Arc::new(map), 0..len))
+        unsafe { SharedBytes::map_file(file) }
     }
 
     fn read_text(&self, path: &Path) -> io::Result<String> {
