@@ -247,6 +247,12 @@ impl Image {
         &self.data
     }
 
+    /// Drops the pages of the mapped file from this process's memory after a read of the
+    /// whole of it; they fault back in as they are read again.
+    pub(crate) fn release_pages(&self) {
+        self.data.release_pages(0..self.data.len());
+    }
+
     /// The AVMA at which this image's SVMA 0 lies, for a mapping of `len` bytes of the file
     /// from offset `pgoff` at `start` (raw addresses, for callers outside this crate).
     pub fn base_avma(&self, start: u64, pgoff: u64, len: u64) -> u64 {

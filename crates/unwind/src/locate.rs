@@ -142,10 +142,14 @@ impl Locator {
             }
             let same_build =
                 matches!((&image.build_id, &debug.build_id), (Some(a), Some(b)) if a == b);
-            let crc_ok = image
-                .debuglink
-                .as_ref()
-                .is_some_and(|(_, crc)| crc32fast::hash(debug.bytes()) == *crc);
+            // The CRC reads the whole file: only when the build ids do not settle it, and its
+            // pages released after (megabytes of sections that naming never reads).
+            let crc_ok = !same_build
+                && image.debuglink.as_ref().is_some_and(|(_, crc)| {
+                    let ok = crc32fast::hash(debug.bytes()) == *crc;
+                    debug.release_pages();
+                    ok
+                });
             let unverifiable = image.build_id.is_none() || debug.build_id.is_none();
             if same_build || crc_ok || (unverifiable && image.debuglink.is_none()) {
                 return Some(debug);
