@@ -9,9 +9,16 @@
 //! them; an address several units' aranges cover; a unit that refers to others by
 //! `.debug_info` offset; an error) the whole-file context names the address, built on
 //! first need.
+//!
+//! Compressed sections (distributions compress their debug files) are decompressed once per
+//! debug file and kept, decompressed, in a cache on disk (see [`DwarfCache`]): later runs map
+//! them, and only the pages of the units named are read into memory, instead of holding
+//! megabytes of decompressed sections on the heap for the whole run.
 
 use std::cell::{Cell, OnceCell};
+use std::io::Write;
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use gimli::Reader as _;
 use object::{Object, ObjectSection};
@@ -65,38 +72,81 @@ pub(crate) struct DwarfNames {
     sets: Vec<Range<usize>>,
     /// addr2line over the whole file, for everything the units cannot name.
     whole: OnceCell<Option<addr2line::Context<Reader>>>,
+    /// The cache entry the compressed sections are mapped from, if they are.
+    cache_map: Option<SharedBytes>,
+    /// Addresses named since the cache entry's pages were last released.
+    frames_named: Cell<u32>,
 }
+
+/// Addresses named between releases of a mapped cache entry's pages: each unit named reads
+/// the pages around its bytes, its abbreviations and its line program.
+const FRAMES_BETWEEN_RELEASES: u32 = 4;
 
 impl DwarfNames {
     /// Reads (decompressing if needed) the sections naming needs from the ELF file `data`
-    /// and indexes its aranges. `None` when the file cannot be parsed.
-    pub(crate) fn load(data: &SharedBytes, little_endian: bool) -> Option<DwarfNames> {
+    /// and indexes its aranges. `None` when the file cannot be parsed. Compressed sections
+    /// come from `cache` when it holds them, and are put there when it does not.
+    pub(crate) fn load(
+        data: &SharedBytes,
+        little_endian: bool,
+        cache: Option<&DwarfCache>,
+    ) -> Option<DwarfNames> {
         let file = object::File::parse(&**data).ok()?;
         let endian = if little_endian {
             gimli::RunTimeEndian::Little
         } else {
             gimli::RunTimeEndian::Big
         };
-        let sections = NEEDED
+        let present: Vec<(gimli::SectionId, object::Section<'_, '_>)> = NEEDED
             .iter()
             .filter_map(|&id| {
                 let section = file.section_by_name(id.name())?;
-                if section.kind() == object::SectionKind::UninitializedData {
-                    return None;
-                }
-                let bytes = section_bytes(data, &section)?;
-                // The compressed bytes of a mapped file are read once: their pages need not
-                // stay in this process's memory next to the decompressed copy.
-                if let Ok(range) = section.compressed_file_range() {
-                    if range.format != object::CompressionFormat::None {
-                        let start = usize::try_from(range.offset).unwrap_or(usize::MAX);
-                        let len = usize::try_from(range.compressed_size).unwrap_or(0);
-                        data.release_pages(start..start.saturating_add(len));
-                    }
-                }
-                Some((id, bytes))
+                (section.kind() != object::SectionKind::UninitializedData).then_some((id, section))
             })
             .collect();
+        // What the compressed sections are in this file: a cache entry must say the same.
+        let compressed: Vec<CachedSection> = present
+            .iter()
+            .filter_map(|(id, section)| {
+                let range = section.compressed_file_range().ok()?;
+                (range.format != object::CompressionFormat::None).then(|| CachedSection {
+                    id: *id,
+                    file_offset: range.offset,
+                    compressed_size: range.compressed_size,
+                    size: range.uncompressed_size,
+                })
+            })
+            .collect();
+        let cache = cache.filter(|_| !compressed.is_empty());
+        let cached = cache.and_then(|c| c.read(data.len(), &compressed));
+        let mut decompressed = Vec::new();
+        let sections = present
+            .iter()
+            .filter_map(|(id, section)| {
+                if let Some((map, ranges)) = &cached {
+                    if let Some(i) = compressed.iter().position(|c| c.id == *id) {
+                        let mut bytes = map.clone();
+                        bytes.narrow(ranges[i].clone());
+                        return Some((*id, bytes));
+                    }
+                }
+                let bytes = section_bytes(data, section)?;
+                // The compressed bytes of a mapped file are read once: their pages need not
+                // stay in this process's memory next to the decompressed copy.
+                if let Some(c) = compressed.iter().find(|c| c.id == *id) {
+                    let start = usize::try_from(c.file_offset).unwrap_or(usize::MAX);
+                    let len = usize::try_from(c.compressed_size).unwrap_or(0);
+                    data.release_pages(start..start.saturating_add(len));
+                    decompressed.push((c.clone(), bytes.clone()));
+                }
+                Some((*id, bytes))
+            })
+            .collect();
+        if let (Some(cache), None) = (cache, &cached) {
+            if decompressed.len() == compressed.len() {
+                cache.write(data.len(), &decompressed);
+            }
+        }
         let mut names = DwarfNames {
             endian,
             sections,
@@ -105,10 +155,22 @@ impl DwarfNames {
             units: Vec::new(),
             sets: Vec::new(),
             whole: OnceCell::new(),
+            cache_map: cached.map(|(map, _)| map),
+            frames_named: Cell::new(0),
         };
         // Without a usable index every address goes to the whole-file context, as before.
         let _ = names.index();
+        // The index read every unit's header: from now on only the units named are read.
+        names.release_cache_pages();
         Some(names)
+    }
+
+    /// Drops the pages of the mapped cache entry from this process's memory (they fault back
+    /// in as they are read).
+    fn release_cache_pages(&self) {
+        if let Some(map) = &self.cache_map {
+            map.release_pages(0..map.len());
+        }
     }
 
     /// The frames at `probe` as addr2line's `find_frames` over the whole file gives them
@@ -120,6 +182,15 @@ impl DwarfNames {
     /// (`DW_AT_ranges`, `DW_AT_low_pc`/`DW_AT_high_pc`) and its aranges are the same, as
     /// GCC writes them; the tests check it against the whole-file context for libc.
     pub(crate) fn frames(&self, probe: u64) -> Vec<addr2line::Frame<'_, Reader>> {
+        if self.cache_map.is_some() {
+            let named = self.frames_named.get() + 1;
+            if named >= FRAMES_BETWEEN_RELEASES {
+                self.release_cache_pages();
+                self.frames_named.set(0);
+            } else {
+                self.frames_named.set(named);
+            }
+        }
         match self.unit_at(probe) {
             Some(unit) => {
                 if let Some(ctx) = self.unit_context(unit) {
@@ -184,13 +255,21 @@ impl DwarfNames {
     fn index(&mut self) -> gimli::Result<()> {
         // The compile units, as addr2line sees them: a set naming anything else is one
         // addr2line ignores, and so are its addresses here.
-        let info = gimli::DebugInfo::from(self.reader(self.section(gimli::SectionId::DebugInfo)));
+        let info_bytes = self.section(gimli::SectionId::DebugInfo);
+        let info = gimli::DebugInfo::from(self.reader(info_bytes.clone()));
         let mut compile_units = Vec::new();
         let mut headers = info.units();
+        let mut released = 0;
         while let Some(header) = headers.next()? {
             let Some(offset) = header.debug_info_offset() else {
                 continue;
             };
+            // A mapped section's pages released behind the walk, which reads every unit's
+            // header (megabytes, next to the other files read at startup).
+            if offset.0 >= released + (256 << 10) {
+                info_bytes.release_pages(released..offset.0);
+                released = offset.0;
+            }
             match header.type_() {
                 gimli::UnitType::Type { .. }
                 | gimli::UnitType::SplitType { .. }
@@ -381,6 +460,142 @@ fn offset_free(mut abbrev: Reader, offset: usize) -> gimli::Result<bool> {
     Ok(true)
 }
 
+/// A compressed section as the debug file has it: what a cache entry was made from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CachedSection {
+    id: gimli::SectionId,
+    file_offset: u64,
+    compressed_size: u64,
+    size: u64,
+}
+
+/// Decompressed debug sections kept on disk between runs, one file per debug file, named by
+/// its build id and size: `DIR/dwarf/BUILDID-SIZE.v2`. An entry holds a header (magic, then
+/// for each section: its id, the debug file's offset, compressed and decompressed sizes of
+/// it, where its bytes lie in the entry and their CRC-32) and the sections' bytes. An entry is
+/// used only when every compressed section of the debug file is in it as the file has it and
+/// its bytes check; anything else (absent, short, another layout, other bytes) is decompressed
+/// again and the entry written anew. Entries are written to a temporary file and renamed, so
+/// that a reader sees a whole one or none.
+#[derive(Clone, Debug)]
+pub(crate) struct DwarfCache {
+    pub dir: PathBuf,
+    pub build_id: Vec<u8>,
+}
+
+const CACHE_MAGIC: &[u8; 8] = b"CPIFDWF2";
+/// Per section: id index, file offset, compressed size, size, entry offset, CRC-32 of its
+/// bytes (each a little-endian u64).
+const CACHE_ENTRY: usize = 48;
+
+impl DwarfCache {
+    fn path(&self, file_len: usize) -> PathBuf {
+        let id: String = self.build_id.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join("dwarf").join(format!("{id}-{file_len}.v2"))
+    }
+
+    /// The entry for a debug file of `file_len` bytes with the `compressed` sections, mapped,
+    /// with each section's byte range in it; `None` unless it is whole and matches.
+    fn read(
+        &self,
+        file_len: usize,
+        compressed: &[CachedSection],
+    ) -> Option<(SharedBytes, Vec<Range<usize>>)> {
+        let file = std::fs::File::open(self.path(file_len)).ok()?;
+        // SAFETY: entries are written once to a temporary file and renamed into place; an
+        // entry is never written again under its name (a changed one gets a new name).
+        let map = unsafe { SharedBytes::map_file(file) }.ok()?;
+        let header_len = 16 + compressed.len() * CACHE_ENTRY;
+        let header = map.get(..header_len)?;
+        let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
+        if &header[..8] != CACHE_MAGIC || u64_at(8) != compressed.len() as u64 {
+            return None;
+        }
+        let mut ranges = Vec::with_capacity(compressed.len());
+        for (i, want) in compressed.iter().enumerate() {
+            let at = 16 + i * CACHE_ENTRY;
+            let id = NEEDED.iter().position(|&id| id == want.id)? as u64;
+            let entry = (u64_at(at), u64_at(at + 8), u64_at(at + 16), u64_at(at + 24));
+            if entry != (id, want.file_offset, want.compressed_size, want.size) {
+                return None;
+            }
+            let start = usize::try_from(u64_at(at + 32)).ok()?;
+            let end = start.checked_add(usize::try_from(want.size).ok()?)?;
+            // Entries are not synced to disk when written (a cache): one that a crash left
+            // with other bytes than were written is told by its checksums.
+            if start < header_len || end > map.len() || checksum(&map, start..end) != u64_at(at + 40)
+            {
+                return None;
+            }
+            ranges.push(start..end);
+        }
+        // Checked: only the pages of the units named are read again.
+        map.release_pages(0..map.len());
+        Some((map, ranges))
+    }
+
+    /// Writes the entry for a debug file of `file_len` bytes whose compressed sections
+    /// decompressed to `sections`. Failures are ignored: the cache only saves work.
+    fn write(&self, file_len: usize, sections: &[(CachedSection, SharedBytes)]) {
+        let path = self.path(file_len);
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let temp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+        if write_entry(&temp, sections).is_err() || std::fs::rename(&temp, &path).is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+}
+
+/// CRC-32 of `range` of a mapped entry, a mebibyte at a time with the pages released behind:
+/// the whole entry is read at startup, next to the other files being indexed then.
+fn checksum(map: &SharedBytes, range: Range<usize>) -> u64 {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut at = range.start;
+    while at < range.end {
+        let end = range.end.min(at + (256 << 10));
+        hasher.update(&map[at..end]);
+        map.release_pages(at..end);
+        at = end;
+    }
+    u64::from(hasher.finalize())
+}
+
+fn write_entry(path: &Path, sections: &[(CachedSection, SharedBytes)]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create_new(path)?);
+    let mut header = Vec::with_capacity(16 + sections.len() * CACHE_ENTRY);
+    header.extend_from_slice(CACHE_MAGIC);
+    header.extend_from_slice(&(sections.len() as u64).to_le_bytes());
+    let mut offset = (16 + sections.len() * CACHE_ENTRY) as u64;
+    for (section, bytes) in sections {
+        let id = NEEDED.iter().position(|&id| id == section.id).unwrap_or(0) as u64;
+        for field in [
+            id,
+            section.file_offset,
+            section.compressed_size,
+            section.size,
+            offset,
+            u64::from(crc32fast::hash(bytes)),
+        ] {
+            header.extend_from_slice(&field.to_le_bytes());
+        }
+        offset += bytes.len() as u64;
+    }
+    out.write_all(&header)?;
+    for (section, bytes) in sections {
+        if bytes.len() as u64 != section.size {
+            return Err(std::io::ErrorKind::InvalidData.into());
+        }
+        out.write_all(bytes)?;
+    }
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,7 +660,7 @@ mod tests {
         let Ok(bytes) = std::fs::read(&path) else {
             return cpiflame_testkit::unavailable(format!("{path} absent (Debian: libc6-dbg)"));
         };
-        let names = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true).unwrap();
+        let names = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true, None).unwrap();
         let file = object::File::parse(&*bytes).unwrap();
         assert!(names.complete, "every unit has aranges");
         let (mut covered, mut named) = (0, 0);

@@ -14,7 +14,7 @@ use object::{Object, ObjectSection, ObjectSegment};
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
-use crate::dwarf::DwarfNames;
+use crate::dwarf::{DwarfCache, DwarfNames};
 use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
@@ -159,6 +159,9 @@ pub struct Image {
     /// Separate debug file (by build id or debug link) when this one has no DWARF; found on
     /// first use. Its DWARF and symbol table complete this image's.
     debug: OnceCell<Option<Box<Image>>>,
+    /// Where this file's decompressed debug sections are kept between runs (see
+    /// [`crate::dwarf::DwarfCache`]); `None` for no cache.
+    pub(crate) dwarf_cache: Option<PathBuf>,
 }
 
 impl Image {
@@ -239,6 +242,7 @@ impl Image {
             dwarf: OnceCell::new(),
             dwarf_loading: Cell::new(None),
             debug: OnceCell::new(),
+            dwarf_cache: None,
         })
     }
 
@@ -408,17 +412,28 @@ impl Image {
             let handle = loading.unwrap_or_else(|| {
                 let data = target.data.clone();
                 let little_endian = target.little_endian;
-                std::thread::spawn(move || DwarfNames::load(&data, little_endian))
+                let cache = target.cache_spot();
+                std::thread::spawn(move || DwarfNames::load(&data, little_endian, cache.as_ref()))
             });
             target.dwarf_loading.set(Some(handle));
         }
+    }
+
+    /// This file's entry in the cache of decompressed debug sections: by its build id.
+    fn cache_spot(&self) -> Option<DwarfCache> {
+        Some(DwarfCache {
+            dir: self.dwarf_cache.clone()?,
+            build_id: self.build_id.clone()?,
+        })
     }
 
     fn dwarf_names(&self) -> Option<&DwarfNames> {
         self.dwarf
             .get_or_init(|| match self.dwarf_loading.take() {
                 Some(handle) => handle.join().ok().flatten(),
-                None if self.has_dwarf => DwarfNames::load(&self.data, self.little_endian),
+                None if self.has_dwarf => {
+                    DwarfNames::load(&self.data, self.little_endian, self.cache_spot().as_ref())
+                }
                 None => None,
             })
             .as_ref()
@@ -605,7 +620,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     let entries = table.symbols().get(1..).unwrap_or_default();
     // Room for all (virtual memory: untouched capacity costs nothing), given back below.
     let mut symbols = Vec::with_capacity(entries.len());
-    const CHUNK_BYTES: usize = 1 << 20;
+    const CHUNK_BYTES: usize = 256 << 10;
     let per_chunk = (CHUNK_BYTES / std::mem::size_of::<Elf::Sym>()).max(1);
     let mut released = table_range.start;
     for chunk in entries.chunks(per_chunk) {

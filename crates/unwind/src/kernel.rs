@@ -36,7 +36,7 @@ pub struct Kallsyms {
 const NAMES_BETWEEN_RELEASES: u32 = 16;
 
 /// How much of a mapped kallsyms copy is parsed before its pages are released.
-const RELEASE_STEP: usize = 1 << 20;
+const RELEASE_STEP: usize = 256 << 10;
 
 /// 16 bytes: the name's end is found when it is read (a name ends at a tab, space or line
 /// end, in the file as in the copy).

@@ -18,6 +18,8 @@ pub struct Locator {
     pub symfs: Option<PathBuf>,
     /// perf's build-id cache, normally `~/.debug`.
     pub buildid_cache: Option<PathBuf>,
+    /// Where decompressed debug sections are kept between runs; `None` for nowhere.
+    pub dwarf_cache: Option<PathBuf>,
     /// Whether the file was recorded on this machine (its paths and vDSO are ours).
     pub recorded_here: bool,
 }
@@ -27,6 +29,14 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 impl Locator {
+    /// Opens the file at `path` as an image that keeps its decompressed debug sections in
+    /// this locator's cache.
+    fn open(&self, path: &Path) -> Result<Image, ImageError> {
+        let mut image = Image::open_in(&*self.source, path)?;
+        image.dwarf_cache = self.dwarf_cache.clone();
+        Ok(image)
+    }
+
     fn under_symfs(&self, path: &Path) -> Option<PathBuf> {
         let symfs = self.symfs.as_ref()?;
         Some(symfs.join(path.strip_prefix("/").unwrap_or(path)))
@@ -62,7 +72,7 @@ impl Locator {
         }
         let mut first_error = None;
         for candidate in candidates {
-            match Image::open_in(&*self.source, &candidate) {
+            match self.open(&candidate) {
                 Ok(image) => match (build_id, &image.build_id) {
                     (Some(want), Some(have)) if want != have.as_slice() => {
                         first_error = Some(ImageError::BuildIdMismatch);
@@ -82,7 +92,7 @@ impl Locator {
     fn open_vdso(&self, build_id: Option<&[u8]>) -> Result<Image, ImageError> {
         if let (Some(cache), Some(id)) = (&self.buildid_cache, build_id) {
             let p = cache.join("[vdso]").join(hex(id)).join("vdso");
-            if let Ok(image) = Image::open_in(&*self.source, &p) {
+            if let Ok(image) = self.open(&p) {
                 return Ok(image);
             }
         }
@@ -134,7 +144,7 @@ impl Locator {
             if candidate == image.path {
                 continue;
             }
-            let Ok(debug) = Image::open_in(&*self.source, &candidate) else {
+            let Ok(debug) = self.open(&candidate) else {
                 continue;
             };
             if !debug.has_dwarf {

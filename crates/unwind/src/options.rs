@@ -9,6 +9,9 @@ pub struct Options {
     pub symfs: Option<PathBuf>,
     /// perf's build-id cache (`~/.debug`); `None` to not use one.
     pub buildid_cache: Option<PathBuf>,
+    /// Where decompressed debug sections are kept between runs (`~/.cache/cpiflame`); `None`
+    /// to decompress them in memory every time.
+    pub dwarf_cache: Option<PathBuf>,
     /// Kernel symbol file (`--kallsyms`); defaults to `/proc/kallsyms`. When given, it names
     /// the kernel frames of files from other machines too: the user vouches for it.
     pub kallsyms: Option<PathBuf>,
@@ -23,12 +26,25 @@ pub struct Options {
 }
 
 impl Options {
-    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`, and one
+    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`, the cache of
+    /// decompressed debug sections under `$CPIFLAME_CACHE_DIR`, else `$XDG_CACHE_HOME/cpiflame`,
+    /// else `$HOME/.cache/cpiflame` (none when `CPIFLAME_CACHE_DIR` is set but empty), and one
     /// thread when `CPIFLAME_THREADS=1`. The only place this crate reads the environment; the
     /// resolver itself never does.
     pub fn from_env() -> Options {
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let home = var("HOME");
+        let dwarf_cache = match var("CPIFLAME_CACHE_DIR") {
+            Some(dir) if dir.as_os_str().is_empty() => None,
+            Some(dir) => Some(dir),
+            None => var("XDG_CACHE_HOME")
+                .filter(|d| d.is_absolute())
+                .or_else(|| home.as_ref().map(|h| h.join(".cache")))
+                .map(|d| d.join("cpiflame")),
+        };
         Options {
-            buildid_cache: std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+            buildid_cache: home.map(|h| h.join(".debug")),
+            dwarf_cache,
             single_threaded: single_threaded_from_env(),
             ..Options::default()
         }

@@ -187,6 +187,7 @@ impl Resolver {
                 source,
                 symfs: options.symfs,
                 buildid_cache: options.buildid_cache,
+                dwarf_cache: options.dwarf_cache,
                 recorded_here,
             },
             recorded_here,
