@@ -1,5 +1,6 @@
 //! Rendering on several threads gives the same bytes as on one (`CPIFLAME_THREADS=1`), on a
-//! recording made here with DWARF call graphs of several threads; and the progress display
+//! recording made here with DWARF call graphs of several threads, and so does rendering with
+//! the cache of decompressed debug sections empty, filled or off; and the progress display
 //! shows on a terminal only: nothing on a pipe or under CI.
 
 mod support;
@@ -108,6 +109,49 @@ fn one_thread_and_many_give_the_same_bytes() {
             "no {thread} stacks in\n{folded}"
         );
     }
+}
+
+/// The cache of decompressed debug sections (`CPIFLAME_CACHE_DIR`) changes no byte of any
+/// output: a first run fills it (libc's debug file is compressed), a second reads from it, and
+/// a run with it off decompresses in memory.
+#[test]
+fn the_debug_section_cache_changes_nothing() {
+    let dir = Dir::new("threads-cache");
+    let Some(data) = record(&dir) else { return };
+    let data = s(&data);
+    let cache = dir.path("cache");
+    let run = |args: &[&str], cache: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+            .args(args)
+            .env("CPIFLAME_CACHE_DIR", cache)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        success(&out).to_vec()
+    };
+    let render = [
+        "render",
+        data,
+        "--stalls",
+        "task-clock",
+        "--cycles",
+        "cpu-clock",
+    ];
+    let script = ["script", data];
+    let cold = (run(&render, s(&cache)), run(&script, s(&cache)));
+    let entries = std::fs::read_dir(cache.join("dwarf"))
+        .map(|d| d.filter_map(Result::ok).count())
+        .unwrap_or(0);
+    assert!(
+        entries > 0,
+        "no cache entry written under {}",
+        cache.display()
+    );
+    let warm = (run(&render, s(&cache)), run(&script, s(&cache)));
+    let off = (run(&render, ""), run(&script, ""));
+    assert!(!cold.0.is_empty() && !cold.1.is_empty());
+    assert!(cold == warm, "outputs differ with the cache filled");
+    assert!(cold == off, "outputs differ with the cache off");
 }
 
 /// Kernel frames met before the kernel symbols are read (on their own thread) get their names

@@ -56,6 +56,7 @@ pub fn perf_data(bytes: &[u8]) {
         ResolveOptions {
             symfs: Some(PathBuf::from("/nonexistent/cpiflame-fuzz/symfs")),
             buildid_cache: None,
+            dwarf_cache: None,
             kallsyms: Some(PathBuf::from("/nonexistent/cpiflame-fuzz/kallsyms")),
             assume_local: false,
             unwind_only: false,

@@ -109,7 +109,7 @@ impl DwarfNames {
             .iter()
             .filter_map(|(id, section)| {
                 let range = section.compressed_file_range().ok()?;
-                (range.format != object::CompressionFormat::None).then(|| CachedSection {
+                (range.format != object::CompressionFormat::None).then_some(CachedSection {
                     id: *id,
                     file_offset: range.offset,
                     compressed_size: range.compressed_size,
@@ -523,7 +523,9 @@ impl DwarfCache {
             let end = start.checked_add(usize::try_from(want.size).ok()?)?;
             // Entries are not synced to disk when written (a cache): one that a crash left
             // with other bytes than were written is told by its checksums.
-            if start < header_len || end > map.len() || checksum(&map, start..end) != u64_at(at + 40)
+            if start < header_len
+                || end > map.len()
+                || checksum(&map, start..end) != u64_at(at + 40)
             {
                 return None;
             }
@@ -632,11 +634,9 @@ mod tests {
         assert!(free(table(&[&unit, &by_unit])[..8].to_vec(), 0).is_err());
     }
 
-    /// The system libc's debug file: 2000 units, all of them with aranges and none
-    /// referring to another by offset, so every function of it, and its PLT, is named
-    /// without the whole-file context.
-    #[test]
-    fn libc_named_without_the_whole_file() {
+    /// The path and bytes of the debug file of the libc this test process runs on (reported
+    /// as unavailable when there is none).
+    fn libc_debug_file() -> Option<(String, Vec<u8>)> {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let Some(libc) = maps
             .lines()
@@ -647,7 +647,8 @@ mod tests {
                     .is_some_and(|n| n.starts_with("libc.so"))
             })
         else {
-            return cpiflame_testkit::unavailable("no libc.so mapped into the test process");
+            cpiflame_testkit::unavailable("no libc.so mapped into the test process");
+            return None;
         };
         let image = crate::Image::open(std::path::Path::new(libc)).unwrap();
         let hex: String = image
@@ -657,8 +658,120 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         let path = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
-        let Ok(bytes) = std::fs::read(&path) else {
-            return cpiflame_testkit::unavailable(format!("{path} absent (Debian: libc6-dbg)"));
+        match std::fs::read(&path) {
+            Ok(bytes) => Some((path, bytes)),
+            Err(_) => {
+                cpiflame_testkit::unavailable(format!("{path} absent (Debian: libc6-dbg)"));
+                None
+            }
+        }
+    }
+
+    /// Every frame at `probe` as the test compares them: name, whether inlined (by order),
+    /// and file:line:column.
+    fn described(names: &DwarfNames, probe: u64) -> Vec<String> {
+        names
+            .frames(probe)
+            .iter()
+            .map(|f| {
+                let name = f
+                    .function
+                    .as_ref()
+                    .and_then(|f| f.raw_name().ok())
+                    .map(|n| n.to_string());
+                let at = f
+                    .location
+                    .as_ref()
+                    .map(|l| (l.file.map(str::to_string), l.line, l.column));
+                format!("{name:?} {at:?}")
+            })
+            .collect()
+    }
+
+    /// The system libc's compressed debug sections through the cache: a first load writes
+    /// the entry, a second maps it, and both name every function of libc, at its start and
+    /// inside it (inlined frames, lines), as decompressing in memory does. An entry with
+    /// other bytes than it was written with, or cut short, is not used, and is written anew.
+    #[test]
+    fn libc_named_through_the_cache_as_without() {
+        let Some((path, bytes)) = libc_debug_file() else {
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("cpiflame-dwarf-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let file = object::File::parse(&*bytes).unwrap();
+        let cache = DwarfCache {
+            dir: dir.clone(),
+            build_id: file.build_id().unwrap().unwrap().to_vec(),
+        };
+        let mapped = || {
+            // SAFETY: a system file that nothing writes during the test.
+            let data = unsafe { SharedBytes::map_file(std::fs::File::open(&path).unwrap()) };
+            DwarfNames::load(&data.unwrap(), true, Some(&cache)).unwrap()
+        };
+        let plain = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true, None).unwrap();
+        let cold = mapped();
+        assert!(cold.cache_map.is_none(), "nothing cached yet");
+        let entry = cache.path(bytes.len());
+        assert!(entry.is_file(), "{} written", entry.display());
+        let warm = mapped();
+        assert!(warm.cache_map.is_some(), "the entry was not used");
+        let mut probes = Vec::new();
+        for symbol in file.symbols() {
+            if symbol.kind() == object::SymbolKind::Text && symbol.size() > 0 {
+                let (start, size) = (symbol.address(), symbol.size());
+                probes.extend([
+                    start,
+                    start + size / 3,
+                    start + size * 2 / 3,
+                    start + size - 1,
+                ]);
+            }
+        }
+        let (mut inlined, mut lines) = (0, 0);
+        for &probe in &probes {
+            let want = described(&plain, probe);
+            assert_eq!(described(&cold, probe), want, "{probe:#x} first load");
+            assert_eq!(described(&warm, probe), want, "{probe:#x} from the cache");
+            inlined += usize::from(want.len() > 1);
+            lines += usize::from(want.iter().any(|f| f.contains("Some(")));
+        }
+        assert!(probes.len() > 20_000, "{} probes", probes.len());
+        assert!(
+            inlined > 2_000 && lines > 10_000,
+            "{inlined} inlined, {lines} with lines"
+        );
+
+        // One byte of a section changed: the checksum refuses it, and a good entry replaces it.
+        let mut changed = std::fs::read(&entry).unwrap();
+        let last = changed.len() - 1;
+        changed[last] ^= 0x55;
+        std::fs::write(&entry, &changed).unwrap();
+        assert!(mapped().cache_map.is_none(), "a changed entry was used");
+        assert!(
+            mapped().cache_map.is_some(),
+            "the entry was not written anew"
+        );
+        // Cut short, and a header only.
+        let whole = std::fs::read(&entry).unwrap();
+        for len in [whole.len() - 1, 16 + 10 * CACHE_ENTRY, 7] {
+            std::fs::write(&entry, &whole[..len]).unwrap();
+            assert!(
+                mapped().cache_map.is_none(),
+                "an entry of {len} bytes was used"
+            );
+            assert_eq!(std::fs::read(&entry).unwrap(), whole, "rewritten whole");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The system libc's debug file: 2000 units, all of them with aranges and none
+    /// referring to another by offset, so every function of it, and its PLT, is named
+    /// without the whole-file context.
+    #[test]
+    fn libc_named_without_the_whole_file() {
+        let Some((_, bytes)) = libc_debug_file() else {
+            return;
         };
         let names = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true, None).unwrap();
         let file = object::File::parse(&*bytes).unwrap();

@@ -145,8 +145,11 @@ impl SharedBytes {
             // only drops this process's page table entries, and any later read of these bytes
             // (through references still held, too) faults the same file contents back in.
             let _ = unsafe {
-                map.map
-                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                map.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
             };
         }
     }
@@ -262,7 +265,11 @@ mod tests {
                 "{range:?} read through the map"
             );
             assert_eq!(read.as_ref(), &want[..], "{range:?} from the file");
-            assert_eq!(owned.c_string(range.clone()).as_ref(), &want[..], "{range:?}");
+            assert_eq!(
+                owned.c_string(range.clone()).as_ref(),
+                &want[..],
+                "{range:?}"
+            );
         }
         std::fs::remove_file(&path).unwrap();
     }
