@@ -8,6 +8,11 @@
 #              `inferno-collapse-perf --event-filter` per event, `inferno-diff-folded -n`,
 #              `inferno-flamegraph`
 #
+# cpiflame runs twice in the rotation: `cpiflame` with its cache of decompressed debug
+# sections (CPIFLAME_CACHE_DIR=W/cache, filled by the warm-up, as on any run after the first
+# with the same libraries), and `cpiflame_cold` with that cache emptied before every run (a
+# first run: debug sections decompressed in memory and written to the cache).
+#
 # Files:
 #   deep   fixtures/workloads/deep.c: 2 threads, each 40 frames deep, DEEP_SECS of CPU each
 #          (perf's default 8 KiB stack copies; ~2 x 2 x RATE x DEEP_SECS samples)
@@ -146,6 +151,7 @@ cargo build --release -p cpiflame
 W="$OUT/render"
 mkdir -p "$W/runs"
 cd "$W"
+rm -rf cache cold-cache
 rm -f runs/*
 log "gcc -O2 -g -fomit-frame-pointer -pthread -o $W/deep fixtures/workloads/deep.c"
 gcc -O2 -g -fomit-frame-pointer -pthread -o deep "$root/fixtures/workloads/deep.c"
@@ -229,9 +235,20 @@ check_out() {
 # run_TOOL FILE: one run of TOOL on FILE.data.
 run_cpiflame() {
 	local f=$1 st=0
-	measure "$f.cpiflame" "$f.cpi.svg" "$CPIFLAME" render "$f.data" --stalls task-clock --cycles cpu-clock || st=$?
+	measure "$f.cpiflame" "$f.cpi.svg" env CPIFLAME_CACHE_DIR="$W/cache" \
+		"$CPIFLAME" render "$f.data" --stalls task-clock --cycles cpu-clock || st=$?
 	[ "$st" -eq 0 ] || { fail "$f.cpiflame" "$f.cpiflame" "$st"; return; }
 	check_out "$f.cpi.svg" cpiflame '<svg'
+}
+# The same with the cache emptied first: a first run.
+run_cpiflame_cold() {
+	local f=$1 st=0
+	rm -rf "$W/cold-cache"
+	measure "$f.cpiflame_cold" "$f.cold.svg" env CPIFLAME_CACHE_DIR="$W/cold-cache" \
+		"$CPIFLAME" render "$f.data" --stalls task-clock --cycles cpu-clock || st=$?
+	[ "$st" -eq 0 ] || { fail "$f.cpiflame_cold" "$f.cpiflame_cold" "$st"; return; }
+	cmp -s "$f.cold.svg" "$f.cpi.svg" || [ ! -s "$f.cpi.svg" ] ||
+		die "cpiflame with an empty cache drew other bytes than with a filled one ($W/$f.cold.svg)"
 }
 run_samply() {
 	local f=$1 st=0
@@ -263,7 +280,7 @@ run_pipeline() {
 	check_out "$f.classic.svg" "inferno pipeline" '<svg'
 }
 
-tools=(cpiflame samply perfparser pipeline)
+tools=(cpiflame cpiflame_cold samply perfparser pipeline)
 
 # inputs FILE: writes runs/FILE.inputs, the files the tools read for FILE.data: the recording,
 # the binaries its build-id table lists, their separate debug files and the kernel's symbols
@@ -315,7 +332,7 @@ bench() {
 			log "$f: warm-up done"
 			continue
 		fi
-		for t in cpiflame samply perfparser; do
+		for t in cpiflame cpiflame_cold samply perfparser; do
 			[ "${state[$f.$t]}" = ok ] && line+=" $t $(tail -n1 "runs/$f.$t.tsv" | awk '{printf "%.3f s", $1/1e9}')"
 		done
 		log "$f run $i/$RUNS:$line"
@@ -414,25 +431,26 @@ cell() {
 		echo "${state[$k]//|/\\|}"
 	fi
 }
-# speed F PEER LIMIT: "PEER time / cpiflame time" with the verdict against LIMIT (≥).
+# speed F PEER LIMIT [CPIFLAME]: "PEER time / cpiflame time" with the verdict against LIMIT
+# (≥); CPIFLAME is the tool (cpiflame, or cpiflame_cold for the empty cache).
 speed() {
-	local f=$1 p=$2 limit=$3 r
-	if [ "${state[$f.cpiflame]}" != ok ]; then
-		echo "– (cpiflame ${state[$f.cpiflame]})"
+	local f=$1 p=$2 limit=$3 c=${4:-cpiflame} r
+	if [ "${state[$f.$c]}" != ok ]; then
+		echo "– (cpiflame ${state[$f.$c]})"
 	elif [ "${state[$f.$p]}" = ok ]; then
-		r="$(ratio "${med_t[$f.$p]}" "${med_t[$f.cpiflame]}")"
+		r="$(ratio "${med_t[$f.$p]}" "${med_t[$f.$c]}")"
 		echo "$r× ($(target "$r" '>=' "$limit"))"
 	elif [ "${state[$f.$p]#timeout}" != "${state[$f.$p]}" ]; then
-		r="$(ratio "$((PEER_TIMEOUT * 1000000000))" "${med_t[$f.cpiflame]}")"
+		r="$(ratio "$((PEER_TIMEOUT * 1000000000))" "${med_t[$f.$c]}")"
 		echo "> $r× (met: $p timed out)"
 	else
 		echo "– ($p failed)"
 	fi
 }
 memory() {
-	local f=$1 r
-	if [ "${state[$f.cpiflame]}" = ok ] && [ "${state[$f.samply]}" = ok ]; then
-		r="$(ratio "${med_m[$f.cpiflame]}" "${med_m[$f.samply]}")"
+	local f=$1 c=${2:-cpiflame} r
+	if [ "${state[$f.$c]}" = ok ] && [ "${state[$f.samply]}" = ok ]; then
+		r="$(ratio "${med_m[$f.$c]}" "${med_m[$f.samply]}")"
 		echo "$r× ($(target "$r" '<=' 1))"
 	else
 		echo "–"
@@ -474,10 +492,10 @@ md="$OUT/bench-render.md"
 	echo
 	echo "Median wall time and peak RSS:"
 	echo
-	echo "| file | cpiflame render | samply import | hotspot perfparser | perf script + inferno |"
-	echo "| --- | ---: | ---: | ---: | ---: |"
+	echo "| file | cpiflame render | cpiflame render, empty cache | samply import | hotspot perfparser | perf script + inferno |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 	for f in deep rustc; do
-		echo "| $f | **$(cell "$f.cpiflame")** | $(cell "$f.samply") | $(cell "$f.perfparser") | $(cell "$f.pipeline") |"
+		echo "| $f | **$(cell "$f.cpiflame")** | $(cell "$f.cpiflame_cold") | $(cell "$f.samply") | $(cell "$f.perfparser") | $(cell "$f.pipeline") |"
 	done
 	echo
 	echo "Targets (peer time / cpiflame time; cpiflame peak RSS / samply's):"
@@ -486,11 +504,12 @@ md="$OUT/bench-render.md"
 	echo "| --- | ---: | ---: | ---: | ---: |"
 	for f in deep rustc; do
 		echo "| $f | $(speed "$f" samply 1) | $(speed "$f" perfparser 4) | $(speed "$f" pipeline 10) | $(memory "$f") |"
+		echo "| $f, empty cache | $(speed "$f" samply 1 cpiflame_cold) | $(speed "$f" perfparser 4 cpiflame_cold) | $(speed "$f" pipeline 10 cpiflame_cold) | $(memory "$f" cpiflame_cold) |"
 	done
 	if [ "${#scale_names[@]}" -gt 0 ]; then
 		base=""
 		echo
-		echo "Scaling: \`cpiflame render\` on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out). samply import ran on the same files, in turn with cpiflame, for reference."
+		echo "Scaling: \`cpiflame render\` (its cache filled) on \`deep\` recorded with \`--call-graph dwarf,$SCALE_STACK -F $SCALE_RATE\`, median of $SCALE_RUNS runs after a warm-up. \"per sample vs first\" is the time per sample over the first file's (linear: 1 ± 0.2; below means a fixed cost spread thinner); \"marginal\" is the extra time per extra sample against the previous file (the fixed cost taken out). samply import ran on the same files, in turn with cpiflame, for reference."
 		echo
 		echo "| samples | lost | file size | record (s) | render wall (s) | peak RSS (MiB) | µs per sample | per sample vs first | linear vs first (±20%) | per sample vs previous | marginal µs per sample | samply import wall (s), RSS (MiB) | samply per sample vs first |"
 		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
@@ -533,7 +552,8 @@ md="$OUT/bench-render.md"
 	echo "Commands (run in \`$W\`, each under \`timeout $PEER_TIMEOUT /usr/bin/time -f '%e %M %U %S'\`):"
 	echo
 	echo '```sh'
-	echo "cpiflame render F.data --stalls task-clock --cycles cpu-clock > F.cpi.svg"
+	echo "CPIFLAME_CACHE_DIR=cache cpiflame render F.data --stalls task-clock --cycles cpu-clock > F.cpi.svg"
+	echo "rm -rf cold-cache; CPIFLAME_CACHE_DIR=cold-cache cpiflame render F.data --stalls task-clock --cycles cpu-clock > F.cold.svg"
 	echo "samply import F.data --save-only -o F.samply.json.gz"
 	echo "$PERFPARSER --input F.data --output /dev/null"
 	echo "perf script -i F.data > F.out.perf"
