@@ -11,9 +11,10 @@
 //! first need.
 //!
 //! Compressed sections (distributions compress their debug files) are decompressed once per
-//! debug file and kept, decompressed, in a cache on disk (see [`DwarfCache`]): later runs map
-//! them, and only the pages of the units named are read into memory, instead of holding
-//! megabytes of decompressed sections on the heap for the whole run.
+//! debug file and kept, decompressed, in a cache on disk (see [`DwarfCache`]): the run that
+//! decompresses them writes the entry and then reads from it as later runs do, and only the
+//! pages of the units named are read into memory, instead of holding megabytes of
+//! decompressed sections on the heap for the whole run.
 
 use std::cell::{Cell, OnceCell};
 use std::io::Write;
@@ -74,6 +75,9 @@ pub(crate) struct DwarfNames {
     whole: OnceCell<Option<addr2line::Context<Reader>>>,
     /// The cache entry the compressed sections are mapped from, if they are.
     cache_map: Option<SharedBytes>,
+    /// This load decompressed the sections and wrote the cache entry (else it found it, or
+    /// there is no cache).
+    entry_written: bool,
     /// Addresses named since the cache entry's pages were last released.
     frames_named: Cell<u32>,
 }
@@ -118,9 +122,10 @@ impl DwarfNames {
             })
             .collect();
         let cache = cache.filter(|_| !compressed.is_empty());
-        let cached = cache.and_then(|c| c.read(data.len(), &compressed));
+        let mut cached = cache.and_then(|c| c.read(data.len(), &compressed));
+        let mut entry_written = false;
         let mut decompressed = Vec::new();
-        let sections = present
+        let mut sections: Vec<(gimli::SectionId, SharedBytes)> = present
             .iter()
             .filter_map(|(id, section)| {
                 if let Some((map, ranges)) = &cached {
@@ -145,8 +150,21 @@ impl DwarfNames {
         if let (Some(cache), None) = (cache, &cached) {
             if decompressed.len() == compressed.len() {
                 cache.write(data.len(), &decompressed);
+                // Served from the entry just written from now on, like any later run: the
+                // decompressed copies leave the heap.
+                cached = cache.read(data.len(), &compressed);
+                entry_written = cached.is_some();
+                if let Some((map, ranges)) = &cached {
+                    for (id, bytes) in &mut sections {
+                        if let Some(i) = compressed.iter().position(|c| c.id == *id) {
+                            *bytes = map.clone();
+                            bytes.narrow(ranges[i].clone());
+                        }
+                    }
+                }
             }
         }
+        drop(decompressed);
         let mut names = DwarfNames {
             endian,
             sections,
@@ -156,6 +174,7 @@ impl DwarfNames {
             sets: Vec::new(),
             whole: OnceCell::new(),
             cache_map: cached.map(|(map, _)| map),
+            entry_written,
             frames_named: Cell::new(0),
         };
         // Without a usable index every address goes to the whole-file context, as before.
@@ -710,12 +729,28 @@ mod tests {
             DwarfNames::load(&data.unwrap(), true, Some(&cache)).unwrap()
         };
         let plain = DwarfNames::load(&SharedBytes::owned(bytes.clone()), true, None).unwrap();
+        // The first load writes the entry and reads from it; the next finds it.
         let cold = mapped();
-        assert!(cold.cache_map.is_none(), "nothing cached yet");
+        assert!(cold.entry_written && cold.cache_map.is_some(), "first load");
         let entry = cache.path(bytes.len());
         assert!(entry.is_file(), "{} written", entry.display());
         let warm = mapped();
-        assert!(warm.cache_map.is_some(), "the entry was not used");
+        assert!(
+            !warm.entry_written && warm.cache_map.is_some(),
+            "the entry was not used"
+        );
+        // Where no entry can be written (the cache directory is a file), the decompressed
+        // sections serve.
+        let blocked_dir = dir.join("a-file");
+        std::fs::write(&blocked_dir, b"").unwrap();
+        let blocked_cache = DwarfCache {
+            dir: blocked_dir,
+            build_id: cache.build_id.clone(),
+        };
+        // SAFETY: a system file that nothing writes during the test.
+        let data = unsafe { SharedBytes::map_file(std::fs::File::open(&path).unwrap()) };
+        let blocked = DwarfNames::load(&data.unwrap(), true, Some(&blocked_cache)).unwrap();
+        assert!(!blocked.entry_written && blocked.cache_map.is_none());
         let mut probes = Vec::new();
         for symbol in file.symbols() {
             if symbol.kind() == object::SymbolKind::Text && symbol.size() > 0 {
@@ -733,6 +768,11 @@ mod tests {
             let want = described(&plain, probe);
             assert_eq!(described(&cold, probe), want, "{probe:#x} first load");
             assert_eq!(described(&warm, probe), want, "{probe:#x} from the cache");
+            assert_eq!(
+                described(&blocked, probe),
+                want,
+                "{probe:#x} without an entry"
+            );
             inlined += usize::from(want.len() > 1);
             lines += usize::from(want.iter().any(|f| f.contains("Some(")));
         }
@@ -747,19 +787,17 @@ mod tests {
         let last = changed.len() - 1;
         changed[last] ^= 0x55;
         std::fs::write(&entry, &changed).unwrap();
-        assert!(mapped().cache_map.is_none(), "a changed entry was used");
+        assert!(mapped().entry_written, "a changed entry was used");
+        let again = mapped();
         assert!(
-            mapped().cache_map.is_some(),
-            "the entry was not written anew"
+            !again.entry_written && again.cache_map.is_some(),
+            "not written anew"
         );
         // Cut short, and a header only.
         let whole = std::fs::read(&entry).unwrap();
         for len in [whole.len() - 1, 16 + 10 * CACHE_ENTRY, 7] {
             std::fs::write(&entry, &whole[..len]).unwrap();
-            assert!(
-                mapped().cache_map.is_none(),
-                "an entry of {len} bytes was used"
-            );
+            assert!(mapped().entry_written, "an entry of {len} bytes was used");
             assert_eq!(std::fs::read(&entry).unwrap(), whole, "rewritten whole");
         }
         std::fs::remove_dir_all(&dir).unwrap();
