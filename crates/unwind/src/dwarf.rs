@@ -76,7 +76,8 @@ pub(crate) struct DwarfNames {
     /// The cache entry the compressed sections are mapped from, if they are.
     cache_map: Option<SharedBytes>,
     /// This load decompressed the sections and wrote the cache entry (else it found it, or
-    /// there is no cache).
+    /// there is no cache). Read by the tests.
+    #[cfg_attr(not(test), allow(dead_code))]
     entry_written: bool,
     /// Addresses named since the cache entry's pages were last released.
     frames_named: Cell<u32>,
