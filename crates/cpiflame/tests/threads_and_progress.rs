@@ -40,6 +40,18 @@ fn cpiflame_with(args: &[&str], threads: Option<&str>) -> Output {
     command.output().unwrap()
 }
 
+/// `render DATA` with the fixture's task-clock as stalls and cpu-clock as cycles.
+fn render_args(data: &str) -> [&str; 6] {
+    [
+        "render",
+        data,
+        "--stalls",
+        "task-clock",
+        "--cycles",
+        "cpu-clock",
+    ]
+}
+
 fn success(out: &Output) -> &[u8] {
     assert!(
         out.status.success(),
@@ -67,14 +79,7 @@ fn one_thread_and_many_give_the_same_bytes() {
     .sum::<u64>();
     assert!(samples > 2000, "only {samples} cpu-clock samples");
     for args in [
-        &[
-            "render",
-            data,
-            "--stalls",
-            "task-clock",
-            "--cycles",
-            "cpu-clock",
-        ][..],
+        &render_args(data)[..],
         &[
             "fold",
             data,
@@ -129,14 +134,7 @@ fn the_debug_section_cache_changes_nothing() {
             .unwrap();
         success(&out).to_vec()
     };
-    let render = [
-        "render",
-        data,
-        "--stalls",
-        "task-clock",
-        "--cycles",
-        "cpu-clock",
-    ];
+    let render = render_args(data);
     let script = ["script", data];
     let cold = (run(&render, s(&cache)), run(&script, s(&cache)));
     let entries = std::fs::read_dir(cache.join("dwarf"))
