@@ -4,9 +4,10 @@
 //!
 //! Code names: Intel models from the kernel's arch/x86/include/asm/intel-family.h and perf's
 //! pmu-events/arch/x86/mapfile.csv (model 0x55 stepping 0-4 Skylake-SP, 5+ Cascade Lake);
-//! AMD Zen generations by family/model range from the same mapfile (zen1: 17h 00-2F, zen2:
-//! other 17h, zen3: 19h 00-0F and 20-5F, zen4: other 19h, zen5: 1Ah); ARM part numbers from
-//! arch/arm64/include/asm/cputype.h.
+//! AMD Zen generations by family/model range from the kernel's arch/x86/kernel/cpu/amd.c
+//! (`bsp_init_amd`), which sets X86_FEATURE_ZEN1..ZEN6 and is what the kernel's own PMU code
+//! goes by; perf's mapfile.csv is coarser (it calls every 17h model past 2F Zen 2 and every
+//! 1Ah model Zen 5). ARM part numbers from arch/arm64/include/asm/cputype.h.
 
 use std::fmt;
 use std::io;
@@ -204,14 +205,17 @@ pub fn detect_from(path: &Path) -> io::Result<Cpu> {
     parse_cpuinfo(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
-/// AMD Zen generation (1 to 5) of an AMD family/model, by the ranges of perf's mapfile.
+/// AMD Zen generation (1 to 6) of an AMD family/model, by the ranges of the kernel's
+/// `bsp_init_amd` (arch/x86/kernel/cpu/amd.c); `None` for a model the kernel does not place
+/// either (it warns "Family 0x%x, model: 0x%x??" there).
 pub fn amd_zen(family: u32, model: u32) -> Option<u8> {
     match (family, model) {
-        (0x17, 0x00..=0x2f) => Some(1),
-        (0x17, _) => Some(2),
+        (0x17, 0x00..=0x2f | 0x50..=0x5f) => Some(1),
+        (0x17, 0x30..=0x4f | 0x60..=0x7f | 0x90..=0x91 | 0xa0..=0xaf) => Some(2),
         (0x19, 0x00..=0x0f | 0x20..=0x5f) => Some(3),
-        (0x19, _) => Some(4),
-        (0x1a, _) => Some(5),
+        (0x19, 0x10..=0x1f | 0x60..=0xaf) => Some(4),
+        (0x1a, 0x00..=0x2f | 0x40..=0x4f | 0x60..=0x7f) => Some(5),
+        (0x1a, 0x50..=0x5f | 0x80..=0xaf | 0xc0..=0xcf) => Some(6),
         _ => None,
     }
 }
@@ -268,6 +272,8 @@ fn intel_name(model: u32, stepping: u32) -> Option<&'static str> {
         0xc6 => "Arrow Lake",
         0xb5 => "Arrow Lake-U",
         0xbd => "Lunar Lake-M",
+        0xcc => "Panther Lake-L",
+        0xd5 => "Wildcat Lake-L",
         0xbe => "Alder Lake-N (E-cores only)",
         0xaf => "Sierra Forest (E-cores only)",
         0xb6 => "Grand Ridge (E-cores only)",
@@ -316,12 +322,16 @@ impl Cpu {
     pub fn code_name(&self) -> Option<&'static str> {
         match &self.vendor {
             Vendor::Intel if self.family == 6 => intel_name(self.model, self.stepping),
+            // intel-family.h: family 18 (0x12) is Nova Lake, family 19 (0x13) Diamond Rapids.
+            Vendor::Intel if self.family == 18 => Some("Nova Lake"),
+            Vendor::Intel if self.family == 19 => Some("Diamond Rapids"),
             Vendor::Amd => amd_zen(self.family, self.model).map(|z| match z {
                 1 => "Zen 1",
                 2 => "Zen 2",
                 3 => "Zen 3",
                 4 => "Zen 4",
-                _ => "Zen 5",
+                5 => "Zen 5",
+                _ => "Zen 6",
             }),
             Vendor::Arm { implementer, part } => arm_part_name(*implementer, *part),
             _ => None,
@@ -375,6 +385,11 @@ pub struct Pmu {
     pub name: String,
     /// Its attr.type, when the `type` file was readable.
     pub type_: Option<u32>,
+    /// The names of its `events/` aliases, sorted (`stall_backend`, `mem-loads`, ...). On
+    /// ARM the kernel shows an alias only for an event the core implements (its PMCEID
+    /// bits, `armv8pmu_event_attr_is_visible` in drivers/perf/arm_pmuv3.c), so an alias is
+    /// the way to know a raw event number counts something there.
+    pub events: Vec<String>,
 }
 
 /// The PMUs of a machine, sorted by name.
@@ -395,11 +410,27 @@ impl Pmus {
             .map(|(name, type_text)| Pmu {
                 name: name.as_ref().to_string(),
                 type_: type_text.and_then(|t| parse_pmu_type(t.as_ref())),
+                events: Vec::new(),
             })
             .collect();
         pmus.sort_by(|a, b| a.name.cmp(&b.name));
         pmus.dedup_by(|a, b| a.name == b.name);
         Pmus { pmus }
+    }
+
+    /// The same PMUs, with `name`'s event aliases set to `events`.
+    pub fn with_events(mut self, name: &str, events: &[&str]) -> Pmus {
+        if let Some(p) = self.pmus.iter_mut().find(|p| p.name == name) {
+            p.events = events.iter().map(|e| e.to_string()).collect();
+            p.events.sort();
+        }
+        self
+    }
+
+    /// Whether PMU `name` has the event alias `event` (`events/<event>` in sysfs).
+    pub fn has_event(&self, name: &str, event: &str) -> bool {
+        self.get(name)
+            .is_some_and(|p| p.events.iter().any(|e| e == event))
     }
 
     pub fn list(&self) -> &[Pmu] {
@@ -435,14 +466,16 @@ impl Pmus {
     }
 
     pub fn is_hybrid_intel(&self) -> bool {
-        self.has_cpu_core() || self.has_cpu_atom()
+        self.has_cpu_core() || self.has_cpu_atom() || self.has("cpu_lowpower")
     }
 
-    /// ARM core PMUs (`armv8_pmuv3_0`, `armv8_cortex_a53`, `armv8_neoverse_n1`, ...).
+    /// ARM core PMUs (`armv8_pmuv3_0`, `armv8_cortex_a53`, `armv8_neoverse_n1`, and on
+    /// device-tree Armv9 systems `armv9_cortex_a710`, `armv9_neoverse_n2`, ...: the names
+    /// drivers/perf/arm_pmuv3.c gives its `armv8_*`/`armv9_*` PMUs).
     pub fn arm_pmus(&self) -> Vec<&Pmu> {
         self.pmus
             .iter()
-            .filter(|p| p.name.starts_with("armv8_"))
+            .filter(|p| p.name.starts_with("armv8_") || p.name.starts_with("armv9_"))
             .collect()
     }
 
@@ -463,9 +496,23 @@ pub fn discover_pmus(sysfs_root: &Path) -> io::Result<Pmus> {
             continue;
         };
         let type_text = std::fs::read_to_string(entry.path().join("type")).ok();
-        entries.push((name, type_text));
+        let mut events: Vec<String> = std::fs::read_dir(entry.path().join("events"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            // `.scale` and `.unit` files describe an alias; they are not events.
+            .filter(|e| !e.contains('.'))
+            .collect();
+        events.sort();
+        entries.push((name, type_text, events));
     }
-    Ok(Pmus::from_entries(entries))
+    let mut pmus = Pmus::from_entries(entries.iter().map(|(n, t, _)| (n.as_str(), t.as_deref())));
+    for p in &mut pmus.pmus {
+        if let Some((_, _, events)) = entries.iter().find(|(n, _, _)| *n == p.name) {
+            p.events = events.clone();
+        }
+    }
+    Ok(pmus)
 }
 
 #[cfg(test)]
@@ -623,6 +670,17 @@ mod tests {
         assert_eq!(amd_zen(0x19, 0x61), Some(4));
         assert_eq!(amd_zen(0x19, 0xa0), Some(4));
         assert_eq!(amd_zen(0x1a, 0x02), Some(5));
+        // The kernel's bsp_init_amd: 17h 50-5F is Zen 1; 1Ah 50-5F, 80-AF, C0-CF Zen 6.
+        assert_eq!(amd_zen(0x17, 0x50), Some(1));
+        assert_eq!(amd_zen(0x17, 0x90), Some(2));
+        assert_eq!(amd_zen(0x1a, 0x4f), Some(5));
+        assert_eq!(amd_zen(0x1a, 0x60), Some(5));
+        for model in [0x50, 0x5f, 0x80, 0xaf, 0xc0, 0xcf] {
+            assert_eq!(amd_zen(0x1a, model), Some(6), "{model:#x}");
+        }
+        for (family, model) in [(0x17, 0x80), (0x19, 0xb0), (0x1a, 0x30), (0x1a, 0xd0)] {
+            assert_eq!(amd_zen(family, model), None, "{family:#x}/{model:#x}");
+        }
         assert_eq!(amd_zen(0x15, 0x02), None);
     }
 
@@ -778,8 +836,15 @@ mod tests {
                 std::fs::write(devices.join(name).join("type"), t).unwrap();
             }
         }
+        let events = devices.join("cpu/events");
+        std::fs::create_dir_all(&events).unwrap();
+        for alias in ["cycles", "mem-loads", "mem-loads.scale"] {
+            std::fs::write(events.join(alias), "event=0x3c\n").unwrap();
+        }
         let pmus = discover_pmus(&root).unwrap();
         assert_eq!(pmus.list().len(), 3);
+        assert_eq!(pmus.get("cpu").unwrap().events, ["cycles", "mem-loads"]);
+        assert!(pmus.has_event("cpu", "mem-loads") && !pmus.has_event("software", "cycles"));
         assert_eq!(pmus.type_of("cpu"), Some(4));
         assert_eq!(pmus.type_of("software"), Some(1));
         assert!(pmus.has("odd") && pmus.type_of("odd").is_none());

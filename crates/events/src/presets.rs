@@ -223,6 +223,8 @@ pub enum Stall {
 pub enum CpuMatch {
     /// Intel family 6, these models.
     IntelModels(&'static [u32]),
+    /// Intel, these families (any model).
+    IntelFamilies(&'static [u32]),
     /// AMD families before 17h.
     AmdBeforeZen,
     /// AMD Zen generation.
@@ -246,9 +248,27 @@ pub struct Row {
     pub note: Option<&'static str>,
 }
 
+/// Hybrid Intel parts whose P-cores (`cpu_core`) have CYCLE_ACTIVITY.STALLS_TOTAL: Alder
+/// Lake 97/9A, Raptor Lake B7/BA/BF, Meteor Lake AA/AC, Arrow Lake C5/C6/B5, Lunar Lake BD,
+/// Panther Lake CC and Wildcat Lake D5 (perf's mapfile.csv maps PTL and WCL to the
+/// pantherlake tables; the kernel's core.c gives WCL Panther Lake's PMU).
 pub const INTEL_HYBRID_MODELS: &[u32] = &[
-    0x97, 0x9a, 0xb7, 0xba, 0xbf, 0xaa, 0xac, 0xc5, 0xc6, 0xb5, 0xbd,
+    0x97, 0x9a, 0xb7, 0xba, 0xbf, 0xaa, 0xac, 0xc5, 0xc6, 0xb5, 0xbd, 0xcc, 0xd5,
 ];
+
+/// Intel parts with E-cores only (`cpu` is a Gracemont/Crestmont/Skymont PMU): Alder Lake-N,
+/// Sierra Forest, Grand Ridge (intel-family.h).
+pub const INTEL_ECORE_MODELS: &[u32] = &[0xbe, 0xaf, 0xb6];
+
+const ZEN2_ZEN3_NOTE: &str = "AMD Zen2/Zen3 have no reliable stall-cycles event \
+     (de_dis_dispatch_token_stalls 0xae/0xaf count per reason; the generic \
+     stalled-cycles-backend is unmapped since kernel commit c7b2edd, and wrong before): CPI \
+     from cycles and instructions is the honest colour here";
+
+/// What ex_no_retire.all counts, for `list` and the graph's subtitle.
+pub const EX_NO_RETIRE_ALL_CAVEAT: &str = "ex_no_retire.all counts every cycle that retires \
+     nothing, for any reason: back-end stalls, but also cycles the SMT sibling retired in \
+     (thread_not_selected) and cycles with an empty retire queue (a front-end starved core)";
 
 /// The preset table, first match wins.
 pub static ROWS: &[Row] = &[
@@ -300,13 +320,31 @@ pub static ROWS: &[Row] = &[
         note: None,
     },
     Row {
-        label: "Intel ADL/RPL/MTL/ARL/LNL P-cores",
+        label: "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores",
         cpus: CpuMatch::IntelModels(INTEL_HYBRID_MODELS),
         stalls: &[Stall::Event(STALLS_TOTAL)],
         note: Some(
-            "E-cores (cpu_atom) have no stall-cycles event: threads are sampled only while on \
-             P-cores (guess, EVENTS.md: UOPS_RETIRED.ALL cmask=1 inv=1 = 0x18000c2 on cpu_atom \
-             counts cycles retiring nothing)",
+            "E-cores (cpu_atom, and cpu_lowpower on Arrow Lake-H) have no stall event counted \
+             in cycles (TOPDOWN_BE_BOUND.ALL counts slots)",
+        ),
+    },
+    Row {
+        label: "Intel E-cores only",
+        cpus: CpuMatch::IntelModels(INTEL_ECORE_MODELS),
+        stalls: &[],
+        note: Some(
+            "Intel E-cores (Gracemont, Crestmont, Skymont) have no stall event counted in \
+             cycles (TOPDOWN_BE_BOUND.ALL counts slots): CPI from cycles and instructions",
+        ),
+    },
+    Row {
+        label: "Intel family 18/19",
+        cpus: CpuMatch::IntelFamilies(&[18, 19]),
+        stalls: &[],
+        note: Some(
+            "Intel family 18 (Nova Lake) and 19 (Diamond Rapids) are not in the kernel's event \
+             tables yet, and family 6's encodings are not assumed there: CPI from the \
+             architectural cycles and instructions events",
         ),
     },
     Row {
@@ -325,54 +363,54 @@ pub static ROWS: &[Row] = &[
         label: "AMD Zen2",
         cpus: CpuMatch::AmdZen(2),
         stalls: &[],
-        note: Some(
-            "AMD Zen2/Zen3 have no reliable stall-cycles event (de_dis_dispatch_token_stalls \
-             0xae/0xaf count per reason); the generic stalled-cycles-backend is unmapped or, \
-             on older kernels, wrong",
-        ),
+        note: Some(ZEN2_ZEN3_NOTE),
     },
     Row {
         label: "AMD Zen3",
         cpus: CpuMatch::AmdZen(3),
         stalls: &[],
-        note: Some(
-            "AMD Zen2/Zen3 have no reliable stall-cycles event (de_dis_dispatch_token_stalls \
-             0xae/0xaf count per reason); the generic stalled-cycles-backend is unmapped or, \
-             on older kernels, wrong",
-        ),
+        note: Some(ZEN2_ZEN3_NOTE),
     },
     Row {
         label: "AMD Zen4",
         cpus: CpuMatch::AmdZen(4),
         stalls: &[Stall::Event(EX_NO_RETIRE_ALL)],
-        note: None,
+        note: Some(EX_NO_RETIRE_ALL_CAVEAT),
     },
     Row {
         label: "AMD Zen5",
         cpus: CpuMatch::AmdZen(5),
         stalls: &[Stall::Event(EX_NO_RETIRE_ALL)],
-        note: None,
+        note: Some(EX_NO_RETIRE_ALL_CAVEAT),
     },
     Row {
-        label: "ARM64 Neoverse V1/N2/V2",
-        cpus: CpuMatch::ArmParts(&[0xd40, 0xd49, 0xd4f]),
-        stalls: &[
-            Stall::Event(ARM_STALL),
-            Stall::Event(ARM_STALL_BACKEND),
-            Stall::Generic,
-        ],
+        label: "AMD Zen6",
+        cpus: CpuMatch::AmdZen(6),
+        stalls: &[],
+        note: Some(
+            "AMD Zen6: the kernel's amdzen6 table has no ex_no_retire.all (no `.all` umask), \
+             and no other stall-cycles event is known: CPI from cycles and instructions",
+        ),
+    },
+    Row {
+        label: "ARM64 Neoverse V1/N2/V2/V3/N3",
+        cpus: CpuMatch::ArmParts(&[0xd40, 0xd49, 0xd4f, 0xd84, 0xd8e]),
+        stalls: &[Stall::Event(ARM_STALL), Stall::Event(ARM_STALL_BACKEND)],
         note: None,
     },
     Row {
         label: "Apple M-series",
         cpus: CpuMatch::Apple,
         stalls: &[],
-        note: Some("Apple M-series under Linux count only cycles, instructions and branches"),
+        note: Some(
+            "Apple M-series under Linux count only cycles, instructions and branches: CPI \
+             from cycles and instructions",
+        ),
     },
     Row {
         label: "ARM64",
         cpus: CpuMatch::ArmOther,
-        stalls: &[Stall::Event(ARM_STALL_BACKEND), Stall::Generic],
+        stalls: &[Stall::Event(ARM_STALL_BACKEND)],
         note: None,
     },
     Row {
@@ -389,6 +427,7 @@ impl CpuMatch {
             (CpuMatch::IntelModels(models), Vendor::Intel) => {
                 cpu.family == 6 && models.contains(&cpu.model)
             }
+            (CpuMatch::IntelFamilies(families), Vendor::Intel) => families.contains(&cpu.family),
             (CpuMatch::AmdBeforeZen, Vendor::Amd) => cpu.family < 0x17,
             (CpuMatch::AmdZen(z), Vendor::Amd) => amd_zen(cpu.family, cpu.model) == Some(z),
             (CpuMatch::ArmParts(parts), Vendor::Arm { .. }) => arm_parts(cpu)
@@ -437,10 +476,14 @@ pub struct Presets {
     pub candidates: Vec<Candidate>,
     /// The cycles spec alone (every candidate uses it), for recording without stalls.
     pub cycles: String,
-    /// For `--with-instructions`, on the same PMU as the pair.
+    /// Retired instructions, on the same PMU as the pair: `--with-instructions`, and the
+    /// CPI graph where no stall event is known or opens.
     pub instructions: String,
     /// Caveats, one line each.
     pub notes: Vec<String>,
+    /// Why there are no stall candidates (the row's note, an unknown model, an ARM core
+    /// without the alias), for the line that says why CPI was chosen.
+    pub no_stalls: Option<String>,
 }
 
 /// The candidates for `cpu`, on the PMUs present in `pmus`.
@@ -448,13 +491,18 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
     let mut notes = Vec::new();
     let pmu = choose_pmu(cpu, pmus, &mut notes);
     let (cycles_event, instructions_event) = match (&cpu.vendor, pmu.is_some()) {
-        (Vendor::Intel, true) => (Some(INTEL_CYCLES), Some(INTEL_INSTRUCTIONS)),
+        // CPU_CLK_UNHALTED.THREAD_P and INST_RETIRED.ANY_P are architectural events (CPUID
+        // leaf 0xA), the same on every family with architectural perfmon.
+        (Vendor::Intel, true) if matches!(cpu.family, 6 | 18 | 19) => {
+            (Some(INTEL_CYCLES), Some(INTEL_INSTRUCTIONS))
+        }
         (Vendor::Amd, true) => (Some(AMD_CYCLES), Some(AMD_INSTRUCTIONS)),
         (Vendor::Arm { .. }, true) => (Some(ARM_CYCLES), Some(ARM_INSTRUCTIONS)),
         _ => (None, None),
     };
     let on = |e: Option<PresetEvent>, generic: &str| match (e, &pmu) {
         (Some(e), Some(p)) => e.spec(p),
+        (None, Some(p)) if p.starts_with("cpu_") => format!("{p}/{generic}/"),
         _ => generic.to_string(),
     };
     let cycles = on(cycles_event, "cycles");
@@ -462,6 +510,7 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
 
     let row = row_for(cpu);
     let mut candidates = Vec::new();
+    let mut no_stalls = None;
     match row {
         Some(row) => {
             let label = match (&pmu, row.cpus) {
@@ -470,10 +519,27 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
                 }
                 _ => row.label.to_string(),
             };
-            for (i, stall) in row.stalls.iter().enumerate() {
-                let fallback = if i == 0 { "" } else { " (fallback)" };
+            let mut missing_aliases = Vec::new();
+            for stall in row.stalls {
+                let fallback = if candidates.is_empty() {
+                    ""
+                } else {
+                    " (fallback)"
+                };
                 let (spec, what) = match (stall, &pmu) {
-                    (Stall::Event(e), Some(p)) => (e.spec(p), e.title.to_string()),
+                    (Stall::Event(e), Some(p)) => {
+                        // A raw ARM event the core does not implement opens and counts
+                        // zero: offered only where the kernel shows its alias.
+                        if matches!(e.encoding, Encoding::Arm { .. }) && !pmus.has_event(p, e.name)
+                        {
+                            missing_aliases.push(format!(
+                                "{} ({:#x}): {p} has no events/{} alias, so the core does not implement it",
+                                e.title, e.raw, e.name
+                            ));
+                            continue;
+                        }
+                        (e.spec(p), e.title.to_string())
+                    }
                     (Stall::Event(_), None) => continue,
                     (Stall::Generic, _) => (
                         GENERIC_STALLS.to_string(),
@@ -489,10 +555,27 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
             if let Some(note) = row.note {
                 notes.push(note.to_string());
             }
+            for m in &missing_aliases {
+                notes.push(format!("not offered: {m}"));
+            }
+            if candidates.is_empty() {
+                no_stalls = Some(match (row.note, missing_aliases.is_empty()) {
+                    (_, false) => format!(
+                        "{label}: no stall event this core implements ({})",
+                        missing_aliases.join("; ")
+                    ),
+                    (Some(note), true) => format!("{label}: {note}"),
+                    (None, true) => format!("{label}: no stall-cycles event known"),
+                });
+            }
         }
-        None => notes.push(format!(
-            "{cpu}: no stall-cycles event known for this model (shared/EVENTS.md); pass --stalls"
-        )),
+        None => {
+            let line = format!(
+                "{cpu}: no stall-cycles event known for this model (shared/EVENTS.md); pass --stalls"
+            );
+            notes.push(line.clone());
+            no_stalls = Some(line);
+        }
     }
     Presets {
         row: row.map(|r| r.label),
@@ -501,6 +584,178 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
         cycles,
         instructions,
         notes,
+        no_stalls,
+    }
+}
+
+/// What a recording colours by, from best to least: a stall share, CPI, nothing (cycles
+/// alone), or nothing and no cycles either (cpu-clock time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A stall event and cycles: the stall share.
+    Stalls,
+    /// Cycles and instructions: CPI.
+    Cpi,
+    /// Cycles alone: widths, no colour.
+    Cycles,
+    /// cpu-clock: time, no hardware counter.
+    CpuClock,
+}
+
+impl Mode {
+    /// As `list --json` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Stalls => "stalls",
+            Mode::Cpi => "cpi",
+            Mode::Cycles => "cycles",
+            Mode::CpuClock => "cpu-clock",
+        }
+    }
+}
+
+/// What `record` (and `stat`, `list`) records on a machine, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub mode: Mode,
+    /// The specs to open, as `list` spells them: `[stalls, cycles, instructions?]`,
+    /// `[cycles, instructions]`, `[cycles]` or `[cpu-clock]`.
+    pub events: Vec<String>,
+    /// The PMU the hardware events are on (`None` for cpu-clock).
+    pub pmu: Option<String>,
+    /// One line: what is recorded and why.
+    pub why: String,
+    /// What was tried before and did not open, one line each.
+    pub refused: Vec<String>,
+}
+
+impl Choice {
+    /// Index of the cycles event in [`Choice::events`], when there is one.
+    pub fn cycles_index(&self) -> Option<usize> {
+        match self.mode {
+            Mode::Stalls => Some(1),
+            Mode::Cpi | Mode::Cycles => Some(0),
+            Mode::CpuClock => None,
+        }
+    }
+}
+
+impl Presets {
+    /// Walks down the modes: the first stall pair that opens (with instructions when
+    /// `with_instructions`, else without them), then cycles and instructions (CPI), then
+    /// cycles alone, then cpu-clock. `opens` says whether a list of specs opens as one
+    /// group (`Err`: why not, one line); `cpu` is for the lines. "No PMU" is said only when
+    /// the machine has no core PMU: a PMU whose events do not open is named with its error.
+    pub fn choose(
+        &self,
+        cpu: &Cpu,
+        pmus: &Pmus,
+        with_instructions: bool,
+        opens: &mut dyn FnMut(&[String]) -> Result<(), String>,
+    ) -> Choice {
+        let mut refused = Vec::new();
+        for c in &self.candidates {
+            let pair = vec![c.stalls.clone(), c.cycles.clone()];
+            if with_instructions {
+                let mut all = pair.clone();
+                all.push(self.instructions.clone());
+                match opens(&all) {
+                    Ok(()) => {
+                        return self.chosen(Mode::Stalls, all, format!("{} on {cpu}", c.reason), refused)
+                    }
+                    Err(e) => refused.push(format!("{} with instructions: {e}", c.reason)),
+                }
+            }
+            match opens(&pair) {
+                Ok(()) => {
+                    return self.chosen(Mode::Stalls, pair, format!("{} on {cpu}", c.reason), refused)
+                }
+                Err(e) => refused.push(format!("{}: {e}", c.reason)),
+            }
+        }
+        let why_no_stalls = match &self.no_stalls {
+            Some(why) => why.clone(),
+            None => "no stall event opens here".to_string(),
+        };
+        let cpi = vec![self.cycles.clone(), self.instructions.clone()];
+        match opens(&cpi) {
+            Ok(()) => {
+                let why = format!(
+                    "cycles and instructions on {cpu}, coloured by CPI ({why_no_stalls})"
+                );
+                return self.chosen(Mode::Cpi, cpi, why, refused);
+            }
+            Err(e) => refused.push(format!("cycles and instructions: {e}")),
+        }
+        let cycles = vec![self.cycles.clone()];
+        match opens(&cycles) {
+            Ok(()) => {
+                let why = format!(
+                    "cycles alone on {cpu}: instructions do not open with them, so the graph has no colours ({why_no_stalls})"
+                );
+                return self.chosen(Mode::Cycles, cycles, why, refused);
+            }
+            Err(e) => refused.push(format!("cycles: {e}")),
+        }
+        let why = if has_hardware_pmu(cpu, pmus) {
+            format!(
+                "cpu-clock alone: this machine has a PMU, but its cycles event does not open ({}); the graph shows time without colours",
+                refused.last().map_or("", String::as_str)
+            )
+        } else {
+            "cpu-clock alone: no hardware PMU here (as in most VMs); the graph shows time without colours"
+                .to_string()
+        };
+        Choice {
+            mode: Mode::CpuClock,
+            events: vec!["cpu-clock".to_string()],
+            pmu: None,
+            why,
+            refused,
+        }
+    }
+
+    fn chosen(&self, mode: Mode, events: Vec<String>, why: String, refused: Vec<String>) -> Choice {
+        Choice {
+            mode,
+            events,
+            pmu: self.pmu.clone(),
+            why,
+            refused,
+        }
+    }
+}
+
+/// Whether the machine has a PMU that counts its cores' events: `cpu`, `cpu_core`,
+/// `cpu_atom`, an `armv8_*`/`armv9_*` PMU, Apple's; on other vendors any PMU besides the
+/// kernel's software ones.
+pub fn has_hardware_pmu(cpu: &Cpu, pmus: &Pmus) -> bool {
+    if pmus.core_pmu().is_some() || pmus.is_hybrid_intel() {
+        return true;
+    }
+    match cpu.vendor {
+        Vendor::Arm { .. } => pmus.list().iter().any(|p| p.name.starts_with("apple_")),
+        Vendor::Other(_) => pmus.list().iter().any(|p| {
+            !matches!(
+                p.name.as_str(),
+                "software" | "tracepoint" | "breakpoint" | "kprobe" | "uprobe" | "msr"
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// What the stall event of a recording counts, by its name, for the graph's subtitle: the
+/// events whose meaning is not plain back-end stall cycles.
+pub fn stall_event_caveat(name: &str) -> Option<&'static str> {
+    let base = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
+    match base.as_str() {
+        "ex_no_retire.all" => Some(
+            "colour: ex_no_retire.all, cycles retiring nothing for any reason (SMT sibling's turn and empty retire queue included)",
+        ),
+        "stall" => Some("colour: STALL, stall cycles of the front end and the back end together"),
+        "stall_backend" => Some("colour: STALL_BACKEND, back-end stall cycles only"),
+        _ => None,
     }
 }
 
@@ -518,6 +773,17 @@ fn choose_pmu(cpu: &Cpu, pmus: &Pmus, notes: &mut Vec<String>) -> Option<String>
             let pmu = if hybrid { "cpu_core" } else { "cpu" };
             if !pmus.has(pmu) {
                 missing(notes, pmu);
+            }
+            // Arrow Lake-H has a third core PMU, `cpu_lowpower` (its LP E-cores).
+            let others: Vec<&str> = ["cpu_atom", "cpu_lowpower"]
+                .into_iter()
+                .filter(|o| hybrid && pmus.has(o))
+                .collect();
+            if !others.is_empty() {
+                notes.push(format!(
+                    "hybrid: events are opened on cpu_core, so threads are sampled only while on P-cores ({} not used)",
+                    others.join(", ")
+                ));
             }
             Some(pmu.to_string())
         }
@@ -607,18 +873,140 @@ mod tests {
         ("Intel SKL/KBL/CML/SKX/CLX", &[0x40004a3, 0x1a2, 0x18002c2]),
         ("Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
         ("Intel SPR/EMR/GNR", &[0x40004a3]),
-        ("Intel ADL/RPL/MTL/ARL/LNL P-cores", &[0x40004a3]),
+        ("Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
+        ("Intel E-cores only", &[]),
+        ("Intel family 18/19", &[]),
         ("AMD before Zen", &[]),
         ("AMD Zen1", &[0x187]),
         ("AMD Zen2", &[]),
         ("AMD Zen3", &[]),
         ("AMD Zen4", &[0x1bd6]),
         ("AMD Zen5", &[0x1bd6]),
-        ("ARM64 Neoverse V1/N2/V2", &[0x3c, 0x24]),
+        ("AMD Zen6", &[]),
+        ("ARM64 Neoverse V1/N2/V2/V3/N3", &[0x3c, 0x24]),
         ("Apple M-series", &[]),
         ("ARM64", &[0x24]),
         ("unknown CPU", &[]),
     ];
+
+    /// Every event of the tables, with the kernel file its encoding was read from (the
+    /// kernel's copy of the vendors' event lists, or the driver that maps it). The raw
+    /// value is typed here from those files, independently of the constants above.
+    const KERNEL_SOURCES: &[(PresetEvent, u64, &str)] = &[
+        (
+            RESOURCE_STALLS_ANY,
+            0x1a2,
+            "tools/perf/pmu-events/arch/x86/{nehalemep,sandybridge,skylake}/pipeline.json: RESOURCE_STALLS.ANY EventCode 0xa2 UMask 0x01",
+        ),
+        (
+            CYCLES_NO_DISPATCH,
+            0x0400_04a3,
+            "tools/perf/pmu-events/arch/x86/sandybridge/pipeline.json: CYCLE_ACTIVITY.CYCLES_NO_DISPATCH EventCode 0xa3 UMask 0x04 CounterMask 4",
+        ),
+        (
+            CYCLES_NO_EXECUTE,
+            0x0400_04a3,
+            "tools/perf/pmu-events/arch/x86/{ivybridge,haswell,broadwell}/pipeline.json: CYCLE_ACTIVITY.CYCLES_NO_EXECUTE EventCode 0xa3 UMask 0x04 CounterMask 4",
+        ),
+        (
+            STALLS_TOTAL,
+            0x0400_04a3,
+            "tools/perf/pmu-events/arch/x86/{skylake,icelake,sapphirerapids,alderlake,lunarlake,pantherlake}/pipeline.json: CYCLE_ACTIVITY.STALLS_TOTAL EventCode 0xa3 UMask 0x04 CounterMask 4",
+        ),
+        (
+            UOPS_RETIRED_STALL_CYCLES,
+            0x0180_02c2,
+            "tools/perf/pmu-events/arch/x86/skylake/pipeline.json: UOPS_RETIRED.STALL_CYCLES EventCode 0xc2 UMask 0x02 CounterMask 1 Invert 1",
+        ),
+        (
+            IC_STALL_BACK_PRESSURE,
+            0x187,
+            "arch/x86/events/amd/core.c: amd_zen1_perfmon_event_map STALLED_CYCLES_BACKEND 0x0187; tools/perf/pmu-events/arch/x86/amdzen1: ic_fetch_stall.ic_stall_back_pressure EventCode 0x87 UMask 0x01",
+        ),
+        (
+            EX_NO_RETIRE_ALL,
+            0x1bd6,
+            "tools/perf/pmu-events/arch/x86/{amdzen4,amdzen5}/pipeline.json: ex_no_retire.all EventCode 0xd6 UMask 0x1b (amdzen6/execution.json has no .all)",
+        ),
+        (
+            ARM_STALL,
+            0x3c,
+            "include/linux/perf/arm_pmuv3.h: ARMV8_PMUV3_PERFCTR_STALL 0x003C; tools/perf/pmu-events/arch/arm64/common-and-microarch.json",
+        ),
+        (
+            ARM_STALL_BACKEND,
+            0x24,
+            "include/linux/perf/arm_pmuv3.h: ARMV8_PMUV3_PERFCTR_STALL_BACKEND 0x0024; drivers/perf/arm_pmuv3.c maps PERF_COUNT_HW_STALLED_CYCLES_BACKEND to it",
+        ),
+        (
+            INTEL_CYCLES,
+            0x3c,
+            "tools/perf/pmu-events/arch/x86/*/pipeline.json: CPU_CLK_UNHALTED.THREAD_P EventCode 0x3c (architectural event, CPUID leaf 0xA)",
+        ),
+        (
+            AMD_CYCLES,
+            0x76,
+            "tools/perf/pmu-events/arch/x86/amdzen*/core.json: ls_not_halted_cyc EventCode 0x76; arch/x86/events/amd/core.c maps CPU_CYCLES to 0x0076",
+        ),
+        (
+            ARM_CYCLES,
+            0x11,
+            "include/linux/perf/arm_pmuv3.h: ARMV8_PMUV3_PERFCTR_CPU_CYCLES 0x0011",
+        ),
+        (
+            INTEL_INSTRUCTIONS,
+            0xc0,
+            "tools/perf/pmu-events/arch/x86/*/pipeline.json: INST_RETIRED.ANY_P EventCode 0xc0 (architectural event)",
+        ),
+        (
+            AMD_INSTRUCTIONS,
+            0xc0,
+            "tools/perf/pmu-events/arch/x86/amdzen{4,5}/pipeline.json, amdzen6/execution.json: ex_ret_instr EventCode 0xc0",
+        ),
+        (
+            ARM_INSTRUCTIONS,
+            0x08,
+            "include/linux/perf/arm_pmuv3.h: ARMV8_PMUV3_PERFCTR_INST_RETIRED 0x0008",
+        ),
+    ];
+
+    /// Every preset event of every row, every cycles and instructions event, is pinned to
+    /// the kernel's encoding with the file it comes from.
+    #[test]
+    fn every_preset_event_is_pinned_to_the_kernel_tables() {
+        for (e, raw, source) in KERNEL_SOURCES {
+            assert_eq!(e.raw, *raw, "{}: {source}", e.title);
+            let encoded = match e.encoding {
+                Encoding::X86 {
+                    event,
+                    umask,
+                    cmask,
+                    inv,
+                } => {
+                    u64::from(event & 0xff)
+                        | (u64::from(event >> 8) << 32)
+                        | (u64::from(umask) << 8)
+                        | (u64::from(inv) << 23)
+                        | (u64::from(cmask) << 24)
+                }
+                Encoding::Arm { event } => u64::from(event),
+            };
+            assert_eq!(encoded, *raw, "{}: {source}", e.title);
+            assert!(source.contains('/'), "{}: no kernel path", e.title);
+        }
+        for row in ROWS {
+            for stall in row.stalls {
+                if let Stall::Event(e) = stall {
+                    assert!(
+                        KERNEL_SOURCES.iter().any(|(k, _, _)| k == e),
+                        "{}: {} has no kernel source",
+                        row.label,
+                        e.title
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_row_encodes_as_events_md_says() {
@@ -793,7 +1181,10 @@ mod tests {
             (0xa7, "Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
             (0x8f, "Intel SPR/EMR/GNR", &[0x40004a3]),
             (0xad, "Intel SPR/EMR/GNR", &[0x40004a3]),
-            (0xbd, "Intel ADL/RPL/MTL/ARL/LNL P-cores", &[0x40004a3]),
+            (0xbd, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
+            (0xcc, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
+            (0xd5, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
+            (0xbe, "Intel E-cores only", &[]),
         ];
         for &(model, row, raws) in cases {
             let p = presets(&intel(model), &has_cpu);
@@ -810,24 +1201,33 @@ mod tests {
             p.candidates[2].reason,
             "Intel SNB: generic stalled-cycles-backend (as the kernel maps it) (fallback)"
         );
-        // Alder Lake-N (E-cores only), and a model the table does not know.
-        for model in [0xbe, 0xcc] {
-            let p = presets(&intel(model), &has_cpu);
-            assert!(p.candidates.is_empty());
-            assert_eq!(p.row, None);
-            assert!(
-                p.notes[0].contains("no stall-cycles event known"),
-                "{:?}",
-                p.notes
-            );
-            assert_eq!(
-                p.cycles,
-                "cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread_p/"
-            );
-        }
+        // A model the table does not know: no stall event, CPI events on `cpu`.
+        let p = presets(&intel(0xfe), &has_cpu);
+        assert!(p.candidates.is_empty());
+        assert_eq!(p.row, None);
+        assert!(
+            p.notes[0].contains("no stall-cycles event known"),
+            "{:?}",
+            p.notes
+        );
+        assert!(p.no_stalls.is_some());
+        assert_eq!(
+            p.cycles,
+            "cpu/event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread_p/"
+        );
         assert!(presets(&cpu(Vendor::Intel, 15, 0x4), &has_cpu)
             .candidates
             .is_empty());
+        // Families 18 and 19 are not family 6: model 0x55 there is no Skylake-SP.
+        for family in [18, 19] {
+            let p = presets(&cpu(Vendor::Intel, family, 0x55), &has_cpu);
+            assert_eq!(p.row, Some("Intel family 18/19"), "{family}");
+            assert!(p.candidates.is_empty());
+            assert_eq!(
+                p.instructions,
+                "cpu/event=0xc0,umask=0x0,name=inst_retired.any_p/"
+            );
+        }
     }
 
     #[test]
@@ -849,14 +1249,15 @@ mod tests {
         );
         assert_eq!(
             p.candidates[0].reason,
-            "Intel ADL/RPL/MTL/ARL/LNL P-cores (cpu_core): CYCLE_ACTIVITY.STALLS_TOTAL"
+            "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores (cpu_core): CYCLE_ACTIVITY.STALLS_TOTAL"
         );
         assert_eq!(
             p.instructions,
             "cpu_core/event=0xc0,umask=0x0,name=inst_retired.any_p/"
         );
-        assert_eq!(p.notes.len(), 1);
-        assert!(p.notes[0].starts_with("E-cores (cpu_atom) have no stall-cycles event"));
+        assert_eq!(p.notes.len(), 2, "{:?}", p.notes);
+        assert!(p.notes[0].contains("(cpu_atom not used)"), "{:?}", p.notes);
+        assert!(p.notes[1].starts_with("E-cores (cpu_atom"), "{:?}", p.notes);
         check_presets(&p, Arch::X86_64);
         // E-cores disabled: one `cpu` PMU with the P-core events.
         let p = presets(&c, &pmus(&[("cpu", "4")]));
@@ -878,10 +1279,24 @@ mod tests {
             (0x17, 0x18, Some("AMD Zen1"), &[0x187, GENERIC]),
             (0x17, 0x31, Some("AMD Zen2"), &[]),
             (0x17, 0x71, Some("AMD Zen2"), &[]),
+            // The kernel's bsp_init_amd calls 17h 50-5F Zen 1 (perf's mapfile says Zen 2).
+            (0x17, 0x50, Some("AMD Zen1"), &[0x187, GENERIC]),
+            (0x17, 0xa0, Some("AMD Zen2"), &[]),
             (0x19, 0x21, Some("AMD Zen3"), &[]),
             (0x19, 0x11, Some("AMD Zen4"), &[0x1bd6]),
             (0x19, 0x61, Some("AMD Zen4"), &[0x1bd6]),
             (0x1a, 0x02, Some("AMD Zen5"), &[0x1bd6]),
+            (0x1a, 0x44, Some("AMD Zen5"), &[0x1bd6]),
+            (0x1a, 0x70, Some("AMD Zen5"), &[0x1bd6]),
+            // Zen 6: 1Ah 50-5F, 80-AF, C0-CF (amd.c); no ex_no_retire.all there.
+            (0x1a, 0x50, Some("AMD Zen6"), &[]),
+            (0x1a, 0x80, Some("AMD Zen6"), &[]),
+            (0x1a, 0xaf, Some("AMD Zen6"), &[]),
+            (0x1a, 0xc0, Some("AMD Zen6"), &[]),
+            // Models the kernel places in no generation.
+            (0x1a, 0x30, None, &[]),
+            (0x1a, 0xd0, None, &[]),
+            (0x17, 0x80, None, &[]),
             (0x1b, 0x00, None, &[]),
         ];
         for &(family, model, row, raws) in cases {
@@ -903,7 +1318,7 @@ mod tests {
             "cpu/event=0xd6,umask=0x1b,name=ex_no_retire.all/"
         );
         assert_eq!(p.candidates[0].reason, "AMD Zen4: ex_no_retire.all");
-        assert!(p.notes.is_empty());
+        assert_eq!(p.notes, [EX_NO_RETIRE_ALL_CAVEAT]);
         let p = presets(&amd(0x17, 0x01), &has_cpu);
         assert_eq!(
             p.candidates[0].stalls,
@@ -915,10 +1330,13 @@ mod tests {
     #[test]
     fn arm_rows_by_part() {
         let n1 = parse_cpuinfo(NEOVERSE_N1).unwrap();
-        let p = presets(&n1, &pmus(&[("armv8_pmuv3_0", "8"), ("software", "1")]));
+        let with = |pmu: &str, events: &[&str]| {
+            pmus(&[(pmu, "8"), ("software", "1")]).with_events(pmu, events)
+        };
+        let p = presets(&n1, &with("armv8_pmuv3_0", &["stall_backend", "cpu_cycles"]));
         assert_eq!(p.row, Some("ARM64"));
         assert_eq!(p.pmu.as_deref(), Some("armv8_pmuv3_0"));
-        assert_eq!(stall_raws(&p), [0x24, GENERIC]);
+        assert_eq!(stall_raws(&p), [0x24]);
         assert_eq!(
             p.candidates[0].stalls,
             "armv8_pmuv3_0/event=0x24,name=stall_backend/"
@@ -927,21 +1345,44 @@ mod tests {
         assert_eq!(p.cycles, "armv8_pmuv3_0/event=0x11,name=cpu_cycles/");
         assert_eq!(p.instructions, "armv8_pmuv3_0/event=0x8,name=inst_retired/");
         check_presets(&p, Arch::Aarch64);
-        let arm_pmu = pmus(&[("armv8_pmuv3_0", "8")]);
-        for part in [0xd40, 0xd49, 0xd4f] {
-            let p = presets(&arm_cpu(part), &arm_pmu);
-            assert_eq!(p.row, Some("ARM64 Neoverse V1/N2/V2"));
-            assert_eq!(stall_raws(&p), [0x3c, 0x24, GENERIC]);
-            assert_eq!(p.candidates[0].reason, "ARM64 Neoverse V1/N2/V2: STALL");
+        // Without the alias the core does not implement 0x24: no stall candidate (a raw
+        // event it lacks opens and counts zero), and the reason says so.
+        let p = presets(&n1, &with("armv8_pmuv3_0", &["cpu_cycles"]));
+        assert!(p.candidates.is_empty());
+        let why = p.no_stalls.as_deref().unwrap();
+        assert!(why.contains("no events/stall_backend alias"), "{why}");
+        for part in [0xd40, 0xd49, 0xd4f, 0xd84, 0xd8e] {
+            let both = with("armv8_pmuv3_0", &["stall", "stall_backend"]);
+            let p = presets(&arm_cpu(part), &both);
+            assert_eq!(p.row, Some("ARM64 Neoverse V1/N2/V2/V3/N3"), "{part:#x}");
+            assert_eq!(stall_raws(&p), [0x3c, 0x24]);
+            assert_eq!(
+                p.candidates[0].reason,
+                "ARM64 Neoverse V1/N2/V2/V3/N3: STALL"
+            );
             check_presets(&p, Arch::Aarch64);
+            // STALL alone where only its alias is there.
+            let p = presets(&arm_cpu(part), &with("armv8_pmuv3_0", &["stall"]));
+            assert_eq!(stall_raws(&p), [0x3c]);
         }
+        // A device-tree Armv9 system names its PMU armv9_*.
+        let p = presets(
+            &arm_cpu(0xd49),
+            &with("armv9_neoverse_n2", &["stall", "stall_backend"]),
+        );
+        assert_eq!(p.pmu.as_deref(), Some("armv9_neoverse_n2"));
+        assert_eq!(
+            p.candidates[0].stalls,
+            "armv9_neoverse_n2/event=0x3c,name=stall/"
+        );
         // Cortex-A72, and a big.LITTLE whose cores do not all have STALL.
-        let p = presets(&arm_cpu(0xd08), &arm_pmu);
-        assert_eq!(stall_raws(&p), [0x24, GENERIC]);
+        let p = presets(&arm_cpu(0xd08), &with("armv8_cortex_a72", &["stall_backend"]));
+        assert_eq!(stall_raws(&p), [0x24]);
         let big_little = parse_cpuinfo(BIG_LITTLE).unwrap();
         let p = presets(
             &big_little,
-            &pmus(&[("armv8_cortex_a55", "8"), ("armv8_cortex_a76", "9")]),
+            &pmus(&[("armv8_cortex_a55", "8"), ("armv8_cortex_a76", "9")])
+                .with_events("armv8_cortex_a55", &["stall_backend"]),
         );
         assert_eq!(p.row, Some("ARM64"));
         assert_eq!(p.pmu.as_deref(), Some("armv8_cortex_a55"));
@@ -954,6 +1395,7 @@ mod tests {
         let p = presets(&n1, &Pmus::default());
         assert_eq!(p.pmu.as_deref(), Some("armv8_pmuv3_0"));
         assert!(p.notes[0].contains("no 'armv8_*' PMU"));
+        assert!(p.candidates.is_empty());
         // Apple.
         let mut m1 = cpu(
             Vendor::Arm {
@@ -972,6 +1414,62 @@ mod tests {
             ("cycles", "instructions")
         );
         assert!(p.notes[0].contains("Apple"));
+    }
+
+    /// The walk down the modes, with a stand-in for perf_event_open.
+    #[test]
+    fn choice_walks_from_stalls_to_cpi_to_cycles_to_cpu_clock() {
+        let c = parse_cpuinfo(SKYLAKE_SP).unwrap();
+        let here = pmus(&[("cpu", "4"), ("software", "1")]);
+        let p = presets(&c, &here);
+        let all = p.choose(&c, &here, true, &mut |_| Ok(()));
+        assert_eq!(all.mode, Mode::Stalls);
+        assert_eq!(all.events.len(), 3);
+        assert!(all.why.starts_with("Intel SKL/KBL/CML/SKX/CLX: CYCLE_ACTIVITY.STALLS_TOTAL on Intel"));
+        // No stall event opens: CPI.
+        let no_stalls = |specs: &[String]| {
+            if specs.iter().any(|s| s.contains("stall")) {
+                Err("ENOENT".to_string())
+            } else {
+                Ok(())
+            }
+        };
+        let cpi = p.choose(&c, &here, false, &mut { no_stalls });
+        assert_eq!(cpi.mode, Mode::Cpi);
+        assert_eq!(cpi.events, [p.cycles.clone(), p.instructions.clone()]);
+        assert_eq!(cpi.refused.len(), 3);
+        // Instructions do not open either: cycles alone.
+        let cycles_only = |specs: &[String]| match specs {
+            [one] if one.contains("cpu_clk_unhalted") => Ok(()),
+            _ => Err("EOPNOTSUPP".to_string()),
+        };
+        let cycles = p.choose(&c, &here, false, &mut { cycles_only });
+        assert_eq!(cycles.mode, Mode::Cycles);
+        // Nothing opens on a machine with a PMU: cpu-clock, and the error, not "no PMU".
+        let none = p.choose(&c, &here, false, &mut |_| Err("EBUSY".to_string()));
+        assert_eq!(none.mode, Mode::CpuClock);
+        assert!(none.why.contains("EBUSY") && !none.why.contains("no hardware PMU"));
+        // A VM: no `cpu` PMU at all.
+        let vm = pmus(&[("software", "1"), ("tracepoint", "2")]);
+        let none = presets(&c, &vm).choose(&c, &vm, false, &mut |_| Err("ENOENT".into()));
+        assert_eq!(none.mode, Mode::CpuClock);
+        assert!(none.why.contains("no hardware PMU"), "{}", none.why);
+        assert_eq!(none.events, ["cpu-clock"]);
+        // Zen 3: CPI, and the line says why.
+        let zen3 = cpu(Vendor::Amd, 0x19, 0x21);
+        let amd = pmus(&[("cpu", "4")]);
+        let p = presets(&zen3, &amd);
+        let choice = p.choose(&zen3, &amd, false, &mut |_| Ok(()));
+        assert_eq!(choice.mode, Mode::Cpi);
+        assert!(choice.why.contains("no reliable stall-cycles event"), "{}", choice.why);
+    }
+
+    #[test]
+    fn stall_caveats_by_name() {
+        assert!(stall_event_caveat("ex_no_retire.all").unwrap().contains("SMT"));
+        assert!(stall_event_caveat("stall").unwrap().contains("front end and the back end"));
+        assert!(stall_event_caveat("stall_backend:u").unwrap().contains("back-end"));
+        assert_eq!(stall_event_caveat("cycle_activity.stalls_total"), None);
     }
 
     #[test]

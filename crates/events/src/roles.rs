@@ -46,13 +46,14 @@ pub struct EventRef<'a> {
 
 /// Raw x86 configs of stall events (EVENTS.md): Intel RESOURCE_STALLS.ANY,
 /// CYCLE_ACTIVITY.STALLS_TOTAL (event 0xa3 umask 4 cmask 4 = 0x0400_04a3),
-/// UOPS_RETIRED.STALL_CYCLES, AMD Zen1 stalled-cycles backend/frontend, AMD Zen4/5
-/// ex_no_retire.all.
-const X86_STALL_CONFIGS: [u64; 6] = [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6];
+/// UOPS_RETIRED.STALL_CYCLES, AMD Zen1 stalled-cycles-backend, AMD Zen4/5 ex_no_retire.all.
+/// Not AMD's 0x287 (the kernel's stalled-cycles-frontend on Zen1): a front-end event is
+/// not a share of cycles stalled in the back end, and is left to `--stalls`.
+const X86_STALL_CONFIGS: [u64; 5] = [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x1bd6];
 /// Raw x86 configs of unhalted cycles: Intel CPU_CLK_UNHALTED.THREAD_P, AMD ls_not_halted_cyc.
 const X86_CYCLE_CONFIGS: [u64; 2] = [0x3c, 0x76];
-/// ARM64 event numbers: STALL, STALL_BACKEND, STALL_FRONTEND.
-const ARM_STALL_CONFIGS: [u64; 3] = [0x3c, 0x24, 0x23];
+/// ARM64 event numbers: STALL, STALL_BACKEND (not STALL_FRONTEND 0x23, a front-end event).
+const ARM_STALL_CONFIGS: [u64; 2] = [0x3c, 0x24];
 /// ARM64 CPU_CYCLES.
 const ARM_CYCLE_CONFIGS: [u64; 1] = [0x11];
 
@@ -70,7 +71,8 @@ pub fn role_of(event: EventRef<'_>, arch: Arch) -> Option<Role> {
         return match event.config & 0xffff_ffff {
             0 | 9 => Some(Role::Cycles),
             1 => Some(Role::Instructions),
-            7 | 8 => Some(Role::Stalls),
+            // 8 is stalled-cycles-backend; 7, stalled-cycles-frontend, is not a stall share.
+            8 => Some(Role::Stalls),
             _ => None,
         };
     }
@@ -101,7 +103,12 @@ fn role_by_name(name: &str) -> Option<Role> {
         "cycles_no_execute",
         "cycles_no_dispatch",
     ];
-    if stall_words.iter().any(|w| base.contains(w)) && !base.starts_with("cpu/") {
+    // Front-end events are not stall shares: `stalled-cycles-frontend`, ARM's
+    // `stall_frontend`, AMD Zen1's `ic_fetch_stall.ic_stall_dq_empty` (0x287).
+    let front_end = ["frontend", "front_end", "dq_empty"]
+        .iter()
+        .any(|w| base.contains(w));
+    if stall_words.iter().any(|w| base.contains(w)) && !base.starts_with("cpu/") && !front_end {
         return Some(Role::Stalls);
     }
     match base.as_str() {
@@ -184,7 +191,7 @@ mod tests {
 
     #[test]
     fn every_events_md_encoding_is_recognised() {
-        for c in [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x287, 0x1bd6] {
+        for c in [0x1a2, 0x0400_04a3, 0x0180_02c2, 0x187, 0x1bd6] {
             assert_eq!(
                 role_of(ev(4, c, ""), Arch::X86_64),
                 Some(Role::Stalls),
@@ -203,6 +210,27 @@ mod tests {
             role_of(ev(8, 0x0400_04a3, ""), Arch::X86_64),
             Some(Role::Stalls)
         );
+    }
+
+    /// Front-end events are no stall share: AMD Zen1's 0x287 (the kernel's
+    /// stalled-cycles-frontend there), ARM's STALL_FRONTEND 0x23, the generic frontend
+    /// event, and the same by name.
+    #[test]
+    fn front_end_events_are_not_stalls() {
+        assert_eq!(role_of(ev(4, 0x287, ""), Arch::X86_64), None);
+        assert_eq!(role_of(ev(8, 0x23, ""), Arch::Aarch64), None);
+        assert_eq!(role_of(ev(0, 7, ""), Arch::X86_64), None);
+        for name in [
+            "stalled-cycles-frontend",
+            "stall_frontend",
+            "STALL_FRONTEND",
+            "ic_fetch_stall.ic_stall_dq_empty",
+        ] {
+            assert_eq!(role_of(ev(4, 0, name), Arch::X86_64), None, "{name}");
+        }
+        // The back-end ones still are.
+        assert_eq!(role_of(ev(8, 0x24, ""), Arch::Aarch64), Some(Role::Stalls));
+        assert_eq!(role_of(ev(0, 8, ""), Arch::X86_64), Some(Role::Stalls));
     }
 
     #[test]
