@@ -52,9 +52,22 @@ enum Command {
     /// perf c2c's report of memory samples: loads and stores by data source, shared cache
     /// lines (HITMs, false sharing) and who touches each offset of them.
     C2c(c2c::C2cArgs),
-    /// Show the CPU, its PMUs, the stall/cycles pair `record` would use and why, and every
-    /// preset with its encoding and whether it opens here.
-    List,
+    /// Show the CPU, its PMUs, the events `record` would use (stalls, else CPI, else
+    /// cycles, else cpu-clock) and why, and every preset with its encoding and whether it
+    /// opens here (or, with --root, on a saved machine).
+    List(ListArgs),
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    /// Decide for a saved machine: read DIR/proc/cpuinfo and DIR/sys/bus/event_source/devices
+    /// (laid out as the kernel lays out the live files) instead of this machine's, opening
+    /// nothing.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Print one JSON object: "cpu", "pmus", "record" {"mode", "events", "pmu", "why"}.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How a command that did not fail ended.
@@ -93,9 +106,14 @@ fn run(cli: Cli) -> Result<Outcome> {
         Command::Report(args) => compare::report(args),
         Command::Diff(args) => compare::diff(args),
         Command::C2c(args) => c2c::c2c(args),
-        Command::List => {
+        Command::List(args) => {
             let mut out = io::stdout().lock();
-            cpiflame_record::machine::write_list(&mut out)?;
+            let root = args.root.as_deref();
+            if args.json {
+                cpiflame_record::machine::write_list_json(&mut out, root)?;
+            } else {
+                cpiflame_record::machine::write_list(&mut out, root)?;
+            }
             out.flush()?;
             Ok(Outcome::Done)
         }

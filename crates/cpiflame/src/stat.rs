@@ -10,8 +10,9 @@ use clap::Args;
 use cpiflame_counters::stat::{probe, stat, ResolvedEvent, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
 use cpiflame_events::{
-    discover_pmus, join_unbraced, presets, resolve_events, resolve_groups, EventRef, SYSFS_ROOT,
+    has_hardware_pmu, join_unbraced, resolve_events, resolve_groups, EventRef, Mode, SYSFS_ROOT,
 };
+use cpiflame_record::machine::Machine;
 
 use crate::Outcome;
 
@@ -45,24 +46,22 @@ fn count_event(text: &str) -> Result<Vec<ResolvedEvent>> {
 
 const SOFTWARE_SET: &str = "task-clock,context-switches,cpu-migrations,page-faults";
 
-/// The default groups: cycles, instructions and this CPU's stall event together, branches
-/// and branch misses together; each group split into single events if it does not fit the
-/// counters; the software set when there is no PMU.
+/// The default groups: the events `record` would choose here (stall, cycles and
+/// instructions; else cycles and instructions; else cycles) together, branches and branch
+/// misses together; each group split into single events if it does not fit the counters;
+/// the software set when no hardware event opens.
 fn default_groups() -> Result<(Vec<Vec<ResolvedEvent>>, Option<String>)> {
-    let mut first = "cycles,instructions".to_string();
-    if let Ok(cpu) = cpiflame_events::detect() {
-        let pmus = discover_pmus(Path::new(SYSFS_ROOT)).unwrap_or_default();
-        if let Some(c) = presets(&cpu, &pmus).candidates.first() {
-            first.push(',');
-            first.push_str(&c.stalls);
-        }
+    let machine = Machine::here()?;
+    let choice = machine.choose(true);
+    let mut wanted = Vec::new();
+    if choice.mode != Mode::CpuClock {
+        wanted.push(machine.resolve_choice(&choice)?);
     }
-    let wanted = [first.as_str(), "branches,branch-misses"];
+    if let Ok(branches) = count_event("branches,branch-misses") {
+        wanted.push(branches);
+    }
     let mut groups = Vec::new();
-    for text in wanted {
-        let Ok(group) = count_event(text) else {
-            continue;
-        };
+    for group in wanted {
         if probe(std::slice::from_ref(&group)).is_ok() {
             groups.push(group);
             continue;
@@ -76,9 +75,15 @@ fn default_groups() -> Result<(Vec<Vec<ResolvedEvent>>, Option<String>)> {
         }
     }
     if groups.is_empty() {
+        // "No PMU" only where there is none.
+        let why = if has_hardware_pmu(&machine.cpu, &machine.pmus) {
+            "no hardware event opens here"
+        } else {
+            "hardware counters are unavailable here (no PMU, as in most VMs)"
+        };
         return Ok((
             vec![count_event(SOFTWARE_SET)?],
-            Some("hardware counters are unavailable here (no PMU, as in most VMs): counting software events".into()),
+            Some(format!("{why}: counting software events")),
         ));
     }
     Ok((groups, None))

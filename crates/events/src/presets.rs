@@ -661,14 +661,24 @@ impl Presets {
                 all.push(self.instructions.clone());
                 match opens(&all) {
                     Ok(()) => {
-                        return self.chosen(Mode::Stalls, all, format!("{} on {cpu}", c.reason), refused)
+                        return self.chosen(
+                            Mode::Stalls,
+                            all,
+                            format!("{} on {cpu}", c.reason),
+                            refused,
+                        )
                     }
                     Err(e) => refused.push(format!("{} with instructions: {e}", c.reason)),
                 }
             }
             match opens(&pair) {
                 Ok(()) => {
-                    return self.chosen(Mode::Stalls, pair, format!("{} on {cpu}", c.reason), refused)
+                    return self.chosen(
+                        Mode::Stalls,
+                        pair,
+                        format!("{} on {cpu}", c.reason),
+                        refused,
+                    )
                 }
                 Err(e) => refused.push(format!("{}: {e}", c.reason)),
             }
@@ -680,9 +690,8 @@ impl Presets {
         let cpi = vec![self.cycles.clone(), self.instructions.clone()];
         match opens(&cpi) {
             Ok(()) => {
-                let why = format!(
-                    "cycles and instructions on {cpu}, coloured by CPI ({why_no_stalls})"
-                );
+                let why =
+                    format!("cycles and instructions on {cpu}, coloured by CPI ({why_no_stalls})");
                 return self.chosen(Mode::Cpi, cpi, why, refused);
             }
             Err(e) => refused.push(format!("cycles and instructions: {e}")),
@@ -1181,9 +1190,21 @@ mod tests {
             (0xa7, "Intel ICL/ICX/TGL/RKL", &[0x40004a3]),
             (0x8f, "Intel SPR/EMR/GNR", &[0x40004a3]),
             (0xad, "Intel SPR/EMR/GNR", &[0x40004a3]),
-            (0xbd, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
-            (0xcc, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
-            (0xd5, "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores", &[0x40004a3]),
+            (
+                0xbd,
+                "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores",
+                &[0x40004a3],
+            ),
+            (
+                0xcc,
+                "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores",
+                &[0x40004a3],
+            ),
+            (
+                0xd5,
+                "Intel ADL/RPL/MTL/ARL/LNL/PTL/WCL P-cores",
+                &[0x40004a3],
+            ),
             (0xbe, "Intel E-cores only", &[]),
         ];
         for &(model, row, raws) in cases {
@@ -1333,7 +1354,10 @@ mod tests {
         let with = |pmu: &str, events: &[&str]| {
             pmus(&[(pmu, "8"), ("software", "1")]).with_events(pmu, events)
         };
-        let p = presets(&n1, &with("armv8_pmuv3_0", &["stall_backend", "cpu_cycles"]));
+        let p = presets(
+            &n1,
+            &with("armv8_pmuv3_0", &["stall_backend", "cpu_cycles"]),
+        );
         assert_eq!(p.row, Some("ARM64"));
         assert_eq!(p.pmu.as_deref(), Some("armv8_pmuv3_0"));
         assert_eq!(stall_raws(&p), [0x24]);
@@ -1376,7 +1400,10 @@ mod tests {
             "armv9_neoverse_n2/event=0x3c,name=stall/"
         );
         // Cortex-A72, and a big.LITTLE whose cores do not all have STALL.
-        let p = presets(&arm_cpu(0xd08), &with("armv8_cortex_a72", &["stall_backend"]));
+        let p = presets(
+            &arm_cpu(0xd08),
+            &with("armv8_cortex_a72", &["stall_backend"]),
+        );
         assert_eq!(stall_raws(&p), [0x24]);
         let big_little = parse_cpuinfo(BIG_LITTLE).unwrap();
         let p = presets(
@@ -1425,7 +1452,9 @@ mod tests {
         let all = p.choose(&c, &here, true, &mut |_| Ok(()));
         assert_eq!(all.mode, Mode::Stalls);
         assert_eq!(all.events.len(), 3);
-        assert!(all.why.starts_with("Intel SKL/KBL/CML/SKX/CLX: CYCLE_ACTIVITY.STALLS_TOTAL on Intel"));
+        assert!(all
+            .why
+            .starts_with("Intel SKL/KBL/CML/SKX/CLX: CYCLE_ACTIVITY.STALLS_TOTAL on Intel"));
         // No stall event opens: CPI.
         let no_stalls = |specs: &[String]| {
             if specs.iter().any(|s| s.contains("stall")) {
@@ -1461,14 +1490,24 @@ mod tests {
         let p = presets(&zen3, &amd);
         let choice = p.choose(&zen3, &amd, false, &mut |_| Ok(()));
         assert_eq!(choice.mode, Mode::Cpi);
-        assert!(choice.why.contains("no reliable stall-cycles event"), "{}", choice.why);
+        assert!(
+            choice.why.contains("no reliable stall-cycles event"),
+            "{}",
+            choice.why
+        );
     }
 
     #[test]
     fn stall_caveats_by_name() {
-        assert!(stall_event_caveat("ex_no_retire.all").unwrap().contains("SMT"));
-        assert!(stall_event_caveat("stall").unwrap().contains("front end and the back end"));
-        assert!(stall_event_caveat("stall_backend:u").unwrap().contains("back-end"));
+        assert!(stall_event_caveat("ex_no_retire.all")
+            .unwrap()
+            .contains("SMT"));
+        assert!(stall_event_caveat("stall")
+            .unwrap()
+            .contains("front end and the back end"));
+        assert!(stall_event_caveat("stall_backend:u")
+            .unwrap()
+            .contains("back-end"));
         assert_eq!(stall_event_caveat("cycle_activity.stalls_total"), None);
     }
 

@@ -1,51 +1,159 @@
-//! This machine's events: the CPU and PMUs detected, the stall/cycles pair a recording uses
-//! by default (the first preset of this CPU that opens here), and the listing `cpiflame
-//! list` prints of every candidate and why it was or was not chosen.
+//! This machine's events (or a saved machine's: `list --root DIR`): the CPU and PMUs
+//! detected, what a recording uses by default (stalls, else CPI, else cycles, else cpu-clock:
+//! [`Presets::choose`]), and the listing `cpiflame list` prints of every candidate and why
+//! it was or was not chosen.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cpiflame_events::memory::{memory_presets, MemOptions, MemPreset, MemPresets};
 use cpiflame_events::{
-    devices_dir, discover_pmus, presets, resolve_event, Presets, ResolvedEvent, SYSFS_ROOT,
+    devices_dir, discover_pmus, has_hardware_pmu, presets, resolve_event, Choice, Cpu, Pmus,
+    Presets, ResolvedEvent, Vendor, SYSFS_ROOT,
 };
 
 use crate::{probe, probe_sampling, Group, MemorySampling};
 
-/// What was detected here.
-struct Machine {
-    cpu: String,
-    presets: Presets,
-    /// PMUs as `name (type N)`.
-    pmus: Vec<String>,
+/// A machine to decide for: this one (its `/proc` and `/sys`, events probed with
+/// perf_event_open), or a saved description under a root directory laid out as the kernel
+/// lays out the live files (`DIR/proc/cpuinfo`, `DIR/sys/bus/event_source/devices/<pmu>/
+/// {type,format/,events/,caps/,cpus}`), where nothing is opened: an event counts as opening
+/// when it encodes against that PMU's `format/` and the machine has a hardware PMU (or the
+/// event is a software one).
+pub struct Machine {
+    pub cpu: Cpu,
+    pub pmus: Pmus,
+    pub presets: Presets,
+    /// Where `/sys` is for this machine.
+    sysfs: PathBuf,
+    /// A saved root: nothing is opened.
+    saved: bool,
 }
 
-fn detect() -> io::Result<Machine> {
-    let cpu = cpiflame_events::detect()
-        .map_err(|e| io::Error::new(e.kind(), format!("/proc/cpuinfo: {e}")))?;
-    let pmus = discover_pmus(Path::new(SYSFS_ROOT)).unwrap_or_default();
-    let pmu_list = pmus
-        .list()
-        .iter()
-        .map(|p| match p.type_ {
-            Some(t) => format!("{} (type {t})", p.name),
-            None => p.name.clone(),
+impl Machine {
+    /// This machine.
+    pub fn here() -> io::Result<Machine> {
+        Machine::at(Path::new("/proc/cpuinfo"), Path::new(SYSFS_ROOT), false)
+    }
+
+    /// A saved machine under `root`. A missing `proc/cpuinfo` is an error naming it; a
+    /// missing `sys/bus/event_source/devices` is a machine without PMUs.
+    pub fn saved(root: &Path) -> io::Result<Machine> {
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("--root {}: not a directory", root.display()),
+            ));
+        }
+        Machine::at(&root.join("proc/cpuinfo"), &root.join("sys"), true)
+    }
+
+    fn at(cpuinfo: &Path, sysfs: &Path, saved: bool) -> io::Result<Machine> {
+        let cpu = cpiflame_events::cpu::detect_from(cpuinfo)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", cpuinfo.display())))?;
+        let pmus = discover_pmus(sysfs).unwrap_or_default();
+        Ok(Machine {
+            presets: presets(&cpu, &pmus),
+            cpu,
+            pmus,
+            sysfs: sysfs.to_path_buf(),
+            saved,
         })
-        .collect();
-    Ok(Machine {
-        cpu: cpu.to_string(),
-        presets: presets(&cpu, &pmus),
-        pmus: pmu_list,
-    })
+    }
+
+    fn resolve(&self, spec: &str) -> Result<ResolvedEvent, String> {
+        resolve_event(spec, &self.sysfs).map_err(|e| e.to_string())
+    }
+
+    /// Whether `specs` open here as one group; `Err` says why not. On a saved root: whether
+    /// they encode there and the root has a PMU for them.
+    fn opens(&self, specs: &[String]) -> Result<(), String> {
+        let events = specs
+            .iter()
+            .map(|s| self.resolve(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !self.saved {
+            return probe(&events).map_err(|e| e.to_string());
+        }
+        // PERF_TYPE_SOFTWARE opens anywhere; anything else needs a hardware PMU.
+        if events.iter().all(|e| e.type_ == 1) || has_hardware_pmu(&self.cpu, &self.pmus) {
+            Ok(())
+        } else {
+            Err("no hardware PMU in this root".to_string())
+        }
+    }
+
+    /// What `record` records here by default: [`Presets::choose`] with this machine's
+    /// perf_event_open (or a saved root's encodings).
+    pub fn choose(&self, with_instructions: bool) -> Choice {
+        self.presets
+            .choose(&self.cpu, &self.pmus, with_instructions, &mut |specs| {
+                self.opens(specs)
+            })
+    }
+
+    /// The events of `choice`, resolved to open.
+    pub fn resolve_choice(&self, choice: &Choice) -> io::Result<Vec<ResolvedEvent>> {
+        choice
+            .events
+            .iter()
+            .map(|s| {
+                self.resolve(s)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+            })
+            .collect()
+    }
+
+    /// PMUs as `name (type N)`.
+    fn pmu_list(&self) -> Vec<String> {
+        self.pmus
+            .list()
+            .iter()
+            .map(|p| match p.type_ {
+                Some(t) => format!("{} (type {t})", p.name),
+                None => p.name.clone(),
+            })
+            .collect()
+    }
+
+    /// `list --json`: the CPU, the PMUs and what `record` would choose, as one object.
+    pub fn to_json(&self, choice: &Choice) -> serde_json::Value {
+        let cpu = &self.cpu;
+        let mut c = serde_json::json!({
+            "vendor": vendor_name(&cpu.vendor),
+            "family": cpu.family,
+            "model": cpu.model,
+            "name": cpu.code_name(),
+            "model_name": cpu.model_name,
+            "description": cpu.to_string(),
+        });
+        if let Vendor::Arm { implementer, part } = cpu.vendor {
+            c["implementer"] = implementer.into();
+            c["part"] = part.into();
+        }
+        serde_json::json!({
+            "cpu": c,
+            "pmus": self.pmus.list().iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            "record": {
+                "mode": choice.mode.as_str(),
+                "events": choice.events,
+                "pmu": choice.pmu,
+                "why": choice.why,
+                "refused": choice.refused,
+            },
+            "row": self.presets.row,
+            "notes": self.presets.notes,
+        })
+    }
 }
 
-fn resolve(spec: &str) -> Result<ResolvedEvent, String> {
-    resolve_event(spec, Path::new(SYSFS_ROOT)).map_err(|e| e.to_string())
-}
-
-/// Whether `events` open here as one group; `Err` says why not.
-fn opens(events: &[ResolvedEvent]) -> Result<(), String> {
-    probe(events).map_err(|e| e.to_string())
+fn vendor_name(v: &Vendor) -> &str {
+    match v {
+        Vendor::Intel => "intel",
+        Vendor::Amd => "amd",
+        Vendor::Arm { .. } => "arm",
+        Vendor::Other(name) => name,
+    }
 }
 
 /// This machine's memory-sampling presets.
@@ -130,42 +238,43 @@ pub fn memory_events(options: MemOptions) -> io::Result<Result<MemoryEvents, Str
     }))
 }
 
-/// The first preset pair (stalls, cycles, and instructions when asked) of this CPU that
-/// opens here, with a line saying what it is; `None` when none does (no PMU).
-pub fn default_pair(with_instructions: bool) -> io::Result<Option<(Vec<ResolvedEvent>, String)>> {
-    let m = detect()?;
-    for candidate in &m.presets.candidates {
-        let (Ok(stalls), Ok(cycles)) = (resolve(&candidate.stalls), resolve(&candidate.cycles))
-        else {
-            continue;
-        };
-        let mut events = vec![stalls, cycles];
-        if with_instructions {
-            if let Ok(i) = resolve(&m.presets.instructions) {
-                events.push(i);
-            }
-        }
-        if opens(&events).is_ok() {
-            return Ok(Some((events, format!("{} on {}", candidate.reason, m.cpu))));
-        }
-    }
-    Ok(None)
+/// What `record` records here by default, resolved to open, with the choice that says
+/// what and why.
+pub fn default_events(with_instructions: bool) -> io::Result<(Choice, Vec<ResolvedEvent>)> {
+    let m = Machine::here()?;
+    let choice = m.choose(with_instructions);
+    let events = m.resolve_choice(&choice)?;
+    Ok((choice, events))
 }
 
-/// `cpiflame list`: what was detected, what would be recorded and why, and every preset
-/// with its encoding and whether it opens here.
-pub fn write_list(out: &mut impl Write) -> io::Result<()> {
-    let Machine { cpu, presets, pmus } = detect()?;
-    writeln!(out, "CPU: {cpu}")?;
+/// `cpiflame list [--root DIR]`: what was detected, what would be recorded and why, and
+/// every preset with its encoding and whether it opens (on a saved root: whether it
+/// encodes there; nothing is opened).
+pub fn write_list(out: &mut impl Write, root: Option<&Path>) -> io::Result<()> {
+    let m = match root {
+        Some(dir) => Machine::saved(dir)?,
+        None => Machine::here()?,
+    };
+    let choice = m.choose(false);
+    let presets = &m.presets;
+    writeln!(out, "CPU: {}", m.cpu)?;
+    let pmus = m.pmu_list();
     writeln!(
         out,
         "PMUs: {}",
         if pmus.is_empty() {
-            "none found under /sys/bus/event_source/devices".to_string()
+            format!("none found under {}", devices_dir(&m.sysfs).display())
         } else {
             pmus.join(", ")
         }
     )?;
+    if let Some(dir) = root {
+        writeln!(
+            out,
+            "Saved machine: {} (nothing is opened: an event counts as opening where it encodes against the root's PMU)",
+            dir.display()
+        )?;
+    }
     if let Some(row) = presets.row {
         writeln!(out, "Preset row: {row}")?;
     }
@@ -173,20 +282,17 @@ pub fn write_list(out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "Note: {note}")?;
     }
     writeln!(out)?;
-    let mut chosen = None;
     writeln!(out, "Candidate pairs (stalls, cycles), in order:")?;
     for (i, c) in presets.candidates.iter().enumerate() {
-        let status = match (resolve(&c.stalls), resolve(&c.cycles)) {
+        let specs = [c.stalls.clone(), c.cycles.clone()];
+        let status = match (m.resolve(&c.stalls), m.resolve(&c.cycles)) {
             (Ok(s), Ok(cy)) => {
                 let encodings = format!(
                     "type {} config {:#x} / type {} config {:#x}",
                     s.type_, s.config, cy.type_, cy.config
                 );
-                match opens(&[s, cy]) {
-                    Ok(()) => {
-                        chosen.get_or_insert(i);
-                        format!("{encodings}: opens")
-                    }
+                match m.opens(&specs) {
+                    Ok(()) => format!("{encodings}: opens"),
                     Err(e) => format!("{encodings}: does not open: {e}"),
                 }
             }
@@ -198,38 +304,56 @@ pub fn write_list(out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "     {status}")?;
     }
     if presets.candidates.is_empty() {
-        writeln!(out, "  (none known for this CPU)")?;
-    }
-    if !presets.instructions.is_empty() {
-        writeln!(out, "--with-instructions adds: {}", presets.instructions)?;
-    }
-    writeln!(out)?;
-    write_memory_list(out)?;
-    writeln!(out)?;
-    match chosen {
-        Some(i) => writeln!(
+        writeln!(
             out,
-            "cpiflame record would use pair {}: {}",
-            i + 1,
-            presets.candidates[i].reason
-        ),
-        None => {
-            let status = match resolve("cpu-clock").and_then(|clock| opens(&[clock])) {
-                Ok(()) => "opens".to_string(),
-                Err(e) => format!("does not open either: {e}"),
-            };
-            writeln!(
-                out,
-                "cpiflame record would use cpu-clock alone (no stall/cycles pair opens here; the graph will have no stall colours); cpu-clock {status}"
-            )
-        }
+            "  (none: {})",
+            presets
+                .no_stalls
+                .as_deref()
+                .unwrap_or("no stall event known for this CPU")
+        )?;
     }
+    writeln!(
+        out,
+        "Without a stall event (and with --with-instructions): {}",
+        presets.instructions
+    )?;
+    writeln!(out)?;
+    write_memory_list(out, &m)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "cpiflame record would record {} ({}): {}",
+        choice.events.join(", "),
+        choice.mode.as_str(),
+        choice.why
+    )?;
+    for r in &choice.refused {
+        writeln!(out, "  not chosen: {r}")?;
+    }
+    Ok(())
+}
+
+/// `cpiflame list --json [--root DIR]`.
+pub fn write_list_json(out: &mut impl Write, root: Option<&Path>) -> io::Result<()> {
+    let m = match root {
+        Some(dir) => Machine::saved(dir)?,
+        None => Machine::here()?,
+    };
+    let choice = m.choose(false);
+    writeln!(out, "{}", m.to_json(&choice))
 }
 
 /// The memory-sampling part of `cpiflame list`: each preset with its events, encodings and
 /// whether it opens here.
-fn write_memory_list(out: &mut impl Write) -> io::Result<()> {
-    let found = detect_memory(MemOptions::default())?;
+fn write_memory_list(out: &mut impl Write, m: &Machine) -> io::Result<()> {
+    let found = if m.saved {
+        let dir = devices_dir(&m.sysfs);
+        let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
+        memory_presets(&m.cpu, &m.pmus, &read, MemOptions::default())
+    } else {
+        detect_memory(MemOptions::default())?
+    };
     writeln!(out, "Memory-sampling presets (record --mem), in order:")?;
     let mut chosen = None;
     for (i, p) in found.presets.iter().enumerate() {
@@ -245,7 +369,11 @@ fn write_memory_list(out: &mut impl Write) -> io::Result<()> {
         if !p.groups.is_empty() {
             writeln!(out, "     sample_type adds {:#x}", p.sample_type)?;
         }
-        let status = match memory_opens(p) {
+        let status = match if m.saved {
+            p.unsupported.clone().map_or(Ok(()), Err)
+        } else {
+            memory_opens(p)
+        } {
             Ok(()) => {
                 chosen.get_or_insert(i);
                 "opens".to_string()

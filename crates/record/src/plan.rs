@@ -6,8 +6,8 @@ use std::io;
 use std::path::Path;
 
 use cpiflame_events::{
-    join_unbraced, resolve_events, resolve_groups, EventGroup, Rate, ResolveError, ResolvedEvent,
-    DEFAULT_PERIOD, SYSFS_ROOT,
+    join_unbraced, resolve_events, resolve_groups, EventGroup, Mode, Rate, ResolveError,
+    ResolvedEvent, DEFAULT_PERIOD, SYSFS_ROOT,
 };
 
 use cpiflame_events::memory::{check_ldlat, MemOptions};
@@ -167,33 +167,40 @@ impl EventPlan {
             });
         }
         let leader = request.leader_sampling;
-        match machine::default_pair(request.with_instructions)? {
-            Some((events, why)) => {
-                let mut plan = EventPlan::pair(events, leader);
-                plan.notes.push(format!(
-                    "recording {why}{}",
-                    if leader {
-                        ", as one group sampled by its cycles event"
-                    } else {
-                        ""
-                    }
-                ));
-                Ok(plan)
+        let (choice, events) = machine::default_events(request.with_instructions)?;
+        let (mut plan, leader_note) = match choice.mode {
+            // [stalls, cycles, instructions?]
+            Mode::Stalls => (
+                EventPlan::pair(events, leader),
+                ", as one group sampled by its cycles event",
+            ),
+            // [cycles, instructions]: cycles leads already.
+            Mode::Cpi if leader => {
+                let mut events = events;
+                for e in &mut events {
+                    e.sample_read = true;
+                }
+                (
+                    EventPlan::one_group(events, true, false),
+                    ", as one group sampled by its cycles event",
+                )
             }
-            None => {
-                let mut plan =
-                    EventPlan::one_group(vec![one_spec("cpu-clock", "default")?], false, true);
-                plan.notes.push(format!(
-                    "no hardware stall/cycle counters here (no PMU, as in most VMs): recording cpu-clock alone{}; the graph shows time without stall colours",
-                    if leader {
-                        " (--leader-sampling has no group to sample)"
-                    } else {
-                        ""
-                    }
-                ));
-                Ok(plan)
-            }
-        }
+            Mode::Cpi => (EventPlan::one_group(events, false, false), ""),
+            Mode::Cycles => (
+                EventPlan::one_group(events, false, false),
+                " (--leader-sampling has no group to sample)",
+            ),
+            Mode::CpuClock => (
+                EventPlan::one_group(events, false, true),
+                " (--leader-sampling has no group to sample)",
+            ),
+        };
+        plan.notes.push(format!(
+            "recording {}{}",
+            choice.why,
+            if leader { leader_note } else { "" }
+        ));
+        Ok(plan)
     }
 
     /// `record --mem`: the first memory preset of this machine that opens, else
