@@ -564,7 +564,7 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
                         "{label}: no stall event this core implements ({})",
                         missing_aliases.join("; ")
                     ),
-                    (Some(note), true) => format!("{label}: {note}"),
+                    (Some(note), true) => note.to_string(),
                     (None, true) => format!("{label}: no stall-cycles event known"),
                 });
             }

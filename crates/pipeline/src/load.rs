@@ -445,6 +445,13 @@ fn finish(
         marks.roles.as_ref(),
         &mut notes,
     )?;
+    // Stall events that are not plain back-end stall cycles say what the colour is.
+    if let Some(caveat) = roles
+        .stalls
+        .and_then(|s| cpiflame_events::stall_event_caveat(&profile.events[s].name))
+    {
+        notes.push(caveat.to_string());
+    }
     let ratio_cycles = match hybrid {
         Some((hybrid, original)) => {
             hybrid_notes(hybrid, &mut profile, &original, roles, &mut notes)
