@@ -4,19 +4,29 @@
 //!
 //! Facts (read from the sources, not copied):
 //! - Intel (tools/perf/arch/x86/util/mem-events.c): loads are `PMU/mem-loads,ldlat=N/P`,
-//!   stores `PMU/mem-stores/P`; where the PMU publishes `mem-loads-aux` (Sapphire Rapids,
-//!   the `cpu_core` PMU of Alder Lake and later) the loads are the group
-//!   `{PMU/mem-loads-aux/,PMU/mem-loads,ldlat=N/}:P`, because the kernel
+//!   stores `PMU/mem-stores/P`; where the PMU publishes `mem-loads-aux` the loads are the
+//!   group `{PMU/mem-loads-aux/,PMU/mem-loads,ldlat=N/}:P`, because the kernel
 //!   (arch/x86/events/intel/core.c) refuses a load-latency event that samples DATA_SRC
 //!   without that auxiliary event leading its group. perf calls a PMU capable when
-//!   `PMU/events/mem-loads` exists; the encodings are the kernel's aliases there
-//!   (`event=0xcd,umask=0x1,ldlat=3` on Sandy Bridge and later big cores,
-//!   `event=0xd0,umask=0x5,ldlat=3` on `cpu_atom`, stores `event=0xd0,umask=0x82` from
-//!   Haswell on, the aux event `event=0x03,umask=0x82`); `ldlat` is config1 bits 0-15 (the
-//!   PMU's `format/ldlat`). `P` is the highest precise level the PMU allows: its
-//!   `caps/max_precise`. Intel's event lists (perf's pmu-events JSON) name the same
-//!   encoding MEM_TRANS_RETIRED.LOAD_LATENCY_GT_N: event 0xcd, umask 0x1, the threshold N
-//!   in the load-latency MSR, which is what the kernel's `ldlat` term (config1) sets.
+//!   `PMU/events/mem-loads` exists, and the encodings are the kernel's aliases there
+//!   (arch/x86/events/intel/core.c, the `EVENT_ATTR_STR` / `EVENT_ATTR_STR_HYBRID` lines
+//!   named here):
+//!   - loads `event=0xcd,umask=0x1,ldlat=3` on big cores from Sandy Bridge on (`mem_ld_snb`,
+//!     `mem_ld_hsw`), `event=0xd0,umask=0x5,ldlat=3` on `cpu_atom` (`mem_ld_adl`);
+//!   - stores `event=0xcd,umask=0x2` on Sandy / Ivy Bridge (`mem_st_snb`),
+//!     `event=0xd0,umask=0x82` from Haswell to Ice Lake / Tiger Lake (`mem_st_hsw`),
+//!     `event=0xcd,umask=0x2` again on Sapphire, Emerald and Granite Rapids (`mem_st_spr`,
+//!     in `glc_events_attrs`) and on the hybrid parts' `cpu_core`, `event=0xd0,umask=0x6`
+//!     on their `cpu_atom` (`mem_st_adl`: one string per PMU, atom's first);
+//!   - the aux event `event=0x03,umask=0x82` (`mem_ld_aux`), published only where the
+//!     kernel sets PMU_FL_MEM_LOADS_AUX (`mem_is_visible`): Sapphire and Emerald Rapids'
+//!     `cpu` and Alder / Raptor Lake's `cpu_core`, not Granite Rapids.
+//!
+//!   `ldlat` is config1 bits 0-15 (the PMU's `format/ldlat`). `P` is the highest precise
+//!   level the PMU allows: its `caps/max_precise`. Intel's event lists (perf's pmu-events
+//!   JSON) name the same loads encoding MEM_TRANS_RETIRED.LOAD_LATENCY_GT_N: event 0xcd,
+//!   umask 0x1, the threshold N in the load-latency MSR, which is what the kernel's `ldlat`
+//!   term (config1) sets.
 //! - AMD: perf's `mem-ldst` event is `ibs_op//`, the IBS op PMU with its dynamic type and
 //!   config 0, not precise. IBS cannot filter by privilege level (the kernel's
 //!   PERF_PMU_CAP_NO_EXCLUDE), so no exclude bit may be set. The kernel fills DATA_SRC,
@@ -406,7 +416,57 @@ mod tests {
     }
 
     #[test]
+    fn sapphire_rapids_loads_are_led_by_mem_loads_aux_and_stores_are_0xcd_0x2() {
+        // The kernel's Sapphire Rapids `cpu` aliases (arch/x86/events/intel/core.c:
+        // glc_events_attrs = mem_ld_hsw, mem_st_spr, mem_ld_aux; the aux one visible as
+        // PMU_FL_MEM_LOADS_AUX is set for Sapphire and Emerald Rapids).
+        let read = sysfs(&[
+            ("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
+            ("cpu/events/mem-loads-aux", "event=0x03,umask=0x82"),
+            ("cpu/events/mem-stores", "event=0xcd,umask=0x2"),
+            ("cpu/caps/max_precise", "3"),
+        ]);
+        let p = memory_presets(
+            &cpuinfo("GenuineIntel", 6, 0x8f),
+            &pmus(&[("cpu", "4"), ("software", "1")]),
+            &read,
+            MemOptions::default(),
+        );
+        assert_eq!(p.presets.len(), 1);
+        let s = &p.presets[0];
+        assert_eq!(
+            attrs(s),
+            vec![
+                vec![(4, 0x8203, 0, 3), (4, 0x1cd, 30, 3)],
+                vec![(4, 0x2cd, 0, 3)]
+            ]
+        );
+        assert_eq!(s.groups[0][0].op, MemOp::Aux);
+        assert_eq!(s.groups[0][0].spec, "cpu/mem-loads-aux/");
+        assert_eq!(s.groups[0][1].spec, "cpu/mem-loads,ldlat=30/P");
+        assert_eq!(s.groups[1][0].spec, "cpu/mem-stores/P");
+        assert_eq!(s.sample_type, X86_BITS);
+        // Granite Rapids: the same aliases without the aux event (no PMU_FL_MEM_LOADS_AUX).
+        let read = sysfs(&[
+            ("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
+            ("cpu/events/mem-stores", "event=0xcd,umask=0x2"),
+            ("cpu/caps/max_precise", "3"),
+        ]);
+        let p = memory_presets(
+            &cpuinfo("GenuineIntel", 6, 0xad),
+            &pmus(&[("cpu", "4")]),
+            &read,
+            MemOptions::default(),
+        );
+        assert_eq!(
+            attrs(&p.presets[0]),
+            vec![vec![(4, 0x1cd, 30, 3)], vec![(4, 0x2cd, 0, 3)]]
+        );
+    }
+
+    #[test]
     fn icelake_takes_the_ldlat_asked_for_and_phys_addr() {
+        // Ice Lake's `cpu` aliases: icl_events_attrs = mem_ld_hsw, mem_st_hsw.
         let read = sysfs(&[
             ("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
             ("cpu/events/mem-stores", "event=0xd0,umask=0x82"),
@@ -427,10 +487,12 @@ mod tests {
 
     #[test]
     fn alder_lake_loads_are_led_by_mem_loads_aux_on_cpu_core() {
+        // The kernel's Alder Lake hybrid aliases (arch/x86/events/intel/core.c: mem_ld_adl,
+        // mem_st_adl, one string per PMU, atom's first; mem_ld_aux_adl on the big cores).
         let read = sysfs(&[
             ("cpu_core/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
             ("cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82"),
-            ("cpu_core/events/mem-stores", "event=0xd0,umask=0x82"),
+            ("cpu_core/events/mem-stores", "event=0xcd,umask=0x2"),
             ("cpu_core/caps/max_precise", "3"),
             ("cpu_atom/events/mem-loads", "event=0xd0,umask=0x5,ldlat=3"),
             ("cpu_atom/events/mem-stores", "event=0xd0,umask=0x6"),
@@ -448,7 +510,7 @@ mod tests {
             attrs(&p.presets[0]),
             vec![
                 vec![(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3)],
-                vec![(8, 0x82d0, 0, 3)]
+                vec![(8, 0x2cd, 0, 3)]
             ]
         );
         assert_eq!(p.presets[0].groups[0][0].op, MemOp::Aux);

@@ -1345,8 +1345,9 @@ mod tests {
     }
 
     /// Alder Lake's P-cores: `{cpu_core/mem-loads-aux/,cpu_core/mem-loads,ldlat=30/}:P`
-    /// (the aux event leads, as the kernel demands) and `cpu_core/mem-stores/P`, on
-    /// cpu_core's own type.
+    /// (the aux event leads, as the kernel demands) and `cpu_core/mem-stores/P`
+    /// (`event=0xcd,umask=0x2`, the kernel's mem_st_adl for the big cores), on cpu_core's
+    /// own type.
     #[test]
     fn alder_lake_memory_attrs_group_the_aux_event_first() {
         let o = memory_options(
@@ -1355,7 +1356,7 @@ mod tests {
             &[
                 ("cpu_core/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
                 ("cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82"),
-                ("cpu_core/events/mem-stores", "event=0xd0,umask=0x82"),
+                ("cpu_core/events/mem-stores", "event=0xcd,umask=0x2"),
                 ("cpu_core/caps/max_precise", "3"),
             ],
         );
@@ -1366,7 +1367,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3), (8, 0x82d0, 0, 3)]
+            [(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3), (8, 0x2cd, 0, 3)]
         );
         assert!(attrs.iter().all(|a| a.sample_type == MEM_SAMPLE_TYPE));
         assert_ne!(attrs[0].flags & attr_flags::DISABLED, 0);
