@@ -1261,19 +1261,24 @@ mod tests {
 
     /// `record --mem`'s options for a preset read from fake sysfs files.
     fn memory_options(cpu: &str, pmus: &[(&str, &str)], files: &[(&str, &str)]) -> RecordOptions {
-        use cpiflame_events::memory::{memory_presets, MemOptions};
+        memory_options_with(cpu, pmus, files, Default::default())
+    }
+
+    /// The same with `record --mem`'s flags.
+    fn memory_options_with(
+        cpu: &str,
+        pmus: &[(&str, &str)],
+        files: &[(&str, &str)],
+        mem: cpiflame_events::memory::MemOptions,
+    ) -> RecordOptions {
+        use cpiflame_events::memory::memory_presets;
         let cpu = cpiflame_events::parse_cpuinfo(cpu).unwrap();
         let pmus = cpiflame_events::Pmus::from_entries(pmus.iter().map(|(n, t)| (*n, Some(*t))));
         let files: HashMap<String, String> = files
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let found = memory_presets(
-            &cpu,
-            &pmus,
-            &|p| files.get(p).cloned(),
-            MemOptions::default(),
-        );
+        let found = memory_presets(&cpu, &pmus, &|p| files.get(p).cloned(), mem);
         let m = machine::MemoryEvents::of(&found.presets[0]);
         RecordOptions {
             events: m.events,
@@ -1400,5 +1405,36 @@ mod tests {
             | attr_flags::EXCLUDE_GUEST;
         assert_eq!(op.flags & excludes, 0);
         assert_eq!(op.sample_type, MEM_SAMPLE_TYPE & !st::CALLCHAIN);
+    }
+
+    /// Zen 5 with `--ldlat 256`: `perf mem record --ldlat 256`'s `ibs_op/ldlat=256/`, type
+    /// of ibs_op, config 0, config1 256 (the kernel's `format/ldlat` = `config1:0-11`), no
+    /// exclude bits, not precise.
+    #[test]
+    fn amd_zen5_ldlat_is_config1_of_ibs_op() {
+        let o = memory_options_with(
+            "vendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 68\n",
+            &[("cpu", "4"), ("ibs_op", "11")],
+            &[("ibs_op/format/ldlat", "config1:0-11")],
+            cpiflame_events::memory::MemOptions {
+                ldlat: Some(256),
+                phys_addr: false,
+            },
+        );
+        let attrs = build_attrs(&o, false, true).unwrap();
+        let [op] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!(
+            (op.type_, op.config, op.config1, op.config2, precise(op)),
+            (11, 0, 256, 0, 0)
+        );
+        let excludes = attr_flags::EXCLUDE_USER
+            | attr_flags::EXCLUDE_KERNEL
+            | attr_flags::EXCLUDE_HV
+            | attr_flags::EXCLUDE_IDLE
+            | attr_flags::EXCLUDE_HOST
+            | attr_flags::EXCLUDE_GUEST;
+        assert_eq!(op.flags & excludes, 0);
     }
 }
