@@ -44,9 +44,11 @@ pub struct RecordArgs {
     /// without one, an error: there is no fallback.
     #[arg(long, conflicts_with_all = ["events", "stalls", "cycles", "with_instructions", "leader_sampling"])]
     mem: bool,
-    /// With --mem: sample loads taking at least N core cycles (Intel's ldlat, 1-65535).
-    #[arg(long, value_name = "N", requires = "mem", default_value_t = cpiflame_events::memory::DEFAULT_LDLAT)]
-    ldlat: u32,
+    /// With --mem: sample loads taking more than N core cycles. Intel: ldlat, 1-65535,
+    /// default 30. AMD: IBS's load-latency filter, 128-2048, Zen 5 and later only (refused
+    /// on older parts); without it every op is sampled.
+    #[arg(long, value_name = "N", requires = "mem")]
+    ldlat: Option<u32>,
     /// With --mem: also sample physical data addresses (PERF_SAMPLE_PHYS_ADDR).
     #[arg(long, requires = "mem")]
     phys_data: bool,

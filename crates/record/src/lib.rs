@@ -1261,19 +1261,24 @@ mod tests {
 
     /// `record --mem`'s options for a preset read from fake sysfs files.
     fn memory_options(cpu: &str, pmus: &[(&str, &str)], files: &[(&str, &str)]) -> RecordOptions {
-        use cpiflame_events::memory::{memory_presets, MemOptions};
+        memory_options_with(cpu, pmus, files, Default::default())
+    }
+
+    /// The same with `record --mem`'s flags.
+    fn memory_options_with(
+        cpu: &str,
+        pmus: &[(&str, &str)],
+        files: &[(&str, &str)],
+        mem: cpiflame_events::memory::MemOptions,
+    ) -> RecordOptions {
+        use cpiflame_events::memory::memory_presets;
         let cpu = cpiflame_events::parse_cpuinfo(cpu).unwrap();
         let pmus = cpiflame_events::Pmus::from_entries(pmus.iter().map(|(n, t)| (*n, Some(*t))));
         let files: HashMap<String, String> = files
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let found = memory_presets(
-            &cpu,
-            &pmus,
-            &|p| files.get(p).cloned(),
-            MemOptions::default(),
-        );
+        let found = memory_presets(&cpu, &pmus, &|p| files.get(p).cloned(), mem);
         let m = machine::MemoryEvents::of(&found.presets[0]);
         RecordOptions {
             events: m.events,
@@ -1345,8 +1350,9 @@ mod tests {
     }
 
     /// Alder Lake's P-cores: `{cpu_core/mem-loads-aux/,cpu_core/mem-loads,ldlat=30/}:P`
-    /// (the aux event leads, as the kernel demands) and `cpu_core/mem-stores/P`, on
-    /// cpu_core's own type.
+    /// (the aux event leads, as the kernel demands) and `cpu_core/mem-stores/P`
+    /// (`event=0xcd,umask=0x2`, the kernel's mem_st_adl for the big cores), on cpu_core's
+    /// own type.
     #[test]
     fn alder_lake_memory_attrs_group_the_aux_event_first() {
         let o = memory_options(
@@ -1355,7 +1361,7 @@ mod tests {
             &[
                 ("cpu_core/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3"),
                 ("cpu_core/events/mem-loads-aux", "event=0x03,umask=0x82"),
-                ("cpu_core/events/mem-stores", "event=0xd0,umask=0x82"),
+                ("cpu_core/events/mem-stores", "event=0xcd,umask=0x2"),
                 ("cpu_core/caps/max_precise", "3"),
             ],
         );
@@ -1366,7 +1372,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3), (8, 0x82d0, 0, 3)]
+            [(8, 0x8203, 0, 3), (8, 0x1cd, 30, 3), (8, 0x2cd, 0, 3)]
         );
         assert!(attrs.iter().all(|a| a.sample_type == MEM_SAMPLE_TYPE));
         assert_ne!(attrs[0].flags & attr_flags::DISABLED, 0);
@@ -1399,5 +1405,36 @@ mod tests {
             | attr_flags::EXCLUDE_GUEST;
         assert_eq!(op.flags & excludes, 0);
         assert_eq!(op.sample_type, MEM_SAMPLE_TYPE & !st::CALLCHAIN);
+    }
+
+    /// Zen 5 with `--ldlat 256`: `perf mem record --ldlat 256`'s `ibs_op/ldlat=256/`, type
+    /// of ibs_op, config 0, config1 256 (the kernel's `format/ldlat` = `config1:0-11`), no
+    /// exclude bits, not precise.
+    #[test]
+    fn amd_zen5_ldlat_is_config1_of_ibs_op() {
+        let o = memory_options_with(
+            "vendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 68\n",
+            &[("cpu", "4"), ("ibs_op", "11")],
+            &[("ibs_op/format/ldlat", "config1:0-11")],
+            cpiflame_events::memory::MemOptions {
+                ldlat: Some(256),
+                phys_addr: false,
+            },
+        );
+        let attrs = build_attrs(&o, false, true).unwrap();
+        let [op] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!(
+            (op.type_, op.config, op.config1, op.config2, precise(op)),
+            (11, 0, 256, 0, 0)
+        );
+        let excludes = attr_flags::EXCLUDE_USER
+            | attr_flags::EXCLUDE_KERNEL
+            | attr_flags::EXCLUDE_HV
+            | attr_flags::EXCLUDE_IDLE
+            | attr_flags::EXCLUDE_HOST
+            | attr_flags::EXCLUDE_GUEST;
+        assert_eq!(op.flags & excludes, 0);
     }
 }

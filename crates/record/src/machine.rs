@@ -205,7 +205,7 @@ impl MemoryEvents {
 
 /// Whether every group of `preset` opens here (with its memory sample bits).
 fn memory_opens(preset: &MemPreset) -> Result<(), String> {
-    if let Some(why) = &preset.unsupported {
+    if let Some(why) = preset.unsupported.as_ref().or(preset.refuses_flag.as_ref()) {
         return Err(why.clone());
     }
     let m = MemoryEvents::of(preset);
@@ -216,18 +216,33 @@ fn memory_opens(preset: &MemPreset) -> Result<(), String> {
     Ok(())
 }
 
-/// The first memory preset that opens here; `Err`: one line saying what was looked for and
-/// why nothing is usable. Never a fallback.
-pub fn memory_events(options: MemOptions) -> io::Result<Result<MemoryEvents, String>> {
+/// Why `record --mem` does not record here: one line each.
+#[derive(Debug)]
+pub enum MemoryRefusal {
+    /// A flag the memory PMU cannot honour (`--ldlat` where AMD IBS has no load-latency
+    /// filter): refused, never dropped.
+    Flag(String),
+    /// No memory-sampling PMU here, or none that opens.
+    NoPmu(String),
+}
+
+/// The first memory preset that opens here; `Err`: one line naming the flag that preset
+/// cannot honour, or saying what was looked for and why nothing is usable. Never a fallback.
+pub fn memory_events(options: MemOptions) -> io::Result<Result<MemoryEvents, MemoryRefusal>> {
     let found = detect_memory(options)?;
     let mut refusals = Vec::new();
     for preset in &found.presets {
+        // The flag is refused before the PMU is probed: a later preset would not sample
+        // what the user asked for either, and a usage error comes first.
+        if let Some(why) = &preset.refuses_flag {
+            return Ok(Err(MemoryRefusal::Flag(why.clone())));
+        }
         match memory_opens(preset) {
             Ok(()) => return Ok(Ok(MemoryEvents::of(preset))),
             Err(why) => refusals.push(format!("{}: {why}", preset.label)),
         }
     }
-    Ok(Err(if refusals.is_empty() {
+    Ok(Err(MemoryRefusal::NoPmu(if refusals.is_empty() {
         format!(
             "no memory-sampling PMU here (looked for {} under {}); memory-access sampling needs Intel PEBS load latency, AMD IBS or ARM SPE, which most VMs do not expose",
             found.looked_for,
@@ -235,7 +250,7 @@ pub fn memory_events(options: MemOptions) -> io::Result<Result<MemoryEvents, Str
         )
     } else {
         format!("no memory-sampling PMU opens here: {}", refusals.join("; "))
-    }))
+    })))
 }
 
 /// What `record` records here by default, resolved to open, with the choice that says

@@ -12,6 +12,7 @@ use cpiflame_events::{
 
 use cpiflame_events::memory::{check_ldlat, MemOptions};
 
+use crate::machine::MemoryRefusal;
 use crate::{machine, Group, MemorySampling, RecordOptions, Report};
 
 /// What the user asked for.
@@ -204,10 +205,16 @@ impl EventPlan {
     }
 
     /// `record --mem`: the first memory preset of this machine that opens, else
-    /// [`PlanError::NoMemoryPmu`] (never a fallback to other events).
+    /// [`PlanError::NoMemoryPmu`] (never a fallback to other events); a flag that preset
+    /// cannot honour (`--ldlat` on AMD IBS without the filter) is [`PlanError::Usage`].
     pub fn memory(options: MemOptions) -> Result<EventPlan, PlanError> {
-        check_ldlat(options.ldlat).map_err(PlanError::Usage)?;
-        let m = machine::memory_events(options)?.map_err(PlanError::NoMemoryPmu)?;
+        if let Some(ldlat) = options.ldlat {
+            check_ldlat(ldlat).map_err(PlanError::Usage)?;
+        }
+        let m = machine::memory_events(options)?.map_err(|refusal| match refusal {
+            MemoryRefusal::Flag(why) => PlanError::Usage(why),
+            MemoryRefusal::NoPmu(why) => PlanError::NoMemoryPmu(why),
+        })?;
         Ok(EventPlan {
             events: m.events,
             groups: m.groups,
