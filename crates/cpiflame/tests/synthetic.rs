@@ -271,6 +271,69 @@ fn arm64_stall_and_cycle_numbers() {
     let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
 
+/// The preset events by name on Zen 4 and on ARM: the same exact shares, and the subtitle
+/// says what the colour counts where the stall event is not plain back-end stall cycles.
+#[test]
+fn preset_stall_events_say_what_the_colour_is() {
+    type Events<'a> = [(u32, u64, &'a str); 2];
+    let cases: [(Events<'_>, &str, &str); 3] = [
+        (
+            [(4, 0x1bd6, "ex_no_retire.all"), (4, 0x76, "ls_not_halted_cyc")],
+            "x86_64",
+            "colour: ex_no_retire.all, cycles retiring nothing for any reason (SMT sibling&apos;s turn and empty retire queue included)",
+        ),
+        (
+            [(8, 0x3c, "stall"), (8, 0x11, "cpu_cycles")],
+            "aarch64",
+            "colour: STALL, stall cycles of the front end and the back end together",
+        ),
+        (
+            [(8, 0x24, "stall_backend"), (8, 0x11, "cpu_cycles")],
+            "aarch64",
+            "colour: STALL_BACKEND, back-end stall cycles only",
+        ),
+    ];
+    for (i, (events, arch, caveat)) in cases.into_iter().enumerate() {
+        let dir = Dir::new(&format!("caveat-{i}"));
+        let pid = synthetic_pid(10 + i as u32);
+        let file = write_synthetic(
+            &dir.0,
+            pid,
+            &Synth {
+                events,
+                stall_index: 0,
+                arch,
+                stacks: &STACKS,
+            },
+            true,
+        );
+        check_cpi_graph(&file);
+        let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
+        assert!(svg.contains(caveat), "{caveat}");
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+    // Intel's CYCLE_ACTIVITY.STALLS_TOTAL needs no caveat.
+    let dir = Dir::new("caveat-none");
+    let pid = synthetic_pid(13);
+    let file = write_synthetic(
+        &dir.0,
+        pid,
+        &Synth {
+            events: [
+                (4, 0x0400_04a3, "cycle_activity.stalls_total"),
+                (4, 0x3c, "cpu_clk_unhalted.thread_p"),
+            ],
+            stall_index: 0,
+            arch: "x86_64",
+            stacks: &STACKS,
+        },
+        true,
+    );
+    let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
+    assert!(!svg.contains("colour: "), "no caveat for STALLS_TOTAL");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+}
+
 #[test]
 fn explicit_roles_and_single_event_fold() {
     let dir = Dir::new("explicit");

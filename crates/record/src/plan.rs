@@ -1,12 +1,12 @@
 //! What to record, from what the user asked: the events (`-e` lists with their groups,
-//! `--stalls`/`--cycles`, or this CPU's preset pair), how they are grouped, the default rate,
+//! `--stalls`/`--cycles`, or this CPU's default: stalls, else CPI, else cycles, else cpu-clock), how they are grouped, the default rate,
 //! and the lines that tell the user what was chosen and what was written.
 
 use std::io;
 use std::path::Path;
 
 use cpiflame_events::{
-    join_unbraced, resolve_events, resolve_groups, EventGroup, Mode, Rate, ResolveError,
+    join_unbraced, resolve_events, resolve_groups, Choice, EventGroup, Mode, Rate, ResolveError,
     ResolvedEvent, DEFAULT_PERIOD, SYSFS_ROOT,
 };
 
@@ -167,41 +167,41 @@ impl EventPlan {
                 memory: None,
             });
         }
-        let leader = request.leader_sampling;
         let (choice, events) = machine::default_events(request.with_instructions)?;
+        Ok(EventPlan::default_for(
+            &choice,
+            events,
+            request.leader_sampling,
+        ))
+    }
+
+    /// The plan for this machine's default `choice` (its events resolved, in the choice's
+    /// order): the stall pair as [`EventPlan::pair`]; cycles and instructions as one group,
+    /// led by cycles and sampled by it with `--leader-sampling`; cycles or cpu-clock alone.
+    pub fn default_for(choice: &Choice, events: Vec<ResolvedEvent>, leader: bool) -> EventPlan {
+        let group_note = ", as one group sampled by its cycles event";
+        let alone_note = " (--leader-sampling has no group to sample)";
         let (mut plan, leader_note) = match choice.mode {
             // [stalls, cycles, instructions?]
-            Mode::Stalls => (
-                EventPlan::pair(events, leader),
-                ", as one group sampled by its cycles event",
-            ),
+            Mode::Stalls => (EventPlan::pair(events, leader), group_note),
             // [cycles, instructions]: cycles leads already.
             Mode::Cpi if leader => {
                 let mut events = events;
                 for e in &mut events {
                     e.sample_read = true;
                 }
-                (
-                    EventPlan::one_group(events, true, false),
-                    ", as one group sampled by its cycles event",
-                )
+                (EventPlan::one_group(events, true, false), group_note)
             }
             Mode::Cpi => (EventPlan::one_group(events, false, false), ""),
-            Mode::Cycles => (
-                EventPlan::one_group(events, false, false),
-                " (--leader-sampling has no group to sample)",
-            ),
-            Mode::CpuClock => (
-                EventPlan::one_group(events, false, true),
-                " (--leader-sampling has no group to sample)",
-            ),
+            Mode::Cycles => (EventPlan::one_group(events, false, false), alone_note),
+            Mode::CpuClock => (EventPlan::one_group(events, false, true), alone_note),
         };
         plan.notes.push(format!(
             "recording {}{}",
             choice.why,
             if leader { leader_note } else { "" }
         ));
-        Ok(plan)
+        plan
     }
 
     /// `record --mem`: the first memory preset of this machine that opens, else
@@ -299,4 +299,68 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
         ));
     }
     (summary, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cpiflame_events::resolve_event;
+
+    fn event(spec: &str) -> ResolvedEvent {
+        // Generic events resolve without sysfs.
+        resolve_event(spec, Path::new("/nonexistent")).unwrap()
+    }
+
+    fn choice(mode: Mode, events: &[&str]) -> Choice {
+        Choice {
+            mode,
+            events: events.iter().map(|e| e.to_string()).collect(),
+            pmu: None,
+            why: "why".into(),
+            refused: Vec::new(),
+        }
+    }
+
+    /// A CPU with cycles and instructions but no stall event: with --leader-sampling one
+    /// group led by cycles, every member reading the group; without, one group sampling
+    /// each event.
+    #[test]
+    fn cpi_mode_with_and_without_leader_sampling() {
+        let c = choice(Mode::Cpi, &["cycles", "instructions"]);
+        let events = vec![event("cycles"), event("instructions")];
+        let plan = EventPlan::default_for(&c, events.clone(), true);
+        assert_eq!(plan.events[0].name, "cycles");
+        assert!(plan.events.iter().all(|e| e.sample_read));
+        assert_eq!(plan.groups.len(), 1);
+        assert!(plan.groups[0].described && plan.groups[0].len == 2);
+        assert!(!plan.no_pmu);
+        assert_eq!(
+            plan.notes,
+            ["recording why, as one group sampled by its cycles event"]
+        );
+        let plan = EventPlan::default_for(&c, events, false);
+        assert!(plan.events.iter().all(|e| !e.sample_read));
+        assert_eq!(plan.notes, ["recording why"]);
+    }
+
+    /// The stall pair leads with cycles under --leader-sampling; cpu-clock says it has no
+    /// group, and is the only plan marked as recorded without a PMU.
+    #[test]
+    fn stall_pair_and_cpu_clock() {
+        let c = choice(Mode::Stalls, &["stalled-cycles-backend", "cycles"]);
+        let plan = EventPlan::default_for(
+            &c,
+            vec![event("stalled-cycles-backend"), event("cycles")],
+            true,
+        );
+        assert_eq!(plan.events[0].name, "cycles");
+        assert!(plan.events.iter().all(|e| e.sample_read));
+        let c = choice(Mode::CpuClock, &["cpu-clock"]);
+        let plan = EventPlan::default_for(&c, vec![event("cpu-clock")], true);
+        assert!(plan.no_pmu);
+        assert!(plan.notes[0].ends_with("(--leader-sampling has no group to sample)"));
+        let c = choice(Mode::Cycles, &["cycles"]);
+        let plan = EventPlan::default_for(&c, vec![event("cycles")], false);
+        assert!(!plan.no_pmu && plan.events.len() == 1);
+    }
 }
