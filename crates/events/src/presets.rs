@@ -1,36 +1,37 @@
-//! Which (stall, cycles) event pairs to try on a CPU, in order, from `shared/EVENTS.md`.
+//! Which events to record on a CPU, from `shared/EVENTS.md`: the (stall, cycles) pairs to try,
+//! in order, and the cycles and instructions events for the CPI graph where no stall event is
+//! known or opens. [`Presets::choose`] walks down from the stall pair to CPI, to cycles alone,
+//! to cpu-clock.
 //!
 //! Every spec is a string [`crate::parse_event`] accepts, with a `name=` so recordings carry
 //! readable event names that role detection recognises (`cycle_activity.stalls_total`,
 //! `cpu_clk_unhalted.thread_p`, ...). Specs carry no `period=`: the recorder gives both
 //! events of the pair the same period ([`DEFAULT_PERIOD`] unless told otherwise).
 //!
-//! Sources, row by row (see [`ROWS`]; "read" = checked against the kernel source or the
-//! kernel's copy of the vendors' event JSON, "derived" = inferred, not read):
-//! - Intel NHM/WSM: RESOURCE_STALLS.ANY 0xa2/0x01 (EVENTS.md, the seed's recipe); the generic
-//!   stalled-cycles-backend is mapped on these models (read: arch/x86/events/intel/core.c).
-//! - Intel SNB: CYCLE_ACTIVITY.CYCLES_NO_DISPATCH 0xa3/0x04 cmask 4 (read: core.c constraint
-//!   table, EVENTS.md); generic mapped (read: core.c, UOPS_DISPATCHED.THREAD c1 i1).
-//! - Intel IVB/HSW/BDW: CYCLE_ACTIVITY.CYCLES_NO_EXECUTE, same encoding (EVENTS.md; the name
-//!   read for HSW); the generic is not mapped from IVB on (read: core.c maps only the frontend
-//!   event there).
-//! - Intel SKL..CLX: CYCLE_ACTIVITY.STALLS_TOTAL (read: JSON), RESOURCE_STALLS.ANY,
-//!   UOPS_RETIRED.STALL_CYCLES 0xc2/0x02 c1 i1 (read: skylake/pipeline.json).
-//! - Intel ICL.., SPR.., hybrid P-cores: CYCLE_ACTIVITY.STALLS_TOTAL (EVENTS.md; read for
-//!   Lunar Lake `cpu_core`, where `cpu_atom` has no CYCLE_ACTIVITY). Hybrid model numbers
-//!   (ADL 97/9A, RPL B7/BA/BF, MTL AA/AC, ARL C5/C6, LNL BD) read from perf's mapfile; ARL-U
-//!   B5 (a Meteor Lake derivative) read from intel-family.h, its events derived.
-//! - AMD Zen1: kernel stalled-cycles-backend 0x187 = ic_fetch_stall.ic_stall_back_pressure
-//!   (read: amd/core.c and amdzen1 JSON), then the generic itself.
-//! - AMD Zen4/Zen5: ex_no_retire.all 0xd6/0x1b (read: amdzen4 core.json, Zen 5 event patch).
-//! - AMD families before 17h: the generic, mapped to 0xd1 "Dispatch stalls" (read: amd/core.c;
-//!   not in EVENTS.md, derived row).
-//! - ARM64: STALL 0x3c on Neoverse V1/N2/V2 (EVENTS.md; read for V1), STALL_BACKEND 0x24
-//!   elsewhere (EVENTS.md; read for N1), the generic maps to STALL_BACKEND (read:
-//!   arm_pmuv3.c). Part numbers from cputype.h.
-//! - Cycles: CPU_CLK_UNHALTED.THREAD_P 0x3c, ls_not_halted_cyc 0x76, CPU_CYCLES 0x11
-//!   (EVENTS.md; read). Instructions: INST_RETIRED.ANY_P 0xc0 (read: lunarlake JSON),
-//!   ex_ret_instr 0xc0 (read: amdzen4 JSON), INST_RETIRED 0x08 (ARM common event).
+//! Sources, row by row (see [`ROWS`]; every event is pinned to the kernel file it was read
+//! from in the test `every_preset_event_is_pinned_to_the_kernel_tables`):
+//! - Intel NHM/WSM: RESOURCE_STALLS.ANY 0xa2/0x01; the generic stalled-cycles-backend is
+//!   mapped on these models (arch/x86/events/intel/core.c).
+//! - Intel SNB: CYCLE_ACTIVITY.CYCLES_NO_DISPATCH 0xa3/0x04 cmask 4; generic mapped.
+//! - Intel IVB/HSW/BDW: CYCLE_ACTIVITY.CYCLES_NO_EXECUTE, same encoding; the generic is not
+//!   mapped from IVB on (core.c maps only the frontend event there).
+//! - Intel SKL..CLX: CYCLE_ACTIVITY.STALLS_TOTAL, RESOURCE_STALLS.ANY,
+//!   UOPS_RETIRED.STALL_CYCLES 0xc2/0x02 c1 i1.
+//! - Intel ICL.., SPR.., hybrid P-cores (`cpu_core`; Panther Lake 6-CC and Wildcat Lake 6-D5
+//!   included): CYCLE_ACTIVITY.STALLS_TOTAL. E-core-only parts and Intel families 18 and 19
+//!   (not in the kernel's tables yet; family 6's encodings are not assumed there): CPI.
+//! - AMD: generations by the kernel's arch/x86/kernel/cpu/amd.c ([`crate::cpu::amd_zen`]).
+//!   Zen1: the kernel's stalled-cycles-backend 0x187, then the generic itself; Zen2/Zen3: no
+//!   reliable stall event, CPI; Zen4/Zen5: ex_no_retire.all 0xd6/0x1b (with the caveat of
+//!   [`EX_NO_RETIRE_ALL_CAVEAT`]); Zen6: its table has no `.all`, CPI. Families before 17h:
+//!   the generic, mapped to 0xd1 "Dispatch stalls" by amd/core.c.
+//! - ARM64: STALL 0x3c on Neoverse V1/N2/V2/V3/N3, STALL_BACKEND 0x24 elsewhere, each only
+//!   where the PMU shows the alias (`events/stall`, `events/stall_backend`): the kernel shows
+//!   one for each event the core's PMCEID says it implements, and a raw event the core lacks
+//!   opens and counts zero. No generic fallback on ARM: arm_pmuv3.c maps it to 0x24 without
+//!   that check. Apple: CPI. Part numbers from cputype.h.
+//! - Cycles: CPU_CLK_UNHALTED.THREAD_P 0x3c, ls_not_halted_cyc 0x76, CPU_CYCLES 0x11.
+//!   Instructions: INST_RETIRED.ANY_P 0xc0, ex_ret_instr 0xc0, INST_RETIRED 0x08.
 
 use crate::cpu::{amd_zen, Cpu, Pmus, Vendor, ARM_IMPLEMENTER_APPLE, ARM_IMPLEMENTER_ARM};
 
