@@ -169,6 +169,9 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         instructions: roles.instructions,
         ratio_cycles,
         single_threaded: cpiflame_unwind::single_threaded_from_env(),
+        stall_caption: roles
+            .stalls
+            .and_then(|s| cpiflame_events::stall_event_legend(&profile.events[s].name)),
     };
     let mut out = output(&args.output)?;
     if args.classic {
@@ -221,6 +224,7 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
         instructions: None,
         ratio_cycles: None,
         single_threaded: cpiflame_unwind::single_threaded_from_env(),
+        stall_caption: None,
     };
     let mut out = output(&args.output)?;
     cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;

@@ -276,24 +276,27 @@ fn arm64_stall_and_cycle_numbers() {
 #[test]
 fn preset_stall_events_say_what_the_colour_is() {
     type Events<'a> = [(u32, u64, &'a str); 2];
-    let cases: [(Events<'_>, &str, &str); 3] = [
+    let cases: [(Events<'_>, &str, &str, &str); 3] = [
         (
             [(4, 0x1bd6, "ex_no_retire.all"), (4, 0x76, "ls_not_halted_cyc")],
             "x86_64",
             "colour: ex_no_retire.all, cycles retiring nothing for any reason (SMT sibling&apos;s turn and empty retire queue included)",
+            "cycles retiring nothing:",
         ),
         (
             [(8, 0x3c, "stall"), (8, 0x11, "cpu_cycles")],
             "aarch64",
             "colour: STALL, stall cycles of the front end and the back end together",
+            "STALL cycles (front + back end):",
         ),
         (
             [(8, 0x24, "stall_backend"), (8, 0x11, "cpu_cycles")],
             "aarch64",
             "colour: STALL_BACKEND, back-end stall cycles only",
+            "STALL_BACKEND cycles:",
         ),
     ];
-    for (i, (events, arch, caveat)) in cases.into_iter().enumerate() {
+    for (i, (events, arch, caveat, caption)) in cases.into_iter().enumerate() {
         let dir = Dir::new(&format!("caveat-{i}"));
         let pid = synthetic_pid(10 + i as u32);
         let file = write_synthetic(
@@ -310,6 +313,11 @@ fn preset_stall_events_say_what_the_colour_is() {
         check_cpi_graph(&file);
         let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
         assert!(svg.contains(caveat), "{caveat}");
+        // The legend names the quantity too.
+        assert!(
+            svg.contains(&format!("text-anchor=\"end\">{caption}</text>")),
+            "{caption}"
+        );
         let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     }
     // Intel's CYCLE_ACTIVITY.STALLS_TOTAL needs no caveat.
@@ -331,6 +339,7 @@ fn preset_stall_events_say_what_the_colour_is() {
     );
     let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
     assert!(!svg.contains("colour: "), "no caveat for STALLS_TOTAL");
+    assert!(svg.contains("text-anchor=\"end\">cycles stalled:</text>"));
     let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
 

@@ -84,7 +84,8 @@ pub use cpu::{detect, discover_pmus, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus
 pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{
-    has_hardware_pmu, presets, stall_event_caveat, Candidate, Choice, Mode, Presets, DEFAULT_PERIOD,
+    has_hardware_pmu, presets, stall_event_caveat, stall_event_legend, Candidate, Choice, Mode,
+    Presets, DEFAULT_PERIOD,
 };
 pub use resolve::{
     join_unbraced, resolve_event, resolve_events, resolve_groups, EventGroup, Rate, ResolveError,

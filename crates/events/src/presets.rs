@@ -755,6 +755,18 @@ pub fn has_hardware_pmu(cpu: &Cpu, pmus: &Pmus) -> bool {
     }
 }
 
+/// The stall legend's caption for a stall event that is not plain back-end stall cycles, by
+/// its name (see [`stall_event_caveat`]).
+pub fn stall_event_legend(name: &str) -> Option<&'static str> {
+    let base = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
+    match base.as_str() {
+        "ex_no_retire.all" => Some("cycles retiring nothing:"),
+        "stall" => Some("STALL cycles (front + back end):"),
+        "stall_backend" => Some("STALL_BACKEND cycles:"),
+        _ => None,
+    }
+}
+
 /// What the stall event of a recording counts, by its name, for the graph's subtitle: the
 /// events whose meaning is not plain back-end stall cycles.
 pub fn stall_event_caveat(name: &str) -> Option<&'static str> {

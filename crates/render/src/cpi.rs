@@ -74,6 +74,7 @@ pub fn render_cpi<W: Write>(
         instructions: opts.instructions,
         colour,
         total,
+        stall_caption: opts.stall_caption.unwrap_or("cycles stalled:"),
     };
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -100,6 +101,7 @@ struct Cpi<'a> {
     colour: Colour,
     /// Cycles counts of the whole profile; the period spans the full width.
     total: Count,
+    stall_caption: &'static str,
 }
 
 type CpiNode = Node<FrameId, CpiWeight>;
@@ -191,7 +193,7 @@ impl Picture for Cpi<'_> {
         match self.colour {
             Colour::Stalls => Some(Legend {
                 id: "stall-scale",
-                caption: "cycles stalled:",
+                caption: self.stall_caption,
                 stops,
                 labels: vec![
                     (0.0, "0%".into()),

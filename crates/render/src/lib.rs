@@ -77,6 +77,9 @@ pub struct Options {
     /// Write everything on the calling thread (`CPIFLAME_THREADS=1`). Otherwise the frames
     /// of a large graph are formatted on two threads; the bytes are the same either way.
     pub single_threaded: bool,
+    /// The stall legend's caption when the stall event is not plain back-end stall cycles
+    /// (`"STALL cycles (front + back end):"`); `None`: `"cycles stalled:"`.
+    pub stall_caption: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             instructions: None,
             ratio_cycles: None,
             single_threaded: false,
+            stall_caption: None,
         }
     }
 }
