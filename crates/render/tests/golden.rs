@@ -81,6 +81,7 @@ fn golden_opts() -> Options {
         instructions: None,
         ratio_cycles: None,
         single_threaded: false,
+        stall_caption: None,
     }
 }
 
