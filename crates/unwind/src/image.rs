@@ -306,6 +306,53 @@ impl Image {
         }
     }
 
+    /// Whether this image's unwind tables hold an entry (FDE) whose range covers stated
+    /// address `svma`, read from the sections framehop reads, in its order of preference
+    /// (`.eh_frame` through `.eh_frame_hdr`'s table, `.eh_frame` alone, `.debug_frame`).
+    /// `None` when the image has no unwind tables at all; an entry that cannot be parsed
+    /// covers nothing.
+    ///
+    /// Where tables exist and no entry covers an address, the gap is deliberate or the code
+    /// is not the compiler's (glibc ends `__clone`'s and `__clone3`'s entries before the
+    /// syscall: in the new thread nothing above it is a caller), and framehop would guess
+    /// (the word at the stack pointer as a return address in a leaf, frame pointers above).
+    pub(crate) fn cfi_covers(&self, svma: Svma) -> Option<bool> {
+        use gimli::{BaseAddresses, DebugFrame, EhFrame, EhFrameHdr, LittleEndian, UnwindSection};
+        let start = |name: &[u8]| self.section(name).map_or(0, |(svma, _)| svma.start);
+        let bases = BaseAddresses::default()
+            .set_eh_frame_hdr(start(b".eh_frame_hdr"))
+            .set_eh_frame(start(b".eh_frame"))
+            .set_text(start(b".text"))
+            .set_got(start(b".got"));
+        let address = svma.0;
+        if let Some((_, eh_frame)) = self.section(b".eh_frame") {
+            let eh_frame = EhFrame::new(&eh_frame, LittleEndian);
+            let covered = match self.section(b".eh_frame_hdr") {
+                Some((_, hdr)) => EhFrameHdr::new(&hdr, LittleEndian)
+                    .parse(&bases, 8)
+                    .ok()
+                    .and_then(|hdr| {
+                        hdr.table()?
+                            .fde_for_address(&eh_frame, &bases, address, EhFrame::cie_from_offset)
+                            .ok()
+                    })
+                    .is_some(),
+                None => eh_frame
+                    .fde_for_address(&bases, address, EhFrame::cie_from_offset)
+                    .is_ok(),
+            };
+            return Some(covered);
+        }
+        let (_, debug_frame) = self.section(b".debug_frame")?;
+        let mut debug_frame = DebugFrame::new(&debug_frame, LittleEndian);
+        debug_frame.set_address_size(8);
+        Some(
+            debug_frame
+                .fde_for_address(&bases, address, DebugFrame::cie_from_offset)
+                .is_ok(),
+        )
+    }
+
     /// Bytes of unwind section `name` with its SVMA range.
     fn section(&self, name: &[u8]) -> Option<(Range<u64>, SharedBytes)> {
         self.unwind_sections

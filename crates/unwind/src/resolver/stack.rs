@@ -2,12 +2,14 @@
 
 use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
+use foldhash::HashMap;
 use framehop::x86_64::{UnwindRegsX86_64, UnwinderX86_64};
 use framehop::Unwinder;
 
 use super::{Resolver, MAX_FRAMES};
-use crate::address::Avma;
+use crate::address::{Avma, Svma};
 use crate::image::Image;
+use crate::process::Process;
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
 /// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
@@ -16,6 +18,33 @@ fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
     let end = off.checked_add(8).ok_or(())?;
     let word = bytes.get(off..end).ok_or(())?;
     Ok((u64::from_le_bytes(word.try_into().map_err(|_| ())?), end))
+}
+
+/// Whether the stack ends at a frame whose address to look up is `lookup`: the address lies
+/// in a module that has unwind tables, and none of their entries covers it. framehop would
+/// go on by a guess that nothing checks (the word at the stack pointer as the return address
+/// of a leaf, frame pointers above it), and where glibc leaves such a gap on purpose the guess
+/// is wrong: after `__clone`'s syscall the new thread's stack holds the function it is about
+/// to call, read as a caller that never called. perf ends these stacks there too. Modules
+/// without any unwind tables (JIT code, anonymous memory) keep framehop's frame pointers.
+/// `memo` keeps the answer per image and address.
+pub(super) fn ends_stack(
+    process: Option<&Process>,
+    images: &[Image],
+    memo: &mut HashMap<(usize, Svma), bool>,
+    lookup: Avma,
+) -> bool {
+    let Some(mapping) = process.and_then(|p| p.mapping_at(lookup)) else {
+        return false;
+    };
+    let Some(image) = mapping.image else {
+        return false;
+    };
+    let svma = mapping.svma(lookup);
+    let covered = *memo
+        .entry((image, svma))
+        .or_insert_with(|| images[image].cfi_covers(svma).unwrap_or(true));
+    !covered
 }
 
 /// Unwinds between releases of the unwind tables' pages: each lookup maps in the pages
@@ -51,7 +80,8 @@ impl Resolver {
         let bytes = stack.used();
         let mut read_stack = |addr: u64| stack_word(bytes, sp, addr).map(|(word, _)| word);
         let empty = UnwinderX86_64::new();
-        let unwinder = match self.processes.get(&pid) {
+        let process = self.processes.get(&pid);
+        let unwinder = match process {
             Some(p) => &p.unwinder,
             None => &empty,
         };
@@ -69,6 +99,11 @@ impl Resolver {
                     if self.addrs.len() >= MAX_FRAMES {
                         break;
                     }
+                    let lookup = Avma(f.address_for_lookup());
+                    if ends_stack(process, &self.images, &mut self.cfi_covered, lookup) {
+                        self.stats.unwind_ended_uncovered += 1;
+                        break;
+                    }
                 }
                 Ok(None) => break,
                 Err(_) => {
@@ -82,7 +117,8 @@ impl Resolver {
 
     /// How many bytes of the sample's user stack copy the unwinder reads, when it unwinds
     /// to the stack's end without an error; `None` when the sample has no stack copy or the
-    /// unwind stopped early (then the whole copy is worth keeping for a better unwinder).
+    /// unwind stopped early or ended at an address no unwind tables cover (then the whole
+    /// copy is worth keeping for a better unwinder).
     /// Unwinding the kept bytes again later reads the same addresses and gives the same frames.
     pub fn user_stack_extent(&mut self, sample: &Sample<'_>) -> Option<usize> {
         let (regs, stack) = (sample.user_regs?, sample.user_stack?);
@@ -116,7 +152,12 @@ impl Resolver {
         );
         for _ in 0..MAX_FRAMES {
             match frames.next() {
-                Ok(Some(frame)) if known(frame.address_for_lookup()) => {}
+                Ok(Some(frame)) if known(frame.address_for_lookup()) => {
+                    let lookup = Avma(frame.address_for_lookup());
+                    if ends_stack(Some(process), &self.images, &mut self.cfi_covered, lookup) {
+                        return None;
+                    }
+                }
                 Ok(Some(_)) | Err(_) => return None,
                 Ok(None) => return Some(extent),
             }
