@@ -115,11 +115,11 @@ impl Resolver {
         true
     }
 
-    /// How many bytes of the sample's user stack copy the unwinder reads, when it unwinds
-    /// to the stack's end without an error; `None` when the sample has no stack copy or the
-    /// unwind stopped early or ended at an address no unwind tables cover (then the whole
-    /// copy is worth keeping for a better unwinder).
-    /// Unwinding the kept bytes again later reads the same addresses and gives the same frames.
+    /// How many bytes of the sample's user stack copy the unwinder reads, and a word more for
+    /// perf, when it unwinds to the stack's end without an error; `None` when the sample has
+    /// no stack copy, or the unwind stopped early or ended at an address no unwind tables
+    /// cover (then the whole copy is worth keeping for a better unwinder). Unwinding the
+    /// kept bytes again later reads the same addresses and gives the same frames.
     pub fn user_stack_extent(&mut self, sample: &Sample<'_>) -> Option<usize> {
         let (regs, stack) = (sample.user_regs?, sample.user_stack?);
         if !self.unwinds_x86_64 {
@@ -159,7 +159,11 @@ impl Resolver {
                     }
                 }
                 Ok(Some(_)) | Err(_) => return None,
-                Ok(None) => return Some(extent),
+                // One word more than was read: perf's libunwind reader (`access_mem` in
+                // util/unwind-libunwind-local.c) takes no word that ends at the copy's end
+                // (`addr + 8 >= end`), and without it `perf script` ends every trimmed
+                // stack with `[unknown]` in place of its outermost frame.
+                Ok(None) => return Some(extent + 8),
             }
         }
         None
