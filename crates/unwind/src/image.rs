@@ -309,8 +309,9 @@ impl Image {
     /// Whether this image's unwind tables hold an entry (FDE) whose range covers stated
     /// address `svma`, read from the sections framehop reads, in its order of preference
     /// (`.eh_frame` through `.eh_frame_hdr`'s table, `.eh_frame` alone, `.debug_frame`).
-    /// `None` when the image has no unwind tables at all; an entry that cannot be parsed
-    /// covers nothing.
+    /// `None` when the image has no unwind tables, or tables without a single entry (the
+    /// linker leaves an empty `.eh_frame` for code assembled without CFI); an entry that
+    /// cannot be parsed covers nothing.
     ///
     /// Where tables exist and no entry covers an address, the gap is deliberate or the code
     /// is not the compiler's (glibc ends `__clone`'s and `__clone3`'s entries before the
@@ -327,30 +328,21 @@ impl Image {
         let address = svma.0;
         if let Some((_, eh_frame)) = self.section(b".eh_frame") {
             let eh_frame = EhFrame::new(&eh_frame, LittleEndian);
-            let covered = match self.section(b".eh_frame_hdr") {
-                Some((_, hdr)) => EhFrameHdr::new(&hdr, LittleEndian)
-                    .parse(&bases, 8)
-                    .ok()
-                    .and_then(|hdr| {
-                        hdr.table()?
-                            .fde_for_address(&eh_frame, &bases, address, EhFrame::cie_from_offset)
-                            .ok()
-                    })
-                    .is_some(),
-                None => eh_frame
-                    .fde_for_address(&bases, address, EhFrame::cie_from_offset)
-                    .is_ok(),
+            let Some((_, hdr)) = self.section(b".eh_frame_hdr") else {
+                return section_covers(&eh_frame, &bases, address);
             };
-            return Some(covered);
+            let Ok(hdr) = EhFrameHdr::new(&hdr, LittleEndian).parse(&bases, 8) else {
+                return Some(false);
+            };
+            // No table: a header over no entries (else framehop could not search it either).
+            let table = hdr.table()?;
+            let fde = table.fde_for_address(&eh_frame, &bases, address, EhFrame::cie_from_offset);
+            return Some(fde.is_ok());
         }
         let (_, debug_frame) = self.section(b".debug_frame")?;
         let mut debug_frame = DebugFrame::new(&debug_frame, LittleEndian);
         debug_frame.set_address_size(8);
-        Some(
-            debug_frame
-                .fde_for_address(&bases, address, DebugFrame::cie_from_offset)
-                .is_ok(),
-        )
+        section_covers(&debug_frame, &bases, address)
     }
 
     /// Bytes of unwind section `name` with its SVMA range.
@@ -711,6 +703,28 @@ fn strip_clone_suffix(name: &str) -> &str {
         .filter_map(|suffix| name.find(suffix))
         .min()
         .map_or(name, |i| &name[..i])
+}
+
+/// Whether an entry of unwind section `section` (searched from its start, as framehop
+/// searches a section without an index) covers `address`; `None` when it has no entry.
+fn section_covers<'a, S>(section: &S, bases: &gimli::BaseAddresses, address: u64) -> Option<bool>
+where
+    S: gimli::UnwindSection<gimli::EndianSlice<'a, gimli::LittleEndian>>,
+{
+    let mut entries = section.entries(bases);
+    let mut any = false;
+    while let Ok(Some(entry)) = entries.next() {
+        if let gimli::CieOrFde::Fde(partial) = entry {
+            any = true;
+            if partial
+                .parse(S::cie_from_offset)
+                .is_ok_and(|fde| fde.contains(address))
+            {
+                return Some(true);
+            }
+        }
+    }
+    any.then_some(false)
 }
 
 /// The bytes of `section`, borrowed from the map when stored uncompressed.
