@@ -3,7 +3,7 @@
 use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
 use foldhash::HashMap;
-use framehop::x86_64::{UnwindRegsX86_64, UnwinderX86_64};
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::Unwinder;
 
 use super::{Resolver, MAX_FRAMES};
@@ -47,6 +47,61 @@ pub(super) fn ends_stack(
     !covered
 }
 
+/// What a walk reads the frames of a process with: its mappings and unwinder (`None` for a
+/// process never seen), and the resolver's images they refer to.
+#[derive(Clone, Copy)]
+struct Tables<'a> {
+    process: Option<&'a Process>,
+    images: &'a [Image],
+}
+
+/// How a walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WalkEnd {
+    /// At the stack's end (a return address of 0, or unwind info saying there is no caller).
+    Done,
+    /// On an error: a word the stack copy does not hold, or a rule that cannot be applied.
+    Error,
+    /// At a frame no unwind tables of its module cover ([`ends_stack`]).
+    Uncovered,
+    /// At [`MAX_FRAMES`].
+    TooDeep,
+}
+
+/// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
+/// frame's (address, address to look up) to `out`, innermost first. No I/O: the stack and
+/// the unwind tables are bytes at hand.
+fn walk(
+    tables: Tables<'_>,
+    memo: &mut HashMap<(usize, Svma), bool>,
+    cache: &mut CacheX86_64,
+    regs: UnwindRegsX86_64,
+    stack: &[u8],
+    out: &mut Vec<(Avma, Avma)>,
+) -> WalkEnd {
+    let sp = regs.sp();
+    let mut read_stack = |addr: u64| stack_word(stack, sp, addr).map(|(word, _)| word);
+    let empty = UnwinderX86_64::new();
+    let unwinder = tables.process.map_or(&empty, |p| &p.unwinder);
+    let mut frames = unwinder.iter_frames(regs.ip(), regs, cache, &mut read_stack);
+    loop {
+        match frames.next() {
+            Ok(Some(f)) => {
+                let lookup = Avma(f.address_for_lookup());
+                out.push((Avma(f.address()), lookup));
+                if out.len() >= MAX_FRAMES {
+                    return WalkEnd::TooDeep;
+                }
+                if ends_stack(tables.process, tables.images, memo, lookup) {
+                    return WalkEnd::Uncovered;
+                }
+            }
+            Ok(None) => return WalkEnd::Done,
+            Err(_) => return WalkEnd::Error,
+        }
+    }
+}
+
 /// Unwinds between releases of the unwind tables' pages: each lookup maps in the pages
 /// around an entry, and the thousands of functions a large program's profile hits would leave
 /// megabytes of a large library's `.eh_frame` resident.
@@ -77,40 +132,22 @@ impl Resolver {
             self.unwinds_since_release = 0;
             self.images.iter().for_each(Image::release_unwind_pages);
         }
-        let bytes = stack.used();
-        let mut read_stack = |addr: u64| stack_word(bytes, sp, addr).map(|(word, _)| word);
-        let empty = UnwinderX86_64::new();
-        let process = self.processes.get(&pid);
-        let unwinder = match process {
-            Some(p) => &p.unwinder,
-            None => &empty,
+        let tables = Tables {
+            process: self.processes.get(&pid),
+            images: &self.images,
         };
-        let mut frames = unwinder.iter_frames(
-            ip,
-            UnwindRegsX86_64::new(ip, sp, bp),
+        let end = walk(
+            tables,
+            &mut self.cfi_covered,
             &mut self.cache,
-            &mut read_stack,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            stack.used(),
+            &mut self.addrs,
         );
-        loop {
-            match frames.next() {
-                Ok(Some(f)) => {
-                    self.addrs
-                        .push((Avma(f.address()), Avma(f.address_for_lookup())));
-                    if self.addrs.len() >= MAX_FRAMES {
-                        break;
-                    }
-                    let lookup = Avma(f.address_for_lookup());
-                    if ends_stack(process, &self.images, &mut self.cfi_covered, lookup) {
-                        self.stats.unwind_ended_uncovered += 1;
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(_) => {
-                    self.stats.unwind_stopped_early += 1;
-                    break;
-                }
-            }
+        match end {
+            WalkEnd::Error => self.stats.unwind_stopped_early += 1,
+            WalkEnd::Uncovered => self.stats.unwind_ended_uncovered += 1,
+            WalkEnd::Done | WalkEnd::TooDeep => {}
         }
         true
     }
@@ -167,5 +204,225 @@ impl Resolver {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use object::{Object, ObjectSymbol};
+
+    use super::*;
+    use crate::address::{FileMapping, FileOffset};
+    use crate::process::Mapping;
+
+    /// A wrapper shaped like glibc's `__clone`: its unwind info ends before the "syscall";
+    /// the code after it, up to `thread_start`, is covered by none (`after_syscall`);
+    /// `thread_start` says there is no caller (`cfi_undefined rip`). `thread_fn` stands for
+    /// the function the new thread calls, whose address glibc leaves at the new stack's top.
+    const CLONE_LIKE: &str = "
+        .text
+        .globl wrapper, after_syscall, thread_start, thread_fn
+        .type wrapper, @function
+    wrapper:
+        .cfi_startproc
+        nop
+        nop
+        .cfi_endproc
+    after_syscall:
+        nop
+        nop
+    thread_start:
+        .cfi_startproc
+        .cfi_undefined rip
+        nop
+        ret
+        .cfi_endproc
+        .size wrapper, .-wrapper
+        .p2align 4
+        .type thread_fn, @function
+    thread_fn:
+        .cfi_startproc
+        nop
+        ret
+        .cfi_endproc
+        .size thread_fn, .-thread_fn
+        .section .note.GNU-stack,\"\",@progbits
+    ";
+
+    /// The same code without any unwind info.
+    const NO_CFI: &str = "
+        .text
+        .globl wrapper
+    wrapper:
+        nop
+        ret
+        .section .note.GNU-stack,\"\",@progbits
+    ";
+
+    /// Assembles `source` into a shared object `name` in `dir` with `cc` and `extra` flags.
+    fn assemble(dir: &Path, name: &str, source: &str, extra: &[&str]) -> Option<Image> {
+        std::fs::create_dir_all(dir).unwrap();
+        let asm = dir.join(format!("{name}.s"));
+        std::fs::write(&asm, source).unwrap();
+        let out = dir.join(name);
+        let status = Command::new("cc")
+            .args(["-shared", "-nostdlib", "-o"])
+            .arg(&out)
+            .arg(&asm)
+            .args(extra)
+            .status();
+        match status {
+            Ok(s) => assert!(s.success(), "cc failed on {}", asm.display()),
+            Err(e) => {
+                cpiflame_testkit::unavailable(format!("cc: {e}"));
+                return None;
+            }
+        }
+        Some(Image::open(&out).expect("open the assembled object"))
+    }
+
+    fn symbol(image: &Image, name: &str) -> Svma {
+        let file = object::File::parse(image.bytes()).unwrap();
+        let symbol = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+        Svma(symbol.address())
+    }
+
+    /// A process with `image` mapped whole at `start`, as the resolver maps it.
+    fn process_with(image: &Image, start: u64) -> (Process, Avma) {
+        let file = FileMapping {
+            start: Avma(start),
+            pgoff: FileOffset(0),
+            len: (image.bytes().len() as u64).next_multiple_of(4096),
+        };
+        let base = image.base_of(&file);
+        let module = image.framehop_module("clone_like".into(), start..file.end().0, base.0);
+        let mut process = Process::default();
+        process.map(
+            Mapping {
+                file,
+                base,
+                image: Some(0),
+                image_error: None,
+                path: "/clone_like".into(),
+                module: "clone_like".into(),
+            },
+            Some(module),
+        );
+        (process, base)
+    }
+
+    fn stack_of(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn an_address_no_unwind_entry_covers_ends_the_stack_on_both_sides_of_clone() {
+        let dir = std::env::temp_dir().join(format!("cpiflame-clone-like-{}", std::process::id()));
+        // With `.eh_frame_hdr` (the linker's default) and without it (`.eh_frame` searched).
+        for (name, extra) in [
+            ("with_hdr.so", &[][..]),
+            ("without_hdr.so", &["-Wl,--no-eh-frame-hdr"][..]),
+        ] {
+            let Some(image) = assemble(&dir, name, CLONE_LIKE, extra) else {
+                return;
+            };
+            let images = std::slice::from_ref(&image);
+            let (wrapper, after, thread_start, thread_fn) = (
+                symbol(&image, "wrapper"),
+                symbol(&image, "after_syscall"),
+                symbol(&image, "thread_start"),
+                symbol(&image, "thread_fn"),
+            );
+            assert_eq!(image.cfi_covers(wrapper), Some(true), "{name}");
+            assert_eq!(image.cfi_covers(after), Some(false), "{name}");
+            assert_eq!(image.cfi_covers(Svma(after.0 + 1)), Some(false), "{name}");
+            assert_eq!(image.cfi_covers(thread_start), Some(true), "{name}");
+            assert_eq!(image.cfi_covers(thread_fn), Some(true), "{name}");
+
+            let (process, base) = process_with(&image, 0x7f00_0000_0000);
+            let tables = Tables {
+                process: Some(&process),
+                images,
+            };
+            let at = |svma: Svma| svma.to_avma(base);
+            let sp = 0x7ffd_0000_0000;
+            let walk_from = |ip: Avma, stack: &[u64]| {
+                let mut out = Vec::new();
+                let end = walk(
+                    tables,
+                    &mut HashMap::default(),
+                    &mut CacheX86_64::new(),
+                    UnwindRegsX86_64::new(ip.0, sp, 0),
+                    &stack_of(stack),
+                    &mut out,
+                );
+                (out, end)
+            };
+
+            // The new thread after the syscall: its stack holds the function to call (and its
+            // argument). framehop alone takes that for a return address, a caller that never
+            // called; the walk ends at the wrapper.
+            let child_stack = [at(thread_fn).0, 0x1234];
+            let child_bytes = stack_of(&child_stack);
+            let mut read = |addr: u64| stack_word(&child_bytes, sp, addr).map(|w| w.0);
+            let mut cache = CacheX86_64::new();
+            let mut guessed = process.unwinder.iter_frames(
+                at(after).0,
+                UnwindRegsX86_64::new(at(after).0, sp, 0),
+                &mut cache,
+                &mut read,
+            );
+            let _leaf = guessed.next();
+            let guess = guessed.next().ok().flatten().map(|f| f.address());
+            assert_eq!(guess, Some(at(thread_fn).0), "{name}: framehop's guess");
+            let (frames, end) = walk_from(at(after), &child_stack);
+            assert_eq!(frames, vec![(at(after), at(after))], "{name}: child");
+            assert_eq!(end, WalkEnd::Uncovered, "{name}: child");
+
+            // The parent after the syscall: the word at its stack pointer is its caller's
+            // return address, but nothing says so; it ends there too, as perf ends it.
+            let caller = Avma(0x5555_0000_1234);
+            let (frames, end) = walk_from(at(after), &[caller.0, 0]);
+            assert_eq!(frames, vec![(at(after), at(after))], "{name}: parent");
+            assert_eq!(end, WalkEnd::Uncovered, "{name}: parent");
+
+            // Before the syscall the wrapper's own entry covers it: the caller follows (here
+            // thread_fn's `ret`, whose caller's return address is 0: the stack's end).
+            let ret_in_thread_fn = Avma(at(thread_fn).0 + 1);
+            let (frames, end) = walk_from(at(wrapper), &[ret_in_thread_fn.0, 0, 0]);
+            let addresses: Vec<Avma> = frames.iter().map(|f| f.0).collect();
+            assert_eq!(addresses, vec![at(wrapper), ret_in_thread_fn], "{name}");
+            assert_eq!(end, WalkEnd::Done, "{name}");
+
+            // Where the thread starts running, `thread_start` says there is no caller.
+            let (frames, end) = walk_from(at(thread_start), &[0x1234, 0]);
+            assert_eq!(frames, vec![(at(thread_start), at(thread_start))], "{name}");
+            assert_eq!(end, WalkEnd::Done, "{name}");
+
+            // Addresses outside every mapping are not this rule's business.
+            let mut memo = HashMap::default();
+            assert!(!ends_stack(Some(&process), images, &mut memo, Avma(0x1000)));
+            assert!(!ends_stack(None, images, &mut memo, at(after)));
+        }
+
+        // A module without unwind tables keeps framehop's frame pointers.
+        let Some(bare) = assemble(&dir, "no_cfi.so", NO_CFI, &[]) else {
+            return;
+        };
+        let wrapper = symbol(&bare, "wrapper");
+        assert_eq!(bare.cfi_covers(wrapper), None);
+        let (process, base) = process_with(&bare, 0x7f00_0000_0000);
+        let images = std::slice::from_ref(&bare);
+        let mut memo = HashMap::default();
+        assert!(!ends_stack(
+            Some(&process),
+            images,
+            &mut memo,
+            wrapper.to_avma(base)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
