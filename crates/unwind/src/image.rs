@@ -307,17 +307,18 @@ impl Image {
     }
 
     /// Whether this image's unwind tables hold an entry (FDE) whose range covers stated
-    /// address `svma`, read from the sections framehop reads, in its order of preference
+    /// address `svma`; see [`Image::cfi_overlaps`].
+    pub(crate) fn cfi_covers(&self, svma: Svma) -> Option<bool> {
+        self.cfi_overlaps(svma.0..svma.0.saturating_add(1))
+    }
+
+    /// Whether an entry (FDE) of this image's unwind tables overlaps the stated addresses
+    /// `range`, read from the sections framehop reads, in its order of preference
     /// (`.eh_frame` through `.eh_frame_hdr`'s table, `.eh_frame` alone, `.debug_frame`).
     /// `None` when the image has no unwind tables, or tables without a single entry (the
     /// linker leaves an empty `.eh_frame` for code assembled without CFI); an entry that
     /// cannot be parsed covers nothing.
-    ///
-    /// Where tables exist and no entry covers an address, the gap is deliberate or the code
-    /// is not the compiler's (glibc ends `__clone`'s and `__clone3`'s entries before the
-    /// syscall: in the new thread nothing above it is a caller), and framehop would guess
-    /// (the word at the stack pointer as a return address in a leaf, frame pointers above).
-    pub(crate) fn cfi_covers(&self, svma: Svma) -> Option<bool> {
+    pub(crate) fn cfi_overlaps(&self, range: Range<u64>) -> Option<bool> {
         use gimli::{BaseAddresses, DebugFrame, EhFrame, EhFrameHdr, LittleEndian, UnwindSection};
         let start = |name: &[u8]| self.section(name).map_or(0, |(svma, _)| svma.start);
         let bases = BaseAddresses::default()
@@ -325,24 +326,50 @@ impl Image {
             .set_eh_frame(start(b".eh_frame"))
             .set_text(start(b".text"))
             .set_got(start(b".got"));
-        let address = svma.0;
         if let Some((_, eh_frame)) = self.section(b".eh_frame") {
             let eh_frame = EhFrame::new(&eh_frame, LittleEndian);
             let Some((_, hdr)) = self.section(b".eh_frame_hdr") else {
-                return section_covers(&eh_frame, &bases, address);
+                return section_overlaps(&eh_frame, &bases, range);
             };
             let Ok(hdr) = EhFrameHdr::new(&hdr, LittleEndian).parse(&bases, 8) else {
                 return Some(false);
             };
             // No table: a header over no entries (else framehop could not search it either).
             let table = hdr.table()?;
-            let fde = table.fde_for_address(&eh_frame, &bases, address, EhFrame::cie_from_offset);
-            return Some(fde.is_ok());
+            // Entries do not overlap: of those starting before the range's end, only the
+            // last one (the table's binary search finds it) can reach into the range.
+            let last = range.end.checked_sub(1).filter(|_| !range.is_empty())?;
+            let fde = table
+                .lookup(last, &bases)
+                .and_then(|pointer| table.pointer_to_offset(pointer))
+                .and_then(|offset| {
+                    eh_frame.fde_from_offset(&bases, offset, EhFrame::cie_from_offset)
+                });
+            return Some(fde.is_ok_and(|fde| fde_overlaps(&fde, &range)));
         }
         let (_, debug_frame) = self.section(b".debug_frame")?;
         let mut debug_frame = DebugFrame::new(&debug_frame, LittleEndian);
         debug_frame.set_address_size(8);
-        section_covers(&debug_frame, &bases, address)
+        section_overlaps(&debug_frame, &bases, range)
+    }
+
+    /// The stated addresses of the function (the nearest sized symbol of this file's symbol
+    /// table at or below `svma`; labels without a size are passed over) that holds `svma`,
+    /// if one does.
+    pub(crate) fn function_at(&self, svma: Svma) -> Option<Range<u64>> {
+        let index = self.symbols();
+        let symbols = &index.symbols;
+        let end = symbols.partition_point(|s| index.svma(s) <= svma.0);
+        let function = symbols[..end].iter().rev().find(|s| s.size() != 0)?;
+        let start = index.svma(function);
+        // Of aliases at one address (next to each other: the index is sorted), the largest.
+        let first = symbols.partition_point(|s| s.offset < function.offset);
+        let last = symbols.partition_point(|s| s.offset <= function.offset);
+        let size = symbols[first..last]
+            .iter()
+            .map(|s| u64::from(s.size()))
+            .max()?;
+        (svma.0 < start.saturating_add(size)).then(|| start..start + size)
     }
 
     /// Bytes of unwind section `name` with its SVMA range.
@@ -706,8 +733,12 @@ fn strip_clone_suffix(name: &str) -> &str {
 }
 
 /// Whether an entry of unwind section `section` (searched from its start, as framehop
-/// searches a section without an index) covers `address`; `None` when it has no entry.
-fn section_covers<'a, S>(section: &S, bases: &gimli::BaseAddresses, address: u64) -> Option<bool>
+/// searches a section without an index) overlaps `range`; `None` when it has no entry.
+fn section_overlaps<'a, S>(
+    section: &S,
+    bases: &gimli::BaseAddresses,
+    range: Range<u64>,
+) -> Option<bool>
 where
     S: gimli::UnwindSection<gimli::EndianSlice<'a, gimli::LittleEndian>>,
 {
@@ -718,13 +749,22 @@ where
             any = true;
             if partial
                 .parse(S::cie_from_offset)
-                .is_ok_and(|fde| fde.contains(address))
+                .is_ok_and(|fde| fde_overlaps(&fde, &range))
             {
                 return Some(true);
             }
         }
     }
     any.then_some(false)
+}
+
+/// Whether the addresses `fde` covers overlap `range`.
+fn fde_overlaps<R: gimli::Reader>(
+    fde: &gimli::FrameDescriptionEntry<R>,
+    range: &Range<u64>,
+) -> bool {
+    let start = fde.initial_address();
+    start < range.end && start.saturating_add(fde.len()) > range.start
 }
 
 /// The bytes of `section`, borrowed from the map when stored uncompressed.

@@ -103,8 +103,9 @@ pub struct Resolver {
     names: HashMap<(usize, Svma), Box<[FrameRef]>>,
     kernel_names: HashMap<Avma, FrameRef>,
     cache: CacheX86_64,
-    /// Whether an image's unwind tables cover a stated address, by image and address, for
-    /// the addresses unwinds went through ([`stack::ends_stack`]).
+    /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
+    /// purpose), by image and address, for the addresses unwinds went through
+    /// ([`stack::ends_stack`]).
     cfi_covered: HashMap<(usize, Svma), bool>,
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,

@@ -21,13 +21,17 @@ fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
 }
 
 /// Whether the stack ends at a frame whose address to look up is `lookup`: the address lies
-/// in a module that has unwind tables, and none of their entries covers it. framehop would
-/// go on by a guess that nothing checks (the word at the stack pointer as the return address
-/// of a leaf, frame pointers above it), and where glibc leaves such a gap on purpose the guess
-/// is wrong: after `__clone`'s syscall the new thread's stack holds the function it is about
-/// to call, read as a caller that never called. perf ends these stacks there too. Modules
-/// without any unwind tables (JIT code, anonymous memory) keep framehop's frame pointers.
-/// `memo` keeps the answer per image and address.
+/// in a module that has unwind tables, none of their entries covers it, and it is not in a
+/// function that has no entry at all. There framehop would go on by a guess that nothing
+/// checks (the word at the stack pointer as the return address of a leaf, frame pointers
+/// above it), and where a function's unwind info ends early on purpose the guess is wrong:
+/// glibc ends `__clone`'s and `__clone3`'s before the syscall, and after it the new thread's
+/// stack holds the function it is about to call (`__clone`) or nothing of the kind
+/// (`__clone3`), read as a caller that never called. perf ends these stacks there too, on both
+/// sides of the syscall. Code that no unwind info describes at all (a module without tables,
+/// JIT code, a function compiled without CFI, by the module's symbol table) keeps framehop's
+/// frame pointers: they are all the information there is. `memo` keeps the answer per
+/// image and address.
 pub(super) fn ends_stack(
     process: Option<&Process>,
     images: &[Image],
@@ -37,14 +41,21 @@ pub(super) fn ends_stack(
     let Some(mapping) = process.and_then(|p| p.mapping_at(lookup)) else {
         return false;
     };
-    let Some(image) = mapping.image else {
+    let Some(i) = mapping.image else {
         return false;
     };
     let svma = mapping.svma(lookup);
-    let covered = *memo
-        .entry((image, svma))
-        .or_insert_with(|| images[image].cfi_covers(svma).unwrap_or(true));
-    !covered
+    *memo.entry((i, svma)).or_insert_with(|| {
+        let image = &images[i];
+        match image.cfi_covers(svma) {
+            None | Some(true) => false,
+            // A function no entry touches was compiled without unwind info; one that an
+            // entry covers in part (or no sized symbol at all) was left uncovered on purpose.
+            Some(false) => image
+                .function_at(svma)
+                .is_none_or(|function| image.cfi_overlaps(function) != Some(false)),
+        }
+    })
 }
 
 /// What a walk reads the frames of a process with: its mappings and unwinder (`None` for a
@@ -222,6 +233,7 @@ mod tests {
     /// the code after it, up to `thread_start`, is covered by none (`after_syscall`);
     /// `thread_start` says there is no caller (`cfi_undefined rip`). `thread_fn` stands for
     /// the function the new thread calls, whose address glibc leaves at the new stack's top.
+    /// `no_cfi_fn` is a function compiled without unwind info, with a frame pointer.
     const CLONE_LIKE: &str = "
         .text
         .globl wrapper, after_syscall, thread_start, thread_fn
@@ -249,6 +261,16 @@ mod tests {
         ret
         .cfi_endproc
         .size thread_fn, .-thread_fn
+        .p2align 4
+        .globl no_cfi_fn
+        .type no_cfi_fn, @function
+    no_cfi_fn:
+        push %rbp
+        mov %rsp, %rbp
+        nop
+        pop %rbp
+        ret
+        .size no_cfi_fn, .-no_cfi_fn
         .section .note.GNU-stack,\"\",@progbits
     ";
 
@@ -402,8 +424,23 @@ mod tests {
             assert_eq!(frames, vec![(at(thread_start), at(thread_start))], "{name}");
             assert_eq!(end, WalkEnd::Done, "{name}");
 
-            // Addresses outside every mapping are not this rule's business.
+            // A function no entry touches keeps framehop's frame pointers; the wrapper, which
+            // its entry covers in part, does not.
             let mut memo = HashMap::default();
+            let no_cfi_fn = symbol(&image, "no_cfi_fn");
+            let inside = Svma(no_cfi_fn.0 + 4);
+            assert_eq!(image.cfi_covers(inside), Some(false), "{name}");
+            assert_eq!(
+                image.function_at(inside),
+                Some(no_cfi_fn.0..no_cfi_fn.0 + 7)
+            );
+            assert!(!ends_stack(Some(&process), images, &mut memo, at(inside)));
+            let wrapper_fn = image.function_at(after).expect("wrapper's symbol");
+            assert_eq!(wrapper_fn.start, wrapper.0, "{name}");
+            assert_eq!(image.cfi_overlaps(wrapper_fn), Some(true), "{name}");
+            assert!(ends_stack(Some(&process), images, &mut memo, at(after)));
+
+            // Addresses outside every mapping are not this rule's business.
             assert!(!ends_stack(Some(&process), images, &mut memo, Avma(0x1000)));
             assert!(!ends_stack(None, images, &mut memo, at(after)));
         }
