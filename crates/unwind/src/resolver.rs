@@ -106,7 +106,7 @@ pub struct Resolver {
     /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
     /// purpose), by image and address, for the addresses unwinds went through
     /// ([`stack::ends_stack`]).
-    cfi_covered: HashMap<(usize, Svma), bool>,
+    stack_ends_at: HashMap<(usize, Svma), bool>,
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,
     /// User frames of the sample being resolved: the address and the address to look up.
@@ -217,7 +217,7 @@ impl Resolver {
             names: HashMap::default(),
             kernel_names: HashMap::default(),
             cache: CacheX86_64::new(),
-            cfi_covered: HashMap::default(),
+            stack_ends_at: HashMap::default(),
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),

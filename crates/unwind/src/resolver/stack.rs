@@ -149,7 +149,7 @@ impl Resolver {
         };
         let end = walk(
             tables,
-            &mut self.cfi_covered,
+            &mut self.stack_ends_at,
             &mut self.cache,
             UnwindRegsX86_64::new(ip, sp, bp),
             stack.used(),
@@ -202,7 +202,7 @@ impl Resolver {
             match frames.next() {
                 Ok(Some(frame)) if known(frame.address_for_lookup()) => {
                     let lookup = Avma(frame.address_for_lookup());
-                    if ends_stack(Some(process), &self.images, &mut self.cfi_covered, lookup) {
+                    if ends_stack(Some(process), &self.images, &mut self.stack_ends_at, lookup) {
                         return None;
                     }
                 }
