@@ -9,6 +9,7 @@
 #   forks             fixtures/workloads/forks.c           (gcc -O2 -g)
 #   faults            fixtures/workloads/faults.c          (gcc -O2 -g)
 #   swarm             fixtures/workloads/swarm.c           (gcc -O2 -g -pthread)
+#   churn             fixtures/workloads/churn.c           (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
@@ -54,6 +55,7 @@ run "$CC" -O2 -g -fomit-frame-pointer \
 	-o "$out/forks" "$root/fixtures/workloads/forks.c"
 run "$CC" -O2 -g -o "$out/faults" "$root/fixtures/workloads/faults.c"
 run "$CC" -O2 -g -pthread -o "$out/swarm" "$root/fixtures/workloads/swarm.c"
+run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
@@ -65,4 +67,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm shift false_sharing mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn shift false_sharing mangled rust_workload rust_workload_v0 in $out" >&2

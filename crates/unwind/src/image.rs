@@ -306,6 +306,72 @@ impl Image {
         }
     }
 
+    /// Whether this image's unwind tables hold an entry (FDE) whose range covers stated
+    /// address `svma`; see [`Image::cfi_overlaps`].
+    pub(crate) fn cfi_covers(&self, svma: Svma) -> Option<bool> {
+        self.cfi_overlaps(svma.0..svma.0.saturating_add(1))
+    }
+
+    /// Whether an entry (FDE) of this image's unwind tables overlaps the stated addresses
+    /// `range`, read from the sections framehop reads, in its order of preference
+    /// (`.eh_frame` through `.eh_frame_hdr`'s table, `.eh_frame` alone, `.debug_frame`).
+    /// `None` when the image has no unwind tables, or tables without a single entry (the
+    /// linker leaves an empty `.eh_frame` for code assembled without CFI); an entry that
+    /// cannot be parsed covers nothing.
+    pub(crate) fn cfi_overlaps(&self, range: Range<u64>) -> Option<bool> {
+        use gimli::{BaseAddresses, DebugFrame, EhFrame, EhFrameHdr, LittleEndian, UnwindSection};
+        let start = |name: &[u8]| self.section(name).map_or(0, |(svma, _)| svma.start);
+        let bases = BaseAddresses::default()
+            .set_eh_frame_hdr(start(b".eh_frame_hdr"))
+            .set_eh_frame(start(b".eh_frame"))
+            .set_text(start(b".text"))
+            .set_got(start(b".got"));
+        if let Some((_, eh_frame)) = self.section(b".eh_frame") {
+            let eh_frame = EhFrame::new(&eh_frame, LittleEndian);
+            let Some((_, hdr)) = self.section(b".eh_frame_hdr") else {
+                return section_overlaps(&eh_frame, &bases, range);
+            };
+            let Ok(hdr) = EhFrameHdr::new(&hdr, LittleEndian).parse(&bases, 8) else {
+                return Some(false);
+            };
+            // No table: a header over no entries (else framehop could not search it either).
+            let table = hdr.table()?;
+            // Entries do not overlap: of those starting before the range's end, only the
+            // last one (the table's binary search finds it) can reach into the range.
+            let last = range.end.checked_sub(1).filter(|_| !range.is_empty())?;
+            let fde = table
+                .lookup(last, &bases)
+                .and_then(|pointer| table.pointer_to_offset(pointer))
+                .and_then(|offset| {
+                    eh_frame.fde_from_offset(&bases, offset, EhFrame::cie_from_offset)
+                });
+            return Some(fde.is_ok_and(|fde| fde_overlaps(&fde, &range)));
+        }
+        let (_, debug_frame) = self.section(b".debug_frame")?;
+        let mut debug_frame = DebugFrame::new(&debug_frame, LittleEndian);
+        debug_frame.set_address_size(8);
+        section_overlaps(&debug_frame, &bases, range)
+    }
+
+    /// The stated addresses of the function (the nearest sized symbol of this file's symbol
+    /// table at or below `svma`; labels without a size are passed over) that holds `svma`,
+    /// if one does.
+    pub(crate) fn function_at(&self, svma: Svma) -> Option<Range<u64>> {
+        let index = self.symbols();
+        let symbols = &index.symbols;
+        let end = symbols.partition_point(|s| index.svma(s) <= svma.0);
+        let function = symbols[..end].iter().rev().find(|s| s.size() != 0)?;
+        let start = index.svma(function);
+        // Of aliases at one address (next to each other: the index is sorted), the largest.
+        let first = symbols.partition_point(|s| s.offset < function.offset);
+        let last = symbols.partition_point(|s| s.offset <= function.offset);
+        let size = symbols[first..last]
+            .iter()
+            .map(|s| u64::from(s.size()))
+            .max()?;
+        (svma.0 < start.saturating_add(size)).then(|| start..start + size)
+    }
+
     /// Bytes of unwind section `name` with its SVMA range.
     fn section(&self, name: &[u8]) -> Option<(Range<u64>, SharedBytes)> {
         self.unwind_sections
@@ -664,6 +730,41 @@ fn strip_clone_suffix(name: &str) -> &str {
         .filter_map(|suffix| name.find(suffix))
         .min()
         .map_or(name, |i| &name[..i])
+}
+
+/// Whether an entry of unwind section `section` (searched from its start, as framehop
+/// searches a section without an index) overlaps `range`; `None` when it has no entry.
+fn section_overlaps<'a, S>(
+    section: &S,
+    bases: &gimli::BaseAddresses,
+    range: Range<u64>,
+) -> Option<bool>
+where
+    S: gimli::UnwindSection<gimli::EndianSlice<'a, gimli::LittleEndian>>,
+{
+    let mut entries = section.entries(bases);
+    let mut any = false;
+    while let Ok(Some(entry)) = entries.next() {
+        if let gimli::CieOrFde::Fde(partial) = entry {
+            any = true;
+            if partial
+                .parse(S::cie_from_offset)
+                .is_ok_and(|fde| fde_overlaps(&fde, &range))
+            {
+                return Some(true);
+            }
+        }
+    }
+    any.then_some(false)
+}
+
+/// Whether the addresses `fde` covers overlap `range`.
+fn fde_overlaps<R: gimli::Reader>(
+    fde: &gimli::FrameDescriptionEntry<R>,
+    range: &Range<u64>,
+) -> bool {
+    let start = fde.initial_address();
+    start < range.end && start.saturating_add(fde.len()) > range.start
 }
 
 /// The bytes of `section`, borrowed from the map when stored uncompressed.

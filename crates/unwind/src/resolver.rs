@@ -36,6 +36,10 @@ pub struct Stats {
     /// Of those, unwinds that stopped on an error (unreadable stack, missing CFI) rather than
     /// at the stack's end; their stacks are kept as far as they went.
     pub unwind_stopped_early: u64,
+    /// Of those, unwinds that ended at a frame whose address is in a module with unwind
+    /// tables that do not cover it (glibc's `__clone3` and `__clone` after the syscall): the
+    /// stack ends there, as perf's does, instead of going on by a guess.
+    pub unwind_ended_uncovered: u64,
     /// Samples whose user stack was stitched from an LBR call stack.
     pub lbr_stitched: u64,
 }
@@ -99,6 +103,10 @@ pub struct Resolver {
     names: HashMap<(usize, Svma), Box<[FrameRef]>>,
     kernel_names: HashMap<Avma, FrameRef>,
     cache: CacheX86_64,
+    /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
+    /// purpose), by image and address, for the addresses unwinds went through
+    /// ([`stack::ends_stack`]).
+    stack_ends_at: HashMap<(usize, Svma), bool>,
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,
     /// User frames of the sample being resolved: the address and the address to look up.
@@ -209,6 +217,7 @@ impl Resolver {
             names: HashMap::default(),
             kernel_names: HashMap::default(),
             cache: CacheX86_64::new(),
+            stack_ends_at: HashMap::default(),
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
@@ -423,6 +432,7 @@ impl Resolver {
     pub fn add_unwind_stats(&mut self, twin: &Stats) {
         self.stats.dwarf_unwound += twin.dwarf_unwound;
         self.stats.unwind_stopped_early += twin.unwind_stopped_early;
+        self.stats.unwind_ended_uncovered += twin.unwind_ended_uncovered;
     }
 
     fn resolve_with(

@@ -28,6 +28,9 @@ pub struct Fixtures {
     /// `fixtures/workloads/swarm.c`: `swarm [THREADS] [PROCS] [MS]`, 64 threads and 50
     /// processes at once, each burning MS (20) ms of CPU; prints every task's id.
     pub swarm: PathBuf,
+    /// `fixtures/workloads/churn.c`: `churn [ROUNDS] [THREADS] [SPINS]`, short-lived tasks
+    /// started by pthread_create (`__clone3`) and clone() (`__clone`) over and over.
+    pub churn: PathBuf,
     /// `fixtures/workloads/shift.c`: `shift PERCENT [SCALE]`, PERCENT of a fixed amount of
     /// work in `work_a`, the rest in `work_b`.
     pub shift: PathBuf,
@@ -52,6 +55,7 @@ impl Fixtures {
             forks: dir.join("forks"),
             faults: dir.join("faults"),
             swarm: dir.join("swarm"),
+            churn: dir.join("churn"),
             shift: dir.join("shift"),
             false_sharing: dir.join("false_sharing"),
             mangled: dir.join("mangled"),
@@ -61,13 +65,14 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 10] {
+    pub fn all(&self) -> [(&'static str, &Path); 11] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
             ("forks", &self.forks),
             ("faults", &self.faults),
             ("swarm", &self.swarm),
+            ("churn", &self.churn),
             ("shift", &self.shift),
             ("false_sharing", &self.false_sharing),
             ("mangled", &self.mangled),

@@ -2,12 +2,14 @@
 
 use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
-use framehop::x86_64::{UnwindRegsX86_64, UnwinderX86_64};
+use foldhash::HashMap;
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::Unwinder;
 
 use super::{Resolver, MAX_FRAMES};
-use crate::address::Avma;
+use crate::address::{Avma, Svma};
 use crate::image::Image;
+use crate::process::Process;
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
 /// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
@@ -16,6 +18,99 @@ fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
     let end = off.checked_add(8).ok_or(())?;
     let word = bytes.get(off..end).ok_or(())?;
     Ok((u64::from_le_bytes(word.try_into().map_err(|_| ())?), end))
+}
+
+/// Whether the stack ends at a frame whose address to look up is `lookup`: the address lies
+/// in a module that has unwind tables, none of their entries covers it, and it is not in a
+/// function that has no entry at all. There framehop would go on by a guess that nothing
+/// checks (the word at the stack pointer as the return address of a leaf, frame pointers
+/// above it), and where a function's unwind info ends early on purpose the guess is wrong:
+/// glibc ends `__clone`'s and `__clone3`'s before the syscall, and after it the new thread's
+/// stack holds the function it is about to call (`__clone`) or nothing of the kind
+/// (`__clone3`), read as a caller that never called. perf ends these stacks there too, on both
+/// sides of the syscall. Code that no unwind info describes at all (a module without tables,
+/// JIT code, a function compiled without CFI, by the module's symbol table) keeps framehop's
+/// frame pointers: they are all the information there is. `memo` keeps the answer per
+/// image and address.
+pub(super) fn ends_stack(
+    process: Option<&Process>,
+    images: &[Image],
+    memo: &mut HashMap<(usize, Svma), bool>,
+    lookup: Avma,
+) -> bool {
+    let Some(mapping) = process.and_then(|p| p.mapping_at(lookup)) else {
+        return false;
+    };
+    let Some(i) = mapping.image else {
+        return false;
+    };
+    let svma = mapping.svma(lookup);
+    *memo.entry((i, svma)).or_insert_with(|| {
+        let image = &images[i];
+        match image.cfi_covers(svma) {
+            None | Some(true) => false,
+            // A function no entry touches was compiled without unwind info; one that an
+            // entry covers in part (or no sized symbol at all) was left uncovered on purpose.
+            Some(false) => image
+                .function_at(svma)
+                .is_none_or(|function| image.cfi_overlaps(function) != Some(false)),
+        }
+    })
+}
+
+/// What a walk reads the frames of a process with: its mappings and unwinder (`None` for a
+/// process never seen), and the resolver's images they refer to.
+#[derive(Clone, Copy)]
+struct Tables<'a> {
+    process: Option<&'a Process>,
+    images: &'a [Image],
+}
+
+/// How a walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WalkEnd {
+    /// At the stack's end (a return address of 0, or unwind info saying there is no caller).
+    Done,
+    /// On an error: a word the stack copy does not hold, or a rule that cannot be applied.
+    Error,
+    /// At a frame no unwind tables of its module cover ([`ends_stack`]).
+    Uncovered,
+    /// At [`MAX_FRAMES`].
+    TooDeep,
+}
+
+/// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
+/// frame's (address, address to look up) to `out`, innermost first. No I/O: the stack and
+/// the unwind tables are bytes at hand.
+fn walk(
+    tables: Tables<'_>,
+    memo: &mut HashMap<(usize, Svma), bool>,
+    cache: &mut CacheX86_64,
+    regs: UnwindRegsX86_64,
+    stack: &[u8],
+    out: &mut Vec<(Avma, Avma)>,
+) -> WalkEnd {
+    let sp = regs.sp();
+    let mut read_stack = |addr: u64| stack_word(stack, sp, addr).map(|(word, _)| word);
+    let empty = UnwinderX86_64::new();
+    let unwinder = tables.process.map_or(&empty, |p| &p.unwinder);
+    let mut frames = unwinder.iter_frames(regs.ip(), regs, cache, &mut read_stack);
+    loop {
+        match frames.next() {
+            Ok(Some(f)) => {
+                let lookup = Avma(f.address_for_lookup());
+                out.push((Avma(f.address()), lookup));
+                if out.len() >= MAX_FRAMES {
+                    return WalkEnd::TooDeep;
+                }
+                if ends_stack(tables.process, tables.images, memo, lookup) {
+                    return WalkEnd::Uncovered;
+                }
+            }
+            Ok(None) => return WalkEnd::Done,
+            Err(_) => return WalkEnd::Error,
+        }
+    }
 }
 
 /// Unwinds between releases of the unwind tables' pages: each lookup maps in the pages
@@ -48,42 +143,31 @@ impl Resolver {
             self.unwinds_since_release = 0;
             self.images.iter().for_each(Image::release_unwind_pages);
         }
-        let bytes = stack.used();
-        let mut read_stack = |addr: u64| stack_word(bytes, sp, addr).map(|(word, _)| word);
-        let empty = UnwinderX86_64::new();
-        let unwinder = match self.processes.get(&pid) {
-            Some(p) => &p.unwinder,
-            None => &empty,
+        let tables = Tables {
+            process: self.processes.get(&pid),
+            images: &self.images,
         };
-        let mut frames = unwinder.iter_frames(
-            ip,
-            UnwindRegsX86_64::new(ip, sp, bp),
+        let end = walk(
+            tables,
+            &mut self.stack_ends_at,
             &mut self.cache,
-            &mut read_stack,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            stack.used(),
+            &mut self.addrs,
         );
-        loop {
-            match frames.next() {
-                Ok(Some(f)) => {
-                    self.addrs
-                        .push((Avma(f.address()), Avma(f.address_for_lookup())));
-                    if self.addrs.len() >= MAX_FRAMES {
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(_) => {
-                    self.stats.unwind_stopped_early += 1;
-                    break;
-                }
-            }
+        match end {
+            WalkEnd::Error => self.stats.unwind_stopped_early += 1,
+            WalkEnd::Uncovered => self.stats.unwind_ended_uncovered += 1,
+            WalkEnd::Done | WalkEnd::TooDeep => {}
         }
         true
     }
 
-    /// How many bytes of the sample's user stack copy the unwinder reads, when it unwinds
-    /// to the stack's end without an error; `None` when the sample has no stack copy or the
-    /// unwind stopped early (then the whole copy is worth keeping for a better unwinder).
-    /// Unwinding the kept bytes again later reads the same addresses and gives the same frames.
+    /// How many bytes of the sample's user stack copy the unwinder reads, and a word more for
+    /// perf, when it unwinds to the stack's end without an error; `None` when the sample has
+    /// no stack copy, or the unwind stopped early or ended at an address no unwind tables
+    /// cover (then the whole copy is worth keeping for a better unwinder). Unwinding the
+    /// kept bytes again later reads the same addresses and gives the same frames.
     pub fn user_stack_extent(&mut self, sample: &Sample<'_>) -> Option<usize> {
         let (regs, stack) = (sample.user_regs?, sample.user_stack?);
         if !self.unwinds_x86_64 {
@@ -116,11 +200,266 @@ impl Resolver {
         );
         for _ in 0..MAX_FRAMES {
             match frames.next() {
-                Ok(Some(frame)) if known(frame.address_for_lookup()) => {}
+                Ok(Some(frame)) if known(frame.address_for_lookup()) => {
+                    let lookup = Avma(frame.address_for_lookup());
+                    if ends_stack(Some(process), &self.images, &mut self.stack_ends_at, lookup) {
+                        return None;
+                    }
+                }
                 Ok(Some(_)) | Err(_) => return None,
-                Ok(None) => return Some(extent),
+                // One word more than was read: perf's libunwind reader (`access_mem` in
+                // util/unwind-libunwind-local.c) takes no word that ends at the copy's end
+                // (`addr + 8 >= end`), and without it `perf script` ends every trimmed
+                // stack with `[unknown]` in place of its outermost frame.
+                Ok(None) => return Some(extent + 8),
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+
+    use object::{Object, ObjectSymbol};
+
+    use super::*;
+    use crate::address::{FileMapping, FileOffset};
+    use crate::process::Mapping;
+
+    /// A wrapper shaped like glibc's `__clone`: its unwind info ends before the "syscall";
+    /// the code after it, up to `thread_start`, is covered by none (`after_syscall`);
+    /// `thread_start` says there is no caller (`cfi_undefined rip`). `thread_fn` stands for
+    /// the function the new thread calls, whose address glibc leaves at the new stack's top.
+    /// `no_cfi_fn` is a function compiled without unwind info, with a frame pointer.
+    const CLONE_LIKE: &str = "
+        .text
+        .globl wrapper, after_syscall, thread_start, thread_fn
+        .type wrapper, @function
+    wrapper:
+        .cfi_startproc
+        nop
+        nop
+        .cfi_endproc
+    after_syscall:
+        nop
+        nop
+    thread_start:
+        .cfi_startproc
+        .cfi_undefined rip
+        nop
+        ret
+        .cfi_endproc
+        .size wrapper, .-wrapper
+        .p2align 4
+        .type thread_fn, @function
+    thread_fn:
+        .cfi_startproc
+        nop
+        ret
+        .cfi_endproc
+        .size thread_fn, .-thread_fn
+        .p2align 4
+        .globl no_cfi_fn
+        .type no_cfi_fn, @function
+    no_cfi_fn:
+        push %rbp
+        mov %rsp, %rbp
+        nop
+        pop %rbp
+        ret
+        .size no_cfi_fn, .-no_cfi_fn
+        .section .note.GNU-stack,\"\",@progbits
+    ";
+
+    /// The same code without any unwind info.
+    const NO_CFI: &str = "
+        .text
+        .globl wrapper
+    wrapper:
+        nop
+        ret
+        .section .note.GNU-stack,\"\",@progbits
+    ";
+
+    /// Assembles `source` into a shared object `name` in `dir` with `cc` and `extra` flags.
+    fn assemble(dir: &Path, name: &str, source: &str, extra: &[&str]) -> Option<Image> {
+        std::fs::create_dir_all(dir).unwrap();
+        let asm = dir.join(format!("{name}.s"));
+        std::fs::write(&asm, source).unwrap();
+        let out = dir.join(name);
+        let status = Command::new("cc")
+            .args(["-shared", "-nostdlib", "-o"])
+            .arg(&out)
+            .arg(&asm)
+            .args(extra)
+            .status();
+        match status {
+            Ok(s) => assert!(s.success(), "cc failed on {}", asm.display()),
+            Err(e) => {
+                cpiflame_testkit::unavailable(format!("cc: {e}"));
+                return None;
+            }
+        }
+        Some(Image::open(&out).expect("open the assembled object"))
+    }
+
+    fn symbol(image: &Image, name: &str) -> Svma {
+        let file = object::File::parse(image.bytes()).unwrap();
+        let symbol = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+        Svma(symbol.address())
+    }
+
+    /// A process with `image` mapped whole at `start`, as the resolver maps it.
+    fn process_with(image: &Image, start: u64) -> (Process, Avma) {
+        let file = FileMapping {
+            start: Avma(start),
+            pgoff: FileOffset(0),
+            len: (image.bytes().len() as u64).next_multiple_of(4096),
+        };
+        let base = image.base_of(&file);
+        let module = image.framehop_module("clone_like".into(), start..file.end().0, base.0);
+        let mut process = Process::default();
+        process.map(
+            Mapping {
+                file,
+                base,
+                image: Some(0),
+                image_error: None,
+                path: "/clone_like".into(),
+                module: "clone_like".into(),
+            },
+            Some(module),
+        );
+        (process, base)
+    }
+
+    fn stack_of(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn an_address_no_unwind_entry_covers_ends_the_stack_on_both_sides_of_clone() {
+        let dir = std::env::temp_dir().join(format!("cpiflame-clone-like-{}", std::process::id()));
+        // With `.eh_frame_hdr` (the linker's default) and without it (`.eh_frame` searched).
+        for (name, extra) in [
+            ("with_hdr.so", &[][..]),
+            ("without_hdr.so", &["-Wl,--no-eh-frame-hdr"][..]),
+        ] {
+            let Some(image) = assemble(&dir, name, CLONE_LIKE, extra) else {
+                return;
+            };
+            let images = std::slice::from_ref(&image);
+            let (wrapper, after, thread_start, thread_fn) = (
+                symbol(&image, "wrapper"),
+                symbol(&image, "after_syscall"),
+                symbol(&image, "thread_start"),
+                symbol(&image, "thread_fn"),
+            );
+            assert_eq!(image.cfi_covers(wrapper), Some(true), "{name}");
+            assert_eq!(image.cfi_covers(after), Some(false), "{name}");
+            assert_eq!(image.cfi_covers(Svma(after.0 + 1)), Some(false), "{name}");
+            assert_eq!(image.cfi_covers(thread_start), Some(true), "{name}");
+            assert_eq!(image.cfi_covers(thread_fn), Some(true), "{name}");
+
+            let (process, base) = process_with(&image, 0x7f00_0000_0000);
+            let tables = Tables {
+                process: Some(&process),
+                images,
+            };
+            let at = |svma: Svma| svma.to_avma(base);
+            let sp = 0x7ffd_0000_0000;
+            let walk_from = |ip: Avma, stack: &[u64]| {
+                let mut out = Vec::new();
+                let end = walk(
+                    tables,
+                    &mut HashMap::default(),
+                    &mut CacheX86_64::new(),
+                    UnwindRegsX86_64::new(ip.0, sp, 0),
+                    &stack_of(stack),
+                    &mut out,
+                );
+                (out, end)
+            };
+
+            // The new thread after the syscall: its stack holds the function to call (and its
+            // argument). framehop alone takes that for a return address, a caller that never
+            // called; the walk ends at the wrapper.
+            let child_stack = [at(thread_fn).0, 0x1234];
+            let child_bytes = stack_of(&child_stack);
+            let mut read = |addr: u64| stack_word(&child_bytes, sp, addr).map(|w| w.0);
+            let mut cache = CacheX86_64::new();
+            let mut guessed = process.unwinder.iter_frames(
+                at(after).0,
+                UnwindRegsX86_64::new(at(after).0, sp, 0),
+                &mut cache,
+                &mut read,
+            );
+            let _leaf = guessed.next();
+            let guess = guessed.next().ok().flatten().map(|f| f.address());
+            assert_eq!(guess, Some(at(thread_fn).0), "{name}: framehop's guess");
+            let (frames, end) = walk_from(at(after), &child_stack);
+            assert_eq!(frames, vec![(at(after), at(after))], "{name}: child");
+            assert_eq!(end, WalkEnd::Uncovered, "{name}: child");
+
+            // The parent after the syscall: the word at its stack pointer is its caller's
+            // return address, but nothing says so; it ends there too, as perf ends it.
+            let caller = Avma(0x5555_0000_1234);
+            let (frames, end) = walk_from(at(after), &[caller.0, 0]);
+            assert_eq!(frames, vec![(at(after), at(after))], "{name}: parent");
+            assert_eq!(end, WalkEnd::Uncovered, "{name}: parent");
+
+            // Before the syscall the wrapper's own entry covers it: the caller follows (here
+            // thread_fn's `ret`, whose caller's return address is 0: the stack's end).
+            let ret_in_thread_fn = Avma(at(thread_fn).0 + 1);
+            let (frames, end) = walk_from(at(wrapper), &[ret_in_thread_fn.0, 0, 0]);
+            let addresses: Vec<Avma> = frames.iter().map(|f| f.0).collect();
+            assert_eq!(addresses, vec![at(wrapper), ret_in_thread_fn], "{name}");
+            assert_eq!(end, WalkEnd::Done, "{name}");
+
+            // Where the thread starts running, `thread_start` says there is no caller.
+            let (frames, end) = walk_from(at(thread_start), &[0x1234, 0]);
+            assert_eq!(frames, vec![(at(thread_start), at(thread_start))], "{name}");
+            assert_eq!(end, WalkEnd::Done, "{name}");
+
+            // A function no entry touches keeps framehop's frame pointers; the wrapper, which
+            // its entry covers in part, does not.
+            let mut memo = HashMap::default();
+            let no_cfi_fn = symbol(&image, "no_cfi_fn");
+            let inside = Svma(no_cfi_fn.0 + 4);
+            assert_eq!(image.cfi_covers(inside), Some(false), "{name}");
+            assert_eq!(
+                image.function_at(inside),
+                Some(no_cfi_fn.0..no_cfi_fn.0 + 7)
+            );
+            assert!(!ends_stack(Some(&process), images, &mut memo, at(inside)));
+            let wrapper_fn = image.function_at(after).expect("wrapper's symbol");
+            assert_eq!(wrapper_fn.start, wrapper.0, "{name}");
+            assert_eq!(image.cfi_overlaps(wrapper_fn), Some(true), "{name}");
+            assert!(ends_stack(Some(&process), images, &mut memo, at(after)));
+
+            // Addresses outside every mapping are not this rule's business.
+            assert!(!ends_stack(Some(&process), images, &mut memo, Avma(0x1000)));
+            assert!(!ends_stack(None, images, &mut memo, at(after)));
+        }
+
+        // A module without unwind tables keeps framehop's frame pointers.
+        let Some(bare) = assemble(&dir, "no_cfi.so", NO_CFI, &[]) else {
+            return;
+        };
+        let wrapper = symbol(&bare, "wrapper");
+        assert_eq!(bare.cfi_covers(wrapper), None);
+        let (process, base) = process_with(&bare, 0x7f00_0000_0000);
+        let images = std::slice::from_ref(&bare);
+        let mut memo = HashMap::default();
+        assert!(!ends_stack(
+            Some(&process),
+            images,
+            &mut memo,
+            wrapper.to_avma(base)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
