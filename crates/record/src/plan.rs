@@ -176,7 +176,7 @@ impl EventPlan {
     }
 
     /// The plan for this machine's default `choice` (its events resolved, in the choice's
-    /// order): the stall pair as [`EventPlan::pair`]; cycles and instructions as one group,
+    /// order): the stall pair as `EventPlan::pair` groups it; cycles and instructions as one group,
     /// led by cycles and sampled by it with `--leader-sampling`; cycles or cpu-clock alone.
     pub fn default_for(choice: &Choice, events: Vec<ResolvedEvent>, leader: bool) -> EventPlan {
         let group_note = ", as one group sampled by its cycles event";
