@@ -873,18 +873,17 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
 }
 
 /// A cheap guess, from the first bytes of a file (a few KiB), whether it is `perf script`
-/// text, for choosing a reader.
+/// text: the `perf script` half of `cpiflame_perf_data::InputKind::detect`, which decides an
+/// input's kind (magic numbers first) and is what readers are chosen by.
 ///
 /// True when the first line that is not blank or a comment is a complete sample header
 /// (`COMM PID/TID TIME: EVENT:` in any of the layouts the reader takes), and the line after
 /// it, when the bytes hold it, is a frame, a blank line or another header. When the bytes
 /// hold only comments, true when they are `perf script --header`'s (`# ========`,
 /// `# event : `); side-band lines (`PERF_RECORD_MMAP`, ...) are passed over, and fill the
-/// bytes only in `perf script` text. False for perf.data, empty input, binary data and folded text.
+/// bytes only in `perf script` text. False for empty input, binary data (perf.data's header
+/// holds NUL bytes) and folded text.
 pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
-    if first_bytes.starts_with(b"PERFILE2") || first_bytes.starts_with(b"PERFFILE") {
-        return false;
-    }
     let text = match std::str::from_utf8(first_bytes) {
         Ok(t) => t,
         // A character cut off at the end is fine; a symbol with bad bytes is not worth

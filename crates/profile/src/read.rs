@@ -384,18 +384,16 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
 }
 
 /// A cheap guess, from the first bytes of a file (a few hundred are plenty), whether it is a
-/// folded text file rather than a perf.data file, for choosing a reader.
+/// folded text file: the folded half of `cpiflame_perf_data::InputKind::detect`, which
+/// decides an input's kind (magic numbers first) and is what readers are chosen by.
 ///
-/// False for perf.data (`PERFILE2`, or the old `PERFFILE`), for empty input, and for
-/// anything that is not text (NUL or other control bytes, invalid UTF-8 other than a
+/// False for binary data such as perf.data (its header holds NUL bytes), for empty input,
+/// and for anything that is not text (NUL or other control bytes, invalid UTF-8 other than a
 /// character cut off at the end). When the bytes hold a complete first stack line (after
 /// blank and `#` lines), that line must end in a digit. A prefix that holds only part of
 /// the first line, or only comments, counts as folded: the reader then says what is wrong.
 pub fn looks_folded(first_bytes: &[u8]) -> bool {
-    if first_bytes.is_empty()
-        || first_bytes.starts_with(b"PERFILE2")
-        || first_bytes.starts_with(b"PERFFILE")
-    {
+    if first_bytes.is_empty() {
         return false;
     }
     let text = match std::str::from_utf8(first_bytes) {
