@@ -168,9 +168,14 @@ fn choose_roles(
         )?,
     };
     if roles.cycles.is_none() {
-        // No cycles event: draw the first event that has samples, as a plain graph.
+        // No cycles event: draw the first event that has samples, as a plain graph. When it
+        // is the only one with samples (`perf script --header` also names perf's `dummy`
+        // event, say), there is nothing to choose and nothing to say.
         roles.cycles = (0..profile.events.len()).find(|&e| profile.total(e).samples > 0);
-        if profile.events.len() > 1 && roles.stalls.is_none() {
+        let sampled = (0..profile.events.len())
+            .filter(|&e| profile.total(e).samples > 0)
+            .count();
+        if sampled > 1 && roles.stalls.is_none() {
             notes.push(format!(
                 "no stall/cycles pair recognised among {}; set --stalls and --cycles",
                 EventList::of(profile)

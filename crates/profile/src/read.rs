@@ -32,9 +32,9 @@
 //!   `u64::MAX` over the whole file.
 //! - **Frames.** The first frame is the process (FlameGraph's root is the command name) and
 //!   becomes [`FrameKind::Process`]. The others are [`FrameKind::User`], except names ending
-//!   in `_[k]` ([`FrameKind::Kernel`]) and `_[i]` ([`FrameKind::Inline`]), the annotations of
-//!   `stackcollapse-perf.pl --kernel/--inline`, which are stripped. Other annotations
-//!   (`_[j]`, `_[w]`) stay part of the name. Modules are empty: folded files carry none.
+//!   in `_[k]` ([`FrameKind::Kernel`]), `_[i]` ([`FrameKind::Inline`]) and `_[j]`
+//!   ([`FrameKind::Jit`]), the annotations of `stackcollapse-perf.pl --kernel/--inline/--jit`,
+//!   which are stripped. Other annotations (`_[w]`) stay part of the name. Modules are empty: folded files carry none.
 //!   An empty frame name (`a;;b`, `a;b;`) is an error.
 //! - **Columns.** One count: a single event column named `samples`. Two counts: columns
 //!   `stalls` (the first count) and `cycles` (the second), the order `cpiflame fold` writes
@@ -240,6 +240,8 @@ fn annotated(name: &str) -> (&str, FrameKind) {
         (n, FrameKind::Kernel)
     } else if let Some(n) = name.strip_suffix("_[i]") {
         (n, FrameKind::Inline)
+    } else if let Some(n) = name.strip_suffix("_[j]") {
+        (n, FrameKind::Jit)
     } else {
         (name, FrameKind::User)
     }
