@@ -410,6 +410,36 @@ fn bad_input_gives_one_error_line_with_file_and_offset() {
         e.contains("offset 0x0") && e.contains("not a perf.data file"),
         "{e}"
     );
+    // A big-endian machine's perf.data (perf's magic byte-swapped): recognised, one line
+    // naming the file, from every command that reads it.
+    let mut be = bytes.clone();
+    be[..8].copy_from_slice(b"2ELIFREP");
+    be[8..16].copy_from_slice(&104u64.to_be_bytes());
+    let e = render_error(&dir.0, "be.data", &be);
+    let be_path = dir.0.join("be.data");
+    assert_eq!(
+        e.trim_end(),
+        format!(
+            "cpiflame: error: {}: big-endian perf.data (written on a big-endian machine): not supported",
+            be_path.display()
+        ),
+    );
+    for args in [
+        vec!["fold"],
+        vec!["report"],
+        vec!["convert", "--to", "pprof", "-o", "-"],
+        vec!["c2c"],
+    ] {
+        let mut args = args.clone();
+        args.push(be_path.to_str().unwrap());
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("big-endian perf.data (written on a big-endian machine): not supported"),
+            "{args:?}: {err}"
+        );
+    }
     // Empty file.
     let e = render_error(&dir.0, "empty.data", b"");
     assert!(e.contains("file header"), "{e}");
