@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_perf_data::{open_input, PerfData};
+use cpiflame_perf_data::{open_input, InputKind, PerfData};
 use cpiflame_pipeline::{load_input, load_opened, LoadOptions};
 use cpiflame_pprof::{encode, from_loaded, from_perf_data, PerfSource};
 
@@ -63,8 +63,16 @@ fn pprof(input: &InputArgs, output_path: Option<PathBuf>) -> Result<Outcome> {
     crate::progress::show_on_terminal();
     let opened = open_input(&input.file)?;
     let mut warnings = Vec::new();
-    let bytes = opened.bytes();
-    let profile = if bytes.starts_with(b"PERFILE2") || bytes.starts_with(b"PERFFILE") {
+    // perf.data keeps addresses (a location per address); text, and what no reader
+    // recognises (the loader's error), go through the loader.
+    let perf_data = matches!(
+        opened.kind(),
+        InputKind::PerfData
+            | InputKind::PerfDataPipe
+            | InputKind::PerfDataBigEndian
+            | InputKind::PerfDataVersion1
+    );
+    let profile = if perf_data {
         let file = PerfData::from_input(opened)?;
         let loaded = load_opened(&file, &options, &mut warnings);
         warn_all(&warnings);

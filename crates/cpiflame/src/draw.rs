@@ -261,15 +261,29 @@ pub fn fold(args: FoldArgs) -> Result<Outcome> {
                 cpiflame_profile::write_folded_pair(profile, instructions, cycles, &mut out)?
             }
             _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,
-            _ => bail!(
-                "{}: has events {}; choose one with --event, or set --stalls and --cycles",
-                args.input.file.display(),
-                loaded.event_list()
-            ),
+            // Several events named (a `perf script --header` text names perf's `dummy` event
+            // too) but one sampled: that one, as render draws it.
+            _ => match only_sampled_event(profile) {
+                Some(event) => cpiflame_profile::write_folded(profile, event, &mut out)?,
+                None => bail!(
+                    "{}: has events {}; choose one with --event, or set --stalls and --cycles",
+                    args.input.file.display(),
+                    loaded.event_list()
+                ),
+            },
         },
     }
     out.flush()?;
     Ok(Outcome::Done)
+}
+
+/// The one event of `profile` with samples, when exactly one has any.
+fn only_sampled_event(profile: &cpiflame_profile::Profile) -> Option<usize> {
+    let mut sampled = (0..profile.events.len()).filter(|&e| profile.total(e).samples > 0);
+    match (sampled.next(), sampled.next()) {
+        (Some(event), None) => Some(event),
+        _ => None,
+    }
 }
 
 pub fn script(args: ScriptArgs) -> Result<Outcome> {

@@ -84,12 +84,12 @@ pub struct RecordArgs {
     /// `record` otherwise does once per kernel, as perf record does.
     #[arg(short = 'N', long = "no-buildid-cache")]
     no_buildid_cache: bool,
-    /// The command to run and record (put `--` before it if it has flags of its own).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
-    )]
+    /// The command to run and record; everything after it is its own arguments. A name
+    /// that starts with `-` needs `--` before it.
+    // No `allow_hyphen_values`: with it, a mistyped flag before the command (`record
+    // --some-typo ./app`) was taken as the command. Without it clap refuses an unknown flag
+    // by name; from the command's first word on, every argument is the command's.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
 

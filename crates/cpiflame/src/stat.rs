@@ -29,13 +29,10 @@ pub struct StatArgs {
     /// Print JSON instead of the table (schema in README).
     #[arg(long)]
     json: bool,
-    /// The command to run (put `--` before it if it has flags of its own).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND",
-        required = true
-    )]
+    /// The command to run; everything after it is its own arguments. A name that starts
+    /// with `-` needs `--` before it. (An unknown flag before the command is an error, as
+    /// for `record`.)
+    #[arg(trailing_var_arg = true, value_name = "COMMAND", required = true)]
     command: Vec<OsString>,
 }
 

@@ -382,3 +382,88 @@ fn a_bad_line_is_one_error_naming_file_and_line() {
         "app;main 1\n"
     );
 }
+
+/// `perf script --header` names every event of the recording, perf's `dummy` one too: an
+/// event without samples is passed over, and fold and render take the one that has them
+/// instead of asking for `--event` (issue 21, item 13a).
+#[test]
+fn a_header_event_without_samples_leaves_the_one_with_samples() {
+    let dir = Dir::new("perf-script-dummy");
+    let text = dir.path("dummy.perf");
+    std::fs::write(
+        &text,
+        "\
+# ========
+# arch : x86_64
+# event : name = cpu-clock:u, , id = { 1 }, type = 1, size = 136, config = 0, { sample_period, sample_freq } = 250000, sample_type = IP|TID|TIME|CALLCHAIN|PERIOD
+# event : name = dummy:u, , id = { 2 }, type = 1, size = 136, config = 0x9, { sample_period, sample_freq } = 1, sample_type = IP|TID|TIME
+# ========
+#
+app 10/10 1.000: 250000 cpu-clock:u: 
+\t    1000 f (/bin/app)
+\t    2000 main (/bin/app)
+
+app 10/10 1.001: 250000 cpu-clock:u: 
+\t    1010 g+0x4 (/bin/app)
+\t    2000 main (/bin/app)
+
+app 10/10 1.002: 250000 cpu-clock:u: 
+\t    1010 g+0x8 (/bin/app)
+\t    2000 main (/bin/app)
+",
+    )
+    .unwrap();
+    assert_eq!(
+        ok(&cpiflame(&["fold", s(&text)])),
+        "app;main;f 1\napp;main;g 2\n"
+    );
+    let svg = ok(&cpiflame(&["render", s(&text)]));
+    assert!(svg.contains("main"), "the graph draws the samples");
+    assert!(
+        !svg.contains("set --stalls and --cycles"),
+        "nothing to choose: no note asking for events"
+    );
+    // Two events with samples still need a choice.
+    let two = dir.path("two.perf");
+    std::fs::write(
+        &two,
+        "app 1/1 1.0: a:\n\t 10 f (/bin/app)\n\napp 1/1 1.1: b:\n\t 10 g (/bin/app)\n",
+    )
+    .unwrap();
+    let out = cpiflame(&["fold", s(&two)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("choose one with --event"));
+}
+
+/// Text from other collapsers' habits, through the command line: frames without their tabs,
+/// and JIT frames (a perf map's), which fold marks `_[j]` as it marks kernel frames `_[k]`
+/// (stackcollapse-perf.pl and inferno `--all`). Expected output written by hand.
+#[test]
+fn unindented_frames_and_jit_frames_fold_as_inferno_folds_them() {
+    let dir = Dir::new("perf-script-jit");
+    let text = dir.path("jit.perf");
+    std::fs::write(
+        &text,
+        "\
+node 77/77 1.000: 1 cpu-clock: 
+7f0010001000 LazyCompile:~fib+0x10 (/tmp/perf-77.map)
+ffffffff81000000 irq ([kernel.kallsyms])
+1000 main (/usr/bin/node)
+
+node 77/77 1.001: 1 cpu-clock: 
+1000 main (/usr/bin/node)
+",
+    )
+    .unwrap();
+    assert_eq!(
+        ok(&cpiflame(&["fold", s(&text)])),
+        "node;main 1\nnode;main;irq_[k];LazyCompile:~fib_[j] 1\n"
+    );
+    // Read back as folded text, the kinds come back and are written the same.
+    let folded = dir.path("jit.folded");
+    ok(&cpiflame(&["fold", s(&text), "-o", s(&folded)]));
+    assert_eq!(
+        ok(&cpiflame(&["fold", s(&folded)])),
+        "node;main 1\nnode;main;irq_[k];LazyCompile:~fib_[j] 1\n"
+    );
+}

@@ -216,6 +216,90 @@ fn exit_status_is_the_commands() {
     assert!(dir.path("out.data.old").exists());
 }
 
+/// Regression (issue 21, item 12): `record --some-typo ./app` ran `--some-typo` as the
+/// command ("cannot execute --some-typo"). An unknown flag before the command is clap's
+/// error naming it, exit status 2, and nothing is run or written.
+#[test]
+fn an_unknown_flag_before_the_command_is_an_error_naming_it() {
+    let dir = Dir::new("typo");
+    let data = dir.path("out.data");
+    let out = run(&["record", "-o", s(&data), "--some-typo", "./app"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: unexpected argument '--some-typo' found"),
+        "{err}"
+    );
+    assert!(!err.contains("cannot execute"), "{err}");
+    assert!(!data.exists());
+    // stat parses its command the same way.
+    let out = run(&["stat", "--some-typo", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: unexpected argument '--some-typo' found"),
+        "{err}"
+    );
+}
+
+/// Flags after the command are the command's, cpiflame's own included (`-o`).
+#[test]
+fn flags_after_the_command_belong_to_the_command() {
+    let Some(_) = setup() else { return };
+    let dir = Dir::new("app-flags");
+    let data = dir.path("out.data");
+    // The shell exits 5 only when it was given exactly `--app-flag -o x` as $1 and $2.
+    let out = run(&[
+        "record",
+        "-o",
+        s(&data),
+        "/bin/sh",
+        "-c",
+        r#"[ "$1" = --app-flag ] && [ "$2" = -o ] && [ "$3" = x ] && exit 5; exit 1"#,
+        "sh",
+        "--app-flag",
+        "-o",
+        "x",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(data.exists());
+    assert!(!dir.path("x").exists());
+}
+
+/// `--` lets a command whose name starts with `-` be recorded.
+#[test]
+fn a_command_named_like_a_flag_after_a_double_dash() {
+    let Some(_) = setup() else { return };
+    let dir = Dir::new("weird-name");
+    let program = dir.path("--weird-named-program");
+    std::fs::write(&program, "#!/bin/sh\nexit 6\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path("out.data");
+    let path = format!(
+        "{}:{}",
+        s(&dir.0),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = cpiflame()
+        .args(["record", "-o", s(&data), "--", "--weird-named-program"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(data.exists());
+}
+
 #[test]
 fn two_software_events_as_stalls_and_cycles() {
     let Some(f) = setup() else { return };

@@ -190,11 +190,13 @@ const STACKS: [Known<'static>; 2] = [
     },
 ];
 
+/// The synthetic frames are named from a perf map (`/tmp/perf-PID.map`), as JIT code is, so
+/// folded output marks them `_[j]`, as stackcollapse-perf.pl and inferno `--all` do.
 fn check_cpi_graph(file: &Path) {
     let folded = stdout(&cpiflame(&["fold", file.to_str().unwrap()]));
     assert_eq!(
         folded,
-        "cpiapp;main;busy 0 60\ncpiapp;main;compute;stall_here 30 40\n"
+        "cpiapp;main_[j];busy_[j] 0 60\ncpiapp;main_[j];compute_[j];stall_here_[j] 30 40\n"
     );
     let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
     // Stall share of a frame including its children: stalls x period / cycles x period.
@@ -366,7 +368,7 @@ fn explicit_roles_and_single_event_fold() {
     assert!(err.contains("cpu-clock, task-clock"), "{err}");
     assert_eq!(
         stdout(&cpiflame(&["fold", f, "--event", "task-clock"])),
-        "cpiapp;main;compute;stall_here 30\n"
+        "cpiapp;main_[j];compute_[j];stall_here_[j] 30\n"
     );
     assert_eq!(
         stdout(&cpiflame(&[
@@ -378,7 +380,10 @@ fn explicit_roles_and_single_event_fold() {
             "cpu-clock",
             "--pid"
         ])),
-        format!("cpiapp-{pid};main;busy 0 60\ncpiapp-{pid};main;compute;stall_here 30 40\n")
+        format!(
+            "cpiapp-{pid};main_[j];busy_[j] 0 60\n\
+             cpiapp-{pid};main_[j];compute_[j];stall_here_[j] 30 40\n"
+        )
     );
     let out = cpiflame(&["render", f, "--stalls", "nope", "--cycles", "cpu-clock"]);
     assert_eq!(out.status.code(), Some(2));
@@ -411,7 +416,7 @@ fn killed_recorder_file_is_read_to_its_end_with_a_warning() {
     assert!(err.contains("data size 0"), "{err}");
     assert_eq!(
         stdout(&out),
-        "cpiapp;main;busy 0 60\ncpiapp;main;compute;stall_here 30 40\n"
+        "cpiapp;main_[j];busy_[j] 0 60\ncpiapp;main_[j];compute_[j];stall_here_[j] 30 40\n"
     );
     // A record cut in half at the end (killed mid-write) is dropped, not an error. The last
     // sample written was a cycles sample of `busy`.
@@ -422,7 +427,7 @@ fn killed_recorder_file_is_read_to_its_end_with_a_warning() {
     assert!(err.contains("cut short"), "{err}");
     assert_eq!(
         stdout(&out),
-        "cpiapp;main;busy 0 59\ncpiapp;main;compute;stall_here 30 40\n"
+        "cpiapp;main_[j];busy_[j] 0 59\ncpiapp;main_[j];compute_[j];stall_here_[j] 30 40\n"
     );
     let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }
@@ -477,6 +482,36 @@ fn bad_input_gives_one_error_line_with_file_and_offset() {
         e.contains("offset 0x0") && e.contains("not a perf.data file"),
         "{e}"
     );
+    // A big-endian machine's perf.data (perf's magic byte-swapped): recognised, one line
+    // naming the file, from every command that reads it.
+    let mut be = bytes.clone();
+    be[..8].copy_from_slice(b"2ELIFREP");
+    be[8..16].copy_from_slice(&104u64.to_be_bytes());
+    let e = render_error(&dir.0, "be.data", &be);
+    let be_path = dir.0.join("be.data");
+    assert_eq!(
+        e.trim_end(),
+        format!(
+            "cpiflame: error: {}: big-endian perf.data (written on a big-endian machine): not supported",
+            be_path.display()
+        ),
+    );
+    for args in [
+        vec!["fold"],
+        vec!["report"],
+        vec!["convert", "--to", "pprof", "-o", "-"],
+        vec!["c2c"],
+    ] {
+        let mut args = args.clone();
+        args.push(be_path.to_str().unwrap());
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("big-endian perf.data (written on a big-endian machine): not supported"),
+            "{args:?}: {err}"
+        );
+    }
     // Empty file.
     let e = render_error(&dir.0, "empty.data", b"");
     assert!(e.contains("file header"), "{e}");

@@ -18,7 +18,7 @@ use cpiflame_events::{
     detect_roles, parse_cpuinfo, parse_events_with, Arch, EventRef, Formats, PmuFormat,
 };
 use cpiflame_perf_data::{
-    parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, PerfData,
+    parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, InputKind, PerfData,
 };
 use cpiflame_pipeline::{collapse, CollapseOptions};
 use cpiflame_profile::{
@@ -36,6 +36,7 @@ use framehop::Unwinder;
 /// debug file or kernel symbol table of the machine running the fuzzer is opened, so runs are
 /// fast and repeatable. (Corrupt binaries are `elf_image`'s part.)
 pub fn perf_data(bytes: &[u8]) {
+    let _ = InputKind::detect(bytes);
     let Ok(file) = PerfData::from_bytes("fuzz.data", bytes) else {
         return;
     };
@@ -180,8 +181,9 @@ fn formats() -> &'static Formats {
 }
 
 /// A folded file (one or two counts a line); when it reads, it renders, and a two-column
-/// profile written back reads the same.
+/// profile written back reads the same. Deciding the input's kind must not panic.
 pub fn folded(bytes: &[u8]) {
+    let _ = InputKind::detect(bytes);
     let Ok(profile) = read_folded(Cursor::new(bytes), "fuzz.folded") else {
         return;
     };
@@ -198,11 +200,12 @@ pub fn folded(bytes: &[u8]) {
     }
 }
 
-/// `perf script` text, read with each root and kernel option: the sniffing function must not
-/// panic; when the text reads, every sample is counted once in its column whichever the
+/// `perf script` text, read with each root and kernel option: the sniffing functions (the
+/// input's kind, and its `perf script` heuristic alone) must not panic; when the text reads, every sample is counted once in its column whichever the
 /// options, `--no-kernel` leaves no kernel frame, each column's folded text (two-count form)
 /// reads back with the same sample total, and the profile renders.
 pub fn perf_script(bytes: &[u8]) {
+    let _ = InputKind::detect(bytes);
     let _ = looks_like_perf_script(bytes);
     let plain = PerfScriptOptions::default();
     let Ok(script) = read_perf_script_with(Cursor::new(bytes), "fuzz.perf", plain) else {

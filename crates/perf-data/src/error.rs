@@ -12,6 +12,13 @@ pub enum ErrorKind {
     /// The first 8 bytes are not `PERFILE2` (or its byte-swapped form).
     #[error("not a perf.data file (magic {})", hex(.0))]
     BadMagic([u8; 8]),
+    /// perf.data written on a big-endian machine (magic `2ELIFREP`). The reader's byte
+    /// order is a parameter throughout, but such a file needs more than that: perf reverses
+    /// the bits of the attr's bitfield word for it, the samples' registers and stack copies
+    /// are of an architecture the unwinder does not know, and no such recording has been
+    /// read here to check the rest against. Refused by name rather than misread.
+    #[error("big-endian perf.data (written on a big-endian machine): not supported")]
+    BigEndian,
     /// The first perf.data format (magic `PERFFILE`, perf of Linux 2.6.3x).
     #[error("perf.data format version 1 (magic PERFFILE) is not supported; convert it with a newer perf (perf inject -i OLD -o NEW)")]
     VersionOne,

@@ -16,7 +16,7 @@ use crate::abi::{self, sample};
 use crate::attr::EventAttr;
 use crate::bytes::{u16_at, u32_at, u64_at, Endian};
 use crate::error::{ErrorKind, ReadError};
-use crate::input::Input;
+use crate::input::{Input, InputKind};
 
 /// One entry of the BUILD_ID feature section: the build id of a file the profile hit. The
 /// reader decodes and the writer encodes this one type.
@@ -505,15 +505,17 @@ fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Layout, ReadError> {
     let (Some(magic), Some(size_bytes)) = (map.get(0..8), map.get(8..16)) else {
         return Err(truncated());
     };
-    let endian = if magic == abi::MAGIC_LE {
-        Endian::Little
-    } else if magic == abi::MAGIC_BE {
-        Endian::Big
-    } else if magic == b"PERFFILE" {
-        return Err(check.error(Some(0), ErrorKind::VersionOne));
-    } else {
-        let magic: [u8; 8] = magic.try_into().unwrap_or_default();
-        return Err(check.error(Some(0), ErrorKind::BadMagic(magic)));
+    // The magic says which kind of perf.data this is (one decision, InputKind's).
+    let endian = match InputKind::from_magic(map) {
+        Some(InputKind::PerfData | InputKind::PerfDataPipe) => Endian::Little,
+        Some(InputKind::PerfDataBigEndian) => return Err(check.error(None, ErrorKind::BigEndian)),
+        Some(InputKind::PerfDataVersion1) => {
+            return Err(check.error(Some(0), ErrorKind::VersionOne))
+        }
+        _ => {
+            let magic: [u8; 8] = magic.try_into().unwrap_or_default();
+            return Err(check.error(Some(0), ErrorKind::BadMagic(magic)));
+        }
     };
     if u64_at(size_bytes, 0, endian) == Some(16) {
         return Ok(Layout::Pipe(endian));

@@ -45,16 +45,12 @@ pub enum Compression {
 }
 
 impl Compression {
-    /// The format of `bytes`, from their magic, if they are compressed.
+    /// The format of `bytes`, from their magic, if they are compressed ([`InputKind::detect`]
+    /// decides).
     pub fn detect(bytes: &[u8]) -> Option<Compression> {
-        if bytes.starts_with(&[0x1f, 0x8b]) {
-            Some(Compression::Gzip)
-        } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            Some(Compression::Zstd)
-        } else if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
-            Some(Compression::Xz)
-        } else {
-            None
+        match InputKind::from_magic(bytes) {
+            Some(InputKind::Compressed(c)) => Some(c),
+            _ => None,
         }
     }
 
@@ -63,6 +59,110 @@ impl Compression {
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
             Compression::Xz => "xz",
+        }
+    }
+}
+
+/// What an input holds, decided from its content (never its name). This is the one place
+/// that decides it: the opener (decompression), the perf.data reader (magic, pipe mode), and
+/// the loaders and commands that choose a reader all ask [`InputKind::detect`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A whole file compressed with gzip, zstd or xz (as `open_input` meets it, before
+    /// decompressing; an opened [`Input`]'s bytes are decompressed once).
+    Compressed(Compression),
+    /// perf.data written on a little-endian machine: magic `PERFILE2`, header size 104.
+    PerfData,
+    /// Pipe-mode perf.data (`perf record -o -`): magic `PERFILE2`, header size 16.
+    PerfDataPipe,
+    /// perf.data written on a big-endian machine (s390x, ppc64, sparc64): perf's magic read
+    /// byte-swapped, `2ELIFREP`, file or pipe mode. Recognised, and refused with one line
+    /// (see [`ErrorKind::BigEndian`]).
+    PerfDataBigEndian,
+    /// The first perf.data format (magic `PERFFILE`): refused by the reader, naming it.
+    PerfDataVersion1,
+    /// `perf script` text (with or without `--header`).
+    PerfScript,
+    /// Folded stacks (`frame;frame count`, one or two counts).
+    Folded,
+    /// None of these: handed to the perf.data reader, whose error names the magic found.
+    Unknown,
+}
+
+/// How many bytes of an input [`InputKind::detect`] looks at: enough for a first line whole
+/// (a text file whose first line does not end in a count is not folded).
+pub const DETECT_BYTES: usize = 4096;
+
+impl InputKind {
+    /// The kind of an input whose bytes (all of them, or at least the first
+    /// [`DETECT_BYTES`]) are `bytes`: magic numbers first, then the text heuristics of
+    /// `cpiflame_profile` (a `perf script` sample header, then a folded line).
+    pub fn detect(bytes: &[u8]) -> InputKind {
+        if let Some(kind) = InputKind::from_magic(bytes) {
+            return kind;
+        }
+        let n = bytes.len().min(DETECT_BYTES);
+        let mut probe = bytes[..n].to_vec();
+        // The whole input was seen: its last line is complete even without a newline.
+        if n > 0 && n < DETECT_BYTES && !probe.ends_with(b"\n") {
+            probe.push(b'\n');
+        }
+        if cpiflame_profile::looks_like_perf_script(&probe) {
+            InputKind::PerfScript
+        } else if cpiflame_profile::looks_folded(&probe) {
+            InputKind::Folded
+        } else {
+            InputKind::Unknown
+        }
+    }
+
+    /// The kinds told by their magic bytes alone: compressed data and perf.data in its forms.
+    pub(crate) fn from_magic(bytes: &[u8]) -> Option<InputKind> {
+        // perf's pipe header is the magic and the header's size, 16, in the writer's order.
+        let size_is_16 = |to_u64: fn([u8; 8]) -> u64| {
+            bytes
+                .get(8..16)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .is_some_and(|b| to_u64(b) == 16)
+        };
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            Some(InputKind::Compressed(Compression::Gzip))
+        } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(InputKind::Compressed(Compression::Zstd))
+        } else if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            Some(InputKind::Compressed(Compression::Xz))
+        } else if bytes.starts_with(crate::abi::MAGIC_LE) {
+            Some(if size_is_16(u64::from_le_bytes) {
+                InputKind::PerfDataPipe
+            } else {
+                InputKind::PerfData
+            })
+        } else if bytes.starts_with(crate::abi::MAGIC_BE) {
+            Some(InputKind::PerfDataBigEndian)
+        } else if bytes.starts_with(b"PERFFILE") {
+            Some(InputKind::PerfDataVersion1)
+        } else {
+            None
+        }
+    }
+
+    /// True for the kinds the perf.data reader takes (or refuses by name): perf.data in any
+    /// form, and what no other reader recognises.
+    pub fn is_perf_data(self) -> bool {
+        !matches!(self, InputKind::PerfScript | InputKind::Folded)
+    }
+
+    /// What the kind is called in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputKind::Compressed(c) => c.name(),
+            InputKind::PerfData => "perf.data",
+            InputKind::PerfDataPipe => "pipe-mode perf.data",
+            InputKind::PerfDataBigEndian => "big-endian perf.data",
+            InputKind::PerfDataVersion1 => "perf.data version 1",
+            InputKind::PerfScript => "perf script text",
+            InputKind::Folded => "folded text",
+            InputKind::Unknown => "unknown",
         }
     }
 }
@@ -89,6 +189,11 @@ impl Input {
     /// How the input was compressed as a whole, if it was.
     pub fn compression(&self) -> Option<Compression> {
         self.compression
+    }
+
+    /// What the (decompressed) bytes hold: [`InputKind::detect`] of them.
+    pub fn kind(&self) -> InputKind {
+        InputKind::detect(&self.map)
     }
 
     /// True when the input was standard input.
@@ -332,5 +437,104 @@ fn spool(
     match io::copy(&mut reader, &mut out) {
         Ok(_) => out.finish(),
         Err(e) => Err(out.failure(e, bomb)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A perf.data file header's first 16 bytes: magic and header size, in `magic`'s order.
+    fn header(magic: &[u8; 8], size: [u8; 8]) -> Vec<u8> {
+        let mut b = magic.to_vec();
+        b.extend_from_slice(&size);
+        b.extend_from_slice(&[0; 88]);
+        b
+    }
+
+    #[test]
+    fn compressed_kinds_by_magic() {
+        let gzip = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0];
+        let zstd = [0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x58];
+        let xz = [0xfd, b'7', b'z', b'X', b'Z', 0, 0, 4];
+        for (bytes, c) in [
+            (&gzip[..], Compression::Gzip),
+            (&zstd[..], Compression::Zstd),
+            (&xz[..], Compression::Xz),
+        ] {
+            assert_eq!(InputKind::detect(bytes), InputKind::Compressed(c));
+            assert_eq!(Compression::detect(bytes), Some(c));
+        }
+        // xz's magic is six bytes: five are not enough.
+        assert_eq!(InputKind::detect(&xz[..5]), InputKind::Unknown);
+        assert_eq!(Compression::detect(b"PERFILE2"), None);
+    }
+
+    #[test]
+    fn perf_data_in_each_form() {
+        let file = header(b"PERFILE2", 104u64.to_le_bytes());
+        assert_eq!(InputKind::detect(&file), InputKind::PerfData);
+        let pipe = header(b"PERFILE2", 16u64.to_le_bytes());
+        assert_eq!(InputKind::detect(&pipe[..16]), InputKind::PerfDataPipe);
+        // perf's magic written by a big-endian machine reads byte-swapped; file or pipe.
+        let be = header(b"2ELIFREP", 104u64.to_be_bytes());
+        assert_eq!(InputKind::detect(&be), InputKind::PerfDataBigEndian);
+        let be_pipe = header(b"2ELIFREP", 16u64.to_be_bytes());
+        assert_eq!(InputKind::detect(&be_pipe), InputKind::PerfDataBigEndian);
+        assert_eq!(
+            InputKind::detect(b"PERFFILE\x68\0\0\0\0\0\0\0"),
+            InputKind::PerfDataVersion1
+        );
+        // A magic alone, without its size: still perf.data (the reader says it is cut short).
+        assert_eq!(InputKind::detect(b"PERFILE2"), InputKind::PerfData);
+        for kind in [
+            InputKind::PerfData,
+            InputKind::PerfDataPipe,
+            InputKind::PerfDataBigEndian,
+            InputKind::PerfDataVersion1,
+            InputKind::Unknown,
+        ] {
+            assert!(kind.is_perf_data(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn text_kinds() {
+        let script = b"app 1/1 1.0: cycles:\n\t 10 f (/bin/app)\n\n";
+        assert_eq!(InputKind::detect(script), InputKind::PerfScript);
+        // Only perf script --header's comments (a recording without samples).
+        let header = b"# ========\n# captured on    : today\n# ========\n#\n";
+        assert_eq!(InputKind::detect(header), InputKind::PerfScript);
+        assert_eq!(InputKind::detect(b"app;f;g 3\n"), InputKind::Folded);
+        // The whole input seen: a last line without its newline is complete.
+        assert_eq!(InputKind::detect(b"app;f;g 3"), InputKind::Folded);
+        assert_eq!(InputKind::detect(b"app;f 3 7\n"), InputKind::Folded);
+        assert!(!InputKind::Folded.is_perf_data());
+        assert!(!InputKind::PerfScript.is_perf_data());
+    }
+
+    #[test]
+    fn anything_else_is_unknown() {
+        assert_eq!(InputKind::detect(b""), InputKind::Unknown);
+        assert_eq!(
+            InputKind::detect(b"\x7fELF\x02\x01\x01"),
+            InputKind::Unknown
+        );
+        assert_eq!(InputKind::detect(b"hello world\n"), InputKind::Unknown);
+        // A long first line cut by the probe: folded's guess (the reader says what is wrong).
+        let long = vec![b'a'; DETECT_BYTES + 10];
+        assert_eq!(InputKind::detect(&long), InputKind::Folded);
+    }
+
+    #[test]
+    fn an_opened_input_is_detected_after_decompressing() {
+        use std::io::Write as _;
+        let folded = b"app;f;g 3\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(folded).unwrap();
+        let gz = gz.finish().unwrap();
+        let input = Input::from_bytes("x.gz", &gz).unwrap();
+        assert_eq!(input.compression(), Some(Compression::Gzip));
+        assert_eq!(input.kind(), InputKind::Folded);
     }
 }

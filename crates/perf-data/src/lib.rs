@@ -27,7 +27,7 @@ pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
 pub use file::{BuildIdEntry, ClockData, CompressionInfo, Meta, PerfData};
 pub use flatten::DEFAULT_CHUNK_LIMIT;
-pub use input::{open_input, Compression, Input};
+pub use input::{open_input, Compression, Input, InputKind};
 pub use records::{
     parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
 };

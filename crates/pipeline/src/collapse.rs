@@ -509,6 +509,7 @@ fn profile_frame(
         cpiflame_unwind::FrameKind::User => FrameKind::User,
         cpiflame_unwind::FrameKind::Inline => FrameKind::Inline,
         cpiflame_unwind::FrameKind::Kernel => FrameKind::Kernel,
+        cpiflame_unwind::FrameKind::Jit => FrameKind::Jit,
     };
     let id = profile.intern(Frame {
         name: info.name.to_string(),

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
-use cpiflame_perf_data::{PerfData, ReadError};
+use cpiflame_perf_data::{InputKind, PerfData, ReadError};
 use cpiflame_profile::{
     read_folded, read_perf_script_with, Count, FoldedError, PerfScriptError, PerfScriptOptions,
     Profile,
@@ -168,9 +168,14 @@ fn choose_roles(
         )?,
     };
     if roles.cycles.is_none() {
-        // No cycles event: draw the first event that has samples, as a plain graph.
+        // No cycles event: draw the first event that has samples, as a plain graph. When it
+        // is the only one with samples (`perf script --header` also names perf's `dummy`
+        // event, say), there is nothing to choose and nothing to say.
         roles.cycles = (0..profile.events.len()).find(|&e| profile.total(e).samples > 0);
-        if profile.events.len() > 1 && roles.stalls.is_none() {
+        let sampled = (0..profile.events.len())
+            .filter(|&e| profile.total(e).samples > 0)
+            .count();
+        if sampled > 1 && roles.stalls.is_none() {
             notes.push(format!(
                 "no stall/cycles pair recognised among {}; set --stalls and --cycles",
                 EventList::of(profile)
@@ -205,25 +210,15 @@ pub fn load_input(
     input: cpiflame_perf_data::Input,
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
-    // Enough to see the first line whole: a text file whose first line does not end in a
-    // count is not folded, and gets perf.data's error (bad magic).
-    let bytes = input.bytes();
-    let n = bytes.len().min(4096);
-    // The whole file was read: its last line is complete even without a newline.
-    let mut probe = bytes[..n].to_vec();
-    if n > 0 && n < 4096 && !probe.ends_with(b"\n") {
-        probe.push(b'\n');
-    }
-    if probe.starts_with(b"PERFILE2") || probe.starts_with(b"PERFFILE") {
-        let file = PerfData::from_input(input)?;
-        load_opened(&file, options, warnings)
-    } else if cpiflame_profile::looks_like_perf_script(&probe) {
-        load_perf_script(options, input.bytes())
-    } else if cpiflame_profile::looks_folded(&probe) {
-        load_folded(options, input.bytes())
-    } else {
-        let file = PerfData::from_input(input)?;
-        load_opened(&file, options, warnings)
+    // The kind is decided in one place (magic numbers, then the text heuristics); what no
+    // reader recognises goes to the perf.data reader, whose error names the magic found.
+    match input.kind() {
+        InputKind::PerfScript => load_perf_script(options, input.bytes()),
+        InputKind::Folded => load_folded(options, input.bytes()),
+        _ => {
+            let file = PerfData::from_input(input)?;
+            load_opened(&file, options, warnings)
+        }
     }
 }
 
@@ -506,6 +501,18 @@ mod tests {
         assert_eq!(names(&l.unwrap()), ["samples"]);
         let (l, _) = load_bytes("x.data", b"PERFILE2 and then nothing");
         assert!(matches!(l, Err(LoadError::PerfData(_))));
+        // A big-endian machine's perf.data: recognised, and refused in one line naming it.
+        let mut be = b"2ELIFREP".to_vec();
+        be.extend_from_slice(&104u64.to_be_bytes());
+        be.resize(104, 0);
+        let (l, _) = load_bytes("be.data", &be);
+        let e = l.unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "be.data: big-endian perf.data (written on a big-endian machine): not supported"
+            ),
+            "{e}"
+        );
         // A perf script text with a bad line later on is still read as one: its error.
         let bad = format!("{SCRIPT}\nnot a header\n");
         let (l, _) = load_bytes("bad.perf", bad.as_bytes());

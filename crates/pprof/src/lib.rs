@@ -63,7 +63,9 @@ pub fn encode(profile: &proto::Profile) -> Vec<u8> {
 /// A profile from `bytes`: protobuf, gzip-compressed or not.
 pub fn decode(bytes: &[u8]) -> Result<proto::Profile, PprofError> {
     let raw;
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+    let gzip = cpiflame_perf_data::Compression::detect(bytes)
+        == Some(cpiflame_perf_data::Compression::Gzip);
+    let bytes = if gzip {
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(bytes)
             .read_to_end(&mut out)

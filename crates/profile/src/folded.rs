@@ -17,11 +17,13 @@ fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::R
         } else {
             out.write_all(frame.name.as_bytes())?;
         }
-        // Kinds as stackcollapse-perf's --kernel and --inline annotate them; FlameGraph and
-        // inferno strip the annotation when they show the name, and cpiflame reads it back.
+        // Kinds as stackcollapse-perf's --all (--kernel, --jit, --inline) annotates them;
+        // FlameGraph and inferno strip the annotation when they show the name (and colour
+        // by it), and cpiflame reads it back.
         match frame.kind {
             FrameKind::Kernel => out.write_all(b"_[k]")?,
             FrameKind::Inline => out.write_all(b"_[i]")?,
+            FrameKind::Jit => out.write_all(b"_[j]")?,
             FrameKind::Process | FrameKind::User => {}
         }
     }

@@ -32,7 +32,9 @@
 //!   (tracepoint arguments, other fields).
 //! - **Frames** follow, one a line, leaf first, each starting with a tab (or, after a header
 //!   without a frame of its own, with spaces): a hexadecimal address, the symbol, and the DSO
-//!   in parentheses (which `-F` may leave out). A blank line, or the next header, ends the
+//!   in parentheses (which `-F` may leave out). A line without indentation is a frame too when
+//!   it has the DSO and is not a sample header (text whose indentation was lost: as
+//!   stackcollapse-perf and inferno read it). A blank line, or the next header, ends the
 //!   sample. Other indented lines inside a sample (`-F +srcline`'s `  file.c:71`) are
 //!   skipped, and so are the side-band lines of `--show-*-events` (`PERF_RECORD_...`).
 //! - **Names** are made as `stackcollapse-perf.pl` and `inferno-collapse-perf` make them: a
@@ -384,8 +386,21 @@ pub fn read_perf_script_with(
         let indented = line.starts_with([' ', '\t']);
         let frame_expected = open.as_ref().is_some_and(|o| !o.inline_frame);
         // A tab always starts a frame; spaces start one inside a sample with a call chain,
-        // and otherwise start a padded header (`perf script` without a call chain).
-        if line.starts_with('\t') || (indented && frame_expected && parse_frame(line).is_some()) {
+        // and otherwise start a padded header (`perf script` without a call chain). Inside a
+        // sample with a call chain, a line without indentation is a frame too when it has a
+        // frame's form with its DSO (`4005d6 main (/tmp/app)`) and is not a sample header:
+        // stackcollapse-perf reads a line as a frame whatever its indentation once the
+        // header patterns have failed, and inferno reads every line up to the blank one
+        // after a header as a frame, its indentation trimmed.
+        let unindented_frame = !indented
+            && frame_expected
+            && parse_frame(line).is_some_and(|f| !f.dso.is_empty())
+            && !is_side_band(line)
+            && parse_header(line).is_err();
+        if line.starts_with('\t')
+            || (indented && frame_expected && parse_frame(line).is_some())
+            || unindented_frame
+        {
             let Some(o) = open.as_mut() else {
                 return Err(err(line_no, PerfScriptErrorKind::FrameOutsideSample));
             };
@@ -659,6 +674,14 @@ fn is_kernel_dso(dso: &str) -> bool {
     (dso.starts_with('[') || dso.ends_with(".ko") || vmlinux) && dso != "[unknown]"
 }
 
+/// A DSO of code compiled at run time, as inferno's perf collapser decides it for `_[j]`: a
+/// perf map (`/tmp/perf-PID.map`, which stackcollapse-perf.pl's `--jit` also takes) or an
+/// image `perf inject --jit` wrote (`.../jitted-PID-N.so`).
+fn is_jit_dso(dso: &str) -> bool {
+    (dso.starts_with("/tmp/perf-") && dso.ends_with(".map"))
+        || (dso.contains("/jitted-") && dso.ends_with(".so"))
+}
+
 /// The named frame for a printed symbol and DSO (see the module docs for the rules).
 fn make_frame(symbol: &str, dso: &str, java: bool) -> Frame {
     let mut name = strip_offset(symbol).trim();
@@ -683,6 +706,8 @@ fn make_frame(symbol: &str, dso: &str, java: bool) -> Frame {
         FrameKind::Inline
     } else if is_kernel_dso(dso) {
         FrameKind::Kernel
+    } else if is_jit_dso(dso) {
+        FrameKind::Jit
     } else {
         FrameKind::User
     };
@@ -873,18 +898,17 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
 }
 
 /// A cheap guess, from the first bytes of a file (a few KiB), whether it is `perf script`
-/// text, for choosing a reader.
+/// text: the `perf script` half of `cpiflame_perf_data::InputKind::detect`, which decides an
+/// input's kind (magic numbers first) and is what readers are chosen by.
 ///
 /// True when the first line that is not blank or a comment is a complete sample header
 /// (`COMM PID/TID TIME: EVENT:` in any of the layouts the reader takes), and the line after
 /// it, when the bytes hold it, is a frame, a blank line or another header. When the bytes
 /// hold only comments, true when they are `perf script --header`'s (`# ========`,
 /// `# event : `); side-band lines (`PERF_RECORD_MMAP`, ...) are passed over, and fill the
-/// bytes only in `perf script` text. False for perf.data, empty input, binary data and folded text.
+/// bytes only in `perf script` text. False for empty input, binary data (perf.data's header
+/// holds NUL bytes) and folded text.
 pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
-    if first_bytes.starts_with(b"PERFILE2") || first_bytes.starts_with(b"PERFFILE") {
-        return false;
-    }
     let text = match std::str::from_utf8(first_bytes) {
         Ok(t) => t,
         // A character cut off at the end is fine; a symbol with bad bytes is not worth

@@ -9,7 +9,7 @@ pub type FrameId = u32;
 /// annotations stay possible without parsing names.
 ///
 /// In JSON (the `kind` field of reports and diffs) it is the lowercase variant name:
-/// `"process"`, `"user"`, `"inline"`, `"kernel"`.
+/// `"process"`, `"user"`, `"inline"`, `"kernel"`, `"jit"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
@@ -21,6 +21,10 @@ pub enum FrameKind {
     Inline,
     /// A kernel function.
     Kernel,
+    /// Code compiled at run time, named from a perf map (`/tmp/perf-PID.map`) or an image
+    /// `perf inject --jit` wrote (`jitted-PID-N.so`): stackcollapse-perf's and inferno's
+    /// `_[j]` frames.
+    Jit,
 }
 
 /// One named frame. Two frames are the same frame when all three fields are equal.

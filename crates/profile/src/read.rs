@@ -32,9 +32,9 @@
 //!   `u64::MAX` over the whole file.
 //! - **Frames.** The first frame is the process (FlameGraph's root is the command name) and
 //!   becomes [`FrameKind::Process`]. The others are [`FrameKind::User`], except names ending
-//!   in `_[k]` ([`FrameKind::Kernel`]) and `_[i]` ([`FrameKind::Inline`]), the annotations of
-//!   `stackcollapse-perf.pl --kernel/--inline`, which are stripped. Other annotations
-//!   (`_[j]`, `_[w]`) stay part of the name. Modules are empty: folded files carry none.
+//!   in `_[k]` ([`FrameKind::Kernel`]), `_[i]` ([`FrameKind::Inline`]) and `_[j]`
+//!   ([`FrameKind::Jit`]), the annotations of `stackcollapse-perf.pl --kernel/--inline/--jit`,
+//!   which are stripped. Other annotations (`_[w]`) stay part of the name. Modules are empty: folded files carry none.
 //!   An empty frame name (`a;;b`, `a;b;`) is an error.
 //! - **Columns.** One count: a single event column named `samples`. Two counts: columns
 //!   `stalls` (the first count) and `cycles` (the second), the order `cpiflame fold` writes
@@ -240,6 +240,8 @@ fn annotated(name: &str) -> (&str, FrameKind) {
         (n, FrameKind::Kernel)
     } else if let Some(n) = name.strip_suffix("_[i]") {
         (n, FrameKind::Inline)
+    } else if let Some(n) = name.strip_suffix("_[j]") {
+        (n, FrameKind::Jit)
     } else {
         (name, FrameKind::User)
     }
@@ -384,18 +386,16 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
 }
 
 /// A cheap guess, from the first bytes of a file (a few hundred are plenty), whether it is a
-/// folded text file rather than a perf.data file, for choosing a reader.
+/// folded text file: the folded half of `cpiflame_perf_data::InputKind::detect`, which
+/// decides an input's kind (magic numbers first) and is what readers are chosen by.
 ///
-/// False for perf.data (`PERFILE2`, or the old `PERFFILE`), for empty input, and for
-/// anything that is not text (NUL or other control bytes, invalid UTF-8 other than a
+/// False for binary data such as perf.data (its header holds NUL bytes), for empty input,
+/// and for anything that is not text (NUL or other control bytes, invalid UTF-8 other than a
 /// character cut off at the end). When the bytes hold a complete first stack line (after
 /// blank and `#` lines), that line must end in a digit. A prefix that holds only part of
 /// the first line, or only comments, counts as folded: the reader then says what is wrong.
 pub fn looks_folded(first_bytes: &[u8]) -> bool {
-    if first_bytes.is_empty()
-        || first_bytes.starts_with(b"PERFILE2")
-        || first_bytes.starts_with(b"PERFFILE")
-    {
+    if first_bytes.is_empty() {
         return false;
     }
     let text = match std::str::from_utf8(first_bytes) {

@@ -59,7 +59,7 @@
 //!     {                                  //         name, module, kind
 //!       "name": "memory_bound",
 //!       "module": "demo",                // "" when unknown
-//!       "kind": "process" | "user" | "inline" | "kernel",
+//!       "kind": "process" | "user" | "inline" | "kernel" | "jit",
 //!       "self_samples": 600, "total_samples": 600,
 //!       "self_share": 0.486, "total_share": 0.486,
 //!       "stall_share": 0.61 | null,

@@ -380,6 +380,7 @@ pub(crate) fn write_origin<W: Write>(w: &mut W, frame: &Frame) -> io::Result<()>
         FrameKind::User => "",
         FrameKind::Inline => "inlined",
         FrameKind::Kernel => "kernel",
+        FrameKind::Jit => "jit",
     };
     match (frame.module.is_empty(), kind.is_empty()) {
         (true, true) => Ok(()),

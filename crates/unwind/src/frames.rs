@@ -10,6 +10,9 @@ pub enum FrameKind {
     /// A function inlined into the frame below it.
     Inline,
     Kernel,
+    /// Code compiled at run time: named from a perf map (`/tmp/perf-PID.map`), or in an
+    /// image `perf inject --jit` wrote (`jitted-PID-N.so`).
+    Jit,
 }
 
 /// A distinct named frame; samples refer to it by [`FrameRef`].

@@ -508,7 +508,7 @@ fn this_hosts_vdso_and_jit_map_name_a_file_recorded_here() {
             frame(
                 "jitted_fn",
                 &format!("perf-{PID}.map"),
-                FrameKind::User,
+                FrameKind::Jit,
                 0x7f00_0000_1011
             ),
         ]

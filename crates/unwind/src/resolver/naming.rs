@@ -44,7 +44,7 @@ impl Resolver {
             let name = self.perf_map_name(pid, lookup);
             let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));
             let frame = match name {
-                Some(n) => self.frames.intern(&n, &jit, FrameKind::User),
+                Some(n) => self.frames.intern(&n, &jit, FrameKind::Jit),
                 None => self
                     .frames
                     .intern("[unknown]", &Arc::from(""), FrameKind::User),
@@ -67,6 +67,8 @@ impl Resolver {
                         .map(|f| {
                             let kind = if f.inlined {
                                 FrameKind::Inline
+                            } else if jitted_image(&mapping.module) {
+                                FrameKind::Jit
                             } else {
                                 FrameKind::User
                             };
@@ -88,7 +90,7 @@ impl Resolver {
             if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
                 if let Some(n) = self.perf_map_name(pid, lookup) {
                     let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));
-                    let frame = self.frames.intern(&n, &jit, FrameKind::User);
+                    let frame = self.frames.intern(&n, &jit, FrameKind::Jit);
                     out.push(entry(frame));
                     return;
                 }
@@ -203,4 +205,10 @@ impl Resolver {
 /// have no file offset to show.
 fn unnamed_kernel(addr: Avma) -> String {
     format!("[kernel]+{:#x}", addr.0)
+}
+
+/// An image `perf inject --jit` wrote for JIT-compiled code (`jitted-PID-N.so`, by its short
+/// module name): its frames are JIT frames, as inferno's perf collapser annotates them.
+fn jitted_image(module: &str) -> bool {
+    module.starts_with("jitted-") && module.ends_with(".so")
 }
