@@ -32,6 +32,7 @@ mod kernel;
 mod locate;
 mod options;
 mod perfmap;
+mod plt;
 mod process;
 mod resolver;
 mod shared;
