@@ -315,6 +315,15 @@ mod tests {
         }
     }
 
+    /// perf 6.1's tracing data for `-e sched:sched_switch` (see the README beside it).
+    #[test]
+    fn perf_s_own_tracing_data_names_sched_switch() {
+        let real = include_bytes!("../../../fuzz/regressions/tracing_data/perf-6.1-sched-switch");
+        let events = parse_tracing_data(real).unwrap();
+        let names: Vec<_> = events.iter().map(|e| (e.id, e.full_name())).collect();
+        assert_eq!(names, [(372, "sched:sched_switch".to_string())]);
+    }
+
     #[test]
     fn every_cut_gives_an_error_or_fewer_events_and_never_a_panic() {
         let full = tracing_data(false, &[("sched", SWITCH), ("probe", PROBE)]);
