@@ -16,8 +16,11 @@ use std::process::{Command, Stdio};
 use cpiflame_perf_data::abi::{feature, record};
 use support::{cpiflame, ok, perf_available, s, Dir};
 
-/// `perf record -e sched:sched_switch` of `sleep 0.1`, to a pipe (`-o -`, stdout kept in
-/// `pipe.data`) and to `file.data`.
+/// The tracepoints recorded: two, so that each sample's event must be found by its config.
+const EVENTS: &str = "sched:sched_switch,sched:sched_process_exit";
+
+/// `perf record -e EVENTS` of `sleep 0.1`, to a pipe (`-o -`, stdout kept in `pipe.data`)
+/// and to `file.data`.
 fn record(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     if !perf_available() {
         cpiflame_testkit::unavailable("perf cannot record here");
@@ -25,7 +28,7 @@ fn record(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     }
     let pipe = dir.join("pipe.data");
     let out = Command::new("perf")
-        .args(["record", "-q", "-e", "sched:sched_switch", "-o", "-"])
+        .args(["record", "-q", "-e", EVENTS, "-o", "-"])
         .args(["--", "sleep", "0.1"])
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&pipe).unwrap())
@@ -35,7 +38,7 @@ fn record(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     assert!(out.status.success(), "perf record -o -: {out:?}");
     let file = dir.join("file.data");
     let out = Command::new("perf")
-        .args(["record", "-q", "-e", "sched:sched_switch", "-o"])
+        .args(["record", "-q", "-e", EVENTS, "-o"])
         .arg(&file)
         .args(["--", "sleep", "0.1"])
         .stdin(Stdio::null())
@@ -146,9 +149,9 @@ fn cpiflame_events(file: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The event `perf report --stdio` says its samples are of (`# Samples: 3  of event 'X'`),
-/// and the one cpiflame's report says (`# cpiflame report: 3 samples of X`).
-fn perf_report_event(file: &Path) -> String {
+/// The events `perf report --stdio` says its samples are of (`# Samples: 3  of event 'X'`,
+/// one line per event).
+fn perf_report_events(file: &Path) -> Vec<String> {
     let out = Command::new("perf")
         .args(["report", "--stdio", "-i"])
         .arg(file)
@@ -159,17 +162,18 @@ fn perf_report_event(file: &Path) -> String {
         "perf report {}: {out:?}",
         file.display()
     );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let line = text
+    String::from_utf8(out.stdout)
+        .unwrap()
         .lines()
-        .find(|l| l.starts_with("# Samples:"))
-        .unwrap_or_else(|| panic!("no samples line in perf report:\n{text}"));
-    let (_, event) = line.split_once("of event '").unwrap();
-    event.trim_end_matches('\'').to_string()
+        .filter_map(|l| l.strip_prefix("# Samples:")?.split_once("of event '"))
+        .map(|(_, event)| event.trim_end_matches('\'').to_string())
+        .collect()
 }
 
-fn cpiflame_report_event(file: &Path) -> String {
-    let text = ok(&cpiflame(&["report", s(file)]));
+/// The event cpiflame's report is of when asked for `event` by name (`# cpiflame report: 3
+/// samples of X`).
+fn cpiflame_report_event(file: &Path, event: &str) -> String {
+    let text = ok(&cpiflame(&["report", "--cycles", event, s(file)]));
     let line = text.lines().next().unwrap();
     let (_, event) = line
         .split_once(" samples of ")
@@ -194,28 +198,34 @@ fn tracepoints_are_named_as_perf_names_them_with_or_without_other_names() {
         (&file, &file_bare, file_without_names),
     ] {
         let bare = strip(&std::fs::read(from).unwrap());
-        // Nothing but the tracing data names the event: `sched:sched_switch` is not there.
+        // Nothing but the tracing data names the events: `sched:...` is not there.
         assert!(
-            !bare.windows(18).any(|w| w == b"sched:sched_switch"),
-            "{} still names the event",
+            !bare.windows(6).any(|w| w == b"sched:"),
+            "{} still names the events",
             to.display()
         );
         std::fs::write(to, bare).unwrap();
     }
     for data in [&pipe, &file, &pipe_bare, &file_bare] {
         let perf = perf_events(data);
-        assert!(!perf.is_empty(), "no samples in {}", data.display());
-        assert!(
-            perf.iter().all(|e| e == "sched:sched_switch"),
-            "perf script names {perf:?} in {}",
-            data.display()
-        );
+        for event in EVENTS.split(',') {
+            assert!(
+                perf.iter().any(|e| e == event),
+                "no {event} sample in {}: perf script names {perf:?}",
+                data.display()
+            );
+        }
         assert_eq!(cpiflame_events(data), perf, "{}", data.display());
-        assert_eq!(
-            cpiflame_report_event(data),
-            perf_report_event(data),
-            "{}",
-            data.display()
-        );
+        // Each event perf's report shows is one cpiflame's report finds by that name.
+        let reported = perf_report_events(data);
+        assert_eq!(reported.len(), 2, "perf report of {}", data.display());
+        for event in reported {
+            assert_eq!(
+                cpiflame_report_event(data, &event),
+                event,
+                "{}",
+                data.display()
+            );
+        }
     }
 }
