@@ -207,7 +207,7 @@ pub(crate) fn tracepoint_names(
     let mut events = Vec::new();
     if let Err(e) = read_events(bytes, &mut events) {
         warnings.push(format!(
-            "{}: tracing data at offset {} unreadable ({}); tracepoints it would name are named by their config",
+            "{}: tracing data unreadable at offset {} ({}); tracepoints it names after that are named tracepoint-CONFIG",
             path.display(),
             offset.saturating_add(e.offset),
             TracingDataErrorDetail(&e.kind)
@@ -336,6 +336,29 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "tracing data at offset 32: header_page of 5 bytes goes past the end"
+        );
+    }
+
+    #[test]
+    fn the_reader_keeps_the_names_before_an_error_and_warns_once_naming_file_and_offset() {
+        let full = tracing_data(false, &[("sched", SWITCH), ("probe", PROBE)]);
+        let mut warnings = Vec::new();
+        let names = tracepoint_names(
+            &full[..full.len() - 40],
+            1000,
+            std::path::Path::new("t.data"),
+            &mut warnings,
+        );
+        assert_eq!(names, [(316, "sched:sched_switch".to_string())]);
+        // Where the probe's format size lies: before its text and what follows the events.
+        let at = 1000 + full.len() - b"kallsyms and more, not read".len() - PROBE.len() - 8;
+        assert_eq!(
+            warnings,
+            [format!(
+                "t.data: tracing data unreadable at offset {at} (an event format file of {} bytes \
+                 goes past the end); tracepoints it names after that are named tracepoint-CONFIG",
+                PROBE.len()
+            )]
         );
     }
 
