@@ -4,7 +4,7 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 #   SECONDS  how long each target runs (default 600)
-#   TARGET   perf_data sample_record event_specs folded perf_script elf_image (default: all)
+#   TARGET   perf_data sample_record event_specs folded perf_script elf_image tracing_data\n#            (default: all)
 #
 # Targets run JOBS at a time (default 2). Each starts from fuzz/corpus/TARGET, seeded from
 # fixtures/ on first use (recordings of the fixture programs by perf and by cpiflame, their
@@ -22,7 +22,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-600}"
 shift || true
-all_targets=(perf_data sample_record event_specs folded perf_script elf_image)
+all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${JOBS:-2}"
@@ -47,6 +47,7 @@ max_len() {
 	perf_data) echo 262144 ;;
 	elf_image) echo 131072 ;;
 	sample_record) echo 65536 ;;
+	tracing_data) echo 65536 ;;
 	*) echo 16384 ;;
 	esac
 }
@@ -163,6 +164,32 @@ SPECS
 		cp /proc/cpuinfo "$c/cpuinfo" 2>/dev/null || true
 		grep -hoE '(r[0-9a-fA-Fx_]+|[a-z_0-9]+/[^ `|]*/[a-zA-Z]*)' "$root/../shared/EVENTS.md" \
 			2>/dev/null | sort -u | head -100 >"$c/events-md" || true
+		find "$c" -size 0 -delete
+	fi
+
+	# Tracing data: the payload of perf's PERF_RECORD_HEADER_TRACING_DATA in pipe recordings of
+	# tracepoints (the format files of the events recorded).
+	c="$root/fuzz/corpus/tracing_data"
+	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
+		mkdir -p "$c"
+		local tp
+		for tp in sched:sched_switch sched:sched_switch,sched:sched_wakeup,irq:irq_handler_entry; do
+			perf record -q -e "$tp" -o - -- sleep 0.05 2>/dev/null >"$rec/tp.pipe" || continue
+			python3 - "$rec/tp.pipe" "$c/${tp//[:,]/-}" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+pos = 16
+while pos + 8 <= len(b):
+    rtype, misc, size = struct.unpack_from("<IHH", b, pos)
+    if size < 8:
+        break
+    if rtype == 66:
+        n = struct.unpack_from("<I", b, pos + 8)[0]
+        open(sys.argv[2], "wb").write(b[pos + size:pos + size + n])
+        break
+    pos += size
+PY
+		done
 		find "$c" -size 0 -delete
 	fi
 

@@ -17,7 +17,7 @@ use cpiflame_perf_data::write::{
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_perf_data::BRANCH_SAMPLE_CALL_STACK;
-use support::{shared_fixtures, Dir};
+use support::{perf_available, perf_script_samples, shared_fixtures, Dir};
 
 /// Where the fixture is said to be mapped (file offset 0 there).
 const BASE: u64 = 0x5555_0000_0000;
@@ -53,11 +53,23 @@ struct Shot {
     branches: Vec<(u64, u64)>,
 }
 
-/// Writes a perf.data file of `shots` for the fixture `binary` (comm "lbrapp").
+/// Writes a perf.data file of `shots` for the fixture `binary` mapped at [`BASE`] (comm
+/// "lbrapp").
 fn write_file(
     dir: &Path,
     name: &str,
     binary: &Path,
+    branch_sample_type: u64,
+    shots: &[Shot],
+) -> PathBuf {
+    write_file_mapping(dir, name, &[(binary, BASE)], branch_sample_type, shots)
+}
+
+/// [`write_file`] with several files mapped, each at its base address.
+fn write_file_mapping(
+    dir: &Path,
+    name: &str,
+    maps: &[(&Path, u64)],
     branch_sample_type: u64,
     shots: &[Shot],
 ) -> PathBuf {
@@ -91,21 +103,23 @@ fn write_file(
     };
     w.write_record(&comm_record(&attr, PID, PID, "lbrapp", true, &sid(1)).unwrap())
         .unwrap();
-    let len = std::fs::metadata(binary).unwrap().len().div_ceil(0x1000) * 0x1000;
-    let mmap = Mmap2 {
-        pid: PID,
-        tid: PID,
-        addr: BASE,
-        len,
-        pgoff: 0,
-        prot: 5,
-        flags: 2,
-        filename: binary.to_str().unwrap().into(),
-        misc: misc::USER,
-        ..Mmap2::default()
-    };
-    w.write_record(&mmap2_record(&attr, &mmap, &sid(2)).unwrap())
-        .unwrap();
+    for &(binary, base) in maps {
+        let len = std::fs::metadata(binary).unwrap().len().div_ceil(0x1000) * 0x1000;
+        let mmap = Mmap2 {
+            pid: PID,
+            tid: PID,
+            addr: base,
+            len,
+            pgoff: 0,
+            prot: 5,
+            flags: 2,
+            filename: binary.to_str().unwrap().into(),
+            misc: misc::USER,
+            ..Mmap2::default()
+        };
+        w.write_record(&mmap2_record(&attr, &mmap, &sid(2)).unwrap())
+            .unwrap();
+    }
     for (i, shot) in shots.iter().enumerate() {
         let fields = SampleFields {
             ip: shot.ip,
@@ -256,6 +270,188 @@ fn a_plain_branch_stack_keeps_the_frame_pointer_chain() {
         let file = write_file(&dir.0, name, &f.binary, bits, &shots);
         assert_eq!(fold(&file), "lbrapp;main;cpu_bound 1\n", "{name}");
     }
+}
+
+/// Where the tail-call fixture's library is said to be mapped.
+const LIB_BASE: u64 = 0x7f00_0000_0000;
+
+/// The tail-call fixture (`support/data/lbr_tail_app.c` and `lbr_tail_lib.c`), built with
+/// gcc into `dir`, and the addresses its cases need, read with `nm` and `objdump`.
+struct TailFixture {
+    app: PathBuf,
+    lib: PathBuf,
+    tail_target: u64,
+    tail_caller: u64,
+    leaf_work: u64,
+    /// `lib_work` in the library, mapped at [`LIB_BASE`].
+    lib_work: u64,
+    /// The PLT stub `lib_work@plt`, from objdump's label.
+    lib_work_plt: u64,
+    /// main's call instructions to `tail_caller`, `leaf_work` and `lib_work@plt`.
+    call_tail_caller: u64,
+    call_leaf_work: u64,
+    call_lib_work: u64,
+}
+
+fn run_tool(cmd: &mut Command) -> Option<String> {
+    match cmd.output() {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into()),
+        Ok(out) => panic!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            cpiflame_testkit::unavailable(format!("{cmd:?} cannot be run: {e}"));
+            None
+        }
+    }
+}
+
+fn tail_fixture(dir: &Path) -> Option<TailFixture> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/data");
+    let (app, lib) = (dir.join("tailapp"), dir.join("libtail.so"));
+    run_tool(
+        Command::new("gcc")
+            .args(["-O2", "-g", "-fPIC", "-shared", "-o"])
+            .arg(&lib)
+            .arg(data.join("lbr_tail_lib.c")),
+    )?;
+    run_tool(
+        Command::new("gcc")
+            .args(["-O2", "-g", "-o"])
+            .arg(&app)
+            .arg(data.join("lbr_tail_app.c"))
+            .arg("-L")
+            .arg(dir)
+            .arg("-ltail"),
+    )?;
+    let (Some(app_syms), Some(lib_syms)) = (symbols(&app), symbols(&lib)) else {
+        cpiflame_testkit::unavailable("nm cannot list the fixture's symbols");
+        return None;
+    };
+    let disassembly = run_tool(Command::new("objdump").arg("-d").arg(&app))?;
+    // `0000000000001030 <lib_work@plt>:` labels a stub; `    1065:\te8 ... \tcall   1030
+    // <lib_work@plt>` is a call to it.
+    let label = |name: &str| {
+        disassembly.lines().find_map(|l| {
+            let addr = l.strip_suffix(&format!(" <{name}>:"))?;
+            u64::from_str_radix(addr, 16).ok()
+        })
+    };
+    let mut in_main = false;
+    let mut calls = std::collections::HashMap::new();
+    for line in disassembly.lines() {
+        if line.ends_with(">:") {
+            in_main = line.ends_with(" <main>:");
+            continue;
+        }
+        if !in_main || !line.contains("call") {
+            continue;
+        }
+        let (Some(addr), Some(target)) = (
+            line.split(':').next().map(str::trim),
+            line.rsplit_once('<').map(|(_, t)| t.trim_end_matches('>')),
+        ) else {
+            continue;
+        };
+        if let Ok(addr) = u64::from_str_radix(addr, 16) {
+            calls.insert(target.to_string(), BASE + addr);
+        }
+    }
+    let call = |target: &str| {
+        *calls
+            .get(target)
+            .unwrap_or_else(|| panic!("main of the fixture has no call to {target}: {calls:?}"))
+    };
+    Some(TailFixture {
+        tail_target: BASE + app_syms["tail_target"],
+        tail_caller: BASE + app_syms["tail_caller"],
+        leaf_work: BASE + app_syms["leaf_work"],
+        lib_work: LIB_BASE + lib_syms["lib_work"],
+        lib_work_plt: BASE + label("lib_work@plt").expect("objdump shows no lib_work@plt"),
+        call_tail_caller: call("tail_caller"),
+        call_leaf_work: call("leaf_work"),
+        call_lib_work: call("lib_work@plt"),
+        app,
+        lib,
+    })
+}
+
+/// The newest LBR entry's target is the function the last call entered. When the sample is
+/// in another function, that one jumped on (a tail call, or a PLT stub into a library) and
+/// is a frame of the stack too; when it is the same function, the leaf is not doubled.
+#[test]
+fn lbr_tail_calls_and_plt_stubs_are_frames_and_the_leaf_is_not_doubled() {
+    let dir = Dir::new("lbr-tail");
+    let Some(f) = tail_fixture(&dir.0) else {
+        return;
+    };
+    let user = |ip: u64, branches: Vec<(u64, u64)>| Shot {
+        misc: misc::USER,
+        ip,
+        chain: vec![callchain::USER, ip],
+        branches,
+    };
+    let shots = [
+        // In tail_target, which tail_caller jumped to: tail_caller is a frame.
+        user(f.tail_target + 4, vec![(f.call_tail_caller, f.tail_caller)]),
+        // In leaf_work, the function main called: one leaf_work frame.
+        user(f.leaf_work + 4, vec![(f.call_leaf_work, f.leaf_work)]),
+        // In the library's lib_work, reached through main's call to its PLT stub.
+        user(f.lib_work + 4, vec![(f.call_lib_work, f.lib_work_plt)]),
+        // In the kernel on behalf of tail_target: kernel chain, the user leaf where the
+        // thread entered the kernel, then tail_caller from the newest entry.
+        Shot {
+            misc: misc::KERNEL,
+            ip: 0xffff_ffff_8100_1000,
+            chain: vec![
+                callchain::KERNEL,
+                0xffff_ffff_8100_1000,
+                callchain::USER,
+                f.tail_target + 8,
+            ],
+            branches: vec![(f.call_tail_caller, f.tail_caller)],
+        },
+    ];
+    let file = write_file_mapping(
+        &dir.0,
+        "tail.data",
+        &[(&f.app, BASE), (&f.lib, LIB_BASE)],
+        BRANCH_USER | BRANCH_SAMPLE_CALL_STACK | BRANCH_SAMPLE_HW_INDEX,
+        &shots,
+    );
+    assert_eq!(
+        fold(&file),
+        "lbrapp;main;leaf_work 1\n\
+         lbrapp;main;lib_work@plt;lib_work 1\n\
+         lbrapp;main;tail_caller;tail_target 2\n"
+    );
+
+    // perf reads the file. Its stacks are the newest entry's target, then the call sites:
+    // the same frames without the leaf where the leaf is in another function. perf 6.1
+    // names the stub `_init` (it stretches `_init`, which has no size, over the PLT; fixed
+    // in perf 6.3, which names it `lib_work@plt`).
+    if !perf_available() {
+        cpiflame_testkit::unavailable("perf cannot run here");
+        return;
+    }
+    let samples = perf_script_samples(&file).unwrap();
+    let stacks: Vec<Vec<&str>> = samples
+        .iter()
+        .map(|s| {
+            s.frames
+                .iter()
+                .filter(|f| !f.is_unknown())
+                .map(|f| f.symbol.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(stacks.len(), 4, "{stacks:?}");
+    assert_eq!(stacks[0], ["tail_caller", "main"]);
+    assert_eq!(stacks[1], ["leaf_work", "main"]);
+    assert!(
+        matches!(stacks[2][..], ["lib_work@plt" | "_init", "main"]),
+        "{:?}",
+        stacks[2]
+    );
+    assert_eq!(stacks[3], ["tail_caller", "main"]);
 }
 
 /// Unpacks `support/data/NAME` with `xz`; `None` (test unavailable) without xz.

@@ -84,6 +84,36 @@ pub fn perf_data(bytes: &[u8]) {
     }
 }
 
+/// The tracing data of a tracepoint recording (the HEADER_TRACING_DATA feature section, or
+/// PERF_RECORD_HEADER_TRACING_DATA's payload in a pipe), as the reader takes event names from
+/// it. Each event it returns cost at least the 8 bytes of its format file's size, and has an
+/// id and a name.
+pub fn tracing_data(bytes: &[u8]) {
+    let events = match cpiflame_perf_data::tracing::parse_tracing_data(bytes) {
+        Ok(events) => events,
+        Err(e) => {
+            assert!(
+                e.offset <= bytes.len() as u64,
+                "error offset {} past {} bytes",
+                e.offset,
+                bytes.len()
+            );
+            return;
+        }
+    };
+    assert!(
+        events.len() <= bytes.len() / 8,
+        "more events than bytes hold"
+    );
+    for event in &events {
+        assert!(!event.name.is_empty(), "an event without a name");
+        assert_eq!(
+            event.full_name(),
+            format!("{}:{}", event.system, event.name)
+        );
+    }
+}
+
 /// One record body as the kernel would hand it over, read with an attr taken from the
 /// input's first bytes: PERF_RECORD_SAMPLE with any sample_type/read_format/register mask,
 /// and every side-band record type.

@@ -89,6 +89,12 @@ fn sample_record_regressions() {
 }
 
 #[test]
+fn tracing_data_regressions() {
+    let n = replay("tracing_data", cpiflame_hostile::tracing_data);
+    assert!(n >= 1, "real tracing data is kept");
+}
+
+#[test]
 fn event_specs_regressions() {
     replay("event_specs", cpiflame_hostile::event_specs);
 }

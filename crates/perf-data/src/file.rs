@@ -156,13 +156,22 @@ impl PerfData {
         let mut warnings = Vec::new();
         let (mut data, data_size_was_zero) = locate_data(&header, &check, &mut warnings)?;
         let mut attrs = read_attrs(&map, &header, &check)?;
+        let mut tracepoints = event_types(&map, &header, &check);
         let meta = if data_size_was_zero {
             // The feature sections are written at the end; a killed recorder wrote none.
             Meta::default()
         } else {
-            read_features(&map, &header, data.end, &check, &mut attrs, &mut warnings)?
+            read_features(
+                &map,
+                &header,
+                data.end,
+                &check,
+                &mut attrs,
+                &mut tracepoints,
+                &mut warnings,
+            )?
         };
-        name_tracepoints(&mut attrs, &event_types(&map, &header, &check));
+        name_tracepoints(&mut attrs, &tracepoints);
         name_hybrid_events(&mut attrs, &meta);
         let has = |bit: u32| header.feature_bits[(bit / 64) as usize] & (1 << (bit % 64)) != 0;
         if has(abi::feature::AUXTRACE) {
@@ -602,6 +611,7 @@ fn read_features(
     data_end: u64,
     check: &Bounds<'_>,
     attrs: &mut [EventAttr],
+    tracepoints: &mut Vec<(u64, String)>,
     warnings: &mut Vec<String>,
 ) -> Result<Meta, ReadError> {
     let bits = header.feature_bits;
@@ -613,10 +623,17 @@ fn read_features(
     for (k, bit) in set_bits.enumerate() {
         let off = u64_at(table, k * 16, header.endian).unwrap_or(0);
         let size = u64_at(table, k * 16 + 8, header.endian).unwrap_or(0);
-        sections.push((
-            bit,
-            &map[check.section(&format!("feature {k}"), off, size)?],
-        ));
+        let range = check.section(&format!("feature {k}"), off, size)?;
+        if bit == abi::feature::TRACING_DATA {
+            // Names for tracepoints that have none elsewhere, as perf names them.
+            tracepoints.extend(crate::tracing::tracepoint_names(
+                &map[range.clone()],
+                off,
+                check.path,
+                warnings,
+            ));
+        }
+        sections.push((bit, &map[range]));
     }
     match read_meta(&sections, header.endian, attrs) {
         Ok(meta) => Ok(meta),

@@ -170,7 +170,18 @@ pub(crate) fn flatten(source: &Source<'_>, warnings: &mut Vec<String>) -> Result
                     warnings.push(aux_warning(source.path));
                 }
             }
-            record::HEADER_TRACING_DATA if source.pipe => {}
+            record::HEADER_TRACING_DATA if source.pipe => {
+                // The payload follows the record: `trailing` bytes, the u32 size padded.
+                let len = u64::from(u32_at(src, p + 8, e).unwrap_or(0));
+                let start = pos + size;
+                let bytes = usize::try_from(start)
+                    .ok()
+                    .zip(usize::try_from(start + len).ok())
+                    .and_then(|(from, to)| src.get(from..to))
+                    .unwrap_or_default();
+                let names = crate::tracing::tracepoint_names(bytes, start, source.path, warnings);
+                header.event_types.extend(names);
+            }
             record::HEADER_ATTR if source.pipe => {
                 let body = &rec[8..];
                 let attr_size = match u32_at(body, 4, e) {

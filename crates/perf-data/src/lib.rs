@@ -19,6 +19,7 @@ mod flatten;
 pub mod input;
 mod records;
 mod sample;
+pub mod tracing;
 pub mod write;
 
 pub use abi::attr_flags;

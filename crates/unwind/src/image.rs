@@ -15,6 +15,7 @@ use object::{Object, ObjectSection, ObjectSegment};
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
 use crate::dwarf::{DwarfCache, DwarfNames};
+use crate::plt::{plt_ranges, plt_stubs, stub_at, PltStub};
 use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
@@ -162,6 +163,10 @@ pub struct Image {
     /// Where this file's decompressed debug sections are kept between runs (see
     /// [`crate::dwarf::DwarfCache`]); `None` for no cache.
     pub(crate) dwarf_cache: Option<PathBuf>,
+    /// The stated address ranges of the PLT's stub sections, and their stubs' names, read
+    /// when an address there is first named.
+    plt_ranges: Vec<Range<u64>>,
+    plt: OnceCell<Vec<PltStub>>,
 }
 
 impl Image {
@@ -226,6 +231,7 @@ impl Image {
                 Some((name, svma, section_bytes(&data, &section)?))
             })
             .collect();
+        let plt_ranges = plt_ranges(&file);
         drop(file);
         Ok(Image {
             path,
@@ -243,6 +249,8 @@ impl Image {
             dwarf_loading: Cell::new(None),
             debug: OnceCell::new(),
             dwarf_cache: None,
+            plt_ranges,
+            plt: OnceCell::new(),
         })
     }
 
@@ -399,6 +407,12 @@ impl Image {
         svma: Svma,
         find_debug: impl FnOnce() -> Option<Image>,
     ) -> Vec<NamedFrame> {
+        if let Some(name) = self.plt_name(svma) {
+            return vec![NamedFrame {
+                name,
+                inlined: false,
+            }];
+        }
         let debug = if self.has_dwarf {
             None
         } else {
@@ -451,6 +465,16 @@ impl Image {
             });
         }
         frames
+    }
+
+    /// `name@plt` for an address in a PLT stub, as perf names it (no symbol covers the stubs;
+    /// the relocations say where each one jumps).
+    fn plt_name(&self, svma: Svma) -> Option<String> {
+        if !self.plt_ranges.iter().any(|r| r.contains(&svma.0)) {
+            return None;
+        }
+        let stubs = self.plt.get_or_init(|| plt_stubs(&self.data));
+        stub_at(stubs, svma.0).map(|s| s.name.to_string())
     }
 
     /// Starts loading the DWARF that will name this image's frames (its own, or its debug

@@ -19,9 +19,9 @@
 //!
 //! Modules: `resolver` (process state and the per-sample path, with its user-stack
 //! unwinding and frame naming), `process` (one process's mappings), `frames` (the frame
-//! table), `image` (one ELF file), `locate` (which files to try), `kernel` and `perfmap`
-//! (kernel symbols and JIT maps), `source` (the outside world), `demangle`, `shared` (byte
-//! ranges shared with framehop and gimli), `options`.
+//! table), `image` (one ELF file), `plt` (its PLT stubs' names), `locate` (which files to
+//! try), `kernel` and `perfmap` (kernel symbols and JIT maps), `source` (the outside world),
+//! `demangle`, `shared` (byte ranges shared with framehop and gimli), `options`.
 
 pub mod address;
 mod demangle;
@@ -32,6 +32,7 @@ mod kernel;
 mod locate;
 mod options;
 mod perfmap;
+mod plt;
 mod process;
 mod resolver;
 mod shared;

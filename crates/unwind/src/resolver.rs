@@ -111,6 +111,9 @@ pub struct Resolver {
     unwinds_x86_64: bool,
     /// User frames of the sample being resolved: the address and the address to look up.
     addrs: Vec<(Avma, Avma)>,
+    /// The index in `addrs` of an LBR call stack's newest call target, a frame only when its
+    /// function is not the leaf's (see [`Resolver::stitch_lbr`]).
+    lbr_callee: Option<usize>,
     unwind_only: bool,
     /// Whether work may be started ahead on other threads (symbol tables, debug info).
     parallel: bool,
@@ -221,6 +224,7 @@ impl Resolver {
             unnamed: BTreeMap::new(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
+            lbr_callee: None,
             unwind_only: options.unwind_only,
             parallel,
             recipe,
@@ -442,6 +446,7 @@ impl Resolver {
         out: &mut Vec<StackEntry>,
     ) {
         out.clear();
+        self.lbr_callee = None;
         self.stats.samples += 1;
         let pid = sample.pid.unwrap_or(-1);
         // Buffers kept across samples: this is the per-sample hot path.
@@ -512,8 +517,20 @@ impl Resolver {
             );
         }
         let addrs = std::mem::take(&mut self.addrs);
-        for &(address, lookup) in &addrs {
-            self.push_user_frames(pid, address, lookup, out);
+        let callee = self.lbr_callee.take();
+        for (i, &(address, lookup)) in addrs.iter().enumerate() {
+            if callee == Some(i) {
+                // The function the newest call entered: a frame of its own when the leaf is
+                // in another one (it tail-called on, or it is a PLT stub), named honestly.
+                let leaf_function = out.last().map(|e| e.frame);
+                let before = out.len();
+                let named = self.push_user_frames(pid, address, lookup, out, false);
+                if !named || out.last().map(|e| e.frame) == leaf_function {
+                    out.truncate(before);
+                }
+                continue;
+            }
+            self.push_user_frames(pid, address, lookup, out, true);
         }
         self.addrs = addrs;
         self.kernel_ips = kernel_ips;
@@ -524,15 +541,19 @@ impl Resolver {
 impl Resolver {
     /// Stitches the user stack of `sample` from its branch stack into `self.addrs`, when
     /// that is an LBR call stack (`perf record --call-graph lbr`) with entries: the user
-    /// leaf, then each entry's `from`, the call site in the caller, innermost first (as
-    /// perf's `resolve_lbr_callchain_sample` does). Returns whether it did.
+    /// leaf, the newest entry's `to` when that is in another function, then each entry's
+    /// `from`, the call site in the caller, innermost first (as perf's
+    /// `resolve_lbr_callchain_sample` does). Returns whether it did.
     ///
     /// The leaf is `user_leaf`, the first user address of the call chain (the sample's ip
     /// for a user sample; where the thread entered the kernel otherwise), as in a frame
-    /// pointer or DWARF stack; perf takes the newest entry's `to` instead, the entry of the
-    /// function called last, which names the same function but none inlined in it, and the
-    /// wrong one after a tail call. That entry is the leaf only when the chain has no user
-    /// address.
+    /// pointer or DWARF stack. perf takes the newest entry's `to` instead, the entry of the
+    /// function called last: the same function as the leaf (but none inlined in it), unless
+    /// that function jumped on to another (a tail call: `cabs` to `hypot`; a PLT stub to the
+    /// library's function), which then is the leaf and perf does not show. Here both are
+    /// frames then: the `to` is kept (in `self.lbr_callee`) and shown only when it is named
+    /// and its function is not the leaf's, so the leaf is never doubled. That entry is the
+    /// leaf itself only when the chain has no user address.
     ///
     /// The entries are newest first whether or not the sample carries the hardware index
     /// (PERF_SAMPLE_BRANCH_HW_INDEX): the kernel orders them; the index only lets perf's
@@ -546,16 +567,22 @@ impl Resolver {
         if !branches.call_stack || branches.is_empty() {
             return false;
         }
-        let leaf = user_leaf.or_else(|| branches.get(0).map(|e| e.to));
-        if let Some(leaf) = leaf {
-            self.addrs.push((Avma(leaf), Avma(leaf)));
+        let newest_target = branches.get(0).map(|e| e.to);
+        match (user_leaf, newest_target) {
+            (Some(leaf), Some(target)) => {
+                self.addrs.push((Avma(leaf), Avma(leaf)));
+                self.lbr_callee = Some(self.addrs.len());
+                self.addrs.push((Avma(target), Avma(target)));
+            }
+            (Some(leaf), None) | (None, Some(leaf)) => self.addrs.push((Avma(leaf), Avma(leaf))),
+            (None, None) => {}
         }
         // A `from` is the call instruction itself, not a return address: it is looked up
         // as it is.
         self.addrs.extend(
             branches
                 .iter()
-                .take(MAX_FRAMES.saturating_sub(1))
+                .take(MAX_FRAMES.saturating_sub(self.addrs.len()))
                 .map(|e| (Avma(e.from), Avma(e.from))),
         );
         self.stats.lbr_stitched += 1;

@@ -24,14 +24,17 @@ impl Resolver {
 
     /// Pushes the frames at user address `address` of process `pid` (named by `lookup`, the
     /// address itself or the byte before a return address) onto `out`: the functions inlined
-    /// there, innermost first, then the function itself.
+    /// there, innermost first, then the function itself. Returns whether a symbol, DWARF or a
+    /// JIT map named it; when not, the frame pushed is `module+0xOFFSET` (or `[unknown]`),
+    /// counted among the module's unnamed frames only if `count_unnamed`.
     pub(super) fn push_user_frames(
         &mut self,
         pid: i32,
         address: Avma,
         lookup: Avma,
         out: &mut Vec<StackEntry>,
-    ) {
+        count_unnamed: bool,
+    ) -> bool {
         let entry = |frame| StackEntry {
             frame,
             address: address.0,
@@ -43,14 +46,14 @@ impl Resolver {
         let Some(mapping) = mapping else {
             let name = self.perf_map_name(pid, lookup);
             let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));
-            let frame = match name {
-                Some(n) => self.frames.intern(&n, &jit, FrameKind::Jit),
+            let frame = match &name {
+                Some(n) => self.frames.intern(n, &jit, FrameKind::Jit),
                 None => self
                     .frames
                     .intern("[unknown]", &Arc::from(""), FrameKind::User),
             };
             out.push(entry(frame));
-            return;
+            return name.is_some();
         };
         if let Some(image) = mapping.image {
             let svma = mapping.svma(lookup);
@@ -80,34 +83,39 @@ impl Resolver {
             };
             if !ids.is_empty() {
                 out.extend(ids.iter().map(|&frame| entry(frame)));
-                return;
+                return true;
             }
-            self.unnamed
-                .entry(mapping.path.clone())
-                .or_insert_with(|| ("no symbol covers some addresses".into(), 0))
-                .1 += 1;
+            if count_unnamed {
+                self.unnamed
+                    .entry(mapping.path.clone())
+                    .or_insert_with(|| ("no symbol covers some addresses".into(), 0))
+                    .1 += 1;
+            }
         } else {
             if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
                 if let Some(n) = self.perf_map_name(pid, lookup) {
                     let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));
                     let frame = self.frames.intern(&n, &jit, FrameKind::Jit);
                     out.push(entry(frame));
-                    return;
+                    return true;
                 }
             }
-            let reason = match &mapping.image_error {
-                Some(e) => e.to_string(),
-                None => "no file and no JIT map names this memory".to_string(),
-            };
-            self.unnamed
-                .entry(mapping.path.clone())
-                .or_insert((reason, 0))
-                .1 += 1;
+            if count_unnamed {
+                let reason = match &mapping.image_error {
+                    Some(e) => e.to_string(),
+                    None => "no file and no JIT map names this memory".to_string(),
+                };
+                self.unnamed
+                    .entry(mapping.path.clone())
+                    .or_insert((reason, 0))
+                    .1 += 1;
+            }
         }
         // Of the address itself, not the lookup address, as perf shows it.
         let name = mapping.offset_name(address);
         let frame = self.frames.intern(&name, &mapping.module, FrameKind::User);
         out.push(entry(frame));
+        false
     }
 
     /// The JIT map's name for `addr` in process `pid`; JIT maps are read only for files
