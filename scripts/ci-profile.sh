@@ -54,14 +54,18 @@ if [ ! -s "$out/profile.data" ]; then
 	echo "ci-profile: no recording was written" >&2
 	exit "${status:-1}"
 fi
-"$CPIFLAME" render "$out/profile.data" -o "$out/cpi.svg"
+# The pictures leave out frames under one pixel (the default, FlameGraph's, is 0.1 px): the
+# deep, thin stacks of interrupts and page faults otherwise stack up rows of sub-pixel frames
+# that read as blank space above the graph. The recording keeps them: `cpiflame render
+# profile.data` (or `cpiflame diff BASE.data profile.data`) draws them all.
+"$CPIFLAME" render --minwidth 1 "$out/profile.data" -o "$out/cpi.svg"
 "$CPIFLAME" report "$out/profile.data" >"$out/report.txt"
 "$CPIFLAME" report --json "$out/profile.data" >"$out/report.json"
 "$CPIFLAME" convert "$out/profile.data" --to pprof -o "$out/profile.pb.gz"
 
 gate=0
 if [ -n "$baseline" ]; then
-	"$CPIFLAME" diff "$baseline" "$out/profile.data" -o "$out/diff.svg"
+	"$CPIFLAME" diff --minwidth 1 "$baseline" "$out/profile.data" -o "$out/diff.svg"
 	"$CPIFLAME" diff --summary --json "$baseline" "$out/profile.data" >"$out/diff.json"
 	args=(diff --summary "$baseline" "$out/profile.data")
 	if [ -n "$fail_above" ]; then

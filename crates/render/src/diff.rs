@@ -544,7 +544,10 @@ impl Picture for Diff<'_> {
             )?;
         }
         writeln!(w, "</text>")?;
-        let path_width = f64::from(width) - 2.0 * XPAD - GONE_PATH_LEFT;
+        // Lines of text, unlike frame labels, run to the image's edge: fitted with the 0.61 em
+        // advance of the common monospace fonts (DejaVu Sans Mono, Liberation Mono: 0.60 em)
+        // rather than FlameGraph's 0.59 estimate, which let a long path run past the edge.
+        let path_width = (f64::from(width) - 2.0 * XPAD - GONE_PATH_LEFT) * 0.59 / 0.61;
         for &i in self.gone.iter().take(GONE_ROWS) {
             y += ROW;
             let path = self.path(i);
