@@ -1,4 +1,4 @@
-//! Which events to record on a CPU, from `shared/EVENTS.md`: the (stall, cycles) pairs to try,
+//! Which events to record on a CPU, from the project's event reference (`shared/EVENTS.md`, kept outside this repository): the (stall, cycles) pairs to try,
 //! in order, and the cycles and instructions events for the CPI graph where no stall event is
 //! known or opens. [`Presets::choose`] walks down from the stall pair to CPI, to cycles alone,
 //! to cpu-clock.
@@ -572,7 +572,7 @@ pub fn presets(cpu: &Cpu, pmus: &Pmus) -> Presets {
         }
         None => {
             let line = format!(
-                "{cpu}: no stall-cycles event known for this model (shared/EVENTS.md); pass --stalls"
+                "{cpu}: no stall-cycles event known for this model in the presets table; pass --stalls"
             );
             notes.push(line.clone());
             no_stalls = Some(line);
