@@ -1,5 +1,6 @@
-//! Which events to record on a CPU, from the project's event reference (`shared/EVENTS.md`, kept outside this repository): the (stall, cycles) pairs to try,
-//! in order, and the cycles and instructions events for the CPI graph where no stall event is
+//! Which events to record on a CPU, from the project's event reference (`shared/EVENTS.md`,
+//! kept outside this repository): the (stall, cycles) pairs to try, in order, and the cycles
+//! and instructions events for the CPI graph where no stall event is
 //! known or opens. [`Presets::choose`] walks down from the stall pair to CPI, to cycles alone,
 //! to cpu-clock.
 //!
