@@ -658,31 +658,22 @@ impl Presets {
         let mut refused = Vec::new();
         for c in &self.candidates {
             let pair = vec![c.stalls.clone(), c.cycles.clone()];
-            if with_instructions {
-                let mut all = pair.clone();
-                all.push(self.instructions.clone());
-                match opens(&all) {
+            let mut with = pair.clone();
+            with.push(self.instructions.clone());
+            // With instructions when asked, else (or when they do not fit) the pair alone.
+            let tries = if with_instructions {
+                vec![(with, " with instructions"), (pair, "")]
+            } else {
+                vec![(pair, "")]
+            };
+            for (events, what) in tries {
+                match opens(&events) {
                     Ok(()) => {
-                        return self.chosen(
-                            Mode::Stalls,
-                            all,
-                            format!("{} on {cpu}", c.reason),
-                            refused,
-                        )
+                        let why = format!("{} on {cpu}", c.reason);
+                        return self.chosen(Mode::Stalls, events, why, refused);
                     }
-                    Err(e) => refused.push(format!("{} with instructions: {e}", c.reason)),
+                    Err(e) => refused.push(format!("{}{what}: {e}", c.reason)),
                 }
-            }
-            match opens(&pair) {
-                Ok(()) => {
-                    return self.chosen(
-                        Mode::Stalls,
-                        pair,
-                        format!("{} on {cpu}", c.reason),
-                        refused,
-                    )
-                }
-                Err(e) => refused.push(format!("{}: {e}", c.reason)),
             }
         }
         let why_no_stalls = match &self.no_stalls {
