@@ -8,8 +8,20 @@
 //!
 //! The decision is [`decide`], a pure function of the value of `CI` and the reason, so it is
 //! tested without touching the process environment.
+//!
+//! Beside that rule, the helpers every test binary of the workspace used to carry its own
+//! copy of: the perf oracle's probe ([`perf_works`]), scratch directories ([`Dir`]) and
+//! golden files with the `CPIFLAME_BLESS=1` switch ([`assert_golden`]).
 
 use std::fmt::Display;
+
+mod dir;
+pub mod golden;
+mod perf;
+
+pub use dir::Dir;
+pub use golden::assert_golden;
+pub use perf::perf_works;
 
 /// What a test does when its oracle cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
