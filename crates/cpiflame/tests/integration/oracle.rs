@@ -7,7 +7,7 @@
 //! and `__clone` after the syscall, which no unwind info covers) are compared on both sides of
 //! the syscall, from a recording by perf and one by `cpiflame record`.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,7 +16,7 @@ use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{event_names, walk_samples};
 use cpiflame_unwind::{FrameKind, Options, Resolver};
 
-use support::{perf_available, perf_record_with, perf_script_samples, shared_fixtures};
+use support::{perf_record_with, perf_script_samples, perf_works, shared_fixtures};
 
 /// A sample's identity in both outputs.
 type Key = (u32, u64, String);
@@ -181,7 +181,7 @@ fn check(data: &Path, binary: &Path, scope: Scope<'_>) {
 }
 
 fn fixtures_or_skip() -> Option<&'static support::Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }

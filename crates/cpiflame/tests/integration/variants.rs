@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use cpiflame_testkit::perf_works;
+
 fn cpiflame(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
         .args(args)
@@ -49,14 +51,6 @@ fn folded_total(s: &str) -> u64 {
     s.lines()
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
-}
-
-fn perf_works() -> bool {
-    Command::new("perf")
-        .args(["record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -10,7 +10,7 @@
 //!   periods per event, and the same stacks over the workload binary's own frames (perf's
 //!   unwinder and ours agree on ≥ 99% of samples, see oracle.rs; names normalised as there).
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -21,8 +21,7 @@ use cpiflame_profile::Profile;
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
 use support::{
-    cpiflame, ok, perf_available, perf_record, perf_script_text, s, shared_fixtures, Dir,
-    ScriptOptions,
+    cpiflame, ok, perf_record, perf_script_text, perf_works, s, shared_fixtures, Dir, ScriptOptions,
 };
 
 const EVENTS: [&str; 2] = ["cpu-clock", "task-clock"];
@@ -78,7 +77,7 @@ fn record(name: &str, binary: &Path, args: &[&str]) -> Recording {
 }
 
 fn fixtures_or_skip() -> Option<&'static support::Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }

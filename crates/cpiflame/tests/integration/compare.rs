@@ -2,12 +2,12 @@
 //! between two functions by a known amount, the CI threshold in both directions, and folded
 //! input (including bad lines).
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use support::{cpiflame, ok, perf_available, s, shared_fixtures};
+use support::{cpiflame, ok, perf_works, s, shared_fixtures};
 
 /// Recordings of `shift 25`, `shift 75` and `shift 0` (work_a 25%, 75%, never), made once.
 struct Runs {
@@ -20,7 +20,7 @@ struct Runs {
 fn runs() -> Option<&'static Runs> {
     static RUNS: OnceLock<Option<Runs>> = OnceLock::new();
     RUNS.get_or_init(|| {
-        if !perf_available() {
+        if !perf_works() {
             cpiflame_testkit::unavailable(
                 "sampling does not work here (`perf record -e cpu-clock` fails)",
             );

@@ -4,7 +4,7 @@
 //! level, pinned/exclusive, the sample rate when the spec sets one, and the name). perf is
 //! the oracle; both files are read back with cpiflame's reader.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::process::Command;
 
 use cpiflame_perf_data::abi::{attr_flags as bits, read_format as rf, sample as st};
 use cpiflame_perf_data::{EventAttr, PerfData, RecordKind};
-use support::{perf_available, shared_fixtures, Dir};
+use support::{perf_works, shared_fixtures, Dir};
 
 /// The bitfield bits a spec decides; FREQ only when the spec sets a rate.
 const SPEC_BITS: u64 = bits::PINNED
@@ -62,7 +62,7 @@ fn record_both_all(dir: &Dir, spec: &str) -> (Vec<EventAttr>, Vec<EventAttr>) {
 
 #[test]
 fn record_opens_what_perf_opens_for_each_modifier_and_term() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock`)");
         return;
     }
@@ -154,7 +154,7 @@ fn record_refuses_what_it_cannot_honour_naming_it() {
 /// fixed period.)
 #[test]
 fn record_opens_groups_as_perf_does() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock`)");
         return;
     }
@@ -297,7 +297,7 @@ fn perf_group_deltas(path: &Path) -> BTreeMap<(i32, String), u64> {
 /// the per-thread sums of each member's count deltas are equal.
 #[test]
 fn a_leader_sampled_recording_reads_as_perf_reads_it() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock`)");
         return;
     }
@@ -400,7 +400,7 @@ fn record_refuses_bad_groups_naming_them() {
 /// without a PMU it records cpu-clock alone and says so.
 #[test]
 fn leader_sampling_records_the_pair_as_one_group_or_says_why_not() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock`)");
         return;
     }

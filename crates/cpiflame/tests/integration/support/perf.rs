@@ -27,39 +27,10 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 /// What [`perf_record`] passes before `extra`: quiet, DWARF call graphs with
 /// the default 8192-byte stack dump, no build-id cache update.
 pub const PERF_RECORD_DEFAULT_ARGS: &[&str] = &["-q", "--call-graph", "dwarf", "-N"];
-
-/// True if `perf` is on PATH and `perf record -e cpu-clock true` works here
-/// (it fails without permission, e.g. as a user with perf_event_paranoid > 1
-/// or in a container without perf_event_open). Checked once per process.
-pub fn perf_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("cpiflame-perf-probe-{}", std::process::id()));
-        if std::fs::create_dir_all(&dir).is_err() {
-            return false;
-        }
-        let data = dir.join("probe.data");
-        let ok = Command::new("perf")
-            .arg("record")
-            .args(["-q", "-e", "cpu-clock", "-o"])
-            .arg(&data)
-            .args(["--", "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-            && data.is_file();
-        let _ = std::fs::remove_dir_all(&dir);
-        ok
-    })
-}
 
 /// Runs `perf record -e EVENTS -q --call-graph dwarf -N EXTRA... -o OUT -- CMD...`.
 ///

@@ -3,7 +3,7 @@
 //! `record` would choose on each, written out by hand from shared/EVENTS.md and the kernel's
 //! tables. Nothing here needs a PMU: a saved root is read, never opened.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

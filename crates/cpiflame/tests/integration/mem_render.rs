@@ -4,7 +4,7 @@
 //! arithmetic of the fixed near-to-far scale. Stores, data-source-less samples of another
 //! event and loads-nor-stores (op NA) are left out.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -170,7 +170,7 @@ fn write_file(dir: &Path, pid: i32, samples: Samples<'_>, memory_attrs: bool) ->
 }
 
 fn synthetic_pid(salt: u32) -> i32 {
-    (3_600_000 + (std::process::id() % 400_000) * 2 + salt) as i32
+    support::synthetic_pid(2, salt)
 }
 
 /// (name, tooltip, width, fill) of every frame.

@@ -4,14 +4,14 @@
 //! delta since the previous sample of that counter). The `perf script` text of the same
 //! recording, read back by cpiflame, gives the same columns.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
-use support::{perf_available, perf_record, shared_fixtures, Dir};
+use support::{perf_record, perf_works, shared_fixtures, Dir};
 
 /// (tid, event) → (samples, period).
 type Totals = BTreeMap<(i64, String), (u64, u64)>;
@@ -79,7 +79,7 @@ fn load(file: &Path) -> Loaded {
 }
 
 fn fixtures_or_skip() -> Option<&'static support::Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }

@@ -1,8 +1,8 @@
 //! Tests of the shared test support module: the `perf script` parser on
-//! output captured on the reference machine (tests/support/data/), and, where
+//! output captured on the reference machine (tests/integration/support/data/), and, where
 //! perf works, the build/record/script helpers end to end.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use support::{parse_perf_script, perf_script_args, ScriptFrame, ScriptOptions, S
 
 fn data(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/support/data")
+        .join("tests/integration/support/data")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
@@ -489,7 +489,7 @@ fn scratch(name: &str) -> PathBuf {
 /// shape. Skipped (with a note) where perf cannot record; a failure under CI=true.
 #[test]
 fn live_record_and_script() {
-    if !support::perf_available() {
+    if !support::perf_works() {
         cpiflame_testkit::unavailable(
             "perf record does not work here (`perf record -e cpu-clock` fails)",
         );

@@ -1,14 +1,14 @@
 //! `cpiflame stat` on real processes with software events (this machine has no PMU): a known
 //! number of page faults, per-thread attribution, children, exit statuses, the JSON form.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output};
 
-use support::{perf_available, shared_fixtures, Fixtures};
+use support::{perf_works, shared_fixtures, Fixtures};
 
 fn setup() -> Option<&'static Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable(
             "perf events do not work here (`perf record -e cpu-clock` fails)",
         );

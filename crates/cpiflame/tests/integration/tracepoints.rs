@@ -8,13 +8,13 @@
 //! and CMDLINE feature records; file: those feature sections), which perf names from the
 //! tracing data. The oracle is `perf script` and `perf report` on the very same files.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cpiflame_perf_data::abi::{feature, record};
-use support::{cpiflame, ok, perf_available, s, Dir};
+use support::{cpiflame, ok, perf_works, s, Dir};
 
 /// The tracepoints recorded: two, so that each sample's event must be found by its config.
 const EVENTS: &str = "sched:sched_switch,sched:sched_process_exit";
@@ -22,7 +22,7 @@ const EVENTS: &str = "sched:sched_switch,sched:sched_process_exit";
 /// `perf record -e EVENTS` of `sleep 0.1`, to a pipe (`-o -`, stdout kept in `pipe.data`)
 /// and to `file.data`.
 fn record(dir: &Path) -> Option<(PathBuf, PathBuf)> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here");
         return None;
     }

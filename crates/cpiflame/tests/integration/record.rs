@@ -2,7 +2,7 @@
 //! threads, forks, exit statuses, signals, attach mode, a killed recorder; files checked with
 //! `perf script` and with cpiflame's own reader and folder.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use cpiflame_perf_data::{PerfData, RecordKind};
-use support::{perf_available, shared_fixtures, Dir, Fixtures};
+use support::{perf_works, shared_fixtures, Dir, Fixtures};
 
 fn cpiflame() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cpiflame"))
@@ -32,7 +32,7 @@ fn ok(out: &Output) -> String {
 
 /// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
 fn setup() -> Option<&'static Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable(
             "software sampling does not work here (`perf record -e cpu-clock` fails)",
         );

@@ -3,12 +3,12 @@
 //! `module+0xOFFSET` with one warning line and a count; it never gives a wrong name and never
 //! fails the run.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{perf_available, shared_fixtures};
+use support::{perf_works, shared_fixtures};
 
 fn cpiflame(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cpiflame"))
@@ -32,7 +32,7 @@ impl Drop for Setup {
 
 /// Copies the threads fixture to a folder of its own and records it there.
 fn record_copy(name: &str) -> Option<Setup> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }

@@ -3,7 +3,7 @@
 //! is renamed, shows the new name; a file from another host, whose kernel frames are
 //! otherwise `[kernel]+0xADDR`, is named from the given text.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;
@@ -13,7 +13,7 @@ use cpiflame_perf_data::write::{
     attr_flags, comm_record, sample_record, EventAttr, Features, PerfDataWriter, SampleFields,
     SampleId,
 };
-use support::{cpiflame, perf_available, perf_record, shared_fixtures, Dir};
+use support::{cpiflame, perf_record, perf_works, shared_fixtures, Dir};
 
 fn stdout(out: Output) -> String {
     assert!(
@@ -45,7 +45,7 @@ fn kernel_frames(folded: &str) -> Vec<(String, u64)> {
 
 #[test]
 fn a_renamed_symbol_of_a_copied_kallsyms_names_the_frames_of_a_local_file() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return;
     }
@@ -358,7 +358,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
 /// perf names them, sample by sample, on a recording of `sync` made here.
 #[test]
 fn kernel_aliases_are_named_as_perf_names_them() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return;
     }

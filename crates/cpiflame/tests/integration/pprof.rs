@@ -5,14 +5,14 @@
 //! multisets), and agree with `cpiflame report` on the functions' self samples (`-top`).
 //! Folded input too (no addresses: one location per frame). Bad input: one line, exit 2.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use support::{cpiflame, ok, perf_available, perf_record, s, shared_fixtures, Dir};
+use support::{cpiflame, ok, perf_record, perf_works, s, shared_fixtures, Dir};
 
 /// `go tool pprof ARGS`, or None (with the reason reported) when go is not there.
 fn go_pprof(args: &[&str], file: &Path) -> String {
@@ -51,7 +51,7 @@ struct Recording {
 fn recording() -> Option<&'static Recording> {
     static REC: OnceLock<Option<Recording>> = OnceLock::new();
     REC.get_or_init(|| {
-        if !perf_available() {
+        if !perf_works() {
             cpiflame_testkit::unavailable(
                 "sampling does not work here (`perf record -e cpu-clock` fails)",
             );

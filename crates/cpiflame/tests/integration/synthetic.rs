@@ -3,7 +3,7 @@
 //! graph, checked against exact arithmetic on known stacks. Also bad input: truncated,
 //! corrupt, and killed-recorder files.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -45,7 +45,7 @@ struct Synth<'a> {
 
 /// A pid of our own that no process is likely to have, so the perf map is ours alone.
 fn synthetic_pid(salt: u32) -> i32 {
-    (3_000_000 + (std::process::id() % 500_000) * 2 + salt) as i32
+    support::synthetic_pid(0, salt)
 }
 
 /// Writes a perf.data file and the perf map that names its code; returns the file path.

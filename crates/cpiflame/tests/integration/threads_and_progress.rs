@@ -3,17 +3,17 @@
 //! the cache of decompressed debug sections empty, filled or off; and the progress display
 //! shows on a terminal only: nothing on a pipe or under CI.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use support::{perf_available, perf_record, s, shared_fixtures, Dir};
+use support::{perf_record, perf_works, s, shared_fixtures, Dir};
 
 /// Records the threads fixture (five threads with `bigframe`, recursion, an inlined helper)
 /// with both clock events; `None` when perf cannot record here.
 fn record(dir: &Dir) -> Option<std::path::PathBuf> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return None;
     }
@@ -157,7 +157,7 @@ fn the_debug_section_cache_changes_nothing() {
 /// on when the symbols arrived. Page faults put kernel frames in the very first samples.
 #[test]
 fn pprof_of_early_kernel_frames_is_the_same_from_one_thread_and_many() {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here (`perf record -e cpu-clock` fails)");
         return;
     }

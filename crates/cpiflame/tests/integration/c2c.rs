@@ -3,7 +3,7 @@
 //! samples with known data sources, addresses sharing and not sharing 64-byte lines, weights,
 //! four cpus on two NUMA nodes. Every number cpiflame prints is compared with perf's.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +29,7 @@ fn addr_of(name: &str) -> u64 {
 
 /// A pid of our own that no process is likely to have, so the perf map is ours alone.
 fn synthetic_pid(salt: u32) -> i32 {
-    (3_600_000 + (std::process::id() % 200_000) * 4 + salt) as i32
+    support::synthetic_pid(1, salt)
 }
 
 fn ld(lvl: u64, snoop: u64) -> u64 {

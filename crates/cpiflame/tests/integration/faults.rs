@@ -7,7 +7,7 @@
 //! without it, and fail under CI=true (CI runs as root; see `cpiflame_testkit::unavailable`). The heavy ones (swarm, overload, disk full) take one lock so that they do not
 //! compete with each other for this machine's CPUs; none asserts timings.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use cpiflame_perf_data::{PerfData, RecordKind};
-use support::{perf_available, shared_fixtures, Dir, Fixtures};
+use support::{perf_works, shared_fixtures, Dir, Fixtures};
 
 /// Held by the tests that load the CPUs.
 static HEAVY: Mutex<()> = Mutex::new(());
@@ -58,7 +58,7 @@ fn is_root() -> bool {
 
 /// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
 fn setup() -> Option<&'static Fixtures> {
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable(
             "software sampling does not work here (`perf record -e cpu-clock` fails)",
         );

@@ -2,7 +2,7 @@
 //! clear error, never a fallback; with one: a recording whose samples carry data sources),
 //! and the false-sharing fixture it is meant for.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! This machine has no PMU, so the files are written with the project's writer over a
 //! fixture binary mapped at a made-up address; their stacks are known by construction.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +17,7 @@ use cpiflame_perf_data::write::{
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_perf_data::BRANCH_SAMPLE_CALL_STACK;
-use support::{perf_available, perf_script_samples, shared_fixtures, Dir};
+use support::{perf_script_samples, perf_works, shared_fixtures, Dir};
 
 /// Where the fixture is said to be mapped (file offset 0 there).
 const BASE: u64 = 0x5555_0000_0000;
@@ -305,7 +305,7 @@ fn run_tool(cmd: &mut Command) -> Option<String> {
 }
 
 fn tail_fixture(dir: &Path) -> Option<TailFixture> {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/data");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/support/data");
     let (app, lib) = (dir.join("tailapp"), dir.join("libtail.so"));
     run_tool(
         Command::new("gcc")
@@ -428,7 +428,7 @@ fn lbr_tail_calls_and_plt_stubs_are_frames_and_the_leaf_is_not_doubled() {
     // the same frames without the leaf where the leaf is in another function. perf 6.1
     // names the stub `_init` (it stretches `_init`, which has no size, over the PLT; fixed
     // in perf 6.3, which names it `lib_work@plt`).
-    if !perf_available() {
+    if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot run here");
         return;
     }
@@ -457,7 +457,7 @@ fn lbr_tail_calls_and_plt_stubs_are_frames_and_the_leaf_is_not_doubled() {
 /// Unpacks `support/data/NAME` with `xz`; `None` (test unavailable) without xz.
 fn unxz(name: &str) -> Option<Vec<u8>> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/support/data")
+        .join("tests/integration/support/data")
         .join(name);
     match Command::new("xz").arg("-dc").arg(&path).output() {
         Ok(out) if out.status.success() => Some(out.stdout),
