@@ -81,11 +81,24 @@ pub fn compare(expected: &str, actual: &str) -> Option<String> {
 }
 
 /// The command that blesses the running test: its package (`CARGO_PKG_NAME`, which cargo
-/// sets when it runs tests) and its name (libtest names each test's thread after the test).
+/// sets when it runs tests), its test target (the executable's name less cargo's hash) and
+/// its name (libtest names each test's thread after the test).
 fn bless_command() -> String {
     let mut how = format!("{BLESS_VAR}=1 cargo test");
-    if let Ok(pkg) = std::env::var("CARGO_PKG_NAME") {
+    let pkg = std::env::var("CARGO_PKG_NAME").ok();
+    if let Some(pkg) = &pkg {
         how.push_str(&format!(" -p {pkg}"));
+    }
+    let exe = std::env::current_exe().ok();
+    let target = exe
+        .as_deref()
+        .and_then(|p| p.file_name()?.to_str())
+        .and_then(|name| name.rsplit_once('-'))
+        .map(|(stem, _hash)| stem.to_string());
+    match (target, &pkg) {
+        (Some(t), Some(pkg)) if t == pkg.replace('-', "_") => how.push_str(" --lib"),
+        (Some(t), _) => how.push_str(&format!(" --test {t}")),
+        (None, _) => {}
     }
     if let Some(name) = std::thread::current().name().filter(|n| *n != "main") {
         how.push_str(&format!(" -- --exact {name}"));
@@ -150,6 +163,7 @@ mod tests {
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
         assert!(msg.contains("first at line 2"), "{msg}");
         assert!(msg.contains("CPIFLAME_BLESS=1 cargo test"), "{msg}");
+        assert!(msg.contains(" --lib "), "{msg}");
         assert!(msg.contains("a_failure_says_how_to_bless"), "{msg}");
     }
 }

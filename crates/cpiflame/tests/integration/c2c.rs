@@ -338,7 +338,7 @@ fn groups() -> Vec<Group> {
 /// With `weight_struct` the weights are PERF_SAMPLE_WEIGHT_STRUCT words (latency in
 /// `var1_dw`, an instruction latency in `var2_w` that must not count), as Intel's newer
 /// PEBS kernels write them.
-fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathBuf {
+pub(crate) fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathBuf {
     let sample_type = sample::IDENTIFIER
         | sample::IP
         | sample::TID

@@ -22,6 +22,7 @@ mod c2c;
 mod compare;
 mod event_attrs;
 mod faults;
+mod golden;
 mod kallsyms;
 mod lbr;
 mod leader_sampling;
