@@ -23,6 +23,17 @@ pub use dir::Dir;
 pub use golden::assert_golden;
 pub use perf::perf_works;
 
+/// Whether this process runs as root (effective uid 0): tests that change the host (mount a
+/// tmpfs, set kernel.perf_event_paranoid, add a user) need it, and say so with
+/// [`unavailable`] (`"needs root: ..."`) when it is missing.
+pub fn is_root() -> bool {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { geteuid() == 0 }
+}
+
 /// What a test does when its oracle cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {

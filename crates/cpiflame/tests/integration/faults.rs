@@ -3,9 +3,11 @@
 //! the output path, and an unprivileged user under kernel.perf_event_paranoid 2 and 3. (A
 //! recorder killed with SIGKILL is `record.rs`'s `a_killed_recorder_leaves_a_file_that_renders`.)
 //!
-//! The tests that need root (mount, sysctl, a second user) say "skipped: ..." and return
-//! without it, and fail under CI=true (CI runs as root; see `cpiflame_testkit::unavailable`). The heavy ones (swarm, overload, disk full) take one lock so that they do not
-//! compete with each other for this machine's CPUs; none asserts timings.
+//! The tests that change the host (a tmpfs mount; kernel.perf_event_paranoid and a test
+//! user) are named `host_changing_*`. They need root: without it they say "skipped: needs
+//! root: ..." and return, and under CI=true they fail instead (CI runs as root; see
+//! `cpiflame_testkit::unavailable`). The heavy ones (swarm, overload, disk full) take one lock
+//! so that they do not compete with each other for this machine's CPUs; none asserts timings.
 
 use crate::support;
 
@@ -49,11 +51,6 @@ fn ok(out: &Output) -> String {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { geteuid() == 0 }
 }
 
 /// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
@@ -154,10 +151,10 @@ impl Drop for Mount {
 }
 
 #[test]
-fn a_full_disk_stops_the_recording_reaps_the_command_and_leaves_a_readable_file() {
+fn host_changing_a_full_disk_stops_the_recording_reaps_the_command_and_leaves_a_readable_file() {
     let Some(f) = setup() else { return };
-    if !is_root() {
-        cpiflame_testkit::unavailable("mounting a small tmpfs needs root");
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: mounts a small tmpfs (a full disk)");
         return;
     }
     let _heavy = heavy();
@@ -270,7 +267,7 @@ fn parse_swarm(stdout: &str) -> Swarm {
 #[test]
 fn a_swarm_of_64_threads_and_50_processes_is_all_attributed_and_nothing_is_lost() {
     let Some(f) = setup() else { return };
-    if !is_root() {
+    if !cpiflame_testkit::is_root() {
         // 115 runnable tasks on a few CPUs leave a recorder of the same priority too little
         // CPU to drain its buffers (perf loses most samples too); as root it raises its own.
         cpiflame_testkit::unavailable("without root the recorder cannot raise its priority above the swarm's, and samples are lost (reported; see the overload test)");
@@ -547,11 +544,11 @@ fn test_user() -> Result<(u32, u32), String> {
 }
 
 #[test]
-fn an_unprivileged_user_records_user_space_and_gets_translated_errors() {
+fn host_changing_an_unprivileged_user_records_user_space_and_gets_translated_errors() {
     let Some(f) = setup() else { return };
-    if !is_root() {
+    if !cpiflame_testkit::is_root() {
         cpiflame_testkit::unavailable(
-            "changing kernel.perf_event_paranoid and adding a user need root",
+            "needs root: changes kernel.perf_event_paranoid and adds the user cpiflame-test",
         );
         return;
     }
@@ -680,5 +677,4 @@ fn an_unprivileged_user_records_user_space_and_gets_translated_errors() {
 
 extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
-    fn geteuid() -> u32;
 }
