@@ -9,10 +9,8 @@ use std::path::Path;
 use std::process::Output;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
-use cpiflame_perf_data::write::{
-    attr_flags, comm_record, sample_record, EventAttr, Features, PerfDataWriter, SampleFields,
-    SampleId,
-};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, SampleFields};
+use support::synth::{test_features, Recording};
 use support::{cpiflame, perf_record, perf_works, shared_fixtures, Dir};
 
 fn stdout(out: Output) -> String {
@@ -148,18 +146,8 @@ fn write_foreign(path: &Path) {
         ..EventAttr::default()
     };
     let pid = 4321;
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(path).unwrap(), vec![attr.clone()]).unwrap();
-    let sid = SampleId {
-        pid,
-        tid: pid,
-        time: 1,
-        id: 3,
-        stream_id: 3,
-        cpu: 0,
-    };
-    w.write_record(&comm_record(&attr, pid, pid, "remote", true, &sid).unwrap())
-        .unwrap();
+    let mut rec = Recording::create(path, vec![attr]);
+    rec.comm(pid, pid, "remote", 1);
     for (i, chain) in [
         vec![
             callchain::KERNEL,
@@ -182,13 +170,12 @@ fn write_foreign(path: &Path) {
             misc: misc::KERNEL,
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        rec.sample(0, &fields);
     }
-    let mut features = Features::from_host(vec!["cpiflame-test".into()]);
+    let mut features = test_features();
     features.hostname = Some("elsewhere.example".into());
     features.os_release = Some("0.0.0-elsewhere".into());
-    w.finish(&features).unwrap();
+    rec.finish(&features);
 }
 
 #[test]

@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 
 use cpiflame_memaccess::bits::*;
 use cpiflame_memaccess::{DataSource, ServedFrom};
-use cpiflame_perf_data::abi::{callchain, misc, sample};
-use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
-    PerfDataWriter, SampleFields, SampleId,
-};
+use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_perf_data::Weight;
 use cpiflame_render::stall_color;
+use support::synth::{test_features, user_chain, write_perf_map, Recording};
 use support::{cpiflame, ok, s, Dir};
 
 const CODE: u64 = 0x7f10_0000_0000;
@@ -103,18 +101,8 @@ fn write_file(dir: &Path, pid: i32, samples: Samples<'_>, memory_attrs: bool) ->
             ..EventAttr::default()
         })
         .collect();
-    let path = dir.join("mem.data");
-    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
-    let sid = |time| SampleId {
-        pid,
-        tid: pid,
-        time,
-        id: 200,
-        stream_id: 200,
-        cpu: 0,
-    };
-    w.write_record(&comm_record(&attrs[0], pid, pid, "memapp", true, &sid(1)).unwrap())
-        .unwrap();
+    let mut rec = Recording::create(dir.join("mem.data"), attrs);
+    rec.comm(pid, pid, "memapp", 1);
     let mmap = Mmap2 {
         pid,
         tid: pid,
@@ -126,14 +114,11 @@ fn write_file(dir: &Path, pid: i32, samples: Samples<'_>, memory_attrs: bool) ->
         misc: misc::USER,
         ..Mmap2::default()
     };
-    w.write_record(&mmap2_record(&attrs[0], &mmap, &sid(2)).unwrap())
-        .unwrap();
+    rec.mmap(&mmap, 2);
     let mut time = 10;
     for &(event, stack, data_src, latency, n) in samples {
-        let mut chain = vec![callchain::USER];
-        for (depth, f) in stack.iter().rev().enumerate() {
-            chain.push(addr_of(f) + if depth == 0 { 0x10 } else { 0x20 });
-        }
+        let addrs: Vec<u64> = stack.iter().map(|f| addr_of(f)).collect();
+        let chain = user_chain(&addrs, 0x10, 0x20);
         for k in 0..n {
             time += 1;
             let fields = SampleFields {
@@ -155,17 +140,13 @@ fn write_file(dir: &Path, pid: i32, samples: Samples<'_>, memory_attrs: bool) ->
                 data_src,
                 ..SampleFields::default()
             };
-            w.write_record(&sample_record(&attrs[event], &fields).unwrap())
-                .unwrap();
+            rec.sample(event, &fields);
         }
     }
-    w.finish(&Features::from_host(vec!["cpiflame-test".into()]))
-        .unwrap();
-    let map: String = FUNCTIONS
-        .iter()
-        .map(|f| format!("{:x} 100 {f}\n", addr_of(f)))
-        .collect();
-    std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
+    let path = rec.finish(&test_features());
+    let functions: Vec<(u64, u64, &str)> =
+        FUNCTIONS.iter().map(|f| (addr_of(f), 0x100, *f)).collect();
+    write_perf_map(pid, &functions);
     path
 }
 

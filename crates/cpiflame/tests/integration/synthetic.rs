@@ -8,12 +8,10 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use cpiflame_perf_data::abi::{callchain, misc, sample};
-use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
-    PerfDataWriter, SampleFields, SampleId,
-};
+use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_render::stall_color;
+use support::synth::{test_features, user_chain, write_perf_map, Recording};
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x7f00_0000_0000;
@@ -73,19 +71,8 @@ fn write_synthetic(dir: &Path, pid: i32, s: &Synth<'_>, finish: bool) -> PathBuf
             ..EventAttr::default()
         })
         .collect();
-    let path = dir.join("synthetic.data");
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PerfDataWriter::new(file, attrs.clone()).unwrap();
-    let sid = |time| SampleId {
-        pid,
-        tid: pid,
-        time,
-        id: 100,
-        stream_id: 100,
-        cpu: 0,
-    };
-    w.write_record(&comm_record(&attrs[0], pid, pid, "cpiapp", true, &sid(1)).unwrap())
-        .unwrap();
+    let mut rec = Recording::create(dir.join("synthetic.data"), attrs);
+    rec.comm(pid, pid, "cpiapp", 1);
     let mmap = Mmap2 {
         pid,
         tid: pid,
@@ -98,15 +85,12 @@ fn write_synthetic(dir: &Path, pid: i32, s: &Synth<'_>, finish: bool) -> PathBuf
         misc: misc::USER,
         ..Mmap2::default()
     };
-    w.write_record(&mmap2_record(&attrs[0], &mmap, &sid(2)).unwrap())
-        .unwrap();
+    rec.mmap(&mmap, 2);
     let mut time = 10;
     for known in s.stacks {
         // Leaf at its function's start + 0x10; callers' return addresses at + 0x20.
-        let mut chain = vec![callchain::USER];
-        for (depth, f) in known.stack.iter().rev().enumerate() {
-            chain.push(addr_of(f) + if depth == 0 { 0x10 } else { 0x20 });
-        }
+        let addrs: Vec<u64> = known.stack.iter().map(|f| addr_of(f)).collect();
+        let chain = user_chain(&addrs, 0x10, 0x20);
         for (role_is_stall, n) in [(true, known.stalls), (false, known.cycles)] {
             let event = if role_is_stall {
                 s.stall_index
@@ -126,24 +110,21 @@ fn write_synthetic(dir: &Path, pid: i32, s: &Synth<'_>, finish: bool) -> PathBuf
                     misc: misc::USER,
                     ..SampleFields::default()
                 };
-                w.write_record(&sample_record(&attrs[event], &fields).unwrap())
-                    .unwrap();
+                rec.sample(event, &fields);
             }
         }
     }
-    if finish {
-        let mut features = Features::from_host(vec!["cpiflame-test".into()]);
+    let path = if finish {
+        let mut features = test_features();
         features.arch = Some(s.arch.to_string());
-        w.finish(&features).unwrap();
+        rec.finish(&features)
     } else {
         // A recorder killed here: header says data size 0.
-        drop(w);
-    }
-    let map: String = FUNCTIONS
-        .iter()
-        .map(|f| format!("{:x} 100 {f}\n", addr_of(f)))
-        .collect();
-    std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
+        rec.abandon()
+    };
+    let functions: Vec<(u64, u64, &str)> =
+        FUNCTIONS.iter().map(|f| (addr_of(f), 0x100, *f)).collect();
+    write_perf_map(pid, &functions);
     path
 }
 
