@@ -16,6 +16,7 @@ use cpiflame_perf_data::write::{
     NumaNode, PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_perf_data::Weight;
+use support::synth::{write_perf_map, Recording};
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x5600_0000_0000;
@@ -372,22 +373,9 @@ pub(crate) fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathB
             ..EventAttr::default()
         })
         .collect();
-    let path = dir.join("c2c.data");
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PerfDataWriter::new(file, attrs.clone()).unwrap();
-    let sid = |tid, time| SampleId {
-        pid,
-        tid,
-        time,
-        id: 100,
-        stream_id: 100,
-        cpu: 0,
-    };
+    let mut rec = Recording::create(dir.join("c2c.data"), attrs);
     for t in 0..CPUS.len() as i32 {
-        w.write_record(
-            &comm_record(&attrs[0], pid, pid + t, "c2capp", true, &sid(pid + t, 1)).unwrap(),
-        )
-        .unwrap();
+        rec.comm(pid, pid + t, "c2capp", 1);
     }
     let maps = [
         (CODE, 0x1000, 5, misc::USER),
@@ -406,8 +394,7 @@ pub(crate) fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathB
             misc,
             ..Mmap2::default()
         };
-        w.write_record(&mmap2_record(&attrs[0], &mmap, &sid(pid, 2)).unwrap())
-            .unwrap();
+        rec.mmap(&mmap, 2);
     }
     let mut time = 10;
     for group in groups() {
@@ -440,8 +427,7 @@ pub(crate) fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathB
                 misc: misc::USER | misc::EXACT_IP,
                 ..SampleFields::default()
             };
-            w.write_record(&sample_record(&attrs[event], &fields).unwrap())
-                .unwrap();
+            rec.sample(event, &fields);
         }
     }
     let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
@@ -461,12 +447,10 @@ pub(crate) fn write_c2c_file(dir: &Path, pid: i32, weight_struct: bool) -> PathB
             cpus: "2-3".into(),
         },
     ];
-    w.finish(&features).unwrap();
-    let map: String = FUNCTIONS
-        .iter()
-        .map(|f| format!("{:x} 100 {f}\n", addr_of(f)))
-        .collect();
-    std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
+    let path = rec.finish(&features);
+    let functions: Vec<(u64, u64, &str)> =
+        FUNCTIONS.iter().map(|f| (addr_of(f), 0x100, *f)).collect();
+    write_perf_map(pid, &functions);
     path
 }
 

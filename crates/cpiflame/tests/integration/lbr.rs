@@ -12,11 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample, BRANCH_SAMPLE_HW_INDEX};
-use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
-    PerfDataWriter, SampleFields, SampleId,
-};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_perf_data::BRANCH_SAMPLE_CALL_STACK;
+use support::synth::{test_features, Recording};
 use support::{perf_script_samples, perf_works, shared_fixtures, Dir};
 
 /// Where the fixture is said to be mapped (file offset 0 there).
@@ -90,19 +88,8 @@ fn write_file_mapping(
         ids: vec![7],
         ..EventAttr::default()
     };
-    let path = dir.join(name);
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
-    let sid = |time| SampleId {
-        pid: PID,
-        tid: PID,
-        time,
-        id: 7,
-        stream_id: 7,
-        cpu: 0,
-    };
-    w.write_record(&comm_record(&attr, PID, PID, "lbrapp", true, &sid(1)).unwrap())
-        .unwrap();
+    let mut rec = Recording::create(dir.join(name), vec![attr]);
+    rec.comm(PID, PID, "lbrapp", 1);
     for &(binary, base) in maps {
         let len = std::fs::metadata(binary).unwrap().len().div_ceil(0x1000) * 0x1000;
         let mmap = Mmap2 {
@@ -117,8 +104,7 @@ fn write_file_mapping(
             misc: misc::USER,
             ..Mmap2::default()
         };
-        w.write_record(&mmap2_record(&attr, &mmap, &sid(2)).unwrap())
-            .unwrap();
+        rec.mmap(&mmap, 2);
     }
     for (i, shot) in shots.iter().enumerate() {
         let fields = SampleFields {
@@ -137,12 +123,9 @@ fn write_file_mapping(
             misc: shot.misc,
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        rec.sample(0, &fields);
     }
-    w.finish(&Features::from_host(vec!["cpiflame-test".into()]))
-        .unwrap();
-    path
+    rec.finish(&test_features())
 }
 
 fn fold(file: &Path) -> String {
