@@ -223,9 +223,8 @@ fn folded_files_are_read_by_render_report_and_diff() {
 
 #[test]
 fn a_bad_folded_line_is_one_error_with_its_line_number() {
-    let dir = std::env::temp_dir().join(format!("cpiflame-badfold-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("bad.folded");
+    let dir = support::Dir::new("badfold");
+    let bad = dir.path("bad.folded");
     std::fs::write(&bad, "app;main;a 10\napp;main;b 20\napp;main;c twelve\n").unwrap();
     for cmd in ["render", "report"] {
         let out = cpiflame(&[cmd, s(&bad)]);
@@ -239,7 +238,7 @@ fn a_bad_folded_line_is_one_error_with_its_line_number() {
         );
         assert!(!err.contains("panicked"));
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 }
 
 /// `perf script` text of a cycles + instructions recording without a stall event (periods

@@ -16,7 +16,7 @@ use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{event_names, walk_samples};
 use cpiflame_unwind::{FrameKind, Options, Resolver};
 
-use support::{perf_record_with, perf_script_samples, perf_works, shared_fixtures};
+use support::{perf_record_with, perf_script_samples, perf_works, shared_fixtures, Dir};
 
 /// A sample's identity in both outputs.
 type Key = (u32, u64, String);
@@ -116,13 +116,11 @@ fn our_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
 /// Records `binary` and compares the two unwinders sample by sample, on the frames of the
 /// binary and, with `whole_stack`, on every frame too.
 fn compare(binary: &Path, args: &[&str], whole_stack: bool) {
-    let dir = std::env::temp_dir().join(format!(
-        "cpiflame-oracle-{}-{}",
-        std::process::id(),
+    let dir = Dir::new(&format!(
+        "oracle-{}",
         binary.file_name().unwrap().to_string_lossy()
     ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let data = dir.join("perf.data");
+    let data = dir.path("perf.data");
     let mut cmd: Vec<&str> = vec![binary.to_str().unwrap()];
     cmd.extend(args);
     perf_record_with(
@@ -136,7 +134,7 @@ fn compare(binary: &Path, args: &[&str], whole_stack: bool) {
     if whole_stack {
         check(&data, binary, Scope::WholeStack);
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 }
 
 fn check(data: &Path, binary: &Path, scope: Scope<'_>) {
@@ -406,13 +404,12 @@ fn check_clone_stacks(data: &Path) {
 #[test]
 fn clone_stacks_end_where_perf_ends_them() {
     let Some(f) = fixtures_or_skip() else { return };
-    let dir = std::env::temp_dir().join(format!("cpiflame-oracle-{}-churn", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Dir::new("oracle-churn");
     let churn = f.churn.to_str().unwrap();
     // cpu-clock every 50 us, kernel frames included: most of the run is the kernel creating
     // and reaping tasks, and a sample there has the user registers at the instruction after
     // the syscall.
-    let by_perf = dir.join("perf.data");
+    let by_perf = dir.path("perf.data");
     perf_record_with(
         &by_perf,
         "cpu-clock",
@@ -425,7 +422,7 @@ fn clone_stacks_end_where_perf_ends_them() {
 
     // The same from cpiflame's recorder, which keeps of each stack copy the bytes its unwind
     // reads (the whole copy where the unwind ends at an uncovered address).
-    let by_cpiflame = dir.join("cpiflame.data");
+    let by_cpiflame = dir.path("cpiflame.data");
     let out = support::cpiflame(&[
         "record",
         "-N",
@@ -443,5 +440,5 @@ fn clone_stacks_end_where_perf_ends_them() {
     ]);
     support::ok(&out);
     check_clone_stacks(&by_cpiflame);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 }

@@ -7,7 +7,7 @@ use crate::support;
 
 use std::path::PathBuf;
 
-use support::{cpiflame, ok, repo_root};
+use support::{cpiflame, ok, repo_root, Dir};
 
 fn root(name: &str) -> PathBuf {
     repo_root().join("fixtures/roots").join(name)
@@ -232,11 +232,9 @@ fn a_root_that_is_not_there_is_one_error_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("/nonexistent/root"), "{err}");
     // A root without cpuinfo names the file.
-    let dir = std::env::temp_dir().join(format!("cpiflame-empty-root-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = cpiflame(&["list", "--root", dir.to_str().unwrap()]);
+    let dir = Dir::new("empty-root");
+    let out = cpiflame(&["list", "--root", dir.0.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("proc/cpuinfo"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
