@@ -13,7 +13,7 @@ use cpiflame_memaccess::DataSource;
 use cpiflame_perf_data::abi::{misc, sample};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, fork_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
-    NumaNode, PerfDataWriter, SampleFields, SampleId,
+    NumaNode, SampleFields, SampleId,
 };
 use cpiflame_perf_data::Weight;
 use support::synth::{write_perf_map, Recording};
@@ -854,17 +854,15 @@ fn a_file_without_memory_samples_is_one_clear_error() {
         ..EventAttr::default()
     };
     let path = dir.path("plain.data");
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let mut w = Recording::create(&path, vec![attr.clone()]);
     let fields = SampleFields {
         ip: CODE,
         pid: 1,
         tid: 1,
         ..SampleFields::default()
     };
-    w.write_record(&sample_record(&attr, &fields).unwrap())
-        .unwrap();
-    w.finish(&Features::default()).unwrap();
+    w.record(&sample_record(&attr, &fields).unwrap());
+    w.finish(&Features::default());
     let out = cpiflame(&["c2c", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -906,8 +904,7 @@ fn perf_script_reads_the_writers_memory_fields() {
         ..EventAttr::default()
     };
     let path = dir.path("fields.data");
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let mut w = Recording::create(&path, vec![attr.clone()]);
     let samples: Vec<(u64, u32, u16, u64, u64, u64)> = vec![
         (
             DATA + 0x40,
@@ -954,10 +951,9 @@ fn perf_script_reads_the_writers_memory_fields() {
             misc: misc::USER,
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        w.record(&sample_record(&attr, &fields).unwrap());
     }
-    w.finish(&Features::from_host(vec!["perf".into()])).unwrap();
+    w.finish(&Features::from_host(vec!["perf".into()]));
     let text = perf(
         &[
             "script",
@@ -1058,8 +1054,7 @@ fn level_text_equals_perfs_for_every_encoding() {
         ..EventAttr::default()
     };
     let path = dir.path("levels.data");
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let mut w = Recording::create(&path, vec![attr.clone()]);
     for (i, &data_src) in sources.iter().enumerate() {
         let fields = SampleFields {
             ip: CODE,
@@ -1071,10 +1066,9 @@ fn level_text_equals_perfs_for_every_encoding() {
             misc: misc::USER,
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        w.record(&sample_record(&attr, &fields).unwrap());
     }
-    w.finish(&Features::from_host(vec!["perf".into()])).unwrap();
+    w.finish(&Features::from_host(vec!["perf".into()]));
     let text = perf(&["script", "-F", "data_src"], &path).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("|LVL ")).collect();
     assert_eq!(lines.len(), sources.len(), "{text}");
@@ -1189,7 +1183,7 @@ fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> Path
     })
     .collect();
     let path = dir.join("elf.data");
-    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let mut w = Recording::create(&path, attrs.clone());
     let sid = SampleId {
         pid,
         tid: pid,
@@ -1198,8 +1192,7 @@ fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> Path
         stream_id: 100,
         cpu: 0,
     };
-    w.write_record(&comm_record(&attrs[0], pid, pid, "elfapp", true, &sid).unwrap())
-        .unwrap();
+    w.record(&comm_record(&attrs[0], pid, pid, "elfapp", true, &sid).unwrap());
     let data = Mmap2 {
         addr: DATA,
         len: 0x10000,
@@ -1215,8 +1208,7 @@ fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> Path
             tid: pid,
             ..m.clone()
         };
-        w.write_record(&mmap2_record(&attrs[0], &m, &sid).unwrap())
-            .unwrap();
+        w.record(&mmap2_record(&attrs[0], &m, &sid).unwrap());
     }
     let ips = code.iter().flat_map(|m| &m.ips);
     let mut time = 10;
@@ -1241,8 +1233,7 @@ fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> Path
                 misc: misc::USER | misc::EXACT_IP,
                 ..SampleFields::default()
             };
-            w.write_record(&sample_record(&attrs[event], &fields).unwrap())
-                .unwrap();
+            w.record(&sample_record(&attrs[event], &fields).unwrap());
         }
     }
     let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
@@ -1255,7 +1246,7 @@ fn write_elf_file(dir: &Path, pid: i32, code: &[Mapped], maps: &[Mmap2]) -> Path
         mem_free_kb: 4 << 20,
         cpus: "0".into(),
     }];
-    w.finish(&features).unwrap();
+    w.finish(&features);
     path
 }
 
@@ -1405,8 +1396,7 @@ fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
         ..EventAttr::default()
     };
     let path = dir.path("numa.data");
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let mut w = Recording::create(&path, vec![attr.clone()]);
     for cpu in [0, 1] {
         let fields = SampleFields {
             ip: CODE,
@@ -1417,8 +1407,7 @@ fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
             data_src: ld(LVL_HIT | LVL_L3, SNOOP_HITM),
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        w.record(&sample_record(&attr, &fields).unwrap());
     }
     // Ranges past any real cpu, and one range over and over.
     let huge: Vec<String> = (1..=20_000u64)
@@ -1444,7 +1433,7 @@ fn a_numa_topology_of_huge_cpu_ranges_is_bounded() {
         ],
         ..Features::default()
     };
-    w.finish(&features).unwrap();
+    w.finish(&features);
     let out = cpiflame(&["c2c", "--json", path.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
@@ -1494,8 +1483,7 @@ fn a_forked_child_has_its_parents_mappings() {
     };
     let (parent, child, stranger) = (synthetic_pid(7), synthetic_pid(8), synthetic_pid(9));
     let path = dir.path("fork.data");
-    let mut w =
-        PerfDataWriter::new(std::fs::File::create(&path).unwrap(), vec![attr.clone()]).unwrap();
+    let mut w = Recording::create(&path, vec![attr.clone()]);
     let sid = |pid| SampleId {
         pid,
         tid: pid,
@@ -1504,8 +1492,7 @@ fn a_forked_child_has_its_parents_mappings() {
         stream_id: 100,
         cpu: 0,
     };
-    w.write_record(&comm_record(&attr, parent, parent, "forker", true, &sid(parent)).unwrap())
-        .unwrap();
+    w.record(&comm_record(&attr, parent, parent, "forker", true, &sid(parent)).unwrap());
     for (addr, len, misc) in [
         (CODE, 0x1000, misc::USER),
         (DATA, 0x10000, misc::USER | misc::MMAP_DATA),
@@ -1521,11 +1508,9 @@ fn a_forked_child_has_its_parents_mappings() {
             misc,
             ..Mmap2::default()
         };
-        w.write_record(&mmap2_record(&attr, &m, &sid(parent)).unwrap())
-            .unwrap();
+        w.record(&mmap2_record(&attr, &m, &sid(parent)).unwrap());
     }
-    w.write_record(&fork_record(&attr, child, parent, child, parent, 2, &sid(child)).unwrap())
-        .unwrap();
+    w.record(&fork_record(&attr, child, parent, child, parent, 2, &sid(child)).unwrap());
     for (time, pid) in (11..).zip([parent, child, child, stranger]) {
         let fields = SampleFields {
             ip: CODE + 0x10,
@@ -1541,8 +1526,7 @@ fn a_forked_child_has_its_parents_mappings() {
             misc: misc::USER | misc::EXACT_IP,
             ..SampleFields::default()
         };
-        w.write_record(&sample_record(&attr, &fields).unwrap())
-            .unwrap();
+        w.record(&sample_record(&attr, &fields).unwrap());
     }
     let mut features = Features::from_host(vec!["perf".into(), "c2c".into(), "record".into()]);
     features.arch = Some("x86_64".into());
@@ -1553,7 +1537,7 @@ fn a_forked_child_has_its_parents_mappings() {
         mem_free_kb: 1,
         cpus: "0".into(),
     }];
-    w.finish(&features).unwrap();
+    w.finish(&features);
     let out = cpiflame(&["c2c", "--json", path.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
