@@ -6,14 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cpiflame_perf_data::{PerfData, RecordKind};
-
-fn perf_works() -> bool {
-    Command::new("perf")
-        .args(["record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
+use cpiflame_testkit::perf_works;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cpiflame-perf-data-{}", std::process::id()));

@@ -17,6 +17,7 @@ use cpiflame_perf_data::write::{
     PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_perf_data::{ErrorKind, PerfData, RecordKind};
+use cpiflame_testkit::perf_works;
 
 fn wild(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -60,14 +61,6 @@ fn samples(file: &PerfData) -> Vec<SampleKey> {
         }
     }
     v
-}
-
-fn perf_works() -> bool {
-    Command::new("perf")
-        .args(["record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Event name -> samples, as `perf script` prints them.

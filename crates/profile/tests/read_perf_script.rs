@@ -332,11 +332,11 @@ fn repo() -> PathBuf {
 #[test]
 fn same_stacks_and_counts_as_inferno_on_real_perf_output() {
     let files = [
-        "crates/cpiflame/tests/support/data/threads_inline.txt",
-        "crates/cpiflame/tests/support/data/mangled_inline.txt",
-        "crates/cpiflame/tests/support/data/rust_v0_no_inline.txt",
-        "crates/cpiflame/tests/support/data/rust_legacy_no_inline.txt",
-        "crates/cpiflame/tests/support/data/no_callchain_symoff.txt",
+        "crates/cpiflame/tests/integration/support/data/threads_inline.txt",
+        "crates/cpiflame/tests/integration/support/data/mangled_inline.txt",
+        "crates/cpiflame/tests/integration/support/data/rust_v0_no_inline.txt",
+        "crates/cpiflame/tests/integration/support/data/rust_legacy_no_inline.txt",
+        "crates/cpiflame/tests/integration/support/data/no_callchain_symoff.txt",
         "fuzz/regressions/perf_script/threads-two-events-with-header",
         "fuzz/regressions/perf_script/mangled-no-call-chain-fixed-period",
     ];

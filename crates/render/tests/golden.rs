@@ -36,39 +36,14 @@ fn profile() -> Profile {
         .build()
 }
 
+/// `tests/data/NAME` against `actual`, blessed with `CPIFLAME_BLESS=1`
+/// ([`cpiflame_testkit::assert_golden`]).
+#[track_caller]
 fn check(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name);
-    if std::env::var_os("CPIFLAME_BLESS").is_some_and(|v| v == "1") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).expect("create tests/data");
-        }
-        std::fs::write(&path, actual).expect("write golden file");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {}: {e}\nrun `CPIFLAME_BLESS=1 cargo test -p cpiflame-render --test golden` to create it",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .map_or_else(
-                || "(a line was added or removed at the end)".to_string(),
-                |i| format!("line {}", i + 1),
-            );
-        panic!(
-            "{} differs from the rendered SVG, first at {line}.\n\
-             If the change is intended, rewrite the expected file with\n\
-             `CPIFLAME_BLESS=1 cargo test -p cpiflame-render --test golden` and review the diff.",
-            path.display()
-        );
-    }
+    cpiflame_testkit::assert_golden(path, actual);
 }
 
 fn golden_opts() -> Options {

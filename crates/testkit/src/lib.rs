@@ -8,8 +8,31 @@
 //!
 //! The decision is [`decide`], a pure function of the value of `CI` and the reason, so it is
 //! tested without touching the process environment.
+//!
+//! Beside that rule, the helpers every test binary of the workspace used to carry its own
+//! copy of: the perf oracle's probe ([`perf_works`]), scratch directories ([`Dir`]) and
+//! golden files with the `CPIFLAME_BLESS=1` switch ([`assert_golden`]).
 
 use std::fmt::Display;
+
+mod dir;
+pub mod golden;
+mod perf;
+
+pub use dir::Dir;
+pub use golden::assert_golden;
+pub use perf::perf_works;
+
+/// Whether this process runs as root (effective uid 0): tests that change the host (mount a
+/// tmpfs, set kernel.perf_event_paranoid, add a user) need it, and say so with
+/// [`unavailable`] (`"needs root: ..."`) when it is missing.
+pub fn is_root() -> bool {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { geteuid() == 0 }
+}
 
 /// What a test does when its oracle cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,31 @@
+//! Shared helpers for cpiflame's integration tests: build the workload
+//! fixtures, record them with `perf record`, and parse `perf script` output
+//! as an oracle for unwinding and symbolization.
+//!
+//! A module of the integration test binary (`main.rs`); its modules use it as
+//! `crate::support`.
+//!
+//! Every helper returns `Result<_, String>` with context instead of
+//! panicking, so a test can decide to skip (for example when
+//! [`perf_works`] is false) or fail with a readable message.
+//!
+//! See `fixtures/README.md` for the workloads and their expected stacks, and
+//! [`perf_script`] for what perf 6.1 prints and how it is parsed.
+
+#![allow(dead_code, unused_imports)]
+
+mod cli;
+mod fixtures;
+mod perf;
+pub mod perf_script;
+pub mod synth;
+
+pub use cli::{cpiflame, ok, s};
+pub use cpiflame_testkit::{perf_works, Dir};
+pub use fixtures::{build_fixtures, repo_root, shared_fixtures, Fixtures};
+pub use perf::{perf_record, perf_record_with, PERF_RECORD_DEFAULT_ARGS};
+pub use perf_script::{
+    parse_perf_script, perf_script_args, perf_script_samples, perf_script_samples_with,
+    perf_script_text, ScriptFrame, ScriptOptions, ScriptSample, SCRIPT_FIELDS,
+};
+pub use synth::synthetic_pid;
