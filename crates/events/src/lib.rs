@@ -70,6 +70,7 @@
 //! [`parse_events`] then [`EventSpec::resolve`] does the same purely, given the PMU's type
 //! number.
 
+pub mod abi;
 pub mod attr_flags;
 pub mod cpu;
 mod format;

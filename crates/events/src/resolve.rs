@@ -31,7 +31,7 @@ pub enum Rate {
 /// `attr.sample_type` bits perf adds for the `S` modifier ([`ResolvedEvent::sample_read`]):
 /// PERF_SAMPLE_READ | PERF_SAMPLE_ID (perf 6.1 writes `IP|TID|TIME|READ|ID|PERIOD` for
 /// `cpu-clock:S`).
-pub const SAMPLE_READ_TYPE: u64 = (1 << 4) | (1 << 6);
+pub const SAMPLE_READ_TYPE: u64 = crate::abi::sample::READ | crate::abi::sample::ID;
 
 /// Everything an event spec fixes in the `perf_event_attr` that is opened for it, with
 /// perf's values (perf 6.1 `perf evlist -v` agrees field by field). What a spec does not

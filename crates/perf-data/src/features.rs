@@ -6,12 +6,9 @@
 //! (`Vec::with_capacity(nr)` for EVENT_DESC, `vec![0; len]` for strings): fuzzing found a
 //! 21 KB file that made it ask for 133 GB. Formats: `perf.data-file-format.txt`.
 
-use crate::abi::feature;
+use crate::abi::{feature, MISC_BUILD_ID_SIZE};
 use crate::bytes::{c_str, Cursor, Endian};
 use crate::file::{BuildIdEntry, CompressionInfo, Meta};
-
-/// PERF_RECORD_MISC_BUILD_ID_SIZE: byte 20 of a build-id entry is the id's length.
-const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
 
 /// One EVENT_DESC entry: an event's name and sample ids.
 pub(crate) struct EventDesc {

@@ -36,19 +36,14 @@ pub const MAX_RECORD_SIZE: usize = 0xfff8;
 pub const MAX_BUILD_ID_SIZE: usize = 20;
 
 /// `PERF_SAMPLE_REGS_ABI_NONE`: no registers follow the abi word.
-pub const REGS_ABI_NONE: u64 = 0;
+pub const REGS_ABI_NONE: u64 = abi::regs_abi::NONE;
 /// `PERF_SAMPLE_REGS_ABI_32`.
-pub const REGS_ABI_32: u64 = 1;
+pub const REGS_ABI_32: u64 = abi::regs_abi::ABI_32;
 /// `PERF_SAMPLE_REGS_ABI_64`.
-pub const REGS_ABI_64: u64 = 2;
+pub const REGS_ABI_64: u64 = abi::regs_abi::ABI_64;
 
 /// perf's `NAME_ALIGN`: strings in feature sections are padded to this.
 const NAME_ALIGN: usize = 64;
-
-/// `PERF_RECORD_MISC_BUILD_ID_SIZE` (perf's `tools/lib/perf/include/perf/event.h`): on a
-/// BUILD_ID feature entry, byte 20 of the build id field holds the build id's length. Not in
-/// `abi.rs`, defined here.
-const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
 
 /// `HOST_KERNEL_ID` in perf: the pid perf writes in BUILD_ID entries of the host machine.
 pub const HOST_PID: i32 = -1;
@@ -1160,8 +1155,8 @@ pub fn sample_record(attr: &EventAttr, s: &SampleFields) -> Result<Vec<u8>> {
         }
     }
     if st & sample::BRANCH_STACK != 0 {
-        // PERF_SAMPLE_BRANCH_COUNTERS (bit 19) would add a word per entry.
-        const COUNTERS: u64 = 1 << 19;
+        // PERF_SAMPLE_BRANCH_COUNTERS would add a word per entry.
+        const COUNTERS: u64 = abi::branch_sample::COUNTERS;
         if attr.branch_sample_type & COUNTERS != 0 {
             return Err(WriteError::UnsupportedBranchSampleType(COUNTERS));
         }
@@ -1331,7 +1326,7 @@ impl Enc {
         let size = abi::EVENT_HEADER_SIZE + 4 + 24 + name_len;
         let size = u16::try_from(size).map_err(|_| WriteError::BuildIdPathTooLong(path()))?;
         self.u32(0);
-        self.u16(e.misc | MISC_BUILD_ID_SIZE);
+        self.u16(e.misc | abi::MISC_BUILD_ID_SIZE);
         self.u16(size);
         self.i32(e.pid);
         self.bytes(&e.build_id);
