@@ -166,24 +166,9 @@ pub fn explain_open_error_for(event: &str, tid: i32, err: &io::Error) -> String 
     }
 }
 
-/// Online CPUs, from `/sys/devices/system/cpu/online` (`0-3,5`).
-pub fn online_cpus() -> Vec<i32> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',') {
-        let mut ends = part.split('-').map(|n| n.trim().parse::<i32>());
-        match (ends.next(), ends.next()) {
-            (Some(Ok(a)), Some(Ok(b))) => cpus.extend(a..=b),
-            (Some(Ok(a)), None) => cpus.push(a),
-            _ => {}
-        }
-    }
-    if cpus.is_empty() {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        cpus.extend(0..n as i32);
-    }
-    cpus
-}
+/// Online CPUs, from `/sys/devices/system/cpu/online` (`0-3,5`); read by the host facts
+/// module, re-exported here where `stat` and the recorder have always found it.
+pub use cpiflame_perf_data::host::online_cpus;
 
 /// `kernel.perf_event_mlock_kb`: how much ring buffer an unprivileged user may lock per CPU.
 pub fn mlock_kb() -> Option<u64> {

@@ -16,6 +16,7 @@ mod error;
 mod features;
 mod file;
 mod flatten;
+pub mod host;
 pub mod input;
 mod records;
 mod sample;

@@ -434,95 +434,6 @@ pub struct GroupDesc {
     pub members: u32,
 }
 
-impl Features {
-    /// The host-describing features as perf would record them on this machine: hostname and
-    /// os release (from `/proc/sys/kernel`), arch, cpu counts (from `/sys/devices/system/cpu`),
-    /// cpu description and, on x86, cpuid (from `/proc/cpuinfo`), total memory (from
-    /// `/proc/meminfo`), plus the given command line. Whatever cannot be read is left `None`.
-    pub fn from_host(cmdline: Vec<String>) -> Features {
-        let read = |path: &str| std::fs::read_to_string(path).ok();
-        let line = |path: &str| read(path).map(|s| s.trim().to_string());
-        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
-        let cpuinfo_field = |key: &str| {
-            cpuinfo.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == key).then(|| v.split_whitespace().collect::<Vec<_>>().join(" "))
-            })
-        };
-        let cpuid = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
-            match (
-                cpuinfo_field("vendor_id"),
-                cpuinfo_field("cpu family"),
-                cpuinfo_field("model"),
-                cpuinfo_field("stepping"),
-            ) {
-                (Some(v), Some(f), Some(m), Some(s)) => Some(format!("{v},{f},{m},{s}")),
-                _ => None,
-            }
-        } else {
-            None
-        };
-        let present = line("/sys/devices/system/cpu/present").and_then(|s| cpu_list_max(&s));
-        let online = line("/sys/devices/system/cpu/online").and_then(|s| cpu_list_count(&s));
-        let nr_cpus = match (present, online) {
-            (Some(max), Some(online)) => Some((max + 1, online)),
-            _ => None,
-        };
-        let total_mem_kb = read("/proc/meminfo").and_then(|m| {
-            m.lines().find_map(|l| {
-                l.strip_prefix("MemTotal:")?
-                    .split_whitespace()
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-        });
-        Features {
-            hostname: line("/proc/sys/kernel/hostname"),
-            os_release: line("/proc/sys/kernel/osrelease"),
-            perf_version: None,
-            arch: Some(std::env::consts::ARCH.to_string()),
-            nr_cpus,
-            cpu_desc: cpuinfo_field("model name"),
-            cpuid,
-            total_mem_kb,
-            cmdline,
-            build_ids: Vec::new(),
-            sample_time: None,
-            compression: None,
-            groups: Vec::new(),
-            numa_nodes: Vec::new(),
-        }
-    }
-}
-
-/// The highest cpu in a sysfs cpu list such as "0-3,8".
-fn cpu_list_max(list: &str) -> Option<u32> {
-    list.split(',')
-        .filter(|r| !r.is_empty())
-        .map(|r| r.rsplit('-').next()?.trim().parse::<u32>().ok())
-        .try_fold(0u32, |acc, v| Some(acc.max(v?)))
-}
-
-/// The number of cpus in a sysfs cpu list such as "0-3,8".
-fn cpu_list_count(list: &str) -> Option<u32> {
-    let mut n = 0u32;
-    for r in list.split(',').filter(|r| !r.is_empty()) {
-        let (lo, hi) = match r.split_once('-') {
-            Some((lo, hi)) => (
-                lo.trim().parse::<u32>().ok()?,
-                hi.trim().parse::<u32>().ok()?,
-            ),
-            None => {
-                let v = r.trim().parse::<u32>().ok()?;
-                (v, v)
-            }
-        };
-        n = n.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
-    }
-    Some(n)
-}
-
 /// Streams a perf.data file: header and attrs on [`PerfDataWriter::new`], records appended by
 /// [`PerfDataWriter::write_record`], features and the final header on
 /// [`PerfDataWriter::finish`].
@@ -1436,24 +1347,5 @@ mod tests {
             b.record_string(s, "t").unwrap();
             assert_eq!(b.0.len(), len, "{s:?}");
         }
-    }
-
-    #[test]
-    fn host_features_read_this_machine() {
-        let f = Features::from_host(vec!["cpiflame".into()]);
-        assert_eq!(f.arch.as_deref(), Some(std::env::consts::ARCH));
-        assert_eq!(f.cmdline, ["cpiflame"]);
-        if let Some((avail, online)) = f.nr_cpus {
-            assert!(online >= 1 && online <= avail, "{avail} {online}");
-        }
-        println!("{f:?}");
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(cpu_list_max("0-3,8"), Some(8));
-        assert_eq!(cpu_list_count("0-3,8"), Some(5));
-        assert_eq!(cpu_list_count("0"), Some(1));
-        assert_eq!(cpu_list_count("3-1"), None);
     }
 }
