@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 
 use crate::attr_flags;
 use crate::spec::{
-    devices_dir, generic_names, named_item_base, nearest, or_list, parse_list_item, pmu_dir,
-    pmu_format, pmu_type, split_groups, EventSpec, Formats, SpecError,
+    generic_names, named_item_base, nearest, or_list, parse_list_item, split_groups, EventSpec,
+    Formats, SpecError,
 };
+use crate::sysfs::{devices_dir, pmu_dir, pmu_format, pmu_type};
 #[cfg(doc)]
-use crate::{spec::SYSFS_ROOT, PmuFormat};
+use crate::{sysfs::SYSFS_ROOT, PmuFormat};
 
 /// How often a sampling event fires, when its spec says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
