@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use gimli::Reader as _;
 use object::{Object, ObjectSection};
 
-use crate::image::{section_bytes, Reader};
+use crate::sections::{section_bytes, Reader};
 use crate::shared::SharedBytes;
 
 /// Sections naming reads. Location lists, macros and the rest can be large (and are often

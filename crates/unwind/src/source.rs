@@ -109,7 +109,7 @@ impl Source for HostSource {
             os_release: read("/proc/sys/kernel/osrelease"),
             kernel_build_id: std::fs::read("/sys/kernel/notes")
                 .ok()
-                .and_then(|notes| crate::kernel::gnu_build_id_note(&notes)),
+                .and_then(|notes| crate::notes::gnu_build_id_note(&notes)),
         }
     }
 }
