@@ -120,8 +120,8 @@ pub fn explain_open_error(event: &str, err: &io::Error) -> String {
 /// treats 3 as 2.
 fn own_events_open() -> bool {
     let attr = EventAttr {
-        type_: 1,  // PERF_TYPE_SOFTWARE
-        config: 1, // PERF_COUNT_SW_TASK_CLOCK
+        type_: sys::bindings::PERF_TYPE_SOFTWARE,
+        config: sys::bindings::PERF_COUNT_SW_TASK_CLOCK.into(),
         flags: cpiflame_perf_data::attr_flags::DISABLED
             | cpiflame_perf_data::attr_flags::EXCLUDE_KERNEL
             | cpiflame_perf_data::attr_flags::EXCLUDE_HV,
@@ -166,24 +166,9 @@ pub fn explain_open_error_for(event: &str, tid: i32, err: &io::Error) -> String 
     }
 }
 
-/// Online CPUs, from `/sys/devices/system/cpu/online` (`0-3,5`).
-pub fn online_cpus() -> Vec<i32> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',') {
-        let mut ends = part.split('-').map(|n| n.trim().parse::<i32>());
-        match (ends.next(), ends.next()) {
-            (Some(Ok(a)), Some(Ok(b))) => cpus.extend(a..=b),
-            (Some(Ok(a)), None) => cpus.push(a),
-            _ => {}
-        }
-    }
-    if cpus.is_empty() {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        cpus.extend(0..n as i32);
-    }
-    cpus
-}
+/// Online CPUs, from `/sys/devices/system/cpu/online` (`0-3,5`); read by the host facts
+/// module, re-exported here where `stat` and the recorder have always found it.
+pub use cpiflame_perf_data::host::online_cpus;
 
 /// `kernel.perf_event_mlock_kb`: how much ring buffer an unprivileged user may lock per CPU.
 pub fn mlock_kb() -> Option<u64> {
@@ -193,4 +178,105 @@ pub fn mlock_kb() -> Option<u64> {
 /// `kernel.perf_event_paranoid`.
 pub fn paranoid() -> Option<i32> {
     read_sysctl("perf_event_paranoid")?.parse().ok()
+}
+
+#[cfg(test)]
+mod abi_tests {
+    use cpiflame_events::abi::{
+        attr_type, branch_sample, callchain, misc, read_format, record, regs_abi, sample,
+    };
+    use perf_event_open_sys::bindings as b;
+
+    /// `cpiflame_events::abi` is a hand-written table (the events crate has no dependencies);
+    /// perf-event-open-sys is generated from `include/uapi/linux/perf_event.h`. They agree.
+    #[test]
+    fn hand_written_abi_agrees_with_the_kernel_header_bindings() {
+        macro_rules! same {
+            ($($ours:expr => $theirs:expr),* $(,)?) => {
+                $(assert_eq!($ours as u64, $theirs as u64, "{}", stringify!($ours));)*
+            };
+        }
+        same!(
+            attr_type::HARDWARE => b::PERF_TYPE_HARDWARE,
+            attr_type::SOFTWARE => b::PERF_TYPE_SOFTWARE,
+            attr_type::TRACEPOINT => b::PERF_TYPE_TRACEPOINT,
+            attr_type::HW_CACHE => b::PERF_TYPE_HW_CACHE,
+            attr_type::RAW => b::PERF_TYPE_RAW,
+            attr_type::BREAKPOINT => b::PERF_TYPE_BREAKPOINT,
+            sample::IP => b::PERF_SAMPLE_IP,
+            sample::TID => b::PERF_SAMPLE_TID,
+            sample::TIME => b::PERF_SAMPLE_TIME,
+            sample::ADDR => b::PERF_SAMPLE_ADDR,
+            sample::READ => b::PERF_SAMPLE_READ,
+            sample::CALLCHAIN => b::PERF_SAMPLE_CALLCHAIN,
+            sample::ID => b::PERF_SAMPLE_ID,
+            sample::CPU => b::PERF_SAMPLE_CPU,
+            sample::PERIOD => b::PERF_SAMPLE_PERIOD,
+            sample::STREAM_ID => b::PERF_SAMPLE_STREAM_ID,
+            sample::RAW => b::PERF_SAMPLE_RAW,
+            sample::BRANCH_STACK => b::PERF_SAMPLE_BRANCH_STACK,
+            sample::REGS_USER => b::PERF_SAMPLE_REGS_USER,
+            sample::STACK_USER => b::PERF_SAMPLE_STACK_USER,
+            sample::WEIGHT => b::PERF_SAMPLE_WEIGHT,
+            sample::DATA_SRC => b::PERF_SAMPLE_DATA_SRC,
+            sample::IDENTIFIER => b::PERF_SAMPLE_IDENTIFIER,
+            sample::TRANSACTION => b::PERF_SAMPLE_TRANSACTION,
+            sample::REGS_INTR => b::PERF_SAMPLE_REGS_INTR,
+            sample::PHYS_ADDR => b::PERF_SAMPLE_PHYS_ADDR,
+            sample::AUX => b::PERF_SAMPLE_AUX,
+            sample::CGROUP => b::PERF_SAMPLE_CGROUP,
+            sample::DATA_PAGE_SIZE => b::PERF_SAMPLE_DATA_PAGE_SIZE,
+            sample::CODE_PAGE_SIZE => b::PERF_SAMPLE_CODE_PAGE_SIZE,
+            sample::WEIGHT_STRUCT => b::PERF_SAMPLE_WEIGHT_STRUCT,
+            read_format::TOTAL_TIME_ENABLED => b::PERF_FORMAT_TOTAL_TIME_ENABLED,
+            read_format::TOTAL_TIME_RUNNING => b::PERF_FORMAT_TOTAL_TIME_RUNNING,
+            read_format::ID => b::PERF_FORMAT_ID,
+            read_format::GROUP => b::PERF_FORMAT_GROUP,
+            read_format::LOST => b::PERF_FORMAT_LOST,
+            branch_sample::CALL_STACK => b::PERF_SAMPLE_BRANCH_CALL_STACK,
+            branch_sample::HW_INDEX => b::PERF_SAMPLE_BRANCH_HW_INDEX,
+            branch_sample::COUNTERS => b::PERF_SAMPLE_BRANCH_COUNTERS,
+            regs_abi::NONE => b::PERF_SAMPLE_REGS_ABI_NONE,
+            regs_abi::ABI_32 => b::PERF_SAMPLE_REGS_ABI_32,
+            regs_abi::ABI_64 => b::PERF_SAMPLE_REGS_ABI_64,
+            record::MMAP => b::PERF_RECORD_MMAP,
+            record::LOST => b::PERF_RECORD_LOST,
+            record::COMM => b::PERF_RECORD_COMM,
+            record::EXIT => b::PERF_RECORD_EXIT,
+            record::THROTTLE => b::PERF_RECORD_THROTTLE,
+            record::UNTHROTTLE => b::PERF_RECORD_UNTHROTTLE,
+            record::FORK => b::PERF_RECORD_FORK,
+            record::READ => b::PERF_RECORD_READ,
+            record::SAMPLE => b::PERF_RECORD_SAMPLE,
+            record::MMAP2 => b::PERF_RECORD_MMAP2,
+            record::AUX => b::PERF_RECORD_AUX,
+            record::ITRACE_START => b::PERF_RECORD_ITRACE_START,
+            record::LOST_SAMPLES => b::PERF_RECORD_LOST_SAMPLES,
+            record::SWITCH => b::PERF_RECORD_SWITCH,
+            record::SWITCH_CPU_WIDE => b::PERF_RECORD_SWITCH_CPU_WIDE,
+            record::NAMESPACES => b::PERF_RECORD_NAMESPACES,
+            record::KSYMBOL => b::PERF_RECORD_KSYMBOL,
+            record::BPF_EVENT => b::PERF_RECORD_BPF_EVENT,
+            record::CGROUP => b::PERF_RECORD_CGROUP,
+            record::TEXT_POKE => b::PERF_RECORD_TEXT_POKE,
+            record::AUX_OUTPUT_HW_ID => b::PERF_RECORD_AUX_OUTPUT_HW_ID,
+            misc::CPUMODE_MASK => b::PERF_RECORD_MISC_CPUMODE_MASK,
+            misc::KERNEL => b::PERF_RECORD_MISC_KERNEL,
+            misc::USER => b::PERF_RECORD_MISC_USER,
+            misc::HYPERVISOR => b::PERF_RECORD_MISC_HYPERVISOR,
+            misc::GUEST_KERNEL => b::PERF_RECORD_MISC_GUEST_KERNEL,
+            misc::GUEST_USER => b::PERF_RECORD_MISC_GUEST_USER,
+            misc::MMAP_DATA => b::PERF_RECORD_MISC_MMAP_DATA,
+            misc::COMM_EXEC => b::PERF_RECORD_MISC_COMM_EXEC,
+            misc::MMAP_BUILD_ID => b::PERF_RECORD_MISC_MMAP_BUILD_ID,
+            misc::EXACT_IP => b::PERF_RECORD_MISC_EXACT_IP,
+            callchain::HV => b::PERF_CONTEXT_HV as i64,
+            callchain::KERNEL => b::PERF_CONTEXT_KERNEL as i64,
+            callchain::USER => b::PERF_CONTEXT_USER as i64,
+            callchain::GUEST => b::PERF_CONTEXT_GUEST as i64,
+            callchain::GUEST_KERNEL => b::PERF_CONTEXT_GUEST_KERNEL as i64,
+            callchain::GUEST_USER => b::PERF_CONTEXT_GUEST_USER as i64,
+            callchain::MAX => b::PERF_CONTEXT_MAX as i64,
+        );
+    }
 }

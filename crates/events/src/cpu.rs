@@ -14,7 +14,7 @@ use std::io;
 use std::path::Path;
 
 use crate::roles::Arch;
-use crate::spec::{devices_dir, parse_pmu_type};
+use crate::sysfs::{devices_dir, parse_pmu_type};
 
 /// MIDR implementer codes.
 pub const ARM_IMPLEMENTER_ARM: u32 = 0x41;

@@ -70,6 +70,7 @@
 //! [`parse_events`] then [`EventSpec::resolve`] does the same purely, given the PMU's type
 //! number.
 
+pub mod abi;
 pub mod attr_flags;
 pub mod cpu;
 mod format;
@@ -79,6 +80,7 @@ pub mod presets;
 mod resolve;
 mod roles;
 mod spec;
+mod sysfs;
 
 pub use cpu::{detect, discover_pmus, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus, Vendor};
 pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
@@ -93,7 +95,7 @@ pub use resolve::{
 };
 pub use roles::{detect_roles, role_of, Arch, EventRef, Role, Roles};
 pub use spec::{
-    devices_dir, generic_event, generic_names, parse_event, parse_event_with, parse_events,
-    parse_events_with, parse_groups_with, parse_pmu_type, pmu_format, pmu_type, AttrConfig,
-    EventKind, EventSpec, Formats, GroupSpec, SpecError, SYSFS_ROOT,
+    generic_event, generic_names, parse_event, parse_event_with, parse_events, parse_events_with,
+    parse_groups_with, AttrConfig, EventKind, EventSpec, Formats, GroupSpec, SpecError,
 };
+pub use sysfs::{devices_dir, parse_pmu_type, pmu_format, pmu_type, SYSFS_ROOT};

@@ -54,18 +54,18 @@
 //!   record` also `--phys-data`): `-d` sets ADDR and DATA_SRC, `-W` sets WEIGHT_STRUCT on
 //!   x86 (arch/x86/util/evsel.c) and WEIGHT elsewhere; PHYS_ADDR with `--phys-data`.
 
-use crate::{Cpu, Pmus, ResolvedEvent, Vendor};
+use crate::{abi, Cpu, Pmus, ResolvedEvent, Vendor};
 
 /// PERF_SAMPLE_ADDR.
-pub const SAMPLE_ADDR: u64 = 1 << 3;
+pub const SAMPLE_ADDR: u64 = abi::sample::ADDR;
 /// PERF_SAMPLE_WEIGHT.
-pub const SAMPLE_WEIGHT: u64 = 1 << 14;
+pub const SAMPLE_WEIGHT: u64 = abi::sample::WEIGHT;
 /// PERF_SAMPLE_DATA_SRC.
-pub const SAMPLE_DATA_SRC: u64 = 1 << 15;
+pub const SAMPLE_DATA_SRC: u64 = abi::sample::DATA_SRC;
 /// PERF_SAMPLE_PHYS_ADDR.
-pub const SAMPLE_PHYS_ADDR: u64 = 1 << 19;
+pub const SAMPLE_PHYS_ADDR: u64 = abi::sample::PHYS_ADDR;
 /// PERF_SAMPLE_WEIGHT_STRUCT.
-pub const SAMPLE_WEIGHT_STRUCT: u64 = 1 << 24;
+pub const SAMPLE_WEIGHT_STRUCT: u64 = abi::sample::WEIGHT_STRUCT;
 
 /// perf's default load-latency threshold (`perf mem record --ldlat`, `perf c2c record`).
 pub const DEFAULT_LDLAT: u32 = 30;

@@ -1,13 +1,11 @@
 //! perf's names for the generic hardware and software events (`perf list`), used when a file
 //! has no EVENT_DESC feature (a recorder killed before writing it).
 
-/// `perf_event_attr.type` values.
-pub const TYPE_HARDWARE: u32 = 0;
-pub const TYPE_SOFTWARE: u32 = 1;
-pub const TYPE_TRACEPOINT: u32 = 2;
-pub const TYPE_HW_CACHE: u32 = 3;
-pub const TYPE_RAW: u32 = 4;
-pub const TYPE_BREAKPOINT: u32 = 5;
+/// `perf_event_attr.type` values, under the names the event specs use.
+pub(crate) use crate::abi::attr_type::{
+    BREAKPOINT as TYPE_BREAKPOINT, HARDWARE as TYPE_HARDWARE, HW_CACHE as TYPE_HW_CACHE,
+    RAW as TYPE_RAW, SOFTWARE as TYPE_SOFTWARE, TRACEPOINT as TYPE_TRACEPOINT,
+};
 
 /// Generic hardware events (`enum perf_hw_id`), index = config.
 const HARDWARE: [&str; 10] = [

@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 
 use crate::attr_flags;
 use crate::spec::{
-    devices_dir, generic_names, named_item_base, nearest, or_list, parse_list_item, pmu_dir,
-    pmu_format, pmu_type, split_groups, EventSpec, Formats, SpecError,
+    generic_names, named_item_base, nearest, or_list, parse_list_item, split_groups, EventSpec,
+    Formats, SpecError,
 };
+use crate::sysfs::{devices_dir, pmu_dir, pmu_format, pmu_type};
 #[cfg(doc)]
-use crate::{spec::SYSFS_ROOT, PmuFormat};
+use crate::{sysfs::SYSFS_ROOT, PmuFormat};
 
 /// How often a sampling event fires, when its spec says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub enum Rate {
 /// `attr.sample_type` bits perf adds for the `S` modifier ([`ResolvedEvent::sample_read`]):
 /// PERF_SAMPLE_READ | PERF_SAMPLE_ID (perf 6.1 writes `IP|TID|TIME|READ|ID|PERIOD` for
 /// `cpu-clock:S`).
-pub const SAMPLE_READ_TYPE: u64 = (1 << 4) | (1 << 6);
+pub const SAMPLE_READ_TYPE: u64 = crate::abi::sample::READ | crate::abi::sample::ID;
 
 /// Everything an event spec fixes in the `perf_event_attr` that is opened for it, with
 /// perf's values (perf 6.1 `perf evlist -v` agrees field by field). What a spec does not

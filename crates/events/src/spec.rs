@@ -1,14 +1,25 @@
 //! The event-spec parser (syntax and modifier rules in the crate doc). Parsing is pure: PMU
-//! formats come from the caller (read with [`pmu_format`]) or the built-in layouts of
-//! [`PmuFormat::default_for`].
+//! formats come from the caller (read with [`pmu_format`](crate::pmu_format)) or the built-in
+//! layouts of [`PmuFormat::default_for`].
+//!
+//! The parser must never read the host itself: only [`EventKind::resolve_in`] and
+//! [`EventSpec::resolve_in`] look up a PMU's type, through `crate::sysfs`. Its errors are
+//! `error.rs`, its modifier rules `modifiers.rs`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::format::{ConfigWord, FormatError, PmuFormat};
+use crate::format::{ConfigWord, PmuFormat};
 use crate::names::{TYPE_HARDWARE, TYPE_RAW, TYPE_SOFTWARE};
+use crate::sysfs::{pmu_type, valid_pmu_name};
+
+mod error;
+mod modifiers;
+
+pub use error::SpecError;
+pub(crate) use error::{nearest, or_list};
+use modifiers::{group_modifiers, parse_modifiers, Modifiers, PERF_MODIFIERS};
 
 /// What an event is, before the PMU's type number is known.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,9 +98,6 @@ pub struct AttrConfig {
 /// PMU formats by PMU name, for [`parse_events_with`].
 pub type Formats = BTreeMap<String, PmuFormat>;
 
-/// Where sysfs is normally mounted.
-pub const SYSFS_ROOT: &str = "/sys";
-
 /// Generic events by perf name, aliases included: (name, attr type, config).
 const GENERIC: &[(&str, u32, u64)] = &[
     ("cycles", TYPE_HARDWARE, 0),
@@ -141,280 +149,6 @@ pub fn generic_event(name: &str) -> Option<EventKind> {
 pub fn generic_names() -> impl Iterator<Item = &'static str> {
     GENERIC.iter().map(|(n, _, _)| *n)
 }
-
-/// A spec that does not parse. Every variant names the whole spec text and the part at fault.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SpecError {
-    /// Nothing between two commas, or no text at all.
-    Empty {
-        spec: String,
-    },
-    /// Not a generic name, raw encoding or PMU spec.
-    UnknownEvent {
-        spec: String,
-        name: String,
-        suggestions: Vec<String>,
-    },
-    /// `pmu/...` without its closing `/`.
-    Unterminated {
-        spec: String,
-        part: String,
-    },
-    BadPmuName {
-        spec: String,
-        part: String,
-    },
-    UnknownTerm {
-        spec: String,
-        pmu: String,
-        term: String,
-        /// Nearest known terms, or every known term when none is near.
-        suggestions: Vec<String>,
-        all_terms: Vec<String>,
-    },
-    BadNumber {
-        spec: String,
-        term: String,
-        value: String,
-    },
-    ValueTooBig {
-        spec: String,
-        term: String,
-        value: u64,
-        bits: u32,
-    },
-    MissingValue {
-        spec: String,
-        term: String,
-    },
-    BadTerm {
-        spec: String,
-        term: String,
-        reason: &'static str,
-    },
-    DuplicateTerm {
-        spec: String,
-        term: String,
-    },
-    /// Not a modifier perf knows.
-    UnknownModifier {
-        spec: String,
-        part: String,
-        modifier: char,
-    },
-    /// A modifier perf knows that cpiflame cannot honour (`P`, `W`, `b`, `R`, `X`).
-    RefusedModifier {
-        spec: String,
-        part: String,
-        modifier: char,
-        reason: &'static str,
-    },
-    /// The same modifier twice (`p` excepted), which perf refuses too.
-    DuplicateModifier {
-        spec: String,
-        part: String,
-        modifier: char,
-    },
-    /// A term other than `period`, `freq`, `name` on a generic or raw event.
-    UnsupportedTerm {
-        spec: String,
-        /// The event the terms follow (`cpu-clock`).
-        event: String,
-        term: String,
-        /// Nearest of `period`, `freq`, `name`.
-        suggestions: Vec<String>,
-    },
-    BadModifiers {
-        spec: String,
-        part: String,
-        reason: &'static str,
-    },
-    Unsupported {
-        spec: String,
-        part: String,
-        what: &'static str,
-    },
-    /// A `{...}` group that does not parse: nested, unbalanced, empty, or text after its
-    /// closing brace other than `:modifiers`.
-    BadGroup {
-        spec: String,
-        part: String,
-        reason: &'static str,
-    },
-    /// [`parse_event`] given a list.
-    NotOneEvent {
-        spec: String,
-        count: usize,
-    },
-}
-
-impl SpecError {
-    /// The whole spec text as given.
-    pub fn spec(&self) -> &str {
-        match self {
-            SpecError::Empty { spec }
-            | SpecError::UnknownEvent { spec, .. }
-            | SpecError::Unterminated { spec, .. }
-            | SpecError::BadPmuName { spec, .. }
-            | SpecError::UnknownTerm { spec, .. }
-            | SpecError::BadNumber { spec, .. }
-            | SpecError::ValueTooBig { spec, .. }
-            | SpecError::MissingValue { spec, .. }
-            | SpecError::BadTerm { spec, .. }
-            | SpecError::DuplicateTerm { spec, .. }
-            | SpecError::UnknownModifier { spec, .. }
-            | SpecError::RefusedModifier { spec, .. }
-            | SpecError::DuplicateModifier { spec, .. }
-            | SpecError::UnsupportedTerm { spec, .. }
-            | SpecError::BadModifiers { spec, .. }
-            | SpecError::Unsupported { spec, .. }
-            | SpecError::BadGroup { spec, .. }
-            | SpecError::NotOneEvent { spec, .. } => spec,
-        }
-    }
-}
-
-/// ` in 'SPEC'` unless the spec is just the offending part.
-struct In<'a>(&'a str, &'a str);
-
-impl fmt::Display for In<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.trim() == self.1 {
-            Ok(())
-        } else {
-            write!(f, " in '{}'", self.0)
-        }
-    }
-}
-
-/// `a`, `a or b`, `a, b or c`.
-pub(crate) fn or_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SpecError::Empty { spec } if spec.trim().is_empty() => write!(f, "empty event spec"),
-            SpecError::Empty { spec } => write!(f, "empty event in '{spec}'"),
-            SpecError::UnknownEvent {
-                spec,
-                name,
-                suggestions,
-            } => {
-                write!(f, "unknown event '{name}'{}", In(spec, name))?;
-                if !suggestions.is_empty() {
-                    write!(f, " (did you mean {}?)", or_list(suggestions))?;
-                }
-                Ok(())
-            }
-            SpecError::Unterminated { spec, part } => write!(
-                f,
-                "unterminated PMU term list '{part}' (missing closing '/'){}",
-                In(spec, part)
-            ),
-            SpecError::BadPmuName { spec, part } => {
-                write!(f, "bad PMU name in '{part}'{}", In(spec, part))
-            }
-            SpecError::UnknownTerm {
-                spec,
-                pmu,
-                term,
-                suggestions,
-                all_terms,
-            } => {
-                write!(f, "unknown term '{term}' for PMU '{pmu}' in '{spec}'")?;
-                if suggestions.is_empty() {
-                    write!(f, " (known terms: {})", all_terms.join(", "))
-                } else {
-                    write!(f, " (did you mean {}?)", or_list(suggestions))
-                }
-            }
-            SpecError::BadNumber { spec, term, value } => {
-                write!(f, "bad number '{value}' for '{term}' in '{spec}'")
-            }
-            SpecError::ValueTooBig {
-                spec,
-                term,
-                value,
-                bits,
-            } => write!(
-                f,
-                "value {value:#x} for '{term}' does not fit in its {bits} bits in '{spec}'"
-            ),
-            SpecError::MissingValue { spec, term } => {
-                write!(f, "term '{term}' needs a value ({term}=...) in '{spec}'")
-            }
-            SpecError::BadTerm { spec, term, reason } => {
-                write!(f, "bad term '{term}' in '{spec}': {reason}")
-            }
-            SpecError::DuplicateTerm { spec, term } => {
-                write!(f, "term '{term}' given twice in '{spec}'")
-            }
-            SpecError::UnknownModifier {
-                spec,
-                part,
-                modifier,
-            } => write!(
-                f,
-                "unknown modifier '{modifier}' in '{part}'{} (supported: {SUPPORTED_MODIFIERS})",
-                In(spec, part)
-            ),
-            SpecError::RefusedModifier {
-                spec,
-                part,
-                modifier,
-                reason,
-            } => write!(
-                f,
-                "modifier '{modifier}' in '{part}'{} is not supported: {reason}",
-                In(spec, part)
-            ),
-            SpecError::DuplicateModifier {
-                spec,
-                part,
-                modifier,
-            } => write!(
-                f,
-                "modifier '{modifier}' given twice in '{part}'{}",
-                In(spec, part)
-            ),
-            SpecError::UnsupportedTerm {
-                spec,
-                event,
-                term,
-                suggestions,
-            } => {
-                write!(
-                    f,
-                    "term '{term}' is not supported on '{event}' in '{spec}' (generic and raw events take period, freq and name"
-                )?;
-                if !suggestions.is_empty() {
-                    write!(f, "; did you mean {}?", or_list(suggestions))?;
-                }
-                write!(f, ")")
-            }
-            SpecError::BadModifiers { spec, part, reason } => {
-                write!(f, "bad modifiers in '{part}'{}: {reason}", In(spec, part))
-            }
-            SpecError::Unsupported { spec, part, what } => {
-                write!(f, "'{part}'{}: {what} not supported", In(spec, part))
-            }
-            SpecError::BadGroup { spec, part, reason } => {
-                write!(f, "bad group '{part}'{}: {reason}", In(spec, part))
-            }
-            SpecError::NotOneEvent { spec, count } => {
-                write!(f, "expected one event, got {count} in '{spec}'")
-            }
-        }
-    }
-}
-
-impl std::error::Error for SpecError {}
 
 /// Parses a comma-separated event list with the built-in PMU formats.
 pub fn parse_events(text: &str) -> Result<Vec<EventSpec>, SpecError> {
@@ -652,12 +386,6 @@ fn named_kind(spec: &str, base: &str) -> Result<Option<EventKind>, SpecError> {
     })
 }
 
-/// Every letter perf takes as a modifier (6.1 and later), honoured or refused.
-const PERF_MODIFIERS: &str = "ukhGHIpPSDeWbRX";
-
-/// The modifiers listed by [`SpecError::UnknownModifier`].
-const SUPPORTED_MODIFIERS: &str = "u, k, h, G, H, I, p, pp, ppp, S, D, e";
-
 fn parse_named_item(spec: &str, part: &str) -> Result<EventSpec, SpecError> {
     let (base, mods) = match part.split_once(':') {
         Some((base, mods)) => (base, Some(mods)),
@@ -800,16 +528,6 @@ fn parse_pmu_item(
         config2: t.words[2],
     };
     Ok(mods.apply(new_spec(kind, part, t)))
-}
-
-/// PMU directory names: letters, digits, `_`, `-`, `.`.
-fn valid_pmu_name(pmu: &str) -> bool {
-    !pmu.is_empty()
-        && pmu != "."
-        && pmu != ".."
-        && pmu
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
 #[derive(Default)]
@@ -984,267 +702,6 @@ fn unquote(v: &str) -> &str {
     v
 }
 
-/// The attr bits a modifier string sets, as perf's `get_event_modifier` sets them for one
-/// event (not a group).
-#[derive(Clone, Copy, Debug)]
-struct Modifiers {
-    exclude_user: bool,
-    exclude_kernel: bool,
-    exclude_hv: bool,
-    exclude_host: bool,
-    exclude_guest: bool,
-    exclude_idle: bool,
-    precise: u8,
-    sample_read: bool,
-    pinned: bool,
-    exclusive: bool,
-    /// A `G` or `H` was given (perf's `exclude_GH`).
-    exclude_gh: bool,
-}
-
-impl Default for Modifiers {
-    /// No modifier: perf's `event_attr_init` excludes the guest (`perf_guest` is false unless
-    /// perf runs with `--guest`).
-    fn default() -> Modifiers {
-        Modifiers {
-            exclude_user: false,
-            exclude_kernel: false,
-            exclude_hv: false,
-            exclude_host: false,
-            exclude_guest: true,
-            exclude_idle: false,
-            precise: 0,
-            sample_read: false,
-            pinned: false,
-            exclusive: false,
-            exclude_gh: false,
-        }
-    }
-}
-
-impl Modifiers {
-    fn apply(self, mut spec: EventSpec) -> EventSpec {
-        spec.exclude_user = self.exclude_user;
-        spec.exclude_kernel = self.exclude_kernel;
-        spec.exclude_hv = self.exclude_hv;
-        spec.exclude_host = self.exclude_host;
-        spec.exclude_guest = self.exclude_guest;
-        spec.exclude_idle = self.exclude_idle;
-        spec.precise = self.precise;
-        spec.sample_read = self.sample_read;
-        spec.pinned = self.pinned;
-        spec.exclusive = self.exclusive;
-        spec.gh_modifier = self.exclude_gh;
-        spec
-    }
-}
-
-/// Why a modifier perf knows is refused; `None` for the ones honoured.
-fn refused_modifier(c: char) -> Option<&'static str> {
-    Some(match c {
-        'P' => "it asks for the highest precise level the PMU allows, which perf finds by opening the event at levels 3, 2, 1 in turn; give p, pp or ppp",
-        'W' => "weak groups are a perf tool feature",
-        'b' => "BPF counters are a perf stat feature",
-        'R' => "retirement latency sampling is a perf tool feature",
-        'X' => "it keeps perf from regrouping events, and cpiflame does not regroup",
-        _ => return None,
-    })
-}
-
-/// Parses modifiers after perf's `get_event_modifier`: the first of `u`, `k`, `h` excludes
-/// all three, and each then counts its own level again; the first of `G`, `H` excludes guest
-/// and host, and each then counts its own again; `u` and `p` exclude the guest unless `G` or
-/// `H` came first; a modifier string drops the default guest exclusion otherwise.
-/// `after_colon`: the text followed a `:`, so it may not be empty.
-fn parse_modifiers(
-    spec: &str,
-    part: &str,
-    text: &str,
-    after_colon: bool,
-) -> Result<Modifiers, SpecError> {
-    if text.is_empty() {
-        if after_colon {
-            return Err(SpecError::BadModifiers {
-                spec: spec.to_string(),
-                part: part.to_string(),
-                reason: "nothing after ':'",
-            });
-        }
-        return Ok(Modifiers::default());
-    }
-    let start = Modifiers {
-        exclude_guest: false,
-        ..Modifiers::default()
-    };
-    modify(spec, part, text, start)
-}
-
-/// A group's modifiers (`{a,b}:S`) applied to member `event`, as perf's
-/// `parse_events__modifier_event` applies them to each member of a group: starting from
-/// what the member's own modifiers set (so `{cycles:k,instructions}:u` counts cycles in
-/// user and kernel space), except `S`, which the group's modifiers alone decide; pinned and
-/// exclusive reach the leader only.
-fn group_modifiers(
-    spec: &str,
-    group: &str,
-    text: &str,
-    event: EventSpec,
-    leader: bool,
-) -> Result<EventSpec, SpecError> {
-    if text.is_empty() {
-        return Err(SpecError::BadModifiers {
-            spec: spec.to_string(),
-            part: group.to_string(),
-            reason: "nothing after ':'",
-        });
-    }
-    let own = Modifiers {
-        exclude_user: event.exclude_user,
-        exclude_kernel: event.exclude_kernel,
-        exclude_hv: event.exclude_hv,
-        exclude_host: event.exclude_host,
-        exclude_guest: event.exclude_guest,
-        exclude_idle: event.exclude_idle,
-        precise: event.precise,
-        sample_read: false,
-        pinned: event.pinned,
-        exclusive: event.exclusive,
-        exclude_gh: event.gh_modifier,
-    };
-    let mut m = modify(spec, group, text, own)?;
-    if !leader {
-        (m.pinned, m.exclusive) = (event.pinned, event.exclusive);
-    }
-    Ok(m.apply(event))
-}
-
-/// Applies modifier string `text` to `m` (perf's `get_event_modifier` with `m` as the
-/// event's attr so far).
-fn modify(spec: &str, part: &str, text: &str, mut m: Modifiers) -> Result<Modifiers, SpecError> {
-    let mut exclude_gh = m.exclude_gh;
-    let err_parts = || (spec.to_string(), part.to_string());
-    let mut exclude = m.exclude_user || m.exclude_kernel || m.exclude_hv;
-    let mut precise = u32::from(m.precise);
-    m.sample_read = false;
-    for (i, c) in text.char_indices() {
-        if c != 'p' && text[..i].contains(c) {
-            let (spec, part) = err_parts();
-            return Err(SpecError::DuplicateModifier {
-                spec,
-                part,
-                modifier: c,
-            });
-        }
-        if let Some(reason) = refused_modifier(c) {
-            let (spec, part) = err_parts();
-            return Err(SpecError::RefusedModifier {
-                spec,
-                part,
-                modifier: c,
-                reason,
-            });
-        }
-        match c {
-            'u' | 'k' | 'h' => {
-                if !exclude {
-                    exclude = true;
-                    (m.exclude_user, m.exclude_kernel, m.exclude_hv) = (true, true, true);
-                }
-                match c {
-                    'u' => m.exclude_user = false,
-                    'k' => m.exclude_kernel = false,
-                    _ => m.exclude_hv = false,
-                }
-                if c == 'u' && !exclude_gh {
-                    m.exclude_guest = true;
-                }
-            }
-            'G' | 'H' => {
-                if !exclude_gh {
-                    exclude_gh = true;
-                    (m.exclude_guest, m.exclude_host) = (true, true);
-                }
-                if c == 'G' {
-                    m.exclude_guest = false;
-                } else {
-                    m.exclude_host = false;
-                }
-            }
-            'p' => {
-                precise += 1;
-                // perf: "use of precise requires exclude_guest".
-                if !exclude_gh {
-                    m.exclude_guest = true;
-                }
-            }
-            'I' => m.exclude_idle = true,
-            'S' => m.sample_read = true,
-            'D' => m.pinned = true,
-            'e' => m.exclusive = true,
-            _ => {
-                let (spec, part) = err_parts();
-                return Err(SpecError::UnknownModifier {
-                    spec,
-                    part,
-                    modifier: c,
-                });
-            }
-        }
-    }
-    if precise > 3 {
-        return Err(SpecError::BadModifiers {
-            spec: spec.to_string(),
-            part: part.to_string(),
-            reason: "precise level above 3 (p, pp or ppp)",
-        });
-    }
-    m.precise = precise as u8;
-    m.exclude_gh = exclude_gh;
-    Ok(m)
-}
-
-/// Levenshtein distance over chars, ignoring ASCII case.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let substitution = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(substitution);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// Up to three candidates near `name`: within a third of its length in edits (at least 1),
-/// or starting with it (4 characters or more), nearest first.
-pub(crate) fn nearest<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Vec<String> {
-    let limit = (name.chars().count() / 3).max(1);
-    let lower = name.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &str)> = candidates
-        .into_iter()
-        .filter_map(|c| {
-            let d = edit_distance(name, c);
-            let prefix = lower.len() >= 4 && c.to_ascii_lowercase().starts_with(&lower);
-            (d <= limit || prefix).then_some((d, c))
-        })
-        .collect();
-    scored.sort();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, c)| c.to_string())
-        .collect()
-}
-
 impl EventKind {
     /// The PMU a `pmu/.../` spec names.
     pub fn pmu(&self) -> Option<&str> {
@@ -1293,68 +750,11 @@ impl EventKind {
     }
 }
 
-/// `<sysfs_root>/bus/event_source/devices`.
-pub fn devices_dir(sysfs_root: &Path) -> PathBuf {
-    sysfs_root.join("bus").join("event_source").join("devices")
-}
-
-/// `<sysfs_root>/bus/event_source/devices/<pmu>`, refusing names that are not plain
-/// directory names.
-pub(crate) fn pmu_dir(sysfs_root: &Path, pmu: &str) -> io::Result<PathBuf> {
-    if !valid_pmu_name(pmu) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("bad PMU name '{pmu}'"),
-        ));
-    }
-    Ok(devices_dir(sysfs_root).join(pmu))
-}
-
-/// The number in a sysfs `type` file (`"4\n"`).
-pub fn parse_pmu_type(text: &str) -> Option<u32> {
-    text.trim().parse().ok()
-}
-
-/// The attr.type of `pmu`: `<sysfs_root>/bus/event_source/devices/<pmu>/type`.
-pub fn pmu_type(sysfs_root: &Path, pmu: &str) -> io::Result<u32> {
-    let path = pmu_dir(sysfs_root, pmu)?.join("type");
-    let text = std::fs::read_to_string(&path)?;
-    parse_pmu_type(&text).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}: not a PMU type number: '{}'",
-                path.display(),
-                text.trim()
-            ),
-        )
-    })
-}
-
-/// The term layout of `pmu`: every file of `<sysfs_root>/bus/event_source/devices/<pmu>/format/`.
-pub fn pmu_format(sysfs_root: &Path, pmu: &str) -> io::Result<PmuFormat> {
-    let dir = pmu_dir(sysfs_root, pmu)?.join("format");
-    let mut entries = Vec::new();
-    for entry in std::fs::read_dir(&dir)? {
-        let entry = entry?;
-        let Ok(term) = entry.file_name().into_string() else {
-            continue;
-        };
-        entries.push((term, std::fs::read_to_string(entry.path())?));
-    }
-    PmuFormat::parse(entries.iter().map(|(t, x)| (t.as_str(), x.as_str()))).map_err(
-        |e: FormatError| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {e}", dir.display()),
-            )
-        },
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use super::error::edit_distance;
     use super::*;
+    use crate::sysfs::{parse_pmu_type, pmu_format};
 
     fn one(text: &str) -> EventSpec {
         parse_event(text).unwrap_or_else(|e| panic!("{text}: {e}"))

@@ -51,7 +51,7 @@ struct Event {
 }
 
 /// PERF_TYPE_SOFTWARE: the events that open without a PMU.
-const TYPE_SOFTWARE: u32 = 1;
+const TYPE_SOFTWARE: u32 = cpiflame_events::abi::attr_type::SOFTWARE;
 
 fn is_hardware(event: &Event) -> bool {
     event.attr.type_ != TYPE_SOFTWARE

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use cpiflame_perf_data::abi::{misc, sample as st};
+use cpiflame_perf_data::host::cpu_list_ranges;
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
 use cpiflame_unwind::{FrameKind, FrameRef, Resolver, StackEntry};
 use serde_json::{json, Value};
@@ -338,12 +339,7 @@ pub fn cpu_nodes(file: &PerfData) -> HashMap<u32, u32> {
     let mut map = HashMap::new();
     let mut walk_budget: u64 = 16 * u64::from(MAX_CPUS);
     for n in &file.meta.numa_nodes {
-        for range in n.cpus.split(',').filter(|r| !r.trim().is_empty()) {
-            let (lo, hi) = match range.split_once('-') {
-                Some((lo, hi)) => (lo.trim().parse::<u32>(), hi.trim().parse::<u32>()),
-                None => (range.trim().parse::<u32>(), range.trim().parse::<u32>()),
-            };
-            let (Ok(lo), Ok(hi)) = (lo, hi) else { continue };
+        for (lo, hi) in cpu_list_ranges(&n.cpus).flatten() {
             let hi = hi.min(MAX_CPUS - 1);
             if lo > hi {
                 continue;

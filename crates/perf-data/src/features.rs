@@ -6,12 +6,9 @@
 //! (`Vec::with_capacity(nr)` for EVENT_DESC, `vec![0; len]` for strings): fuzzing found a
 //! 21 KB file that made it ask for 133 GB. Formats: `perf.data-file-format.txt`.
 
-use crate::abi::feature;
+use crate::abi::{feature, MISC_BUILD_ID_SIZE};
 use crate::bytes::{c_str, Cursor, Endian};
-use crate::file::{BuildIdEntry, CompressionInfo, Meta};
-
-/// PERF_RECORD_MISC_BUILD_ID_SIZE: byte 20 of a build-id entry is the id's length.
-const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+use crate::meta::{BuildIdEntry, ClockData, CompressionInfo, Meta, NumaNode};
 
 /// One EVENT_DESC entry: an event's name and sample ids.
 pub(crate) struct EventDesc {
@@ -77,7 +74,7 @@ pub(crate) fn parse(
                         break;
                     };
                     let cpus = cpus.unwrap_or_default();
-                    meta.numa_nodes.push(crate::write::NumaNode {
+                    meta.numa_nodes.push(NumaNode {
                         node,
                         mem_total_kb,
                         mem_free_kb,
@@ -90,7 +87,7 @@ pub(crate) fn parse(
                 if let (Some(1), Some(clockid), Some(wall_clock_ns), Some(clockid_time_ns)) =
                     (c.u32(), c.u32(), c.u64(), c.u64())
                 {
-                    meta.clock_data = Some(crate::file::ClockData {
+                    meta.clock_data = Some(ClockData {
                         clockid,
                         wall_clock_ns,
                         clockid_time_ns,

@@ -16,7 +16,9 @@ mod error;
 mod features;
 mod file;
 mod flatten;
+pub mod host;
 pub mod input;
+mod meta;
 mod records;
 mod sample;
 pub mod tracing;
@@ -26,9 +28,10 @@ pub use abi::attr_flags;
 pub use attr::{EventAttr, ATTR_SIZE};
 pub use bytes::Endian;
 pub use error::{ErrorKind, ReadError};
-pub use file::{BuildIdEntry, ClockData, CompressionInfo, Meta, PerfData};
+pub use file::PerfData;
 pub use flatten::DEFAULT_CHUNK_LIMIT;
 pub use input::{open_input, Compression, Input, InputKind};
+pub use meta::{BuildIdEntry, ClockData, CompressionInfo, Meta};
 pub use records::{
     parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
 };

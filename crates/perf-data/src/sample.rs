@@ -3,17 +3,17 @@
 //! Parsed here rather than by `linux-perf-event-reader` 0.10, whose parser swaps the group and
 //! non-group layouts of PERF_SAMPLE_READ (and so misreads every field after it).
 
-use crate::abi::{read_format, sample, BRANCH_SAMPLE_HW_INDEX};
+use crate::abi::{branch_sample, read_format, sample, BRANCH_SAMPLE_HW_INDEX};
 use crate::attr::EventAttr;
 use crate::bytes::{u64_at, Cursor, Endian};
 
 /// `perf_event_attr.branch_sample_type` bit that adds one counters word per branch entry.
-const BRANCH_SAMPLE_COUNTERS: u64 = 1 << 19;
+const BRANCH_SAMPLE_COUNTERS: u64 = branch_sample::COUNTERS;
 
 /// `perf_event_attr.branch_sample_type` bit PERF_SAMPLE_BRANCH_CALL_STACK (`perf record
 /// --call-graph lbr`): the branch stack holds the calls not yet returned from, newest first,
 /// rather than the last branches taken.
-pub const BRANCH_SAMPLE_CALL_STACK: u64 = 1 << 11;
+pub const BRANCH_SAMPLE_CALL_STACK: u64 = branch_sample::CALL_STACK;
 
 /// A list of u64 values stored in the file's byte order, borrowed from the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -76,7 +76,8 @@ impl Machine {
             return probe(&events).map_err(|e| e.to_string());
         }
         // PERF_TYPE_SOFTWARE opens anywhere; anything else needs a hardware PMU.
-        if events.iter().all(|e| e.type_ == 1) || has_hardware_pmu(&self.cpu, &self.pmus) {
+        let software = |e: &ResolvedEvent| e.type_ == cpiflame_events::abi::attr_type::SOFTWARE;
+        if events.iter().all(software) || has_hardware_pmu(&self.cpu, &self.pmus) {
             Ok(())
         } else {
             Err("no hardware PMU in this root".to_string())

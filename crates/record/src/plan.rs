@@ -234,8 +234,11 @@ impl EventPlan {
             // perf mem / perf c2c record keep perf record's default: 4000 samples a second.
             return Rate::Frequency(4000);
         }
-        // PERF_TYPE_SOFTWARE
-        if self.events.iter().any(|e| e.type_ != 1) {
+        if self
+            .events
+            .iter()
+            .any(|e| e.type_ != cpiflame_events::abi::attr_type::SOFTWARE)
+        {
             Rate::Period(DEFAULT_PERIOD)
         } else {
             Rate::Period(250_000)

@@ -5,6 +5,7 @@ use std::io;
 use std::path::Path;
 
 use cpiflame_perf_data::abi::misc;
+use cpiflame_perf_data::host;
 use cpiflame_perf_data::write::{comm_record, mmap2_record, EventAttr, Mmap2, SampleId};
 
 /// Thread ids of process `pid` (`/proc/PID/task`).
@@ -32,42 +33,29 @@ pub struct MapsLine {
     pub path: String,
 }
 
-/// The executable mappings listed in `/proc/PID/maps` text.
+/// The executable mappings listed in `/proc/PID/maps` text (parsed by
+/// [`cpiflame_perf_data::host::parse_maps`]), with mmap's `prot` bits and perf's `//anon`
+/// for mappings without a path.
 pub fn parse_maps(text: &str) -> Vec<MapsLine> {
-    text.lines()
-        .filter_map(|line| {
-            let mut f = line.splitn(6, ' ');
-            let (range, perms, off, dev, inode) =
-                (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
-            let path = f.next().unwrap_or("").trim().to_string();
-            if !perms.contains('x') {
-                return None;
-            }
-            let (start, end) = range.split_once('-')?;
-            let (maj, min) = dev.split_once(':')?;
-            let prot = (if perms.contains('r') {
-                libc::PROT_READ
-            } else {
-                0
-            }) | (if perms.contains('w') {
-                libc::PROT_WRITE
-            } else {
-                0
-            }) | libc::PROT_EXEC;
-            Some(MapsLine {
-                start: u64::from_str_radix(start, 16).ok()?,
-                end: u64::from_str_radix(end, 16).ok()?,
+    host::parse_maps(text)
+        .filter(|m| m.executable())
+        .map(|m| {
+            let perm = |c, bit| if m.perms.contains(c) { bit } else { 0 };
+            let prot = perm('r', libc::PROT_READ) | perm('w', libc::PROT_WRITE) | libc::PROT_EXEC;
+            MapsLine {
+                start: m.start,
+                end: m.end,
                 prot: prot as u32,
-                pgoff: u64::from_str_radix(off, 16).ok()?,
-                maj: u32::from_str_radix(maj, 16).ok()?,
-                min: u32::from_str_radix(min, 16).ok()?,
-                inode: inode.parse().ok()?,
-                path: if path.is_empty() {
+                pgoff: m.offset,
+                maj: m.maj,
+                min: m.min,
+                inode: m.inode,
+                path: if m.path.is_empty() {
                     "//anon".into()
                 } else {
-                    path
+                    m.path.to_string()
                 },
-            })
+            }
         })
         .collect()
 }

@@ -302,14 +302,15 @@ impl Drop for Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cpiflame_perf_data::abi::{attr_type, sample};
     use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter};
 
     fn attrs() -> Vec<EventAttr> {
         vec![EventAttr {
-            type_: 1,
+            type_: attr_type::SOFTWARE,
             config: 0,
             sample_period_or_freq: 1000,
-            sample_type: 0x10000 | 0x1 | 0x2,
+            sample_type: sample::IDENTIFIER | sample::IP | sample::TID,
             name: Some("cpu-clock".into()),
             ids: vec![7],
             ..EventAttr::default()

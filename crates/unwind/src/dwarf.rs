@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use gimli::Reader as _;
 use object::{Object, ObjectSection};
 
-use crate::image::{section_bytes, Reader};
+use crate::sections::{section_bytes, Reader};
 use crate::shared::SharedBytes;
 
 /// Sections naming reads. Location lists, macros and the rest can be large (and are often
@@ -658,9 +658,8 @@ mod tests {
     /// as unavailable when there is none).
     fn libc_debug_file() -> Option<(String, Vec<u8>)> {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let Some(libc) = maps
-            .lines()
-            .filter_map(|l| l.split_whitespace().nth(5))
+        let Some(libc) = cpiflame_perf_data::host::parse_maps(&maps)
+            .map(|m| m.path)
             .find(|p| {
                 p.rsplit('/')
                     .next()

@@ -16,6 +16,7 @@ use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::demangle::demangle;
 use crate::dwarf::{DwarfCache, DwarfNames};
 use crate::plt::{plt_ranges, plt_stubs, stub_at, PltStub};
+use crate::sections::section_bytes;
 use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
@@ -27,9 +28,6 @@ const UNWIND_SECTIONS: [&[u8]; 5] = [
     b".text",
     b".got",
 ];
-
-/// The gimli reader over shared file bytes.
-pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, SharedBytes>;
 
 /// Why an image could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -789,40 +787,6 @@ fn fde_overlaps<R: gimli::Reader>(
 ) -> bool {
     let start = fde.initial_address();
     start < range.end && start.saturating_add(fde.len()) > range.start
-}
-
-/// The bytes of `section`, borrowed from the map when stored uncompressed.
-pub(crate) fn section_bytes(
-    data: &SharedBytes,
-    section: &object::Section<'_, '_>,
-) -> Option<SharedBytes> {
-    let compressed = section.compressed_file_range().ok()?;
-    if compressed.format == object::CompressionFormat::None {
-        let start = usize::try_from(compressed.offset).ok()?;
-        let len = usize::try_from(compressed.uncompressed_size).ok()?;
-        // Re-slice the same backing storage: `data` is the whole file.
-        let end = start.checked_add(len)?;
-        if end > data.len() {
-            return None;
-        }
-        let mut bytes = data.clone();
-        bytes.narrow(start..end);
-        Some(bytes)
-    } else {
-        // The header's uncompressed size is what gets allocated: a corrupt or hostile file
-        // must not make it exceed what its compressed bytes can expand to.
-        let max_ratio = match compressed.format {
-            // Deflate's limit is 1032:1.
-            object::CompressionFormat::Zlib => 1032,
-            _ => 8192,
-        };
-        if compressed.uncompressed_size > compressed.compressed_size.saturating_mul(max_ratio) {
-            return None;
-        }
-        Some(SharedBytes::owned(
-            section.uncompressed_data().ok()?.into_owned(),
-        ))
-    }
 }
 
 /// Hands framehop the unwind sections of an image.

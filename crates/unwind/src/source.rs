@@ -10,6 +10,8 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use cpiflame_perf_data::host::parse_maps;
+
 use crate::shared::SharedBytes;
 
 /// What the machine the resolver runs on says about itself, to tell whether a recording was
@@ -107,7 +109,7 @@ impl Source for HostSource {
             os_release: read("/proc/sys/kernel/osrelease"),
             kernel_build_id: std::fs::read("/sys/kernel/notes")
                 .ok()
-                .and_then(|notes| crate::kernel::gnu_build_id_note(&notes)),
+                .and_then(|notes| crate::notes::gnu_build_id_note(&notes)),
         }
     }
 }
@@ -134,11 +136,8 @@ fn open_regular(path: &Path) -> io::Result<std::fs::File> {
 /// A copy of this process's vDSO image (the same for every process of this boot).
 fn own_vdso() -> Option<Vec<u8>> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
-    let range = line.split_whitespace().next()?;
-    let (start, end) = range.split_once('-')?;
-    let start = u64::from_str_radix(start, 16).ok()?;
-    let end = u64::from_str_radix(end, 16).ok()?;
+    let vdso = parse_maps(&maps).find(|m| m.path == "[vdso]")?;
+    let (start, end) = (vdso.start, vdso.end);
     let len = usize::try_from(end.checked_sub(start)?).ok()?;
     if start == 0 || len == 0 || len > 1 << 24 {
         return None;

@@ -1,0 +1,83 @@
+//! Reading a PMU's description from sysfs (`<root>/bus/event_source/devices/<pmu>/`): its
+//! `type` number and its `format/` term layout, for the event-spec parser and the resolver.
+//!
+//! Thin readers over pure parsers ([`parse_pmu_type`], [`PmuFormat::parse`]); the root is
+//! the caller's, so tests run on fixture trees. This module must never parse event specs nor
+//! follow a PMU name out of the devices directory (names are checked first).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::format::{FormatError, PmuFormat};
+
+/// Where sysfs is normally mounted.
+pub const SYSFS_ROOT: &str = "/sys";
+
+/// PMU directory names: letters, digits, `_`, `-`, `.`.
+pub(crate) fn valid_pmu_name(pmu: &str) -> bool {
+    !pmu.is_empty()
+        && pmu != "."
+        && pmu != ".."
+        && pmu
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+/// `<sysfs_root>/bus/event_source/devices`.
+pub fn devices_dir(sysfs_root: &Path) -> PathBuf {
+    sysfs_root.join("bus").join("event_source").join("devices")
+}
+
+/// `<sysfs_root>/bus/event_source/devices/<pmu>`, refusing names that are not plain
+/// directory names.
+pub(crate) fn pmu_dir(sysfs_root: &Path, pmu: &str) -> io::Result<PathBuf> {
+    if !valid_pmu_name(pmu) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad PMU name '{pmu}'"),
+        ));
+    }
+    Ok(devices_dir(sysfs_root).join(pmu))
+}
+
+/// The number in a sysfs `type` file (`"4\n"`).
+pub fn parse_pmu_type(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+/// The attr.type of `pmu`: `<sysfs_root>/bus/event_source/devices/<pmu>/type`.
+pub fn pmu_type(sysfs_root: &Path, pmu: &str) -> io::Result<u32> {
+    let path = pmu_dir(sysfs_root, pmu)?.join("type");
+    let text = std::fs::read_to_string(&path)?;
+    parse_pmu_type(&text).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: not a PMU type number: '{}'",
+                path.display(),
+                text.trim()
+            ),
+        )
+    })
+}
+
+/// The term layout of `pmu`: every file of `<sysfs_root>/bus/event_source/devices/<pmu>/format/`.
+pub fn pmu_format(sysfs_root: &Path, pmu: &str) -> io::Result<PmuFormat> {
+    let dir = pmu_dir(sysfs_root, pmu)?.join("format");
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let Ok(term) = entry.file_name().into_string() else {
+            continue;
+        };
+        entries.push((term, std::fs::read_to_string(entry.path())?));
+    }
+    PmuFormat::parse(entries.iter().map(|(t, x)| (t.as_str(), x.as_str()))).map_err(
+        |e: FormatError| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", dir.display()),
+            )
+        },
+    )
+}

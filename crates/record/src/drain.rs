@@ -1,0 +1,278 @@
+//! Draining the ring buffers into the file while the target runs: records are written as
+//! they come, samples' user stacks cut to the bytes in use; counts of samples and losses,
+//! and the files mapped (for their build ids), are kept for the report.
+//!
+//! It must never write past the first write error: that error stops the recording, and the
+//! command is asked to stop (SIGINT) for `finish` to reap.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{self, IsTerminal};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cpiflame_counters::{child, ring};
+use cpiflame_perf_data::abi::record as rt;
+use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteError};
+use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
+use cpiflame_unwind::Resolver;
+
+use crate::spool::Spool;
+use crate::{CallGraph, RecordOptions, Report, Session};
+
+/// Drains the rings into the file until the target ends (or the time is up); returns the
+/// first write error, which stops the recording.
+pub(crate) fn drain_until_done(
+    options: &RecordOptions,
+    session: &mut Session,
+    state: &mut Drain,
+    report: &mut Report,
+) -> Result<(), WriteError> {
+    let started = Instant::now();
+    let deadline = options.duration.map(|d| started + d);
+    let show_status = options.status_line && io::stderr().is_terminal();
+    let mut last_status = Instant::now();
+    let mut stop_sent = false;
+    let mut poll_fds: Vec<libc::pollfd> = session
+        .opened
+        .ring_fds
+        .iter()
+        .map(|&r| libc::pollfd {
+            fd: session.opened.fds[r].as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let outcome = 'recording: {
+        loop {
+            // SAFETY: poll on fds we own, for at most 100 ms.
+            unsafe { libc::poll(poll_fds.as_mut_ptr(), poll_fds.len() as _, 100) };
+            let done = match &mut session.child {
+                Some(c) => c.try_wait().is_some(),
+                None => {
+                    child::STOP.load(std::sync::atomic::Ordering::SeqCst)
+                        || !Path::new(&format!("/proc/{}", session.threads[0])).exists()
+                }
+            };
+            if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {
+                break 'recording Err(e);
+            }
+            if show_status && last_status.elapsed() >= Duration::from_millis(250) {
+                last_status = Instant::now();
+                eprint!(
+                    "\r[ cpiflame record: {} samples, {} lost ]",
+                    report.samples.iter().sum::<u64>(),
+                    report.lost
+                );
+            }
+            if done {
+                break;
+            }
+            if let Some(d) = deadline {
+                if Instant::now() >= d {
+                    match &session.child {
+                        Some(c) if !stop_sent => {
+                            c.kill(libc::SIGINT);
+                            stop_sent = true;
+                        }
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+            }
+        }
+        // Whatever the kernel wrote after the last poll.
+        drain_round(&mut session.rings, &mut session.writer, state, report)
+    };
+    if show_status {
+        eprintln!();
+    }
+    outcome
+}
+
+/// Drains every ring and ends the round; the first write error stops the recording.
+pub(crate) fn drain_round(
+    rings: &mut [ring::Ring],
+    writer: &mut PerfDataWriter<Spool>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> Result<(), WriteError> {
+    if drain_all(rings, writer, state, report)? > 0 {
+        writer.write_record(&finished_round_record())?;
+    }
+    Ok(())
+}
+
+/// What draining keeps between rounds.
+pub(crate) struct Drain {
+    pub(crate) by_id: HashMap<u64, usize>,
+    /// Records of the current pass, and their (time, offset, length): kept to reuse.
+    pub(crate) arena: Vec<u8>,
+    pub(crate) index: Vec<(u64, usize, usize)>,
+    pub(crate) unwinder: Option<Resolver>,
+    /// The attrs as opened. Their sample_types differ at most in READ, which comes after
+    /// every field a side-band record's sample_id trailer or a time lookup reads; side-band
+    /// records come from the first.
+    pub(crate) attrs: Vec<EventAttr>,
+    pub(crate) trimmed: Vec<u8>,
+    /// Files mapped executable (for their build ids at the end).
+    pub(crate) mapped: BTreeSet<Vec<u8>>,
+    pub(crate) first_time: Option<u64>,
+    pub(crate) last_time: u64,
+}
+
+impl Drain {
+    pub(crate) fn new(attrs: &[EventAttr], call_graph: CallGraph) -> Drain {
+        // With DWARF call chains, samples are unwound as they come (unwinding only, no
+        // names) to learn how much of each stack copy the unwinder reads; only that much is
+        // kept.
+        let unwinder = matches!(call_graph, CallGraph::Dwarf { .. }).then(|| {
+            Resolver::new(
+                &cpiflame_perf_data::Meta::default(),
+                cpiflame_unwind::Options {
+                    unwind_only: true,
+                    ..cpiflame_unwind::Options::default()
+                },
+            )
+        });
+        Drain {
+            by_id: attrs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
+                .collect(),
+            arena: Vec::new(),
+            index: Vec::new(),
+            unwinder,
+            attrs: attrs.to_vec(),
+            trimmed: Vec::new(),
+            mapped: BTreeSet::new(),
+            first_time: None,
+            last_time: 0,
+        }
+    }
+}
+
+/// Drains every ring buffer into the file; returns the records written.
+pub(crate) fn drain_all(
+    rings: &mut [ring::Ring],
+    writer: &mut PerfDataWriter<Spool>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> Result<u64, WriteError> {
+    // Every ring's records of this pass, copied out and then handled in time order, so the
+    // record-time unwinder sees a thread's mappings before its samples even when the kernel
+    // put them in different CPUs' buffers (as the reader will, which sorts the same way).
+    let mut arena = std::mem::take(&mut state.arena);
+    let mut index = std::mem::take(&mut state.index);
+    arena.clear();
+    index.clear();
+    let mut last_time = 0;
+    let layout = &state.attrs[0];
+    for ring in rings.iter_mut() {
+        if ring.pending() == 0 {
+            continue;
+        }
+        ring.drain(|record| {
+            let time = RecordView::parse(record, Endian::NATIVE)
+                .and_then(|view| view.time(layout))
+                .unwrap_or(last_time);
+            last_time = time;
+            index.push((time, arena.len(), record.len()));
+            arena.extend_from_slice(record);
+        });
+    }
+    index.sort_by_key(|&(time, at, _)| (time, at));
+    let mut result = Ok(());
+    for &(_, at, len) in &index {
+        result = write_one(&arena[at..at + len], writer, state, report);
+        if result.is_err() {
+            break;
+        }
+    }
+    let written = index.len() as u64;
+    state.arena = arena;
+    state.index = index;
+    result.map(|()| written)
+}
+
+/// Writes one drained record, counting what the report counts and feeding the unwinder;
+/// samples go out with their user stack copy trimmed to what the unwinder read.
+pub(crate) fn write_one(
+    record: &[u8],
+    writer: &mut PerfDataWriter<Spool>,
+    state: &mut Drain,
+    report: &mut Report,
+) -> Result<(), WriteError> {
+    let Some(view) = RecordView::parse(record, Endian::NATIVE) else {
+        // Not a whole record: the writer says why.
+        return writer.write_record(record);
+    };
+    match view.record_type {
+        rt::SAMPLE => {
+            let trimmed = on_sample(&view, record, state, report);
+            writer.get_ref().note_samples(report.samples.iter().sum());
+            if let Some(trimmed) = trimmed {
+                return writer.write_record(trimmed);
+            }
+        }
+        rt::LOST => {
+            if let Ok(RecordKind::Lost { lost, .. }) = view.side_band(&state.attrs[0]) {
+                report.lost += lost;
+            }
+        }
+        rt::THROTTLE => report.throttled += 1,
+        rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT => {
+            let kind = view.side_band(&state.attrs[0]);
+            if let (Some(unwinder), Ok(kind)) = (&mut state.unwinder, &kind) {
+                unwinder.observe(kind);
+            }
+            if let (rt::MMAP2, Ok(RecordKind::Mmap(m))) = (view.record_type, &kind) {
+                // Executable mappings of files, for their build ids at the end.
+                if m.executable && m.path.starts_with(b"/") {
+                    state.mapped.insert(m.path.to_vec());
+                }
+            }
+        }
+        _ => {}
+    }
+    writer.write_record(record)
+}
+
+/// Counts a sample and notes its time; returns the sample with its stack copy trimmed to
+/// what the unwinder read, when there is something to trim.
+pub(crate) fn on_sample<'a>(
+    view: &RecordView<'_>,
+    record: &[u8],
+    state: &'a mut Drain,
+    report: &mut Report,
+) -> Option<&'a [u8]> {
+    // Every attr has PERF_SAMPLE_IDENTIFIER, so the id comes first whatever the layout; the
+    // event's own attr then reads the rest (a leader-sampled group's samples carry READ
+    // values that others' do not).
+    let event = view
+        .body
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_ne_bytes)
+        .and_then(|id| state.by_id.get(&id).copied())
+        .unwrap_or(0);
+    let sample = view.sample(event, &state.attrs[event]).ok();
+    report.samples[event] += 1;
+    if let Some(t) = sample.and_then(|s| s.time) {
+        state.first_time.get_or_insert(t);
+        state.last_time = state.last_time.max(t);
+    }
+    let limit = match (&mut state.unwinder, sample) {
+        (Some(unwinder), Some(sample)) => unwinder.user_stack_extent(&sample),
+        _ => None,
+    };
+    let trimmed = trim_user_stack_to(
+        record,
+        &state.attrs[event],
+        Endian::NATIVE,
+        limit.unwrap_or(usize::MAX),
+        &mut state.trimmed,
+    );
+    trimmed.then_some(&state.trimmed[..])
+}

@@ -1,0 +1,160 @@
+//! Finishing the recording: reaping the target, the last drain, the feature sections
+//! (build ids of what the samples hit, groups, host facts) and the report.
+//!
+//! It must never leave the target unreaped nor the file without its final header.
+
+use std::collections::BTreeSet;
+use std::io::{self};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::Duration;
+
+use cpiflame_counters::child::ExitStatus;
+use cpiflame_perf_data::abi::misc;
+use cpiflame_perf_data::write::{Features, GroupDesc, WriteError, HOST_PID};
+use cpiflame_perf_data::BuildIdEntry;
+
+use crate::drain::Drain;
+use crate::proc;
+use crate::{RecordError, RecordOptions, Report, Session, Target};
+
+/// How long a command stopped after a write error has to end before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Reaps the command, writes the feature sections and the final header; after a write error
+/// (`outcome`), cuts the file back to its last whole record and says what it keeps.
+pub(crate) fn finish(
+    options: &RecordOptions,
+    session: Session,
+    state: &Drain,
+    outcome: Result<(), WriteError>,
+    elapsed: Duration,
+    mut report: Report,
+) -> Result<Report, RecordError> {
+    let Session {
+        mut child,
+        attrs,
+        opened,
+        rings,
+        writer,
+        ..
+    } = session;
+    // A command is never left running unrecorded: after a write error it is stopped, as
+    // perf does (SIGTERM; SIGKILL when it is still there after a grace period), and reaped.
+    report.status = child.as_mut().map(|c| match outcome {
+        Ok(()) => c.wait(),
+        Err(_) => c.terminate(STOP_GRACE),
+    });
+    drop(rings);
+    drop(opened);
+
+    let mut features = Features::from_host(options.cmdline.clone());
+    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
+    features.build_ids = build_ids(&state.mapped);
+    features.groups = group_descs(options);
+    if let (Some(first), Ok(())) = (state.first_time, &outcome) {
+        // (After a write error the file ends earlier than the last sample drained.)
+        features.sample_time = Some((first, state.last_time));
+    }
+    report.bytes_written = writer.bytes_written();
+    let data_offset = writer.data_offset();
+    let data_end = data_offset + writer.bytes_written();
+    let spool = writer.get_ref();
+    let closed = spool.close(&attrs, &features, data_offset, data_end);
+    let secs = elapsed.as_secs_f64();
+    let finishing = |source| WriteError::Io {
+        what: "the end of the file",
+        source,
+    };
+    let (error, when) = match outcome {
+        Err(e) => (e, format!("recording stopped after {secs:.1} s")),
+        Ok(()) => (
+            match (&closed, spool.take_error()) {
+                (Ok(c), _) if c.complete && c.features => return Ok(report),
+                (_, Some(e)) => finishing(e),
+                (Err(_), None) => finishing(io::Error::other("cannot finish the file")),
+                (Ok(_), None) => finishing(io::Error::other("cannot write the feature sections")),
+            },
+            format!("the recording ended after {secs:.1} s, then finishing the file failed"),
+        ),
+    };
+    drop(writer);
+    let mut what = vec![when];
+    match (&options.target, report.status) {
+        (Target::Pid(pid), _) => what.push(format!("process {pid} is no longer recorded")),
+        (_, Some(ExitStatus::Signaled(libc::SIGTERM))) => {
+            what.push("the command was ended with SIGTERM".into())
+        }
+        (_, Some(ExitStatus::Signaled(libc::SIGKILL))) => what.push(format!(
+            "the command was killed (it ignored SIGTERM for {} s)",
+            STOP_GRACE.as_secs()
+        )),
+        (_, Some(status)) => what.push(format!("the command ended with status {}", status.code())),
+        (_, None) => {}
+    }
+    match closed {
+        Ok(c) => what.push(format!(
+            "the file keeps the {} samples written before ({:.1} MB{}; render, fold and perf read it)",
+            c.samples,
+            c.data_size as f64 / 1e6,
+            if c.features { "" } else { ", no feature sections: no room" },
+        )),
+        Err(e) => {
+            let _ = std::fs::remove_file(&options.output);
+            what.push(format!("nothing readable was written ({e}); the file was removed"));
+        }
+    }
+    Err(RecordError::WriteFailed {
+        path: options.output.clone(),
+        error,
+        what: what.join("; "),
+        status: report.status,
+    })
+}
+
+/// The GROUP_DESC entries of the groups the user asked for.
+pub(crate) fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
+    let mut start = 0;
+    let mut descs = Vec::new();
+    for g in &options.groups {
+        if g.described && g.len > 1 {
+            descs.push(GroupDesc {
+                name: None,
+                leader: start as u32,
+                members: g.len as u32,
+            });
+        }
+        start += g.len;
+    }
+    descs
+}
+
+/// Build ids of the files that were mapped executable, and of the running kernel.
+pub(crate) fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
+    use object::Object;
+    let mut entries = Vec::new();
+    for path in mapped {
+        let p = Path::new(std::ffi::OsStr::from_bytes(path));
+        let Ok(data) = std::fs::read(p) else { continue };
+        let Ok(file) = object::File::parse(&*data) else {
+            continue;
+        };
+        if let Ok(Some(id)) = file.build_id() {
+            entries.push(BuildIdEntry {
+                pid: HOST_PID,
+                misc: misc::USER,
+                build_id: id.to_vec(),
+                path: path.clone(),
+            });
+        }
+    }
+    if let Some(id) = proc::kernel_build_id() {
+        entries.push(BuildIdEntry {
+            pid: HOST_PID,
+            misc: misc::KERNEL,
+            build_id: id,
+            path: b"[kernel.kallsyms]".to_vec(),
+        });
+    }
+    entries
+}
