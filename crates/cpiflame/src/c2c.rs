@@ -4,11 +4,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use cpiflame_memaccess::c2c::{report, HitmSort, Report, SharedLine};
 use cpiflame_perf_data::{open_input, PerfData};
-use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::LoadOptions;
 
 use crate::{output, warn_all, Outcome};
 
@@ -45,20 +46,19 @@ pub struct C2cArgs {
     output: Option<PathBuf>,
 }
 
-pub fn c2c(args: C2cArgs) -> Result<Outcome> {
+pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
     let file = PerfData::from_input(open_input(&args.file)?)?;
     warn_all(&file.warnings);
-    if let Some(k) = &args.kallsyms {
-        std::fs::File::open(k).with_context(|| format!("{}", k.display()))?;
-    }
-    let mut resolver = Resolver::new(
-        &file.meta,
-        ResolveOptions {
+    let options = LoadOptions {
+        file: args.file.clone(),
+        resolve: cpiflame_unwind::Options {
             symfs: args.symfs.clone(),
             kallsyms: args.kallsyms.clone(),
-            ..ResolveOptions::from_env()
+            ..env.resolve_options()
         },
-    );
+        ..LoadOptions::default()
+    };
+    let mut resolver = options.resolver(&file.meta)?;
     let sort = match args.sort {
         SortBy::Tot => HitmSort::Total,
         SortBy::Rmt => HitmSort::Remote,

@@ -11,6 +11,8 @@ use cpiflame_profile::{
     write_report_json_of, write_report_text_of, Columns,
 };
 
+use cpiflame_pipeline::options::Environment;
+
 use crate::draw::{LayoutArgs, SourceArgs};
 use crate::{output, Outcome};
 
@@ -60,8 +62,8 @@ pub struct DiffArgs {
     roles: SourceArgs,
 }
 
-pub fn report(args: ReportArgs) -> Result<Outcome> {
-    let l = args.roles.load(&args.file, false, false)?;
+pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
+    let l = args.roles.load(&args.file, false, false, env)?;
     let Some(cycles) = l.roles.cycles else {
         bail!("{}: no samples", args.file.display());
     };
@@ -97,10 +99,10 @@ fn points(text: &str) -> Result<f64> {
 }
 
 /// [`Outcome::GateTripped`] when --fail-above tripped.
-pub fn diff(args: DiffArgs) -> Result<Outcome> {
+pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     let gate = args.fail_above.as_deref().map(points).transpose()?;
-    let before = args.roles.load(&args.before, false, false)?;
-    let after = args.roles.load(&args.after, false, false)?;
+    let before = args.roles.load(&args.before, false, false, env)?;
+    let after = args.roles.load(&args.after, false, false, env)?;
     let (Some(bc), Some(ac)) = (before.roles.cycles, after.roles.cycles) else {
         bail!(
             "{} or {}: no samples",
@@ -141,7 +143,7 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
             inverted: args.layout.inverted,
             before_instructions: before.roles.instructions,
             after_instructions: after.roles.instructions,
-            single_threaded: cpiflame_unwind::single_threaded_from_env(),
+            single_threaded: env.single_threaded,
         };
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(

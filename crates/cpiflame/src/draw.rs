@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, ScriptError};
 
 use crate::{output, warn_all, Outcome};
@@ -37,21 +38,29 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
-    /// reading then fails.
-    pub fn load(&self, file: &Path, pid: bool, tid: bool) -> Result<Loaded> {
-        crate::progress::show_on_terminal();
-        let options = LoadOptions {
+    /// How to read `file` with these flags and what the environment says.
+    pub fn options(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> LoadOptions {
+        LoadOptions {
             file: file.to_path_buf(),
             stalls: self.stalls.clone(),
             cycles: self.cycles.clone(),
             instructions: self.instructions.clone(),
-            symfs: self.symfs.clone(),
-            kallsyms: self.kallsyms.clone(),
+            resolve: cpiflame_unwind::Options {
+                symfs: self.symfs.clone(),
+                kallsyms: self.kallsyms.clone(),
+                ..env.resolve_options()
+            },
             kernel: !self.no_kernel,
             pid,
             tid,
-        };
+        }
+    }
+
+    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
+    /// reading then fails.
+    pub fn load(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> Result<Loaded> {
+        crate::progress::show_on_terminal(env);
+        let options = self.options(file, pid, tid, env);
         let mut warnings = Vec::new();
         let loaded = load_any(&options, &mut warnings);
         warn_all(&warnings);
@@ -76,8 +85,12 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    fn load(&self) -> Result<Loaded> {
-        self.source.load(&self.file, self.pid, self.tid)
+    pub fn options(&self, env: &Environment) -> LoadOptions {
+        self.source.options(&self.file, self.pid, self.tid, env)
+    }
+
+    fn load(&self, env: &Environment) -> Result<Loaded> {
+        self.source.load(&self.file, self.pid, self.tid, env)
     }
 }
 
@@ -146,9 +159,9 @@ pub struct ScriptArgs {
     kallsyms: Option<PathBuf>,
 }
 
-pub fn render(args: RenderArgs) -> Result<Outcome> {
+pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
-        return render_mem(args);
+        return render_mem(args, env);
     }
     let Loaded {
         profile,
@@ -156,7 +169,7 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         notes,
         ratio_cycles,
         ..
-    } = args.input.load()?;
+    } = args.input.load(env)?;
     let Some(cycles) = roles.cycles else {
         bail!("{}: no samples to draw", args.input.file.display());
     };
@@ -168,7 +181,7 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
         inverted: args.layout.inverted,
         instructions: roles.instructions,
         ratio_cycles,
-        single_threaded: cpiflame_unwind::single_threaded_from_env(),
+        single_threaded: env.single_threaded,
         stall_caption: roles
             .stalls
             .and_then(|s| cpiflame_events::stall_event_legend(&profile.events[s].name)),
@@ -184,17 +197,9 @@ pub fn render(args: RenderArgs) -> Result<Outcome> {
 }
 
 /// `render --mem`: the load samples' flame graph.
-fn render_mem(args: RenderArgs) -> Result<Outcome> {
-    let input = &args.input;
-    let options = LoadOptions {
-        file: input.file.clone(),
-        symfs: input.source.symfs.clone(),
-        kallsyms: input.source.kallsyms.clone(),
-        kernel: !input.source.no_kernel,
-        pid: input.pid,
-        tid: input.tid,
-        ..LoadOptions::default()
-    };
+fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
+    // --stalls, --cycles and --instructions conflict with --mem: unset here.
+    let options = args.input.options(env);
     let mut warnings = Vec::new();
     let loads = cpiflame_pipeline::load_loads(&options, &mut warnings);
     warn_all(&warnings);
@@ -223,7 +228,7 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
         inverted: args.layout.inverted,
         instructions: None,
         ratio_cycles: None,
-        single_threaded: cpiflame_unwind::single_threaded_from_env(),
+        single_threaded: env.single_threaded,
         stall_caption: None,
     };
     let mut out = output(&args.output)?;
@@ -232,8 +237,8 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-pub fn fold(args: FoldArgs) -> Result<Outcome> {
-    let loaded = args.input.load()?;
+pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
+    let loaded = args.input.load(env)?;
     let mut out = output(&args.output)?;
     let profile = &loaded.profile;
     match &args.event {
@@ -286,17 +291,20 @@ fn only_sampled_event(profile: &cpiflame_profile::Profile) -> Option<usize> {
     }
 }
 
-pub fn script(args: ScriptArgs) -> Result<Outcome> {
-    crate::progress::show_on_terminal();
+pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
+    crate::progress::show_on_terminal(env);
+    let options = LoadOptions {
+        file: args.file,
+        resolve: cpiflame_unwind::Options {
+            symfs: args.symfs,
+            kallsyms: args.kallsyms,
+            ..env.resolve_options()
+        },
+        ..LoadOptions::default()
+    };
     let mut out = output(&None)?;
     let mut warnings = Vec::new();
-    let result = write_script(
-        &args.file,
-        args.symfs,
-        args.kallsyms,
-        &mut out,
-        &mut warnings,
-    );
+    let result = write_script(&options, &mut out, &mut warnings);
     warn_all(&warnings);
     match result {
         // A plain io::Error, so that a closed pipe is recognised as one.

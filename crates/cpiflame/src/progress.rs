@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{observe_progress, ReadProgress};
 
 /// Reads shorter than this show no running line, only the summary.
@@ -17,11 +18,8 @@ static FINISHED: Mutex<Option<ReadProgress>> = Mutex::new(None);
 
 /// Shows the progress of every read of a perf.data file on standard error, when it is a
 /// terminal and `CI` is unset.
-pub fn show_on_terminal() {
-    if !wanted(
-        std::env::var("CI").ok().as_deref(),
-        std::io::stderr().is_terminal(),
-    ) {
+pub fn show_on_terminal(env: &Environment) {
+    if env.ci || !std::io::stderr().is_terminal() {
         return;
     }
     observe_progress(|p| {
@@ -50,13 +48,6 @@ pub fn print_summary() {
     if let Some(p) = finished {
         let _ = write!(std::io::stderr().lock(), "\r{}\x1b[K\n", summary_line(&p));
     }
-}
-
-/// Whether to show progress: on a terminal, and not under CI (`CI` set to anything but
-/// empty, `0` or `false`).
-fn wanted(ci: Option<&str>, terminal: bool) -> bool {
-    let under_ci = ci.is_some_and(|v| !matches!(v.trim(), "" | "0" | "false"));
-    terminal && !under_ci
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -122,15 +113,5 @@ mod tests {
             progress_line(&at(0, 0, 0, 0)),
             "cpiflame: reading out.data: 0.0 of 0.0 MiB (100%), 0 samples, 0.0 s"
         );
-    }
-
-    #[test]
-    fn shows_only_on_a_terminal_outside_ci() {
-        assert!(wanted(None, true));
-        assert!(wanted(Some(""), true));
-        assert!(wanted(Some("false"), true));
-        assert!(!wanted(Some("true"), true));
-        assert!(!wanted(Some("1"), true));
-        assert!(!wanted(None, false));
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::Args;
 use cpiflame_events::memory::MemOptions;
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::RecordingMarks;
 use cpiflame_record::plan::{summary_lines, EventPlan, EventRequest};
 use cpiflame_record::{record, CallGraph, Rate, RecordOptions, Target};
@@ -94,7 +95,7 @@ pub struct RecordArgs {
 }
 
 /// Records the command; its exit status is the [`Outcome`].
-pub fn record_command(args: RecordArgs) -> Result<Outcome> {
+pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
     let target = match (args.pid, args.command.is_empty()) {
         (Some(pid), true) => Target::Pid(pid),
         (None, false) => Target::Command(args.command.clone()),
@@ -146,7 +147,7 @@ pub fn record_command(args: RecordArgs) -> Result<Outcome> {
         memory: plan.memory,
         buildid_cache: match args.no_buildid_cache {
             true => None,
-            false => cpiflame_unwind::Options::from_env().buildid_cache,
+            false => env.buildid_cache.clone(),
         },
     };
     let report = record(&options)?;

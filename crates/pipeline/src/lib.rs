@@ -17,6 +17,9 @@
 //! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
 //!   the binary to show.
 //!
+//! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
+//!   under `$HOME`), read once for the whole command.
+//!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
 //! decides how to show them.
 
@@ -25,6 +28,7 @@ mod hybrid;
 mod load;
 mod marks;
 mod memory;
+pub mod options;
 mod progress;
 mod script;
 

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
-use cpiflame_perf_data::{InputKind, PerfData, ReadError};
+use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::{
     read_folded, read_perf_script_with, Count, FoldedError, PerfScriptError, PerfScriptOptions,
     Profile,
@@ -26,16 +26,37 @@ pub struct LoadOptions {
     pub cycles: Option<String>,
     /// `--instructions NAME`: the event that CPI divides by, overriding detection.
     pub instructions: Option<String>,
-    /// Where to look for the recorded binaries first (`--symfs`).
-    pub symfs: Option<PathBuf>,
-    /// Kernel symbols (`--kallsyms FILE`, /proc/kallsyms text) instead of this machine's.
-    pub kallsyms: Option<PathBuf>,
+    /// How the resolver finds binaries and kernel symbols: `--symfs`, `--kallsyms` (checked
+    /// to be readable when the resolver is built) and what the environment says
+    /// ([`Environment::resolve_options`](crate::options::Environment::resolve_options)).
+    pub resolve: ResolveOptions,
     /// Keep kernel frames.
     pub kernel: bool,
     /// Root frame `comm-PID`.
     pub pid: bool,
     /// Root frame `comm-PID/TID`.
     pub tid: bool,
+}
+
+impl LoadOptions {
+    /// The resolver for a recording with header `meta`: the one place the commands' resolver
+    /// is built. A `--kallsyms` file that cannot be read is an error naming it (the resolver
+    /// would quietly leave kernel frames unnamed, but a file the user named must exist).
+    pub fn resolver(&self, meta: &Meta) -> Result<Resolver, LoadError> {
+        self.check_kallsyms()?;
+        Ok(Resolver::new(meta, self.resolve.clone()))
+    }
+
+    /// An error naming the `--kallsyms` file when it cannot be read.
+    pub fn check_kallsyms(&self) -> Result<(), LoadError> {
+        if let Some(path) = &self.resolve.kallsyms {
+            std::fs::File::open(path).map_err(|source| LoadError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// A recording read: its profile (stacks sorted), the event columns chosen for each role,
@@ -239,18 +260,6 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
     finish(options, profile, detected, &RecordingMarks::default(), None)
 }
 
-/// `path` when it can be read: the resolver would quietly leave kernel frames unnamed, but a
-/// file the user named must exist.
-pub(crate) fn kallsyms_readable(path: Option<&PathBuf>) -> Result<Option<PathBuf>, LoadError> {
-    if let Some(path) = path {
-        std::fs::File::open(path).map_err(|source| LoadError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    Ok(path.cloned())
-}
-
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
 /// column per event, roots and kernel frames as `options` say. Roles are detected by event
 /// name and, where `perf script --header` gave an event's type and config, by encoding too.
@@ -297,14 +306,7 @@ pub fn load_opened(
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
     warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = Resolver::new(
-        &file.meta,
-        ResolveOptions {
-            symfs: options.symfs.clone(),
-            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
-            ..ResolveOptions::from_env()
-        },
-    );
+    let mut resolver = options.resolver(&file.meta)?;
     let (profile, stats) = collapse(
         file,
         &mut resolver,

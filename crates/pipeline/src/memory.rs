@@ -9,10 +9,9 @@ use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{PerfData, ReadError, Weight};
 use cpiflame_profile::{Count, EventColumn, Profile};
-use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+use cpiflame_unwind::Resolver;
 
 use crate::collapse::named_profile;
-use crate::load::kallsyms_readable;
 use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
 
 /// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
@@ -25,14 +24,7 @@ pub fn load_loads(
     let input = cpiflame_perf_data::open_input(&options.file)?;
     let file = PerfData::from_input(input)?;
     warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = Resolver::new(
-        &file.meta,
-        ResolveOptions {
-            symfs: options.symfs.clone(),
-            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
-            ..ResolveOptions::from_env()
-        },
-    );
+    let mut resolver = options.resolver(&file.meta)?;
     let collapse = CollapseOptions {
         pid: options.pid,
         tid: options.tid,

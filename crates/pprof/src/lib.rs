@@ -46,6 +46,9 @@ pub fn events_type(name: &str) -> String {
 pub enum PprofError {
     #[error(transparent)]
     PerfData(#[from] cpiflame_perf_data::ReadError),
+    /// The recording's resolver could not be built (a `--kallsyms` file that cannot be read).
+    #[error(transparent)]
+    Load(#[from] cpiflame_pipeline::LoadError),
     #[error("not a pprof profile: {0}")]
     Decode(String),
     #[error(transparent)]

@@ -43,7 +43,7 @@ pub use frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::{gnu_build_id_note, Kallsyms, KernelSymbolFiles};
 pub use locate::Locator;
-pub use options::{single_threaded_from_env, Options};
+pub use options::Options;
 pub use perfmap::PerfMap;
 pub use resolver::locations::{MappingInfo, SourceLine};
 pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed};
