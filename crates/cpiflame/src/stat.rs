@@ -7,12 +7,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use cpiflame_counters::stat::{probe, stat, ResolvedEvent, StatOptions};
+use cpiflame_counters::stat::{stat, ResolvedEvent, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
-use cpiflame_events::{
-    has_hardware_pmu, join_unbraced, resolve_events, resolve_groups, EventRef, Mode, SYSFS_ROOT,
-};
-use cpiflame_record::machine::Machine;
+use cpiflame_events::{join_unbraced, resolve_groups, EventRef, SYSFS_ROOT};
+use cpiflame_record::stat_groups::default_groups;
 
 use crate::Outcome;
 
@@ -36,59 +34,10 @@ pub struct StatArgs {
     command: Vec<OsString>,
 }
 
-/// The events of one `-e` list (one group), resolved (PMU types and formats from sysfs).
-fn count_event(text: &str) -> Result<Vec<ResolvedEvent>> {
-    resolve_events(text, Path::new(SYSFS_ROOT)).context("-e")
-}
-
-const SOFTWARE_SET: &str = "task-clock,context-switches,cpu-migrations,page-faults";
-
-/// The default groups: the events `record` would choose here (stall, cycles and
-/// instructions; else cycles and instructions; else cycles) together, branches and branch
-/// misses together; each group split into single events if it does not fit the counters;
-/// the software set when no hardware event opens.
-fn default_groups() -> Result<(Vec<Vec<ResolvedEvent>>, Option<String>)> {
-    let machine = Machine::here()?;
-    let choice = machine.choose(true);
-    let mut wanted = Vec::new();
-    if choice.mode != Mode::CpuClock {
-        wanted.push(machine.resolve_choice(&choice)?);
-    }
-    if let Ok(branches) = count_event("branches,branch-misses") {
-        wanted.push(branches);
-    }
-    let mut groups = Vec::new();
-    for group in wanted {
-        if probe(std::slice::from_ref(&group)).is_ok() {
-            groups.push(group);
-            continue;
-        }
-        // Too many for the counters together, or some do not exist: each on its own.
-        for e in group {
-            let single = vec![e];
-            if probe(std::slice::from_ref(&single)).is_ok() {
-                groups.push(single);
-            }
-        }
-    }
-    if groups.is_empty() {
-        // "No PMU" only where there is none.
-        let why = if has_hardware_pmu(&machine.cpu, &machine.pmus) {
-            "no hardware event opens here"
-        } else {
-            "hardware counters are unavailable here (no PMU, as in most VMs)"
-        };
-        return Ok((
-            vec![count_event(SOFTWARE_SET)?],
-            Some(format!("{why}: counting software events")),
-        ));
-    }
-    Ok((groups, None))
-}
-
 pub fn stat_command(args: StatArgs) -> Result<Outcome> {
     let (groups, note) = if args.events.is_empty() {
-        default_groups()?
+        let defaults = default_groups()?;
+        (defaults.groups, defaults.note)
     } else {
         let mut groups = Vec::new();
         for text in &args.events {

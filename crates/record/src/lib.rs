@@ -19,6 +19,7 @@ pub mod machine;
 pub mod plan;
 mod proc;
 mod spool;
+pub mod stat_groups;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
