@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use cpiflame_memaccess::c2c::{report, HitmSort};
-use cpiflame_perf_data::{open_input, PerfData};
 use cpiflame_pipeline::options::Environment;
-use cpiflame_pipeline::LoadOptions;
+use cpiflame_pipeline::{LoadOptions, Recording};
 
 use crate::{output, warn_all, Outcome};
 
@@ -47,8 +46,6 @@ pub struct C2cArgs {
 }
 
 pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
-    let file = PerfData::from_input(open_input(&args.file)?)?;
-    warn_all(&file.warnings);
     let options = LoadOptions {
         file: args.file.clone(),
         resolve: cpiflame_unwind::Options {
@@ -58,6 +55,8 @@ pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
         },
         ..LoadOptions::default()
     };
+    let file = Recording::open(&options)?.perf_data()?;
+    warn_all(&file.warnings);
     let mut resolver = options.resolver(&file.meta)?;
     let sort = match args.sort {
         SortBy::Tot => HitmSort::Total,

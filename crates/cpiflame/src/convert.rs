@@ -6,10 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_perf_data::{open_input, InputKind, PerfData};
 use cpiflame_pipeline::options::Environment;
-use cpiflame_pipeline::{load_input, load_opened};
-use cpiflame_pprof::{encode, from_loaded, from_perf_data, PerfSource};
+use cpiflame_pipeline::Recording;
+use cpiflame_pprof::{encode, from_recording};
 
 use crate::draw::{fold, FoldArgs, InputArgs};
 use crate::{output, warn_all, Outcome};
@@ -54,36 +53,11 @@ pub fn convert(args: ConvertArgs, env: &Environment) -> Result<Outcome> {
 fn pprof(input: &InputArgs, output_path: Option<PathBuf>, env: &Environment) -> Result<Outcome> {
     let options = input.options(env);
     crate::progress::show_on_terminal(env);
-    let opened = open_input(&input.file)?;
+    let recording = Recording::open(&options)?;
     let mut warnings = Vec::new();
-    // perf.data keeps addresses (a location per address); text, and what no reader
-    // recognises (the loader's error), go through the loader.
-    let perf_data = matches!(
-        opened.kind(),
-        InputKind::PerfData
-            | InputKind::PerfDataPipe
-            | InputKind::PerfDataBigEndian
-            | InputKind::PerfDataVersion1
-    );
-    let profile = if perf_data {
-        let file = PerfData::from_input(opened)?;
-        let loaded = load_opened(&file, &options, &mut warnings);
-        warn_all(&warnings);
-        let loaded = loaded?;
-        let ended = std::fs::metadata(&input.file)
-            .and_then(|m| m.modified())
-            .ok();
-        from_perf_data(&PerfSource {
-            file: &file,
-            loaded: &loaded,
-            options: &options,
-            ended,
-        })?
-    } else {
-        let loaded = load_input(&options, opened, &mut warnings);
-        warn_all(&warnings);
-        from_loaded(&loaded?)
-    };
+    let profile = from_recording(recording, &mut warnings);
+    warn_all(&warnings);
+    let profile = profile?;
     let path = match output_path {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(p),

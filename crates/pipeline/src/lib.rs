@@ -4,6 +4,8 @@
 //!
 //! - [`collapse`]: every sample of a perf.data file unwound and named (`cpiflame-unwind`) and
 //!   counted per distinct stack; [`walk_samples`] for callers that want each sample.
+//! - [`Recording`]: the one way in: a recording opened once with the options every command
+//!   builds the same way, read as the command needs.
 //! - [`load_any`]: perf.data, `perf script` text or folded text, told apart by content, with roles chosen from
 //!   flags, from what `cpiflame record` noted in the file ([`RecordingMarks`]), or by
 //!   detection (`cpiflame-events`).
@@ -30,6 +32,7 @@ mod marks;
 mod memory;
 pub mod options;
 mod progress;
+mod recording;
 mod script;
 
 pub use collapse::{
@@ -40,4 +43,5 @@ pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOpti
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use progress::{observe_progress, ReadProgress};
+pub use recording::Recording;
 pub use script::{write_script, ScriptError};

@@ -220,8 +220,7 @@ fn choose_roles(
 pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
     // One opener for every input: a file or `-` (standard input, spooled), decompressed if
     // it is gzip, zstd or xz. Standard input can be read once: it is opened here only.
-    let input = cpiflame_perf_data::open_input(&options.file)?;
-    load_input(options, input, warnings)
+    crate::Recording::open(options)?.load(warnings)
 }
 
 /// [`load_any`] of an input already opened with `cpiflame_perf_data::open_input` (for callers

@@ -21,8 +21,15 @@ pub fn load_loads(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<LoadProfile, MemoryError> {
-    let input = cpiflame_perf_data::open_input(&options.file)?;
-    let file = PerfData::from_input(input)?;
+    crate::Recording::open(options)?.loads(warnings)
+}
+
+/// [`load_loads`] of a perf.data file already read.
+pub(crate) fn load_profile(
+    file: &PerfData,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<LoadProfile, MemoryError> {
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = options.resolver(&file.meta)?;
     let collapse = CollapseOptions {
@@ -37,7 +44,7 @@ pub fn load_loads(
             source: Box::new(e),
         },
     };
-    let (loads, stats) = collapse_loads(&file, &mut resolver, collapse).map_err(in_file)?;
+    let (loads, stats) = collapse_loads(file, &mut resolver, collapse).map_err(in_file)?;
     let path = options.file.display();
     if let Some(offset) = stats.cut_short_at {
         warnings.push(format!(

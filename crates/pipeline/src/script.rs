@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use cpiflame_perf_data::{PerfData, Sample};
+use cpiflame_perf_data::Sample;
 use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
 
 use crate::collapse::{event_names, walk_samples};
@@ -18,7 +18,7 @@ pub fn write_script(
 ) -> Result<(), ScriptError> {
     // A --kallsyms file that cannot be read is reported before the recording is opened.
     options.check_kallsyms()?;
-    let file = PerfData::open(&options.file).map_err(LoadError::from)?;
+    let file = crate::Recording::open(options)?.perf_data()?;
     warnings.extend(file.warnings.iter().cloned());
     let names = event_names(&file);
     let mut resolver = options.resolver(&file.meta)?;
