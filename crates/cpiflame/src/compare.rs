@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use cpiflame_profile::{
     diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
-    write_report_json_of, write_report_text_of, Columns,
+    write_report_json_of, write_report_text_of,
 };
 
 use cpiflame_pipeline::options::Environment;
@@ -64,14 +64,8 @@ pub struct DiffArgs {
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
     let l = args.roles.load(&args.file, false, false, env)?;
-    let Some(cycles) = l.roles.cycles else {
+    let Some(columns) = l.columns() else {
         bail!("{}: no samples", args.file.display());
-    };
-    let columns = Columns {
-        cycles,
-        stalls: l.roles.stalls,
-        instructions: l.roles.instructions,
-        ratio_cycles: l.ratio_cycles,
     };
     let frames = top_frames_of(&l.profile, columns);
     let mut out = output(&None)?;
@@ -103,24 +97,12 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     let gate = args.fail_above.as_deref().map(points).transpose()?;
     let before = args.roles.load(&args.before, false, false, env)?;
     let after = args.roles.load(&args.after, false, false, env)?;
-    let (Some(bc), Some(ac)) = (before.roles.cycles, after.roles.cycles) else {
+    let (Some(b_columns), Some(a_columns)) = (before.columns(), after.columns()) else {
         bail!(
             "{} or {}: no samples",
             args.before.display(),
             args.after.display()
         );
-    };
-    let b_columns = Columns {
-        cycles: bc,
-        stalls: before.roles.stalls,
-        instructions: before.roles.instructions,
-        ratio_cycles: before.ratio_cycles,
-    };
-    let a_columns = Columns {
-        cycles: ac,
-        stalls: after.roles.stalls,
-        instructions: after.roles.instructions,
-        ratio_cycles: after.ratio_cycles,
     };
     let diffs = diff_frames_of(&before.profile, b_columns, &after.profile, a_columns);
     if args.summary {
@@ -148,10 +130,10 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(
             &before.profile,
-            bc,
+            b_columns.cycles,
             before.roles.stalls,
             &after.profile,
-            ac,
+            a_columns.cycles,
             after.roles.stalls,
             &opts,
             &mut out,

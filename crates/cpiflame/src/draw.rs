@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use clap::Args;
 use cpiflame_pipeline::options::Environment;
-use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, ScriptError};
+use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, Roles, ScriptError};
 
 use crate::{output, warn_all, Outcome};
 
@@ -42,9 +42,11 @@ impl SourceArgs {
     pub fn options(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> LoadOptions {
         LoadOptions {
             file: file.to_path_buf(),
-            stalls: self.stalls.clone(),
-            cycles: self.cycles.clone(),
-            instructions: self.instructions.clone(),
+            roles: Roles {
+                stalls: self.stalls.clone(),
+                cycles: self.cycles.clone(),
+                instructions: self.instructions.clone(),
+            },
             resolve: cpiflame_unwind::Options {
                 symfs: self.symfs.clone(),
                 kallsyms: self.kallsyms.clone(),

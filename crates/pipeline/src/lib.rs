@@ -38,6 +38,8 @@ mod script;
 pub use collapse::{
     collapse, event_names, walk_samples, CollapseOptions, CollapseStats, SampleWeights,
 };
+/// Which event plays which role, as names (flags) or columns (a recording read).
+pub use cpiflame_events::Roles;
 pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::{
-    read_folded, read_perf_script_with, Count, FoldedError, PerfScriptError, PerfScriptOptions,
-    Profile,
+    read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
+    PerfScriptOptions, Profile,
 };
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
@@ -20,12 +20,9 @@ use crate::marks::RecordingMarks;
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     pub file: PathBuf,
-    /// `--stalls NAME`: the event that gives the colour, overriding detection.
-    pub stalls: Option<String>,
-    /// `--cycles NAME`: the event that gives the width, overriding detection.
-    pub cycles: Option<String>,
-    /// `--instructions NAME`: the event that CPI divides by, overriding detection.
-    pub instructions: Option<String>,
+    /// The events named by `--stalls`, `--cycles` and `--instructions`, overriding what the
+    /// recording notes and detection; resolved to columns when the recording is read.
+    pub roles: Roles<String>,
     /// How the resolver finds binaries and kernel symbols: `--symfs`, `--kallsyms` (checked
     /// to be readable when the resolver is built) and what the environment says
     /// ([`Environment::resolve_options`](crate::options::Environment::resolve_options)).
@@ -134,6 +131,17 @@ impl Loaded {
         })
     }
 
+    /// The roles as the summaries take them (`report`, `diff`); `None` without a cycles
+    /// column (nothing sampled).
+    pub fn columns(&self) -> Option<Columns> {
+        Some(Columns {
+            cycles: self.roles.cycles?,
+            stalls: self.roles.stalls,
+            instructions: self.roles.instructions,
+            ratio_cycles: self.ratio_cycles,
+        })
+    }
+
     pub fn event_list(&self) -> EventList {
         EventList::of(&self.profile)
     }
@@ -154,12 +162,11 @@ fn choose_roles(
     profile: &Profile,
     options: &LoadOptions,
     detected: Roles,
-    recorded: Option<&(String, String)>,
+    recorded: &Roles<String>,
     notes: &mut Vec<String>,
 ) -> Result<Roles, LoadError> {
-    let recorded_index = |pick: fn(&(String, String)) -> &String| {
-        recorded.and_then(|r| find_event(profile, pick(r)))
-    };
+    let recorded_index =
+        |name: &Option<String>| name.as_deref().and_then(|n| find_event(profile, n));
     let pick = |given: &Option<String>, flag: &'static str, fallback: Option<usize>| match given {
         Some(name) => find_event(profile, name)
             .map(Some)
@@ -173,17 +180,17 @@ fn choose_roles(
     };
     let mut roles = Roles {
         stalls: pick(
-            &options.stalls,
+            &options.roles.stalls,
             "--stalls",
-            recorded_index(|r| &r.0).or(detected.stalls),
+            recorded_index(&recorded.stalls).or(detected.stalls),
         )?,
         cycles: pick(
-            &options.cycles,
+            &options.roles.cycles,
             "--cycles",
-            recorded_index(|r| &r.1).or(detected.cycles),
+            recorded_index(&recorded.cycles).or(detected.cycles),
         )?,
         instructions: pick(
-            &options.instructions,
+            &options.roles.instructions,
             "--instructions",
             detected.instructions,
         )?,
@@ -434,13 +441,7 @@ fn finish(
     }
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
-    let roles = choose_roles(
-        &profile,
-        options,
-        detected,
-        marks.roles.as_ref(),
-        &mut notes,
-    )?;
+    let roles = choose_roles(&profile, options, detected, &marks.roles, &mut notes)?;
     // Stall events that are not plain back-end stall cycles say what the colour is.
     if let Some(caveat) = roles
         .stalls

@@ -15,7 +15,7 @@ use crate::collapse::named_profile;
 use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
 
 /// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
-/// load profile; `options.stalls`, `cycles` and `instructions` do not apply. Warnings are
+/// load profile; `options.roles` does not apply. Warnings are
 /// pushed to `warnings` as for [`load_any`](crate::load_any).
 pub fn load_loads(
     options: &LoadOptions,
