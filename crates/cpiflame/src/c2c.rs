@@ -46,15 +46,7 @@ pub struct C2cArgs {
 }
 
 pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
-    let options = LoadOptions {
-        file: args.file.clone(),
-        resolve: cpiflame_unwind::Options {
-            symfs: args.symfs.clone(),
-            kallsyms: args.kallsyms.clone(),
-            ..env.resolve_options()
-        },
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
     let file = Recording::open(&options)?.perf_data()?;
     warn_all(&file.warnings);
     let mut resolver = options.resolver(&file.meta)?;

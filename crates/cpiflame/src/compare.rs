@@ -4,13 +4,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use cpiflame_profile::{
     diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
     write_report_json_of, write_report_text_of,
 };
 
+use cpiflame_pipeline::gate::{grown_above, parse_fail_above};
 use cpiflame_pipeline::options::Environment;
 
 use crate::draw::{LayoutArgs, SourceArgs};
@@ -78,23 +79,13 @@ pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// `5`, `5%`, `2.5` → percentage points.
-fn points(text: &str) -> Result<f64> {
-    let n: f64 = text
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .with_context(|| {
-            format!("--fail-above {text}: expected percentage points, e.g. 5 or 5%")
-        })?;
-    Ok(n)
-}
-
 /// [`Outcome::GateTripped`] when --fail-above tripped.
 pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
-    let gate = args.fail_above.as_deref().map(points).transpose()?;
+    let gate = args
+        .fail_above
+        .as_deref()
+        .map(parse_fail_above)
+        .transpose()?;
     let before = args.roles.load(&args.before, false, false, env)?;
     let after = args.roles.load(&args.after, false, false, env)?;
     let (Some(b_columns), Some(a_columns)) = (before.columns(), after.columns()) else {
@@ -141,17 +132,11 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         out.flush()?;
     }
     if let Some(limit) = gate {
-        let over: Vec<_> = diffs.iter().filter(|d| d.delta_points > limit).collect();
+        let over = grown_above(&diffs, limit);
+        for line in &over {
+            eprintln!("cpiflame: {line}");
+        }
         if !over.is_empty() {
-            for d in over.iter().take(10) {
-                eprintln!(
-                    "cpiflame: {} grew by {:.2} points ({:.2}% → {:.2}%), above --fail-above {limit}",
-                    d.name,
-                    d.delta_points,
-                    d.before_total_share * 100.0,
-                    d.after_total_share * 100.0
-                );
-            }
             return Ok(Outcome::GateTripped);
         }
     }

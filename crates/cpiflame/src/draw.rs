@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use clap::Args;
 use cpiflame_pipeline::options::Environment;
-use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, Roles, ScriptError};
+use cpiflame_pipeline::{
+    load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
+};
 
 use crate::{output, warn_all, Outcome};
 
@@ -40,21 +42,17 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// How to read `file` with these flags and what the environment says.
     pub fn options(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> LoadOptions {
+        let (symfs, kallsyms) = (self.symfs.clone(), self.kallsyms.clone());
         LoadOptions {
-            file: file.to_path_buf(),
             roles: Roles {
                 stalls: self.stalls.clone(),
                 cycles: self.cycles.clone(),
                 instructions: self.instructions.clone(),
             },
-            resolve: cpiflame_unwind::Options {
-                symfs: self.symfs.clone(),
-                kallsyms: self.kallsyms.clone(),
-                ..env.resolve_options()
-            },
             kernel: !self.no_kernel,
             pid,
             tid,
+            ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
         }
     }
 
@@ -242,68 +240,18 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
 pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
     let loaded = args.input.load(env)?;
     let mut out = output(&args.output)?;
-    let profile = &loaded.profile;
-    match &args.event {
-        Some(name) => {
-            let index = loaded.event_index(name, "--event")?;
-            cpiflame_profile::write_folded(profile, index, &mut out)?;
-        }
-        None => match (
-            loaded.roles.stalls,
-            loaded.roles.cycles,
-            loaded.roles.instructions,
-        ) {
-            (Some(stalls), Some(cycles), _) => {
-                cpiflame_profile::write_folded_pair(profile, stalls, cycles, &mut out)?
-            }
-            // Instructions first, so that difffolded.pl's "before" is instructions and the
-            // widths ("after") are cycles, as with a stall pair.
-            (None, Some(cycles), Some(instructions)) => {
-                // Named, so that reading the file back finds instructions, not stalls.
-                writeln!(
-                    out,
-                    "{} instructions cycles",
-                    cpiflame_profile::read::COLUMNS_COMMENT
-                )?;
-                cpiflame_profile::write_folded_pair(profile, instructions, cycles, &mut out)?
-            }
-            _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,
-            // Several events named (a `perf script --header` text names perf's `dummy` event
-            // too) but one sampled: that one, as render draws it.
-            _ => match only_sampled_event(profile) {
-                Some(event) => cpiflame_profile::write_folded(profile, event, &mut out)?,
-                None => bail!(
-                    "{}: has events {}; choose one with --event, or set --stalls and --cycles",
-                    args.input.file.display(),
-                    loaded.event_list()
-                ),
-            },
-        },
+    match write_fold(&loaded, args.event.as_deref(), &mut out) {
+        // A plain io::Error, so that a closed pipe is recognised as one.
+        Err(FoldError::Write(e)) => return Err(e.into()),
+        other => other?,
     }
     out.flush()?;
     Ok(Outcome::Done)
 }
 
-/// The one event of `profile` with samples, when exactly one has any.
-fn only_sampled_event(profile: &cpiflame_profile::Profile) -> Option<usize> {
-    let mut sampled = (0..profile.events.len()).filter(|&e| profile.total(e).samples > 0);
-    match (sampled.next(), sampled.next()) {
-        (Some(event), None) => Some(event),
-        _ => None,
-    }
-}
-
 pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     crate::progress::show_on_terminal(env);
-    let options = LoadOptions {
-        file: args.file,
-        resolve: cpiflame_unwind::Options {
-            symfs: args.symfs,
-            kallsyms: args.kallsyms,
-            ..env.resolve_options()
-        },
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
     let mut out = output(&None)?;
     let mut warnings = Vec::new();
     let result = write_script(&options, &mut out, &mut warnings);

@@ -12,6 +12,8 @@
 //!   Samples of leader-sampled groups weigh each member's column by that member's counter
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
+//! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
+//! - [`gate`]: `diff --fail-above`'s threshold and the frames above it.
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
@@ -26,6 +28,8 @@
 //! decides how to show them.
 
 mod collapse;
+mod fold;
+pub mod gate;
 mod hybrid;
 mod load;
 mod marks;
@@ -40,6 +44,7 @@ pub use collapse::{
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;
+pub use fold::{write_fold, FoldError};
 pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;

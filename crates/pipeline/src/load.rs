@@ -36,6 +36,26 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
+    /// Reading `file` with kernel frames, roles detected, binaries looked up under `symfs`
+    /// first and kernel frames named from `kallsyms`, caches and threads as `env` says.
+    pub fn new(
+        file: PathBuf,
+        symfs: Option<PathBuf>,
+        kallsyms: Option<PathBuf>,
+        env: &crate::options::Environment,
+    ) -> LoadOptions {
+        LoadOptions {
+            file,
+            resolve: ResolveOptions {
+                symfs,
+                kallsyms,
+                ..env.resolve_options()
+            },
+            kernel: true,
+            ..LoadOptions::default()
+        }
+    }
+
     /// The resolver for a recording with header `meta`: the one place the commands' resolver
     /// is built. A `--kallsyms` file that cannot be read is an error naming it (the resolver
     /// would quietly leave kernel frames unnamed, but a file the user named must exist).
