@@ -18,6 +18,7 @@
 pub mod machine;
 pub mod plan;
 mod proc;
+pub mod request;
 mod spool;
 pub mod stat_groups;
 
