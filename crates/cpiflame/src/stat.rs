@@ -3,14 +3,12 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use cpiflame_counters::stat::{stat, ResolvedEvent, StatOptions};
+use cpiflame_counters::stat::{stat, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
-use cpiflame_events::{join_unbraced, resolve_groups, EventRef, SYSFS_ROOT};
-use cpiflame_record::stat_groups::default_groups;
+use cpiflame_record::stat_groups::{default_groups, event_refs, groups_of_lists};
 
 use crate::Outcome;
 
@@ -39,12 +37,7 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
         let defaults = default_groups()?;
         (defaults.groups, defaults.note)
     } else {
-        let mut groups = Vec::new();
-        for text in &args.events {
-            let listed = resolve_groups(text, Path::new(SYSFS_ROOT)).context("-e")?;
-            groups.extend(join_unbraced(listed).into_iter().map(|g| g.events));
-        }
-        (groups, None)
+        (groups_of_lists(&args.events)?, None)
     };
     if let Some(n) = &note {
         eprintln!("cpiflame: {n}");
@@ -59,15 +52,7 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let events: Vec<&ResolvedEvent> = options.groups.iter().flatten().collect();
-    let refs: Vec<EventRef<'_>> = events
-        .iter()
-        .map(|e| EventRef {
-            type_: e.type_,
-            config: e.config,
-            name: &e.name,
-        })
-        .collect();
+    let refs = event_refs(&options.groups);
     let printout = StatPrintout::new(&report, &refs, &command);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {

@@ -1,11 +1,14 @@
-//! The events `cpiflame stat` counts when no `-e` is given: what `record` would sample on
-//! this machine, counted together where the counters allow it.
+//! The groups of events `cpiflame stat` counts: its `-e` lists, or when none is given what
+//! `record` would sample on this machine, counted together where the counters allow it.
 
 use std::io;
 use std::path::Path;
 
 use cpiflame_counters::stat::{probe, ResolvedEvent};
-use cpiflame_events::{has_hardware_pmu, resolve_events, Mode, ResolveError, SYSFS_ROOT};
+use cpiflame_events::{
+    has_hardware_pmu, join_unbraced, resolve_events, resolve_groups, EventRef, Mode, ResolveError,
+    SYSFS_ROOT,
+};
 
 use crate::machine::Machine;
 
@@ -21,9 +24,9 @@ pub struct DefaultGroups {
     pub note: Option<String>,
 }
 
-/// Why the default groups could not be chosen.
+/// Why the groups could not be chosen.
 #[derive(Debug, thiserror::Error)]
-pub enum DefaultGroupsError {
+pub enum StatGroupsError {
     /// This machine's CPU or PMUs could not be read.
     #[error(transparent)]
     Machine(#[from] io::Error),
@@ -32,16 +35,40 @@ pub enum DefaultGroupsError {
     Event(#[source] ResolveError),
 }
 
+/// The groups `-e` lists give: each list one group, or its `{...}` groups when it has any
+/// (events outside braces: one group per run).
+pub fn groups_of_lists(lists: &[String]) -> Result<Vec<Vec<ResolvedEvent>>, StatGroupsError> {
+    let mut groups = Vec::new();
+    for text in lists {
+        let listed = resolve_groups(text, Path::new(SYSFS_ROOT)).map_err(StatGroupsError::Event)?;
+        groups.extend(join_unbraced(listed).into_iter().map(|g| g.events));
+    }
+    Ok(groups)
+}
+
+/// The events of `groups` in order, as the ratios and the printout name them.
+pub fn event_refs(groups: &[Vec<ResolvedEvent>]) -> Vec<EventRef<'_>> {
+    groups
+        .iter()
+        .flatten()
+        .map(|e| EventRef {
+            type_: e.type_,
+            config: e.config,
+            name: &e.name,
+        })
+        .collect()
+}
+
 /// The events of one `-e` list (one group), resolved (PMU types and formats from sysfs).
-fn count_event(text: &str) -> Result<Vec<ResolvedEvent>, DefaultGroupsError> {
-    resolve_events(text, Path::new(SYSFS_ROOT)).map_err(DefaultGroupsError::Event)
+fn count_event(text: &str) -> Result<Vec<ResolvedEvent>, StatGroupsError> {
+    resolve_events(text, Path::new(SYSFS_ROOT)).map_err(StatGroupsError::Event)
 }
 
 /// The default groups: the events `record` would choose here (stall, cycles and
 /// instructions; else cycles and instructions; else cycles) together, branches and branch
 /// misses together; each group split into single events if it does not fit the counters;
 /// the software set when no hardware event opens.
-pub fn default_groups() -> Result<DefaultGroups, DefaultGroupsError> {
+pub fn default_groups() -> Result<DefaultGroups, StatGroupsError> {
     let machine = Machine::here()?;
     let choice = machine.choose(true);
     let mut wanted = Vec::new();
