@@ -108,6 +108,20 @@ pub struct LayoutArgs {
     pub inverted: bool,
 }
 
+impl LayoutArgs {
+    /// The graph's options for this layout, `title` and what the environment says.
+    pub fn options(&self, title: String, env: &Environment) -> cpiflame_render::Options {
+        cpiflame_render::Options {
+            title,
+            width: self.width,
+            min_width: self.minwidth,
+            inverted: self.inverted,
+            single_threaded: env.single_threaded,
+            ..cpiflame_render::Options::default()
+        }
+    }
+}
+
 #[derive(Args)]
 pub struct RenderArgs {
     #[command(flatten)]
@@ -163,34 +177,23 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
         return render_mem(args, env);
     }
-    let Loaded {
-        profile,
-        roles,
-        notes,
-        ratio_cycles,
-        ..
-    } = args.input.load(env)?;
-    let Some(cycles) = roles.cycles else {
+    let l = args.input.load(env)?;
+    let Some(cycles) = l.roles.cycles else {
         bail!("{}: no samples to draw", args.input.file.display());
     };
     let options = cpiflame_render::Options {
-        title: args.title,
-        subtitle: (!notes.is_empty()).then(|| notes.join(" · ")),
-        width: args.layout.width,
-        min_width: args.layout.minwidth,
-        inverted: args.layout.inverted,
-        instructions: roles.instructions,
-        ratio_cycles,
-        single_threaded: env.single_threaded,
-        stall_caption: roles
-            .stalls
-            .and_then(|s| cpiflame_events::stall_event_legend(&profile.events[s].name)),
+        subtitle: l.subtitle(),
+        instructions: l.roles.instructions,
+        ratio_cycles: l.ratio_cycles,
+        stall_caption: l.stall_legend(),
+        ..args.layout.options(args.title, env)
     };
+    let (profile, stalls) = (&l.profile, l.roles.stalls);
     let mut out = output(&args.output)?;
     if args.classic {
-        cpiflame_render::render_classic(&profile, cycles, roles.stalls, &options, &mut out)?;
+        cpiflame_render::render_classic(profile, cycles, stalls, &options, &mut out)?;
     } else {
-        cpiflame_render::render_cpi(&profile, cycles, roles.stalls, &options, &mut out)?;
+        cpiflame_render::render_cpi(profile, cycles, stalls, &options, &mut out)?;
     }
     out.flush()?;
     Ok(Outcome::Done)
@@ -212,24 +215,13 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
             distance: c.distance(),
         })
         .collect();
-    let st = &loads.stats;
+    let title = match args.title.as_str() {
+        DEFAULT_TITLE => "Memory Load Flame Graph".to_string(),
+        _ => args.title,
+    };
     let options = cpiflame_render::Options {
-        title: if args.title == DEFAULT_TITLE {
-            "Memory Load Flame Graph".to_string()
-        } else {
-            args.title
-        },
-        subtitle: Some(format!(
-            "width: load latency (cycles) · left out: {} store and {} other samples",
-            st.stores, st.other
-        )),
-        width: args.layout.width,
-        min_width: args.layout.minwidth,
-        inverted: args.layout.inverted,
-        instructions: None,
-        ratio_cycles: None,
-        single_threaded: env.single_threaded,
-        stall_caption: None,
+        subtitle: Some(loads.subtitle()),
+        ..args.layout.options(title, env)
     };
     let mut out = output(&args.output)?;
     cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;

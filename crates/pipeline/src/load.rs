@@ -162,6 +162,17 @@ impl Loaded {
         })
     }
 
+    /// The graph's subtitle: the notes, joined; `None` without notes.
+    pub fn subtitle(&self) -> Option<String> {
+        (!self.notes.is_empty()).then(|| self.notes.join(" · "))
+    }
+
+    /// The legend of the stall event, when its name says what kind of stall it counts.
+    pub fn stall_legend(&self) -> Option<&'static str> {
+        let stalls = self.roles.stalls?;
+        cpiflame_events::stall_event_legend(&self.profile.events[stalls].name)
+    }
+
     pub fn event_list(&self) -> EventList {
         EventList::of(&self.profile)
     }

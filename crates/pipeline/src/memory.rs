@@ -77,6 +77,16 @@ pub struct LoadProfile {
     pub stats: LoadStats,
 }
 
+impl LoadProfile {
+    /// The memory graph's subtitle: what the width is and what was left out.
+    pub fn subtitle(&self) -> String {
+        format!(
+            "width: load latency (cycles) · left out: {} store and {} other samples",
+            self.stats.stores, self.stats.other
+        )
+    }
+}
+
 /// What was counted and what was left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadStats {
