@@ -6,12 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use cpiflame_profile::{
-    diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
-    write_report_json_of, write_report_text_of,
-};
+use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of};
 
-use cpiflame_pipeline::gate::{grown_above, parse_fail_above};
+use cpiflame_pipeline::compare::{grown_above, parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
 
 use crate::draw::{LayoutArgs, SourceArgs};
@@ -88,23 +85,10 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .transpose()?;
     let before = args.roles.load(&args.before, false, false, env)?;
     let after = args.roles.load(&args.after, false, false, env)?;
-    let (Some(b_columns), Some(a_columns)) = (before.columns(), after.columns()) else {
-        bail!(
-            "{} or {}: no samples",
-            args.before.display(),
-            args.after.display()
-        );
-    };
-    let diffs = diff_frames_of(&before.profile, b_columns, &after.profile, a_columns);
+    let c = Comparison::new(before, after)?;
     if args.summary {
-        let tb = totals_of(&before.profile, b_columns);
-        let ta = totals_of(&after.profile, a_columns);
         let mut out = output(&None)?;
-        if args.json {
-            write_diff_json(&tb, &ta, &diffs, &mut out)?;
-        } else {
-            write_diff_text(&tb, &ta, &diffs, args.limit, &mut out)?;
-        }
+        c.write_summary(args.json, args.limit, &mut out)?;
         out.flush()?;
     }
     if !args.summary || args.output.is_some() {
@@ -114,25 +98,25 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
             width: args.layout.width,
             min_width: args.layout.minwidth,
             inverted: args.layout.inverted,
-            before_instructions: before.roles.instructions,
-            after_instructions: after.roles.instructions,
+            before_instructions: c.before.roles.instructions,
+            after_instructions: c.after.roles.instructions,
             single_threaded: env.single_threaded,
         };
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(
-            &before.profile,
-            b_columns.cycles,
-            before.roles.stalls,
-            &after.profile,
-            a_columns.cycles,
-            after.roles.stalls,
+            &c.before.profile,
+            c.before_columns.cycles,
+            c.before.roles.stalls,
+            &c.after.profile,
+            c.after_columns.cycles,
+            c.after.roles.stalls,
             &opts,
             &mut out,
         )?;
         out.flush()?;
     }
     if let Some(limit) = gate {
-        let over = grown_above(&diffs, limit);
+        let over = grown_above(&c.diffs, limit);
         for line in &over {
             eprintln!("cpiflame: {line}");
         }

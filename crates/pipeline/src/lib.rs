@@ -13,7 +13,7 @@
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
 //! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
-//! - [`gate`]: `diff --fail-above`'s threshold and the frames above it.
+//! - [`compare`]: two runs compared (`diff`), and `--fail-above`'s threshold.
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
@@ -28,8 +28,8 @@
 //! decides how to show them.
 
 mod collapse;
+pub mod compare;
 mod fold;
-pub mod gate;
 mod hybrid;
 mod load;
 mod marks;
