@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use cpiflame_memaccess::c2c::{report, HitmSort};
+use cpiflame_memaccess::c2c::HitmSort;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{LoadOptions, Recording};
 
-use crate::{output, warn_all, Outcome};
+use crate::{output, warned, Outcome};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum SortBy {
@@ -47,15 +47,12 @@ pub struct C2cArgs {
 
 pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
     let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
-    let file = Recording::open(&options)?.perf_data()?;
-    warn_all(&file.warnings);
-    let mut resolver = options.resolver(&file.meta)?;
     let sort = match args.sort {
         SortBy::Tot => HitmSort::Total,
         SortBy::Rmt => HitmSort::Remote,
         SortBy::Lcl => HitmSort::Local,
     };
-    let report = report(&file, &mut resolver, sort)?;
+    let report = warned(|w| Recording::open(&options)?.c2c_report(sort, w))?;
     let mut out = output(&args.output)?;
     if args.json {
         writeln!(out, "{:#}", report.to_json())?;

@@ -11,7 +11,7 @@ use cpiflame_pipeline::Recording;
 use cpiflame_pprof::{encode, from_recording};
 
 use crate::draw::{fold, FoldArgs, InputArgs};
-use crate::{output, warn_all, Outcome};
+use crate::{output, warned, Outcome};
 
 #[derive(Args)]
 pub struct ConvertArgs {
@@ -54,10 +54,7 @@ fn pprof(input: &InputArgs, output_path: Option<PathBuf>, env: &Environment) -> 
     let options = input.options(env);
     crate::progress::show_on_terminal(env);
     let recording = Recording::open(&options)?;
-    let mut warnings = Vec::new();
-    let profile = from_recording(recording, &mut warnings);
-    warn_all(&warnings);
-    let profile = profile?;
+    let profile = warned(|w| from_recording(recording, w))?;
     let path = match output_path {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(p),

@@ -10,7 +10,7 @@ use cpiflame_pipeline::{
     load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
 };
 
-use crate::{output, warn_all, Outcome};
+use crate::{output, warned, Outcome};
 
 /// `render`'s title unless `--title` says otherwise (`--mem` has its own).
 const DEFAULT_TITLE: &str = "CPI Flame Graph";
@@ -61,10 +61,7 @@ impl SourceArgs {
     pub fn load(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> Result<Loaded> {
         crate::progress::show_on_terminal(env);
         let options = self.options(file, pid, tid, env);
-        let mut warnings = Vec::new();
-        let loaded = load_any(&options, &mut warnings);
-        warn_all(&warnings);
-        Ok(loaded?)
+        Ok(warned(|w| load_any(&options, w))?)
     }
 }
 
@@ -203,10 +200,7 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
 fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     // --stalls, --cycles and --instructions conflict with --mem: unset here.
     let options = args.input.options(env);
-    let mut warnings = Vec::new();
-    let loads = cpiflame_pipeline::load_loads(&options, &mut warnings);
-    warn_all(&warnings);
-    let loads = loads?;
+    let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
     let classes: Vec<cpiflame_render::ServedClass> = loads
         .classes
         .iter()
@@ -245,10 +239,7 @@ pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     crate::progress::show_on_terminal(env);
     let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
     let mut out = output(&None)?;
-    let mut warnings = Vec::new();
-    let result = write_script(&options, &mut out, &mut warnings);
-    warn_all(&warnings);
-    match result {
+    match warned(|w| write_script(&options, &mut out, w)) {
         // A plain io::Error, so that a closed pipe is recognised as one.
         Err(ScriptError::Write(e)) => return Err(e.into()),
         other => other?,

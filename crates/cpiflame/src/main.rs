@@ -179,6 +179,14 @@ pub fn warn_all(warnings: &[String]) {
     }
 }
 
+/// Runs `read` and prints the warnings it pushed, also when it then fails.
+pub fn warned<T, E>(read: impl FnOnce(&mut Vec<String>) -> Result<T, E>) -> Result<T, E> {
+    let mut warnings = Vec::new();
+    let result = read(&mut warnings);
+    warn_all(&warnings);
+    result
+}
+
 /// Standard output, or a file created at `path`.
 pub fn output(path: &Option<PathBuf>) -> Result<Box<dyn Write>> {
     Ok(match path {

@@ -50,5 +50,5 @@ pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOpti
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use progress::{observe_progress, ReadProgress};
-pub use recording::Recording;
+pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};

@@ -4,8 +4,10 @@
 //! command builds the same way ([`LoadOptions`]: roles, resolver, roots), and hands the
 //! command a typed value that reads it as the command needs: a profile with roles
 //! ([`Recording::load`]), the load profile of a memory recording ([`Recording::loads`]), or
-//! the perf.data file itself with the resolver to name it ([`Recording::perf_data`]).
+//! perf c2c's report of a memory recording ([`Recording::c2c_report`]), or the perf.data
+//! file itself with the resolver to name it ([`Recording::perf_data`]).
 
+use cpiflame_memaccess::c2c::{report, C2cError, HitmSort, Report};
 use cpiflame_perf_data::{Input, InputKind, PerfData};
 
 use crate::load::{load_input, LoadError, LoadOptions, Loaded};
@@ -59,9 +61,34 @@ impl<'a> Recording<'a> {
         load_profile(&file, self.options, warnings)
     }
 
+    /// perf c2c's report of the memory samples, cache lines ordered by `sort`. The file's
+    /// warnings are pushed to `warnings`.
+    pub fn c2c_report(
+        self,
+        sort: HitmSort,
+        warnings: &mut Vec<String>,
+    ) -> Result<Report, C2cReportError> {
+        let options = self.options;
+        let file = self.perf_data()?;
+        warnings.extend(file.warnings.iter().cloned());
+        let mut resolver = options.resolver(&file.meta)?;
+        Ok(report(&file, &mut resolver, sort)?)
+    }
+
     /// The perf.data file itself (what no reader recognises gets the perf.data reader's
     /// error, naming the magic found); [`LoadOptions::resolver`] names its frames.
     pub fn perf_data(self) -> Result<PerfData, LoadError> {
         Ok(PerfData::from_input(self.input)?)
     }
+}
+
+/// Why a recording has no c2c report.
+#[derive(Debug, thiserror::Error)]
+pub enum C2cReportError {
+    /// The file could not be read, or the `--kallsyms` file named.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The file has no memory samples, or they do not parse.
+    #[error(transparent)]
+    C2c(#[from] C2cError),
 }
