@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of};
 
 use cpiflame_pipeline::compare::{grown_above, parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
@@ -65,13 +64,8 @@ pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
     let Some(columns) = l.columns() else {
         bail!("{}: no samples", args.file.display());
     };
-    let frames = top_frames_of(&l.profile, columns);
     let mut out = output(&None)?;
-    if args.json {
-        write_report_json_of(&l.profile, columns, &frames, &mut out)?;
-    } else {
-        write_report_text_of(&l.profile, columns, &frames, args.limit, &mut out)?;
-    }
+    l.write_report(columns, args.json, args.limit, &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }

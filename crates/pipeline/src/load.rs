@@ -10,6 +10,7 @@ use cpiflame_profile::{
     read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
     PerfScriptOptions, Profile,
 };
+use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse, event_names, CollapseOptions};
@@ -160,6 +161,23 @@ impl Loaded {
             instructions: self.roles.instructions,
             ratio_cycles: self.ratio_cycles,
         })
+    }
+
+    /// `report`'s summary: the top frames by cycles, self and total, with their stall share,
+    /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1).
+    pub fn write_report(
+        &self,
+        columns: Columns,
+        json: bool,
+        limit: usize,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let frames = top_frames_of(&self.profile, columns);
+        if json {
+            write_report_json_of(&self.profile, columns, &frames, out)
+        } else {
+            write_report_text_of(&self.profile, columns, &frames, limit, out)
+        }
     }
 
     /// The graph's subtitle: the notes, joined; `None` without notes.
