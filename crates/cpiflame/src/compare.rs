@@ -4,12 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use cpiflame_profile::{
-    diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
-    write_report_json_of, write_report_text_of, Columns,
-};
+
+use cpiflame_pipeline::compare::{grown_above, parse_fail_above, Comparison};
+use cpiflame_pipeline::options::Environment;
 
 use crate::draw::{LayoutArgs, SourceArgs};
 use crate::{output, Outcome};
@@ -60,76 +59,30 @@ pub struct DiffArgs {
     roles: SourceArgs,
 }
 
-pub fn report(args: ReportArgs) -> Result<Outcome> {
-    let l = args.roles.load(&args.file, false, false)?;
-    let Some(cycles) = l.roles.cycles else {
+pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
+    let l = args.roles.load(&args.file, false, false, env)?;
+    let Some(columns) = l.columns() else {
         bail!("{}: no samples", args.file.display());
     };
-    let columns = Columns {
-        cycles,
-        stalls: l.roles.stalls,
-        instructions: l.roles.instructions,
-        ratio_cycles: l.ratio_cycles,
-    };
-    let frames = top_frames_of(&l.profile, columns);
     let mut out = output(&None)?;
-    if args.json {
-        write_report_json_of(&l.profile, columns, &frames, &mut out)?;
-    } else {
-        write_report_text_of(&l.profile, columns, &frames, args.limit, &mut out)?;
-    }
+    l.write_report(columns, args.json, args.limit, &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }
 
-/// `5`, `5%`, `2.5` → percentage points.
-fn points(text: &str) -> Result<f64> {
-    let n: f64 = text
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .with_context(|| {
-            format!("--fail-above {text}: expected percentage points, e.g. 5 or 5%")
-        })?;
-    Ok(n)
-}
-
 /// [`Outcome::GateTripped`] when --fail-above tripped.
-pub fn diff(args: DiffArgs) -> Result<Outcome> {
-    let gate = args.fail_above.as_deref().map(points).transpose()?;
-    let before = args.roles.load(&args.before, false, false)?;
-    let after = args.roles.load(&args.after, false, false)?;
-    let (Some(bc), Some(ac)) = (before.roles.cycles, after.roles.cycles) else {
-        bail!(
-            "{} or {}: no samples",
-            args.before.display(),
-            args.after.display()
-        );
-    };
-    let b_columns = Columns {
-        cycles: bc,
-        stalls: before.roles.stalls,
-        instructions: before.roles.instructions,
-        ratio_cycles: before.ratio_cycles,
-    };
-    let a_columns = Columns {
-        cycles: ac,
-        stalls: after.roles.stalls,
-        instructions: after.roles.instructions,
-        ratio_cycles: after.ratio_cycles,
-    };
-    let diffs = diff_frames_of(&before.profile, b_columns, &after.profile, a_columns);
+pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
+    let gate = args
+        .fail_above
+        .as_deref()
+        .map(parse_fail_above)
+        .transpose()?;
+    let before = args.roles.load(&args.before, false, false, env)?;
+    let after = args.roles.load(&args.after, false, false, env)?;
+    let c = Comparison::new(before, after)?;
     if args.summary {
-        let tb = totals_of(&before.profile, b_columns);
-        let ta = totals_of(&after.profile, a_columns);
         let mut out = output(&None)?;
-        if args.json {
-            write_diff_json(&tb, &ta, &diffs, &mut out)?;
-        } else {
-            write_diff_text(&tb, &ta, &diffs, args.limit, &mut out)?;
-        }
+        c.write_summary(args.json, args.limit, &mut out)?;
         out.flush()?;
     }
     if !args.summary || args.output.is_some() {
@@ -139,35 +92,29 @@ pub fn diff(args: DiffArgs) -> Result<Outcome> {
             width: args.layout.width,
             min_width: args.layout.minwidth,
             inverted: args.layout.inverted,
-            before_instructions: before.roles.instructions,
-            after_instructions: after.roles.instructions,
-            single_threaded: cpiflame_unwind::single_threaded_from_env(),
+            before_instructions: c.before.roles.instructions,
+            after_instructions: c.after.roles.instructions,
+            single_threaded: env.single_threaded,
         };
         let mut out = output(&args.output)?;
         cpiflame_render::render_diff(
-            &before.profile,
-            bc,
-            before.roles.stalls,
-            &after.profile,
-            ac,
-            after.roles.stalls,
+            &c.before.profile,
+            c.before_columns.cycles,
+            c.before.roles.stalls,
+            &c.after.profile,
+            c.after_columns.cycles,
+            c.after.roles.stalls,
             &opts,
             &mut out,
         )?;
         out.flush()?;
     }
     if let Some(limit) = gate {
-        let over: Vec<_> = diffs.iter().filter(|d| d.delta_points > limit).collect();
+        let over = grown_above(&c.diffs, limit);
+        for line in &over {
+            eprintln!("cpiflame: {line}");
+        }
         if !over.is_empty() {
-            for d in over.iter().take(10) {
-                eprintln!(
-                    "cpiflame: {} grew by {:.2} points ({:.2}% → {:.2}%), above --fail-above {limit}",
-                    d.name,
-                    d.delta_points,
-                    d.before_total_share * 100.0,
-                    d.after_total_share * 100.0
-                );
-            }
             return Ok(Outcome::GateTripped);
         }
     }

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use cpiflame_perf_data::{open_input, InputKind, PerfData};
-use cpiflame_pipeline::{load_input, load_opened, LoadOptions};
-use cpiflame_pprof::{encode, from_loaded, from_perf_data, PerfSource};
+use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::Recording;
+use cpiflame_pprof::{encode, from_recording};
 
 use crate::draw::{fold, FoldArgs, InputArgs};
-use crate::{output, warn_all, Outcome};
+use crate::{output, warned, Outcome};
 
 #[derive(Args)]
 pub struct ConvertArgs {
@@ -30,67 +30,31 @@ pub struct ConvertArgs {
     event: Option<String>,
 }
 
-pub fn convert(args: ConvertArgs) -> Result<Outcome> {
+pub fn convert(args: ConvertArgs, env: &Environment) -> Result<Outcome> {
     match args.to.as_str() {
-        "folded" => fold(FoldArgs {
-            input: args.input,
-            event: args.event,
-            output: args.output.filter(|p| p.as_os_str() != "-"),
-        }),
+        "folded" => fold(
+            FoldArgs {
+                input: args.input,
+                event: args.event,
+                output: args.output.filter(|p| p.as_os_str() != "-"),
+            },
+            env,
+        ),
         "pprof" => {
             if args.event.is_some() {
                 bail!("--event: only with --to folded (pprof keeps every event)");
             }
-            pprof(&args.input, args.output)
+            pprof(&args.input, args.output, env)
         }
         other => bail!("--to {other}: unknown format (formats: pprof, folded)"),
     }
 }
 
-fn pprof(input: &InputArgs, output_path: Option<PathBuf>) -> Result<Outcome> {
-    let source = &input.source;
-    let options = LoadOptions {
-        file: input.file.clone(),
-        stalls: source.stalls.clone(),
-        cycles: source.cycles.clone(),
-        instructions: source.instructions.clone(),
-        symfs: source.symfs.clone(),
-        kallsyms: source.kallsyms.clone(),
-        kernel: !source.no_kernel,
-        pid: input.pid,
-        tid: input.tid,
-    };
-    crate::progress::show_on_terminal();
-    let opened = open_input(&input.file)?;
-    let mut warnings = Vec::new();
-    // perf.data keeps addresses (a location per address); text, and what no reader
-    // recognises (the loader's error), go through the loader.
-    let perf_data = matches!(
-        opened.kind(),
-        InputKind::PerfData
-            | InputKind::PerfDataPipe
-            | InputKind::PerfDataBigEndian
-            | InputKind::PerfDataVersion1
-    );
-    let profile = if perf_data {
-        let file = PerfData::from_input(opened)?;
-        let loaded = load_opened(&file, &options, &mut warnings);
-        warn_all(&warnings);
-        let loaded = loaded?;
-        let ended = std::fs::metadata(&input.file)
-            .and_then(|m| m.modified())
-            .ok();
-        from_perf_data(&PerfSource {
-            file: &file,
-            loaded: &loaded,
-            options: &options,
-            ended,
-        })?
-    } else {
-        let loaded = load_input(&options, opened, &mut warnings);
-        warn_all(&warnings);
-        from_loaded(&loaded?)
-    };
+fn pprof(input: &InputArgs, output_path: Option<PathBuf>, env: &Environment) -> Result<Outcome> {
+    let options = input.options(env);
+    crate::progress::show_on_terminal(env);
+    let recording = Recording::open(&options)?;
+    let profile = warned(|w| from_recording(recording, w))?;
     let path = match output_path {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(p),

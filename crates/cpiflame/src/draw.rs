@@ -5,9 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use cpiflame_pipeline::{load_any, write_script, LoadOptions, Loaded, ScriptError};
+use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::{
+    load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
+};
 
-use crate::{output, warn_all, Outcome};
+use crate::{output, warned, Outcome};
 
 /// `render`'s title unless `--title` says otherwise (`--mem` has its own).
 const DEFAULT_TITLE: &str = "CPI Flame Graph";
@@ -37,25 +40,28 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
-    /// reading then fails.
-    pub fn load(&self, file: &Path, pid: bool, tid: bool) -> Result<Loaded> {
-        crate::progress::show_on_terminal();
-        let options = LoadOptions {
-            file: file.to_path_buf(),
-            stalls: self.stalls.clone(),
-            cycles: self.cycles.clone(),
-            instructions: self.instructions.clone(),
-            symfs: self.symfs.clone(),
-            kallsyms: self.kallsyms.clone(),
+    /// How to read `file` with these flags and what the environment says.
+    pub fn options(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> LoadOptions {
+        let (symfs, kallsyms) = (self.symfs.clone(), self.kallsyms.clone());
+        LoadOptions {
+            roles: Roles {
+                stalls: self.stalls.clone(),
+                cycles: self.cycles.clone(),
+                instructions: self.instructions.clone(),
+            },
             kernel: !self.no_kernel,
             pid,
             tid,
-        };
-        let mut warnings = Vec::new();
-        let loaded = load_any(&options, &mut warnings);
-        warn_all(&warnings);
-        Ok(loaded?)
+            ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
+        }
+    }
+
+    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
+    /// reading then fails.
+    pub fn load(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> Result<Loaded> {
+        crate::progress::show_on_terminal(env);
+        let options = self.options(file, pid, tid, env);
+        Ok(warned(|w| load_any(&options, w))?)
     }
 }
 
@@ -76,8 +82,12 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    fn load(&self) -> Result<Loaded> {
-        self.source.load(&self.file, self.pid, self.tid)
+    pub fn options(&self, env: &Environment) -> LoadOptions {
+        self.source.options(&self.file, self.pid, self.tid, env)
+    }
+
+    fn load(&self, env: &Environment) -> Result<Loaded> {
+        self.source.load(&self.file, self.pid, self.tid, env)
     }
 }
 
@@ -93,6 +103,20 @@ pub struct LayoutArgs {
     /// Icicle graph: root at the top.
     #[arg(long)]
     pub inverted: bool,
+}
+
+impl LayoutArgs {
+    /// The graph's options for this layout, `title` and what the environment says.
+    pub fn options(&self, title: String, env: &Environment) -> cpiflame_render::Options {
+        cpiflame_render::Options {
+            title,
+            width: self.width,
+            min_width: self.minwidth,
+            inverted: self.inverted,
+            single_threaded: env.single_threaded,
+            ..cpiflame_render::Options::default()
+        }
+    }
 }
 
 #[derive(Args)]
@@ -146,59 +170,37 @@ pub struct ScriptArgs {
     kallsyms: Option<PathBuf>,
 }
 
-pub fn render(args: RenderArgs) -> Result<Outcome> {
+pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
-        return render_mem(args);
+        return render_mem(args, env);
     }
-    let Loaded {
-        profile,
-        roles,
-        notes,
-        ratio_cycles,
-        ..
-    } = args.input.load()?;
-    let Some(cycles) = roles.cycles else {
+    let l = args.input.load(env)?;
+    let Some(cycles) = l.roles.cycles else {
         bail!("{}: no samples to draw", args.input.file.display());
     };
     let options = cpiflame_render::Options {
-        title: args.title,
-        subtitle: (!notes.is_empty()).then(|| notes.join(" · ")),
-        width: args.layout.width,
-        min_width: args.layout.minwidth,
-        inverted: args.layout.inverted,
-        instructions: roles.instructions,
-        ratio_cycles,
-        single_threaded: cpiflame_unwind::single_threaded_from_env(),
-        stall_caption: roles
-            .stalls
-            .and_then(|s| cpiflame_events::stall_event_legend(&profile.events[s].name)),
+        subtitle: l.subtitle(),
+        instructions: l.roles.instructions,
+        ratio_cycles: l.ratio_cycles,
+        stall_caption: l.stall_legend(),
+        ..args.layout.options(args.title, env)
     };
+    let (profile, stalls) = (&l.profile, l.roles.stalls);
     let mut out = output(&args.output)?;
     if args.classic {
-        cpiflame_render::render_classic(&profile, cycles, roles.stalls, &options, &mut out)?;
+        cpiflame_render::render_classic(profile, cycles, stalls, &options, &mut out)?;
     } else {
-        cpiflame_render::render_cpi(&profile, cycles, roles.stalls, &options, &mut out)?;
+        cpiflame_render::render_cpi(profile, cycles, stalls, &options, &mut out)?;
     }
     out.flush()?;
     Ok(Outcome::Done)
 }
 
 /// `render --mem`: the load samples' flame graph.
-fn render_mem(args: RenderArgs) -> Result<Outcome> {
-    let input = &args.input;
-    let options = LoadOptions {
-        file: input.file.clone(),
-        symfs: input.source.symfs.clone(),
-        kallsyms: input.source.kallsyms.clone(),
-        kernel: !input.source.no_kernel,
-        pid: input.pid,
-        tid: input.tid,
-        ..LoadOptions::default()
-    };
-    let mut warnings = Vec::new();
-    let loads = cpiflame_pipeline::load_loads(&options, &mut warnings);
-    warn_all(&warnings);
-    let loads = loads?;
+fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
+    // --stalls, --cycles and --instructions conflict with --mem: unset here.
+    let options = args.input.options(env);
+    let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
     let classes: Vec<cpiflame_render::ServedClass> = loads
         .classes
         .iter()
@@ -207,24 +209,13 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
             distance: c.distance(),
         })
         .collect();
-    let st = &loads.stats;
+    let title = match args.title.as_str() {
+        DEFAULT_TITLE => "Memory Load Flame Graph".to_string(),
+        _ => args.title,
+    };
     let options = cpiflame_render::Options {
-        title: if args.title == DEFAULT_TITLE {
-            "Memory Load Flame Graph".to_string()
-        } else {
-            args.title
-        },
-        subtitle: Some(format!(
-            "width: load latency (cycles) · left out: {} store and {} other samples",
-            st.stores, st.other
-        )),
-        width: args.layout.width,
-        min_width: args.layout.minwidth,
-        inverted: args.layout.inverted,
-        instructions: None,
-        ratio_cycles: None,
-        single_threaded: cpiflame_unwind::single_threaded_from_env(),
-        stall_caption: None,
+        subtitle: Some(loads.subtitle()),
+        ..args.layout.options(title, env)
     };
     let mut out = output(&args.output)?;
     cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;
@@ -232,73 +223,23 @@ fn render_mem(args: RenderArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-pub fn fold(args: FoldArgs) -> Result<Outcome> {
-    let loaded = args.input.load()?;
+pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
+    let loaded = args.input.load(env)?;
     let mut out = output(&args.output)?;
-    let profile = &loaded.profile;
-    match &args.event {
-        Some(name) => {
-            let index = loaded.event_index(name, "--event")?;
-            cpiflame_profile::write_folded(profile, index, &mut out)?;
-        }
-        None => match (
-            loaded.roles.stalls,
-            loaded.roles.cycles,
-            loaded.roles.instructions,
-        ) {
-            (Some(stalls), Some(cycles), _) => {
-                cpiflame_profile::write_folded_pair(profile, stalls, cycles, &mut out)?
-            }
-            // Instructions first, so that difffolded.pl's "before" is instructions and the
-            // widths ("after") are cycles, as with a stall pair.
-            (None, Some(cycles), Some(instructions)) => {
-                // Named, so that reading the file back finds instructions, not stalls.
-                writeln!(
-                    out,
-                    "{} instructions cycles",
-                    cpiflame_profile::read::COLUMNS_COMMENT
-                )?;
-                cpiflame_profile::write_folded_pair(profile, instructions, cycles, &mut out)?
-            }
-            _ if profile.events.len() == 1 => cpiflame_profile::write_folded(profile, 0, &mut out)?,
-            // Several events named (a `perf script --header` text names perf's `dummy` event
-            // too) but one sampled: that one, as render draws it.
-            _ => match only_sampled_event(profile) {
-                Some(event) => cpiflame_profile::write_folded(profile, event, &mut out)?,
-                None => bail!(
-                    "{}: has events {}; choose one with --event, or set --stalls and --cycles",
-                    args.input.file.display(),
-                    loaded.event_list()
-                ),
-            },
-        },
+    match write_fold(&loaded, args.event.as_deref(), &mut out) {
+        // A plain io::Error, so that a closed pipe is recognised as one.
+        Err(FoldError::Write(e)) => return Err(e.into()),
+        other => other?,
     }
     out.flush()?;
     Ok(Outcome::Done)
 }
 
-/// The one event of `profile` with samples, when exactly one has any.
-fn only_sampled_event(profile: &cpiflame_profile::Profile) -> Option<usize> {
-    let mut sampled = (0..profile.events.len()).filter(|&e| profile.total(e).samples > 0);
-    match (sampled.next(), sampled.next()) {
-        (Some(event), None) => Some(event),
-        _ => None,
-    }
-}
-
-pub fn script(args: ScriptArgs) -> Result<Outcome> {
-    crate::progress::show_on_terminal();
+pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
+    crate::progress::show_on_terminal(env);
+    let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
     let mut out = output(&None)?;
-    let mut warnings = Vec::new();
-    let result = write_script(
-        &args.file,
-        args.symfs,
-        args.kallsyms,
-        &mut out,
-        &mut warnings,
-    );
-    warn_all(&warnings);
-    match result {
+    match warned(|w| write_script(&options, &mut out, w)) {
         // A plain io::Error, so that a closed pipe is recognised as one.
         Err(ScriptError::Write(e)) => return Err(e.into()),
         other => other?,

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use cpiflame_pipeline::options::Environment;
 
 #[derive(Parser)]
 #[command(
@@ -96,16 +97,18 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<Outcome> {
+    // The environment, read once for the whole command (the only place it is read).
+    let env = &Environment::read();
     match cli.command {
-        Command::Render(args) => draw::render(args),
-        Command::Fold(args) => draw::fold(args),
-        Command::Script(args) => draw::script(args),
-        Command::Convert(args) => convert::convert(args),
-        Command::Record(args) => record::record_command(args),
+        Command::Render(args) => draw::render(args, env),
+        Command::Fold(args) => draw::fold(args, env),
+        Command::Script(args) => draw::script(args, env),
+        Command::Convert(args) => convert::convert(args, env),
+        Command::Record(args) => record::record_command(args, env),
         Command::Stat(args) => stat::stat_command(args),
-        Command::Report(args) => compare::report(args),
-        Command::Diff(args) => compare::diff(args),
-        Command::C2c(args) => c2c::c2c(args),
+        Command::Report(args) => compare::report(args, env),
+        Command::Diff(args) => compare::diff(args, env),
+        Command::C2c(args) => c2c::c2c(args, env),
         Command::List(args) => {
             let mut out = io::stdout().lock();
             let root = args.root.as_deref();
@@ -174,6 +177,14 @@ pub fn warn_all(warnings: &[String]) {
     for w in warnings {
         eprintln!("cpiflame: warning: {w}");
     }
+}
+
+/// Runs `read` and prints the warnings it pushed, also when it then fails.
+pub fn warned<T, E>(read: impl FnOnce(&mut Vec<String>) -> Result<T, E>) -> Result<T, E> {
+    let mut warnings = Vec::new();
+    let result = read(&mut warnings);
+    warn_all(&warnings);
+    result
 }
 
 /// Standard output, or a file created at `path`.

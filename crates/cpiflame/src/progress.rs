@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{observe_progress, ReadProgress};
 
 /// Reads shorter than this show no running line, only the summary.
@@ -17,11 +18,8 @@ static FINISHED: Mutex<Option<ReadProgress>> = Mutex::new(None);
 
 /// Shows the progress of every read of a perf.data file on standard error, when it is a
 /// terminal and `CI` is unset.
-pub fn show_on_terminal() {
-    if !wanted(
-        std::env::var("CI").ok().as_deref(),
-        std::io::stderr().is_terminal(),
-    ) {
+pub fn show_on_terminal(env: &Environment) {
+    if env.ci || !std::io::stderr().is_terminal() {
         return;
     }
     observe_progress(|p| {
@@ -34,7 +32,7 @@ pub fn show_on_terminal() {
             });
             "\r\x1b[K".to_string()
         } else if p.elapsed >= QUIET_FOR {
-            format!("\r{}\x1b[K", progress_line(p))
+            format!("\r{}\x1b[K", p.line())
         } else {
             return;
         };
@@ -48,89 +46,6 @@ pub fn show_on_terminal() {
 pub fn print_summary() {
     let finished = FINISHED.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(p) = finished {
-        let _ = write!(std::io::stderr().lock(), "\r{}\x1b[K\n", summary_line(&p));
-    }
-}
-
-/// Whether to show progress: on a terminal, and not under CI (`CI` set to anything but
-/// empty, `0` or `false`).
-fn wanted(ci: Option<&str>, terminal: bool) -> bool {
-    let under_ci = ci.is_some_and(|v| !matches!(v.trim(), "" | "0" | "false"));
-    terminal && !under_ci
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
-
-/// `cpiflame: reading out.data: 312.4 of 583.8 MiB (53%), 40213 samples, 1.2 s`
-fn progress_line(p: &ReadProgress) -> String {
-    let percent = if p.bytes_total == 0 {
-        100
-    } else {
-        (u128::from(p.bytes_read) * 100 / u128::from(p.bytes_total)) as u64
-    };
-    format!(
-        "cpiflame: reading {}: {:.1} of {:.1} MiB ({percent}%), {} samples, {:.1} s",
-        p.file.display(),
-        mib(p.bytes_read),
-        mib(p.bytes_total),
-        p.samples,
-        p.elapsed.as_secs_f64()
-    )
-}
-
-/// `cpiflame: read out.data: 583.8 MiB, 72425 samples in 2.31 s`
-fn summary_line(p: &ReadProgress) -> String {
-    format!(
-        "cpiflame: read {}: {:.1} MiB, {} samples in {:.2} s",
-        p.file.display(),
-        mib(p.bytes_total),
-        p.samples,
-        p.elapsed.as_secs_f64()
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(read: u64, total: u64, samples: u64, ms: u64) -> ReadProgress {
-        ReadProgress {
-            file: "out.data".into(),
-            bytes_read: read,
-            bytes_total: total,
-            samples,
-            elapsed: Duration::from_millis(ms),
-            done: false,
-        }
-    }
-
-    #[test]
-    fn formats_the_running_line_and_the_summary() {
-        let p = at(327_600_000, 612_117_780, 40213, 1234);
-        assert_eq!(
-            progress_line(&p),
-            "cpiflame: reading out.data: 312.4 of 583.8 MiB (53%), 40213 samples, 1.2 s"
-        );
-        assert_eq!(
-            summary_line(&at(0, 612_117_780, 72425, 2314)),
-            "cpiflame: read out.data: 583.8 MiB, 72425 samples in 2.31 s"
-        );
-        // An empty data section is read at once.
-        assert_eq!(
-            progress_line(&at(0, 0, 0, 0)),
-            "cpiflame: reading out.data: 0.0 of 0.0 MiB (100%), 0 samples, 0.0 s"
-        );
-    }
-
-    #[test]
-    fn shows_only_on_a_terminal_outside_ci() {
-        assert!(wanted(None, true));
-        assert!(wanted(Some(""), true));
-        assert!(wanted(Some("false"), true));
-        assert!(!wanted(Some("true"), true));
-        assert!(!wanted(Some("1"), true));
-        assert!(!wanted(None, false));
+        let _ = write!(std::io::stderr().lock(), "\r{}\x1b[K\n", p.summary());
     }
 }

@@ -3,14 +3,15 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use cpiflame_events::memory::MemOptions;
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::RecordingMarks;
-use cpiflame_record::plan::{summary_lines, EventPlan, EventRequest};
-use cpiflame_record::{record, CallGraph, Rate, RecordOptions, Target};
+use cpiflame_record::plan::{summary_lines, EventRequest};
+use cpiflame_record::record;
+use cpiflame_record::request::RecordRequest;
 
 use crate::{warn_all, Outcome};
 
@@ -94,61 +95,43 @@ pub struct RecordArgs {
 }
 
 /// Records the command; its exit status is the [`Outcome`].
-pub fn record_command(args: RecordArgs) -> Result<Outcome> {
-    let target = match (args.pid, args.command.is_empty()) {
-        (Some(pid), true) => Target::Pid(pid),
-        (None, false) => Target::Command(args.command.clone()),
-        (Some(_), false) => bail!("-p and a command exclude each other"),
-        (None, true) => {
-            bail!("nothing to record: give a command (cpiflame record ./app) or -p PID")
-        }
-    };
-    let call_graph: CallGraph = args.call_graph.parse().map_err(anyhow::Error::msg)?;
-    let plan = if args.mem {
-        EventPlan::memory(MemOptions {
-            ldlat: args.ldlat,
-            phys_addr: args.phys_data,
-        })?
-    } else {
-        EventPlan::choose(&EventRequest {
-            events: args.events.clone(),
-            stalls: args.stalls.clone(),
-            cycles: args.cycles.clone(),
+pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
+    let request = RecordRequest {
+        output: args.output,
+        events: EventRequest {
+            events: args.events,
+            stalls: args.stalls,
+            cycles: args.cycles,
             with_instructions: args.with_instructions,
             leader_sampling: args.leader_sampling,
-        })?
+        },
+        mem: args.mem.then_some(MemOptions {
+            ldlat: args.ldlat,
+            phys_addr: args.phys_data,
+        }),
+        period: args.period,
+        freq: args.freq,
+        call_graph: args.call_graph,
+        pid: args.pid,
+        command: args.command,
+        duration: args.duration,
+        mmap_pages: args.mmap_pages,
+        buildid_cache: (!args.no_buildid_cache)
+            .then(|| env.buildid_cache.clone())
+            .flatten(),
+        cmdline: std::env::args().collect(),
     };
-    for n in &plan.notes {
+    let (options, notes) = request.plan(|plan| {
+        let roles = plan.roles.clone();
+        RecordingMarks {
+            no_pmu: plan.no_pmu,
+            roles,
+        }
+        .to_words()
+    })?;
+    for n in &notes {
         eprintln!("cpiflame: {n}");
     }
-    let sampling = match (args.period, args.freq) {
-        (Some(p), _) => Rate::Period(p),
-        (None, Some(f)) => Rate::Frequency(f),
-        (None, None) => plan.default_rate(),
-    };
-    let mut cmdline: Vec<String> = std::env::args().collect();
-    let marks = RecordingMarks {
-        no_pmu: plan.no_pmu,
-        roles: plan.roles,
-    };
-    cmdline.extend(marks.to_words());
-    let options = RecordOptions {
-        events: plan.events,
-        groups: plan.groups,
-        sampling,
-        call_graph,
-        target,
-        output: args.output.clone(),
-        duration: args.duration.map(Duration::from_secs_f64),
-        buffer_pages: args.mmap_pages,
-        status_line: true,
-        cmdline,
-        memory: plan.memory,
-        buildid_cache: match args.no_buildid_cache {
-            true => None,
-            false => cpiflame_unwind::Options::from_env().buildid_cache,
-        },
-    };
     let report = record(&options)?;
     warn_all(&report.warnings);
     let (summary, warnings) = summary_lines(&options, &report);

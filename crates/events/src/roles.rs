@@ -122,12 +122,18 @@ fn role_by_name(name: &str) -> Option<Role> {
     }
 }
 
-/// Indices of the events that play each role in a recording.
+/// Which event plays which role: the one type for it everywhere. `Roles` (of `usize`) holds
+/// the event columns of a recording; `Roles<String>` holds event names, as flags
+/// (`--stalls`, `--cycles`, `--instructions`) and `cpiflame record`'s notes give them,
+/// resolved to columns where the recording is read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Roles {
-    pub stalls: Option<usize>,
-    pub cycles: Option<usize>,
-    pub instructions: Option<usize>,
+pub struct Roles<T = usize> {
+    /// The event that gives the colour (stall cycles).
+    pub stalls: Option<T>,
+    /// The event that gives the width (unhalted cycles).
+    pub cycles: Option<T>,
+    /// The event that CPI divides by (retired instructions).
+    pub instructions: Option<T>,
 }
 
 /// Finds the first stall, cycles and instructions event among `events`.

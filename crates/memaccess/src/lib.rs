@@ -5,6 +5,7 @@
 //! and who touches each offset of them ([`c2c`]).
 
 pub mod c2c;
+mod c2c_text;
 mod data_source;
 mod stats;
 

@@ -4,12 +4,16 @@
 //!
 //! - [`collapse`]: every sample of a perf.data file unwound and named (`cpiflame-unwind`) and
 //!   counted per distinct stack; [`walk_samples`] for callers that want each sample.
+//! - [`Recording`]: the one way in: a recording opened once with the options every command
+//!   builds the same way, read as the command needs.
 //! - [`load_any`]: perf.data, `perf script` text or folded text, told apart by content, with roles chosen from
 //!   flags, from what `cpiflame record` noted in the file ([`RecordingMarks`]), or by
 //!   detection (`cpiflame-events`).
 //!   Samples of leader-sampled groups weigh each member's column by that member's counter
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
+//! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
+//! - [`compare`]: two runs compared (`diff`), and `--fail-above`'s threshold.
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
@@ -17,23 +21,34 @@
 //! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
 //!   the binary to show.
 //!
+//! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
+//!   under `$HOME`), read once for the whole command.
+//!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
 //! decides how to show them.
 
 mod collapse;
+pub mod compare;
+mod fold;
 mod hybrid;
 mod load;
 mod marks;
 mod memory;
+pub mod options;
 mod progress;
+mod recording;
 mod script;
 
 pub use collapse::{
     collapse, event_names, walk_samples, CollapseOptions, CollapseStats, SampleWeights,
 };
+/// Which event plays which role, as names (flags) or columns (a recording read).
+pub use cpiflame_events::Roles;
+pub use fold::{write_fold, FoldError};
 pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use progress::{observe_progress, ReadProgress};
+pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};

@@ -5,11 +5,12 @@ use std::fmt;
 use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
-use cpiflame_perf_data::{InputKind, PerfData, ReadError};
+use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::{
-    read_folded, read_perf_script_with, Count, FoldedError, PerfScriptError, PerfScriptOptions,
-    Profile,
+    read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
+    PerfScriptOptions, Profile,
 };
+use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse, event_names, CollapseOptions};
@@ -20,22 +21,60 @@ use crate::marks::RecordingMarks;
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     pub file: PathBuf,
-    /// `--stalls NAME`: the event that gives the colour, overriding detection.
-    pub stalls: Option<String>,
-    /// `--cycles NAME`: the event that gives the width, overriding detection.
-    pub cycles: Option<String>,
-    /// `--instructions NAME`: the event that CPI divides by, overriding detection.
-    pub instructions: Option<String>,
-    /// Where to look for the recorded binaries first (`--symfs`).
-    pub symfs: Option<PathBuf>,
-    /// Kernel symbols (`--kallsyms FILE`, /proc/kallsyms text) instead of this machine's.
-    pub kallsyms: Option<PathBuf>,
+    /// The events named by `--stalls`, `--cycles` and `--instructions`, overriding what the
+    /// recording notes and detection; resolved to columns when the recording is read.
+    pub roles: Roles<String>,
+    /// How the resolver finds binaries and kernel symbols: `--symfs`, `--kallsyms` (checked
+    /// to be readable when the resolver is built) and what the environment says
+    /// ([`Environment::resolve_options`](crate::options::Environment::resolve_options)).
+    pub resolve: ResolveOptions,
     /// Keep kernel frames.
     pub kernel: bool,
     /// Root frame `comm-PID`.
     pub pid: bool,
     /// Root frame `comm-PID/TID`.
     pub tid: bool,
+}
+
+impl LoadOptions {
+    /// Reading `file` with kernel frames, roles detected, binaries looked up under `symfs`
+    /// first and kernel frames named from `kallsyms`, caches and threads as `env` says.
+    pub fn new(
+        file: PathBuf,
+        symfs: Option<PathBuf>,
+        kallsyms: Option<PathBuf>,
+        env: &crate::options::Environment,
+    ) -> LoadOptions {
+        LoadOptions {
+            file,
+            resolve: ResolveOptions {
+                symfs,
+                kallsyms,
+                ..env.resolve_options()
+            },
+            kernel: true,
+            ..LoadOptions::default()
+        }
+    }
+
+    /// The resolver for a recording with header `meta`: the one place the commands' resolver
+    /// is built. A `--kallsyms` file that cannot be read is an error naming it (the resolver
+    /// would quietly leave kernel frames unnamed, but a file the user named must exist).
+    pub fn resolver(&self, meta: &Meta) -> Result<Resolver, LoadError> {
+        self.check_kallsyms()?;
+        Ok(Resolver::new(meta, self.resolve.clone()))
+    }
+
+    /// An error naming the `--kallsyms` file when it cannot be read.
+    pub fn check_kallsyms(&self) -> Result<(), LoadError> {
+        if let Some(path) = &self.resolve.kallsyms {
+            std::fs::File::open(path).map_err(|source| LoadError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// A recording read: its profile (stacks sorted), the event columns chosen for each role,
@@ -113,6 +152,45 @@ impl Loaded {
         })
     }
 
+    /// The roles as the summaries take them (`report`, `diff`); `None` without a cycles
+    /// column (nothing sampled).
+    pub fn columns(&self) -> Option<Columns> {
+        Some(Columns {
+            cycles: self.roles.cycles?,
+            stalls: self.roles.stalls,
+            instructions: self.roles.instructions,
+            ratio_cycles: self.ratio_cycles,
+        })
+    }
+
+    /// `report`'s summary: the top frames by cycles, self and total, with their stall share,
+    /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1).
+    pub fn write_report(
+        &self,
+        columns: Columns,
+        json: bool,
+        limit: usize,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let frames = top_frames_of(&self.profile, columns);
+        if json {
+            write_report_json_of(&self.profile, columns, &frames, out)
+        } else {
+            write_report_text_of(&self.profile, columns, &frames, limit, out)
+        }
+    }
+
+    /// The graph's subtitle: the notes, joined; `None` without notes.
+    pub fn subtitle(&self) -> Option<String> {
+        (!self.notes.is_empty()).then(|| self.notes.join(" · "))
+    }
+
+    /// The legend of the stall event, when its name says what kind of stall it counts.
+    pub fn stall_legend(&self) -> Option<&'static str> {
+        let stalls = self.roles.stalls?;
+        cpiflame_events::stall_event_legend(&self.profile.events[stalls].name)
+    }
+
     pub fn event_list(&self) -> EventList {
         EventList::of(&self.profile)
     }
@@ -133,12 +211,11 @@ fn choose_roles(
     profile: &Profile,
     options: &LoadOptions,
     detected: Roles,
-    recorded: Option<&(String, String)>,
+    recorded: &Roles<String>,
     notes: &mut Vec<String>,
 ) -> Result<Roles, LoadError> {
-    let recorded_index = |pick: fn(&(String, String)) -> &String| {
-        recorded.and_then(|r| find_event(profile, pick(r)))
-    };
+    let recorded_index =
+        |name: &Option<String>| name.as_deref().and_then(|n| find_event(profile, n));
     let pick = |given: &Option<String>, flag: &'static str, fallback: Option<usize>| match given {
         Some(name) => find_event(profile, name)
             .map(Some)
@@ -152,17 +229,17 @@ fn choose_roles(
     };
     let mut roles = Roles {
         stalls: pick(
-            &options.stalls,
+            &options.roles.stalls,
             "--stalls",
-            recorded_index(|r| &r.0).or(detected.stalls),
+            recorded_index(&recorded.stalls).or(detected.stalls),
         )?,
         cycles: pick(
-            &options.cycles,
+            &options.roles.cycles,
             "--cycles",
-            recorded_index(|r| &r.1).or(detected.cycles),
+            recorded_index(&recorded.cycles).or(detected.cycles),
         )?,
         instructions: pick(
-            &options.instructions,
+            &options.roles.instructions,
             "--instructions",
             detected.instructions,
         )?,
@@ -199,8 +276,7 @@ fn choose_roles(
 pub fn load_any(options: &LoadOptions, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {
     // One opener for every input: a file or `-` (standard input, spooled), decompressed if
     // it is gzip, zstd or xz. Standard input can be read once: it is opened here only.
-    let input = cpiflame_perf_data::open_input(&options.file)?;
-    load_input(options, input, warnings)
+    crate::Recording::open(options)?.load(warnings)
 }
 
 /// [`load_any`] of an input already opened with `cpiflame_perf_data::open_input` (for callers
@@ -237,18 +313,6 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
     finish(options, profile, detected, &RecordingMarks::default(), None)
-}
-
-/// `path` when it can be read: the resolver would quietly leave kernel frames unnamed, but a
-/// file the user named must exist.
-pub(crate) fn kallsyms_readable(path: Option<&PathBuf>) -> Result<Option<PathBuf>, LoadError> {
-    if let Some(path) = path {
-        std::fs::File::open(path).map_err(|source| LoadError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    Ok(path.cloned())
 }
 
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
@@ -297,14 +361,7 @@ pub fn load_opened(
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
     warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = Resolver::new(
-        &file.meta,
-        ResolveOptions {
-            symfs: options.symfs.clone(),
-            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
-            ..ResolveOptions::from_env()
-        },
-    );
+    let mut resolver = options.resolver(&file.meta)?;
     let (profile, stats) = collapse(
         file,
         &mut resolver,
@@ -433,13 +490,7 @@ fn finish(
     }
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
-    let roles = choose_roles(
-        &profile,
-        options,
-        detected,
-        marks.roles.as_ref(),
-        &mut notes,
-    )?;
+    let roles = choose_roles(&profile, options, detected, &marks.roles, &mut notes)?;
     // Stall events that are not plain back-end stall cycles say what the colour is.
     if let Some(caveat) = roles
         .stalls

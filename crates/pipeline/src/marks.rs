@@ -3,6 +3,8 @@
 //! perf keeps and prints (`perf report --header`) and no other tool interprets, so the file
 //! stays plain perf.data.
 
+use cpiflame_events::Roles;
+
 /// Added when the recorder fell back to cpu-clock for want of a PMU, so `render` can say so
 /// on the graph.
 const NO_PMU: &str = "[cpiflame: no hardware PMU, cpu-clock only]";
@@ -14,9 +16,10 @@ const ROLES_PREFIX: &str = "[cpiflame roles: stalls=";
 pub struct RecordingMarks {
     /// Recorded with cpu-clock alone because no hardware stall/cycles pair opened.
     pub no_pmu: bool,
-    /// The (stalls, cycles) event names chosen with `--stalls`/`--cycles` at record time;
-    /// readers use them unless their own flags say otherwise.
-    pub roles: Option<(String, String)>,
+    /// The stalls and cycles event names chosen with `--stalls`/`--cycles` at record time
+    /// (both or neither; instructions are never noted); readers use them unless their own
+    /// flags say otherwise.
+    pub roles: Roles<String>,
 }
 
 impl RecordingMarks {
@@ -26,7 +29,12 @@ impl RecordingMarks {
         if self.no_pmu {
             words.push(NO_PMU.to_string());
         }
-        if let Some((stalls, cycles)) = &self.roles {
+        if let Roles {
+            stalls: Some(stalls),
+            cycles: Some(cycles),
+            ..
+        } = &self.roles
+        {
             words.push(format!("{ROLES_PREFIX}{stalls} cycles={cycles}]"));
         }
         words
@@ -37,11 +45,15 @@ impl RecordingMarks {
         let roles = cmdline.iter().rev().find_map(|word| {
             let mark = word.strip_prefix(ROLES_PREFIX)?.strip_suffix(']')?;
             let (stalls, cycles) = mark.split_once(" cycles=")?;
-            Some((stalls.to_string(), cycles.to_string()))
+            Some(Roles {
+                stalls: Some(stalls.to_string()),
+                cycles: Some(cycles.to_string()),
+                instructions: None,
+            })
         });
         RecordingMarks {
             no_pmu: cmdline.iter().any(|word| word == NO_PMU),
-            roles,
+            roles: roles.unwrap_or_default(),
         }
     }
 }
@@ -54,7 +66,11 @@ mod tests {
     fn marks_read_back_from_a_command_line() {
         let marks = RecordingMarks {
             no_pmu: true,
-            roles: Some(("task-clock".into(), "cpu-clock:u".into())),
+            roles: Roles {
+                stalls: Some("task-clock".into()),
+                cycles: Some("cpu-clock:u".into()),
+                instructions: None,
+            },
         };
         let mut cmdline = vec!["cpiflame".to_string(), "record".to_string()];
         cmdline.extend(marks.to_words());

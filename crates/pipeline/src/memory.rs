@@ -9,30 +9,29 @@ use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{PerfData, ReadError, Weight};
 use cpiflame_profile::{Count, EventColumn, Profile};
-use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+use cpiflame_unwind::Resolver;
 
 use crate::collapse::named_profile;
-use crate::load::kallsyms_readable;
 use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
 
 /// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
-/// load profile; `options.stalls`, `cycles` and `instructions` do not apply. Warnings are
+/// load profile; `options.roles` does not apply. Warnings are
 /// pushed to `warnings` as for [`load_any`](crate::load_any).
 pub fn load_loads(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<LoadProfile, MemoryError> {
-    let input = cpiflame_perf_data::open_input(&options.file)?;
-    let file = PerfData::from_input(input)?;
+    crate::Recording::open(options)?.loads(warnings)
+}
+
+/// [`load_loads`] of a perf.data file already read.
+pub(crate) fn load_profile(
+    file: &PerfData,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<LoadProfile, MemoryError> {
     warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = Resolver::new(
-        &file.meta,
-        ResolveOptions {
-            symfs: options.symfs.clone(),
-            kallsyms: kallsyms_readable(options.kallsyms.as_ref())?,
-            ..ResolveOptions::from_env()
-        },
-    );
+    let mut resolver = options.resolver(&file.meta)?;
     let collapse = CollapseOptions {
         pid: options.pid,
         tid: options.tid,
@@ -45,7 +44,7 @@ pub fn load_loads(
             source: Box::new(e),
         },
     };
-    let (loads, stats) = collapse_loads(&file, &mut resolver, collapse).map_err(in_file)?;
+    let (loads, stats) = collapse_loads(file, &mut resolver, collapse).map_err(in_file)?;
     let path = options.file.display();
     if let Some(offset) = stats.cut_short_at {
         warnings.push(format!(
@@ -76,6 +75,16 @@ pub struct LoadProfile {
     /// The class of each column.
     pub classes: Vec<ServedFrom>,
     pub stats: LoadStats,
+}
+
+impl LoadProfile {
+    /// The memory graph's subtitle: what the width is and what was left out.
+    pub fn subtitle(&self) -> String {
+        format!(
+            "width: load latency (cycles) · left out: {} store and {} other samples",
+            self.stats.stores, self.stats.other
+        )
+    }
 }
 
 /// What was counted and what was left out.

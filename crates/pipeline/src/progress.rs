@@ -28,6 +28,44 @@ pub fn observe_progress(observer: impl Fn(&ReadProgress) + Send + Sync + 'static
     let _ = OBSERVER.set(Box::new(observer));
 }
 
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+impl ReadProgress {
+    /// The line shown while the read lasts:
+    /// `cpiflame: reading out.data: 312.4 of 583.8 MiB (53%), 40213 samples, 1.2 s`
+    pub fn line(&self) -> String {
+        let p = self;
+        let percent = if p.bytes_total == 0 {
+            100
+        } else {
+            (u128::from(p.bytes_read) * 100 / u128::from(p.bytes_total)) as u64
+        };
+        format!(
+            "cpiflame: reading {}: {:.1} of {:.1} MiB ({percent}%), {} samples, {:.1} s",
+            p.file.display(),
+            mib(p.bytes_read),
+            mib(p.bytes_total),
+            p.samples,
+            p.elapsed.as_secs_f64()
+        )
+    }
+
+    /// The line shown when the command ends:
+    /// `cpiflame: read out.data: 583.8 MiB, 72425 samples in 2.31 s`
+    pub fn summary(&self) -> String {
+        let p = self;
+        format!(
+            "cpiflame: read {}: {:.1} MiB, {} samples in {:.2} s",
+            p.file.display(),
+            mib(p.bytes_total),
+            p.samples,
+            p.elapsed.as_secs_f64()
+        )
+    }
+}
+
 /// How often the observer hears of a read in progress.
 const REPORT_EVERY: Duration = Duration::from_millis(150);
 /// Records between looks at the clock.
@@ -98,5 +136,39 @@ impl Meter {
             self.report.done = true;
             observer(&self.report);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(read: u64, total: u64, samples: u64, ms: u64) -> ReadProgress {
+        ReadProgress {
+            file: "out.data".into(),
+            bytes_read: read,
+            bytes_total: total,
+            samples,
+            elapsed: Duration::from_millis(ms),
+            done: false,
+        }
+    }
+
+    #[test]
+    fn formats_the_running_line_and_the_summary() {
+        let p = at(327_600_000, 612_117_780, 40213, 1234);
+        assert_eq!(
+            p.line(),
+            "cpiflame: reading out.data: 312.4 of 583.8 MiB (53%), 40213 samples, 1.2 s"
+        );
+        assert_eq!(
+            at(0, 612_117_780, 72425, 2314).summary(),
+            "cpiflame: read out.data: 583.8 MiB, 72425 samples in 2.31 s"
+        );
+        // An empty data section is read at once.
+        assert_eq!(
+            at(0, 0, 0, 0).line(),
+            "cpiflame: reading out.data: 0.0 of 0.0 MiB (100%), 0 samples, 0.0 s"
+        );
     }
 }

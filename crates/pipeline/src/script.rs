@@ -2,35 +2,26 @@
 //! unwinding and naming can be read side by side with perf's.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 
-use cpiflame_perf_data::{PerfData, Sample};
-use cpiflame_unwind::{FrameKind, Options, Resolver, StackEntry};
+use cpiflame_perf_data::Sample;
+use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
 
 use crate::collapse::{event_names, walk_samples};
-use crate::load::LoadError;
+use crate::load::{LoadError, LoadOptions};
 
-/// Writes every sample of the perf.data file at `path` to `out`; the file's warnings are
-/// pushed to `warnings`.
+/// Writes every sample of the perf.data file `options.file` names to `out` (only its
+/// resolver options apply); the file's warnings are pushed to `warnings`.
 pub fn write_script(
-    path: &Path,
-    symfs: Option<PathBuf>,
-    kallsyms: Option<PathBuf>,
+    options: &LoadOptions,
     out: &mut impl Write,
     warnings: &mut Vec<String>,
 ) -> Result<(), ScriptError> {
-    let kallsyms = crate::load::kallsyms_readable(kallsyms.as_ref())?;
-    let file = PerfData::open(path).map_err(LoadError::from)?;
+    // A --kallsyms file that cannot be read is reported before the recording is opened.
+    options.check_kallsyms()?;
+    let file = crate::Recording::open(options)?.perf_data()?;
     warnings.extend(file.warnings.iter().cloned());
     let names = event_names(&file);
-    let mut resolver = Resolver::new(
-        &file.meta,
-        Options {
-            symfs,
-            kallsyms,
-            ..Options::from_env()
-        },
-    );
+    let mut resolver = options.resolver(&file.meta)?;
     // Names are printed as samples come: wait for the kernel's.
     resolver.finish_names();
     let mut result = Ok(());

@@ -9,7 +9,7 @@ use cpiflame_perf_data::write::{
     attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
     PerfDataWriter, ReadValue, ReadValues, SampleFields, SampleId,
 };
-use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
+use cpiflame_pipeline::{load_any, LoadOptions, Loaded, Roles};
 use cpiflame_profile::Count;
 
 const CODE: u64 = 0x7f00_0000_0000;
@@ -524,8 +524,11 @@ fn instructions_flag_picks_the_divisor() {
     let l = load(
         &path,
         LoadOptions {
-            cycles: Some("instructions".into()),
-            instructions: Some("cycles".into()),
+            roles: Roles {
+                cycles: Some("instructions".into()),
+                instructions: Some("cycles".into()),
+                stalls: None,
+            },
             ..Default::default()
         },
     );
@@ -535,7 +538,10 @@ fn instructions_flag_picks_the_divisor() {
     let e = load_any(
         &LoadOptions {
             file: path.clone(),
-            instructions: Some("nope".into()),
+            roles: Roles {
+                instructions: Some("nope".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
         &mut warnings,

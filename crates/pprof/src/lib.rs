@@ -13,6 +13,7 @@
 //!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid`.
 //! - [`from_loaded`]: text input (perf script, folded), which has no addresses: one
 //!   location per distinct frame name, label `thread`.
+//! - [`from_recording`]: either, as the opened recording's kind says.
 //! - [`encode`] / [`decode`]: gzip-compressed protobuf and back.
 //!
 //! The messages ([`proto`]) are declared by hand with prost's derive from the .proto's
@@ -24,6 +25,8 @@ pub mod proto;
 mod text;
 
 use std::io::{Read, Write};
+
+use cpiflame_pipeline::{load_opened, Recording};
 
 pub use builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
 pub use perf::{from_perf_data, PerfSource};
@@ -41,11 +44,40 @@ pub fn events_type(name: &str) -> String {
     format!("{name}_event")
 }
 
+/// The profile of a recording opened by the pipeline: perf.data with its addresses
+/// ([`from_perf_data`], after the loader has chosen its roles), text through the loader
+/// ([`from_loaded`]). Warnings are pushed to `warnings` as they arise, so they are there even
+/// when making the profile then fails.
+pub fn from_recording(
+    recording: Recording<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<proto::Profile, PprofError> {
+    let options = recording.options();
+    if !recording.is_perf_data() {
+        return Ok(from_loaded(&recording.load(warnings)?));
+    }
+    let file = recording.perf_data()?;
+    let loaded = load_opened(&file, options, warnings)?;
+    // When the recording ended, for `time_nanos`: the file's last change.
+    let ended = std::fs::metadata(&options.file)
+        .and_then(|m| m.modified())
+        .ok();
+    from_perf_data(&PerfSource {
+        file: &file,
+        loaded: &loaded,
+        options,
+        ended,
+    })
+}
+
 /// Why a profile could not be made or read.
 #[derive(Debug, thiserror::Error)]
 pub enum PprofError {
     #[error(transparent)]
     PerfData(#[from] cpiflame_perf_data::ReadError),
+    /// The recording's resolver could not be built (a `--kallsyms` file that cannot be read).
+    #[error(transparent)]
+    Load(#[from] cpiflame_pipeline::LoadError),
     #[error("not a pprof profile: {0}")]
     Decode(String),
     #[error(transparent)]

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{event_columns, walk_samples, LoadOptions, Loaded, SampleWeights};
-use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Options, Resolver, SourceLine};
+use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine};
 
 use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
 use crate::proto::Profile;
@@ -52,14 +52,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let file = source.file;
     // The columns `fold` gives: on hybrid parts one event opened per core type is one.
     let (names, column_of) = event_columns(file);
-    let mut resolver = Resolver::new(
-        &file.meta,
-        Options {
-            symfs: source.options.symfs.clone(),
-            kallsyms: source.options.kallsyms.clone(),
-            ..Options::from_env()
-        },
-    );
+    let mut resolver = source.options.resolver(&file.meta)?;
     let keep_kernel = source.options.kernel;
     let mut sample_weights = SampleWeights::new(file);
     let mut weights = Vec::new();
@@ -328,7 +321,7 @@ mod tests {
     use cpiflame_perf_data::abi::{callchain, misc, sample};
     use cpiflame_perf_data::write::{sample_record, EventAttr, SampleFields};
     use cpiflame_perf_data::{parse_sample_record, Endian, Meta};
-    use cpiflame_unwind::{Machine, SharedBytes, Source, StackEntry};
+    use cpiflame_unwind::{Machine, Options, SharedBytes, Source, StackEntry};
 
     /// A machine whose /proc/kallsyms can be held back: reading it waits until `open`.
     struct HeldKallsyms {

@@ -26,8 +26,10 @@ pub mod machine;
 mod open;
 pub mod plan;
 mod proc;
+pub mod request;
 mod rings;
 mod spool;
+pub mod stat_groups;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};

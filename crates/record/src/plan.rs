@@ -7,7 +7,7 @@ use std::path::Path;
 
 use cpiflame_events::{
     join_unbraced, resolve_events, resolve_groups, Choice, EventGroup, Mode, Rate, ResolveError,
-    ResolvedEvent, DEFAULT_PERIOD, SYSFS_ROOT,
+    ResolvedEvent, Roles, DEFAULT_PERIOD, SYSFS_ROOT,
 };
 
 use cpiflame_events::memory::{check_ldlat, MemOptions};
@@ -37,8 +37,9 @@ pub struct EventPlan {
     pub groups: Vec<Group>,
     /// cpu-clock alone, for want of a PMU.
     pub no_pmu: bool,
-    /// The (stalls, cycles) event names when `--stalls`/`--cycles` chose them.
-    pub roles: Option<(String, String)>,
+    /// The stalls and cycles event names when `--stalls`/`--cycles` chose them (none
+    /// otherwise).
+    pub roles: Roles<String>,
     /// What was chosen and why, one line each.
     pub notes: Vec<String>,
     /// `record --mem`: the memory sample bits every event gets.
@@ -92,7 +93,7 @@ impl EventPlan {
             }],
             events,
             no_pmu,
-            roles: None,
+            roles: Roles::default(),
             notes: Vec::new(),
             memory: None,
         }
@@ -128,9 +129,13 @@ impl EventPlan {
             if request.with_instructions {
                 events.push(instructions()?);
             }
-            let roles = (events[0].name.clone(), events[1].name.clone());
+            let roles = Roles {
+                stalls: Some(events[0].name.clone()),
+                cycles: Some(events[1].name.clone()),
+                instructions: None,
+            };
             let mut plan = EventPlan::pair(events, request.leader_sampling);
-            plan.roles = Some(roles);
+            plan.roles = roles;
             return Ok(plan);
         }
         if !request.events.is_empty() {
@@ -162,7 +167,7 @@ impl EventPlan {
                     .collect(),
                 events: groups.into_iter().flat_map(|g| g.events).collect(),
                 no_pmu: false,
-                roles: None,
+                roles: Roles::default(),
                 notes: Vec::new(),
                 memory: None,
             });
@@ -219,7 +224,7 @@ impl EventPlan {
             events: m.events,
             groups: m.groups,
             no_pmu: false,
-            roles: None,
+            roles: Roles::default(),
             notes: vec![format!("recording memory accesses: {}", m.label)],
             memory: Some(m.sampling),
         })

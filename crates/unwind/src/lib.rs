@@ -46,7 +46,7 @@ pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::{Kallsyms, KernelSymbolFiles};
 pub use locate::Locator;
 pub use notes::gnu_build_id_note;
-pub use options::{single_threaded_from_env, Options};
+pub use options::Options;
 pub use perfmap::PerfMap;
 pub use resolver::locations::{MappingInfo, SourceLine};
 pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed};

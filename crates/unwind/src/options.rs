@@ -1,4 +1,6 @@
-//! What the caller tells the resolver: where to look for files and kernel symbols.
+//! What the caller tells the resolver: where to look for files and kernel symbols. Plain
+//! values: the command line's defaults (caches under `$HOME`, `CPIFLAME_THREADS`) are read
+//! from the environment by `cpiflame_pipeline::options`, never here.
 
 use std::path::PathBuf;
 
@@ -23,36 +25,4 @@ pub struct Options {
     /// Do everything on the calling thread: no symbol tables, debug info or kernel symbols
     /// read ahead on other threads (`CPIFLAME_THREADS=1`). The result is the same either way.
     pub single_threaded: bool,
-}
-
-impl Options {
-    /// Defaults for the command line: perf's build-id cache under `$HOME/.debug`, the cache of
-    /// decompressed debug sections under `$CPIFLAME_CACHE_DIR`, else `$XDG_CACHE_HOME/cpiflame`,
-    /// else `$HOME/.cache/cpiflame` (none when `CPIFLAME_CACHE_DIR` is set but empty), and one
-    /// thread when `CPIFLAME_THREADS=1`. The only place this crate reads the environment; the
-    /// resolver itself never does.
-    pub fn from_env() -> Options {
-        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-        let home = var("HOME");
-        let dwarf_cache = match var("CPIFLAME_CACHE_DIR") {
-            Some(dir) if dir.as_os_str().is_empty() => None,
-            Some(dir) => Some(dir),
-            None => var("XDG_CACHE_HOME")
-                .filter(|d| d.is_absolute())
-                .or_else(|| home.as_ref().map(|h| h.join(".cache")))
-                .map(|d| d.join("cpiflame")),
-        };
-        Options {
-            buildid_cache: home.map(|h| h.join(".debug")),
-            dwarf_cache,
-            single_threaded: single_threaded_from_env(),
-            ..Options::default()
-        }
-    }
-}
-
-/// Whether `CPIFLAME_THREADS` asks for one thread (`1`; any other value, or none, lets the
-/// work spread over threads where it pays).
-pub fn single_threaded_from_env() -> bool {
-    std::env::var("CPIFLAME_THREADS").is_ok_and(|v| v.trim() == "1")
 }

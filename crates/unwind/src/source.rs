@@ -3,8 +3,8 @@
 //! rest of the crate works from the bytes and text it hands back, so it can be run on files
 //! supplied in memory (tests, fuzzing) exactly as on the host's.
 //!
-//! [`HostSource`] reads the host. The environment (`$HOME`) is read only by
-//! [`Options::from_env`](crate::Options::from_env), which the caller chooses to use.
+//! [`HostSource`] reads the host. The environment (`$HOME`) is never read in this crate: the
+//! caller passes the paths it gives in [`Options`](crate::Options).
 
 use std::io;
 use std::path::Path;

@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use cpiflame_perf_data::PerfData;
+use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{event_names, walk_samples};
-use cpiflame_unwind::{FrameKind, Options, Resolver};
+use cpiflame_unwind::{FrameKind, Resolver};
 
 use support::{perf_record_with, perf_script_samples, perf_works, shared_fixtures, Dir};
 
@@ -86,7 +87,7 @@ fn perf_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
 fn our_stacks(data: &Path, scope: Scope<'_>) -> HashMap<Key, Names> {
     let file = PerfData::open(data).expect("open");
     let names = event_names(&file);
-    let mut resolver = Resolver::new(&file.meta, Options::from_env());
+    let mut resolver = Resolver::new(&file.meta, Environment::read().resolve_options());
     resolver.finish_names();
     let mut out = HashMap::new();
     walk_samples(&file, &mut resolver, |sample, entries, resolver| {
@@ -256,7 +257,7 @@ fn perf_user_stacks(data: &Path) -> (HashMap<Key, UserStack>, u32) {
 fn our_user_stacks(data: &Path) -> HashMap<Key, UserStack> {
     let file = PerfData::open(data).expect("open");
     let names = event_names(&file);
-    let mut resolver = Resolver::new(&file.meta, Options::from_env());
+    let mut resolver = Resolver::new(&file.meta, Environment::read().resolve_options());
     resolver.finish_names();
     let mut out = HashMap::new();
     walk_samples(&file, &mut resolver, |sample, entries, resolver| {

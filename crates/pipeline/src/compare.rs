@@ -1,0 +1,121 @@
+//! Two runs compared (`cpiflame diff`): each frame's share before and after, the summary of
+//! the change, and `--fail-above`, the threshold a CI job sets on how much a frame's share of
+//! the total may grow, with the frames above it.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use cpiflame_profile::{
+    diff_frames_of, totals_of, write_diff_json, write_diff_text, Columns, FrameDiff,
+};
+
+use crate::load::Loaded;
+
+/// Two recordings read, compared frame by frame.
+#[derive(Debug)]
+pub struct Comparison {
+    pub before: Loaded,
+    pub after: Loaded,
+    /// The columns of each run's summaries (`cycles` is the graph's width).
+    pub before_columns: Columns,
+    pub after_columns: Columns,
+    /// Every frame's change, largest growth first.
+    pub diffs: Vec<FrameDiff>,
+}
+
+/// One of the runs has nothing sampled.
+#[derive(Debug, thiserror::Error)]
+#[error("{} or {}: no samples", before.display(), after.display())]
+pub struct NoSamples {
+    pub before: PathBuf,
+    pub after: PathBuf,
+}
+
+impl Comparison {
+    /// Compares `after` with `before`.
+    pub fn new(before: Loaded, after: Loaded) -> Result<Comparison, NoSamples> {
+        let (Some(before_columns), Some(after_columns)) = (before.columns(), after.columns())
+        else {
+            return Err(NoSamples {
+                before: before.file,
+                after: after.file,
+            });
+        };
+        let diffs = diff_frames_of(
+            &before.profile,
+            before_columns,
+            &after.profile,
+            after_columns,
+        );
+        Ok(Comparison {
+            before,
+            after,
+            before_columns,
+            after_columns,
+            diffs,
+        })
+    }
+
+    /// The summary: totals of both runs and the `limit` frames that changed most, as text,
+    /// or every frame as JSON (schema cpiflame-diff/1).
+    pub fn write_summary(&self, json: bool, limit: usize, out: &mut dyn Write) -> io::Result<()> {
+        let tb = totals_of(&self.before.profile, self.before_columns);
+        let ta = totals_of(&self.after.profile, self.after_columns);
+        if json {
+            write_diff_json(&tb, &ta, &self.diffs, out)
+        } else {
+            write_diff_text(&tb, &ta, &self.diffs, limit, out)
+        }
+    }
+}
+
+/// A `--fail-above` value that is not a number of percentage points.
+#[derive(Debug, thiserror::Error)]
+#[error("--fail-above {0}: expected percentage points, e.g. 5 or 5%")]
+pub struct GateError(pub String);
+
+/// `5`, `5%`, `2.5` → percentage points.
+pub fn parse_fail_above(text: &str) -> Result<f64, GateError> {
+    text.trim()
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| GateError(text.to_string()))
+}
+
+/// One line for each of the first ten frames whose share grew by more than `limit` points
+/// (`diffs` in their order); empty when none did.
+pub fn grown_above(diffs: &[FrameDiff], limit: f64) -> Vec<String> {
+    diffs
+        .iter()
+        .filter(|d| d.delta_points > limit)
+        .take(10)
+        .map(|d| {
+            format!(
+                "{} grew by {:.2} points ({:.2}% → {:.2}%), above --fail-above {limit}",
+                d.name,
+                d.delta_points,
+                d.before_total_share * 100.0,
+                d.after_total_share * 100.0
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_with_or_without_a_percent_sign() {
+        assert_eq!(parse_fail_above("5").unwrap(), 5.0);
+        assert_eq!(parse_fail_above(" 2.5% ").unwrap(), 2.5);
+        for bad in ["-1", "x", "inf", ""] {
+            assert_eq!(
+                parse_fail_above(bad).unwrap_err().to_string(),
+                format!("--fail-above {bad}: expected percentage points, e.g. 5 or 5%")
+            );
+        }
+    }
+}

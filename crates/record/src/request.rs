@@ -1,0 +1,92 @@
+//! What `cpiflame record`'s flags ask for, as plain values, turned into the events to open
+//! ([`EventPlan`]) and the [`RecordOptions`] of the recording: the target, the call graph
+//! and the sampling rate decided the way the flags document.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cpiflame_events::memory::MemOptions;
+
+use crate::plan::{EventPlan, EventRequest, PlanError};
+use crate::{CallGraph, Rate, RecordOptions, Target};
+
+/// `record`'s flags, as values.
+#[derive(Clone, Debug, Default)]
+pub struct RecordRequest {
+    pub output: PathBuf,
+    /// `-e`, `--stalls`, `--cycles`, `--with-instructions`, `--leader-sampling`.
+    pub events: EventRequest,
+    /// `--mem` (with `--ldlat`, `--phys-data`): memory sampling instead of `events`.
+    pub mem: Option<MemOptions>,
+    /// `-c PERIOD` (wins over `freq`).
+    pub period: Option<u64>,
+    /// `-F FREQ`.
+    pub freq: Option<u64>,
+    /// `--call-graph MODE`.
+    pub call_graph: String,
+    /// `-p PID`.
+    pub pid: Option<i32>,
+    /// The command to run and record.
+    pub command: Vec<OsString>,
+    /// `--duration SECS`.
+    pub duration: Option<f64>,
+    /// `-m PAGES`.
+    pub mmap_pages: usize,
+    /// perf's build-id cache to copy the kernel's symbols into; `None` for `-N`.
+    pub buildid_cache: Option<PathBuf>,
+    /// The command line to keep in the file (its CMDLINE feature).
+    pub cmdline: Vec<String>,
+}
+
+impl RecordRequest {
+    /// The options to record with, and the plan's notes for the user (what was chosen and
+    /// why). `marks` gives the words added to the kept command line for the plan chosen
+    /// (what readers of the file should know of it).
+    pub fn plan(
+        self,
+        marks: impl FnOnce(&EventPlan) -> Vec<String>,
+    ) -> Result<(RecordOptions, Vec<String>), PlanError> {
+        let target = match (self.pid, self.command.is_empty()) {
+            (Some(pid), true) => Target::Pid(pid),
+            (None, false) => Target::Command(self.command),
+            (Some(_), false) => {
+                return Err(PlanError::Usage(
+                    "-p and a command exclude each other".into(),
+                ))
+            }
+            (None, true) => {
+                return Err(PlanError::Usage(
+                    "nothing to record: give a command (cpiflame record ./app) or -p PID".into(),
+                ))
+            }
+        };
+        let call_graph: CallGraph = self.call_graph.parse().map_err(PlanError::Usage)?;
+        let plan = match self.mem {
+            Some(mem) => EventPlan::memory(mem)?,
+            None => EventPlan::choose(&self.events)?,
+        };
+        let sampling = match (self.period, self.freq) {
+            (Some(p), _) => Rate::Period(p),
+            (None, Some(f)) => Rate::Frequency(f),
+            (None, None) => plan.default_rate(),
+        };
+        let mut cmdline = self.cmdline;
+        cmdline.extend(marks(&plan));
+        let options = RecordOptions {
+            events: plan.events,
+            groups: plan.groups,
+            sampling,
+            call_graph,
+            target,
+            output: self.output,
+            duration: self.duration.map(Duration::from_secs_f64),
+            buffer_pages: self.mmap_pages,
+            status_line: true,
+            cmdline,
+            memory: plan.memory,
+            buildid_cache: self.buildid_cache,
+        };
+        Ok((options, plan.notes))
+    }
+}
