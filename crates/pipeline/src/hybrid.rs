@@ -11,8 +11,8 @@ use cpiflame_profile::{Count, EventColumn, Profile};
 
 /// `perf_event_attr.type` of generic hardware and cache events, the ones perf opens per
 /// core type with the PMU in the config's upper half.
-const TYPE_HARDWARE: u32 = 0;
-const TYPE_HW_CACHE: u32 = 3;
+const TYPE_HARDWARE: u32 = cpiflame_events::abi::attr_type::HARDWARE;
+const TYPE_HW_CACHE: u32 = cpiflame_events::abi::attr_type::HW_CACHE;
 
 /// One column of the profile after merging: the event it stands for and the core types
 /// (PMU names) it sums, empty for an event that is not per core type.
