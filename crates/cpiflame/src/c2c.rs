@@ -31,7 +31,7 @@ pub struct C2cArgs {
     /// Which HITMs select and order the cache lines.
     #[arg(long, value_enum, default_value = "tot")]
     sort: SortBy,
-    /// Print the report as JSON (schema `cpiflame-c2c/1`, see README).
+    /// Print the report as JSON (schema `cpiflame-c2c/1`, see docs/cli.md).
     #[arg(long)]
     json: bool,
     /// Look up the recorded binaries under DIR (for files recorded on another machine).

@@ -22,7 +22,7 @@ pub struct StatArgs {
     /// One row per thread (and child process), with its name and tid.
     #[arg(long)]
     per_thread: bool,
-    /// Print JSON instead of the table (schema in README).
+    /// Print JSON instead of the table (schema in docs/cli.md).
     #[arg(long)]
     json: bool,
     /// The command to run; everything after it is its own arguments. A name that starts

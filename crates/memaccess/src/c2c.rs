@@ -553,7 +553,7 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 impl Report {
-    /// The `cpiflame-c2c/1` JSON document (README, `### c2c`).
+    /// The `cpiflame-c2c/1` JSON document (docs/cli.md, `### c2c`).
     pub fn to_json(&self) -> Value {
         let mut totals = stats_json(&self.totals);
         totals["load_weight"] = json!(self.load_weight);
