@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::sync::mpsc;
 
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
+use cpiflame_unwind::address::StackFrame;
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
 use crate::progress::Meter;
@@ -99,7 +100,7 @@ impl Walk {
     fn record(
         &mut self,
         record: &Record<'_>,
-        unwound: Option<Option<&[(u64, u64)]>>,
+        unwound: Option<Option<&[StackFrame]>>,
         resolver: &mut Resolver,
         on_sample: &mut impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
     ) {
@@ -146,8 +147,8 @@ impl Walk {
 #[derive(Default)]
 struct Batch<'a> {
     records: Vec<(Record<'a>, Option<Range<usize>>)>,
-    /// The user frames of the batch's samples: (address, address to look up).
-    frames: Vec<(u64, u64)>,
+    /// The user frames of the batch's samples, innermost first.
+    frames: Vec<StackFrame>,
     error: Option<ReadError>,
     /// No record of this batch or of those after it lies below this offset: once the batch
     /// is taken up, the pages below can go.

@@ -18,7 +18,7 @@ use cpiflame_perf_data::abi::{callchain, misc};
 use cpiflame_perf_data::{Meta, MmapRecord, RecordKind, Sample};
 use framehop::x86_64::CacheX86_64;
 
-use crate::address::{Avma, FileMapping, FileOffset, Svma};
+use crate::address::{Avma, FileMapping, FileOffset, StackFrame, Svma};
 use crate::frames::{FrameInfo, FrameRef, FrameTable, StackEntry};
 use crate::image::{Image, ImageError};
 use crate::kernel::{Kallsyms, KernelSymbolFiles};
@@ -109,8 +109,8 @@ pub struct Resolver {
     stack_ends_at: HashMap<(usize, Svma), bool>,
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
     unwinds_x86_64: bool,
-    /// User frames of the sample being resolved: the address and the address to look up.
-    addrs: Vec<(Avma, Avma)>,
+    /// User frames of the sample being resolved, innermost first.
+    addrs: Vec<StackFrame>,
     /// The index in `addrs` of an LBR call stack's newest call target, a frame only when its
     /// function is not the leaf's (see [`Resolver::stitch_lbr`]).
     lbr_callee: Option<usize>,
@@ -414,10 +414,10 @@ impl Resolver {
     /// Unwinds the user stack of `sample` into `out` as (address, address to look up) pairs,
     /// innermost first, for [`Resolver::resolve_unwound`]. Returns whether the sample had a
     /// stack to unwind (else its recorded call chain or LBR stack is its user stack).
-    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<(u64, u64)>) -> bool {
+    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<StackFrame>) -> bool {
         self.addrs.clear();
         let unwound = self.unwind_user(sample.pid.unwrap_or(-1), sample);
-        out.extend(self.addrs.iter().map(|&(a, l)| (a.0, l.0)));
+        out.extend_from_slice(&self.addrs);
         unwound
     }
 
@@ -426,7 +426,7 @@ impl Resolver {
     pub fn resolve_unwound(
         &mut self,
         sample: &Sample<'_>,
-        unwound: Option<&[(u64, u64)]>,
+        unwound: Option<&[StackFrame]>,
         out: &mut Vec<StackEntry>,
     ) {
         self.resolve_with(sample, Some(unwound), out);
@@ -442,7 +442,7 @@ impl Resolver {
     fn resolve_with(
         &mut self,
         sample: &Sample<'_>,
-        unwound: Option<Option<&[(u64, u64)]>>,
+        unwound: Option<Option<&[StackFrame]>>,
         out: &mut Vec<StackEntry>,
     ) {
         out.clear();
@@ -500,8 +500,7 @@ impl Resolver {
         let stack_unwound = match unwound {
             None => self.unwind_user(pid, sample),
             Some(Some(frames)) => {
-                self.addrs
-                    .extend(frames.iter().map(|&(a, l)| (Avma(a), Avma(l))));
+                self.addrs.extend_from_slice(frames);
                 true
             }
             Some(None) => false,
@@ -513,12 +512,13 @@ impl Resolver {
                 user_ips
                     .iter()
                     .enumerate()
-                    .map(|(i, &ip)| (Avma(ip), lookup_address(i, Avma(ip)))),
+                    .map(|(i, &ip)| chain_frame(i, Avma(ip))),
             );
         }
         let addrs = std::mem::take(&mut self.addrs);
         let callee = self.lbr_callee.take();
-        for (i, &(address, lookup)) in addrs.iter().enumerate() {
+        for (i, &frame) in addrs.iter().enumerate() {
+            let (address, lookup) = (frame.address(), frame.lookup());
             if callee == Some(i) {
                 // The function the newest call entered: a frame of its own when the leaf is
                 // in another one (it tail-called on, or it is a PLT stub), named honestly.
@@ -570,11 +570,13 @@ impl Resolver {
         let newest_target = branches.get(0).map(|e| e.to);
         match (user_leaf, newest_target) {
             (Some(leaf), Some(target)) => {
-                self.addrs.push((Avma(leaf), Avma(leaf)));
+                self.addrs.push(StackFrame::Instruction(Avma(leaf)));
                 self.lbr_callee = Some(self.addrs.len());
-                self.addrs.push((Avma(target), Avma(target)));
+                self.addrs.push(StackFrame::Instruction(Avma(target)));
             }
-            (Some(leaf), None) | (None, Some(leaf)) => self.addrs.push((Avma(leaf), Avma(leaf))),
+            (Some(leaf), None) | (None, Some(leaf)) => {
+                self.addrs.push(StackFrame::Instruction(Avma(leaf)))
+            }
             (None, None) => {}
         }
         // A `from` is the call instruction itself, not a return address: it is looked up
@@ -583,21 +585,20 @@ impl Resolver {
             branches
                 .iter()
                 .take(MAX_FRAMES.saturating_sub(self.addrs.len()))
-                .map(|e| (Avma(e.from), Avma(e.from))),
+                .map(|e| StackFrame::Instruction(Avma(e.from))),
         );
         self.stats.lbr_stitched += 1;
         true
     }
 }
 
-/// The address to name for the `i`th address of a call chain: a return address points after
-/// the call, possibly into the next function or line, so the byte before it is looked up;
-/// the leaf's address is the instruction itself.
-fn lookup_address(i: usize, ip: Avma) -> Avma {
+/// The `i`th address of a call chain as a frame: the leaf's address is the instruction
+/// itself, every other one a return address.
+fn chain_frame(i: usize, ip: Avma) -> StackFrame {
     if i == 0 {
-        ip
+        StackFrame::Instruction(ip)
     } else {
-        ip.minus(1)
+        StackFrame::ReturnAddress(ip)
     }
 }
 

@@ -4,10 +4,10 @@ use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
 use foldhash::HashMap;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::Unwinder;
+use framehop::{FrameAddress, Unwinder};
 
 use super::{Resolver, MAX_FRAMES};
-use crate::address::{Avma, Svma};
+use crate::address::{Avma, StackFrame, Svma};
 use crate::image::Image;
 use crate::process::Process;
 
@@ -80,7 +80,7 @@ enum WalkEnd {
 }
 
 /// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
-/// frame's (address, address to look up) to `out`, innermost first. No I/O: the stack and
+/// frame to `out`, innermost first. No I/O: the stack and
 /// the unwind tables are bytes at hand.
 fn walk(
     tables: Tables<'_>,
@@ -88,7 +88,7 @@ fn walk(
     cache: &mut CacheX86_64,
     regs: UnwindRegsX86_64,
     stack: &[u8],
-    out: &mut Vec<(Avma, Avma)>,
+    out: &mut Vec<StackFrame>,
 ) -> WalkEnd {
     let sp = regs.sp();
     let mut read_stack = |addr: u64| stack_word(stack, sp, addr).map(|(word, _)| word);
@@ -98,8 +98,9 @@ fn walk(
     loop {
         match frames.next() {
             Ok(Some(f)) => {
-                let lookup = Avma(f.address_for_lookup());
-                out.push((Avma(f.address()), lookup));
+                let frame = stack_frame(f);
+                out.push(frame);
+                let lookup = frame.lookup();
                 if out.len() >= MAX_FRAMES {
                     return WalkEnd::TooDeep;
                 }
@@ -110,6 +111,15 @@ fn walk(
             Ok(None) => return WalkEnd::Done,
             Err(_) => return WalkEnd::Error,
         }
+    }
+}
+
+/// framehop's frame address as this crate's: the same address and kind, so the same address
+/// to look up.
+fn stack_frame(f: FrameAddress) -> StackFrame {
+    match f {
+        FrameAddress::InstructionPointer(a) => StackFrame::Instruction(Avma(a)),
+        FrameAddress::ReturnAddress(a) => StackFrame::ReturnAddress(Avma(a.get())),
     }
 }
 
@@ -401,27 +411,39 @@ mod tests {
             let guess = guessed.next().ok().flatten().map(|f| f.address());
             assert_eq!(guess, Some(at(thread_fn).0), "{name}: framehop's guess");
             let (frames, end) = walk_from(at(after), &child_stack);
-            assert_eq!(frames, vec![(at(after), at(after))], "{name}: child");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(after))],
+                "{name}: child"
+            );
             assert_eq!(end, WalkEnd::Uncovered, "{name}: child");
 
             // The parent after the syscall: the word at its stack pointer is its caller's
             // return address, but nothing says so; it ends there too, as perf ends it.
             let caller = Avma(0x5555_0000_1234);
             let (frames, end) = walk_from(at(after), &[caller.0, 0]);
-            assert_eq!(frames, vec![(at(after), at(after))], "{name}: parent");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(after))],
+                "{name}: parent"
+            );
             assert_eq!(end, WalkEnd::Uncovered, "{name}: parent");
 
             // Before the syscall the wrapper's own entry covers it: the caller follows (here
             // thread_fn's `ret`, whose caller's return address is 0: the stack's end).
             let ret_in_thread_fn = Avma(at(thread_fn).0 + 1);
             let (frames, end) = walk_from(at(wrapper), &[ret_in_thread_fn.0, 0, 0]);
-            let addresses: Vec<Avma> = frames.iter().map(|f| f.0).collect();
+            let addresses: Vec<Avma> = frames.iter().map(|f| f.address()).collect();
             assert_eq!(addresses, vec![at(wrapper), ret_in_thread_fn], "{name}");
             assert_eq!(end, WalkEnd::Done, "{name}");
 
             // Where the thread starts running, `thread_start` says there is no caller.
             let (frames, end) = walk_from(at(thread_start), &[0x1234, 0]);
-            assert_eq!(frames, vec![(at(thread_start), at(thread_start))], "{name}");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(thread_start))],
+                "{name}"
+            );
             assert_eq!(end, WalkEnd::Done, "{name}");
 
             // A function no entry touches keeps framehop's frame pointers; the wrapper, which
