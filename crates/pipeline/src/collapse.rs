@@ -60,8 +60,9 @@ pub fn event_names(file: &PerfData) -> Vec<String> {
 /// call [`Resolver::finish_names`] first when the callback reads names.
 ///
 /// Unless the resolver is single-threaded ([`Resolver::parallel`]), records are read and user
-/// stacks unwound on another thread, by an unwind-only twin of `resolver`; the callback sees
-/// the same samples, in the same order, with the same stacks.
+/// stacks unwound on another thread, by an unwind-only twin of `resolver` (a
+/// [`cpiflame_unwind::Unwinder`]); the callback sees the same samples, in the same order,
+/// with the same stacks.
 pub fn walk_samples(
     file: &PerfData,
     resolver: &mut Resolver,

@@ -4,15 +4,15 @@ use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
 use foldhash::HashMap;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{FrameAddress, Unwinder};
+use framehop::{FrameAddress, Unwinder as _};
 
-use super::{Resolver, MAX_FRAMES};
+use super::{Unwinder, MAX_FRAMES};
 use crate::address::{Avma, StackFrame, Svma};
 use crate::image::Image;
 use crate::process::Process;
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
-/// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
+/// (for [`Unwinder::user_stack_extent`]); `Err` when the copy does not hold it.
 fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
     let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
     let end = off.checked_add(8).ok_or(())?;
@@ -80,7 +80,7 @@ enum WalkEnd {
 }
 
 /// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
-/// frame to `out`, innermost first. No I/O: the stack and
+/// frame to `out` (after what it holds), innermost first. No I/O: the stack and
 /// the unwind tables are bytes at hand.
 fn walk(
     tables: Tables<'_>,
@@ -95,13 +95,14 @@ fn walk(
     let empty = UnwinderX86_64::new();
     let unwinder = tables.process.map_or(&empty, |p| &p.unwinder);
     let mut frames = unwinder.iter_frames(regs.ip(), regs, cache, &mut read_stack);
+    let start = out.len();
     loop {
         match frames.next() {
             Ok(Some(f)) => {
                 let frame = stack_frame(f);
                 out.push(frame);
                 let lookup = frame.lookup();
-                if out.len() >= MAX_FRAMES {
+                if out.len() - start >= MAX_FRAMES {
                     return WalkEnd::TooDeep;
                 }
                 if ends_stack(tables.process, tables.images, memo, lookup) {
@@ -128,12 +129,14 @@ fn stack_frame(f: FrameAddress) -> StackFrame {
 /// megabytes of a large library's `.eh_frame` resident.
 const UNWINDS_BETWEEN_RELEASES: u32 = 2048;
 
-impl Resolver {
-    /// Unwinds the user stack of `sample` (of process `pid`) into `self.addrs`, when the
-    /// sample has registers and a stack copy this resolver can unwind. Returns whether it
-    /// had them: then the unwind decides the user frames (none when the registers lack the
-    /// instruction, stack or frame pointer), else the recorded call chain does.
-    pub(super) fn unwind_user(&mut self, pid: i32, sample: &Sample<'_>) -> bool {
+impl Unwinder {
+    /// Unwinds the user stack of `sample` onto `out`, innermost first, when the sample has
+    /// registers and a stack copy this unwinder can unwind. Returns whether it had them: then
+    /// the unwind decides the user frames (none when the registers lack the instruction,
+    /// stack or frame pointer), else the recorded call chain or LBR stack does
+    /// ([`Resolver::resolve_unwound`](super::Resolver::resolve_unwound)).
+    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<StackFrame>) -> bool {
+        let pid = sample.pid.unwrap_or(-1);
         let (Some(regs), Some(stack)) = (sample.user_regs, sample.user_stack) else {
             return false;
         };
@@ -163,7 +166,7 @@ impl Resolver {
             &mut self.cache,
             UnwindRegsX86_64::new(ip, sp, bp),
             stack.used(),
-            &mut self.addrs,
+            out,
         );
         match end {
             WalkEnd::Error => self.stats.unwind_stopped_early += 1,
