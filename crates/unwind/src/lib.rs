@@ -14,8 +14,8 @@
 //!   the file was recorded on this machine.
 //!
 //! Everything read from outside the recording (binaries, debug files, kernel symbols, JIT
-//! maps, the vDSO, the machine's identity) goes through one [`Source`]; [`HostSource`] reads
-//! the host. The addresses involved live in three spaces, typed apart in [`address`].
+//! maps, the vDSO, the machine's identity), and the debug-section cache's entries read and
+//! written, go through one [`Source`]; [`HostSource`] reads (and writes) the host. The addresses involved live in three spaces, typed apart in [`address`].
 //!
 //! Unwinding is apart from naming: an [`Unwinder`] keeps the processes' mappings and images
 //! and unwinds user stacks into typed addresses ([`address::StackFrame`]), names nothing, and
