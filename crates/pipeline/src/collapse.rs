@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::sync::mpsc;
 
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
+use cpiflame_unwind::address::StackFrame;
 use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
 use crate::progress::Meter;
@@ -59,8 +60,9 @@ pub fn event_names(file: &PerfData) -> Vec<String> {
 /// call [`Resolver::finish_names`] first when the callback reads names.
 ///
 /// Unless the resolver is single-threaded ([`Resolver::parallel`]), records are read and user
-/// stacks unwound on another thread, by an unwind-only twin of `resolver`; the callback sees
-/// the same samples, in the same order, with the same stacks.
+/// stacks unwound on another thread, by an unwind-only twin of `resolver` (a
+/// [`cpiflame_unwind::Unwinder`]); the callback sees the same samples, in the same order,
+/// with the same stacks.
 pub fn walk_samples(
     file: &PerfData,
     resolver: &mut Resolver,
@@ -99,7 +101,7 @@ impl Walk {
     fn record(
         &mut self,
         record: &Record<'_>,
-        unwound: Option<Option<&[(u64, u64)]>>,
+        unwound: Option<Option<&[StackFrame]>>,
         resolver: &mut Resolver,
         on_sample: &mut impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
     ) {
@@ -146,8 +148,8 @@ impl Walk {
 #[derive(Default)]
 struct Batch<'a> {
     records: Vec<(Record<'a>, Option<Range<usize>>)>,
-    /// The user frames of the batch's samples: (address, address to look up).
-    frames: Vec<(u64, u64)>,
+    /// The user frames of the batch's samples, innermost first.
+    frames: Vec<StackFrame>,
     error: Option<ReadError>,
     /// No record of this batch or of those after it lies below this offset: once the batch
     /// is taken up, the pages below can go.

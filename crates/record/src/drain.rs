@@ -15,7 +15,7 @@ use cpiflame_counters::{child, ring};
 use cpiflame_perf_data::abi::record as rt;
 use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteError};
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
-use cpiflame_unwind::Resolver;
+use cpiflame_unwind::Unwinder;
 
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
@@ -109,7 +109,7 @@ pub(crate) struct Drain {
     /// Records of the current pass, and their (time, offset, length): kept to reuse.
     pub(crate) arena: Vec<u8>,
     pub(crate) index: Vec<(u64, usize, usize)>,
-    pub(crate) unwinder: Option<Resolver>,
+    pub(crate) unwinder: Option<Unwinder>,
     /// The attrs as opened. Their sample_types differ at most in READ, which comes after
     /// every field a side-band record's sample_id trailer or a time lookup reads; side-band
     /// records come from the first.
@@ -127,7 +127,7 @@ impl Drain {
         // names) to learn how much of each stack copy the unwinder reads; only that much is
         // kept.
         let unwinder = matches!(call_graph, CallGraph::Dwarf { .. }).then(|| {
-            Resolver::new(
+            Unwinder::new(
                 &cpiflame_perf_data::Meta::default(),
                 cpiflame_unwind::Options {
                     unwind_only: true,

@@ -47,6 +47,36 @@ impl Svma {
     }
 }
 
+/// One frame of an unwound user stack, innermost first, as unwinding hands it to naming: the
+/// address in the process and what kind of address it is, which decides the address to look
+/// up ([`StackFrame::lookup`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackFrame {
+    /// The instruction itself: the leaf's instruction pointer, or a branch's source or target
+    /// from an LBR call stack. Looked up as it is.
+    Instruction(Avma),
+    /// A return address: it points after the call, possibly into the next function or line,
+    /// so the byte before it is looked up.
+    ReturnAddress(Avma),
+}
+
+impl StackFrame {
+    /// The address in the process (for a return address, the return address itself).
+    pub fn address(self) -> Avma {
+        match self {
+            StackFrame::Instruction(a) | StackFrame::ReturnAddress(a) => a,
+        }
+    }
+
+    /// The address to name: the instruction's, or the byte before a return address.
+    pub fn lookup(self) -> Avma {
+        match self {
+            StackFrame::Instruction(a) => a,
+            StackFrame::ReturnAddress(a) => a.minus(1),
+        }
+    }
+}
+
 /// Where a range of a file was mapped: `len` bytes from file offset `pgoff` at process
 /// address `start`. The one place that converts between file offsets and process addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,5 +138,8 @@ mod tests {
         assert!(!m.holds_any_of(FileOffset(0x3000), 0x10));
         // Nonsense wraps instead of panicking.
         assert_eq!(Avma(0).to_svma(Avma(1)), Svma(u64::MAX));
+        assert_eq!(StackFrame::ReturnAddress(Avma(0)).lookup(), Avma(u64::MAX));
+        assert_eq!(StackFrame::ReturnAddress(Avma(8)).lookup(), Avma(7));
+        assert_eq!(StackFrame::Instruction(Avma(8)).lookup(), Avma(8));
     }
 }

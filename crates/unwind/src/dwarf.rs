@@ -17,15 +17,16 @@
 //! decompressed sections on the heap for the whole run.
 
 use std::cell::{Cell, OnceCell};
-use std::io::Write;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use gimli::Reader as _;
 use object::{Object, ObjectSection};
 
 use crate::sections::{section_bytes, Reader};
 use crate::shared::SharedBytes;
+use crate::source::Source;
 
 /// Sections naming reads. Location lists, macros and the rest can be large (and are often
 /// compressed in distribution debug files), and decompressing them would be wasted.
@@ -497,10 +498,12 @@ struct CachedSection {
 /// its bytes check; anything else (absent, short, another layout, other bytes) is decompressed
 /// again and the entry written anew. Entries are written to a temporary file and renamed, so
 /// that a reader sees a whole one or none.
-#[derive(Clone, Debug)]
+/// Entries are read and written through the resolver's [`Source`].
+#[derive(Clone)]
 pub(crate) struct DwarfCache {
     pub dir: PathBuf,
     pub build_id: Vec<u8>,
+    pub source: Arc<dyn Source>,
 }
 
 const CACHE_MAGIC: &[u8; 8] = b"CPIFDWF2";
@@ -521,10 +524,7 @@ impl DwarfCache {
         file_len: usize,
         compressed: &[CachedSection],
     ) -> Option<(SharedBytes, Vec<Range<usize>>)> {
-        let file = std::fs::File::open(self.path(file_len)).ok()?;
-        // SAFETY: entries are written once to a temporary file and renamed into place; an
-        // entry is never written again under its name (a changed one gets a new name).
-        let map = unsafe { SharedBytes::map_file(file) }.ok()?;
+        let map = self.source.cached(&self.path(file_len))?;
         let header_len = 16 + compressed.len() * CACHE_ENTRY;
         let header = map.get(..header_len)?;
         let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
@@ -559,18 +559,9 @@ impl DwarfCache {
     /// Writes the entry for a debug file of `file_len` bytes whose compressed sections
     /// decompressed to `sections`. Failures are ignored: the cache only saves work.
     fn write(&self, file_len: usize, sections: &[(CachedSection, SharedBytes)]) {
-        let path = self.path(file_len);
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let temp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
-        if write_entry(&temp, sections).is_err() || std::fs::rename(&temp, &path).is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
+        let _ = self
+            .source
+            .keep_cached(&self.path(file_len), &mut |out| write_entry(out, sections));
     }
 }
 
@@ -588,8 +579,10 @@ fn checksum(map: &SharedBytes, range: Range<usize>) -> u64 {
     u64::from(hasher.finalize())
 }
 
-fn write_entry(path: &Path, sections: &[(CachedSection, SharedBytes)]) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(std::fs::File::create_new(path)?);
+fn write_entry(
+    out: &mut dyn std::io::Write,
+    sections: &[(CachedSection, SharedBytes)],
+) -> std::io::Result<()> {
     let mut header = Vec::with_capacity(16 + sections.len() * CACHE_ENTRY);
     header.extend_from_slice(CACHE_MAGIC);
     header.extend_from_slice(&(sections.len() as u64).to_le_bytes());
@@ -722,6 +715,7 @@ mod tests {
         let cache = DwarfCache {
             dir: dir.clone(),
             build_id: file.build_id().unwrap().unwrap().to_vec(),
+            source: crate::source::HostSource::shared(),
         };
         let mapped = || {
             // SAFETY: a system file that nothing writes during the test.
@@ -746,6 +740,7 @@ mod tests {
         let blocked_cache = DwarfCache {
             dir: blocked_dir,
             build_id: cache.build_id.clone(),
+            source: cache.source.clone(),
         };
         // SAFETY: a system file that nothing writes during the test.
         let data = unsafe { SharedBytes::map_file(std::fs::File::open(&path).unwrap()) };

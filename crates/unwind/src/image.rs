@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use foldhash::HashMap;
@@ -158,9 +159,9 @@ pub struct Image {
     /// Separate debug file (by build id or debug link) when this one has no DWARF; found on
     /// first use. Its DWARF and symbol table complete this image's.
     debug: OnceCell<Option<Box<Image>>>,
-    /// Where this file's decompressed debug sections are kept between runs (see
-    /// [`crate::dwarf::DwarfCache`]); `None` for no cache.
-    pub(crate) dwarf_cache: Option<PathBuf>,
+    /// Where this file's decompressed debug sections are kept between runs, and the source
+    /// that reads and writes them (see [`crate::dwarf::DwarfCache`]); `None` for no cache.
+    pub(crate) dwarf_cache: Option<(PathBuf, Arc<dyn Source>)>,
     /// The stated address ranges of the PLT's stub sections, and their stubs' names, read
     /// when an address there is first named.
     plt_ranges: Vec<Range<u64>>,
@@ -509,9 +510,11 @@ impl Image {
 
     /// This file's entry in the cache of decompressed debug sections: by its build id.
     fn cache_spot(&self) -> Option<DwarfCache> {
+        let (dir, source) = self.dwarf_cache.clone()?;
         Some(DwarfCache {
-            dir: self.dwarf_cache.clone()?,
+            dir,
             build_id: self.build_id.clone()?,
+            source,
         })
     }
 

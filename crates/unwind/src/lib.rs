@@ -14,11 +14,16 @@
 //!   the file was recorded on this machine.
 //!
 //! Everything read from outside the recording (binaries, debug files, kernel symbols, JIT
-//! maps, the vDSO, the machine's identity) goes through one [`Source`]; [`HostSource`] reads
-//! the host. The addresses involved live in three spaces, typed apart in [`address`].
+//! maps, the vDSO, the machine's identity), and the debug-section cache's entries read and
+//! written, go through one [`Source`]; [`HostSource`] reads (and writes) the host. The addresses involved live in three spaces, typed apart in [`address`].
 //!
-//! Modules: `resolver` (process state and the per-sample path, with its user-stack
-//! unwinding and frame naming), `process` (one process's mappings), `frames` (the frame
+//! Unwinding is apart from naming: an [`Unwinder`] keeps the processes' mappings and images
+//! and unwinds user stacks into typed addresses ([`address::StackFrame`]), names nothing, and
+//! serves alone where only stacks are needed (the recorder's stack-copy trimming, the
+//! pipeline's unwinding thread); a [`Resolver`] names, with an unwinder of its own inside.
+//!
+//! Modules: `resolver` (thread names and the per-sample path, with its `unwinder` (process
+//! state and user-stack unwinding, in `stack`) and frame naming), `process` (one process's mappings), `frames` (the frame
 //! table), `image` (one ELF file), `plt` (its PLT stubs' names), `locate` (which files to
 //! try), `kernel` and `perfmap` (kernel symbols and JIT maps), `source` (the outside world),
 //! `demangle`, `shared` (byte ranges shared with framehop and gimli), `options`.
@@ -49,6 +54,6 @@ pub use notes::gnu_build_id_note;
 pub use options::Options;
 pub use perfmap::PerfMap;
 pub use resolver::locations::{MappingInfo, SourceLine};
-pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed};
+pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
 pub use shared::SharedBytes;
 pub use source::{HostSource, Machine, Source};

@@ -33,7 +33,10 @@ impl Locator {
     /// this locator's cache.
     fn open(&self, path: &Path) -> Result<Image, ImageError> {
         let mut image = Image::open_in(&*self.source, path)?;
-        image.dwarf_cache = self.dwarf_cache.clone();
+        image.dwarf_cache = self
+            .dwarf_cache
+            .clone()
+            .map(|dir| (dir, self.source.clone()));
         Ok(image)
     }
 

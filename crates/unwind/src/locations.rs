@@ -33,12 +33,21 @@ impl Resolver {
     /// The mapping that holds user address `address` of process `pid` at this point of the
     /// recording (ask while walking the samples: mappings change with mmap and exec).
     pub fn mapping_at(&self, pid: i32, address: u64) -> Option<MappingInfo> {
-        let mapping = self.processes.get(&pid)?.mapping_at(Avma(address))?;
+        let mapping = self
+            .unwinder
+            .processes
+            .get(&pid)?
+            .mapping_at(Avma(address))?;
         let build_id = mapping
             .image
-            .and_then(|i| self.images.get(i))
+            .and_then(|i| self.unwinder.images.get(i))
             .and_then(|image| image.build_id.clone())
-            .or_else(|| self.build_ids.get(mapping.path.as_bytes()).cloned());
+            .or_else(|| {
+                self.unwinder
+                    .build_ids
+                    .get(mapping.path.as_bytes())
+                    .cloned()
+            });
         Some(MappingInfo {
             start: mapping.file.start.0,
             limit: mapping.file.end().0,
@@ -58,10 +67,15 @@ impl Resolver {
         } else {
             Avma(address).minus(1)
         };
-        let Some(mapping) = self.processes.get(&pid).and_then(|p| p.mapping_at(lookup)) else {
+        let Some(mapping) = self
+            .unwinder
+            .processes
+            .get(&pid)
+            .and_then(|p| p.mapping_at(lookup))
+        else {
             return Vec::new();
         };
-        let Some(image) = mapping.image.and_then(|i| self.images.get(i)) else {
+        let Some(image) = mapping.image.and_then(|i| self.unwinder.images.get(i)) else {
             return Vec::new();
         };
         image
@@ -73,7 +87,8 @@ impl Resolver {
 
     /// The kernel's build id, as the recording gives it.
     pub fn kernel_build_id(&self) -> Option<&[u8]> {
-        self.build_ids
+        self.unwinder
+            .build_ids
             .get(b"[kernel.kallsyms]".as_slice())
             .map(Vec::as_slice)
     }

@@ -1,12 +1,16 @@
-//! The resolver: the state of every process of a recording (mappings, thread names, opened
-//! images) fed in time order, and the resolution of a sample into a named stack, which splits
-//! the sample's call chain into kernel and user parts, unwinds the user part ([`stack`]) and
-//! names both ([`naming`]).
+//! The resolver: thread names and kernel symbols fed in time order, with an [`Unwinder`] (the
+//! processes' mappings and opened images, and user-stack unwinding: [`unwinder`], [`stack`])
+//! inside, and the resolution of a sample into a named stack, which splits the sample's call
+//! chain into kernel and user parts, has the unwinder unwind the user part and names both
+//! ([`naming`]).
 
 #[path = "locations.rs"]
 pub(crate) mod locations;
 mod naming;
 mod stack;
+mod unwinder;
+
+pub use unwinder::Unwinder;
 
 use std::collections::BTreeMap;
 
@@ -15,16 +19,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cpiflame_perf_data::abi::{callchain, misc};
-use cpiflame_perf_data::{Meta, MmapRecord, RecordKind, Sample};
-use framehop::x86_64::CacheX86_64;
+use cpiflame_perf_data::{Meta, RecordKind, Sample};
 
-use crate::address::{Avma, FileMapping, FileOffset, Svma};
+use crate::address::{Avma, StackFrame, Svma};
 use crate::frames::{FrameInfo, FrameRef, FrameTable, StackEntry};
-use crate::image::{Image, ImageError};
 use crate::kernel::{Kallsyms, KernelSymbolFiles};
-use crate::locate::{hex, Locator};
+use crate::locate::hex;
 use crate::options::Options;
-use crate::process::{Mapping, Process};
 use crate::source::{HostSource, Machine, Source};
 
 /// Counts the resolver keeps for the end-of-run report.
@@ -62,27 +63,20 @@ pub struct TwinRecipe {
 }
 
 impl TwinRecipe {
-    /// The twin: feed it every record with [`Resolver::observe`] and unwind samples with
-    /// [`Resolver::unwind_user_stack`].
-    pub fn make(self) -> Resolver {
-        Resolver::with_source(&self.meta, self.options, self.source)
+    /// The twin: feed it every record with [`Unwinder::observe`] and unwind samples with
+    /// [`Unwinder::unwind_user_stack`].
+    pub fn make(self) -> Unwinder {
+        Unwinder::with_source(&self.meta, self.options, self.source)
     }
 }
 
-/// A recorded path and the build id the recording gives for it.
-type ImageKey = (Arc<str>, Option<Vec<u8>>);
-
-/// Keeps the state of every process of a recording (mappings, thread names) as records are
-/// fed in time order, and resolves samples to named stacks.
+/// Keeps the state of every process of a recording (thread names here, mappings and images
+/// in its [`Unwinder`]) as records are fed in time order, and resolves samples to named
+/// stacks.
 pub struct Resolver {
-    locator: Locator,
+    /// The processes' mappings and images, and the unwinding of user stacks.
+    unwinder: Unwinder,
     recorded_here: bool,
-    /// Build ids from the file's BUILD_ID feature, by recorded path.
-    build_ids: HashMap<Vec<u8>, Vec<u8>>,
-    images: Vec<Image>,
-    /// Images opened (or failed) per recorded path and build id.
-    image_index: HashMap<ImageKey, Result<usize, ImageError>>,
-    processes: HashMap<i32, Process>,
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
     /// Where kernel symbols may come from: the user's file, perf's build-id cache, or this
@@ -102,15 +96,9 @@ pub struct Resolver {
     /// Frames at a stated address of an image, innermost first.
     names: HashMap<(usize, Svma), Box<[FrameRef]>>,
     kernel_names: HashMap<Avma, FrameRef>,
-    cache: CacheX86_64,
-    /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
-    /// purpose), by image and address, for the addresses unwinds went through
-    /// ([`stack::ends_stack`]).
-    stack_ends_at: HashMap<(usize, Svma), bool>,
     unnamed: BTreeMap<Arc<str>, (String, u64)>,
-    unwinds_x86_64: bool,
-    /// User frames of the sample being resolved: the address and the address to look up.
-    addrs: Vec<(Avma, Avma)>,
+    /// User frames of the sample being resolved, innermost first.
+    addrs: Vec<StackFrame>,
     /// The index in `addrs` of an LBR call stack's newest call target, a frame only when its
     /// function is not the leaf's (see [`Resolver::stitch_lbr`]).
     lbr_callee: Option<usize>,
@@ -121,8 +109,6 @@ pub struct Resolver {
     recipe: TwinRecipe,
     kernel_ips: Vec<u64>,
     user_ips: Vec<u64>,
-    /// Stacks unwound since the unwind tables' pages were last released.
-    unwinds_since_release: u32,
     pub stats: Stats,
 }
 
@@ -173,43 +159,31 @@ impl Resolver {
             },
             source: source.clone(),
         };
-        let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
-        let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
+        let parallel = !options.single_threaded;
+        let unwind_only = options.unwind_only;
+        let kallsyms = options.kallsyms.clone();
+        let buildid_cache = options.buildid_cache.clone();
+        let unwinder = Unwinder::with_source(meta, options, source);
+        let recorded_here = unwinder.locator.recorded_here;
         let kernel_build_id = meta
             .build_ids
             .iter()
             .find(|b| b.path == b"[kernel.kallsyms]")
             .map(|b| hex(&b.build_id));
         let kernel_symbol_files = KernelSymbolFiles {
-            given: options.kallsyms.clone(),
+            given: kallsyms,
             // Only for a file recorded here: a copy from this machine's kernel says nothing
             // of where another machine had its modules.
-            cached: options
-                .buildid_cache
+            cached: buildid_cache
                 .as_ref()
                 .zip(kernel_build_id)
                 .filter(|_| recorded_here)
                 .map(|(cache, id)| cache.join("[kernel.kallsyms]").join(id).join("kallsyms")),
             running: recorded_here.then(|| PathBuf::from("/proc/kallsyms")),
         };
-        let parallel = !options.single_threaded;
-        let mut resolver = Resolver {
-            locator: Locator {
-                source,
-                symfs: options.symfs,
-                buildid_cache: options.buildid_cache,
-                dwarf_cache: options.dwarf_cache,
-                recorded_here,
-            },
+        Resolver {
+            unwinder,
             recorded_here,
-            build_ids: meta
-                .build_ids
-                .iter()
-                .map(|b| (b.path.clone(), b.build_id.clone()))
-                .collect(),
-            images: Vec::new(),
-            image_index: HashMap::default(),
-            processes: HashMap::default(),
             threads: HashMap::default(),
             kernel_symbol_files,
             kernel_starts: Vec::new(),
@@ -219,41 +193,15 @@ impl Resolver {
             frames: FrameTable::default(),
             names: HashMap::default(),
             kernel_names: HashMap::default(),
-            cache: CacheX86_64::new(),
-            stack_ends_at: HashMap::default(),
             unnamed: BTreeMap::new(),
-            unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             addrs: Vec::new(),
             lbr_callee: None,
-            unwind_only: options.unwind_only,
+            unwind_only,
             parallel,
             recipe,
             kernel_ips: Vec::new(),
             user_ips: Vec::new(),
-            unwinds_since_release: 0,
             stats: Stats::default(),
-        };
-        resolver.prefetch_hit_files(meta);
-        resolver
-    }
-
-    /// Starts reading the symbols and DWARF of the user-space files the build-id table lists
-    /// (perf lists the files samples hit) before the first record: the naming thread would
-    /// otherwise wait for a large debug file (libc's: 8 MiB to decompress) at the first
-    /// sample in it, with the records behind it held up.
-    fn prefetch_hit_files(&mut self, meta: &Meta) {
-        if !self.parallel || self.unwind_only {
-            return;
-        }
-        for entry in &meta.build_ids {
-            if entry.misc & misc::CPUMODE_MASK != misc::USER || !entry.path.starts_with(b"/") {
-                continue;
-            }
-            // With the build id a mapping without one of its own is given (the table's last
-            // for that path): the same image then, and an error is kept for then.
-            let build_id = self.build_ids.get(&entry.path).cloned();
-            let path: Arc<str> = String::from_utf8_lossy(&entry.path).into();
-            let _ = self.image_for(&path, build_id);
         }
     }
 
@@ -283,17 +231,10 @@ impl Resolver {
     /// Updates process state from a non-sample record. Feed every record in time order.
     pub fn observe(&mut self, record: &RecordKind<'_>) {
         match record {
-            RecordKind::Mmap(m) => self.on_mmap(m),
-            RecordKind::Comm {
-                pid,
-                tid,
-                name,
-                exec,
-            } => {
-                if *exec {
-                    // A new program image: the old mappings are gone.
-                    self.processes.insert(*pid, Process::default());
-                }
+            RecordKind::Mmap(m) if m.pid == -1 && m.path.starts_with(b"[kernel.kallsyms]") => {
+                self.kernel_starts.extend([m.addr, m.pgoff]);
+            }
+            RecordKind::Comm { tid, name, .. } => {
                 self.threads
                     .insert(*tid, String::from_utf8_lossy(name).into());
             }
@@ -303,10 +244,6 @@ impl Resolver {
                 tid,
                 ptid,
             } => {
-                if pid != ppid {
-                    let child = self.processes.get(ppid).cloned().unwrap_or_default();
-                    self.processes.insert(*pid, child);
-                }
                 let comm = self
                     .threads
                     .get(ptid)
@@ -317,86 +254,7 @@ impl Resolver {
             }
             _ => {}
         }
-    }
-
-    fn on_mmap(&mut self, m: &MmapRecord<'_>) {
-        if m.pid == -1 && m.path.starts_with(b"[kernel.kallsyms]") {
-            self.kernel_starts.extend([m.addr, m.pgoff]);
-        }
-        if !m.executable || m.pid == -1 || m.cpumode == misc::KERNEL {
-            return;
-        }
-        let path: Arc<str> = String::from_utf8_lossy(m.path).into();
-        let build_id = m
-            .build_id
-            .map(<[u8]>::to_vec)
-            .or_else(|| self.build_ids.get(m.path).cloned());
-        // Real files and the vDSO; not anonymous memory (`//anon`), memfds or `[heap]`.
-        let is_file =
-            (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/memfd:"))
-                || &*path == "[vdso]";
-        let (image, image_error) = if is_file {
-            match self.image_for(&path, build_id) {
-                Ok(i) => (Some(i), None),
-                Err(e) => (None, Some(e)),
-            }
-        } else {
-            (None, None)
-        };
-        let file = FileMapping {
-            start: Avma(m.addr),
-            pgoff: FileOffset(m.pgoff),
-            len: m.len,
-        };
-        let base = match image {
-            Some(i) => self.images[i].base_of(&file),
-            None => file.avma_of(FileOffset(0)),
-        };
-        let module = image.map(|i| {
-            self.images[i].framehop_module(path.to_string(), file.start.0..file.end().0, base.0)
-        });
-        let mapping = Mapping {
-            file,
-            base,
-            image,
-            image_error,
-            module: short_name(&path),
-            path,
-        };
-        self.processes
-            .entry(m.pid)
-            .or_default()
-            .map(mapping, module);
-    }
-
-    fn image_for(
-        &mut self,
-        path: &Arc<str>,
-        build_id: Option<Vec<u8>>,
-    ) -> Result<usize, ImageError> {
-        let key = (path.clone(), build_id);
-        if let Some(r) = self.image_index.get(&key) {
-            return r.clone();
-        }
-        let result = self
-            .locator
-            .open_image(path, key.1.as_deref())
-            .map(|image| {
-                // perf lists in the build-id table the files that samples hit: where the
-                // table is there, only those are read ahead (a system-wide recording maps
-                // a hundred libraries and samples a few). A file without a build id cannot
-                // be listed (rustup's librustc_driver): it may be hit.
-                let likely_hit = self.build_ids.is_empty()
-                    || self.build_ids.contains_key(path.as_bytes())
-                    || image.build_id.is_none();
-                if !self.unwind_only && self.parallel && likely_hit {
-                    image.prefetch_names(|| self.locator.open_debug(&image));
-                }
-                self.images.push(image);
-                self.images.len() - 1
-            });
-        self.image_index.insert(key, result.clone());
-        result
+        self.unwinder.observe(record);
     }
 
     /// Resolves `sample` into `out`, leaf first: kernel frames, then user frames (with
@@ -411,22 +269,12 @@ impl Resolver {
         self.recipe.clone()
     }
 
-    /// Unwinds the user stack of `sample` into `out` as (address, address to look up) pairs,
-    /// innermost first, for [`Resolver::resolve_unwound`]. Returns whether the sample had a
-    /// stack to unwind (else its recorded call chain or LBR stack is its user stack).
-    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<(u64, u64)>) -> bool {
-        self.addrs.clear();
-        let unwound = self.unwind_user(sample.pid.unwrap_or(-1), sample);
-        out.extend(self.addrs.iter().map(|&(a, l)| (a.0, l.0)));
-        unwound
-    }
-
-    /// [`Resolver::resolve`] with the user stack a twin unwound ([`Resolver::unwind_user_stack`]):
+    /// [`Resolver::resolve`] with the user stack a twin unwound ([`Unwinder::unwind_user_stack`]):
     /// `Some(frames)` when it had a stack to unwind, `None` when not. The result is the same.
     pub fn resolve_unwound(
         &mut self,
         sample: &Sample<'_>,
-        unwound: Option<&[(u64, u64)]>,
+        unwound: Option<&[StackFrame]>,
         out: &mut Vec<StackEntry>,
     ) {
         self.resolve_with(sample, Some(unwound), out);
@@ -442,7 +290,7 @@ impl Resolver {
     fn resolve_with(
         &mut self,
         sample: &Sample<'_>,
-        unwound: Option<Option<&[(u64, u64)]>>,
+        unwound: Option<Option<&[StackFrame]>>,
         out: &mut Vec<StackEntry>,
     ) {
         out.clear();
@@ -498,10 +346,14 @@ impl Resolver {
         // stitched from an LBR call stack, else the recorded call chain as it is.
         self.addrs.clear();
         let stack_unwound = match unwound {
-            None => self.unwind_user(pid, sample),
+            None => {
+                let unwound = self.unwinder.unwind_user_stack(sample, &mut self.addrs);
+                let counts = std::mem::take(&mut self.unwinder.stats);
+                self.add_unwind_stats(&counts);
+                unwound
+            }
             Some(Some(frames)) => {
-                self.addrs
-                    .extend(frames.iter().map(|&(a, l)| (Avma(a), Avma(l))));
+                self.addrs.extend_from_slice(frames);
                 true
             }
             Some(None) => false,
@@ -513,12 +365,13 @@ impl Resolver {
                 user_ips
                     .iter()
                     .enumerate()
-                    .map(|(i, &ip)| (Avma(ip), lookup_address(i, Avma(ip)))),
+                    .map(|(i, &ip)| chain_frame(i, Avma(ip))),
             );
         }
         let addrs = std::mem::take(&mut self.addrs);
         let callee = self.lbr_callee.take();
-        for (i, &(address, lookup)) in addrs.iter().enumerate() {
+        for (i, &frame) in addrs.iter().enumerate() {
+            let (address, lookup) = (frame.address(), frame.lookup());
             if callee == Some(i) {
                 // The function the newest call entered: a frame of its own when the leaf is
                 // in another one (it tail-called on, or it is a PLT stub), named honestly.
@@ -570,11 +423,13 @@ impl Resolver {
         let newest_target = branches.get(0).map(|e| e.to);
         match (user_leaf, newest_target) {
             (Some(leaf), Some(target)) => {
-                self.addrs.push((Avma(leaf), Avma(leaf)));
+                self.addrs.push(StackFrame::Instruction(Avma(leaf)));
                 self.lbr_callee = Some(self.addrs.len());
-                self.addrs.push((Avma(target), Avma(target)));
+                self.addrs.push(StackFrame::Instruction(Avma(target)));
             }
-            (Some(leaf), None) | (None, Some(leaf)) => self.addrs.push((Avma(leaf), Avma(leaf))),
+            (Some(leaf), None) | (None, Some(leaf)) => {
+                self.addrs.push(StackFrame::Instruction(Avma(leaf)))
+            }
             (None, None) => {}
         }
         // A `from` is the call instruction itself, not a return address: it is looked up
@@ -583,21 +438,20 @@ impl Resolver {
             branches
                 .iter()
                 .take(MAX_FRAMES.saturating_sub(self.addrs.len()))
-                .map(|e| (Avma(e.from), Avma(e.from))),
+                .map(|e| StackFrame::Instruction(Avma(e.from))),
         );
         self.stats.lbr_stitched += 1;
         true
     }
 }
 
-/// The address to name for the `i`th address of a call chain: a return address points after
-/// the call, possibly into the next function or line, so the byte before it is looked up;
-/// the leaf's address is the instruction itself.
-fn lookup_address(i: usize, ip: Avma) -> Avma {
+/// The `i`th address of a call chain as a frame: the leaf's address is the instruction
+/// itself, every other one a return address.
+fn chain_frame(i: usize, ip: Avma) -> StackFrame {
     if i == 0 {
-        ip
+        StackFrame::Instruction(ip)
     } else {
-        ip.minus(1)
+        StackFrame::ReturnAddress(ip)
     }
 }
 

@@ -1,12 +1,13 @@
 //! Everything the resolver reads from outside the recording goes through [`Source`]: binaries
-//! and debug files, kernel symbols, JIT maps, the vDSO and the identity of this machine. The
+//! and debug files, kernel symbols, JIT maps, the vDSO and the identity of this machine, and
+//! the on-disk cache of decompressed debug sections, the one thing it writes. The
 //! rest of the crate works from the bytes and text it hands back, so it can be run on files
 //! supplied in memory (tests, fuzzing) exactly as on the host's.
 //!
 //! [`HostSource`] reads the host. The environment (`$HOME`) is never read in this crate: the
 //! caller passes the paths it gives in [`Options`](crate::Options).
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -52,6 +53,25 @@ pub trait Source: Send + Sync {
 
     /// This machine's host name, kernel release and kernel build id.
     fn machine(&self) -> Machine;
+
+    /// The entry at `path` of the cache of decompressed debug sections, mapped; `None` when
+    /// there is none. By default there is no cache.
+    fn cached(&self, path: &Path) -> Option<SharedBytes> {
+        let _ = path;
+        None
+    }
+
+    /// Keeps what `write` writes as the cache entry at `path`, whole or not at all: a reader
+    /// sees the entry whole or none. Errors are the caller's to ignore (a cache only saves
+    /// work). By default nothing is kept.
+    fn keep_cached(
+        &self,
+        path: &Path,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let _ = (path, write);
+        Err(io::ErrorKind::Unsupported.into())
+    }
 }
 
 /// The host: files opened read-only and mapped, `/proc` and `/sys` for the machine's identity,
@@ -111,6 +131,38 @@ impl Source for HostSource {
                 .ok()
                 .and_then(|notes| crate::notes::gnu_build_id_note(&notes)),
         }
+    }
+
+    fn cached(&self, path: &Path) -> Option<SharedBytes> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: entries are written once to a temporary file and renamed into place
+        // ([`Source::keep_cached`]); an entry is never written again under its name (a
+        // changed one gets a new name).
+        unsafe { SharedBytes::map_file(file) }.ok()
+    }
+
+    /// Written to a temporary file in the same directory and renamed into place.
+    fn keep_cached(
+        &self,
+        path: &Path,
+        write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let dir = path.parent().ok_or(io::ErrorKind::InvalidInput)?;
+        std::fs::create_dir_all(dir)?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let temp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+        let written = std::fs::File::create_new(&temp).and_then(|file| {
+            let mut out = io::BufWriter::new(file);
+            write(&mut out)?;
+            out.flush()
+        });
+        let kept = written.and_then(|()| std::fs::rename(&temp, path));
+        if kept.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        kept
     }
 }
 

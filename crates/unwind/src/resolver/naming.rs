@@ -40,6 +40,7 @@ impl Resolver {
             address: address.0,
         };
         let mapping = self
+            .unwinder
             .processes
             .get(&pid)
             .and_then(|p| p.mapping_at(lookup).cloned());
@@ -62,8 +63,8 @@ impl Resolver {
             let ids = match self.names.get(&key) {
                 Some(ids) => ids,
                 None => {
-                    let locator = &self.locator;
-                    let img = &self.images[image];
+                    let locator = &self.unwinder.locator;
+                    let img = &self.unwinder.images[image];
                     let named = img.frames_at_svma(svma, || locator.open_debug(img));
                     let ids: Box<[FrameRef]> = named
                         .iter()
@@ -124,8 +125,8 @@ impl Resolver {
         if !self.recorded_here {
             return None;
         }
-        let source = &*self.locator.source;
-        let process = self.processes.entry(pid).or_default();
+        let source = &*self.unwinder.locator.source;
+        let process = self.unwinder.processes.entry(pid).or_default();
         let map = process
             .perf_map
             .get_or_insert_with(|| {
@@ -146,7 +147,7 @@ impl Resolver {
             && self.parallel
             && !self.unwind_only
         {
-            let source = self.locator.source.clone();
+            let source = self.unwinder.locator.source.clone();
             let files = self.kernel_symbol_files.clone();
             let starts = self.kernel_starts.clone();
             self.kernel_loading = Some(std::thread::spawn(move || files.load(&*source, &starts)));
@@ -179,7 +180,7 @@ impl Resolver {
             Some(handle) => handle.join().ok().flatten(),
             None => self
                 .kernel_symbol_files
-                .load(&*self.locator.source, &self.kernel_starts),
+                .load(&*self.unwinder.locator.source, &self.kernel_starts),
         };
         self.kernel = Some(symbols);
     }

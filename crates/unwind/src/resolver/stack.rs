@@ -4,15 +4,15 @@ use cpiflame_perf_data::abi::x86_64_regs;
 use cpiflame_perf_data::Sample;
 use foldhash::HashMap;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::Unwinder;
+use framehop::{FrameAddress, Unwinder as _};
 
-use super::{Resolver, MAX_FRAMES};
-use crate::address::{Avma, Svma};
+use super::{Unwinder, MAX_FRAMES};
+use crate::address::{Avma, StackFrame, Svma};
 use crate::image::Image;
 use crate::process::Process;
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
-/// (for [`Resolver::user_stack_extent`]); `Err` when the copy does not hold it.
+/// (for [`Unwinder::user_stack_extent`]); `Err` when the copy does not hold it.
 fn stack_word(bytes: &[u8], sp: u64, addr: u64) -> Result<(u64, usize), ()> {
     let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
     let end = off.checked_add(8).ok_or(())?;
@@ -80,7 +80,7 @@ enum WalkEnd {
 }
 
 /// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
-/// frame's (address, address to look up) to `out`, innermost first. No I/O: the stack and
+/// frame to `out` (after what it holds), innermost first. No I/O: the stack and
 /// the unwind tables are bytes at hand.
 fn walk(
     tables: Tables<'_>,
@@ -88,19 +88,21 @@ fn walk(
     cache: &mut CacheX86_64,
     regs: UnwindRegsX86_64,
     stack: &[u8],
-    out: &mut Vec<(Avma, Avma)>,
+    out: &mut Vec<StackFrame>,
 ) -> WalkEnd {
     let sp = regs.sp();
     let mut read_stack = |addr: u64| stack_word(stack, sp, addr).map(|(word, _)| word);
     let empty = UnwinderX86_64::new();
     let unwinder = tables.process.map_or(&empty, |p| &p.unwinder);
     let mut frames = unwinder.iter_frames(regs.ip(), regs, cache, &mut read_stack);
+    let start = out.len();
     loop {
         match frames.next() {
             Ok(Some(f)) => {
-                let lookup = Avma(f.address_for_lookup());
-                out.push((Avma(f.address()), lookup));
-                if out.len() >= MAX_FRAMES {
+                let frame = stack_frame(f);
+                out.push(frame);
+                let lookup = frame.lookup();
+                if out.len() - start >= MAX_FRAMES {
                     return WalkEnd::TooDeep;
                 }
                 if ends_stack(tables.process, tables.images, memo, lookup) {
@@ -113,17 +115,28 @@ fn walk(
     }
 }
 
+/// framehop's frame address as this crate's: the same address and kind, so the same address
+/// to look up.
+fn stack_frame(f: FrameAddress) -> StackFrame {
+    match f {
+        FrameAddress::InstructionPointer(a) => StackFrame::Instruction(Avma(a)),
+        FrameAddress::ReturnAddress(a) => StackFrame::ReturnAddress(Avma(a.get())),
+    }
+}
+
 /// Unwinds between releases of the unwind tables' pages: each lookup maps in the pages
 /// around an entry, and the thousands of functions a large program's profile hits would leave
 /// megabytes of a large library's `.eh_frame` resident.
 const UNWINDS_BETWEEN_RELEASES: u32 = 2048;
 
-impl Resolver {
-    /// Unwinds the user stack of `sample` (of process `pid`) into `self.addrs`, when the
-    /// sample has registers and a stack copy this resolver can unwind. Returns whether it
-    /// had them: then the unwind decides the user frames (none when the registers lack the
-    /// instruction, stack or frame pointer), else the recorded call chain does.
-    pub(super) fn unwind_user(&mut self, pid: i32, sample: &Sample<'_>) -> bool {
+impl Unwinder {
+    /// Unwinds the user stack of `sample` onto `out`, innermost first, when the sample has
+    /// registers and a stack copy this unwinder can unwind. Returns whether it had them: then
+    /// the unwind decides the user frames (none when the registers lack the instruction,
+    /// stack or frame pointer), else the recorded call chain or LBR stack does
+    /// ([`Resolver::resolve_unwound`](super::Resolver::resolve_unwound)).
+    pub fn unwind_user_stack(&mut self, sample: &Sample<'_>, out: &mut Vec<StackFrame>) -> bool {
+        let pid = sample.pid.unwrap_or(-1);
         let (Some(regs), Some(stack)) = (sample.user_regs, sample.user_stack) else {
             return false;
         };
@@ -153,7 +166,7 @@ impl Resolver {
             &mut self.cache,
             UnwindRegsX86_64::new(ip, sp, bp),
             stack.used(),
-            &mut self.addrs,
+            out,
         );
         match end {
             WalkEnd::Error => self.stats.unwind_stopped_early += 1,
@@ -401,27 +414,39 @@ mod tests {
             let guess = guessed.next().ok().flatten().map(|f| f.address());
             assert_eq!(guess, Some(at(thread_fn).0), "{name}: framehop's guess");
             let (frames, end) = walk_from(at(after), &child_stack);
-            assert_eq!(frames, vec![(at(after), at(after))], "{name}: child");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(after))],
+                "{name}: child"
+            );
             assert_eq!(end, WalkEnd::Uncovered, "{name}: child");
 
             // The parent after the syscall: the word at its stack pointer is its caller's
             // return address, but nothing says so; it ends there too, as perf ends it.
             let caller = Avma(0x5555_0000_1234);
             let (frames, end) = walk_from(at(after), &[caller.0, 0]);
-            assert_eq!(frames, vec![(at(after), at(after))], "{name}: parent");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(after))],
+                "{name}: parent"
+            );
             assert_eq!(end, WalkEnd::Uncovered, "{name}: parent");
 
             // Before the syscall the wrapper's own entry covers it: the caller follows (here
             // thread_fn's `ret`, whose caller's return address is 0: the stack's end).
             let ret_in_thread_fn = Avma(at(thread_fn).0 + 1);
             let (frames, end) = walk_from(at(wrapper), &[ret_in_thread_fn.0, 0, 0]);
-            let addresses: Vec<Avma> = frames.iter().map(|f| f.0).collect();
+            let addresses: Vec<Avma> = frames.iter().map(|f| f.address()).collect();
             assert_eq!(addresses, vec![at(wrapper), ret_in_thread_fn], "{name}");
             assert_eq!(end, WalkEnd::Done, "{name}");
 
             // Where the thread starts running, `thread_start` says there is no caller.
             let (frames, end) = walk_from(at(thread_start), &[0x1234, 0]);
-            assert_eq!(frames, vec![(at(thread_start), at(thread_start))], "{name}");
+            assert_eq!(
+                frames,
+                vec![StackFrame::Instruction(at(thread_start))],
+                "{name}"
+            );
             assert_eq!(end, WalkEnd::Done, "{name}");
 
             // A function no entry touches keeps framehop's frame pointers; the wrapper, which

@@ -1,0 +1,206 @@
+//! The unwinder: the state of every process of a recording that unwinding needs (mappings,
+//! the images they map, framehop's view of their unwind tables) fed in time order, and the
+//! unwinding of a sample's user stack into
+//! [`StackFrame`](crate::address::StackFrame)s ([`super::stack`]). It names
+//! nothing: the recorder trims stack copies with one, the pipeline unwinds on a second thread
+//! with one, and a [`Resolver`](super::Resolver) names what its own one unwinds.
+
+use std::sync::Arc;
+
+use cpiflame_perf_data::abi::misc;
+use cpiflame_perf_data::{Meta, MmapRecord, RecordKind};
+use foldhash::HashMap;
+use framehop::x86_64::CacheX86_64;
+
+use crate::address::{Avma, FileMapping, FileOffset, Svma};
+use crate::image::{Image, ImageError};
+use crate::locate::Locator;
+use crate::options::Options;
+use crate::process::{Mapping, Process};
+use crate::source::{HostSource, Source};
+
+use super::{recorded_on, short_name, Stats};
+
+/// A recorded path and the build id the recording gives for it.
+type ImageKey = (Arc<str>, Option<Vec<u8>>);
+
+/// The processes of a recording as unwinding sees them, and their user stacks unwound.
+pub struct Unwinder {
+    pub(super) locator: Locator,
+    /// Build ids from the file's BUILD_ID feature, by recorded path.
+    pub(super) build_ids: HashMap<Vec<u8>, Vec<u8>>,
+    pub(super) images: Vec<Image>,
+    /// Images opened (or failed) per recorded path and build id.
+    image_index: HashMap<ImageKey, Result<usize, ImageError>>,
+    pub(super) processes: HashMap<i32, Process>,
+    pub(super) cache: CacheX86_64,
+    /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
+    /// purpose), by image and address, for the addresses unwinds went through
+    /// ([`super::stack::ends_stack`]).
+    pub(super) stack_ends_at: HashMap<(usize, Svma), bool>,
+    pub(super) unwinds_x86_64: bool,
+    /// Whether the images' symbols and debug info are read ahead on other threads as they
+    /// are opened, for the resolver that names with this unwinder (not for an unwind-only
+    /// one, nor with [`Options::single_threaded`]).
+    read_names_ahead: bool,
+    /// Stacks unwound since the unwind tables' pages were last released.
+    pub(super) unwinds_since_release: u32,
+    /// The unwinds done: only the unwinding counts (`dwarf_unwound`, `unwind_stopped_early`,
+    /// `unwind_ended_uncovered`) are kept here.
+    pub stats: Stats,
+}
+
+impl Unwinder {
+    /// An unwinder for a file with header metadata `meta`, reading this host.
+    pub fn new(meta: &Meta, options: Options) -> Unwinder {
+        Self::with_source(meta, options, HostSource::shared())
+    }
+
+    /// An unwinder for a file with header metadata `meta` that reads everything outside the
+    /// recording from `source`.
+    pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Unwinder {
+        let recorded_here = options.assume_local || recorded_on(meta, &source.machine());
+        let arch_ok = meta.arch.as_deref().is_none_or(|a| a == "x86_64");
+        let mut unwinder = Unwinder {
+            locator: Locator {
+                source,
+                symfs: options.symfs,
+                buildid_cache: options.buildid_cache,
+                dwarf_cache: options.dwarf_cache,
+                recorded_here,
+            },
+            build_ids: meta
+                .build_ids
+                .iter()
+                .map(|b| (b.path.clone(), b.build_id.clone()))
+                .collect(),
+            images: Vec::new(),
+            image_index: HashMap::default(),
+            processes: HashMap::default(),
+            cache: CacheX86_64::new(),
+            stack_ends_at: HashMap::default(),
+            unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
+            read_names_ahead: !options.unwind_only && !options.single_threaded,
+            unwinds_since_release: 0,
+            stats: Stats::default(),
+        };
+        unwinder.prefetch_hit_files(meta);
+        unwinder
+    }
+
+    /// Starts reading the symbols and DWARF of the user-space files the build-id table lists
+    /// (perf lists the files samples hit) before the first record: the naming thread would
+    /// otherwise wait for a large debug file (libc's: 8 MiB to decompress) at the first
+    /// sample in it, with the records behind it held up.
+    fn prefetch_hit_files(&mut self, meta: &Meta) {
+        if !self.read_names_ahead {
+            return;
+        }
+        for entry in &meta.build_ids {
+            if entry.misc & misc::CPUMODE_MASK != misc::USER || !entry.path.starts_with(b"/") {
+                continue;
+            }
+            // With the build id a mapping without one of its own is given (the table's last
+            // for that path): the same image then, and an error is kept for then.
+            let build_id = self.build_ids.get(&entry.path).cloned();
+            let path: Arc<str> = String::from_utf8_lossy(&entry.path).into();
+            let _ = self.image_for(&path, build_id);
+        }
+    }
+
+    /// Updates the processes' mappings from a non-sample record. Feed every record in time
+    /// order.
+    pub fn observe(&mut self, record: &RecordKind<'_>) {
+        match record {
+            RecordKind::Mmap(m) => self.on_mmap(m),
+            RecordKind::Comm {
+                pid, exec: true, ..
+            } => {
+                // A new program image: the old mappings are gone.
+                self.processes.insert(*pid, Process::default());
+            }
+            RecordKind::Fork { pid, ppid, .. } if pid != ppid => {
+                let child = self.processes.get(ppid).cloned().unwrap_or_default();
+                self.processes.insert(*pid, child);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_mmap(&mut self, m: &MmapRecord<'_>) {
+        if !m.executable || m.pid == -1 || m.cpumode == misc::KERNEL {
+            return;
+        }
+        let path: Arc<str> = String::from_utf8_lossy(m.path).into();
+        let build_id = m
+            .build_id
+            .map(<[u8]>::to_vec)
+            .or_else(|| self.build_ids.get(m.path).cloned());
+        // Real files and the vDSO; not anonymous memory (`//anon`), memfds or `[heap]`.
+        let is_file =
+            (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/memfd:"))
+                || &*path == "[vdso]";
+        let (image, image_error) = if is_file {
+            match self.image_for(&path, build_id) {
+                Ok(i) => (Some(i), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+        let file = FileMapping {
+            start: Avma(m.addr),
+            pgoff: FileOffset(m.pgoff),
+            len: m.len,
+        };
+        let base = match image {
+            Some(i) => self.images[i].base_of(&file),
+            None => file.avma_of(FileOffset(0)),
+        };
+        let module = image.map(|i| {
+            self.images[i].framehop_module(path.to_string(), file.start.0..file.end().0, base.0)
+        });
+        let mapping = Mapping {
+            file,
+            base,
+            image,
+            image_error,
+            module: short_name(&path),
+            path,
+        };
+        self.processes
+            .entry(m.pid)
+            .or_default()
+            .map(mapping, module);
+    }
+
+    fn image_for(
+        &mut self,
+        path: &Arc<str>,
+        build_id: Option<Vec<u8>>,
+    ) -> Result<usize, ImageError> {
+        let key = (path.clone(), build_id);
+        if let Some(r) = self.image_index.get(&key) {
+            return r.clone();
+        }
+        let result = self
+            .locator
+            .open_image(path, key.1.as_deref())
+            .map(|image| {
+                // perf lists in the build-id table the files that samples hit: where the
+                // table is there, only those are read ahead (a system-wide recording maps
+                // a hundred libraries and samples a few). A file without a build id cannot
+                // be listed (rustup's librustc_driver): it may be hit.
+                let likely_hit = self.build_ids.is_empty()
+                    || self.build_ids.contains_key(path.as_bytes())
+                    || image.build_id.is_none();
+                if self.read_names_ahead && likely_hit {
+                    image.prefetch_names(|| self.locator.open_debug(&image));
+                }
+                self.images.push(image);
+                self.images.len() - 1
+            });
+        self.image_index.insert(key, result.clone());
+        result
+    }
+}
