@@ -19,6 +19,7 @@ pub mod perf_script;
 mod profile;
 pub mod read;
 pub mod summary;
+pub mod wall;
 
 pub use folded::{write_folded, write_folded_pair};
 pub use perf_script::{
@@ -32,3 +33,4 @@ pub use summary::{
     write_diff_text, write_report_json, write_report_json_of, write_report_text,
     write_report_text_of, Columns, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };
+pub use wall::WallColumns;
