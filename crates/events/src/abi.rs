@@ -78,6 +78,11 @@ pub mod misc {
     pub const MMAP_BUILD_ID: u16 = 1 << 14;
     /// On SAMPLE: the ip is exact (precise_ip).
     pub const EXACT_IP: u16 = 1 << 14;
+    /// On SWITCH/SWITCH_CPU_WIDE: the task is leaving the CPU (else it is coming on).
+    pub const SWITCH_OUT: u16 = 1 << 13;
+    /// On a switch-out: the task was still runnable (preempted, or it yielded), not blocked:
+    /// the kernel sets it when the task is still on its run queue (`perf_event_switch`).
+    pub const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 }
 
 /// `perf_event_attr.sample_type` bits (`enum perf_event_sample_format`).
