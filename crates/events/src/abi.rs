@@ -157,6 +157,18 @@ pub mod attr_type {
     pub const BREAKPOINT: u32 = 5;
 }
 
+/// Software event configs (`enum perf_sw_ids`), for `attr_type::SOFTWARE`.
+pub mod software {
+    pub const CPU_CLOCK: u64 = 0;
+    pub const TASK_CLOCK: u64 = 1;
+    pub const PAGE_FAULTS: u64 = 2;
+    pub const CONTEXT_SWITCHES: u64 = 3;
+    /// PERF_COUNT_SW_DUMMY: counts nothing; perf hangs side-band records on it.
+    pub const DUMMY: u64 = 9;
+    /// PERF_COUNT_SW_BPF_OUTPUT: what perf's `--off-cpu` names `offcpu-time`.
+    pub const BPF_OUTPUT: u64 = 10;
+}
+
 /// Markers inside a PERF_SAMPLE_CALLCHAIN (`enum perf_callchain_context`): values at or above
 /// `MAX` are context switches between kernel, user, guest, not addresses.
 pub mod callchain {
