@@ -256,3 +256,85 @@ fn off_cpu_time_without_a_stack_is_reported_not_invented() {
         "{warnings:?}"
     );
 }
+
+/// perf's own `perf record --off-cpu` output: `offcpu-time` samples whose period is the
+/// nanoseconds blocked on their stack, written after every other record with a made-up time
+/// (`OFF_CPU_TIMESTAMP`, `~0 << 32`, in perf's util/bpf_off_cpu.c). Blocked time is their
+/// periods; on-CPU time, without switches, is what the cpu-clock samples stand for.
+#[test]
+fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
+    // perf adds PERF_SAMPLE_CGROUP, which the writer does not lay out; it changes nothing here.
+    let offcpu_types = sample::IDENTIFIER
+        | sample::IP
+        | sample::TID
+        | sample::TIME
+        | sample::ID
+        | sample::CPU
+        | sample::PERIOD
+        | sample::CALLCHAIN;
+    let attrs = vec![
+        attr(0, "cpu-clock", 1, 0),
+        EventAttr {
+            type_: attr_type::SOFTWARE,
+            config: cpiflame_events::abi::software::BPF_OUTPUT,
+            sample_type: offcpu_types,
+            sample_period_or_freq: 1,
+            flags: attr_flags::SAMPLE_ID_ALL,
+            name: Some("offcpu-time".into()),
+            ids: vec![2],
+            ..EventAttr::default()
+        },
+    ];
+    let dir = std::env::temp_dir().join(format!("cpiflame-wall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("offcpu-time.data");
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let sid = |time| SampleId {
+        pid: 100,
+        tid: 7,
+        time,
+        id: 1,
+        stream_id: 0,
+        cpu: 0,
+    };
+    w.write_record(&comm_record(&attrs[0], 100, 7, "app", false, &sid(1000)).unwrap())
+        .unwrap();
+    let s = |a: &EventAttr, id, time, period| {
+        sample_record(
+            a,
+            &SampleFields {
+                id,
+                ip: 0x1000,
+                pid: 100,
+                tid: 7,
+                time,
+                period,
+                callchain: vec![callchain::USER, 0x1000],
+                misc: cpiflame_perf_data::abi::misc::USER,
+                ..SampleFields::default()
+            },
+        )
+        .unwrap()
+    };
+    for t in [2000, 3000, 4000] {
+        w.write_record(&s(&attrs[0], 1, t, 1_000_000)).unwrap();
+    }
+    w.write_record(&s(&attrs[1], 2, !0u64 << 32, 5_000_000))
+        .unwrap();
+    w.write_record(&s(&attrs[1], 2, !0u64 << 32, 2_500_000))
+        .unwrap();
+    w.finish(&Features::default()).unwrap();
+    let (l, warnings) = load(&path, false);
+    assert_eq!(per_thread(&l)["app"], [3_000_000, 0, 7_500_000]);
+    assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
+    assert!(
+        l.notes.iter().any(|n| n.contains("from off-CPU samples")),
+        "{:?}",
+        l.notes
+    );
+    // No switches, so nothing about wakeups is claimed.
+    assert!(
+        !warnings.iter().any(|w| w.contains("wakeup")),
+        "{warnings:?}"
+    );
+}
