@@ -659,9 +659,8 @@ mod tests {
 
     /// Writes `bytes` to a scratch file and loads it.
     fn load_bytes(name: &str, bytes: &[u8]) -> (Result<Loaded, LoadError>, Vec<String>) {
-        let dir = std::env::temp_dir().join(format!("cpiflame-load-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(name);
+        let dir = cpiflame_testkit::Dir::new("load");
+        let file = dir.path(name);
         std::fs::write(&file, bytes).unwrap();
         let mut warnings = Vec::new();
         let loaded = load_any(
@@ -672,7 +671,6 @@ mod tests {
             },
             &mut warnings,
         );
-        let _ = std::fs::remove_file(&file);
         (loaded, warnings)
     }
 

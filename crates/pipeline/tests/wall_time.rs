@@ -11,6 +11,7 @@ use cpiflame_perf_data::write::{
 };
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
 use cpiflame_profile::wall;
+use cpiflame_testkit::Dir;
 
 const TYPES: u64 = sample::IDENTIFIER | sample::IP | sample::TID | sample::TIME | sample::PERIOD;
 
@@ -50,10 +51,8 @@ enum Ev {
     Exit,
 }
 
-fn write(name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("cpiflame-wall-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
+    let path = dir.path(name);
     let attrs = attrs();
     let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
     // A binary that is not there: its frames are named `app+0xOFFSET`, one name per address.
@@ -171,7 +170,8 @@ fn every_nanosecond_of_each_thread_lands_in_its_state() {
         (9000, 8, Exit),
         (10000, 9, Comm("late")),
     ];
-    let path = write("states.data", &events);
+    let dir = Dir::new("wall-states");
+    let path = write(&dir, "states.data", &events);
     let (l, _) = load(&path, false);
     let per = per_thread(&l);
     // worker: on 2000 + 2000, runnable 1000, blocked 4000 (to the end).
@@ -211,7 +211,8 @@ fn on_cpu_only_leaves_the_wall_columns_out() {
         (1400, 7, In),
         (1500, 7, OnCpu(0x1000, 100)),
     ];
-    let path = write("only.data", &events);
+    let dir = Dir::new("wall-only");
+    let path = write(&dir, "only.data", &events);
     let (l, _) = load(&path, true);
     assert_eq!(l.wall, None);
     assert_eq!(
@@ -246,7 +247,8 @@ fn off_cpu_time_without_a_stack_is_reported_not_invented() {
         (2_000_000, 7, In),
         (2_000_100, 7, OnCpu(0x1000, 100)),
     ];
-    let path = write("nostack.data", &events);
+    let dir = Dir::new("wall-nostack");
+    let path = write(&dir, "nostack.data", &events);
     let (l, warnings) = load(&path, false);
     assert_eq!(per_thread(&l)["worker"], [300 + 600 + 100, 0, 100]);
     assert!(
@@ -285,9 +287,8 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
             ..EventAttr::default()
         },
     ];
-    let dir = std::env::temp_dir().join(format!("cpiflame-wall-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("offcpu-time.data");
+    let dir = Dir::new("wall-offcpu-time");
+    let path = dir.path("offcpu-time.data");
     let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
     let sid = |time| SampleId {
         pid: 100,
