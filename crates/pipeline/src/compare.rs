@@ -119,6 +119,64 @@ pub fn grown_above(diffs: &[FrameDiff], limit: f64) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
+    use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
+
+    /// Process `app` with `main;work` (1 cpu-clock sample, `on` ns on CPU) and `main;sleep`
+    /// (`blocked` ns), under columns named `names` (cpu-clock, then three more).
+    fn profile(names: [&str; 4], on: u64, blocked: u64) -> Profile {
+        let mut p = Profile::new(
+            names
+                .iter()
+                .map(|n| EventColumn {
+                    name: n.to_string(),
+                })
+                .collect(),
+        );
+        let mut frame = |name: &str, kind| {
+            p.intern(Frame {
+                name: name.into(),
+                module: String::new(),
+                kind,
+            })
+        };
+        let (app, main) = (
+            frame("app", FrameKind::Process),
+            frame("main", FrameKind::User),
+        );
+        let (work, sleep) = (
+            frame("work", FrameKind::User),
+            frame("sleep", FrameKind::User),
+        );
+        let one = |period| Count { samples: 1, period };
+        p.add(&[app, main, work], 0, one(1_000_000));
+        p.add(&[app, main, work], 1, one(on));
+        p.add(&[app, main, sleep], 3, one(blocked));
+        p
+    }
+
+    #[test]
+    fn the_gate_is_of_wall_time_when_both_runs_have_it() {
+        let wall = ["cpu-clock", ON_CPU, RUNNABLE, BLOCKED];
+        let columns = Columns::new(0, None);
+        // sleep: 1 of 4 ms (25%) → 3 of 4 ms (75%): +50 points of wall time; every cycles
+        // share is 100% or 0% in both.
+        let before = profile(wall, 3_000_000, 1_000_000);
+        let after = profile(wall, 1_000_000, 3_000_000);
+        let diffs = diff_frames_of(&before, columns, &after, columns);
+        assert_eq!(
+            grown_above(&diffs, 49.0),
+            ["sleep grew by 50.00 points of wall time (25.00% → 75.00%), above --fail-above 49"]
+        );
+        assert!(grown_above(&diffs, 50.0).is_empty());
+
+        // One side without wall time: cycles, where nothing moved.
+        let plain = ["cpu-clock", ON_CPU, RUNNABLE, "sched:sched_switch"];
+        let after = profile(plain, 1_000_000, 3_000_000);
+        let diffs = diff_frames_of(&before, columns, &after, columns);
+        assert!(grown_above(&diffs, 0.0).is_empty());
+        assert!(diffs.iter().all(|d| d.wall_delta_points.is_none()));
+    }
 
     #[test]
     fn points_with_or_without_a_percent_sign() {

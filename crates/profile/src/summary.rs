@@ -630,7 +630,8 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
 type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
 
 /// For each (is process, name): the module to show, the first non-empty module in
-/// [`top_frames`] order (most total samples first).
+/// [`top_frames`] order (most wall time first when there is wall time, then most total
+/// samples).
 fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), String> {
     let mut map = HashMap::new();
     for f in top_frames_of(p, columns) {
