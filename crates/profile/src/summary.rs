@@ -574,7 +574,9 @@ fn is_process(f: &Frame) -> bool {
 /// column indices; a column the profile does not have counts as zero.
 ///
 /// Sorted by total samples (descending), then self samples (descending), then name, module
-/// and kind, so the order is deterministic. Process frames are included.
+/// and kind, so the order is deterministic; when the profile has the wall-time columns, by
+/// inclusive wall time (descending) first, and each function has its wall times and share.
+/// Process frames are included.
 pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<FrameSummary> {
     top_frames_of(p, Columns::new(cycles, stalls))
 }
@@ -647,9 +649,12 @@ fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), Str
 /// Compares two profiles function by function, functions matched by name (and process
 /// frames only with process frames). Each side's shares are of its own total cycles period,
 /// so runs of different lengths compare. Every function of either side appears; one missing
-/// on a side has zero shares and samples there and a `None` stall share.
+/// on a side has zero shares and samples there and a `None` stall share. When both profiles
+/// have the wall-time columns ([`Measure::WallTime`]) each function also has its shares of
+/// each side's wall time.
 ///
-/// Sorted by `|delta_points|` (descending), then name, then kind.
+/// Sorted by `|delta_points|` (descending), or `|wall_delta_points|` with wall time
+/// ([`FrameDiff::change_points`]), then name, then kind.
 pub fn diff_frames(
     before: &Profile,
     b_cycles: usize,
