@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample, BRANCH_SAMPLE_HW_INDEX};
+use cpiflame_perf_data::synth::{test_features, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_perf_data::BRANCH_SAMPLE_CALL_STACK;
-use support::synth::{test_features, Recording};
 use support::{perf_script_samples, perf_works, shared_fixtures, Dir};
 
 /// Where the fixture is said to be mapped (file offset 0 there).
