@@ -35,6 +35,9 @@ pub struct SourceArgs {
     /// Leave kernel frames out of the stacks.
     #[arg(long)]
     pub no_kernel: bool,
+    /// Leave off-CPU time out: the on-CPU graph of a recording with context-switch data.
+    #[arg(long)]
+    pub on_cpu_only: bool,
 }
 
 impl SourceArgs {
@@ -48,6 +51,7 @@ impl SourceArgs {
                 instructions: self.instructions.clone(),
             },
             kernel: !self.no_kernel,
+            on_cpu_only: self.on_cpu_only,
             pid,
             tid,
             ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)

@@ -56,7 +56,9 @@ pub use collapse::{
 pub use cpiflame_events::Roles;
 pub use fold::{write_fold, FoldError};
 pub use hybrid::event_columns;
-pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
+pub use load::{
+    load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions, Loaded,
+};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use offcpu::{WallPlan, WallStats};

@@ -5,7 +5,10 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::PerfData;
-use cpiflame_pipeline::{event_columns, walk_samples, LoadOptions, Loaded, SampleWeights};
+use cpiflame_pipeline::{
+    event_columns, walk_samples, wall_plan, LoadOptions, Loaded, SampleWeights,
+};
+use cpiflame_profile::wall;
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine};
 
@@ -52,10 +55,18 @@ type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
 pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let file = source.file;
     // The columns `fold` gives: on hybrid parts one event opened per core type is one.
-    let (names, column_of) = event_columns(file);
+    let (mut names, mut column_of) = event_columns(file);
+    // Off-CPU time: the three wall-time columns after the events', as the profile has them.
+    let (_, wall) = wall_plan(file, source.options)?;
+    if wall.is_some() {
+        for name in [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED] {
+            column_of.push(names.len());
+            names.push(name.to_string());
+        }
+    }
     let mut resolver = source.options.resolver(&file.meta)?;
     let keep_kernel = source.options.kernel;
-    let mut sample_weights = SampleWeights::new(file);
+    let mut sample_weights = SampleWeights::new(file).with_wall(wall);
     let mut weights = Vec::new();
     let mut location_ids: HashMap<LocationKey, u32> = HashMap::new();
     let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
