@@ -33,4 +33,4 @@ pub use summary::{
     write_diff_text, write_report_json, write_report_json_of, write_report_text,
     write_report_text_of, Columns, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };
-pub use wall::WallColumns;
+pub use wall::{WaitKind, WaitReason, WallColumns};
