@@ -34,15 +34,17 @@ mod mem;
 mod page;
 mod text;
 mod tree;
+mod wall;
 
 use std::io;
 
-use cpiflame_profile::{Count, Profile};
+use cpiflame_profile::{Count, Profile, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
     cpi_color, cpi_position, diff_color, stall_color, Rgb, CPI_HIGH, CPI_LOW, DIFF_GREW,
-    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED,
+    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
+    WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
 pub use diff::render_diff;
@@ -80,6 +82,11 @@ pub struct Options {
     /// The stall legend's caption when the stall event is not plain back-end stall cycles
     /// (`"STALL cycles (front + back end):"`); `None`: `"cycles stalled:"`.
     pub stall_caption: Option<&'static str>,
+    /// The wall-time columns of a recording with off-CPU data
+    /// ([`WallColumns::of`](cpiflame_profile::WallColumns::of)): frame widths are then
+    /// wall-clock time and every frame is cut into its states (see [`render_cpi`]). `None`
+    /// draws the on-CPU graph, as without those columns.
+    pub wall: Option<WallColumns>,
 }
 
 impl Default for Options {
@@ -94,6 +101,7 @@ impl Default for Options {
             ratio_cycles: None,
             single_threaded: false,
             stall_caption: None,
+            wall: None,
         }
     }
 }

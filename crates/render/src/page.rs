@@ -47,6 +47,16 @@ pub(crate) struct Legend {
     pub(crate) labels: Vec<(f64, String)>,
     /// Length of the bar in pixels.
     pub(crate) bar: f64,
+    /// Swatches of flat colours, in a row after the bar (or alone when there are no stops).
+    pub(crate) swatches: Vec<Swatch>,
+}
+
+/// One square of a legend's row of swatches, labelled on its right.
+pub(crate) struct Swatch {
+    pub(crate) fill: Rgb,
+    /// Colour of horizontal stripes over the fill, as the frames the swatch stands for have.
+    pub(crate) stripes: Option<Rgb>,
+    pub(crate) label: &'static str,
 }
 
 /// What one picture draws on the page.
@@ -68,6 +78,22 @@ pub(crate) trait Picture {
     /// The statistics line under the title.
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()>;
     fn legend(&self, width: u32) -> Option<Legend>;
+    /// Whether the frame is painted by a pattern of its own, which [`Picture::write_pattern`]
+    /// writes (otherwise its [`Picture::fill`] is a flat colour).
+    fn patterned(&self, _node: &Node<Self::Frame, Self::Weight>) -> bool {
+        false
+    }
+    /// Writes the `<pattern>` with id `id` that paints `node`'s rectangle (`height` pixels
+    /// high) when [`Picture::patterned`] says so.
+    fn write_pattern<O: Write>(
+        &self,
+        _w: &mut O,
+        _id: &str,
+        _node: &Node<Self::Frame, Self::Weight>,
+        _height: u32,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// CSS rules added to the page's own.
     fn style(&self) -> &str {
         ""
@@ -181,7 +207,7 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
 </style>",
         p.style()
     )?;
-    if let Some(legend) = &legend {
+    if let Some(legend) = legend.as_ref().filter(|l| !l.stops.is_empty()) {
         write!(
             w,
             r#"<defs><linearGradient id="{}" x1="0" y1="0" x2="1" y2="0">"#,
@@ -337,6 +363,21 @@ impl<P: Picture + Sync> Frames<'_, P> {
             Esc(name)
         )?;
         p.write_details(w, node)?;
+        if p.patterned(node) {
+            // The pattern comes after the frame's own rectangle and label, which the script
+            // finds as the group's first <rect> and <text>.
+            let id = format!("w{i}");
+            write!(
+                w,
+                r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="url(#{id})"/><text x="{:.2}" y="{}">{}</text>"#,
+                ROW - 1,
+                x + LABEL_PAD,
+                y + 11,
+                fit_label(name, fw)
+            )?;
+            p.write_pattern(w, &id, node, ROW - 1)?;
+            return writeln!(w, "</g>");
+        }
         writeln!(
             w,
             r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
@@ -349,7 +390,92 @@ impl<P: Picture + Sync> Frames<'_, P> {
     }
 }
 
+/// Pixels from a swatch's left edge to the next one's, for a label of `label` characters:
+/// the square, a gap, the label and a wider gap.
+fn swatch_advance(label: &str) -> f64 {
+    SWATCH + 4.0 + label.chars().count() as f64 * CHAR_WIDTH + 14.0
+}
+
+/// Side of a legend swatch, in pixels.
+const SWATCH: f64 = 10.0;
+
+/// A legend with swatches: caption, the bar (when there are stops) with its labels under
+/// it, then the swatches, centred together on one row.
+fn write_swatch_legend<O: Write>(
+    w: &mut O,
+    legend: &Legend,
+    top: u32,
+    width: u32,
+) -> io::Result<()> {
+    let caption = legend.caption.chars().count() as f64 * CHAR_WIDTH;
+    let bar = if legend.stops.is_empty() {
+        0.0
+    } else {
+        legend.bar + 24.0
+    };
+    let swatches: f64 = legend
+        .swatches
+        .iter()
+        .map(|s| swatch_advance(s.label))
+        .sum::<f64>()
+        - 14.0;
+    let left = ((f64::from(width) - (caption + 8.0 + bar + swatches)) / 2.0).max(XPAD);
+    let x0 = left + caption + 8.0;
+    write!(
+        w,
+        r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text>"#,
+        x0 - 8.0,
+        top + 10,
+        Esc(legend.caption)
+    )?;
+    if !legend.stops.is_empty() {
+        write!(
+            w,
+            r#"<rect x="{x0:.1}" y="{top}" width="{:.1}" height="10" fill="url(#{})"/>"#,
+            legend.bar, legend.id
+        )?;
+        for (at, label) in &legend.labels {
+            write!(
+                w,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                x0 + legend.bar * at,
+                top + 23,
+                Esc(label)
+            )?;
+        }
+    }
+    let mut x = x0 + bar;
+    for s in &legend.swatches {
+        write!(
+            w,
+            r#"<rect x="{x:.1}" y="{top}" width="{SWATCH}" height="{SWATCH}" fill="{}"/>"#,
+            s.fill
+        )?;
+        if let Some(stripes) = s.stripes {
+            for dy in [2, 6] {
+                write!(
+                    w,
+                    r#"<rect x="{x:.1}" y="{}" width="{SWATCH}" height="2" fill="{stripes}"/>"#,
+                    top + dy
+                )?;
+            }
+        }
+        write!(
+            w,
+            r#"<text x="{:.1}" y="{}">{}</text>"#,
+            x + SWATCH + 4.0,
+            top + 10,
+            Esc(s.label)
+        )?;
+        x += swatch_advance(s.label);
+    }
+    writeln!(w, "</g>")
+}
+
 fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> io::Result<()> {
+    if !legend.swatches.is_empty() {
+        return write_swatch_legend(w, legend, top, width);
+    }
     let bar = legend.bar;
     let x0 = (f64::from(width) - bar) / 2.0;
     let labels = top + 23;
