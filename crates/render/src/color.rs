@@ -63,17 +63,19 @@ pub fn stall_color(share: Option<f64>) -> Rgb {
 // on the CPI scale, so red and blue still mean "working" and "waiting in the core". The two
 // off-CPU states are told apart from those and from each other by lightness and texture as
 // well as hue, so they read apart in grey scale and for colour-blind readers too:
-// * runnable (waiting for a CPU) is a light amber, relative luminance about 0.55, more than
-//   twice that of the stall scale (about 0.23): a "waiting for its turn" traffic-light colour
+// * runnable (waiting for a CPU) is a light amber, relative luminance 0.57, more than twice
+//   that of the stall scale (0.23-0.24): a "waiting for its turn" traffic-light colour
 //   that no part of the stall scale comes near;
-// * blocked is a pale warm grey (about 0.72) with darker horizontal stripes: the quietest
+// * blocked is a pale warm grey (0.74) with darker horizontal stripes (0.46): the quietest
 //   colour, because blocked time is often most of the wall time and the eye should go to the
 //   time spent running, and the stripes mark it even where hue is not seen at all;
 //   horizontal, because zooming stretches frames sideways only, and horizontal stripes stay
-//   the same under that stretch;
+//   the same under that stretch (a hairline of background between frames keeps striped
+//   siblings apart);
 // * on-CPU time that cannot be split (no stall or instructions column) is a mid teal, neither
-//   red nor blue, so it does not claim to be "not stalled", with the stall scale's luminance.
-// Black 12 px labels keep a contrast of more than 5:1 on all of them.
+//   red nor blue, so it does not claim to be "not stalled" (luminance 0.28, near the stall
+//   scale's); it never appears next to stalled blue.
+// Black 12 px labels keep a contrast of 5.6:1 or more on all of them (10:1 on the stripes).
 
 /// Colour of on-CPU time that is not split into running and stalled (no stall or
 /// instructions column).

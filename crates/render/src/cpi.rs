@@ -37,6 +37,16 @@ use crate::{check_look, validate, Options, RenderError};
 /// frame's instructions, CPI and IPC. Frames narrower than `opts.min_width` pixels are left
 /// out with their children. The output is deterministic and carries its own search and
 /// click-to-zoom script.
+///
+/// With [`Options::wall`] (a recording with off-CPU time), frame width is wall-clock time
+/// instead, the nanoseconds of the three wall-time columns, and every frame is cut into
+/// segments by state: running (red) and stalled (blue) on the stall scale (the on-CPU time
+/// split by the frame's inclusive stall share), or one on-CPU segment on the CPI scale (no
+/// stalls, instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
+/// Tooltips then give the four times and the top places the frame's blocked time was spent
+/// in ([`WaitReason`](cpiflame_profile::WaitReason)); the statistics line the totals. The
+/// on-CPU columns need no samples there: only wall time must be non-zero. Without
+/// `Options::wall` the wall-time columns are ignored and the on-CPU graph is drawn.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
     cycles: usize,

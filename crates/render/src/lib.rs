@@ -7,7 +7,11 @@
 //!   included), frame colour is the share of those cycles that were stalled, on a fixed red
 //!   (working) to blue (stalled) scale, or, with cycles and instructions but no stall event,
 //!   the frame's CPI on a fixed logarithmic red (0.25) to blue (4) scale. Every frame is
-//!   coloured by its *inclusive* numbers, not only leaves.
+//!   coloured by its *inclusive* numbers, not only leaves. With [`Options::wall`], a recording
+//!   with off-CPU time is drawn by wall-clock time: frame width is on-CPU + runnable +
+//!   blocked nanoseconds, and every frame is cut into running (red), stalled (blue), runnable
+//!   (amber) and blocked (striped grey) segments, with where it was blocked in its tooltip
+//!   (`wall.rs` says why it is drawn so).
 //! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
 //!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
 //! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's unhalted

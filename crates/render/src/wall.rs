@@ -22,9 +22,9 @@
 //!
 //! Each frame keeps the one `<rect>` and `<text>` the embedded script moves on zoom and
 //! recolours on search; the rectangle is painted by a `<pattern>` of its own, written after
-//! the label, whose `viewBox` spans the frame's nanoseconds across and its height down, so
-//! the segments are drawn with exact integer positions and follow the rectangle wherever the
-//! script places it. A frame in one state that is not blocked is painted flat. The script is
+//! the label, whose `viewBox` spans a million units across (segment edges are rounded to a
+//! millionth of the frame) and the frame's height down, so the segments follow the rectangle
+//! wherever the script places it. A frame in one state that is not blocked is painted flat. The script is
 //! the same as every other picture's.
 //!
 //! Tooltips give the frame's wall time and its four states (ms and share of the frame), the
@@ -72,6 +72,20 @@ pub(crate) struct Segment {
     pub(crate) state: State,
     pub(crate) fill: Rgb,
     pub(crate) len: u64,
+}
+
+/// Width of a frame's pattern in its own units: segment edges are placed to a millionth of
+/// the frame, well under a pixel at any zoom. (Nanoseconds themselves would be exact, but
+/// browsers lose patterns whose `viewBox` spans tens of billions of units.)
+pub(crate) const PATTERN_UNITS: u64 = 1_000_000;
+
+/// `ns` of a frame `n` ns wide in pattern units, rounded half up.
+pub(crate) fn pattern_units(ns: u64, n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let (ns, n) = (u128::from(ns.min(n)), u128::from(n));
+    ((ns * u128::from(PATTERN_UNITS) + n / 2) / n) as u64
 }
 
 /// On-CPU nanoseconds split into (running, stalled) by the stall share `stalls / cycles`
@@ -296,26 +310,30 @@ impl Picture for Wall<'_> {
         let n = node.total.width();
         write!(
             w,
-            r#"<pattern id="{id}" width="1" height="1" viewBox="0 0 {n} {height}" preserveAspectRatio="none">"#
+            r#"<pattern id="{id}" width="1" height="1" viewBox="0 0 {PATTERN_UNITS} {height}" preserveAspectRatio="none">"#
         )?;
+        let mut ns = 0u64;
         let mut x = 0u64;
         for s in segments(&node.total, self.colour) {
+            // Edges are rounded once each, so segments touch and the last ends at the edge.
+            ns += s.len;
+            let end = pattern_units(ns, n);
+            let width = end - x;
             write!(
                 w,
-                r#"<rect x="{x}" width="{}" height="{height}" fill="{}"/>"#,
-                s.len, s.fill
+                r#"<rect x="{x}" width="{width}" height="{height}" fill="{}"/>"#,
+                s.fill
             )?;
             if s.state == State::Blocked {
                 // Stripes two pixels high, four apart, clear of the frame's top and bottom.
                 for y in (2..height.saturating_sub(2)).step_by(4) {
                     write!(
                         w,
-                        r#"<rect x="{x}" y="{y}" width="{}" height="2" fill="{WALL_BLOCKED_STRIPES}"/>"#,
-                        s.len
+                        r#"<rect x="{x}" y="{y}" width="{width}" height="2" fill="{WALL_BLOCKED_STRIPES}"/>"#
                     )?;
                 }
             }
-            x += s.len;
+            x = end;
         }
         write!(w, "</pattern>")
     }
@@ -324,7 +342,7 @@ impl Picture for Wall<'_> {
         // A hairline of background between frames: striped blocked siblings would otherwise
         // run into one. The outlines (this one and the hover one) are for the frame's
         // rectangle, not the segments inside its pattern.
-        "#frames .f rect { stroke: #f8f8f6; stroke-width: 0.75; }\n\
+        "#frames .f rect { stroke: #f8f8f6; stroke-width: 0.5; }\n\
          #frames .f pattern rect, #frames .f:hover pattern rect { stroke: none; }\n"
     }
 
@@ -519,6 +537,20 @@ mod tests {
             split_on_cpu(u64::MAX, u64::MAX - 1, u64::MAX),
             Some((1, u64::MAX - 1))
         );
+    }
+
+    #[test]
+    fn pattern_edges_are_millionths_of_the_frame_rounded() {
+        assert_eq!(pattern_units(0, 7), 0);
+        assert_eq!(pattern_units(7, 7), PATTERN_UNITS);
+        // 1/3 = 333,333.33; 2/3 = 666,666.67; 1/8 = 125,000 exactly; half up.
+        assert_eq!(pattern_units(1, 3), 333_333);
+        assert_eq!(pattern_units(2, 3), 666_667);
+        assert_eq!(pattern_units(1, 8), 125_000);
+        assert_eq!(pattern_units(1, 2_000_000), 1);
+        assert_eq!(pattern_units(5, 0), 0);
+        // Huge frames (hours of wall time in ns) do not overflow.
+        assert_eq!(pattern_units(u64::MAX / 2, u64::MAX), 500_000);
     }
 
     #[test]

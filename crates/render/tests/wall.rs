@@ -82,7 +82,7 @@ fn wall_opts() -> Options {
     }
 }
 
-/// A frame's segments read back from its pattern: (x, width, fill) in nanoseconds, without
+/// A frame's segments read back from its pattern: (x, width, fill) in the pattern's units, without
 /// the blocked segment's stripes; and the stripes' count.
 struct Painted {
     /// `url(#ID)` of the frame's rectangle, or its flat colour.
@@ -157,6 +157,15 @@ fn one<'a>(all: &'a [(String, Painted)], name: &str) -> &'a Painted {
     v[0]
 }
 
+/// Segments given in nanoseconds of a frame `n` ns wide, in the pattern's units: a million
+/// across, each edge rounded to the nearest.
+fn units(n: u64, ns: Vec<(u64, u64, String)>) -> Vec<(u64, u64, String)> {
+    let edge = |x: u64| ((x as f64) * 1e6 / n as f64).round() as u64;
+    ns.into_iter()
+        .map(|(x, len, fill)| (edge(x), edge(x + len) - edge(x), fill))
+        .collect()
+}
+
 fn hex(c: cpiflame_render::Rgb) -> String {
     c.to_string()
 }
@@ -190,15 +199,28 @@ fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
     // main's stall share is inclusive: (250 + 300) / (1000 + 400) of its 5 ms on the CPU,
     // 1,964,285.71 ns, rounded to 1,964,286 stalled.
     let m = one(&p, "main");
-    assert_eq!(m.viewbox, "0 0 17500000 15");
+    assert_eq!(m.viewbox, "0 0 1000000 15");
+    // Edges at 173,469.37, 285,714.29 and 371,428.57 millionths of the frame.
     assert_eq!(
         m.segments,
         vec![
-            (0, 3_035_714, red.clone()),
-            (3_035_714, 1_964_286, blue.clone()),
-            (5_000_000, 1_500_000, amber.clone()),
-            (6_500_000, 11_000_000, grey.clone()),
+            (0, 173_469, red.clone()),
+            (173_469, 112_245, blue.clone()),
+            (285_714, 85_715, amber.clone()),
+            (371_429, 628_571, grey.clone()),
         ]
+    );
+    assert_eq!(
+        m.segments,
+        units(
+            17_500_000,
+            vec![
+                (0, 3_035_714, red.clone()),
+                (3_035_714, 1_964_286, blue.clone()),
+                (5_000_000, 1_500_000, amber.clone()),
+                (6_500_000, 11_000_000, grey.clone()),
+            ]
+        )
     );
     // Stripes 2 px high every 4 px from y = 2 over the 15 px frame: at 2, 6, 10.
     assert_eq!(m.stripes, 3);
@@ -206,34 +228,37 @@ fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
     let c = one(&p, "compute");
     assert_eq!(
         c.segments,
-        vec![
-            (0, 3_000_000, red.clone()),
-            (3_000_000, 1_000_000, blue.clone()),
-            (4_000_000, 1_000_000, amber.clone()),
-        ]
+        units(
+            5_000_000,
+            vec![
+                (0, 3_000_000, red.clone()),
+                (3_000_000, 1_000_000, blue.clone()),
+                (4_000_000, 1_000_000, amber.clone()),
+            ]
+        )
     );
     assert_eq!(c.stripes, 0);
     // spin never stalled: no blue segment at all.
     assert_eq!(
         one(&p, "spin").segments,
-        vec![
-            (0, 2_500_000, red.clone()),
-            (2_500_000, 2_500_000, amber.clone())
-        ]
+        vec![(0, 500_000, red.clone()), (500_000, 500_000, amber.clone())]
     );
     // The root: 7.5 ms on the CPU at (250 + 300 + 0) / 1900 stalled = 2,171,052.63 ns.
     assert_eq!(
         one(&p, "all").segments,
-        vec![
-            (0, 5_328_947, red),
-            (5_328_947, 2_171_053, blue),
-            (7_500_000, 4_000_000, amber),
-            (11_500_000, 11_000_000, grey.clone()),
-        ]
+        units(
+            22_500_000,
+            vec![
+                (0, 5_328_947, red),
+                (5_328_947, 2_171_053, blue),
+                (7_500_000, 4_000_000, amber),
+                (11_500_000, 11_000_000, grey.clone()),
+            ]
+        )
     );
     // Blocked only: still a pattern, for the stripes; nap is asleep then runnable.
     let lock = one(&p, "wait_lock");
-    assert_eq!(lock.segments, vec![(0, 6_000_000, grey)]);
+    assert_eq!(lock.segments, vec![(0, 1_000_000, grey)]);
     assert_eq!(lock.stripes, 3);
     assert_eq!(
         one(&p, "nap")
@@ -241,7 +266,8 @@ fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
             .iter()
             .map(|s| s.1)
             .collect::<Vec<_>>(),
-        vec![500_000, 3_000_000]
+        // 0.5 ms of 3.5 ms runnable: 142,857.14 millionths.
+        vec![142_857, 857_143]
     );
     // Every segment list covers its frame exactly (frames and patterns come in one order).
     assert_eq!(p.len(), drawn.frames.len());
@@ -249,14 +275,14 @@ fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
         if f.segments.is_empty() {
             continue;
         }
-        let n = frame.n;
-        assert_eq!(f.viewbox, format!("0 0 {n} 15"), "{name}");
+        assert!(frame.n > 0);
+        assert_eq!(f.viewbox, "0 0 1000000 15", "{name}");
         let mut x = 0;
         for s in &f.segments {
             assert_eq!(s.0, x, "{name}: segments touch");
             x += s.1;
         }
-        assert_eq!(x, n, "{name}: segments fill the frame");
+        assert_eq!(x, 1_000_000, "{name}: segments fill the frame");
     }
 }
 
@@ -274,8 +300,8 @@ fn without_a_stall_column_the_on_cpu_part_is_one_segment() {
     assert_eq!(
         one(&p, "compute").segments,
         vec![
-            (0, 4_000_000, cpi_half),
-            (4_000_000, 1_000_000, hex(WALL_RUNNABLE))
+            (0, 800_000, cpi_half),
+            (800_000, 200_000, hex(WALL_RUNNABLE))
         ]
     );
     let drawn = parse(&svg, false);
