@@ -145,7 +145,7 @@ fn visible<P: Picture>(p: &P, look: &Look) -> Vec<u32> {
     keep
 }
 
-fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> Layout {
+fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legend>) -> Layout {
     let max_depth = visible
         .iter()
         .map(|&i| p.tree().nodes[i as usize].depth)
@@ -156,10 +156,13 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> 
         lines.push(62);
     }
     let last = lines.last().copied().unwrap_or(24);
-    let (legend, frames_top) = if has_legend {
+    let (legend, frames_top) = if let Some(legend) = legend {
         let bar = last + 12;
-        // bar (10 px), labels under it (baseline +23), a gap.
-        (Some(bar), bar + 34)
+        // bar (10 px), labels under it (baseline +23), a gap; rows of swatches that did not
+        // fit beside the bar.
+        let rows = swatch_rows(legend, look.width);
+        let extra = rows.last().map_or(0, |r| r.top);
+        (Some(bar), bar + 34 + extra)
     } else {
         (None, last + 14)
     };
@@ -179,7 +182,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> 
 pub(crate) fn write<P: Picture + Sync, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
     let visible = visible(p, look);
     let legend = p.legend(look.width);
-    let layout = layout(p, look, &visible, legend.is_some());
+    let layout = layout(p, look, &visible, legend.as_ref());
     let width = look.width;
     let height = layout.height;
     let mid = f64::from(width) / 2.0;
@@ -399,28 +402,70 @@ fn swatch_advance(label: &str) -> f64 {
 /// Side of a legend swatch, in pixels.
 const SWATCH: f64 = 10.0;
 
+/// One row of a legend with swatches: its top below the legend's, its left edge, and the
+/// swatches in it (a range of [`Legend::swatches`]). The first row also holds the caption and
+/// the bar.
+struct SwatchRow {
+    top: u32,
+    left: f64,
+    swatches: std::ops::Range<usize>,
+}
+
+/// The rows of a legend with swatches in an image `width` pixels wide: caption, bar (when
+/// there are stops) and as many swatches as fit on the first row, the others in further rows
+/// under it, each row centred. Empty without swatches.
+fn swatch_rows(legend: &Legend, width: u32) -> Vec<SwatchRow> {
+    if legend.swatches.is_empty() {
+        return Vec::new();
+    }
+    let room = f64::from(width) - 2.0 * XPAD;
+    let caption = legend.caption.chars().count() as f64 * CHAR_WIDTH + 8.0;
+    let bar = if legend.stops.is_empty() {
+        0.0
+    } else {
+        legend.bar + 24.0
+    };
+    let mut rows = Vec::new();
+    // Width of the row so far, and of the gap after its last item.
+    let (mut used, mut gap) = (caption + bar, if bar > 0.0 { 24.0 } else { 8.0 });
+    let mut first = 0;
+    for (i, s) in legend.swatches.iter().enumerate() {
+        let advance = swatch_advance(s.label);
+        // A row holds at least one swatch, except the first, which holds the caption.
+        if used + advance - 14.0 > room && (i > first || rows.is_empty()) {
+            rows.push((first..i, used - gap));
+            first = i;
+            used = 0.0;
+        }
+        used += advance;
+        gap = 14.0;
+    }
+    rows.push((first..legend.swatches.len(), used - gap));
+    let after_first = if bar > 0.0 { 30 } else { 16 };
+    rows.into_iter()
+        .enumerate()
+        .map(|(k, (swatches, row))| SwatchRow {
+            top: match k {
+                0 => 0,
+                k => after_first + 16 * (k as u32 - 1),
+            },
+            left: ((f64::from(width) - row) / 2.0).max(XPAD),
+            swatches,
+        })
+        .collect()
+}
+
 /// A legend with swatches: caption, the bar (when there are stops) with its labels under
-/// it, then the swatches, centred together on one row.
+/// it, then the swatches, centred together on one row, or in more when they do not fit.
 fn write_swatch_legend<O: Write>(
     w: &mut O,
     legend: &Legend,
     top: u32,
     width: u32,
 ) -> io::Result<()> {
+    let rows = swatch_rows(legend, width);
     let caption = legend.caption.chars().count() as f64 * CHAR_WIDTH;
-    let bar = if legend.stops.is_empty() {
-        0.0
-    } else {
-        legend.bar + 24.0
-    };
-    let swatches: f64 = legend
-        .swatches
-        .iter()
-        .map(|s| swatch_advance(s.label))
-        .sum::<f64>()
-        - 14.0;
-    let left = ((f64::from(width) - (caption + 8.0 + bar + swatches)) / 2.0).max(XPAD);
-    let x0 = left + caption + 8.0;
+    let x0 = rows[0].left + caption + 8.0;
     write!(
         w,
         r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text>"#,
@@ -428,6 +473,7 @@ fn write_swatch_legend<O: Write>(
         top + 10,
         Esc(legend.caption)
     )?;
+    let mut x = x0;
     if !legend.stops.is_empty() {
         write!(
             w,
@@ -443,31 +489,37 @@ fn write_swatch_legend<O: Write>(
                 Esc(label)
             )?;
         }
+        x += legend.bar + 24.0;
     }
-    let mut x = x0 + bar;
-    for s in &legend.swatches {
-        write!(
-            w,
-            r#"<rect x="{x:.1}" y="{top}" width="{SWATCH}" height="{SWATCH}" fill="{}"/>"#,
-            s.fill
-        )?;
-        if let Some(stripes) = s.stripes {
-            for dy in [2, 6] {
-                write!(
-                    w,
-                    r#"<rect x="{x:.1}" y="{}" width="{SWATCH}" height="2" fill="{stripes}"/>"#,
-                    top + dy
-                )?;
-            }
+    for (k, row) in rows.iter().enumerate() {
+        let top = top + row.top;
+        if k > 0 {
+            x = row.left;
         }
-        write!(
-            w,
-            r#"<text x="{:.1}" y="{}">{}</text>"#,
-            x + SWATCH + 4.0,
-            top + 10,
-            Esc(s.label)
-        )?;
-        x += swatch_advance(s.label);
+        for s in &legend.swatches[row.swatches.clone()] {
+            write!(
+                w,
+                r#"<rect x="{x:.1}" y="{top}" width="{SWATCH}" height="{SWATCH}" fill="{}"/>"#,
+                s.fill
+            )?;
+            if let Some(stripes) = s.stripes {
+                for dy in [2, 6] {
+                    write!(
+                        w,
+                        r#"<rect x="{x:.1}" y="{}" width="{SWATCH}" height="2" fill="{stripes}"/>"#,
+                        top + dy
+                    )?;
+                }
+            }
+            write!(
+                w,
+                r#"<text x="{:.1}" y="{}">{}</text>"#,
+                x + SWATCH + 4.0,
+                top + 10,
+                Esc(s.label)
+            )?;
+            x += swatch_advance(s.label);
+        }
     }
     writeln!(w, "</g>")
 }

@@ -409,7 +409,7 @@ impl Picture for Wall<'_> {
                     (0.75, "2".into()),
                     (1.0, format!("≥{CPI_HIGH}")),
                 ],
-                bar: if width >= 800.0 { 160.0 } else { width / 5.0 },
+                bar: if width >= 600.0 { 200.0 } else { width / 3.0 },
                 swatches: vec![runnable, blocked],
             },
             Colour::Name => Legend {

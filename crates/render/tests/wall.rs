@@ -519,3 +519,61 @@ fn wall_graph_matches_golden_file() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wall.svg");
     cpiflame_testkit::assert_golden(path, &svg);
 }
+
+/// The legend's rectangles: (x, y, width, fill).
+fn legend_rects(svg: &str) -> Vec<(f64, f64, f64, String)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let legend = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("legend"))
+        .expect("legend");
+    let num = |n: roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+    legend
+        .children()
+        .filter(|n| n.has_tag_name("rect"))
+        .map(|r| {
+            (
+                num(r, "x"),
+                num(r, "y"),
+                num(r, "width"),
+                r.attribute("fill").unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_legend_keeps_to_one_row_when_it_fits_and_wraps_when_not() {
+    let runnable = hex(WALL_RUNNABLE);
+    for (width, wraps) in [(1200, false), (400, true)] {
+        let o = Options {
+            instructions: Some(2),
+            width,
+            ..wall_opts()
+        };
+        let svg = render(&profile(), 0, None, &o);
+        let rects = legend_rects(&svg);
+        // The CPI bar first, then the runnable and blocked swatches (the blocked one striped).
+        assert_eq!(rects[0].3, "url(#cpi-scale)");
+        assert_eq!(rects[1].3, runnable);
+        assert_eq!(rects[2].3, hex(WALL_BLOCKED));
+        assert_eq!(rects.len(), 5, "two stripes over the blocked swatch");
+        let bar_y = rects[0].1;
+        let swatch_y = rects[1].1;
+        if wraps {
+            // Under the bar's labels, and the frames moved down as far.
+            assert_eq!(swatch_y, bar_y + 30.0);
+        } else {
+            assert_eq!(swatch_y, bar_y);
+        }
+        for r in &rects {
+            assert!(
+                r.0 >= 10.0 && r.0 + r.2 <= f64::from(width) - 10.0,
+                "{r:?} in {width}"
+            );
+        }
+        let drawn = parse(&svg, false);
+        let top = drawn.frames.iter().map(|f| f.y).fold(f64::MAX, f64::min);
+        assert!(top >= swatch_y + 20.0, "frames start under the legend");
+    }
+}
