@@ -35,4 +35,4 @@ pub use summary::{
     write_report_text_of, Columns, FrameDiff, FrameSummary, Measure, Totals, DIFF_SCHEMA,
     REPORT_SCHEMA,
 };
-pub use wall::{WaitKind, WaitReason, WallColumns};
+pub use wall::WallColumns;

@@ -44,7 +44,7 @@ use crate::{check_look, validate, Options, RenderError};
 /// split by the frame's inclusive stall share), or one on-CPU segment on the CPI scale (no
 /// stalls, instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
 /// Tooltips then give the four times and the top places the frame's blocked time was spent
-/// in ([`WaitReason`](cpiflame_profile::WaitReason)); the statistics line the totals. The
+/// in ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
 /// on-CPU columns need no samples there: only wall time must be non-zero. Without
 /// `Options::wall` the wall-time columns are ignored and the on-CPU graph is drawn.
 pub fn render_cpi<W: Write>(
