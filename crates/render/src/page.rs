@@ -1,9 +1,11 @@
-//! The page both of this crate's own pictures are drawn on: title and statistics lines, a
-//! colour legend, the frames (one `<g class="f">` each, as the embedded script expects), an
-//! optional section under the frames, the hover and search lines, and the script.
+//! The page this crate's own pictures are drawn on: title and statistics lines, a colour
+//! legend (a gradient bar, swatches, or both), the frames (one `<g class="f">` each, as the
+//! embedded script expects), an optional section under the frames, the hover and search
+//! lines, and the script.
 //!
-//! A picture says what differs through [`Picture`]: its tree, each frame's name, fill and
-//! tooltip, the statistics line, the legend and the section under the frames.
+//! A picture says what differs through [`Picture`]: its tree, each frame's name, fill (a flat
+//! colour, or a `<pattern>` of the frame's own written after its label) and tooltip, the
+//! statistics line, the legend and the section under the frames.
 
 use std::io::{self, Write};
 
