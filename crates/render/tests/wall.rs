@@ -577,3 +577,235 @@ fn the_legend_keeps_to_one_row_when_it_fits_and_wraps_when_not() {
         assert!(top >= swatch_y + 20.0, "frames start under the legend");
     }
 }
+
+/// A JavaScript string literal.
+fn js(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Runs the SVG's own script under node over a small DOM built from the SVG's elements, then
+/// `actions` (JavaScript, with `click(name)`, `search(term)` and `dump()` defined), and
+/// returns what it printed; `None` without node (after `cpiflame_testkit::unavailable`).
+fn run_script(svg: &str, actions: &str) -> Option<String> {
+    let has_node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_node {
+        cpiflame_testkit::unavailable("running the embedded script needs `node`, not on PATH");
+        return None;
+    }
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    // Every element, in document order: [tag, parent index, attributes, own text].
+    let elements: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.is_element()).collect();
+    let index_of = |n: roxmltree::Node| elements.iter().position(|e| *e == n);
+    let mut table = String::from("[");
+    for e in &elements {
+        let parent = e.parent().and_then(index_of).map_or(-1, |i| i as i64);
+        let attrs: Vec<String> = e
+            .attributes()
+            .map(|a| format!("[{}, {}]", js(a.name()), js(a.value())))
+            .collect();
+        let text = if e.has_tag_name("script") {
+            ""
+        } else {
+            e.text().unwrap_or("")
+        };
+        table.push_str(&format!(
+            "[{}, {parent}, [{}], {}],\n",
+            js(e.tag_name().name()),
+            attrs.join(", "),
+            js(text)
+        ));
+    }
+    table.push(']');
+    let script = doc
+        .descendants()
+        .find(|n| n.has_tag_name("script"))
+        .and_then(|n| n.text())
+        .unwrap();
+    let harness = format!(
+        r##"
+"use strict";
+var table = {table};
+function El(tag, parent) {{
+  this.tagName = tag; this.parentNode = parent; this.children = []; this.attrs = {{}};
+  this.text = ""; this.listeners = {{}};
+  var self = this;
+  this.classList = {{
+    add: function (c) {{ var l = self.classes(); if (l.indexOf(c) < 0) l.push(c); self.attrs["class"] = l.join(" "); }},
+    remove: function (c) {{ self.attrs["class"] = self.classes().filter(function (x) {{ return x !== c; }}).join(" "); }}
+  }};
+}}
+El.prototype.classes = function () {{ return (this.attrs["class"] || "").split(" ").filter(Boolean); }};
+El.prototype.getAttribute = function (a) {{ return a in this.attrs ? this.attrs[a] : null; }};
+El.prototype.setAttribute = function (a, v) {{ this.attrs[a] = String(v); }};
+El.prototype.removeAttribute = function (a) {{ delete this.attrs[a]; }};
+El.prototype.hasAttribute = function (a) {{ return a in this.attrs; }};
+El.prototype.addEventListener = function (t, f) {{ (this.listeners[t] = this.listeners[t] || []).push(f); }};
+El.prototype.getElementsByTagName = function (tag) {{
+  var out = [];
+  (function walk(e) {{ e.children.forEach(function (c) {{ if (c.tagName === tag) out.push(c); walk(c); }}); }})(this);
+  return out;
+}};
+Object.defineProperty(El.prototype, "textContent", {{
+  get: function () {{ return this.text + this.children.map(function (c) {{ return c.textContent; }}).join(""); }},
+  set: function (v) {{ this.text = String(v); this.children = []; }}
+}});
+var all = [];
+table.forEach(function (row) {{
+  var parent = row[1] >= 0 ? all[row[1]] : null;
+  var e = new El(row[0], parent);
+  row[2].forEach(function (a) {{ e.attrs[a[0]] = a[1]; }});
+  e.text = row[3];
+  if (parent) parent.children.push(e);
+  all.push(e);
+}});
+var document = new El("#document", null);
+document.getElementById = function (id) {{ return all.filter(function (e) {{ return e.attrs.id === id; }})[0] || null; }};
+function fire(target, type, e) {{
+  e = e || {{}}; e.target = target; e.preventDefault = function () {{}};
+  for (var n = target; n; n = n.parentNode) (n.listeners[type] || []).forEach(function (f) {{ f(e); }});
+  (document.listeners[type] || []).forEach(function (f) {{ f(e); }});
+}}
+var answer = null;
+var prompt = function () {{ return answer; }};
+var alert = function (m) {{ throw new Error("alert: " + m); }};
+{script}
+function frame(name) {{
+  return all.filter(function (g) {{
+    return g.attrs["class"] !== undefined && g.hasAttribute("data-s") &&
+      g.getElementsByTagName("title")[0].textContent.split("\n")[0] === name;
+  }})[0];
+}}
+function click(name) {{ fire(frame(name).getElementsByTagName("rect")[0], "click"); }}
+function search(term) {{ answer = term; fire(document.getElementById("search"), "click"); }}
+function dump() {{
+  all.filter(function (g) {{ return g.tagName === "g" && g.hasAttribute("data-s"); }}).forEach(function (g) {{
+    var r = g.getElementsByTagName("rect")[0];
+    console.log([g.getElementsByTagName("title")[0].textContent.split("\n")[0], r.attrs.x, r.attrs.width,
+      r.attrs.fill, g.attrs.display || "", g.classes().join(" ")].join("\t"));
+  }});
+  console.log("matched\t" + document.getElementById("matched").textContent);
+}}
+{actions}
+"##
+    );
+    let path = std::env::temp_dir().join(format!(
+        "cpiflame-render-wall-run-{}.js",
+        std::process::id()
+    ));
+    std::fs::write(&path, harness).expect("write harness");
+    let out = std::process::Command::new("node")
+        .arg(&path)
+        .output()
+        .expect("run node");
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "node failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+/// `dump()` lines: name → (x, width, fill, display, class).
+fn dumped(text: &str) -> Vec<(String, [String; 5])> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 6).then(|| {
+                (
+                    f[0].to_string(),
+                    [f[1], f[2], f[3], f[4], f[5]].map(str::to_string),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn zoom_and_search_move_and_recolour_the_patterned_frames() {
+    let svg = render(&profile(), 0, Some(1), &wall_opts());
+    let Some(out) = run_script(
+        &svg,
+        r#"click("main"); dump(); console.log("--"); search("nap|sched"); dump(); console.log("--"); search(""); fire(document.getElementById("search"), "click"); fire(document.getElementById("reset"), "click"); dump();"#,
+    ) else {
+        return;
+    };
+    let parts: Vec<&str> = out.split("--\n").collect();
+    assert_eq!(parts.len(), 3, "{out}");
+    let before = parse(&svg, false);
+    let fills: Vec<(String, String)> = painted(&svg)
+        .into_iter()
+        .map(|(name, p)| (name, p.fill))
+        .collect();
+
+    // Zoomed into main (17.5 of 22.5 ms): it spans the 1180 px, its children are scaled by
+    // 22.5 / 17.5, its ancestors stretched and faded, worker hidden; fills untouched, so
+    // every pattern (in its rectangle's own units) follows.
+    let zoomed = dumped(parts[0]);
+    let get = |v: &[(String, [String; 5])], name: &str| -> [String; 5] {
+        v.iter().find(|(n, _)| n == name).unwrap().1.clone()
+    };
+    assert_eq!(
+        get(&zoomed, "main")[..2],
+        ["10.00".to_string(), "1180.00".to_string()]
+    );
+    let nap = before.one("nap");
+    let k = 1180.0 / 17_500_000.0;
+    assert_eq!(
+        get(&zoomed, "nap")[0],
+        format!("{:.2}", 10.0 + nap.s as f64 * k)
+    );
+    assert_eq!(get(&zoomed, "nap")[1], format!("{:.2}", nap.n as f64 * k));
+    assert_eq!(get(&zoomed, "all")[4], "f anc");
+    assert_eq!(get(&zoomed, "worker")[3], "none");
+    assert_eq!(zoomed.len(), fills.len());
+    for ((name, fill), (_, v)) in fills.iter().zip(&zoomed) {
+        assert_eq!(&v[2], fill, "{name}");
+    }
+    assert!(
+        fills
+            .iter()
+            .filter(|(_, f)| f.starts_with("url(#w"))
+            .count()
+            > 10
+    );
+
+    // Search: matches painted whole in the search colour; the share is of wall time, nested
+    // matches once: nap (3.5 ms, its schedule inside it) and the other two schedule frames
+    // (2 and 6 ms), 11.5 of 22.5 ms.
+    let searched = dumped(parts[1]);
+    for (name, v) in &searched {
+        let hit = name == "nap" || name == "schedule";
+        assert_eq!(v[2] == "#e600e6", hit, "{name}");
+    }
+    assert!(
+        parts[1].contains("matched\tMatched /nap|sched/: 4 frame(s), 51.11% of the width"),
+        "{}",
+        parts[1]
+    );
+
+    // Cleared and reset: every frame back where and as it was drawn.
+    let reset = dumped(parts[2]);
+    for (f, (name, v)) in before.frames.iter().zip(&reset) {
+        assert_eq!(&f.name, name);
+        assert_eq!(v[0], format!("{:.2}", f.x), "{name}");
+        assert_eq!(v[1], format!("{:.2}", f.width), "{name}");
+        assert_eq!(v[2], f.fill, "{name}");
+        assert_eq!(v[3], "", "{name}");
+    }
+}
