@@ -81,6 +81,7 @@ impl Loaded {
             instructions: self.roles.instructions,
             ratio_cycles: self.ratio_cycles,
             stall_caption: self.stall_legend(),
+            wall: self.wall,
             ..look.options()
         };
         Ok(Graph {
