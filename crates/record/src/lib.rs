@@ -23,6 +23,7 @@
 mod drain;
 mod finish;
 pub mod machine;
+pub mod offcpu;
 mod open;
 pub mod plan;
 mod proc;
@@ -131,6 +132,9 @@ pub struct RecordOptions {
     /// kernel, as perf record does, so that naming kernel frames later reads a file instead
     /// of making the kernel generate /proc/kallsyms again. `None`: nothing is written.
     pub buildid_cache: Option<PathBuf>,
+    /// `record --off-cpu`: which of [`RecordOptions::events`] are the off-CPU ones
+    /// ([`offcpu`]); `None` without the flag.
+    pub off_cpu: Option<offcpu::OffCpu>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -454,6 +458,7 @@ mod tests {
             cmdline: Vec::new(),
             memory: None,
             buildid_cache: None,
+            off_cpu: None,
         }
     }
 
