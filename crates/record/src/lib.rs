@@ -13,6 +13,13 @@
 //! their own spec sets a rate); and, as perf does, without `inherit` when the group has more
 //! than one event, so such a group follows the command's first thread only.
 //!
+//! `record --off-cpu` ([`offcpu`], [`RecordOptions::off_cpu`]) adds events after the
+//! chosen ones, each a group of its own: `context-switches` sampled at every switch (the
+//! stack at switch-out) with switch records (`attr.context_switch`: switch-in, switch-out,
+//! preempted or not), and `sched:sched_waking` with its raw data where permitted; the
+//! tracepoint's format goes into the file's tracing data, and the command line gets
+//! [`offcpu::OFF_CPU_MARK`].
+//!
 //! The steps of [`record`] have a module each: `open` (the attrs and opening them), `rings`
 //! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs) and
 //! `finish` (reaping, features, report); this file holds the options, the errors and the
@@ -516,6 +523,65 @@ mod tests {
         let e =
             build_attrs(&options("cpu-clock,task-clock", &[(1, false)]), true, true).unwrap_err();
         assert!(e.to_string().contains("do not cover"), "{e}");
+    }
+
+    /// `--off-cpu`'s events as opened: context-switches with the on-CPU events' sample_type,
+    /// a sample at every switch, switch records, its stack copy capped; sched:sched_waking
+    /// with its raw data and no stack; each its own group (led, enabled on exec), inherited,
+    /// without side-band records of their own.
+    #[test]
+    fn off_cpu_attrs() {
+        use offcpu::{FoundTracepoint, SWITCH_STACK_SIZE};
+        let mut o = options("cpu-clock", &[]);
+        o.call_graph = CallGraph::Dwarf { stack_size: 32768 };
+        let waking = FoundTracepoint {
+            id: 317,
+            tracing: Default::default(),
+        };
+        o.off_cpu = Some(offcpu::add_events(
+            &mut o.events,
+            &mut o.groups,
+            Some(waking),
+        ));
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let [clock, switches, waking] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!(switches.sample_type, clock.sample_type);
+        assert_eq!(
+            (
+                switches.type_,
+                switches.config,
+                switches.sample_period_or_freq
+            ),
+            (1, 3, 1)
+        );
+        assert_ne!(switches.flags & attr_flags::CONTEXT_SWITCH, 0);
+        assert_eq!(clock.flags & attr_flags::CONTEXT_SWITCH, 0);
+        assert_eq!(switches.sample_stack_user, SWITCH_STACK_SIZE);
+        assert_eq!(clock.sample_stack_user, 32768);
+        assert_eq!(
+            waking.sample_type,
+            st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::RAW
+        );
+        assert_eq!(
+            (waking.type_, waking.config, waking.sample_period_or_freq),
+            (2, 317, 1)
+        );
+        assert_eq!((waking.sample_regs_user, waking.sample_stack_user), (0, 0));
+        assert_eq!(waking.flags & attr_flags::FREQ, 0);
+        for a in &attrs {
+            let on = attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL | attr_flags::DISABLED;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
+        for a in [switches, waking] {
+            assert_ne!(a.flags & attr_flags::ENABLE_ON_EXEC, 0);
+            assert_eq!(a.flags & (attr_flags::MMAP | attr_flags::COMM), 0);
+        }
+        // A smaller copy asked for is kept.
+        o.call_graph = CallGraph::Dwarf { stack_size: 2048 };
+        let attrs = build_attrs(&o, true, true).unwrap();
+        assert_eq!(attrs[1].sample_stack_user, 2048);
     }
 
     /// `record --mem`'s options for a preset read from fake sysfs files.

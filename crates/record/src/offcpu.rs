@@ -14,15 +14,23 @@
 //!   (!sched_in && current->on_rq)`, since Linux 5.14's "sched,perf,kvm: Fix preemption
 //!   condition"; before, `task->state == TASK_RUNNING`): it was preempted, so its time until
 //!   the switch-in is runnable, not blocked. That needs no privilege.
-//! - `sched:sched_waking` with PERF_SAMPLE_RAW, per task and inherited like the others: the
-//!   scheduler's wakeup tracepoints pass `__perf_task(p)` (include/trace/events/sched.h,
-//!   `sched_wakeup_template`), so the kernel delivers the event to the woken task's events
-//!   even when another task does the waking. Its time splits a blocked thread's off-CPU time
-//!   into blocked (until woken) and runnable (woken, waiting for a CPU). PERF_SAMPLE_RAW on a
-//!   tracepoint needs perf_event_paranoid -1 or CAP_PERFMON, and its id is read from tracefs:
-//!   when either is missing it is left out, with one line saying what that costs
-//!   ([`WAKING_LOST`]). Its format file and tracefs's headers go into the file's tracing data,
-//!   which `perf script` needs to print its fields.
+//! - `sched:sched_waking` with PERF_SAMPLE_RAW, per task and inherited like the others: its
+//!   time splits a blocked thread's off-CPU time into blocked (until woken) and runnable
+//!   (woken, waiting for a CPU); the wakee is the raw data's `pid` field, the sample's own tid
+//!   is the waker's. A per-task event fires for every wakeup its task makes, whoever is woken
+//!   (wakeups of threads outside the recording too). The scheduler's wakeup tracepoints also
+//!   pass `__perf_task(p)` (include/trace/events/sched.h, `sched_wakeup_template`), which asks
+//!   `perf_tp_event` to deliver the event to the woken task's own events as well; measured on
+//!   Linux 6.18 it does not: a recorded thread woken by its timer or by an unrecorded process
+//!   gets no sample (`perf record -e sched:sched_waking -- pingpong wake 30` has none for the
+//!   main thread's 30 nanosleep wakeups either). So wakeups made by recorded threads are
+//!   there; the others are not, and their time counts as blocked (no wakeup of recorded
+//!   threads was seen twice in pingpong's recordings, the waker's and the wakee's events,
+//!   but a reader should not count on it). PERF_SAMPLE_RAW on a tracepoint needs
+//!   perf_event_paranoid -1 or CAP_PERFMON, and its id is read from tracefs: when either is
+//!   missing it is left out, with one line saying what that costs ([`WAKING_LOST`]). Its
+//!   format file and tracefs's headers go into the file's tracing data, which `perf script`
+//!   needs to print its fields.
 //!
 //! The recording is also marked [`OFF_CPU_MARK`] in its command line (the mechanism of the
 //! roles notes), though a reader can tell the same from the events and records alone.
