@@ -100,6 +100,8 @@ count_file() {
 	local t=$1 f=$2
 	perf script -i "$f" --show-switch-events --show-lost-events -F event \
 		>"runs/$t.script" 2>"runs/$t.script.stderr" || die "perf script -i $f failed"
+	# The last words perf script had for a file of this tool, for the report.
+	if [ -s "runs/$t.script.stderr" ]; then cp "runs/$t.script.stderr" "runs/$t.script.said"; fi
 	awk -v t="$t" -v errs="$(stat -c %s "runs/$t.script.stderr")" '
 		/PERF_RECORD_SWITCH OUT/ { outs++; next }
 		/PERF_RECORD_SWITCH/ { next }
@@ -138,7 +140,7 @@ log "workload: $WORKLOAD; $RUNS runs of each command"
 log "warm-up (untimed): each command once"
 run_bare
 for t in "${tools[@]}"; do run_tool "$t"; done
-rm -f runs/*.tsv
+rm -f runs/*.tsv runs/*.said
 
 order=(bare cf sw se)
 for ((i = 1; i <= RUNS; i++)); do
@@ -174,13 +176,13 @@ md="$OUT/bench-offcpu.md"
 	echo "perf script -i FILE --show-switch-events --show-lost-events -F event   # switch-outs, lost"
 	echo '```'
 	echo
-	echo "| tool | median wall (s) | slowdown | extra CPU (s) | file (MB) | switch-outs | bytes/switch | samples | lost (median / max) | perf script stderr |"
+	echo "| tool | median wall (s) | slowdown | extra CPU (s) | file (MB) | switch-outs | bytes/switch | samples | lost (median / max) | perf script said something |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 	echo "| bare workload | $(secs "$bt") | 1.00 | – | – | – | – | – | – | – |"
 	for t in "${tools[@]}"; do
 		f="runs/$t.tsv"
 		tt="$(median "$f" 1)" size="$(median "$f" 4)" outs="$(median "$f" 5)"
-		echo "| ${title[$t]} | $(secs "$tt") | $(ratio "$tt" "$bt")× | $(awk -v a="$(median "$f" 3)" -v b="$(median runs/bare.tsv 3)" 'BEGIN { printf "%.2f", a - b }') | $(awk -v x="$size" 'BEGIN { printf "%.1f", x / 1e6 }') | $outs | $(per "$size" "$outs") | $(median "$f" 6) | $(median "$f" 7) / $(colmax "$f" 7) | $([ "$(colmax "$f" 8)" = 0 ] && echo none || echo "**$(head -c 200 "runs/$t.script.stderr" | tr '\n' ' ')**") |"
+		echo "| ${title[$t]} | $(secs "$tt") | $(ratio "$tt" "$bt")× | $(awk -v a="$(median "$f" 3)" -v b="$(median runs/bare.tsv 3)" 'BEGIN { printf "%.2f", a - b }') | $(awk -v x="$size" 'BEGIN { printf "%.1f", x / 1e6 }') | $outs | $(per "$size" "$outs") | $(median "$f" 6) | $(median "$f" 7) / $(colmax "$f" 7) | $(awk '$8 > 0 { n++ } END { print n + 0 }' "$f") of $RUNS runs$([ -s "runs/$t.script.said" ] && echo ", e.g. \"$(tr -s '\n ' ' ' <"runs/$t.script.said" | sed 's/|/\\|/g' | cut -c 1-160)\"") |"
 	done
 	echo
 	cf_t="$(median runs/cf.tsv 1)" sw_t="$(median runs/sw.tsv 1)" se_t="$(median runs/se.tsv 1)"
