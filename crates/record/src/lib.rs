@@ -287,8 +287,8 @@ fn kernel_allowed() -> bool {
 pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut report = Report::default();
     let mut session = open_session(options, &mut report)?;
-    start_target(options, &mut session)?;
     let mut drain = Drain::new(&session.attrs, options.call_graph);
+    start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
     finish(options, session, &drain, outcome, started.elapsed(), report)
@@ -380,7 +380,12 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 
 /// Lets the held command exec (its events are enabled on exec), or, attached to a process,
 /// writes the COMM and MMAP2 records of what it already is and enables the events.
-fn start_target(options: &RecordOptions, session: &mut Session) -> Result<(), RecordError> {
+fn start_target(
+    options: &RecordOptions,
+    session: &mut Session,
+    drain: &mut Drain,
+    report: &mut Report,
+) -> Result<(), RecordError> {
     match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
@@ -399,13 +404,15 @@ fn start_target(options: &RecordOptions, session: &mut Session) -> Result<(), Re
             for record in proc::synthesize(pid, &session.attrs[0])
                 .map_err(|error| RecordError::Attach { pid, error })?
             {
-                session
-                    .writer
-                    .write_record(&record)
-                    .map_err(|error| RecordError::Write {
+                // As drained records are: the record-time unwinder learns the process's
+                // mappings (so its samples' stack copies are trimmed too), and its files'
+                // build ids are kept.
+                drain::write_one(&record, &mut session.writer, drain, report).map_err(|error| {
+                    RecordError::Write {
                         path: options.output.clone(),
                         error,
-                    })?;
+                    }
+                })?;
             }
             let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
             enable_all(&session.opened, &names, pid)?;

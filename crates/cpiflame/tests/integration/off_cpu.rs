@@ -214,8 +214,9 @@ fn spinning_threads_on_one_cpu_are_switched_out_preempted() {
         // loaded machine gives each spinner fewer turns): at least once, as both spin for
         // the whole 300 ms.
         assert!(*preempted >= 1, "thread {tid}: {preempted} preempted");
-        // Once spinning (after its first preempted switch-out: before it, pinning itself
-        // to CPU 0 may migrate it, a switch-out while not queued), it never blocks.
+        // The threads are born on CPU 0 (the main thread pins itself first: a thread that
+        // pins itself blocks waiting for its own migration). Once spinning (after its first
+        // preempted switch-out, in case its start blocked), it never blocks.
         let after: Vec<bool> = lines
             .iter()
             .filter_map(|l| match l.what {
