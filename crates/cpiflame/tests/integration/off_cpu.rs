@@ -282,6 +282,87 @@ fn a_sleeping_thread_s_wakeups_are_recorded() {
     );
 }
 
+/// `--off-cpu` with `-p PID`: attached to a running `pingpong wake`, the file has its switch
+/// records and switch samples, perf reads it without a word, and (the attached process's
+/// mappings reaching the record-time unwinder) its binary's build id is in the file and its
+/// switch samples' stack copies are trimmed to far less than the 2 KiB copied.
+#[test]
+fn an_attached_process_is_recorded_off_cpu() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("perf cannot record here");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("offcpu-attach");
+    let data = dir.path("attach.data");
+    let pingpong = f.dir.join("pingpong");
+    let mut child = Command::new(&pingpong)
+        .args(["wake", "100000"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Its second thread exists once the first wakeup is done; wait for it, not for a time.
+    let tasks = format!("/proc/{pid}/task");
+    while std::fs::read_dir(&tasks).map_or(0, |d| d.count()) < 2 {
+        std::thread::yield_now();
+    }
+    let out = cpiflame(&[
+        "record",
+        "--off-cpu",
+        "-m",
+        "8192",
+        "--call-graph",
+        "dwarf,2048",
+        "-p",
+        &pid,
+        "--duration",
+        "0.3",
+        "-o",
+        s(&data),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    ok(&out);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("lost"), "{stderr}");
+    let lines = script(&data);
+    let outs = lines
+        .iter()
+        .filter(|l| matches!(l.what, What::Out { .. }))
+        .count();
+    let samples = lines.iter().filter(|l| l.what == What::Switches).count();
+    assert!(
+        outs >= 20 && samples == outs,
+        "{outs} switch-outs, {samples} samples"
+    );
+    let file = PerfData::open(&data).unwrap();
+    let path = pingpong.to_str().unwrap().as_bytes();
+    assert!(
+        file.meta.build_ids.iter().any(|b| b.path == path),
+        "no build id of {}",
+        pingpong.display()
+    );
+    let switches = file
+        .attrs
+        .iter()
+        .position(|a| a.display_name() == "context-switches")
+        .unwrap();
+    let (mut n, mut bytes) = (0usize, 0usize);
+    for r in file.records() {
+        if let cpiflame_perf_data::RecordKind::Sample(sm) = r.unwrap().kind {
+            if sm.attr == switches {
+                n += 1;
+                bytes += sm.user_stack.map_or(0, |st| st.data.len());
+            }
+        }
+    }
+    assert!(
+        n > 0 && bytes / n < 1024,
+        "{n} samples, {bytes} stack bytes"
+    );
+}
+
 /// As a user under kernel.perf_event_paranoid 2: no raw tracepoint data, so no
 /// sched:sched_waking, said in one line with what it costs; the switch records are there and
 /// perf reads the file.
