@@ -12,6 +12,7 @@
 #   churn             fixtures/workloads/churn.c           (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
+#   offcpu            fixtures/workloads/offcpu.c          (gcc -O2 -g -pthread)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
 #   rust_workload_v0  same source, -C symbol-mangling-version=v0
@@ -59,6 +60,7 @@ run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
+run "$CC" -O2 -g -pthread -o "$out/offcpu" "$root/fixtures/workloads/offcpu.c"
 run "$CXX" -O2 -g -fomit-frame-pointer \
 	-o "$out/mangled" "$root/fixtures/workloads/mangled.cpp"
 run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
@@ -67,4 +69,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn shift false_sharing mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn shift false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

@@ -16,6 +16,7 @@
 
 mod cli;
 mod fixtures;
+pub mod offcpu;
 mod perf;
 pub mod perf_script;
 pub mod synth;
