@@ -94,8 +94,9 @@ fn perf_sched_timehist_finds_the_split_the_fixture_measured() {
     let splits = timehist_split(&text).unwrap();
     // timehist sees the new thread's first wait (sched_wakeup_new) but not the linger.
     let seen = Seen {
-        start: true,
+        start: Some(true),
         linger: false,
+        wakeups: true,
     };
     let mut failures = Vec::new();
     for t in &truth {
@@ -140,8 +141,9 @@ fn perf_switch_records_find_the_off_cpu_time_the_fixture_measured() {
     // Switch records start at the thread's first switch-in, and see the linger; a waiter's
     // wake-up delay is in its blocked intervals, as the truth counts it.
     let seen = Seen {
-        start: false,
+        start: Some(false),
         linger: true,
+        wakeups: false,
     };
     let mut failures = Vec::new();
     for t in &truth {
@@ -165,4 +167,129 @@ fn switch_script(data: &Path) -> String {
         "comm,pid,tid,time",
         "--ns",
     ]))
+}
+
+// The text parsers behind the oracles, on lines perf 6.1 printed (ids and times edited to
+// make the arithmetic plain).
+
+#[test]
+fn the_fixture_lines_parse_and_every_role_is_required() {
+    let out = "offcpu thread=sleeper tid=12 start_ns=5 wall_ns=400 cpu_ns=3 woken_ns=390 linger_ns=1000300\n\
+               offcpu thread=compute tid=11 start_ns=1 wall_ns=700 cpu_ns=400 woken_ns=0 linger_ns=1000300\n\
+               offcpu thread=locker tid=13 start_ns=1 wall_ns=400 cpu_ns=2 woken_ns=399 linger_ns=1000300\n\
+               offcpu thread=reader tid=14 start_ns=1 wall_ns=400 cpu_ns=2 woken_ns=399 linger_ns=1000300\n\
+               offcpu thread=preempted tid=20 start_ns=1 wall_ns=500 cpu_ns=250 woken_ns=0 linger_ns=1000300\n\
+               offcpu thread=hog tid=21 start_ns=9 wall_ns=500 cpu_ns=240 woken_ns=0 linger_ns=1000300\n\
+               offcpu main pid=10 cpu=1 phase_ns=400 window_ns=500\n";
+    let truth = parse_truth(out).unwrap();
+    let roles: Vec<&str> = truth.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, support::offcpu::ROLES);
+    let hog = &truth[5];
+    assert_eq!(
+        (hog.tid, hog.start_ns, hog.wall_ns, hog.cpu_ns, hog.woken_ns),
+        (21, 9, 500, 240, 0)
+    );
+    let seen = |start, wakeups| Seen {
+        start,
+        linger: true,
+        wakeups,
+    };
+    // Busy: runnable from creation, whenever not on a CPU, and after the linger's sleep.
+    assert_eq!(
+        hog.expected(seen(Some(true), true)),
+        Split {
+            on_cpu: 240.0,
+            runnable: 9.0 + 260.0 + 300.0,
+            blocked: 1_000_000.0
+        }
+    );
+    // A waiter: blocked until woken; the wake-up delays are runnable only with wake-ups.
+    let sleeper = &truth[1];
+    assert_eq!(
+        sleeper.expected(seen(Some(false), true)),
+        Split {
+            on_cpu: 3.0,
+            runnable: 7.0 + 300.0,
+            blocked: 390.0 + 1_000_000.0
+        }
+    );
+    assert_eq!(
+        sleeper.expected(seen(Some(false), false)),
+        Split {
+            on_cpu: 3.0,
+            runnable: 0.0,
+            blocked: 390.0 + 7.0 + 1_000_300.0
+        }
+    );
+    let without_hog: String = out
+        .lines()
+        .filter(|l| !l.contains("=hog"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(parse_truth(&without_hog)
+        .unwrap_err()
+        .contains("thread hog"));
+    assert!(parse_truth(&out.replace("cpu_ns=240", "cpu_ns=x")).is_err());
+}
+
+#[test]
+fn timehist_waits_are_runnable_after_a_preemption_and_blocked_less_sch_delay_after_a_sleep() {
+    let text = "\
+           time    cpu  task name                       wait time  sch delay   run time  state
+                        [tid/pid]                          (msec)     (msec)     (msec)
+--------------- ------  ------------------------------  ---------  ---------  ---------  -----
+    8565.357030 [0001]  preempted[30855/30740]              0.000      0.042      1.192      R 
+    8565.361042 [0001]  opt 0n60zresi8u[30751/30290]        0.000      0.009      3.913      R 
+    8565.364087 [0001]  preempted[30855/30740]              4.012      0.000      3.044      S 
+    8565.404783 [0000]  <idle>                              0.000      0.000      0.120      I 
+    8565.464087 [0001]  preempted[30855/30740]            100.500      0.250      2.000      R 
+    8565.465000 [0000]  :-1[-1/30740]                       1.000      0.000      0.185      Z 
+    8565.470000 [0001]  offcpu[30740]                       0.000      0.050      1.051      S 
+";
+    let splits = timehist_split(text).unwrap();
+    let mut tids: Vec<_> = splits.keys().copied().collect();
+    tids.sort();
+    assert_eq!(tids, [30740, 30751, 30855]);
+    let near = |got: &Split, want: [f64; 3]| {
+        let got = [got.on_cpu, got.runnable, got.blocked];
+        assert!(
+            got.iter().zip(want).all(|(g, w)| (g - w * 1e6).abs() < 1.0),
+            "{got:?} vs {want:?} ms"
+        );
+    };
+    near(&splits[&30855], [6.236, 0.042 + 4.012 + 0.25, 100.5 - 0.25]);
+    near(&splits[&30751], [3.913, 0.009, 0.0]);
+    near(&splits[&30740], [1.051, 0.05, 0.0]);
+    let bad = text.replace("3.044", "3,044");
+    assert!(timehist_split(&bad).unwrap_err().contains("line 6"));
+}
+
+#[test]
+fn switch_records_sum_from_each_switch_out_to_the_threads_next_switch_in() {
+    let text = "\
+          offcpu  6019/6019   8654.091954894: PERF_RECORD_SWITCH OUT        
+          offcpu  6019/6021   8654.091956767: PERF_RECORD_SWITCH IN         
+         compute  6019/6021   8654.092660000: PERF_RECORD_SWITCH OUT preempt
+         compute  6019/6021   8654.092759000: PERF_RECORD_SWITCH IN         
+         compute  6019/6021   8654.092800000: 
+          offcpu  6019/6019   8654.100000000: PERF_RECORD_SWITCH_CPU_WIDE IN           prev pid/tid:    15/15   
+         sleeper  6019/6022   8654.092677000: PERF_RECORD_SWITCH_CPU_WIDE OUT          next pid/tid:  6019/6021 
+         sleeper  6019/6022   8654.492677001: PERF_RECORD_SWITCH_CPU_WIDE IN           prev pid/tid:     0/0     
+             :-1     -1/-1    8654.500000000: PERF_RECORD_SWITCH_CPU_WIDE OUT          next pid/tid:     0/0     
+";
+    let sums = switch_offcpu(text).unwrap();
+    let sum = |tid: u32| {
+        let s = sums[&tid];
+        (s.preempted_ns, s.blocked_ns, s.intervals)
+    };
+    assert_eq!(sums.len(), 3);
+    assert_eq!(sum(6019), (0, 8_045_106, 1));
+    assert_eq!(sum(6021), (99_000, 0, 1));
+    assert_eq!(sum(6022), (0, 400_000_001, 1));
+    assert!(
+        switch_offcpu(&text.replace("8654.092759000", "8654.0927590"))
+            .unwrap_err()
+            .contains("line 4")
+    );
+    assert!(switch_offcpu(&text.replace("SWITCH IN ", "SWITCH UP ")).is_err());
 }

@@ -11,10 +11,16 @@ use std::collections::HashMap;
 /// The fixture's roles, one thread each; the thread's comm is its role.
 pub const ROLES: [&str; 6] = ["compute", "sleeper", "locker", "reader", "preempted", "hog"];
 
-/// One thread's line, `offcpu thread=ROLE tid=TID start_ns=S wall_ns=W cpu_ns=C linger_ns=L`:
-/// S from just before `pthread_create` to the thread's first clock read (runnable, mostly),
-/// W and C over its phase (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID), L its 1 ms blocked
-/// linger after the phase.
+/// How long each thread lingers in a nanosleep after its phase (blocked; its wake-up delay
+/// after that is runnable).
+pub const LINGER_SLEEP_NS: u64 = 1_000_000;
+
+/// One thread's line, `offcpu thread=ROLE tid=TID start_ns=S wall_ns=W cpu_ns=C woken_ns=K
+/// linger_ns=L`: S from just before `pthread_create` to the thread's first clock read
+/// (runnable, mostly), W and C over its phase (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID), K
+/// when the wait of a waiter was ended, from the phase's start (0 for the busy threads), L the
+/// wall time of its linger after the phase ([`LINGER_SLEEP_NS`] blocked, then its wake-up
+/// delay).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Truth {
     pub role: String,
@@ -22,6 +28,7 @@ pub struct Truth {
     pub start_ns: u64,
     pub wall_ns: u64,
     pub cpu_ns: u64,
+    pub woken_ns: u64,
     pub linger_ns: u64,
 }
 
@@ -71,12 +78,17 @@ impl Part {
 /// What part of a thread's life an oracle sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seen {
-    /// The wait between the thread's creation and its first run (needs the wakeup of the new
-    /// task: `sched_wakeup_new`; switch records start at the first switch-in).
-    pub start: bool,
+    /// The wait between the thread's creation and its first run (runnable): seen with
+    /// `sched_wakeup_new` (`perf sched record`), not from switch records alone (they start at
+    /// the first switch-in); `None` when the oracle may count it or not (the bounds on the
+    /// runnable part then widen by it).
+    pub start: Option<bool>,
     /// The 1 ms linger after the phase (its end is printed on the exit's switch, which
     /// `perf sched timehist` lists under `:-1`, not the thread).
     pub linger: bool,
+    /// Wake-ups (`sched_waking`, `sched_wakeup`): with them a woken thread's wait for a CPU
+    /// is runnable; from switch records alone it is part of the blocked interval.
+    pub wakeups: bool,
 }
 
 impl Truth {
@@ -97,39 +109,49 @@ impl Truth {
         }
     }
 
-    /// The split an oracle that sees `seen` of the thread's life should find. A waiter's
-    /// wake-up delay (woken, not yet on a CPU) is counted as blocked here: it is within the
-    /// tolerance, microseconds on an idle machine.
+    /// The split an oracle that sees `seen` of the thread's life should find: a waiter is
+    /// blocked until it was woken (K) and runnable from then to the end of its phase (less
+    /// its microseconds on a CPU), a busy thread runnable whenever it was not on a CPU; the
+    /// linger is blocked for [`LINGER_SLEEP_NS`] and runnable the rest. An oracle without
+    /// wake-ups counts the wake-up delays as blocked.
     pub fn expected(&self, seen: Seen) -> Split {
         let off = self.wall_ns.saturating_sub(self.cpu_ns) as f64;
-        let start = if seen.start {
-            self.start_ns as f64
-        } else {
-            0.0
+        let mut runnable = match seen.start {
+            Some(true) => self.start_ns as f64,
+            Some(false) => 0.0,
+            None => self.start_ns as f64 / 2.0,
         };
-        let linger = if seen.linger {
-            self.linger_ns as f64
-        } else {
-            0.0
-        };
+        let mut blocked = 0.0;
+        let mut woken_waiting = 0.0;
         if self.blocks() {
-            Split {
-                on_cpu: self.cpu_ns as f64,
-                runnable: start,
-                blocked: off + linger,
-            }
+            let until_woken = (self.woken_ns as f64).min(off);
+            blocked += until_woken;
+            woken_waiting += off - until_woken;
         } else {
-            Split {
-                on_cpu: self.cpu_ns as f64,
-                runnable: start + off,
-                blocked: linger,
-            }
+            runnable += off;
+        }
+        if seen.linger {
+            let sleep = self.linger_ns.min(LINGER_SLEEP_NS);
+            blocked += sleep as f64;
+            woken_waiting += (self.linger_ns - sleep) as f64;
+        }
+        if seen.wakeups {
+            runnable += woken_waiting;
+        } else {
+            blocked += woken_waiting;
+        }
+        Split {
+            on_cpu: self.cpu_ns as f64,
+            runnable,
+            blocked,
         }
     }
 
     /// Checks `parts` of `got` against [`Truth::expected`]: each within `tolerance` (a
     /// fraction) of the thread's life as seen, and the headline part also within `tolerance`
-    /// of its own expected value. Returns one line per part out of bounds.
+    /// of its own expected value; the runnable part's bound widens by half the start wait
+    /// when the oracle may or may not count it. Returns one line per part out of bounds (or
+    /// not a number).
     pub fn check(&self, got: &Split, seen: Seen, parts: &[Part], tolerance: f64) -> Vec<String> {
         let want = self.expected(seen);
         let life = want.on_cpu + want.off_cpu();
@@ -140,7 +162,11 @@ impl Truth {
             if part == self.headline() {
                 bound = bound.min(tolerance * w);
             }
-            if (g - w).abs() > bound {
+            if part == Part::Runnable && seen.start.is_none() {
+                bound += self.start_ns as f64 / 2.0;
+            }
+            let within = (g - w).abs() <= bound;
+            if !within {
                 failures.push(format!(
                     "{} (tid {}): {} {:.3} ms, want {:.3} ms ± {:.3} ms",
                     self.role,
@@ -186,6 +212,7 @@ pub fn parse_truth(stdout: &str) -> Result<Vec<Truth>, String> {
             start_ns: get("start_ns")?,
             wall_ns: get("wall_ns")?,
             cpu_ns: get("cpu_ns")?,
+            woken_ns: get("woken_ns")?,
             linger_ns: get("linger_ns")?,
             role,
         });
@@ -211,7 +238,7 @@ pub fn parse_truth(stdout: &str) -> Result<Vec<Truth>, String> {
 /// delay is the wait of the new task for its first run.
 ///
 /// Lines are `TIME [CPU] COMM[TID/PID] WAIT DELAY RUN STATE` (milliseconds, `COMM[TID]` for a
-/// process's main thread; comms may hold spaces). The switch that takes an exiting thread
+/// process's main thread, `<idle>` for the idle task; comms may hold spaces). The switch that takes an exiting thread
 /// off the CPU is listed under `:-1[-1/PID]` (the thread has left its pid namespace by
 /// then): its last interval is not the thread's, and is skipped with the other negative
 /// ids.
@@ -243,6 +270,9 @@ pub fn timehist_split(text: &str) -> Result<HashMap<u32, Split>, String> {
         let delay = ms(k - 3, "sch delay")?;
         let run = ms(k - 2, "run time")?;
         let task = tokens[2..k - 4].join(" ");
+        if task == "<idle>" {
+            continue;
+        }
         let tid = task
             .rsplit_once('[')
             .and_then(|(_, ids)| ids.strip_suffix(']'))
