@@ -242,6 +242,8 @@ fn timehist_waits_are_runnable_after_a_preemption_and_blocked_less_sch_delay_aft
     8565.361042 [0001]  opt 0n60zresi8u[30751/30290]        0.000      0.009      3.913      R 
     8565.364087 [0001]  preempted[30855/30740]              4.012      0.000      3.044      S 
     8565.404783 [0000]  <idle>                              0.000      0.000      0.120      I 
+    8565.404790 [0001]  sh                                  0.000      0.006      1.438      X 
+    8565.404791 [0001]  opt 0n60zresi8u[30751/302           0.000      0.006      1.438      R 
     8565.464087 [0001]  preempted[30855/30740]            100.500      0.250      2.000      R 
     8565.465000 [0000]  :-1[-1/30740]                       1.000      0.000      0.185      Z 
     8565.470000 [0001]  offcpu[30740]                       0.000      0.050      1.051      S 
@@ -262,6 +264,8 @@ fn timehist_waits_are_runnable_after_a_preemption_and_blocked_less_sch_delay_aft
     near(&splits[&30740], [1.051, 0.05, 0.0]);
     let bad = text.replace("3.044", "3,044");
     assert!(timehist_split(&bad).unwrap_err().contains("line 6"));
+    let bad = text.replace("[30740]", "[x]");
+    assert!(timehist_split(&bad).unwrap_err().contains("line 12"));
 }
 
 #[test]

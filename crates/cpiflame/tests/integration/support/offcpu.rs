@@ -238,7 +238,9 @@ pub fn parse_truth(stdout: &str) -> Result<Vec<Truth>, String> {
 /// delay is the wait of the new task for its first run.
 ///
 /// Lines are `TIME [CPU] COMM[TID/PID] WAIT DELAY RUN STATE` (milliseconds, `COMM[TID]` for a
-/// process's main thread, `<idle>` for the idle task; comms may hold spaces). The switch that takes an exiting thread
+/// process's main thread; comms may hold spaces; `COMM` alone for tasks of pid 0, as the
+/// idle task `<idle>`, which are skipped, as are lines whose name perf cut short). The switch
+/// that takes an exiting thread
 /// off the CPU is listed under `:-1[-1/PID]` (the thread has left its pid namespace by
 /// then): its last interval is not the thread's, and is skipped with the other negative
 /// ids.
@@ -270,15 +272,20 @@ pub fn timehist_split(text: &str) -> Result<HashMap<u32, Split>, String> {
         let delay = ms(k - 3, "sch delay")?;
         let run = ms(k - 2, "run time")?;
         let task = tokens[2..k - 4].join(" ");
-        if task == "<idle>" {
+        let Some(ids) = task
+            .strip_suffix(']')
+            .and_then(|task| task.rsplit_once('['))
+            .map(|(_, ids)| ids)
+        else {
+            // Tasks of pid 0 (`<idle>`, a thread perf never learnt the pid of) and names
+            // cut at perf's 31 characters: none of them is a thread of a known process.
             continue;
-        }
-        let tid = task
-            .rsplit_once('[')
-            .and_then(|(_, ids)| ids.strip_suffix(']'))
-            .and_then(|ids| ids.split('/').next())
+        };
+        let tid = ids
+            .split('/')
+            .next()
             .and_then(|tid| tid.parse::<i64>().ok())
-            .ok_or_else(|| bad("no COMM[TID/PID]"))?;
+            .ok_or_else(|| bad("no TID in COMM[TID/PID]"))?;
         let Ok(tid) = u32::try_from(tid) else {
             continue;
         };
