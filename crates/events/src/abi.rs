@@ -78,6 +78,11 @@ pub mod misc {
     pub const MMAP_BUILD_ID: u16 = 1 << 14;
     /// On SAMPLE: the ip is exact (precise_ip).
     pub const EXACT_IP: u16 = 1 << 14;
+    /// On SWITCH/SWITCH_CPU_WIDE: the task is leaving the CPU (else it is coming on).
+    pub const SWITCH_OUT: u16 = 1 << 13;
+    /// On a switch-out: the task was still runnable (preempted, or it yielded), not blocked:
+    /// the kernel sets it when the task is still on its run queue (`perf_event_switch`).
+    pub const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 }
 
 /// `perf_event_attr.sample_type` bits (`enum perf_event_sample_format`).
@@ -150,6 +155,18 @@ pub mod attr_type {
     pub const HW_CACHE: u32 = 3;
     pub const RAW: u32 = 4;
     pub const BREAKPOINT: u32 = 5;
+}
+
+/// Software event configs (`enum perf_sw_ids`), for `attr_type::SOFTWARE`.
+pub mod software {
+    pub const CPU_CLOCK: u64 = 0;
+    pub const TASK_CLOCK: u64 = 1;
+    pub const PAGE_FAULTS: u64 = 2;
+    pub const CONTEXT_SWITCHES: u64 = 3;
+    /// PERF_COUNT_SW_DUMMY: counts nothing; perf hangs side-band records on it.
+    pub const DUMMY: u64 = 9;
+    /// PERF_COUNT_SW_BPF_OUTPUT: what perf's `--off-cpu` names `offcpu-time`.
+    pub const BPF_OUTPUT: u64 = 10;
 }
 
 /// Markers inside a PERF_SAMPLE_CALLCHAIN (`enum perf_callchain_context`): values at or above

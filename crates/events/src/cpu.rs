@@ -14,7 +14,7 @@ use std::io;
 use std::path::Path;
 
 use crate::roles::Arch;
-use crate::sysfs::{devices_dir, parse_pmu_type};
+use crate::sysfs::parse_pmu_type;
 
 /// MIDR implementer codes.
 pub const ARM_IMPLEMENTER_ARM: u32 = 0x41;
@@ -395,7 +395,7 @@ pub struct Pmu {
 /// The PMUs of a machine, sorted by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Pmus {
-    pmus: Vec<Pmu>,
+    pub(crate) pmus: Vec<Pmu>,
 }
 
 impl Pmus {
@@ -485,34 +485,6 @@ impl Pmus {
             .or_else(|| self.get("cpu"))
             .or_else(|| self.arm_pmus().into_iter().next())
     }
-}
-
-/// Lists `<sysfs_root>/bus/event_source/devices/*` with their `type` numbers.
-pub fn discover_pmus(sysfs_root: &Path) -> io::Result<Pmus> {
-    let mut entries = Vec::new();
-    for entry in std::fs::read_dir(devices_dir(sysfs_root))? {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let type_text = std::fs::read_to_string(entry.path().join("type")).ok();
-        let mut events: Vec<String> = std::fs::read_dir(entry.path().join("events"))
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            // `.scale` and `.unit` files describe an alias; they are not events.
-            .filter(|e| !e.contains('.'))
-            .collect();
-        events.sort();
-        entries.push((name, type_text, events));
-    }
-    let mut pmus = Pmus::from_entries(entries.iter().map(|(n, t, _)| (n.as_str(), t.as_deref())));
-    for p in &mut pmus.pmus {
-        if let Some((_, _, events)) = entries.iter().find(|(n, _, _)| *n == p.name) {
-            p.events = events.clone();
-        }
-    }
-    Ok(pmus)
 }
 
 #[cfg(test)]
@@ -630,6 +602,7 @@ CPU revision\t: 1
 mod tests {
     use super::fixtures::*;
     use super::*;
+    use crate::sysfs::discover_pmus;
 
     #[test]
     fn intel_skylake_sp() {

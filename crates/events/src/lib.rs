@@ -82,7 +82,7 @@ mod roles;
 mod spec;
 mod sysfs;
 
-pub use cpu::{detect, discover_pmus, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus, Vendor};
+pub use cpu::{detect, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus, Vendor};
 pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
 pub use presets::{
@@ -98,4 +98,4 @@ pub use spec::{
     generic_event, generic_names, parse_event, parse_event_with, parse_events, parse_events_with,
     parse_groups_with, AttrConfig, EventKind, EventSpec, Formats, GroupSpec, SpecError,
 };
-pub use sysfs::{devices_dir, parse_pmu_type, pmu_format, pmu_type, SYSFS_ROOT};
+pub use sysfs::{devices_dir, discover_pmus, parse_pmu_type, pmu_format, pmu_type, SYSFS_ROOT};

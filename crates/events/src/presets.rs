@@ -1533,7 +1533,7 @@ mod tests {
         let Ok(c) = crate::cpu::detect() else {
             return;
         };
-        let here = crate::cpu::discover_pmus(std::path::Path::new("/sys")).unwrap_or_default();
+        let here = crate::sysfs::discover_pmus(std::path::Path::new("/sys")).unwrap_or_default();
         let p = presets(&c, &here);
         for c in &p.candidates {
             parse_event(&c.stalls).unwrap();

@@ -1,5 +1,6 @@
-//! Reading a PMU's description from sysfs (`<root>/bus/event_source/devices/<pmu>/`): its
-//! `type` number and its `format/` term layout, for the event-spec parser and the resolver.
+//! Reading PMUs from sysfs (`<root>/bus/event_source/devices/<pmu>/`): the list of PMUs with
+//! their events ([`discover_pmus`]), a PMU's `type` number and its `format/` term layout, for
+//! CPU detection, the event-spec parser and the resolver.
 //!
 //! Thin readers over pure parsers ([`parse_pmu_type`], [`PmuFormat::parse`]); the root is
 //! the caller's, so tests run on fixture trees. This module must never parse event specs nor
@@ -8,6 +9,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::cpu::Pmus;
 use crate::format::{FormatError, PmuFormat};
 
 /// Where sysfs is normally mounted.
@@ -80,4 +82,32 @@ pub fn pmu_format(sysfs_root: &Path, pmu: &str) -> io::Result<PmuFormat> {
             )
         },
     )
+}
+
+/// Lists `<sysfs_root>/bus/event_source/devices/*` with their `type` numbers.
+pub fn discover_pmus(sysfs_root: &Path) -> io::Result<Pmus> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(devices_dir(sysfs_root))? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let type_text = std::fs::read_to_string(entry.path().join("type")).ok();
+        let mut events: Vec<String> = std::fs::read_dir(entry.path().join("events"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            // `.scale` and `.unit` files describe an alias; they are not events.
+            .filter(|e| !e.contains('.'))
+            .collect();
+        events.sort();
+        entries.push((name, type_text, events));
+    }
+    let mut pmus = Pmus::from_entries(entries.iter().map(|(n, t, _)| (n.as_str(), t.as_deref())));
+    for p in &mut pmus.pmus {
+        if let Some((_, _, events)) = entries.iter().find(|(n, _, _)| *n == p.name) {
+            p.events = events.clone();
+        }
+    }
+    Ok(pmus)
 }

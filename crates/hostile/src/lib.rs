@@ -20,7 +20,7 @@ use cpiflame_events::{
 use cpiflame_perf_data::{
     parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, InputKind, PerfData,
 };
-use cpiflame_pipeline::{collapse, CollapseOptions};
+use cpiflame_pipeline::{collapse_with_wall, CollapseOptions, WallPlan};
 use cpiflame_profile::{
     looks_like_perf_script, read_folded, read_perf_script_with, write_folded, write_folded_pair,
     PerfScriptOptions, Profile,
@@ -69,9 +69,29 @@ pub fn perf_data(bytes: &[u8]) {
         tid: false,
         kernel: true,
     };
-    let Ok((profile, stats)) = collapse(&file, &mut resolver, options) else {
+    // The wall-time walk over every record, with every event's samples as on-CPU weight.
+    let on_cpu = vec![true; file.attrs.len()];
+    let wall = match WallPlan::of(&file, &on_cpu) {
+        Ok(wall) => wall,
+        Err(_) => return,
+    };
+    let Ok((profile, stats)) = collapse_with_wall(&file, &mut resolver, options, wall.as_ref())
+    else {
         return;
     };
+    if let Some(wall) = &wall {
+        assert_eq!(
+            profile.events.len(),
+            file.attrs.len() + 3,
+            "three wall-time columns after the events'"
+        );
+        // Off-CPU intervals closed by switches land on stacks in full (offcpu-time periods
+        // count too, so the stats are at least the runnable part).
+        assert!(
+            profile.total(file.attrs.len() + 1).period <= wall.stats.runnable_ns,
+            "runnable time in the profile that the walk did not see"
+        );
+    }
     for (event, &samples) in stats.samples.iter().enumerate() {
         assert_eq!(
             profile.total(event).samples,
@@ -106,6 +126,10 @@ pub fn tracing_data(bytes: &[u8]) {
         "more events than bytes hold"
     );
     for event in &events {
+        // Reading any field of any record never panics, whatever the format claims.
+        for field in &event.fields {
+            let _ = event.int(bytes, &field.name);
+        }
         assert!(!event.name.is_empty(), "an event without a name");
         assert_eq!(
             event.full_name(),

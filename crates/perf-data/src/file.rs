@@ -46,6 +46,8 @@ pub struct PerfData {
     pub data_size_was_zero: bool,
     /// Things the reader worked around; each is one line for the user.
     pub warnings: Vec<String>,
+    /// The tracepoints the file's tracing data describes (names and raw record layouts).
+    pub trace_events: Vec<crate::TraceEvent>,
     pub(crate) id_to_attr: HashMap<u64, usize>,
     pub(crate) id_layout: IdLayout,
     /// True when the records were read into a stream of their own (pipe mode, compressed
@@ -89,6 +91,7 @@ impl PerfData {
         let (mut data, data_size_was_zero) = locate_data(&header, &check, &mut warnings)?;
         let mut attrs = read_attrs(&map, &header, &check)?;
         let mut tracepoints = event_types(&map, &header, &check);
+        let mut trace_events = Vec::new();
         let meta = if data_size_was_zero {
             // The feature sections are written at the end; a killed recorder wrote none.
             Meta::default()
@@ -99,10 +102,11 @@ impl PerfData {
                 data.end,
                 &check,
                 &mut attrs,
-                &mut tracepoints,
+                &mut trace_events,
                 &mut warnings,
             )?
         };
+        tracepoints.extend(trace_events.iter().map(|e| (e.id, e.full_name())));
         name_tracepoints(&mut attrs, &tracepoints);
         name_hybrid_events(&mut attrs, &meta);
         let has = |bit: u32| header.feature_bits[(bit / 64) as usize] & (1 << (bit % 64)) != 0;
@@ -143,6 +147,7 @@ impl PerfData {
             meta,
             data_size_was_zero,
             warnings,
+            trace_events,
             id_to_attr,
             id_layout,
             flattened,
@@ -221,6 +226,7 @@ impl PerfData {
             meta,
             data_size_was_zero: false,
             warnings,
+            trace_events: flat.header.trace_events,
             id_to_attr,
             id_layout,
             flattened: true,
@@ -543,7 +549,7 @@ fn read_features(
     data_end: u64,
     check: &Bounds<'_>,
     attrs: &mut [EventAttr],
-    tracepoints: &mut Vec<(u64, String)>,
+    trace_events: &mut Vec<crate::TraceEvent>,
     warnings: &mut Vec<String>,
 ) -> Result<Meta, ReadError> {
     let bits = header.feature_bits;
@@ -558,7 +564,7 @@ fn read_features(
         let range = check.section(&format!("feature {k}"), off, size)?;
         if bit == abi::feature::TRACING_DATA {
             // Names for tracepoints that have none elsewhere, as perf names them.
-            tracepoints.extend(crate::tracing::tracepoint_names(
+            trace_events.extend(crate::tracing::tracepoint_events(
                 &map[range.clone()],
                 off,
                 check.path,

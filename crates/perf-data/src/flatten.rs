@@ -46,6 +46,8 @@ pub(crate) struct PipeHeader {
     pub names: Vec<(u64, String)>,
     /// (config, name) of tracepoints from HEADER_EVENT_TYPE records.
     pub event_types: Vec<(u64, String)>,
+    /// The tracepoints of HEADER_TRACING_DATA.
+    pub trace_events: Vec<crate::TraceEvent>,
 }
 
 /// The records of a flattened stream.
@@ -179,8 +181,11 @@ pub(crate) fn flatten(source: &Source<'_>, warnings: &mut Vec<String>) -> Result
                     .zip(usize::try_from(start + len).ok())
                     .and_then(|(from, to)| src.get(from..to))
                     .unwrap_or_default();
-                let names = crate::tracing::tracepoint_names(bytes, start, source.path, warnings);
-                header.event_types.extend(names);
+                let events = crate::tracing::tracepoint_events(bytes, start, source.path, warnings);
+                header
+                    .event_types
+                    .extend(events.iter().map(|e| (e.id, e.full_name())));
+                header.trace_events.extend(events);
             }
             record::HEADER_ATTR if source.pipe => {
                 let body = &rec[8..];

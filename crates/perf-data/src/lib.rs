@@ -22,6 +22,7 @@ mod meta;
 mod records;
 mod sample;
 pub mod tracing;
+pub use tracing::{TraceEvent, TraceField};
 pub mod write;
 
 pub use abi::attr_flags;

@@ -83,6 +83,19 @@ pub enum RecordKind<'a> {
         id: u64,
         throttled: bool,
     },
+    /// A task came onto (`out` false) or left (`out` true) a CPU (PERF_RECORD_SWITCH, from
+    /// `attr.context_switch`; PERF_RECORD_SWITCH_CPU_WIDE in a per-CPU recording).
+    Switch {
+        out: bool,
+        /// On a switch-out: the task was still runnable (preempted), not blocked.
+        preempt: bool,
+        /// The task switching, `(pid, tid)` from the record's sample_id trailer; `None` when
+        /// the event's sample_type has no TID.
+        task: Option<(i32, i32)>,
+        /// SWITCH_CPU_WIDE only: the task switched to (on a switch-out) or from (on a
+        /// switch-in), `(pid, tid)`.
+        other: Option<(i32, i32)>,
+    },
     /// Any other record type, kept so callers can count them.
     Other,
 }
@@ -459,7 +472,13 @@ impl PerfData {
             record::SAMPLE => RecordKind::Sample(
                 parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(&short)?,
             ),
-            _ => parse_side_band(rtype, misc, fields, e).map_err(&short)?,
+            _ => with_trailer(
+                parse_side_band(rtype, misc, fields, e).map_err(&short)?,
+                &self.attrs[attr],
+                rtype,
+                body,
+                e,
+            ),
         };
         Ok(Record {
             offset,
@@ -731,9 +750,67 @@ pub fn parse_side_band(
                 throttled: rtype == record::THROTTLE,
             }
         }
+        record::SWITCH | record::SWITCH_CPU_WIDE => {
+            let other = if rtype == record::SWITCH_CPU_WIDE {
+                let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+                    return Err("switch next/prev pid/tid");
+                };
+                Some((as_i32(pid), as_i32(tid)))
+            } else {
+                None
+            };
+            let out = misc & misc::SWITCH_OUT != 0;
+            RecordKind::Switch {
+                out,
+                preempt: out && misc & misc::SWITCH_OUT_PREEMPT != 0,
+                // Only the trailer says which task: filled in by the caller that has it.
+                task: None,
+                other,
+            }
+        }
         _ => RecordKind::Other,
     };
     Ok(kind)
+}
+
+/// The `(pid, tid)` of the sample_id trailer of a non-sample record of event `attr` (body
+/// after the header); `None` without TID in the sample_type or sample_id_all.
+fn record_task(attr: &EventAttr, rtype: u32, body: &[u8], e: Endian) -> Option<(i32, i32)> {
+    let t = attr.sample_type;
+    if t & sample::TID == 0 || rtype == record::SAMPLE || !attr.sample_id_all() {
+        return None;
+    }
+    // The trailer is TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, each 8 bytes when present.
+    let mut from_end = 8;
+    for bit in [
+        sample::TIME,
+        sample::ID,
+        sample::STREAM_ID,
+        sample::CPU,
+        sample::IDENTIFIER,
+    ] {
+        if t & bit != 0 {
+            from_end += 8;
+        }
+    }
+    let at = body.len().checked_sub(from_end)?;
+    let pid = u32_at(body, at, e)?;
+    let tid = u32_at(body, at + 4, e)?;
+    Some((pid as i32, tid as i32))
+}
+
+/// Fills in what only the sample_id trailer says of `kind` (the task of a switch record).
+fn with_trailer<'a>(
+    mut kind: RecordKind<'a>,
+    attr: &EventAttr,
+    rtype: u32,
+    body: &[u8],
+    e: Endian,
+) -> RecordKind<'a> {
+    if let RecordKind::Switch { task, .. } = &mut kind {
+        *task = record_task(attr, rtype, body, e);
+    }
+    kind
 }
 
 /// Time of a record of event `attr` with body `body` (after the header): the sample's TIME,
@@ -831,7 +908,14 @@ impl<'a> RecordView<'a> {
 
     /// What a non-sample kernel record of event `attr` says (see [`parse_side_band`]).
     pub fn side_band(&self, attr: &EventAttr) -> Result<RecordKind<'a>, &'static str> {
-        parse_side_band(self.record_type, self.misc, self.fields(attr), self.endian)
+        let kind = parse_side_band(self.record_type, self.misc, self.fields(attr), self.endian)?;
+        Ok(with_trailer(
+            kind,
+            attr,
+            self.record_type,
+            self.body,
+            self.endian,
+        ))
     }
 
     /// The counts of a PERF_RECORD_READ of event `attr` (laid out per its read_format).
@@ -857,8 +941,8 @@ mod tests {
     use crate::abi::{read_format, sample as st};
     use crate::attr_flags;
     use crate::write::{
-        comm_record, lost_record, read_record, sample_record, ReadValue, ReadValues, SampleFields,
-        SampleId,
+        comm_record, lost_record, read_record, sample_record, switch_record, ReadValue, ReadValues,
+        SampleFields, SampleId,
     };
 
     /// The layout the recorder asks for: every side-band record ends with a 32-byte trailer.
@@ -955,5 +1039,76 @@ mod tests {
         let mut tiny = comm.clone();
         tiny[6..8].copy_from_slice(&4u16.to_ne_bytes());
         assert!(RecordView::parse(&tiny, Endian::NATIVE).is_none());
+    }
+
+    /// Switch records read back as written: direction, the preempt flag only on a
+    /// switch-out, the task from the trailer, the other task of a CPU-wide switch.
+    #[test]
+    fn switch_records_read_back_with_their_task() {
+        let a = attr();
+        for (out, preempt, other) in [
+            (true, true, None),
+            (true, false, None),
+            (false, true, None),
+            (true, false, Some((3, 4))),
+            (false, false, Some((5, 6))),
+        ] {
+            let bytes = switch_record(&a, out, preempt, other, &sid(99)).unwrap();
+            let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+            assert_eq!(view.time(&a), Some(99));
+            assert_eq!(
+                view.side_band(&a),
+                Ok(RecordKind::Switch {
+                    out,
+                    preempt: out && preempt,
+                    task: Some((7, 8)),
+                    other,
+                })
+            );
+        }
+        // Without TID in the sample_type the task is unknown, not made up.
+        let no_tid = EventAttr {
+            sample_type: st::TIME,
+            ..a.clone()
+        };
+        let bytes = switch_record(&no_tid, true, false, None, &sid(99)).unwrap();
+        let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+        assert!(matches!(
+            view.side_band(&no_tid),
+            Ok(RecordKind::Switch { task: None, .. })
+        ));
+    }
+
+    /// A tracepoint's raw record reads back whole, its size padding not included in what
+    /// the writer was given but kept in what the kernel says the size is.
+    #[test]
+    fn raw_records_read_back() {
+        let a = EventAttr {
+            sample_type: st::TID | st::TIME | st::RAW | st::CALLCHAIN,
+            ..EventAttr::default()
+        };
+        let raw: Vec<u8> = (1..=13).collect();
+        let bytes = sample_record(
+            &a,
+            &SampleFields {
+                pid: 1,
+                tid: 2,
+                time: 3,
+                raw: raw.clone(),
+                callchain: vec![0x1000],
+                ..SampleFields::default()
+            },
+        )
+        .unwrap();
+        let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+        let s = view.sample(0, &a).unwrap();
+        let got = s.raw.unwrap();
+        assert_eq!(
+            got.len(),
+            20,
+            "4 + 20 is the next multiple of 8 after 4 + 13"
+        );
+        assert_eq!(&got[..13], &raw[..]);
+        assert_eq!(s.callchain.unwrap().iter().collect::<Vec<_>>(), [0x1000]);
     }
 }

@@ -194,6 +194,9 @@ pub struct Sample<'a> {
     pub read: Option<ReadView<'a>>,
     /// Kernel-recorded call chain: addresses with PERF_CONTEXT_* markers between them.
     pub callchain: Option<U64s<'a>>,
+    /// PERF_SAMPLE_RAW: a tracepoint's record (its fields laid out as the tracepoint's
+    /// `format` says, [`crate::TraceEvent::fields`]), without the u32 size before it.
+    pub raw: Option<&'a [u8]>,
     /// PERF_SAMPLE_BRANCH_STACK.
     pub branch_stack: Option<BranchStack<'a>>,
     pub user_regs: Option<UserRegs<'a>>,
@@ -312,7 +315,11 @@ pub(crate) fn parse_sample<'a>(
             endian: e,
         });
     }
-    s.branch_stack = parse_raw_and_branches(&mut c, attr)?;
+    if has(sample::RAW) {
+        let size = c.u32().ok_or("raw size")?;
+        s.raw = Some(c.bytes(u64::from(size)).ok_or("raw data")?);
+    }
+    s.branch_stack = parse_branches(&mut c, attr)?;
     if has(sample::REGS_USER) {
         s.user_regs = parse_user_regs(&mut c, attr.sample_regs_user)?;
     }
@@ -387,6 +394,7 @@ fn parse_fixed_fields<'a>(c: &mut Cursor<'a>, t: u64) -> Result<Sample<'a>, &'st
         period: None,
         read: None,
         callchain: None,
+        raw: None,
         branch_stack: None,
         user_regs: None,
         user_stack: None,
@@ -481,18 +489,14 @@ pub(crate) fn parse_read<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadView<'a>,
     })
 }
 
-/// PERF_SAMPLE_RAW (skipped: not used) and PERF_SAMPLE_BRANCH_STACK: `nr`, `hw_idx` when
+/// PERF_SAMPLE_BRANCH_STACK: `nr`, `hw_idx` when
 /// the attr asks for PERF_SAMPLE_BRANCH_HW_INDEX, nr x {from, to, flags}, then one counters
 /// word per entry with PERF_SAMPLE_BRANCH_COUNTERS (skipped). The claimed `nr` is checked
 /// against the bytes left in the record before anything is borrowed.
-fn parse_raw_and_branches<'a>(
+fn parse_branches<'a>(
     c: &mut Cursor<'a>,
     attr: &EventAttr,
 ) -> Result<Option<BranchStack<'a>>, &'static str> {
-    if attr.sample_type & sample::RAW != 0 {
-        let size = c.u32().ok_or("raw size")?;
-        c.skip(size as u64).ok_or("raw data")?;
-    }
     if attr.sample_type & sample::BRANCH_STACK == 0 {
         return Ok(None);
     }

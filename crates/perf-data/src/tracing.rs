@@ -12,11 +12,15 @@
 //! `format` text (`name: sched_switch`, `ID: 316`, `format:` ...). What follows (kallsyms,
 //! printk formats, saved cmdlines) is not read. Numbers are in the order the endian byte says.
 //!
+//! Each event's fields (`field:long prev_state;\toffset:32;\tsize:8;\tsigned:1;`) are read
+//! too, so that a sample's PERF_SAMPLE_RAW record can be read by field name with the layout
+//! of the kernel that recorded it, not of this one.
+//!
 //! Never panics and never allocates more than the bytes given hold: every size is checked
 //! against the bytes left before it is used, and each event costs at least the 8 bytes of
 //! its size, so no claimed count is trusted.
 
-/// One event's format file: its id (the attr's config) and name.
+/// One event's format file: its id (the attr's config), name and fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceEvent {
     /// `ID:` of the format file: the tracepoint's config.
@@ -25,12 +29,56 @@ pub struct TraceEvent {
     pub system: String,
     /// `name:` of the format file (`sched_switch`).
     pub name: String,
+    /// The fields of the event's raw record, common ones included, in the file's order.
+    pub fields: Vec<TraceField>,
+    /// The tracing data's byte order: the raw records' numbers are in it.
+    pub big_endian: bool,
+}
+
+/// One field of a tracepoint's raw record, as its format file lays it out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceField {
+    /// The field's name, without its type or an array's `[N]` (`prev_state`, `prev_comm`).
+    pub name: String,
+    /// Byte offset in the raw record.
+    pub offset: usize,
+    /// Size in bytes (of the whole array for an array).
+    pub size: usize,
+    pub signed: bool,
 }
 
 impl TraceEvent {
     /// The name perf gives the event: `system:name`.
     pub fn full_name(&self) -> String {
         format!("{}:{}", self.system, self.name)
+    }
+
+    /// The field called `name`.
+    pub fn field(&self, name: &str) -> Option<&TraceField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The integer field `name` of the raw record `raw` (1, 2, 4 or 8 bytes, sign-extended
+    /// when the field is signed); `None` when the event has no such integer field or `raw`
+    /// ends before it.
+    pub fn int(&self, raw: &[u8], name: &str) -> Option<i64> {
+        let f = self.field(name)?;
+        let bytes = raw.get(f.offset..f.offset.checked_add(f.size)?)?;
+        let mut v: u64 = 0;
+        for i in 0..bytes.len() {
+            let b = if self.big_endian {
+                bytes[i]
+            } else {
+                bytes[bytes.len() - 1 - i]
+            };
+            v = (v << 8) | u64::from(b);
+        }
+        let bits = 8 * f.size as u32;
+        Some(match f.size {
+            1 | 2 | 4 if f.signed => ((v << (64 - bits)) as i64) >> (64 - bits),
+            1 | 2 | 4 | 8 => v as i64,
+            _ => return None,
+        })
     }
 }
 
@@ -188,6 +236,8 @@ fn read_events(bytes: &[u8], events: &mut Vec<TraceEvent>) -> Result<(), Tracing
                     id,
                     system: system.clone(),
                     name,
+                    fields: fields(format),
+                    big_endian: r.big_endian,
                 });
             }
         }
@@ -195,15 +245,15 @@ fn read_events(bytes: &[u8], events: &mut Vec<TraceEvent>) -> Result<(), Tracing
     Ok(())
 }
 
-/// (config, `system:name`) of the events of the tracing data `bytes`, which lie at byte
-/// `offset` of the file `path`. Tracing data that cannot be read gives one warning naming the
-/// file and the offset at fault, and the names read before it.
-pub(crate) fn tracepoint_names(
+/// The events of the tracing data `bytes`, which lie at byte `offset` of the file `path`.
+/// Tracing data that cannot be read gives one warning naming the file and the offset at
+/// fault, and the events read before it.
+pub(crate) fn tracepoint_events(
     bytes: &[u8],
     offset: u64,
     path: &std::path::Path,
     warnings: &mut Vec<String>,
-) -> Vec<(u64, String)> {
+) -> Vec<TraceEvent> {
     let mut events = Vec::new();
     if let Err(e) = read_events(bytes, &mut events) {
         warnings.push(format!(
@@ -213,7 +263,7 @@ pub(crate) fn tracepoint_names(
             TracingDataErrorDetail(&e.kind)
         ));
     }
-    events.iter().map(|e| (e.id, e.full_name())).collect()
+    events
 }
 
 /// The kind of a [`TracingDataError`] without its offset.
@@ -230,6 +280,46 @@ impl std::fmt::Display for TracingDataErrorDetail<'_> {
             }
         }
     }
+}
+
+/// The `field:` lines of a format file (`\tfield:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;`);
+/// lines that do not parse are left out.
+fn fields(format: &[u8]) -> Vec<TraceField> {
+    let text = String::from_utf8_lossy(format);
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("field:") else {
+            continue;
+        };
+        let mut parts = rest.split(';').map(str::trim);
+        let Some(decl) = parts.next() else { continue };
+        let number = |key: &str| {
+            parts
+                .clone()
+                .find_map(|p| p.strip_prefix(key))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+        };
+        let (Some(offset), Some(size)) = (number("offset:"), number("size:")) else {
+            continue;
+        };
+        let signed = number("signed:") == Some(1);
+        // The name is the declaration's last word, without an array's `[N]`.
+        let Some(name) = decl
+            .rsplit(|c: char| c.is_whitespace() || c == '*')
+            .next()
+            .map(|n| n.split('[').next().unwrap_or(n))
+            .filter(|n| !n.is_empty())
+        else {
+            continue;
+        };
+        out.push(TraceField {
+            name: name.to_string(),
+            offset,
+            size,
+            signed,
+        });
+    }
+    out
 }
 
 /// `ID:` and `name:` of a format file.
@@ -343,12 +433,13 @@ mod tests {
     fn the_reader_keeps_the_names_before_an_error_and_warns_once_naming_file_and_offset() {
         let full = tracing_data(false, &[("sched", SWITCH), ("probe", PROBE)]);
         let mut warnings = Vec::new();
-        let names = tracepoint_names(
+        let events = tracepoint_events(
             &full[..full.len() - 40],
             1000,
             std::path::Path::new("t.data"),
             &mut warnings,
         );
+        let names: Vec<_> = events.iter().map(|e| (e.id, e.full_name())).collect();
         assert_eq!(names, [(316, "sched:sched_switch".to_string())]);
         // Where the probe's format size lies: before its text and what follows the events.
         let at = 1000 + full.len() - b"kallsyms and more, not read".len() - PROBE.len() - 8;
@@ -381,5 +472,56 @@ mod tests {
             parse_tracing_data(b"not tracing data").unwrap_err().kind,
             TracingDataErrorKind::BadMagic
         );
+    }
+
+    /// sched_switch's format as Linux 6.18 writes it (tracefs `events/sched/sched_switch/
+    /// format`), and a raw record laid out by it.
+    const SWITCH_6_18: &str = "name: sched_switch\nID: 372\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n\
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\
+\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n\
+\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n\
+\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n\
+print fmt: \"prev_comm=%s\"\n";
+
+    #[test]
+    fn fields_are_read_by_name_with_the_recording_kernels_layout() {
+        for big in [false, true] {
+            let events = parse_tracing_data(&tracing_data(big, &[("sched", SWITCH_6_18)])).unwrap();
+            let e = &events[0];
+            assert_eq!(e.fields.len(), 11);
+            assert_eq!(
+                e.field("prev_comm"),
+                Some(&TraceField {
+                    name: "prev_comm".into(),
+                    offset: 8,
+                    size: 16,
+                    signed: false
+                })
+            );
+            let mut raw = vec![0u8; 64];
+            let mut put = |at: usize, bytes: &[u8]| {
+                let mut b = bytes.to_vec();
+                if big {
+                    b.reverse();
+                }
+                raw[at..at + b.len()].copy_from_slice(&b);
+            };
+            put(24, &1234i32.to_le_bytes());
+            put(32, &2i64.to_le_bytes());
+            put(56, &(-7i32).to_le_bytes());
+            assert_eq!(e.int(&raw, "prev_pid"), Some(1234));
+            assert_eq!(e.int(&raw, "prev_state"), Some(2));
+            assert_eq!(e.int(&raw, "next_pid"), Some(-7));
+            assert_eq!(e.int(&raw[..40], "next_pid"), None, "raw ends before it");
+            assert_eq!(e.int(&raw, "prev_comm"), None, "not an integer");
+            assert_eq!(e.int(&raw, "no_such_field"), None);
+        }
     }
 }

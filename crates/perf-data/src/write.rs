@@ -39,7 +39,8 @@ pub use features::{Features, GroupDesc};
 pub use records::{
     auxtrace_record, comm_record, compressed2_record, compressed_record, exit_record,
     finished_round_record, fork_record, header_attr_record, lost_record, lost_samples_record,
-    mmap2_record, read_record, sample_record, Mmap2, ReadValue, ReadValues, SampleFields, SampleId,
+    mmap2_record, read_record, sample_record, switch_record, Mmap2, ReadValue, ReadValues,
+    SampleFields, SampleId,
 };
 
 /// Size of one attr-section entry (`struct perf_file_attr`: the attr plus a
@@ -77,6 +78,7 @@ pub const SUPPORTED_SAMPLE_TYPE: u64 = sample::IDENTIFIER
     | sample::PERIOD
     | sample::READ
     | sample::CALLCHAIN
+    | sample::RAW
     | sample::BRANCH_STACK
     | sample::REGS_USER
     | sample::STACK_USER

@@ -14,7 +14,9 @@ use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
 
 use crate::progress::Meter;
 
-use cpiflame_profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use cpiflame_profile::{wall, Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+
+use crate::offcpu::WallPlan;
 
 /// What goes into the root frame, as `stackcollapse-perf --pid/--tid` do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -276,7 +278,22 @@ pub fn collapse(
     resolver: &mut Resolver,
     options: CollapseOptions,
 ) -> Result<(Profile, CollapseStats), ReadError> {
-    let n_events = file.attrs.len();
+    collapse_with_wall(file, resolver, options, None)
+}
+
+/// [`collapse`], with the three wall-time columns of `wall` after the events' columns
+/// (`cpiflame_profile::wall`) when there is a plan.
+pub fn collapse_with_wall(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    options: CollapseOptions,
+    wall: Option<&WallPlan>,
+) -> Result<(Profile, CollapseStats), ReadError> {
+    let mut columns = event_names(file);
+    if wall.is_some() {
+        columns.extend([wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(String::from));
+    }
+    let n_events = columns.len();
     // Stacks are first counted by resolver frame ids, which are cheap to hash and final
     // only once every name is (kernel names arrive late); they become named profile frames
     // at the end, where stacks that turn out to have the same names merge.
@@ -284,7 +301,7 @@ pub fn collapse(
     let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::default();
     let mut key: Vec<u32> = Vec::new();
-    let mut sample_weights = SampleWeights::new(file);
+    let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
@@ -329,7 +346,7 @@ pub fn collapse(
     resolver.finish_names();
 
     let profile = named_profile(
-        event_names(file)
+        columns
             .into_iter()
             .map(|name| EventColumn { name })
             .collect(),
@@ -348,6 +365,9 @@ pub struct SampleWeights {
     /// frequency mode.
     fixed_periods: Vec<u64>,
     read_deltas: ReadDeltas,
+    wall: Option<WallPlan>,
+    /// On-CPU weight per thread so far, for the wall plan's exact spread.
+    wall_spread: HashMap<i32, u64>,
 }
 
 impl SampleWeights {
@@ -366,7 +386,15 @@ impl SampleWeights {
         SampleWeights {
             fixed_periods,
             read_deltas: ReadDeltas::new(file),
+            wall: None,
+            wall_spread: HashMap::default(),
         }
+    }
+
+    /// These weights with the wall-time columns of `wall` added (see [`WallPlan`]).
+    pub fn with_wall(mut self, wall: Option<WallPlan>) -> SampleWeights {
+        self.wall = wall;
+        self
     }
 
     /// Replaces `out` with the (event column, period) pairs `sample` adds, one sample each:
@@ -377,6 +405,9 @@ impl SampleWeights {
         if !self.read_deltas.weights(file, sample, out) {
             let fixed = self.fixed_periods.get(sample.attr).copied().unwrap_or(1);
             out.push((sample.attr, sample.period.unwrap_or(fixed)));
+        }
+        if let Some(wall) = &self.wall {
+            wall.weights(sample, out, &mut self.wall_spread);
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use cpiflame_profile::{write_folded, write_folded_pair, Profile};
+use cpiflame_profile::{wall, write_folded, write_folded_pair, write_folded_periods, Profile};
 
 use crate::load::{EventList, LoadError, Loaded};
 
@@ -22,7 +22,9 @@ pub enum FoldError {
     Write(#[from] io::Error),
 }
 
-/// Writes the folded stacks of `loaded`: of `event` alone (`stack count`) when given; else,
+/// Writes the folded stacks of `loaded`: of `event` alone (`stack count`) when given (for
+/// the wall-time columns, `on-cpu-time`, `runnable-time` and `blocked-time`, the count is
+/// nanoseconds, their period: their samples only count intervals); else,
 /// with a stall and a cycles event, `stack stalls cycles`; with cycles and instructions but
 /// no stall event, `stack instructions cycles` (first column = "before" for difffolded.pl
 /// and flamegraph.pl, widths from the second); else the one event sampled.
@@ -34,7 +36,11 @@ pub fn write_fold(
     let profile = &loaded.profile;
     if let Some(name) = event {
         let index = loaded.event_index(name, "--event")?;
-        write_folded(profile, index, out)?;
+        if is_wall_column(profile, index) {
+            write_folded_periods(profile, index, out)?;
+        } else {
+            write_folded(profile, index, out)?;
+        }
         return Ok(());
     }
     let roles = loaded.roles;
@@ -65,6 +71,12 @@ pub fn write_fold(
         },
     }
     Ok(())
+}
+
+/// Whether column `index` holds wall-clock nanoseconds ([`wall`]).
+fn is_wall_column(profile: &Profile, index: usize) -> bool {
+    let name = profile.events[index].name.as_str();
+    [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].contains(&name)
 }
 
 /// The one event of `profile` with samples, when exactly one has any.

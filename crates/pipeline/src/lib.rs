@@ -17,6 +17,8 @@
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
+//! - [`offcpu`]: where each thread's wall-clock time went (on a CPU, runnable, blocked),
+//!   from a recording's context-switch data, as three extra columns ([`WallPlan`]).
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
 //! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
 //!   the binary to show.
@@ -34,13 +36,15 @@ mod hybrid;
 mod load;
 mod marks;
 mod memory;
+pub mod offcpu;
 pub mod options;
 mod progress;
 mod recording;
 mod script;
 
 pub use collapse::{
-    collapse, event_names, walk_samples, CollapseOptions, CollapseStats, SampleWeights,
+    collapse, collapse_with_wall, event_names, walk_samples, CollapseOptions, CollapseStats,
+    SampleWeights,
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;
@@ -49,6 +53,7 @@ pub use hybrid::event_columns;
 pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
+pub use offcpu::{WallPlan, WallStats};
 pub use progress::{observe_progress, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};

@@ -10,12 +10,13 @@ use cpiflame_profile::{
     read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
     PerfScriptOptions, Profile,
 };
-use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of};
+use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of, WallColumns};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
-use crate::collapse::{collapse, event_names, CollapseOptions};
+use crate::collapse::{collapse_with_wall, event_names, CollapseOptions};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
+use crate::offcpu::{WallPlan, WallStats};
 
 /// How to read a recording.
 #[derive(Clone, Debug, Default)]
@@ -34,6 +35,9 @@ pub struct LoadOptions {
     pub pid: bool,
     /// Root frame `comm-PID/TID`.
     pub tid: bool,
+    /// Leave off-CPU time out (`--on-cpu-only`): no wall-time columns even when the
+    /// recording has context-switch data, the graph of on-CPU samples alone.
+    pub on_cpu_only: bool,
 }
 
 impl LoadOptions {
@@ -91,6 +95,9 @@ pub struct Loaded {
     /// its colour event (widths add every core type's cycles; CPI uses only the core types
     /// that recorded both). `None`: divide by `roles.cycles`.
     pub ratio_cycles: Option<usize>,
+    /// The wall-time columns (on-CPU, runnable, blocked nanoseconds), when the recording has
+    /// off-CPU data and `--on-cpu-only` was not given (see [`crate::offcpu`]).
+    pub wall: Option<cpiflame_profile::WallColumns>,
 }
 
 /// Why a recording could not be read.
@@ -362,7 +369,23 @@ pub fn load_opened(
 ) -> Result<Loaded, LoadError> {
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = options.resolver(&file.meta)?;
-    let (profile, stats) = collapse(
+    let names = event_names(file);
+    let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
+    // A file without the ARCH feature (a killed recorder) was most likely recorded here.
+    let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
+    let hybrid = Hybrid::of(file, &names);
+    let (on_cpu_attr, wall) = if options.on_cpu_only {
+        (None, None)
+    } else {
+        let on_cpu_attr = on_cpu_attr(file, &names, options, &marks, arch);
+        let column_of = hybrid.column_names(&names).1;
+        let on_cpu: Vec<bool> = (0..names.len())
+            .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
+            .collect();
+        let plan = WallPlan::of(file, &on_cpu)?;
+        (on_cpu_attr.map(|c| column_of[c]), plan)
+    };
+    let (profile, stats) = collapse_with_wall(
         file,
         &mut resolver,
         CollapseOptions {
@@ -370,8 +393,12 @@ pub fn load_opened(
             tid: options.tid,
             kernel: options.kernel,
         },
+        wall.as_ref(),
     )?;
     let path = options.file.display();
+    if let Some(plan) = &wall {
+        wall_warnings(&plan.stats, &path.to_string(), warnings);
+    }
     if let Some(offset) = stats.cut_short_at {
         warnings.push(format!(
             "{path}: offset {offset:#x}: last record cut short (recorder killed?); ignored"
@@ -406,17 +433,35 @@ pub fn load_opened(
         });
     }
 
-    let names = event_names(file);
     // Per-core-type columns of one event become one (see `hybrid`); the counts before the
-    // merge are kept for a colour ratio over fewer core types.
-    let hybrid = Hybrid::of(file, &names);
+    // merge are kept for a colour ratio over fewer core types. The wall-time columns after
+    // the events' are set aside while the events' are merged.
+    let mut profile = profile;
+    let wall_counts: Vec<Vec<Count>> = match &wall {
+        Some(_) => profile
+            .stacks
+            .iter_mut()
+            .map(|s| s.counts.split_off(names.len()))
+            .collect(),
+        None => Vec::new(),
+    };
+    let wall_columns = if wall.is_some() {
+        profile.events.split_off(names.len())
+    } else {
+        Vec::new()
+    };
     let original: Vec<Vec<Count>> = if hybrid.merged() {
         profile.stacks.iter().map(|s| s.counts.clone()).collect()
     } else {
         Vec::new()
     };
-    let mut profile = profile;
     hybrid.apply(&mut profile);
+    if wall.is_some() {
+        profile.events.extend(wall_columns);
+        for (stack, counts) in profile.stacks.iter_mut().zip(wall_counts) {
+            stack.counts.extend(counts);
+        }
+    }
     let refs: Vec<EventRef<'_>> = hybrid
         .columns
         .iter()
@@ -427,17 +472,110 @@ pub fn load_opened(
             name: &e.name,
         })
         .collect();
-    // A file without the ARCH feature (a killed recorder) was most likely recorded here.
-    let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
-    let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
-    let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
-    finish(
+    let mut detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
+    if wall.is_some() && detected.cycles.is_none() {
+        // The widths' event is the one on-CPU time was spread by, never the switch event.
+        detected.cycles = on_cpu_attr;
+    }
+    let mut loaded = finish(
         options,
         profile,
         detected,
         &marks,
         Some((&hybrid, original)),
+    )?;
+    if let Some(plan) = &wall {
+        loaded.wall = WallColumns::of(&loaded.profile);
+        loaded.notes.push(wall_note(&plan.stats));
+    }
+    Ok(loaded)
+}
+
+/// The event whose samples spread on-CPU time: the cycles role as flags, the recording's
+/// notes or detection choose it, else the first event that is neither a switch, wakeup or
+/// off-CPU event nor perf's `dummy`.
+fn on_cpu_attr(
+    file: &PerfData,
+    names: &[String],
+    options: &LoadOptions,
+    marks: &RecordingMarks,
+    arch: &str,
+) -> Option<usize> {
+    let by_name = |n: &Option<String>| {
+        let base = |s: &str| s.split(':').next().unwrap_or(s).to_string();
+        n.as_deref()
+            .and_then(|n| names.iter().position(|m| base(m) == base(n)))
+    };
+    let refs: Vec<EventRef<'_>> = file
+        .attrs
+        .iter()
+        .zip(names)
+        .map(|(a, name)| EventRef {
+            type_: a.type_,
+            config: a.config,
+            name,
+        })
+        .collect();
+    by_name(&options.roles.cycles)
+        .or_else(|| by_name(&marks.roles.cycles))
+        .or_else(|| detect_roles(&refs, Arch::from_perf(Some(arch))).cycles)
+        .or_else(|| {
+            use cpiflame_events::abi::{attr_type, software};
+            file.attrs.iter().zip(names).position(|(a, name)| {
+                let base = name.split(':').next().unwrap_or(name);
+                let software_only = a.type_ == attr_type::SOFTWARE
+                    && matches!(
+                        a.config,
+                        software::CONTEXT_SWITCHES | software::BPF_OUTPUT | software::DUMMY
+                    );
+                !software_only
+                    && a.type_ != attr_type::TRACEPOINT
+                    && !matches!(base, "dummy" | "offcpu-time" | "context-switches" | "cs")
+            })
+        })
+}
+
+/// The subtitle's line on where the wall-time split comes from.
+fn wall_note(stats: &WallStats) -> String {
+    let source = if stats.switch_records {
+        "context-switch records"
+    } else if stats.switch_in_estimated {
+        "switch-outs (switch-ins from the next sample)"
+    } else {
+        "off-CPU samples"
+    };
+    let wakeups = if stats.wakeups { ", wakeups" } else { "" };
+    format!(
+        "wall time: {} switches of {} threads from {source}{wakeups}",
+        stats.switches, stats.threads
     )
+}
+
+/// What the wall-time split could not do, one line each.
+fn wall_warnings(stats: &WallStats, path: &str, warnings: &mut Vec<String>) {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    if stats.switches > 0 && !stats.wakeups {
+        warnings.push(format!(
+            "{path}: no wakeup events (sched:sched_waking): time a woken thread waited for a CPU counts as blocked"
+        ));
+    }
+    if stats.switch_in_estimated {
+        warnings.push(format!(
+            "{path}: no switch-in times (record with --switch-events or cpiflame record --off-cpu): off-CPU intervals end at the thread's next sample"
+        ));
+    }
+    if stats.off_cpu_without_stack_ns > 0 {
+        warnings.push(format!(
+            "{path}: {:.1} ms off-CPU have no switch-out stack (a switch without its sample: lost, or sampled at a frequency; record context-switches with -c 1) and are not in the graph",
+            ms(stats.off_cpu_without_stack_ns)
+        ));
+    }
+    if stats.on_cpu_without_samples_ns > 0 {
+        warnings.push(format!(
+            "{path}: {:.1} ms on-CPU of threads without an on-CPU sample are not in the graph",
+            ms(stats.on_cpu_without_samples_ns)
+        ));
+    }
 }
 
 /// Notes for the subtitle of a hybrid recording whose chosen events were merged across core
@@ -511,6 +649,7 @@ fn finish(
         roles,
         notes,
         ratio_cycles,
+        wall: None,
     })
 }
 
@@ -520,9 +659,8 @@ mod tests {
 
     /// Writes `bytes` to a scratch file and loads it.
     fn load_bytes(name: &str, bytes: &[u8]) -> (Result<Loaded, LoadError>, Vec<String>) {
-        let dir = std::env::temp_dir().join(format!("cpiflame-load-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(name);
+        let dir = cpiflame_testkit::Dir::new("load");
+        let file = dir.path(name);
         std::fs::write(&file, bytes).unwrap();
         let mut warnings = Vec::new();
         let loaded = load_any(
@@ -533,7 +671,6 @@ mod tests {
             },
             &mut warnings,
         );
-        let _ = std::fs::remove_file(&file);
         (loaded, warnings)
     }
 

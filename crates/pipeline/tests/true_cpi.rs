@@ -11,6 +11,7 @@ use cpiflame_perf_data::write::{
 };
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded, Roles};
 use cpiflame_profile::Count;
+use cpiflame_testkit::Dir;
 
 const CODE: u64 = 0x7f00_0000_0000;
 const FUNCTIONS: [&str; 3] = ["f", "g", "h"];
@@ -24,12 +25,6 @@ fn pid_for(salt: u32) -> i32 {
     (3_600_000 + (std::process::id() % 100_000) * 8 + salt) as i32
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cpiflame-true-cpi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
 /// One sample to write: event index, thread, leaf function, the sample's own period, and
 /// the read values (value per counter id) when the attr has PERF_SAMPLE_READ.
 struct S {
@@ -41,10 +36,12 @@ struct S {
 }
 
 /// Writes `attrs` and `samples` (threads `pid` and `pid + tid`) to a perf.data file whose
-/// code is named by a perf map; returns its path.
-fn write(name: &str, salt: u32, attrs: &[EventAttr], samples: &[S]) -> PathBuf {
+/// code is named by a perf map; returns its scratch directory (removed when dropped) and
+/// its path.
+fn write(name: &str, salt: u32, attrs: &[EventAttr], samples: &[S]) -> (Dir, PathBuf) {
     let pid = pid_for(salt);
-    let path = scratch(name);
+    let dir = Dir::new("true-cpi");
+    let path = dir.path(name);
     let file = std::fs::File::create(&path).unwrap();
     let mut w = PerfDataWriter::new(file, attrs.to_vec()).unwrap();
     let sid = |tid, time| SampleId {
@@ -105,7 +102,7 @@ fn write(name: &str, salt: u32, attrs: &[EventAttr], samples: &[S]) -> PathBuf {
         .map(|f| format!("{:x} 100 {f}\n", addr_of(f) - 0x10))
         .collect();
     std::fs::write(format!("/tmp/perf-{pid}.map"), map).unwrap();
-    path
+    (dir, path)
 }
 
 fn load(path: &Path, options: LoadOptions) -> Loaded {
@@ -218,7 +215,7 @@ fn inherited_group_weights_are_per_thread_deltas() {
         read_format::GROUP | read_format::ID,
         read_format::GROUP | read_format::ID | read_format::TOTAL_TIME_RUNNING,
     ] {
-        let path = write(
+        let (_dir, path) = write(
             "inherit.data",
             1,
             &group_attrs(attr_flags::INHERIT, rf),
@@ -251,7 +248,7 @@ fn group_without_inherit_takes_deltas_per_counter_id() {
         (4100, 2300),
         (4500, 2300),
     ];
-    let path = write(
+    let (_dir, path) = write(
         "plain.data",
         2,
         &group_attrs(0, FULL_GROUP),
@@ -302,7 +299,7 @@ fn separate_counter_ids_keep_separate_deltas() {
             read: vec![(11, 1100), (21, 40)],
         },
     ];
-    let path = write("cpus.data", 3, &attrs, &samples);
+    let (_dir, path) = write("cpus.data", 3, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     assert_eq!(count(&l, 3, 0, "f", 0), c(2, 1100));
     assert_eq!(count(&l, 3, 0, "f", 1), c(2, 60));
@@ -338,7 +335,7 @@ fn single_value_read_weighs_by_its_delta() {
             read: vec![(10, 1000)],
         },
     ];
-    let path = write("one.data", 4, &attrs, &samples);
+    let (_dir, path) = write("one.data", 4, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     assert_eq!(count(&l, 4, 0, "f", 0), c(2, 400));
     assert_eq!(count(&l, 4, 1, "h", 0), c(1, 600));
@@ -383,7 +380,7 @@ fn periods_are_taken_per_sample_or_from_the_fixed_period() {
         s(1, "f", 90_000),
         s(0, "g", 77),
     ];
-    let path = write("freq.data", 5, &attrs, &samples);
+    let (_dir, path) = write("freq.data", 5, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     assert_eq!(count(&l, 5, 0, "f", 0), c(3, 128_458));
     assert_eq!(count(&l, 5, 0, "f", 1), c(2, 90_003));
@@ -398,7 +395,7 @@ fn periods_are_taken_per_sample_or_from_the_fixed_period() {
             ..a.clone()
         })
         .collect();
-    let path = write("fixed.data", 6, &fixed, &samples);
+    let (_dir, path) = write("fixed.data", 6, &fixed, &samples);
     let l = load(&path, LoadOptions::default());
     assert_eq!(count(&l, 6, 0, "f", 0), c(3, 3 * 2_000_003));
     assert_eq!(count(&l, 6, 0, "f", 1), c(2, 2 * 2_000_003));
@@ -452,7 +449,7 @@ fn hybrid_columns_of_one_event_are_merged() {
         s(3, "f", 1000), // atom instructions
         s(1, "g", 500),
     ];
-    let path = write("hybrid.data", 7, &attrs, &samples);
+    let (_dir, path) = write("hybrid.data", 7, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     let names: Vec<&str> = l.profile.events.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
@@ -487,7 +484,7 @@ fn hybrid_pair_on_one_core_type_gets_its_own_ratio_cycles() {
         read: vec![],
     };
     let samples = vec![s(0, "f", 1000), s(1, "f", 3000), s(2, "f", 2000)];
-    let path = write("hybrid1.data", 8, &attrs, &samples);
+    let (_dir, path) = write("hybrid1.data", 8, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     let names: Vec<&str> = l.profile.events.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
@@ -515,7 +512,7 @@ fn hybrid_pair_on_one_core_type_gets_its_own_ratio_cycles() {
 #[test]
 fn instructions_flag_picks_the_divisor() {
     let attrs = group_attrs(0, FULL_GROUP);
-    let path = write(
+    let (_dir, path) = write(
         "flag.data",
         9,
         &attrs,
@@ -533,7 +530,7 @@ fn instructions_flag_picks_the_divisor() {
         },
     );
     assert_eq!((l.roles.cycles, l.roles.instructions), (Some(1), Some(0)));
-    let path = write("flag2.data", 10, &attrs, &group_samples([(1, 1); 5]));
+    let (_dir, path) = write("flag2.data", 10, &attrs, &group_samples([(1, 1); 5]));
     let mut warnings = Vec::new();
     let e = load_any(
         &LoadOptions {
@@ -569,7 +566,7 @@ fn hostile_read_values_neither_panic_nor_overflow() {
         r(vec![(10, u64::MAX), (20, 4)]),
         r(vec![(99, 1), (98, 2)]),
     ];
-    let path = write("hostile.data", 11, &attrs, &samples);
+    let (_dir, path) = write("hostile.data", 11, &attrs, &samples);
     let l = load(&path, LoadOptions::default());
     // Cycles: MAX, then MAX (MAX-1 - MAX wraps), then 1: saturated; plus the unknown-id
     // sample's own period.

@@ -8,6 +8,12 @@
 //! computed by the same code (`cpiflame_pipeline::SampleWeights`): a backend can divide
 //! stall or instruction counts by cycles per stack exactly.
 //!
+//! The wall-time columns of a recording with off-CPU data (`on-cpu-time`, `runnable-time`,
+//! `blocked-time`: `cpiflame_profile::wall`), whose periods are nanoseconds, are instead
+//! `EVENT_sample` (unit `count`: the samples or off-CPU intervals that added to the column)
+//! and `EVENT` with unit `nanoseconds` (`on-cpu-time/nanoseconds`, as pprof shows it): the
+//! time itself, what `cpiflame fold --event EVENT` writes for them.
+//!
 //! - [`from_perf_data`]: a perf.data file, walked again with real addresses: locations per
 //!   address with their inlined frames and source lines, mappings per module, kernel frames
 //!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid`.
@@ -39,9 +45,30 @@ pub fn samples_type(name: &str) -> String {
     format!("{name}_sample")
 }
 
-/// The sample type of event `name`'s summed periods (events counted).
+/// The sample type of event `name`'s summed periods: `EVENT_event` (events counted), or
+/// the name itself for a wall-time column (its periods are nanoseconds, [`period_unit`]).
 pub fn events_type(name: &str) -> String {
-    format!("{name}_event")
+    if is_wall_column(name) {
+        name.to_string()
+    } else {
+        format!("{name}_event")
+    }
+}
+
+/// The unit of event `name`'s summed periods: `nanoseconds` for the wall-time columns,
+/// `count` (events) for every other event.
+pub fn period_unit(name: &str) -> &'static str {
+    if is_wall_column(name) {
+        "nanoseconds"
+    } else {
+        "count"
+    }
+}
+
+/// Whether `name` is one of the wall-time columns, whose periods are nanoseconds.
+fn is_wall_column(name: &str) -> bool {
+    use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
+    [ON_CPU, RUNNABLE, BLOCKED].contains(&name)
 }
 
 /// The profile of a recording opened by the pipeline: perf.data with its addresses
@@ -113,4 +140,29 @@ pub fn decode(bytes: &[u8]) -> Result<proto::Profile, PprofError> {
 /// Saturating conversion for values: periods are u64, pprof's values i64.
 fn value(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_columns_are_nanoseconds_and_other_events_keep_their_names() {
+        for name in [
+            "cycles",
+            "cpu-clock",
+            "cpu_core/cycles/",
+            "sched:sched_switch",
+            "on-cpu",
+        ] {
+            assert_eq!(samples_type(name), format!("{name}_sample"));
+            assert_eq!(events_type(name), format!("{name}_event"));
+            assert_eq!(period_unit(name), "count");
+        }
+        for name in ["on-cpu-time", "runnable-time", "blocked-time"] {
+            assert_eq!(samples_type(name), format!("{name}_sample"));
+            assert_eq!(events_type(name), name);
+            assert_eq!(period_unit(name), "nanoseconds");
+        }
+    }
 }

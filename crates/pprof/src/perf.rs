@@ -10,7 +10,7 @@ use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine};
 
 use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
 use crate::proto::Profile;
-use crate::{events_type, samples_type, value, PprofError};
+use crate::{events_type, period_unit, samples_type, value, PprofError};
 
 /// A perf.data file read by `load_opened`, and how it was read.
 pub struct PerfSource<'a> {
@@ -133,7 +133,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let mut b = Builder::new();
     for name in &names {
         b.sample_type(&samples_type(name), "count");
-        b.sample_type(&events_type(name), "count");
+        b.sample_type(&events_type(name), period_unit(name));
     }
     if let Some((cycles, name)) = source
         .loaded
@@ -152,7 +152,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         } else {
             value(attr.sample_period_or_freq)
         };
-        b.period(name, "count", period);
+        b.period(name, period_unit(name), period);
     }
     let meta = &file.meta;
     if !meta.cmdline.is_empty() {

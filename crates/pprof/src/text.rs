@@ -8,7 +8,7 @@ use cpiflame_profile::FrameKind;
 
 use crate::builder::{Builder, FrameSpec, LabelValue, MappingSpec};
 use crate::proto::Profile;
-use crate::{events_type, samples_type, value};
+use crate::{events_type, period_unit, samples_type, value};
 
 /// The profile of a recording read from text (`load_any` of perf script or folded text).
 pub fn from_loaded(loaded: &Loaded) -> Profile {
@@ -16,12 +16,12 @@ pub fn from_loaded(loaded: &Loaded) -> Profile {
     let mut b = Builder::new();
     for event in &profile.events {
         b.sample_type(&samples_type(&event.name), "count");
-        b.sample_type(&events_type(&event.name), "count");
+        b.sample_type(&events_type(&event.name), period_unit(&event.name));
     }
     if let Some(cycles) = loaded.roles.cycles {
         let name = &profile.events[cycles].name;
         b.default_sample_type(&events_type(name));
-        b.period(name, "count", 0);
+        b.period(name, period_unit(name), 0);
     }
     let mut locations: HashMap<u32, u64> = HashMap::new();
     for stack in &profile.stacks {

@@ -44,6 +44,26 @@ pub fn write_folded<W: Write>(profile: &Profile, event: usize, mut out: W) -> io
     Ok(())
 }
 
+/// Writes one line per stack with a non-zero summed period of `event`: `stack period`. For
+/// columns whose periods are the quantity itself rather than a sample's weight: the
+/// wall-time columns ([`crate::wall`]), whose periods are nanoseconds and whose samples only
+/// count the intervals that added to them.
+pub fn write_folded_periods<W: Write>(
+    profile: &Profile,
+    event: usize,
+    mut out: W,
+) -> io::Result<()> {
+    for stack in &profile.stacks {
+        let period = stack.counts[event].period;
+        if period == 0 {
+            continue;
+        }
+        write_stack(profile, stack, &mut out)?;
+        writeln!(out, " {period}")?;
+    }
+    Ok(())
+}
+
 /// Writes the two-count differential form `stack first second` (sample counts, not
 /// normalised), which `flamegraph.pl` and `inferno-flamegraph` read as before/after:
 /// `difffolded.pl` and flamegraph.pl treat the *first* column as "before" and the second as

@@ -3,12 +3,13 @@
 //! `diff` summarise it, `fold` writes it as the folded text FlameGraph and inferno read.
 //!
 //! - [`Profile`]: the model (frames interned once, stacks root first, one column per event).
-//! - [`write_folded`], [`write_folded_pair`]: folded text out; [`read_folded`]: folded text in
-//!   (the [`read`] module documents the format accepted).
+//! - [`write_folded`], [`write_folded_pair`], [`write_folded_periods`] (the wall-time
+//!   columns' nanoseconds): folded text out; [`read_folded`]: folded text in (the [`read`]
+//!   module documents the format accepted).
 //! - [`read_perf_script`]: `perf script` text in (the [`perf_script`] module documents the
 //!   layouts accepted); [`looks_like_perf_script`] and [`looks_folded`] tell the texts apart.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
-//!   profiles (`cpiflame diff`).
+//!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
 //! This crate must never depend on perf.data, unwinding or symbolization: a profile comes
 //! from anywhere (a recording collapsed by `cpiflame-pipeline`, a folded file), and drawing
@@ -21,7 +22,7 @@ pub mod read;
 pub mod summary;
 pub mod wall;
 
-pub use folded::{write_folded, write_folded_pair};
+pub use folded::{write_folded, write_folded_pair, write_folded_periods};
 pub use perf_script::{
     looks_like_perf_script, read_perf_script, read_perf_script_with, HeaderEvent, PerfScript,
     PerfScriptError, PerfScriptErrorKind, PerfScriptOptions,
@@ -31,6 +32,7 @@ pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
     diff_frames, diff_frames_of, top_frames, top_frames_of, totals, totals_of, write_diff_json,
     write_diff_text, write_report_json, write_report_json_of, write_report_text,
-    write_report_text_of, Columns, FrameDiff, FrameSummary, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+    write_report_text_of, Columns, FrameDiff, FrameSummary, Measure, Totals, DIFF_SCHEMA,
+    REPORT_SCHEMA,
 };
 pub use wall::WallColumns;

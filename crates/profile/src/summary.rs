@@ -29,6 +29,30 @@
 //! - Nothing is excluded: process frames (the roots) are listed too; their total is the
 //!   process's share of the profile.
 //!
+//! ## Wall time
+//!
+//! A profile with off-CPU data has three more columns whose periods are nanoseconds of
+//! wall-clock time ([`crate::wall`]: `on-cpu-time`, `runnable-time`, `blocked-time`, found by
+//! name, [`WallColumns`]). When all three are there:
+//!
+//! - stacks with a non-zero period in any of them are looked at too (off-CPU stacks have no
+//!   cycles), so a function only ever seen blocked is listed, with 0 samples;
+//! - each function has its **inclusive** on-CPU, runnable and blocked nanoseconds (the
+//!   periods of the stacks it appears in, each stack counted once even when the function
+//!   recurses, as for total samples), their sum (**wall** time), and its **wall share**: its
+//!   wall time over the profile's (0 when the profile has none). The totals have the
+//!   profile's three sums and their sum;
+//! - functions are **ordered by wall time** (most first), then as without it: a reader of an
+//!   off-CPU profile asks where the time went. The cycles fields (`total_share`,
+//!   `self_share`, samples, stall share, CPI) keep their meaning, of the on-CPU samples;
+//! - a **diff** of two profiles that both have them compares wall time: its shares, its
+//!   order and `--fail-above` are of wall time ([`Measure::WallTime`]); when one side lacks
+//!   them, cycles, as without ([`Measure::Cycles`]). The JSON says which in `measure`.
+//!
+//! Without the wall-time columns every output is what it was before they existed, except
+//! that the JSON documents carry the new fields as `null` (and the diff `"measure":
+//! "cycles"`).
+//!
 //! # JSON schemas
 //!
 //! Both documents are one JSON object on one line, followed by a newline. Shares are numbers
@@ -53,17 +77,27 @@
 //!     "instructions_samples": 900 | null,
 //!     "instructions_period": 2000000000 | null,
 //!     "cpi": 1.234 | null,               // cycles_period / instructions_period
-//!     "ipc": 0.810 | null                // instructions_period / cycles_period
+//!     "ipc": 0.810 | null,               // instructions_period / cycles_period
+//!     "on_cpu_ns": 500000000 | null,     // these four added to /1 later: nanoseconds of
+//!     "runnable_ns": 100000000 | null,   // the wall-time columns (null without them)
+//!     "blocked_ns": 1400000000 | null,
+//!     "wall_ns": 2000000000 | null       // on_cpu_ns + runnable_ns + blocked_ns
 //!   },
-//!   "frames": [                          // sorted: total_samples desc, self_samples desc,
-//!     {                                  //         name, module, kind
+//!   "frames": [                          // sorted: wall_ns desc (with wall time),
+//!     {                                  //   total_samples desc, self_samples desc,
+//!                                        //   name, module, kind
 //!       "name": "memory_bound",
 //!       "module": "demo",                // "" when unknown
 //!       "kind": "process" | "user" | "inline" | "kernel" | "jit",
 //!       "self_samples": 600, "total_samples": 600,
 //!       "self_share": 0.486, "total_share": 0.486,
 //!       "stall_share": 0.61 | null,
-//!       "cpi": 1.5 | null, "ipc": 0.667 | null   // inclusive; null without instructions
+//!       "cpi": 1.5 | null, "ipc": 0.667 | null,  // inclusive; null without instructions
+//!       "on_cpu_ns": 300000000 | null,   // inclusive nanoseconds (added to /1 later;
+//!       "runnable_ns": 0 | null,         //   null without the wall-time columns)
+//!       "blocked_ns": 900000000 | null,
+//!       "wall_ns": 1200000000 | null,    // on_cpu_ns + runnable_ns + blocked_ns
+//!       "wall_share": 0.6 | null         // wall_ns / totals.wall_ns
 //!     }, ...
 //!   ]
 //! }
@@ -74,9 +108,12 @@
 //! ```text
 //! {
 //!   "schema": "cpiflame-diff/1",
+//!   "measure": "cycles" | "wall-time",   // what shares, order and gate compare (added
+//!                                        //   later): wall-time when both sides have it
 //!   "before": { ...totals, as in cpiflame-report/1... },
 //!   "after":  { ...totals... },
-//!   "frames": [                          // sorted: |delta_points| desc, name, kind
+//!   "frames": [                          // sorted: |delta_points| desc (cycles) or
+//!                                        //   |wall_delta_points| desc (wall-time), name, kind
 //!     {
 //!       "name": "memory_bound",
 //!       "module": "demo",                // after's, or before's when after has none
@@ -86,14 +123,18 @@
 //!       "before_self_share": 0.25, "after_self_share": 0.4,
 //!       "before_stall_share": 0.5 | null, "after_stall_share": 0.6 | null,
 //!       "before_cpi": 1.1 | null, "after_cpi": 1.4 | null,   // inclusive CPI of each side
-//!       "before_samples": 250, "after_samples": 800   // total (inclusive) cycles samples
+//!       "before_samples": 250, "after_samples": 800,  // total (inclusive) cycles samples
+//!       "before_wall_share": 0.1 | null,   // inclusive wall share of each side; these
+//!       "after_wall_share": 0.3 | null,    //   five added to /1 later, null unless
+//!       "wall_delta_points": 20.0 | null,  //   measure is wall-time
+//!       "before_wall_ns": 100000000 | null, "after_wall_ns": 600000000 | null
 //!     }, ...
 //!   ]
 //! }
 //! ```
 //!
 //! Every function of either side is in `frames`: one that vanished has `after_samples` 0,
-//! a new one `before_samples` 0.
+//! a new one `before_samples` 0 (with wall time: `after_wall_ns` 0, `before_wall_ns` 0).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -102,6 +143,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
+use crate::wall::WallColumns;
 
 /// One function (frames with the same name and module merged across all stacks).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -127,6 +169,17 @@ pub struct FrameSummary {
     pub cpi: Option<f64>,
     /// Inclusive: instructions period / cycles period, `1 / cpi`; `None` when `cpi` is.
     pub ipc: Option<f64>,
+    /// Inclusive nanoseconds on a CPU (the [`wall::ON_CPU`](crate::wall::ON_CPU) column's period over the stacks
+    /// containing the function, each once); `None` without the wall-time columns.
+    pub on_cpu_ns: Option<u64>,
+    /// Inclusive nanoseconds runnable, waiting for a CPU ([`wall::RUNNABLE`](crate::wall::RUNNABLE)).
+    pub runnable_ns: Option<u64>,
+    /// Inclusive nanoseconds blocked ([`wall::BLOCKED`](crate::wall::BLOCKED)).
+    pub blocked_ns: Option<u64>,
+    /// `on_cpu_ns + runnable_ns + blocked_ns`: the function's inclusive wall time.
+    pub wall_ns: Option<u64>,
+    /// `wall_ns` over the profile's wall time (0..1; 0 when the profile has none).
+    pub wall_share: Option<f64>,
 }
 
 /// One function in the comparison of two profiles, matched by name.
@@ -155,6 +208,72 @@ pub struct FrameDiff {
     pub before_samples: u64,
     /// Total (inclusive) cycles samples of the function in after.
     pub after_samples: u64,
+    /// Inclusive wall time of the function over before's wall time (0..1); `None` unless
+    /// both profiles have the wall-time columns ([`Measure::WallTime`]).
+    pub before_wall_share: Option<f64>,
+    /// Inclusive wall time of the function over after's wall time.
+    pub after_wall_share: Option<f64>,
+    /// `(after_wall_share - before_wall_share) * 100`: percentage points of wall time, what
+    /// [`Measure::WallTime`] sorts and gates by.
+    pub wall_delta_points: Option<f64>,
+    /// Inclusive wall time of the function in before, nanoseconds.
+    pub before_wall_ns: Option<u64>,
+    /// Inclusive wall time of the function in after, nanoseconds.
+    pub after_wall_ns: Option<u64>,
+}
+
+impl FrameDiff {
+    /// The change compared: percentage points of wall time when both profiles have the
+    /// wall-time columns, else of cycles ([`FrameDiff::delta_points`]).
+    pub fn change_points(&self) -> f64 {
+        self.wall_delta_points.unwrap_or(self.delta_points)
+    }
+
+    /// Before's and after's shares in the measure compared (see [`FrameDiff::change_points`]).
+    pub fn compared_shares(&self) -> (f64, f64) {
+        match (self.before_wall_share, self.after_wall_share) {
+            (Some(b), Some(a)) => (b, a),
+            _ => (self.before_total_share, self.after_total_share),
+        }
+    }
+
+    /// Whether the function has anything in the measure compared before, and after.
+    fn present(&self) -> (bool, bool) {
+        match (self.before_wall_ns, self.after_wall_ns) {
+            (Some(b), Some(a)) => (b > 0, a > 0),
+            _ => (self.before_samples > 0, self.after_samples > 0),
+        }
+    }
+}
+
+/// What a comparison's shares are of: wall time when both profiles have the wall-time
+/// columns ([`WallColumns`]), else cycles, the graph's widths. In the diff JSON as
+/// `"measure"`: `"cycles"` or `"wall-time"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    Cycles,
+    WallTime,
+}
+
+impl Measure {
+    /// The measure comparing `before` with `after`.
+    pub fn of(before: &Profile, after: &Profile) -> Measure {
+        if WallColumns::of(before).is_some() && WallColumns::of(after).is_some() {
+            Measure::WallTime
+        } else {
+            Measure::Cycles
+        }
+    }
+
+    /// The measure of two runs' [`Totals`]: wall time when both have it.
+    pub fn of_totals(before: &Totals, after: &Totals) -> Measure {
+        if before.wall_ns.is_some() && after.wall_ns.is_some() {
+            Measure::WallTime
+        } else {
+            Measure::Cycles
+        }
+    }
 }
 
 /// The whole-profile numbers reports and diffs print in their headers (and in JSON, as
@@ -178,6 +297,15 @@ pub struct Totals {
     pub cpi: Option<f64>,
     /// `instructions_period / cycles_period`; `None` when `cpi` is.
     pub ipc: Option<f64>,
+    /// Nanoseconds on a CPU, over all threads ([`wall::ON_CPU`](crate::wall::ON_CPU)'s period); `None` without the
+    /// wall-time columns.
+    pub on_cpu_ns: Option<u64>,
+    /// Nanoseconds runnable, waiting for a CPU ([`wall::RUNNABLE`](crate::wall::RUNNABLE)).
+    pub runnable_ns: Option<u64>,
+    /// Nanoseconds blocked ([`wall::BLOCKED`](crate::wall::BLOCKED)).
+    pub blocked_ns: Option<u64>,
+    /// `on_cpu_ns + runnable_ns + blocked_ns`: the threads' wall time.
+    pub wall_ns: Option<u64>,
 }
 
 /// Which event columns of a profile play which role in a summary: `cycles` gives samples
@@ -257,7 +385,14 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
     } = columns;
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
     let (mut is, mut ip, mut rp) = (0u128, 0u128, 0u128);
+    let wall_columns = WallColumns::of(p);
+    let mut wall = [0u128; 3];
     for stack in &p.stacks {
+        if let Some(w) = wall_columns {
+            for (sum, e) in wall.iter_mut().zip(w.all()) {
+                *sum += u128::from(count(stack, e).period);
+            }
+        }
         let c = count(stack, cycles);
         cs += u128::from(c.samples);
         cp += u128::from(c.period);
@@ -287,6 +422,10 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         instructions_period: instructions.map(|_| saturate(ip)),
         cpi: instructions.and_then(|_| cpi_of(rp, ip)),
         ipc: instructions.and_then(|_| cpi_of(ip, rp)),
+        on_cpu_ns: wall_columns.map(|_| saturate(wall[0])),
+        runnable_ns: wall_columns.map(|_| saturate(wall[1])),
+        blocked_ns: wall_columns.map(|_| saturate(wall[2])),
+        wall_ns: wall_columns.map(|_| saturate(wall.iter().sum())),
     }
 }
 
@@ -303,16 +442,27 @@ struct Agg<'a> {
     ratio_period: u128,
     stall_period: u128,
     instructions_period: u128,
+    /// Nanoseconds on CPU, runnable and blocked (the wall-time columns), when there are any.
+    wall: [u128; 3],
 }
 
-/// Sums cycles and stall counts per function, functions being the frames with equal
-/// `key`. Returns the functions that appear in a counted stack, in no particular order, and
-/// the profile's total cycles period (what shares are of: the graph's widths).
+/// The sums of a whole profile that shares are of.
+struct Whole {
+    /// Cycles period: the graph's widths.
+    cycles: u64,
+    /// Wall time, nanoseconds; `None` without the wall-time columns.
+    wall: Option<u64>,
+}
+
+/// Sums cycles and stall counts (and wall time, when the profile has the wall-time columns)
+/// per function, functions being the frames with equal `key`. Returns the functions that
+/// appear in a counted stack, in no particular order, and the profile's totals that shares
+/// are of.
 fn aggregate<'a, K: Eq + Hash>(
     p: &'a Profile,
     columns: Columns,
     key: impl Fn(&'a Frame) -> K,
-) -> (Vec<Agg<'a>>, u64) {
+) -> (Vec<Agg<'a>>, Whole) {
     let Columns {
         cycles,
         stalls,
@@ -336,6 +486,7 @@ fn aggregate<'a, K: Eq + Hash>(
                     ratio_period: 0,
                     stall_period: 0,
                     instructions_period: 0,
+                    wall: [0; 3],
                 });
                 aggs.len() - 1
             })
@@ -344,13 +495,18 @@ fn aggregate<'a, K: Eq + Hash>(
     // The last stack each function was counted in: recursion counts a stack once.
     let mut counted_in: Vec<usize> = vec![usize::MAX; aggs.len()];
     let mut all_cycles = 0u128;
+    let wall_columns = WallColumns::of(p);
+    let mut all_wall = 0u128;
     for (i, stack) in p.stacks.iter().enumerate() {
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
         let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
         let r = ratio_cycles.map_or(c, |e| count(stack, e));
+        // Off-CPU stacks have wall time and no cycles: they count too.
+        let w = wall_columns.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period));
         all_cycles += u128::from(c.period);
-        if c == Count::default() && s == Count::default() && n == Count::default() {
+        all_wall += w.iter().map(|&x| u128::from(x)).sum::<u128>();
+        if c == Count::default() && s == Count::default() && n == Count::default() && w == [0; 3] {
             continue;
         }
         if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
@@ -373,10 +529,17 @@ fn aggregate<'a, K: Eq + Hash>(
             agg.ratio_period += u128::from(r.period);
             agg.stall_period += u128::from(s.period);
             agg.instructions_period += u128::from(n.period);
+            for (sum, x) in agg.wall.iter_mut().zip(w) {
+                *sum += u128::from(x);
+            }
         }
     }
     aggs.retain(|a| a.kind.is_some());
-    (aggs, saturate(all_cycles))
+    let whole = Whole {
+        cycles: saturate(all_cycles),
+        wall: wall_columns.map(|_| saturate(all_wall)),
+    };
+    (aggs, whole)
 }
 
 impl Agg<'_> {
@@ -395,6 +558,11 @@ impl Agg<'_> {
     fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
         self.cpi(instructions).map(|cpi| 1.0 / cpi)
     }
+
+    /// Inclusive wall time, nanoseconds.
+    fn wall_ns(&self) -> u64 {
+        saturate(self.wall.iter().sum())
+    }
 }
 
 fn is_process(f: &Frame) -> bool {
@@ -406,7 +574,9 @@ fn is_process(f: &Frame) -> bool {
 /// column indices; a column the profile does not have counts as zero.
 ///
 /// Sorted by total samples (descending), then self samples (descending), then name, module
-/// and kind, so the order is deterministic. Process frames are included.
+/// and kind, so the order is deterministic; when the profile has the wall-time columns, by
+/// inclusive wall time (descending) first, and each function has its wall times and share.
+/// Process frames are included.
 pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<FrameSummary> {
     top_frames_of(p, Columns::new(cycles, stalls))
 }
@@ -415,9 +585,11 @@ pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<Fram
 /// CPI and IPC.
 pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
     let (stalls, instructions) = (columns.stalls, columns.instructions);
-    let (aggs, all) = aggregate(p, columns, |f| {
+    let (aggs, whole) = aggregate(p, columns, |f| {
         (is_process(f), f.name.as_str(), f.module.as_str())
     });
+    let all = whole.cycles;
+    let wall = |part: u128| whole.wall.map(|_| saturate(part));
     let mut out: Vec<FrameSummary> = aggs
         .iter()
         .map(|a| {
@@ -434,12 +606,20 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
                 stall_share: a.stall_share(stalls),
                 cpi: a.cpi(instructions),
                 ipc: a.ipc(instructions),
+                on_cpu_ns: wall(a.wall[0]),
+                runnable_ns: wall(a.wall[1]),
+                blocked_ns: wall(a.wall[2]),
+                wall_ns: wall(a.wall.iter().sum()),
+                wall_share: whole.wall.map(|all| share(a.wall_ns(), all)),
             }
         })
         .collect();
+    // With wall time, the functions where most of it went come first (the order the reader
+    // of an off-CPU profile expects); `wall_ns` is `None` for all or for none.
     out.sort_by(|a, b| {
-        b.total_samples
-            .cmp(&a.total_samples)
+        b.wall_ns
+            .cmp(&a.wall_ns)
+            .then(b.total_samples.cmp(&a.total_samples))
             .then(b.self_samples.cmp(&a.self_samples))
             .then_with(|| a.name.cmp(&b.name))
             .then_with(|| a.module.cmp(&b.module))
@@ -452,7 +632,8 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
 type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
 
 /// For each (is process, name): the module to show, the first non-empty module in
-/// [`top_frames`] order (most total samples first).
+/// [`top_frames`] order (most wall time first when there is wall time, then most total
+/// samples).
 fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), String> {
     let mut map = HashMap::new();
     for f in top_frames_of(p, columns) {
@@ -468,9 +649,12 @@ fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), Str
 /// Compares two profiles function by function, functions matched by name (and process
 /// frames only with process frames). Each side's shares are of its own total cycles period,
 /// so runs of different lengths compare. Every function of either side appears; one missing
-/// on a side has zero shares and samples there and a `None` stall share.
+/// on a side has zero shares and samples there and a `None` stall share. When both profiles
+/// have the wall-time columns ([`Measure::WallTime`]) each function also has its shares of
+/// each side's wall time.
 ///
-/// Sorted by `|delta_points|` (descending), then name, then kind.
+/// Sorted by `|delta_points|` (descending), or `|wall_delta_points|` with wall time
+/// ([`FrameDiff::change_points`]), then name, then kind.
 pub fn diff_frames(
     before: &Profile,
     b_cycles: usize,
@@ -497,8 +681,11 @@ pub fn diff_frames_of(
 ) -> Vec<FrameDiff> {
     let (b_stalls, a_stalls) = (b_columns.stalls, a_columns.stalls);
     let key = |f: &Frame| (is_process(f), f.name.clone());
-    let (b_aggs, b_all) = aggregate(before, b_columns, key);
-    let (a_aggs, a_all) = aggregate(after, a_columns, key);
+    let (b_aggs, b_whole) = aggregate(before, b_columns, key);
+    let (a_aggs, a_whole) = aggregate(after, a_columns, key);
+    let (b_all, a_all) = (b_whole.cycles, a_whole.cycles);
+    // Wall time is compared when both sides have it; `None` otherwise.
+    let walls = b_whole.wall.zip(a_whole.wall);
     let b_modules = modules_by_name(before, b_columns);
     let a_modules = modules_by_name(after, a_columns);
 
@@ -531,6 +718,8 @@ pub fn diff_frames_of(
                 .cloned()
                 .unwrap_or_default();
             let kind = a.or(b).map_or(FrameKind::User, |x| x.kind());
+            let wall_ns = |x: Option<&Agg>| x.map_or(0, |x| x.wall_ns());
+            let (bw, aw) = (wall_ns(b), wall_ns(a));
             FrameDiff {
                 name: name.to_string(),
                 module,
@@ -546,13 +735,19 @@ pub fn diff_frames_of(
                 after_cpi: a.and_then(|x| x.cpi(a_columns.instructions)),
                 before_samples: bs,
                 after_samples: as_,
+                before_wall_share: walls.map(|(b_wall, _)| share(bw, b_wall)),
+                after_wall_share: walls.map(|(_, a_wall)| share(aw, a_wall)),
+                wall_delta_points: walls
+                    .map(|(b_wall, a_wall)| percent(aw, a_wall) - percent(bw, b_wall)),
+                before_wall_ns: walls.map(|_| bw),
+                after_wall_ns: walls.map(|_| aw),
             }
         })
         .collect();
     out.sort_by(|x, y| {
-        y.delta_points
+        y.change_points()
             .abs()
-            .total_cmp(&x.delta_points.abs())
+            .total_cmp(&x.change_points().abs())
             .then_with(|| x.name.cmp(&y.name))
             .then(x.kind.cmp(&y.kind))
     });
@@ -574,6 +769,17 @@ fn pct_cell(v: Option<f64>) -> String {
     match v {
         Some(v) => format!("{:.2}%", v * 100.0),
         None => "-".to_string(),
+    }
+}
+
+/// A duration: `850ns`, `12.50us`, `3.20ms`, `1.25s` (two decimals from a microsecond up).
+fn duration_cell(ns: Option<u64>) -> String {
+    match ns {
+        None => "-".to_string(),
+        Some(ns) if ns < 1_000 => format!("{ns}ns"),
+        Some(ns) if ns < 1_000_000 => format!("{:.2}us", ns as f64 / 1e3),
+        Some(ns) if ns < 1_000_000_000 => format!("{:.2}ms", ns as f64 / 1e6),
+        Some(ns) => format!("{:.2}s", ns as f64 / 1e9),
     }
 }
 
@@ -653,6 +859,18 @@ fn totals_line(t: &Totals) -> String {
     if let Some(instructions) = &t.instructions_event {
         s.push_str(&format!(", CPI {} ({instructions})", cpi_cell(t.cpi)));
     }
+    if let (Some(all), Some(on), Some(runnable), Some(blocked)) =
+        (t.wall_ns, t.on_cpu_ns, t.runnable_ns, t.blocked_ns)
+    {
+        let part = |ns: u64| pct_cell(Some(share(ns, all)));
+        s.push_str(&format!(
+            "; wall time {}: {} on CPU, {} runnable, {} blocked",
+            duration_cell(Some(all)),
+            part(on),
+            part(runnable),
+            part(blocked)
+        ));
+    }
     s
 }
 
@@ -666,8 +884,13 @@ fn limited<T>(items: &[T], limit: usize) -> &[T] {
 
 /// Writes `frames` (from [`top_frames`] on the same profile and columns) as a table like
 /// `perf report`'s: total %, self %, stall % (only when there is a stall column), inclusive
-/// CPI (only when there is an instructions column), cycles samples, `function [module]`. At most `limit` rows (0: all), then a line saying how many
-/// were left out.
+/// CPI (only when there is an instructions column), cycles samples, `function [module]`. At
+/// most `limit` rows (0: all), then a line saying how many were left out.
+///
+/// When the profile has the wall-time columns ([`WallColumns`]), the header adds the wall
+/// time and its parts, and the table starts with the inclusive wall share (`Wall`) and the
+/// inclusive on-CPU, runnable and blocked times (`On-CPU`, `Runnable`, `Blocked`); the rows
+/// are then in wall-time order ([`top_frames_of`]).
 ///
 /// ```text
 /// # cpiflame report: 1000 samples of cycles, 32.40% of cycles stalled (resource_stalls_any)
@@ -704,11 +927,21 @@ pub fn write_report_text_of<W: Write>(
     writeln!(out, "#")?;
     let with_stalls = columns.stalls.is_some();
     let with_cpi = columns.instructions.is_some();
+    let with_wall = t.wall_ns.is_some();
     let shown = limited(frames, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|f| {
-            let mut row = vec![pct_cell(Some(f.total_share)), pct_cell(Some(f.self_share))];
+            let mut row = Vec::new();
+            if with_wall {
+                row.extend([
+                    pct_cell(f.wall_share),
+                    duration_cell(f.on_cpu_ns),
+                    duration_cell(f.runnable_ns),
+                    duration_cell(f.blocked_ns),
+                ]);
+            }
+            row.extend([pct_cell(Some(f.total_share)), pct_cell(Some(f.self_share))]);
             if with_stalls {
                 row.push(pct_cell(f.stall_share));
             }
@@ -720,7 +953,11 @@ pub fn write_report_text_of<W: Write>(
             row
         })
         .collect();
-    let mut header = vec!["Total", "Self"];
+    let mut header = Vec::new();
+    if with_wall {
+        header.extend(["Wall", "On-CPU", "Runnable", "Blocked"]);
+    }
+    header.extend(["Total", "Self"]);
     if with_stalls {
         header.push("Stall");
     }
@@ -740,7 +977,8 @@ pub fn write_report_text_of<W: Write>(
 }
 
 /// Writes `diffs` (from [`diff_frames`]) as a table: before %, after % (total shares, each of
-/// its own run), change in percentage points, stall share before -> after, inclusive CPI
+/// its own run: of wall time when both runs have it, [`Measure::WallTime`], else of cycles),
+/// change in percentage points, stall share before -> after, inclusive CPI
 /// before -> after (only when either side has an instructions column), function
 /// `[module]`, marked `(new)` or `(gone)` when it has no samples on one side. At most `limit`
 /// rows (0: all). `before` and `after` are the [`totals`] of the two profiles, for the
@@ -766,10 +1004,31 @@ pub fn write_diff_text<W: Write>(
 ) -> io::Result<()> {
     writeln!(out, "# cpiflame diff: before: {}", totals_line(before))?;
     writeln!(out, "#                after:  {}", totals_line(after))?;
-    writeln!(
-        out,
-        "# shares are of each run's own total; change in percentage points"
-    )?;
+    match Measure::of_totals(before, after) {
+        Measure::WallTime => writeln!(
+            out,
+            "# shares are of each run's own wall time (on CPU + runnable + blocked); \
+             change in percentage points"
+        )?,
+        Measure::Cycles => {
+            writeln!(
+                out,
+                "# shares are of each run's own total; change in percentage points"
+            )?;
+            // Say why wall time is not compared when one side has it.
+            if before.wall_ns.is_some() != after.wall_ns.is_some() {
+                let side = if before.wall_ns.is_some() {
+                    "before"
+                } else {
+                    "after"
+                };
+                writeln!(
+                    out,
+                    "# (of cycles: only {side} has wall time, so wall time is not compared)"
+                )?;
+            }
+        }
+    }
     writeln!(out, "#")?;
     let with_cpi = before.instructions_event.is_some() || after.instructions_event.is_some();
     let shown = limited(diffs, limit);
@@ -777,15 +1036,16 @@ pub fn write_diff_text<W: Write>(
         .iter()
         .map(|d| {
             let mut function = function_cell(&d.name, &d.module, d.kind);
-            if d.before_samples == 0 && d.after_samples > 0 {
-                function.push_str(" (new)");
-            } else if d.after_samples == 0 && d.before_samples > 0 {
-                function.push_str(" (gone)");
+            match d.present() {
+                (false, true) => function.push_str(" (new)"),
+                (true, false) => function.push_str(" (gone)"),
+                _ => {}
             }
+            let (b_share, a_share) = d.compared_shares();
             let mut row = vec![
-                pct_cell(Some(d.before_total_share)),
-                pct_cell(Some(d.after_total_share)),
-                format!("{:+.2}", d.delta_points),
+                pct_cell(Some(b_share)),
+                pct_cell(Some(a_share)),
+                format!("{:+.2}", d.change_points()),
                 format!(
                     "{:>7} -> {:>7}",
                     pct_cell(d.before_stall_share),
@@ -831,6 +1091,7 @@ struct ReportDoc<'a> {
 #[derive(Serialize)]
 struct DiffDoc<'a> {
     schema: &'static str,
+    measure: Measure,
     before: &'a Totals,
     after: &'a Totals,
     frames: &'a [FrameDiff],
@@ -879,6 +1140,7 @@ pub fn write_diff_json<W: Write>(
 ) -> io::Result<()> {
     let doc = DiffDoc {
         schema: DIFF_SCHEMA,
+        measure: Measure::of_totals(before, after),
         before,
         after,
         frames: diffs,

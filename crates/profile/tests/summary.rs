@@ -105,6 +105,11 @@ fn summary(
         stall_share,
         cpi: None,
         ipc: None,
+        on_cpu_ns: None,
+        runnable_ns: None,
+        blocked_ns: None,
+        wall_ns: None,
+        wall_share: None,
     }
 }
 
@@ -154,6 +159,10 @@ fn top_frames_by_hand() {
             instructions_period: None,
             cpi: None,
             ipc: None,
+            on_cpu_ns: None,
+            runnable_ns: None,
+            blocked_ns: None,
+            wall_ns: None,
         }
     );
 }
@@ -240,6 +249,11 @@ fn diff(
         after_samples: after.2,
         before_cpi: None,
         after_cpi: None,
+        before_wall_share: None,
+        after_wall_share: None,
+        wall_delta_points: None,
+        before_wall_ns: None,
+        after_wall_ns: None,
     }
 }
 
@@ -373,7 +387,8 @@ fn keys(v: &Value) -> Vec<&str> {
     k
 }
 
-const TOTALS_KEYS: [&str; 12] = [
+const TOTALS_KEYS: [&str; 16] = [
+    "blocked_ns",
     "cpi",
     "cycles_event",
     "cycles_period",
@@ -382,10 +397,13 @@ const TOTALS_KEYS: [&str; 12] = [
     "instructions_period",
     "instructions_samples",
     "ipc",
+    "on_cpu_ns",
+    "runnable_ns",
     "stall_period",
     "stall_samples",
     "stall_share",
     "stalls_event",
+    "wall_ns",
 ];
 
 #[test]
@@ -413,16 +431,21 @@ fn report_json_has_the_documented_schema() {
         assert_eq!(
             keys(f),
             [
+                "blocked_ns",
                 "cpi",
                 "ipc",
                 "kind",
                 "module",
                 "name",
+                "on_cpu_ns",
+                "runnable_ns",
                 "self_samples",
                 "self_share",
                 "stall_share",
                 "total_samples",
-                "total_share"
+                "total_share",
+                "wall_ns",
+                "wall_share"
             ]
         );
     }
@@ -452,8 +475,21 @@ fn report_json_has_the_documented_schema() {
         "instructions_period",
         "cpi",
         "ipc",
+        "on_cpu_ns",
+        "runnable_ns",
+        "blocked_ns",
+        "wall_ns",
     ] {
         assert_eq!(v["totals"][k], Value::Null, "{k}");
+    }
+    for k in [
+        "on_cpu_ns",
+        "runnable_ns",
+        "blocked_ns",
+        "wall_ns",
+        "wall_share",
+    ] {
+        assert_eq!(v["frames"][0][k], Value::Null, "{k}");
     }
     assert_eq!(v["frames"][0]["cpi"], Value::Null);
     assert_eq!(v["frames"][0]["ipc"], Value::Null);
@@ -471,8 +507,9 @@ fn diff_json_has_the_documented_schema() {
     let mut out = Vec::new();
     write_diff_json(&tb, &ta, &d, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(keys(&v), ["after", "before", "frames", "schema"]);
+    assert_eq!(keys(&v), ["after", "before", "frames", "measure", "schema"]);
     assert_eq!(v["schema"], "cpiflame-diff/1");
+    assert_eq!(v["measure"], "cycles");
     assert_eq!(keys(&v["before"]), TOTALS_KEYS);
     assert_eq!(keys(&v["after"]), TOTALS_KEYS);
     assert_eq!(v["before"]["cycles_event"], "samples");
@@ -491,15 +528,20 @@ fn diff_json_has_the_documented_schema() {
                 "after_self_share",
                 "after_stall_share",
                 "after_total_share",
+                "after_wall_ns",
+                "after_wall_share",
                 "before_cpi",
                 "before_samples",
                 "before_self_share",
                 "before_stall_share",
                 "before_total_share",
+                "before_wall_ns",
+                "before_wall_share",
                 "delta_points",
                 "kind",
                 "module",
-                "name"
+                "name",
+                "wall_delta_points"
             ]
         );
     }
@@ -515,6 +557,17 @@ fn diff_json_has_the_documented_schema() {
     assert_eq!(frames[0]["name"], "gone");
     assert_eq!(frames[0]["after_samples"], 0);
     assert_eq!(frames[0]["delta_points"], -25.0);
+    for f in frames {
+        for k in [
+            "before_wall_share",
+            "after_wall_share",
+            "wall_delta_points",
+            "before_wall_ns",
+            "after_wall_ns",
+        ] {
+            assert_eq!(f[k], Value::Null, "{k}");
+        }
+    }
 }
 
 #[test]

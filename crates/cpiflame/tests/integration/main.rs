@@ -41,3 +41,4 @@ mod synthetic;
 mod threads_and_progress;
 mod tracepoints;
 mod variants;
+mod wall_time;

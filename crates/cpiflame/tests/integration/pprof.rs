@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use support::{cpiflame, ok, perf_record, perf_works, s, shared_fixtures, Dir};
 
 /// `go tool pprof ARGS`, or None (with the reason reported) when go is not there.
-fn go_pprof(args: &[&str], file: &Path) -> String {
+pub(crate) fn go_pprof(args: &[&str], file: &Path) -> String {
     let out = Command::new("go")
         .args(["tool", "pprof", "-symbolize=none"])
         .args(args)
@@ -30,7 +30,7 @@ fn go_pprof(args: &[&str], file: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn go_available() -> bool {
+pub(crate) fn go_available() -> bool {
     let ok = Command::new("go")
         .arg("version")
         .output()
@@ -83,10 +83,10 @@ fn recording() -> Option<&'static Recording> {
 }
 
 /// Stacks (`thread;root..;leaf`) with their summed weights.
-type Stacks = BTreeMap<String, u64>;
+pub(crate) type Stacks = BTreeMap<String, u64>;
 
 /// `fold --event` output as pprof names frames: without `_[k]`/`_[i]` annotations.
-fn fold_stacks(text: &str) -> Stacks {
+pub(crate) fn fold_stacks(text: &str) -> Stacks {
     let mut out = Stacks::new();
     for line in text.lines() {
         let (stack, count) = line.rsplit_once(' ').unwrap();
@@ -105,7 +105,7 @@ fn fold_stacks(text: &str) -> Stacks {
 
 /// `go tool pprof -traces` output as stacks: each trace's `thread` label, then its
 /// frames root first; zero-weight traces left out, as fold leaves them out.
-fn trace_stacks(text: &str) -> Stacks {
+pub(crate) fn trace_stacks(text: &str) -> Stacks {
     let mut out = Stacks::new();
     let sep = "-----------+-";
     for block in text.split(sep).skip(1) {

@@ -81,6 +81,9 @@ pub struct SampleFields {
     /// PERF_SAMPLE_CALLCHAIN: addresses and context markers ([`abi::callchain`]), as the
     /// kernel writes them (e.g. `callchain::USER`, then the user ips, innermost first).
     pub callchain: Vec<u64>,
+    /// PERF_SAMPLE_RAW: a tracepoint's raw record; written with its u32 size and zero padding
+    /// to 8 bytes, as the kernel writes it.
+    pub raw: Vec<u8>,
     /// PERF_SAMPLE_BRANCH_STACK: `hw_idx` (written when `branch_sample_type` has
     /// PERF_SAMPLE_BRANCH_HW_INDEX) and the entries as (from, to, flags), newest first.
     pub branch_stack: (u64, Vec<[u64; 3]>),
@@ -298,6 +301,37 @@ fn task_record(
     frame(ty, 0, b)
 }
 
+/// PERF_RECORD_SWITCH (`other` None) or PERF_RECORD_SWITCH_CPU_WIDE (`other`: the task
+/// switched to or from, `(pid, tid)`): the task of `sample_id` came onto (`out` false) or left
+/// the CPU, still runnable when `preempt`.
+pub fn switch_record(
+    attr: &EventAttr,
+    out: bool,
+    preempt: bool,
+    other: Option<(i32, i32)>,
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    if let Some((pid, tid)) = other {
+        b.i32(pid);
+        b.i32(tid);
+    }
+    b.sample_id(attr, sample_id);
+    let mut misc = 0;
+    if out {
+        misc |= crate::abi::misc::SWITCH_OUT;
+        if preempt {
+            misc |= crate::abi::misc::SWITCH_OUT_PREEMPT;
+        }
+    }
+    let ty = if other.is_some() {
+        record::SWITCH_CPU_WIDE
+    } else {
+        record::SWITCH
+    };
+    frame(ty, misc, b)
+}
+
 /// PERF_RECORD_LOST: `lost` records of event `id` were dropped because the ring buffer was
 /// full.
 pub fn lost_record(attr: &EventAttr, id: u64, lost: u64, sample_id: &SampleId) -> Result<Vec<u8>> {
@@ -395,6 +429,14 @@ pub fn sample_record(attr: &EventAttr, s: &SampleFields) -> Result<Vec<u8>> {
         b.u64(s.callchain.len() as u64);
         for &ip in &s.callchain {
             b.u64(ip);
+        }
+    }
+    if st & sample::RAW != 0 {
+        // The kernel pads the size word and the data together to a multiple of 8.
+        let padded = (4 + s.raw.len()).next_multiple_of(8) - 4;
+        b.u32(padded as u32);
+        for i in 0..padded {
+            b.u8(s.raw.get(i).copied().unwrap_or(0));
         }
     }
     if st & sample::BRANCH_STACK != 0 {

@@ -1,0 +1,531 @@
+//! Wall-clock time of each thread: on a CPU, runnable (waiting for one) or blocked, from the
+//! context-switch data of a recording, and where each nanosecond goes in the profile (the
+//! three columns of `cpiflame_profile::wall`).
+//!
+//! What a recording may carry, and what each gives:
+//!
+//! - **Switch records** (PERF_RECORD_SWITCH / SWITCH_CPU_WIDE, `attr.context_switch`:
+//!   `cpiflame record --off-cpu`, `perf record --switch-events`): when each thread left and
+//!   re-entered a CPU, and on leaving whether it was still runnable (the PREEMPT flag: the
+//!   kernel sets it when the task is still on its run queue) or blocked.
+//! - **Switch-out stacks**: a `context-switches` software event sampled at every switch
+//!   (its sample is taken as the task leaves), or `sched:sched_switch` tracepoint samples
+//!   (whose `prev_state` also says runnable or blocked, and whose `next_pid` says who came
+//!   on, in a per-CPU recording). Off-CPU time sits on the stack the thread left with.
+//! - **Wakeups** (`sched:sched_waking` or `sched:sched_wakeup` samples, field `pid`): when a
+//!   blocked thread was made runnable. Without them, the time a woken thread waited for a
+//!   CPU counts as blocked.
+//! - perf's own `--off-cpu` output: `offcpu-time` samples whose period is nanoseconds spent
+//!   blocked on the sample's stack (no intervals, no runnable time).
+//!
+//! The walk ([`WallPlan::of`]) reads every record once, in time order, and follows each
+//! thread: it is on a CPU from a switch-in (or from its first appearance) to the next
+//! switch-out; off from a switch-out to the next switch-in (the end of the recording at the
+//! latest), blocked until woken and runnable after, or runnable throughout when preempted.
+//! A thread's on-CPU time is then spread over its on-CPU samples (of the width event:
+//! cycles, or cpu-clock without a PMU) in proportion to their weight, so that the sampled
+//! profile decides only how a thread's measured time divides between its stacks. Threads
+//! with samples but no switch data get their on-CPU time from the samples themselves
+//! (cpu-clock and task-clock periods are nanoseconds; an event sampled at a frequency stands
+//! for `1 / frequency` seconds per sample), and none when neither holds.
+
+use foldhash::HashMap;
+
+use cpiflame_events::abi::{attr_type, software};
+use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample, TraceEvent};
+
+use crate::collapse::SampleWeights;
+
+/// What a record's event contributes to the wall-time walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// Samples taken as a thread leaves a CPU: `context-switches`.
+    SwitchStack,
+    /// `sched:sched_switch` samples: a switch-out stack with the state it left in.
+    SchedSwitch,
+    /// `sched:sched_waking` / `sched:sched_wakeup`: the woken thread in field `pid`.
+    Wakeup,
+    /// perf's `offcpu-time`: period = nanoseconds blocked on the sample's stack.
+    OffCpuTime,
+    /// Samples of the event whose weight spreads on-CPU time.
+    OnCpu,
+    /// Nothing for the walk.
+    Other,
+}
+
+/// Where a recording's wall-clock time goes, sample by sample: made once per recording by
+/// [`WallPlan::of`], then consulted by [`SampleWeights`] as the samples are collapsed.
+#[derive(Clone, Debug)]
+pub struct WallPlan {
+    /// Profile column of on-CPU ns; runnable is the next, blocked the one after.
+    pub(crate) first_column: usize,
+    sources: Vec<Source>,
+    /// Per thread: its on-CPU nanoseconds and the summed weight of its on-CPU samples, over
+    /// which the nanoseconds are spread.
+    on_cpu: HashMap<i32, (u64, u64)>,
+    /// (runnable, blocked) ns of the off-CPU interval that begins with the switch-out
+    /// sample of (tid, time).
+    off_cpu: HashMap<(i32, u64), (u64, u64)>,
+    pub stats: WallStats,
+}
+
+/// Totals of the walk, for notes and warnings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WallStats {
+    pub threads: usize,
+    /// Switch-outs seen.
+    pub switches: u64,
+    pub on_cpu_ns: u64,
+    pub runnable_ns: u64,
+    pub blocked_ns: u64,
+    /// Off-CPU nanoseconds with no switch-out stack to put them on (its sample was lost):
+    /// not in the profile.
+    pub off_cpu_without_stack_ns: u64,
+    /// On-CPU nanoseconds of threads that have no on-CPU sample: not in the profile.
+    pub on_cpu_without_samples_ns: u64,
+    /// The recording has switch records (switch-in times are exact).
+    pub switch_records: bool,
+    /// The recording has wakeup samples (blocked and runnable are told apart after a wakeup).
+    pub wakeups: bool,
+    /// Switch-in times were taken from the thread's next sample (no switch records and no
+    /// per-CPU `sched_switch`).
+    pub switch_in_estimated: bool,
+}
+
+/// One thread as the walk follows it.
+#[derive(Default)]
+struct Thread {
+    /// When the thread was first seen (fork, comm, first event).
+    start: Option<u64>,
+    /// On a CPU since.
+    on_since: Option<u64>,
+    off: Option<Off>,
+    /// Time of the last switch-out stack sample (the key of [`WallPlan::off_cpu`]).
+    last_stack: Option<u64>,
+    /// Time of the last switch-in: a stack sample before it belongs to an earlier switch.
+    last_in: u64,
+    on_cpu_ns: u64,
+    /// Summed on-CPU sample weight.
+    weight: u64,
+    /// On-CPU nanoseconds the samples themselves stand for (for threads without switches).
+    sampled_ns: f64,
+    switched: bool,
+    exited: bool,
+}
+
+/// A thread off the CPU.
+struct Off {
+    since: u64,
+    runnable: bool,
+    woken: Option<u64>,
+    /// The stack sample this interval's time goes to.
+    stack: Option<u64>,
+}
+
+impl WallPlan {
+    /// The plan for `file`, whose profile columns are its events' (`file.attrs.len()` of
+    /// them) followed by the three wall columns; `None` when the recording has no off-CPU
+    /// data. `on_cpu` says which events' samples carry on-CPU weight (the width event's).
+    pub fn of(file: &PerfData, on_cpu: &[bool]) -> Result<Option<WallPlan>, ReadError> {
+        let sources: Vec<Source> = (0..file.attrs.len())
+            .map(|i| source_of(file, i, on_cpu.get(i).copied().unwrap_or(false)))
+            .collect();
+        let context_switch = file
+            .attrs
+            .iter()
+            .any(|a| a.flags & cpiflame_perf_data::attr_flags::CONTEXT_SWITCH != 0);
+        let has = |s: Source| sources.contains(&s);
+        if !context_switch
+            && !has(Source::SwitchStack)
+            && !has(Source::SchedSwitch)
+            && !has(Source::OffCpuTime)
+        {
+            return Ok(None);
+        }
+        let trace: Vec<Option<&TraceEvent>> = file
+            .attrs
+            .iter()
+            .map(|a| {
+                (a.type_ == attr_type::TRACEPOINT)
+                    .then(|| file.trace_events.iter().find(|e| e.id == a.config))
+                    .flatten()
+            })
+            .collect();
+        let mut walk = Walk {
+            threads: HashMap::default(),
+            off_cpu: HashMap::default(),
+            stats: WallStats::default(),
+            // A switch-out is a record when the file has them, else the stack sample is.
+            switch_records: context_switch,
+            end: 0,
+        };
+        let mut weights = SampleWeights::new(file);
+        let mut out = Vec::new();
+        for record in file.records() {
+            let record = record?;
+            let fake_time = matches!(&record.kind, RecordKind::Sample(s) if sources[s.attr] == Source::OffCpuTime);
+            if let (Some(t), false) = (record.time, fake_time) {
+                // perf's offcpu-time samples carry a made-up time (after every other).
+                walk.end = walk.end.max(t);
+            }
+            match &record.kind {
+                RecordKind::Sample(s) => {
+                    let source = sources[s.attr];
+                    if source == Source::OnCpu {
+                        weights.weights(file, s, &mut out);
+                        let w = out
+                            .iter()
+                            .filter(|(e, _)| on_cpu.get(*e).copied().unwrap_or(false))
+                            .map(|(_, p)| *p)
+                            .sum();
+                        let ns = sample_ns(file, s, w);
+                        walk.on_cpu_sample(s, w, ns);
+                    } else {
+                        walk.sample(s, source, trace[s.attr]);
+                    }
+                }
+                RecordKind::Switch {
+                    out: true,
+                    preempt,
+                    task: Some((_, tid)),
+                    ..
+                } => {
+                    if let Some(t) = record.time {
+                        walk.switch_out(*tid, t, Some(*preempt), None);
+                    }
+                }
+                RecordKind::Switch {
+                    out: false,
+                    task: Some((_, tid)),
+                    ..
+                } => {
+                    if let Some(t) = record.time {
+                        walk.stats.switch_records = true;
+                        walk.switch_in(*tid, t);
+                    }
+                }
+                RecordKind::Fork { tid, .. } | RecordKind::Comm { tid, .. } => {
+                    // perf synthesizes the records of threads that existed before it started
+                    // with time 0: not a start.
+                    if let Some(t) = record.time.filter(|&t| t > 0) {
+                        walk.thread(*tid).start.get_or_insert(t);
+                    }
+                }
+                RecordKind::Exit { tid, .. } => {
+                    if let Some(t) = record.time {
+                        walk.exit(*tid, t);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(walk.finish(file.attrs.len(), sources)))
+    }
+
+    /// Pushes the wall-time (column, ns) pairs `sample` adds: on-CPU ns for an on-CPU
+    /// sample (`weights`: what the sample adds to the event columns), the off-CPU interval
+    /// that begins with a switch-out sample, the period of an `offcpu-time` sample.
+    /// `out` holds what the sample adds to the event columns; the wall-time pairs are pushed
+    /// after them. `spread`: each thread's on-CPU weight so far (the samples must come in the
+    /// file's order): the k-th sample gets `ns * W_k / W - ns * W_(k-1) / W` (floors, in
+    /// integers), so a thread's samples sum to its on-CPU time exactly.
+    pub(crate) fn weights(
+        &self,
+        sample: &Sample<'_>,
+        out: &mut Vec<(usize, u64)>,
+        spread: &mut HashMap<i32, u64>,
+    ) {
+        let on = self.first_column;
+        let tid = sample.tid.unwrap_or(-1);
+        match self.sources.get(sample.attr) {
+            Some(Source::OnCpu) => {
+                let w: u64 = out
+                    .iter()
+                    .filter(|(e, _)| self.sources.get(*e) == Some(&Source::OnCpu))
+                    .map(|(_, p)| *p)
+                    .sum();
+                if let Some(&(ns, total)) = self.on_cpu.get(&tid) {
+                    let done = spread.entry(tid).or_default();
+                    let share = |upto: u64| {
+                        (u128::from(ns) * u128::from(upto.min(total)) / u128::from(total)) as u64
+                    };
+                    let before = share(*done);
+                    *done = done.saturating_add(w);
+                    out.push((on, share(*done) - before));
+                }
+            }
+            Some(Source::SwitchStack | Source::SchedSwitch) => {
+                if let Some(&(runnable, blocked)) =
+                    sample.time.and_then(|t| self.off_cpu.get(&(tid, t)))
+                {
+                    if runnable > 0 {
+                        out.push((on + 1, runnable));
+                    }
+                    if blocked > 0 {
+                        out.push((on + 2, blocked));
+                    }
+                }
+            }
+            Some(Source::OffCpuTime) => {
+                out.push((on + 2, sample.period.unwrap_or(0)));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The part `attr` plays in the walk.
+fn source_of(file: &PerfData, attr: usize, on_cpu: bool) -> Source {
+    let a = &file.attrs[attr];
+    let name = a.name.as_deref().unwrap_or("");
+    let base = name.split(':').next().unwrap_or(name);
+    if a.type_ == attr_type::SOFTWARE && a.config == software::CONTEXT_SWITCHES
+        || base == "context-switches"
+        || base == "cs"
+    {
+        return Source::SwitchStack;
+    }
+    // perf's `--off-cpu` event is a BPF output event named so; other BPF output is not time.
+    if name == "offcpu-time" {
+        return Source::OffCpuTime;
+    }
+    if a.type_ == attr_type::TRACEPOINT {
+        let event = file.trace_events.iter().find(|e| e.id == a.config);
+        let tp = event.map_or(name.to_string(), |e| e.full_name());
+        match tp.as_str() {
+            "sched:sched_switch" => return Source::SchedSwitch,
+            "sched:sched_waking" | "sched:sched_wakeup" => return Source::Wakeup,
+            _ => {}
+        }
+    }
+    if on_cpu {
+        Source::OnCpu
+    } else {
+        Source::Other
+    }
+}
+
+/// The on-CPU nanoseconds sample `s` of weight `weight` stands for by itself: its period for
+/// cpu-clock and task-clock (nanoseconds), `1 / frequency` for an event sampled at a
+/// frequency, else nothing known.
+fn sample_ns(file: &PerfData, s: &Sample<'_>, weight: u64) -> f64 {
+    let a = &file.attrs[s.attr];
+    if a.type_ == attr_type::SOFTWARE
+        && (a.config == software::CPU_CLOCK || a.config == software::TASK_CLOCK)
+    {
+        weight as f64
+    } else if a.freq() && a.sample_period_or_freq > 0 {
+        1e9 / a.sample_period_or_freq as f64
+    } else {
+        0.0
+    }
+}
+
+struct Walk {
+    threads: HashMap<i32, Thread>,
+    off_cpu: HashMap<(i32, u64), (u64, u64)>,
+    stats: WallStats,
+    switch_records: bool,
+    /// The latest time seen: the end of the recording.
+    end: u64,
+}
+
+impl Walk {
+    fn thread(&mut self, tid: i32) -> &mut Thread {
+        self.threads.entry(tid).or_default()
+    }
+
+    fn on_cpu_sample(&mut self, s: &Sample<'_>, weight: u64, ns: f64) {
+        let tid = s.tid.unwrap_or(-1);
+        if let Some(t) = s.time {
+            // Running now: a thread seen off the CPU without a switch-in record came back.
+            if !self.switch_records && self.thread(tid).off.is_some() {
+                self.stats.switch_in_estimated = true;
+                self.switch_in(tid, t);
+            }
+            let th = self.thread(tid);
+            th.start.get_or_insert(t);
+        }
+        let th = self.thread(tid);
+        th.weight = th.weight.saturating_add(weight);
+        th.sampled_ns += ns;
+    }
+
+    fn sample(&mut self, s: &Sample<'_>, source: Source, trace: Option<&TraceEvent>) {
+        let (Some(t), tid) = (s.time, s.tid.unwrap_or(-1)) else {
+            return;
+        };
+        match source {
+            Source::SwitchStack => {
+                let th = self.thread(tid);
+                th.start.get_or_insert(t);
+                th.last_stack = Some(t);
+                if !self.switch_records {
+                    // No records: the sample is the switch-out, its state unknown.
+                    self.switch_out(tid, t, None, Some(t));
+                }
+            }
+            Source::SchedSwitch => {
+                let (Some(raw), Some(trace)) = (s.raw, trace) else {
+                    return;
+                };
+                let prev = trace.int(raw, "prev_pid").map(|v| v as i32);
+                let next = trace.int(raw, "next_pid").map(|v| v as i32);
+                // R (0) and R+ (preempted, TASK_REPORT_MAX above the state bits) are runnable.
+                let runnable = trace.int(raw, "prev_state").map(|v| v & 0xff == 0);
+                let prev = prev.unwrap_or(tid);
+                self.thread(prev).last_stack = Some(t);
+                if !self.switch_records {
+                    self.switch_out(prev, t, runnable, Some(t));
+                    if let Some(next) = next.filter(|&n| n != 0) {
+                        if self.threads.contains_key(&next) {
+                            self.switch_in(next, t);
+                        }
+                    }
+                }
+            }
+            Source::Wakeup => {
+                self.stats.wakeups = true;
+                let Some(woken) = s.raw.zip(trace).and_then(|(raw, tr)| tr.int(raw, "pid")) else {
+                    return;
+                };
+                if let Some(th) = self.threads.get_mut(&(woken as i32)) {
+                    if let Some(off) = &mut th.off {
+                        if !off.runnable && off.woken.is_none() {
+                            off.woken = Some(t);
+                        }
+                    }
+                }
+            }
+            Source::OffCpuTime => {
+                self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(s.period.unwrap_or(0));
+                self.thread(tid);
+            }
+            Source::OnCpu | Source::Other => {}
+        }
+    }
+
+    /// `tid` left the CPU at `t`; `runnable`: still runnable (None: unknown, taken as
+    /// blocked); `stack`: the sample the interval goes to (else the last stack sample since
+    /// the thread last came on).
+    fn switch_out(&mut self, tid: i32, t: u64, runnable: Option<bool>, stack: Option<u64>) {
+        let th = self.threads.entry(tid).or_default();
+        if th.exited {
+            return;
+        }
+        if th.off.is_some() {
+            // Two switch-outs in a row (a lost switch-in): the first interval ends here.
+            self.switch_in(tid, t);
+        }
+        let th = self.threads.entry(tid).or_default();
+        let since = th.on_since.take().or(th.start).unwrap_or(t);
+        th.on_cpu_ns = th.on_cpu_ns.saturating_add(t.saturating_sub(since));
+        th.start.get_or_insert(t);
+        th.switched = true;
+        let stack = stack.or(th.last_stack.filter(|&s| s >= th.last_in));
+        th.off = Some(Off {
+            since: t,
+            runnable: runnable.unwrap_or(false),
+            woken: None,
+            stack,
+        });
+        self.stats.switches += 1;
+    }
+
+    /// `tid` came onto a CPU at `t`.
+    fn switch_in(&mut self, tid: i32, t: u64) {
+        let th = self.threads.entry(tid).or_default();
+        if th.exited {
+            return;
+        }
+        th.switched = true;
+        th.start.get_or_insert(t);
+        th.last_in = t;
+        if let Some(off) = th.off.take() {
+            self.close_off(tid, off, t);
+        }
+        let th = self.threads.entry(tid).or_default();
+        th.on_since = Some(t);
+    }
+
+    fn exit(&mut self, tid: i32, t: u64) {
+        let th = self.threads.entry(tid).or_default();
+        if let Some(since) = th.on_since.take() {
+            th.on_cpu_ns = th.on_cpu_ns.saturating_add(t.saturating_sub(since));
+        }
+        th.exited = true;
+        if let Some(off) = th.off.take() {
+            self.close_off(tid, off, t);
+        }
+    }
+
+    /// Ends the off-CPU interval `off` of `tid` at `t` and puts its time on its stack.
+    fn close_off(&mut self, tid: i32, off: Off, t: u64) {
+        let total = t.saturating_sub(off.since);
+        let (runnable, blocked) = if off.runnable {
+            (total, 0)
+        } else {
+            match off.woken {
+                Some(w) => {
+                    let w = w.clamp(off.since, t);
+                    (t - w, w - off.since)
+                }
+                None => (0, total),
+            }
+        };
+        match off.stack {
+            Some(stack) => {
+                let e = self.off_cpu.entry((tid, stack)).or_default();
+                e.0 = e.0.saturating_add(runnable);
+                e.1 = e.1.saturating_add(blocked);
+                self.stats.runnable_ns = self.stats.runnable_ns.saturating_add(runnable);
+                self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(blocked);
+            }
+            None => {
+                self.stats.off_cpu_without_stack_ns =
+                    self.stats.off_cpu_without_stack_ns.saturating_add(total);
+            }
+        }
+    }
+
+    fn finish(mut self, columns: usize, sources: Vec<Source>) -> WallPlan {
+        let end = self.end;
+        let tids: Vec<i32> = self.threads.keys().copied().collect();
+        for tid in tids {
+            let th = self.threads.get_mut(&tid).expect("listed");
+            if th.exited {
+                continue;
+            }
+            if let Some(off) = th.off.take() {
+                self.close_off(tid, off, end);
+            } else if let Some(since) = th.on_since.take() {
+                th.on_cpu_ns = th.on_cpu_ns.saturating_add(end.saturating_sub(since));
+            }
+        }
+        let mut spread = HashMap::default();
+        for (&tid, th) in &self.threads {
+            let on_cpu = if th.switched {
+                th.on_cpu_ns as f64
+            } else {
+                th.sampled_ns
+            };
+            if th.weight > 0 {
+                spread.insert(tid, (on_cpu.round() as u64, th.weight));
+                self.stats.on_cpu_ns = self.stats.on_cpu_ns.saturating_add(on_cpu.round() as u64);
+            } else {
+                self.stats.on_cpu_without_samples_ns = self
+                    .stats
+                    .on_cpu_without_samples_ns
+                    .saturating_add(on_cpu.round() as u64);
+            }
+        }
+        self.stats.threads = self.threads.len();
+        WallPlan {
+            first_column: columns,
+            sources,
+            on_cpu: spread,
+            off_cpu: self.off_cpu,
+            stats: self.stats,
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Wall-time columns from synthetic recordings whose every switch is known: each thread's
+//! on-CPU, runnable and blocked nanoseconds are checked exactly against the intervals written.
+
+use std::collections::BTreeMap;
+
+use cpiflame_perf_data::abi::{attr_type, callchain, sample};
+use cpiflame_perf_data::attr_flags;
+use cpiflame_perf_data::write::{
+    comm_record, exit_record, mmap2_record, sample_record, switch_record, EventAttr, Features,
+    Mmap2, PerfDataWriter, SampleFields, SampleId,
+};
+use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
+use cpiflame_profile::wall;
+use cpiflame_testkit::Dir;
+
+const TYPES: u64 = sample::IDENTIFIER | sample::IP | sample::TID | sample::TIME | sample::PERIOD;
+
+fn attr(config: u64, name: &str, id: u64, flags: u64) -> EventAttr {
+    EventAttr {
+        type_: attr_type::SOFTWARE,
+        config,
+        sample_type: TYPES | sample::CALLCHAIN,
+        sample_period_or_freq: 1,
+        flags: attr_flags::SAMPLE_ID_ALL | flags,
+        name: Some(name.into()),
+        ids: vec![id],
+        ..EventAttr::default()
+    }
+}
+
+/// cpu-clock (id 1) and context-switches (id 2, with `context_switch`), as
+/// `perf record --switch-events -e cpu-clock -e context-switches -c 1` writes them.
+fn attrs() -> Vec<EventAttr> {
+    vec![
+        attr(0, "cpu-clock", 1, 0),
+        attr(3, "context-switches", 2, attr_flags::CONTEXT_SWITCH),
+    ]
+}
+
+/// One event of a thread's synthetic life.
+enum Ev {
+    Comm(&'static str),
+    /// A cpu-clock sample of `period` ns in function at `ip`.
+    OnCpu(u64, u64),
+    /// A context-switches sample (the stack as the thread leaves) at `ip`.
+    Stack(u64),
+    Out {
+        preempt: bool,
+    },
+    In,
+    Exit,
+}
+
+fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
+    let path = dir.path(name);
+    let attrs = attrs();
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    // A binary that is not there: its frames are named `app+0xOFFSET`, one name per address.
+    let map = Mmap2 {
+        pid: 100,
+        tid: 100,
+        addr: 0,
+        len: 0x10000,
+        prot: 5,
+        filename: "/nonexistent/app".into(),
+        misc: cpiflame_perf_data::abi::misc::USER,
+        ..Mmap2::default()
+    };
+    let sid0 = SampleId {
+        pid: 100,
+        tid: 100,
+        time: 0,
+        id: 1,
+        stream_id: 0,
+        cpu: 0,
+    };
+    w.write_record(&mmap2_record(&attrs[0], &map, &sid0).unwrap())
+        .unwrap();
+    for (time, tid, ev) in events {
+        let (time, tid) = (*time, *tid);
+        let sid = |id| SampleId {
+            pid: 100,
+            tid,
+            time,
+            id,
+            stream_id: 0,
+            cpu: 0,
+        };
+        let sample = |a: &EventAttr, ip: u64, period: u64, id: u64| {
+            sample_record(
+                a,
+                &SampleFields {
+                    id,
+                    ip,
+                    pid: 100,
+                    tid,
+                    time,
+                    period,
+                    callchain: vec![callchain::USER, ip],
+                    misc: cpiflame_perf_data::abi::misc::USER,
+                    ..SampleFields::default()
+                },
+            )
+            .unwrap()
+        };
+        let record = match ev {
+            Ev::Comm(comm) => comm_record(&attrs[0], 100, tid, comm, false, &sid(1)).unwrap(),
+            Ev::OnCpu(ip, period) => sample(&attrs[0], *ip, *period, 1),
+            Ev::Stack(ip) => sample(&attrs[1], *ip, 1, 2),
+            Ev::Out { preempt } => switch_record(&attrs[1], true, *preempt, None, &sid(2)).unwrap(),
+            Ev::In => switch_record(&attrs[1], false, false, None, &sid(2)).unwrap(),
+            Ev::Exit => exit_record(&attrs[0], 100, 100, tid, 100, time, &sid(1)).unwrap(),
+        };
+        w.write_record(&record).unwrap();
+    }
+    w.finish(&Features::default()).unwrap();
+    path
+}
+
+fn load(path: &std::path::Path, on_cpu_only: bool) -> (Loaded, Vec<String>) {
+    let mut warnings = Vec::new();
+    let loaded = load_any(
+        &LoadOptions {
+            file: path.to_path_buf(),
+            kernel: true,
+            on_cpu_only,
+            ..Default::default()
+        },
+        &mut warnings,
+    )
+    .unwrap();
+    (loaded, warnings)
+}
+
+/// (on, runnable, blocked) ns per root frame (thread name).
+fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
+    let wc = l.wall.expect("wall columns");
+    let mut per = BTreeMap::new();
+    for s in &l.profile.stacks {
+        let root = l.profile.frame(s.frames[0]).name.clone();
+        let e: &mut [u64; 3] = per.entry(root).or_default();
+        for (i, c) in wc.all().iter().enumerate() {
+            e[i] += s.counts[*c].period;
+        }
+    }
+    per
+}
+
+/// Thread `worker` lives 1000..10000: on 1000..3000, preempted 3000..4000, on 4000..6000,
+/// blocked 6000..10000 (never woken within the recording, which ends at 10000 with the
+/// other thread's last event); thread `idle` is on 1000..1500 then blocked to its exit at 9000.
+#[test]
+fn every_nanosecond_of_each_thread_lands_in_its_state() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1000, 8, Comm("idle")),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1300, 8, OnCpu(0x3000, 50)),
+        (1490, 8, Stack(0x3100)),
+        (1500, 8, Out { preempt: false }),
+        (2000, 7, OnCpu(0x1000, 100)),
+        (2500, 7, OnCpu(0x2000, 200)),
+        (2990, 7, Stack(0x1100)),
+        (3000, 7, Out { preempt: true }),
+        (4000, 7, In),
+        (5000, 7, OnCpu(0x2000, 100)),
+        (5990, 7, Stack(0x2100)),
+        (6000, 7, Out { preempt: false }),
+        (9000, 8, Exit),
+        (10000, 9, Comm("late")),
+    ];
+    let dir = Dir::new("wall-states");
+    let path = write(&dir, "states.data", &events);
+    let (l, _) = load(&path, false);
+    let per = per_thread(&l);
+    // worker: on 2000 + 2000, runnable 1000, blocked 4000 (to the end).
+    assert_eq!(per["worker"], [4000, 1000, 4000]);
+    // idle: on 500, blocked 1500..9000.
+    assert_eq!(per["idle"], [500, 0, 7500]);
+    // On-CPU time spreads by weight: 0x1000 had 200 of 500 weight units, 0x2000 300.
+    let wc = l.wall.unwrap();
+    let mut by_leaf: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &l.profile.stacks {
+        if l.profile.frame(s.frames[0]).name == "worker" {
+            let leaf = l.profile.frame(*s.frames.last().unwrap()).name.clone();
+            *by_leaf.entry(leaf).or_default() += s.counts[wc.on_cpu].period;
+        }
+    }
+    let on: Vec<u64> = by_leaf.values().copied().filter(|&v| v > 0).collect();
+    assert_eq!(on.iter().sum::<u64>(), 4000);
+    assert!(on.contains(&1600) && on.contains(&2400), "{by_leaf:?}");
+    // The widths' event stays cpu-clock, never the switch event.
+    assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
+    assert_eq!(
+        &l.profile.events[wc.on_cpu].name,
+        wall::ON_CPU,
+        "columns named as the contract says"
+    );
+}
+
+/// `--on-cpu-only` gives the profile without the wall columns, as before off-CPU existed.
+#[test]
+fn on_cpu_only_leaves_the_wall_columns_out() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1290, 7, Stack(0x1100)),
+        (1300, 7, Out { preempt: false }),
+        (1400, 7, In),
+        (1500, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-only");
+    let path = write(&dir, "only.data", &events);
+    let (l, _) = load(&path, true);
+    assert_eq!(l.wall, None);
+    assert_eq!(
+        l.profile
+            .events
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect::<Vec<_>>(),
+        ["cpu-clock", "context-switches"]
+    );
+    let (l, warnings) = load(&path, false);
+    assert_eq!(per_thread(&l)["worker"], [400, 0, 100]);
+    assert!(
+        warnings.iter().any(|w| w.contains("no wakeup events")),
+        "{warnings:?}"
+    );
+}
+
+/// A switch-out whose stack sample is missing is not put on some other stack: it is left
+/// out, and a warning says how much.
+#[test]
+fn off_cpu_time_without_a_stack_is_reported_not_invented() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1290, 7, Stack(0x1100)),
+        (1300, 7, Out { preempt: false }),
+        (1400, 7, In),
+        (1500, 7, OnCpu(0x1000, 100)),
+        (2000, 7, Out { preempt: false }),
+        (2_000_000, 7, In),
+        (2_000_100, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-nostack");
+    let path = write(&dir, "nostack.data", &events);
+    let (l, warnings) = load(&path, false);
+    assert_eq!(per_thread(&l)["worker"], [300 + 600 + 100, 0, 100]);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("2.0 ms off-CPU have no switch-out stack")),
+        "{warnings:?}"
+    );
+}
+
+/// perf's own `perf record --off-cpu` output: `offcpu-time` samples whose period is the
+/// nanoseconds blocked on their stack, written after every other record with a made-up time
+/// (`OFF_CPU_TIMESTAMP`, `~0 << 32`, in perf's util/bpf_off_cpu.c). Blocked time is their
+/// periods; on-CPU time, without switches, is what the cpu-clock samples stand for.
+#[test]
+fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
+    // perf adds PERF_SAMPLE_CGROUP, which the writer does not lay out; it changes nothing here.
+    let offcpu_types = sample::IDENTIFIER
+        | sample::IP
+        | sample::TID
+        | sample::TIME
+        | sample::ID
+        | sample::CPU
+        | sample::PERIOD
+        | sample::CALLCHAIN;
+    let attrs = vec![
+        attr(0, "cpu-clock", 1, 0),
+        EventAttr {
+            type_: attr_type::SOFTWARE,
+            config: cpiflame_events::abi::software::BPF_OUTPUT,
+            sample_type: offcpu_types,
+            sample_period_or_freq: 1,
+            flags: attr_flags::SAMPLE_ID_ALL,
+            name: Some("offcpu-time".into()),
+            ids: vec![2],
+            ..EventAttr::default()
+        },
+    ];
+    let dir = Dir::new("wall-offcpu-time");
+    let path = dir.path("offcpu-time.data");
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let sid = |time| SampleId {
+        pid: 100,
+        tid: 7,
+        time,
+        id: 1,
+        stream_id: 0,
+        cpu: 0,
+    };
+    w.write_record(&comm_record(&attrs[0], 100, 7, "app", false, &sid(1000)).unwrap())
+        .unwrap();
+    let s = |a: &EventAttr, id, time, period| {
+        sample_record(
+            a,
+            &SampleFields {
+                id,
+                ip: 0x1000,
+                pid: 100,
+                tid: 7,
+                time,
+                period,
+                callchain: vec![callchain::USER, 0x1000],
+                misc: cpiflame_perf_data::abi::misc::USER,
+                ..SampleFields::default()
+            },
+        )
+        .unwrap()
+    };
+    for t in [2000, 3000, 4000] {
+        w.write_record(&s(&attrs[0], 1, t, 1_000_000)).unwrap();
+    }
+    w.write_record(&s(&attrs[1], 2, !0u64 << 32, 5_000_000))
+        .unwrap();
+    w.write_record(&s(&attrs[1], 2, !0u64 << 32, 2_500_000))
+        .unwrap();
+    w.finish(&Features::default()).unwrap();
+    let (l, warnings) = load(&path, false);
+    assert_eq!(per_thread(&l)["app"], [3_000_000, 0, 7_500_000]);
+    assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
+    assert!(
+        l.notes.iter().any(|n| n.contains("from off-CPU samples")),
+        "{:?}",
+        l.notes
+    );
+    // No switches, so nothing about wakeups is claimed.
+    assert!(
+        !warnings.iter().any(|w| w.contains("wakeup")),
+        "{warnings:?}"
+    );
+}
