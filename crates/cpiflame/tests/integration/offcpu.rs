@@ -3,12 +3,16 @@
 //! The `offcpu` fixture (`fixtures/workloads/offcpu.c`) runs threads whose wall time splits
 //! in known ways (a thread computing, one sleeping, one waiting on a mutex, one on a pipe,
 //! and two busy threads pinned to one CPU, each runnable about half the time), and each
-//! measures its own on-CPU and wall time and prints them ([`support::offcpu::Truth`]).
+//! measures its own on-CPU and wall time and when it was woken, and prints them
+//! ([`support::offcpu::Truth`]).
 //!
 //! First the fixture itself is checked against perf, the oracle: `perf sched timehist`
 //! (run, sleep and sch-delay time per thread) and switch records summed per thread from
 //! `perf script --show-switch-events` must find the split the program measured, within 5%.
-//! The 5% compare the recording with the program's own clocks, not a speed.
+//! Then cpiflame reads perf's recordings of it (switch records with a context-switches sample
+//! at every switch-out, switch records alone, `sched:sched_switch` + `sched:sched_waking`
+//! samples) and its report must give each thread's root the split the program measured,
+//! within 5%. The 5% compare recordings with the program's own clocks, not a speed.
 
 use crate::support;
 
@@ -16,7 +20,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use support::offcpu::{parse_truth, switch_offcpu, timehist_split, Part, Seen, Split, Truth};
-use support::{perf_works, Dir, Fixtures};
+use support::{cpiflame, ok, perf_works, s, Dir, Fixtures};
 
 /// Every bound on a thread's split, as a fraction (of the thread's life, and of the part the
 /// thread is about).
@@ -96,7 +100,7 @@ fn perf_sched_timehist_finds_the_split_the_fixture_measured() {
     let seen = Seen {
         start: Some(true),
         linger: false,
-        wakeups: true,
+        wakeups: Some(true),
     };
     let mut failures = Vec::new();
     for t in &truth {
@@ -143,7 +147,7 @@ fn perf_switch_records_find_the_off_cpu_time_the_fixture_measured() {
     let seen = Seen {
         start: Some(false),
         linger: true,
-        wakeups: false,
+        wakeups: Some(false),
     };
     let mut failures = Vec::new();
     for t in &truth {
@@ -167,6 +171,183 @@ fn switch_script(data: &Path) -> String {
         "comm,pid,tid,time",
         "--ns",
     ]))
+}
+
+// Then cpiflame: its own recording (`record --off-cpu`) and perf's, read into the wall-time
+// columns and reported per thread root (`report --json`: `on_cpu_ns`, `runnable_ns`,
+// `blocked_ns` of each process frame, which is named by the thread's comm).
+
+/// `perf record ARGS -o DATA -- offcpu`, and the fixture's truth.
+fn perf_record(fixtures: &Fixtures, args: &[&str], data: &Path) -> Vec<Truth> {
+    truth_of(
+        Command::new("perf")
+            .args(["record", "-q"])
+            .args(args)
+            .arg("-o")
+            .arg(data)
+            .arg("--")
+            .arg(&fixtures.offcpu),
+    )
+}
+
+/// `cpiflame report --json --limit 0 DATA`, parsed.
+fn report_json(data: &Path) -> serde_json::Value {
+    let out = cpiflame(&["report", "--json", "--limit", "0", s(data)]);
+    serde_json::from_str(&ok(&out)).unwrap()
+}
+
+/// The wall-time fields of a report's frame or totals (NaN where null or missing, which no
+/// check lets through).
+fn split_of(v: &serde_json::Value) -> Split {
+    let ns = |key: &str| v[key].as_f64().unwrap_or(f64::NAN);
+    Split {
+        on_cpu: ns("on_cpu_ns"),
+        runnable: ns("runnable_ns"),
+        blocked: ns("blocked_ns"),
+    }
+}
+
+/// The frames of a report of kind `kind` for which `pick` holds.
+fn frames<'a>(
+    report: &'a serde_json::Value,
+    kind: &'a str,
+    pick: impl Fn(&str) -> bool + 'a,
+) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
+    report["frames"]
+        .as_array()
+        .expect("report --json has frames")
+        .iter()
+        .filter(move |f| f["kind"] == kind && f["name"].as_str().is_some_and(&pick))
+}
+
+/// The split of the thread root named `comm`.
+fn root_split(report: &serde_json::Value, comm: &str) -> Option<Split> {
+    frames(report, "process", |name| name == comm)
+        .next()
+        .map(split_of)
+}
+
+/// Checks every thread's root in `report` against the truth, and that the totals are the
+/// roots' sums (every stack has exactly one root).
+fn check_roots(report: &serde_json::Value, truth: &[Truth], seen: Seen) {
+    let mut failures = Vec::new();
+    let mut found = Vec::new();
+    for t in truth {
+        let got = root_split(report, &t.role);
+        found.push((&t.role, got));
+        match got {
+            Some(got) => failures.extend(t.check(&got, seen, &Part::ALL, TOLERANCE)),
+            None => failures.push(format!("{}: no process frame in the report", t.role)),
+        }
+    }
+    let totals = split_of(&report["totals"]);
+    let roots: Vec<Split> = frames(report, "process", |_| true).map(split_of).collect();
+    for part in Part::ALL {
+        let sum: f64 = roots.iter().map(|r| part.of(r)).sum();
+        if part.of(&totals) != sum {
+            failures.push(format!(
+                "totals: {} {} ns, but the roots sum to {sum} ns",
+                part.name(),
+                part.of(&totals)
+            ));
+        }
+    }
+    assert_no_failures(&failures, truth, &found);
+}
+
+#[test]
+fn perf_switch_event_recordings_read_by_cpiflame_split_each_thread_as_measured() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-perf-switch");
+    let data = dir.path("perf.data");
+    // Switch records for the split, a context-switches sample at every switch-out for the
+    // stack the thread waited on; no wake-ups.
+    let truth = perf_record(
+        fixtures,
+        &[
+            "--switch-events",
+            "-e",
+            "cpu-clock",
+            "-e",
+            "context-switches/period=1/",
+            "-g",
+        ],
+        &data,
+    );
+    let seen = Seen {
+        start: None,
+        linger: true,
+        wakeups: Some(false),
+    };
+    check_roots(&report_json(&data), &truth, seen);
+}
+
+#[test]
+fn perf_switch_records_without_switch_out_stacks_keep_on_cpu_time_and_say_what_is_left_out() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-perf-switch-bare");
+    let data = dir.path("perf.data");
+    let truth = perf_record(
+        fixtures,
+        &["--switch-events", "-e", "cpu-clock", "-g"],
+        &data,
+    );
+    // No stack at a switch-out: the off-CPU time has nowhere to go in the graph and is left
+    // out, with a warning; the on-CPU time of the busy threads is all there.
+    let out = cpiflame(&["report", "--json", "--limit", "0", s(&data)]);
+    let report: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("off-CPU"),
+        "no warning of the off-CPU time left out: {stderr}"
+    );
+    let seen = Seen {
+        start: None,
+        linger: true,
+        wakeups: Some(false),
+    };
+    let mut failures = Vec::new();
+    for t in truth.iter().filter(|t| !t.blocks()) {
+        match root_split(&report, &t.role) {
+            Some(got) => failures.extend(t.check(&got, seen, &[Part::OnCpu], TOLERANCE)),
+            None => failures.push(format!("{}: no process frame in the report", t.role)),
+        }
+    }
+    assert_no_failures(&failures, &truth, &report["totals"]);
+}
+
+/// perf's tracepoint recording of the fixture: the stack of every switch-out, the wake-ups
+/// of the fixture's threads, and cpu-clock samples.
+const SCHED_SWITCH_ARGS: [&str; 7] = [
+    "-e",
+    "sched:sched_switch",
+    "-e",
+    "sched:sched_waking",
+    "-e",
+    "cpu-clock",
+    "-g",
+];
+
+#[test]
+fn perf_sched_switch_recordings_read_by_cpiflame_split_each_thread_as_measured() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-perf-sched");
+    let data = dir.path("perf.data");
+    let truth = perf_record(fixtures, &SCHED_SWITCH_ARGS, &data);
+    // No switch-in times: cpiflame ends each off-CPU interval at the thread's next sample.
+    // Wake-ups as for `record --off-cpu` (per-task sched_waking).
+    let seen = Seen {
+        start: None,
+        linger: true,
+        wakeups: None,
+    };
+    check_roots(&report_json(&data), &truth, seen);
 }
 
 // The text parsers behind the oracles, on lines perf 6.1 printed (ids and times edited to
@@ -194,9 +375,10 @@ fn the_fixture_lines_parse_and_every_role_is_required() {
         linger: true,
         wakeups,
     };
+    let sees = |start, wakeups| seen(start, Some(wakeups));
     // Busy: runnable from creation, whenever not on a CPU, and after the linger's sleep.
     assert_eq!(
-        hog.expected(seen(Some(true), true)),
+        hog.expected(sees(Some(true), true)),
         Split {
             on_cpu: 240.0,
             runnable: 9.0 + 260.0 + 300.0,
@@ -206,7 +388,7 @@ fn the_fixture_lines_parse_and_every_role_is_required() {
     // A waiter: blocked until woken; the wake-up delays are runnable only with wake-ups.
     let sleeper = &truth[1];
     assert_eq!(
-        sleeper.expected(seen(Some(false), true)),
+        sleeper.expected(sees(Some(false), true)),
         Split {
             on_cpu: 3.0,
             runnable: 7.0 + 300.0,
@@ -214,7 +396,7 @@ fn the_fixture_lines_parse_and_every_role_is_required() {
         }
     );
     assert_eq!(
-        sleeper.expected(seen(Some(false), false)),
+        sleeper.expected(sees(Some(false), false)),
         Split {
             on_cpu: 3.0,
             runnable: 0.0,
@@ -226,6 +408,9 @@ fn the_fixture_lines_parse_and_every_role_is_required() {
         .filter(|l| !l.contains("=hog"))
         .map(|l| format!("{l}\n"))
         .collect();
+    // Some wake-ups seen: half the delays each way, and bounds wider by that half.
+    let half = sleeper.expected(seen(Some(false), None));
+    assert_eq!((half.runnable, half.blocked), (153.5, 1_000_543.5));
     assert!(parse_truth(&without_hog)
         .unwrap_err()
         .contains("thread hog"));

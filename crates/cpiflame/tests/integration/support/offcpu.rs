@@ -87,8 +87,11 @@ pub struct Seen {
     /// `perf sched timehist` lists under `:-1`, not the thread).
     pub linger: bool,
     /// Wake-ups (`sched_waking`, `sched_wakeup`): with them a woken thread's wait for a CPU
-    /// is runnable; from switch records alone it is part of the blocked interval.
-    pub wakeups: bool,
+    /// is runnable; from switch records alone it is part of the blocked interval. `None` when
+    /// only some are seen (a per-thread recording of `sched_waking` sees the wake-ups its
+    /// threads make, not a timer's in another task's interrupt): the bounds on the runnable
+    /// and blocked parts then widen by half the wake-up delays.
+    pub wakeups: Option<bool>,
 }
 
 impl Truth {
@@ -122,23 +125,22 @@ impl Truth {
             None => self.start_ns as f64 / 2.0,
         };
         let mut blocked = 0.0;
-        let mut woken_waiting = 0.0;
         if self.blocks() {
-            let until_woken = (self.woken_ns as f64).min(off);
-            blocked += until_woken;
-            woken_waiting += off - until_woken;
+            blocked += (self.woken_ns as f64).min(off);
         } else {
             runnable += off;
         }
         if seen.linger {
-            let sleep = self.linger_ns.min(LINGER_SLEEP_NS);
-            blocked += sleep as f64;
-            woken_waiting += (self.linger_ns - sleep) as f64;
+            blocked += self.linger_ns.min(LINGER_SLEEP_NS) as f64;
         }
-        if seen.wakeups {
-            runnable += woken_waiting;
-        } else {
-            blocked += woken_waiting;
+        let delays = self.wake_delays(seen);
+        match seen.wakeups {
+            Some(true) => runnable += delays,
+            Some(false) => blocked += delays,
+            None => {
+                runnable += delays / 2.0;
+                blocked += delays / 2.0;
+            }
         }
         Split {
             on_cpu: self.cpu_ns as f64,
@@ -147,10 +149,25 @@ impl Truth {
         }
     }
 
+    /// The thread's wake-up delays that `seen` covers: a waiter's from when its wait was ended
+    /// to the end of its phase (less its microseconds on a CPU), and the linger's beyond its
+    /// sleep.
+    pub fn wake_delays(&self, seen: Seen) -> f64 {
+        let mut delays = 0.0;
+        if self.blocks() {
+            let off = self.wall_ns.saturating_sub(self.cpu_ns);
+            delays += off.saturating_sub(self.woken_ns) as f64;
+        }
+        if seen.linger {
+            delays += self.linger_ns.saturating_sub(LINGER_SLEEP_NS) as f64;
+        }
+        delays
+    }
+
     /// Checks `parts` of `got` against [`Truth::expected`]: each within `tolerance` (a
     /// fraction) of the thread's life as seen, and the headline part also within `tolerance`
-    /// of its own expected value; the runnable part's bound widens by half the start wait
-    /// when the oracle may or may not count it. Returns one line per part out of bounds (or
+    /// of its own expected value; the bounds widen by half of what the oracle may or may not
+    /// count (the start wait, the wake-up delays). Returns one line per part out of bounds (or
     /// not a number).
     pub fn check(&self, got: &Split, seen: Seen, parts: &[Part], tolerance: f64) -> Vec<String> {
         let want = self.expected(seen);
@@ -164,6 +181,9 @@ impl Truth {
             }
             if part == Part::Runnable && seen.start.is_none() {
                 bound += self.start_ns as f64 / 2.0;
+            }
+            if part != Part::OnCpu && seen.wakeups.is_none() {
+                bound += self.wake_delays(seen) / 2.0;
             }
             let within = (g - w).abs() <= bound;
             if !within {
