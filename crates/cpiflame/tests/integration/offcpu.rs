@@ -16,9 +16,11 @@
 
 use crate::support;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
 use support::offcpu::{parse_truth, switch_offcpu, timehist_split, Part, Seen, Split, Truth};
 use support::{cpiflame, ok, perf_works, s, Dir, Fixtures};
 
@@ -332,22 +334,82 @@ const SCHED_SWITCH_ARGS: [&str; 7] = [
     "-g",
 ];
 
+/// Per thread, the wall-time columns from `cpiflame fold --tid --event COLUMN` (roots
+/// `comm-PID/TID`, counts in nanoseconds): apart from every other process of a system-wide
+/// recording, another run of the fixture too.
+fn fold_split_by_tid(data: &Path) -> HashMap<u32, Split> {
+    let mut splits: HashMap<u32, Split> = HashMap::new();
+    for (part, column) in [
+        (Part::OnCpu, ON_CPU),
+        (Part::Runnable, RUNNABLE),
+        (Part::Blocked, BLOCKED),
+    ] {
+        let text = ok(&cpiflame(&["fold", "--tid", "--event", column, s(data)]));
+        for line in text.lines() {
+            let parsed = line.rsplit_once(' ').and_then(|(stack, count)| {
+                let root = stack.split(';').next()?;
+                let tid = root.rsplit_once('/')?.1.parse::<i64>().ok()?;
+                Some((tid, count.parse::<f64>().ok()?))
+            });
+            let (tid, ns) =
+                parsed.unwrap_or_else(|| panic!("fold --tid --event {column}: {line:?}"));
+            // An exiting task's last moments have no thread id (-1).
+            let Ok(tid) = u32::try_from(tid) else {
+                continue;
+            };
+            let split = splits.entry(tid).or_default();
+            match part {
+                Part::OnCpu => split.on_cpu += ns,
+                Part::Runnable => split.runnable += ns,
+                Part::Blocked => split.blocked += ns,
+            }
+        }
+    }
+    splits
+}
+
 #[test]
-fn perf_sched_switch_recordings_read_by_cpiflame_split_each_thread_as_measured() {
+fn perf_system_wide_sched_switch_recordings_read_by_cpiflame_split_each_thread_as_measured() {
     let Some(fixtures) = fixtures_for_perf() else {
         return;
     };
-    let dir = Dir::new("offcpu-perf-sched");
+    let dir = Dir::new("offcpu-perf-sched-all");
     let data = dir.path("perf.data");
-    let truth = perf_record(fixtures, &SCHED_SWITCH_ARGS, &data);
-    // No switch-in times: cpiflame ends each off-CPU interval at the thread's next sample.
-    // Wake-ups as for `record --off-cpu` (per-task sched_waking).
+    // Every CPU, as perf sched records: each sched_switch says who came on (`next_pid`), so
+    // switch-ins are exact, and every wake-up is seen.
+    let out = run(Command::new("perf")
+        .args(["record", "-q", "-a"])
+        .args(SCHED_SWITCH_ARGS)
+        .arg("-o")
+        .arg(&data)
+        .arg("--")
+        .arg(&fixtures.offcpu));
+    if !out.status.success() {
+        cpiflame_testkit::unavailable(format!(
+            "perf record -a cannot trace system-wide here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+        return;
+    }
+    let truth = parse_truth(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let splits = fold_split_by_tid(&data);
     let seen = Seen {
         start: None,
         linger: true,
-        wakeups: None,
+        wakeups: Some(true),
     };
-    check_roots(&report_json(&data), &truth, seen);
+    let mut failures = Vec::new();
+    for t in &truth {
+        match splits.get(&t.tid) {
+            Some(got) => failures.extend(t.check(got, seen, &Part::ALL, TOLERANCE)),
+            None => failures.push(format!("{} (tid {}): no root in fold --tid", t.role, t.tid)),
+        }
+    }
+    let found: Vec<_> = truth
+        .iter()
+        .map(|t| (&t.role, splits.get(&t.tid)))
+        .collect();
+    assert_no_failures(&failures, &truth, &found);
 }
 
 // The text parsers behind the oracles, on lines perf 6.1 printed (ids and times edited to
