@@ -30,6 +30,14 @@ pub struct StatOptions {
     pub command: Vec<OsString>,
 }
 
+impl StatOptions {
+    /// The command's words as text (invalid UTF-8 replaced), for the printout.
+    pub fn command_text(&self) -> Vec<String> {
+        let lossy = |a: &OsString| a.to_string_lossy().into_owned();
+        self.command.iter().map(lossy).collect()
+    }
+}
+
 /// Counts of one event, summed over CPUs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventCount {

@@ -131,6 +131,16 @@ impl<'a> StatPrintout<'a> {
         }
     }
 
+    /// The JSON form with `json` (per-thread counts always in it), else the table (with
+    /// `per_thread`, a row per thread after it).
+    pub fn write(&self, json: bool, per_thread: bool, out: &mut impl Write) -> io::Result<()> {
+        if json {
+            self.write_json(out)
+        } else {
+            self.write_table(out, per_thread)
+        }
+    }
+
     /// perf stat's table; with `per_thread`, a row per thread after it.
     pub fn write_table(&self, out: &mut impl Write, per_thread: bool) -> io::Result<()> {
         let report = self.report;

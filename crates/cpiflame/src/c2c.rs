@@ -54,11 +54,7 @@ pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
     };
     let report = warned(|w| Recording::open(&options)?.c2c_report(sort, w))?;
     let mut out = output(&args.output)?;
-    if args.json {
-        writeln!(out, "{:#}", report.to_json())?;
-    } else {
-        report.write_text(&mut out)?;
-    }
+    report.write(args.json, &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }

@@ -86,27 +86,8 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         out.flush()?;
     }
     if !args.summary || args.output.is_some() {
-        let opts = cpiflame_render::DiffOptions {
-            title: args.title.clone(),
-            subtitle: None,
-            width: args.layout.width,
-            min_width: args.layout.minwidth,
-            inverted: args.layout.inverted,
-            before_instructions: c.before.roles.instructions,
-            after_instructions: c.after.roles.instructions,
-            single_threaded: env.single_threaded,
-        };
         let mut out = output(&args.output)?;
-        cpiflame_render::render_diff(
-            &c.before.profile,
-            c.before_columns.cycles,
-            c.before.roles.stalls,
-            &c.after.profile,
-            c.after_columns.cycles,
-            c.after.roles.stalls,
-            &opts,
-            &mut out,
-        )?;
+        c.write_graph(args.layout.look(args.title, env), &mut out)?;
         out.flush()?;
     }
     if let Some(limit) = gate {

@@ -3,17 +3,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
+use cpiflame_pipeline::draw::{Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{
     load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
 };
 
 use crate::{output, warned, Outcome};
-
-/// `render`'s title unless `--title` says otherwise (`--mem` has its own).
-const DEFAULT_TITLE: &str = "CPI Flame Graph";
 
 /// How to read a recording: which events play which role, where the binaries are.
 #[derive(Args)]
@@ -37,6 +35,9 @@ pub struct SourceArgs {
     /// Leave kernel frames out of the stacks.
     #[arg(long)]
     pub no_kernel: bool,
+    /// Leave off-CPU time out: the on-CPU graph of a recording with context-switch data.
+    #[arg(long)]
+    pub on_cpu_only: bool,
 }
 
 impl SourceArgs {
@@ -50,6 +51,7 @@ impl SourceArgs {
                 instructions: self.instructions.clone(),
             },
             kernel: !self.no_kernel,
+            on_cpu_only: self.on_cpu_only,
             pid,
             tid,
             ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
@@ -106,15 +108,14 @@ pub struct LayoutArgs {
 }
 
 impl LayoutArgs {
-    /// The graph's options for this layout, `title` and what the environment says.
-    pub fn options(&self, title: String, env: &Environment) -> cpiflame_render::Options {
-        cpiflame_render::Options {
+    /// The graph's look: this layout, `title` and what the environment says.
+    pub fn look(&self, title: String, env: &Environment) -> Look {
+        Look {
             title,
             width: self.width,
             min_width: self.minwidth,
             inverted: self.inverted,
             single_threaded: env.single_threaded,
-            ..cpiflame_render::Options::default()
         }
     }
 }
@@ -127,7 +128,7 @@ pub struct RenderArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Title of the graph.
-    #[arg(long, default_value = DEFAULT_TITLE)]
+    #[arg(long, default_value = CPI_TITLE)]
     title: String,
     #[command(flatten)]
     layout: LayoutArgs,
@@ -174,24 +175,10 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
         return render_mem(args, env);
     }
-    let l = args.input.load(env)?;
-    let Some(cycles) = l.roles.cycles else {
-        bail!("{}: no samples to draw", args.input.file.display());
-    };
-    let options = cpiflame_render::Options {
-        subtitle: l.subtitle(),
-        instructions: l.roles.instructions,
-        ratio_cycles: l.ratio_cycles,
-        stall_caption: l.stall_legend(),
-        ..args.layout.options(args.title, env)
-    };
-    let (profile, stalls) = (&l.profile, l.roles.stalls);
+    let loaded = args.input.load(env)?;
+    let graph = loaded.graph(args.classic, args.layout.look(args.title, env))?;
     let mut out = output(&args.output)?;
-    if args.classic {
-        cpiflame_render::render_classic(profile, cycles, stalls, &options, &mut out)?;
-    } else {
-        cpiflame_render::render_cpi(profile, cycles, stalls, &options, &mut out)?;
-    }
+    graph.write(&mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }
@@ -201,24 +188,8 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     // --stalls, --cycles and --instructions conflict with --mem: unset here.
     let options = args.input.options(env);
     let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
-    let classes: Vec<cpiflame_render::ServedClass> = loads
-        .classes
-        .iter()
-        .map(|c| cpiflame_render::ServedClass {
-            name: c.name().to_string(),
-            distance: c.distance(),
-        })
-        .collect();
-    let title = match args.title.as_str() {
-        DEFAULT_TITLE => "Memory Load Flame Graph".to_string(),
-        _ => args.title,
-    };
-    let options = cpiflame_render::Options {
-        subtitle: Some(loads.subtitle()),
-        ..args.layout.options(title, env)
-    };
     let mut out = output(&args.output)?;
-    cpiflame_render::render_mem(&loads.profile, &classes, &options, &mut out)?;
+    loads.write_graph(args.layout.look(args.title, env), &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }

@@ -92,7 +92,7 @@ const STATUS_ERROR: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = run(cli);
-    progress::print_summary();
+    cpiflame_pipeline::finish_progress();
     ExitCode::from(exit_status(result))
 }
 

@@ -121,14 +121,8 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             .flatten(),
         cmdline: std::env::args().collect(),
     };
-    let (options, notes) = request.plan(|plan| {
-        let roles = plan.roles.clone();
-        RecordingMarks {
-            no_pmu: plan.no_pmu,
-            roles,
-        }
-        .to_words()
-    })?;
+    let (options, notes) =
+        request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;
     for n in &notes {
         eprintln!("cpiflame: {n}");
     }

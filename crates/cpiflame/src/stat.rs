@@ -47,19 +47,10 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
         command: args.command.clone(),
     };
     let report = stat(&options)?;
-    let command: Vec<String> = args
-        .command
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let refs = event_refs(&options.groups);
+    let (refs, command) = (event_refs(&options.groups), options.command_text());
     let printout = StatPrintout::new(&report, &refs, &command);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if args.json {
-        printout.write_json(&mut out)?;
-    } else {
-        printout.write_table(&mut out, args.per_thread)?;
-    }
+    printout.write(args.json, args.per_thread, &mut out)?;
     out.flush()?;
     Ok(Outcome::Command(report.status.code()))
 }

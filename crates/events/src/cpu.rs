@@ -1,6 +1,6 @@
 //! Which CPU this is (`/proc/cpuinfo`) and which PMUs the kernel offers
 //! (`/sys/bus/event_source/devices`). Parsers are pure functions over text; [`detect`] and
-//! [`discover_pmus`] are thin readers on top.
+//! [`discover_pmus`](crate::sysfs::discover_pmus) are thin readers on top.
 //!
 //! Code names: Intel models from the kernel's arch/x86/include/asm/intel-family.h and perf's
 //! pmu-events/arch/x86/mapfile.csv (model 0x55 stepping 0-4 Skylake-SP, 5+ Cascade Lake);

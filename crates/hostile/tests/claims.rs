@@ -6,12 +6,9 @@
 
 mod watch;
 
-use std::io::Cursor;
-
 use cpiflame_perf_data::abi::{attr_type, callchain, sample, x86_64_regs};
-use cpiflame_perf_data::write::{
-    sample_record, BuildIdEntry, EventAttr, Features, PerfDataWriter, SampleFields, REGS_ABI_64,
-};
+use cpiflame_perf_data::synth::Recording;
+use cpiflame_perf_data::write::{BuildIdEntry, EventAttr, Features, SampleFields, REGS_ABI_64};
 use cpiflame_perf_data::PerfData;
 
 const HOSTNAME: &str = "claims-host";
@@ -38,8 +35,7 @@ fn attr() -> EventAttr {
 
 /// A valid file with one sample and the features the reader uses.
 fn base() -> Vec<u8> {
-    let attr = attr();
-    let mut w = PerfDataWriter::new(Cursor::new(Vec::new()), vec![attr.clone()]).unwrap();
+    let mut w = Recording::in_memory(vec![attr()]);
     let s = SampleFields {
         ip: 0x40_1000,
         pid: 10,
@@ -54,7 +50,7 @@ fn base() -> Vec<u8> {
         misc: cpiflame_perf_data::abi::misc::USER,
         ..SampleFields::default()
     };
-    w.write_record(&sample_record(&attr, &s).unwrap()).unwrap();
+    w.sample(0, &s);
     let features = Features {
         hostname: Some(HOSTNAME.into()),
         cmdline: vec!["claims".into(), "x".into()],
@@ -66,7 +62,7 @@ fn base() -> Vec<u8> {
         }],
         ..Features::default()
     };
-    w.finish(&features).unwrap().into_inner()
+    w.finish_bytes(&features)
 }
 
 fn u64_at(b: &[u8], at: usize) -> u64 {

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use cpiflame_perf_data::abi::{misc, sample as st};
 use cpiflame_perf_data::host::cpu_list_ranges;
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample};
+use cpiflame_unwind::address::{Avma, StackFrame};
 use cpiflame_unwind::{FrameKind, FrameRef, Resolver, StackEntry};
 use serde_json::{json, Value};
 
@@ -499,7 +500,8 @@ fn mem_sample(
 /// base name, a colon and the line (0 when DWARF names the file but no line). `None` when DWARF says nothing (perf 6.1 prints `??:0` then, and
 /// `symbol+offset` for perf-map code).
 pub fn source_line(resolver: &Resolver, pid: i32, ip: u64) -> Option<Arc<str>> {
-    let innermost = resolver.source_lines(pid, ip, true).into_iter().next()?;
+    let sampled = StackFrame::Instruction(Avma(ip));
+    let innermost = resolver.source_lines(pid, sampled).into_iter().next()?;
     let file = innermost.file?;
     let base = file.rsplit('/').next().unwrap_or(&file);
     Some(format!("{base}:{}", innermost.line.unwrap_or(0)).into())

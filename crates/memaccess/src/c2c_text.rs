@@ -14,6 +14,16 @@ fn pct(part: u64, whole: u64) -> String {
 }
 
 impl Report {
+    /// The report as `cpiflame c2c` prints it: the JSON document (pretty-printed, one
+    /// newline at its end) with `json`, else the text of [`Report::write_text`].
+    pub fn write(&self, json: bool, out: &mut dyn Write) -> io::Result<()> {
+        if json {
+            writeln!(out, "{:#}", self.to_json())
+        } else {
+            self.write_text(out)
+        }
+    }
+
     /// The report as text: perf c2c's trace summary, the data sources, the shared cache
     /// lines and, for each line, who touches which offset of it.
     pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {

@@ -8,6 +8,9 @@
 //! oracle; as a reader it trusts claimed counts, which fuzzing turned into a 133 GB request.)
 //!
 //! This crate must never panic or allocate more than the file could hold on hostile input.
+//!
+//! Writing: [`write`](mod@write) (the recorder's output, and tests' files); behind the
+//! `synth` feature, which only tests enable, `synth` wraps it for tests' synthetic recordings.
 
 pub mod abi;
 mod attr;
@@ -21,6 +24,8 @@ pub mod input;
 mod meta;
 mod records;
 mod sample;
+#[cfg(feature = "synth")]
+pub mod synth;
 pub mod tracing;
 pub use tracing::{TraceEvent, TraceField};
 pub mod write;

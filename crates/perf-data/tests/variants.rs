@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cpiflame_perf_data::abi::{attr_type, callchain, misc, sample};
+use cpiflame_perf_data::synth::Recording;
 use cpiflame_perf_data::write::{
     auxtrace_record, comm_record, compressed2_record, compressed_record, finished_round_record,
     header_attr_record, pipe_header, sample_record, CompressionInfo, EventAttr, Features,
-    PerfDataWriter, SampleFields, SampleId,
+    SampleFields, SampleId,
 };
 use cpiflame_perf_data::{ErrorKind, PerfData, RecordKind};
 use cpiflame_testkit::perf_works;
@@ -346,11 +347,11 @@ fn plain_records(n: u64) -> Vec<Vec<u8>> {
 }
 
 fn write_file(records: &[Vec<u8>], features: &Features) -> Vec<u8> {
-    let mut w = PerfDataWriter::new(std::io::Cursor::new(Vec::new()), vec![attr()]).unwrap();
+    let mut w = Recording::in_memory(vec![attr()]);
     for r in records {
-        w.write_record(r).unwrap();
+        w.record(r);
     }
-    w.finish(features).unwrap().into_inner()
+    w.finish_bytes(features)
 }
 
 fn features() -> Features {

@@ -6,6 +6,7 @@ use std::io::Cursor;
 use std::process::Command;
 
 use cpiflame_perf_data::abi::{attr_type, callchain, feature, misc, read_format, sample};
+use cpiflame_perf_data::synth::Recording;
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, finished_round_record, mmap2_record, read_record, sample_record,
     BuildIdEntry, EventAttr, Features, Mmap2, PerfDataWriter, ReadValue, ReadValues, SampleFields,
@@ -243,25 +244,12 @@ fn perf_splits_group_read_samples_per_member() {
         ..group_attr()
     };
     let path = std::env::temp_dir().join(format!("cpiflame-group-{}.data", std::process::id()));
-    let mut w = PerfDataWriter::new(
-        std::fs::File::create(&path).unwrap(),
-        vec![leader.clone(), member],
-    )
-    .unwrap();
-    let sid = SampleId {
-        pid: 100,
-        tid: 101,
-        time: 1,
-        id: 0x1111,
-        ..Default::default()
-    };
-    w.write_record(&comm_record(&leader, 100, 101, "grp", false, &sid).unwrap())
-        .unwrap();
+    let mut w = Recording::create(&path, vec![leader, member]);
+    w.comm(100, 101, "grp", 1);
     for i in 0..3 {
-        w.write_record(&sample_record(&leader, &group_sample(i)).unwrap())
-            .unwrap();
+        w.sample(0, &group_sample(i));
     }
-    w.finish(&Features::default()).unwrap();
+    w.finish(&Features::default());
     let out = match Command::new("perf")
         .args([
             "script",
@@ -543,21 +531,18 @@ fn dropped_writer_leaves_data_size_zero_and_the_records() {
         };
         records.push(sample_record(&attr, &s).unwrap());
     }
-    let data_offset;
-    {
-        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        let mut w = PerfDataWriter::new(file, vec![attr]).unwrap();
-        data_offset = w.data_offset();
-        for r in &records {
-            w.write_record(r).unwrap();
-        }
-        assert_eq!(w.records_written(), 4);
-        assert_eq!(
-            w.bytes_written(),
-            records.iter().map(|r| r.len() as u64).sum::<u64>()
-        );
-        // Dropped here, without finish().
+    let mut w = Recording::create(&path, vec![attr]);
+    let data_offset = w.writer().data_offset();
+    for r in &records {
+        w.record(r);
     }
+    assert_eq!(w.writer().records_written(), 4);
+    assert_eq!(
+        w.writer().bytes_written(),
+        records.iter().map(|r| r.len() as u64).sum::<u64>()
+    );
+    // The writer dropped, without finish().
+    w.abandon();
     let b = std::fs::read(&path).unwrap();
     assert_eq!(&b[..8], b"PERFILE2");
     assert_eq!(u64_at(&b, 40), data_offset);

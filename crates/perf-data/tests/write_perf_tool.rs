@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use cpiflame_perf_data::abi::{attr_type, callchain, feature, misc, sample, x86_64_regs};
+use cpiflame_perf_data::synth::Recording;
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, exit_record, finished_round_record, fork_record, lost_record,
-    lost_samples_record, mmap2_record, sample_record, BuildIdEntry, EventAttr, Features, Mmap2,
-    PerfDataWriter, SampleFields, SampleId, HOST_PID, REGS_ABI_64,
+    lost_samples_record, mmap2_record, BuildIdEntry, EventAttr, Features, Mmap2, SampleFields,
+    SampleId, HOST_PID, REGS_ABI_64,
 };
 use linux_perf_data::linux_perf_event_reader::{
     EventRecord, PerfEventType, SamplingPolicy, SoftwareCounterType,
@@ -153,8 +154,8 @@ fn hw_features() -> Features {
 fn write_hw_file(name: &str) -> (PathBuf, Vec<Expected>) {
     let path = tmp_path(name);
     let attrs = hw_attrs();
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PerfDataWriter::new(std::io::BufWriter::new(file), attrs.clone()).unwrap();
+    let mut w = Recording::create(&path, attrs.clone());
+    // The sample id of side-band records, as `Recording::sid` makes it (id 101, CPU 0).
     let sid = |time, tid| SampleId {
         pid: PID,
         tid,
@@ -164,8 +165,7 @@ fn write_hw_file(name: &str) -> (PathBuf, Vec<Expected>) {
         cpu: 0,
     };
     let a = &attrs[0];
-    let comm = comm_record(a, PID, PID, "synthetic", true, &sid(999_000, PID)).unwrap();
-    w.write_record(&comm).unwrap();
+    w.comm(PID, PID, "synthetic", 999_000);
     let mmap = Mmap2 {
         pid: PID,
         tid: PID,
@@ -182,11 +182,9 @@ fn write_hw_file(name: &str) -> (PathBuf, Vec<Expected>) {
         filename: BIN.into(),
         misc: misc::USER,
     };
-    w.write_record(&mmap2_record(a, &mmap, &sid(999_100, PID)).unwrap())
-        .unwrap();
+    w.mmap(&mmap, 999_100);
     let fork = fork_record(a, PID, PID, TID2, PID, 999_200, &sid(999_200, TID2)).unwrap();
-    w.write_record(&fork).unwrap();
-    w.write_record(&finished_round_record()).unwrap();
+    w.record(&fork).record(&finished_round_record());
     let mut expected = Vec::new();
     let mut time = 1_000_000;
     for i in 0..N {
@@ -206,7 +204,7 @@ fn write_hw_file(name: &str) -> (PathBuf, Vec<Expected>) {
                 misc: misc::USER,
                 ..Default::default()
             };
-            w.write_record(&sample_record(attr, &s).unwrap()).unwrap();
+            w.sample(event, &s);
             expected.push(Expected {
                 event,
                 tid,
@@ -217,18 +215,15 @@ fn write_hw_file(name: &str) -> (PathBuf, Vec<Expected>) {
             time += 1000;
         }
         if i == 3 {
-            w.write_record(&lost_record(a, 101, 3, &sid(time, PID)).unwrap())
-                .unwrap();
-            w.write_record(&lost_samples_record(a, 2, &sid(time, PID)).unwrap())
-                .unwrap();
-            w.write_record(&finished_round_record()).unwrap();
+            w.record(&lost_record(a, 101, 3, &sid(time, PID)).unwrap())
+                .record(&lost_samples_record(a, 2, &sid(time, PID)).unwrap())
+                .record(&finished_round_record());
         }
     }
     let exit = exit_record(a, PID, PID, TID2, PID, time, &sid(time, TID2)).unwrap();
-    w.write_record(&exit).unwrap();
-    w.write_record(&finished_round_record()).unwrap();
-    assert_eq!(w.records_written(), 3 + 1 + 2 * N as u64 + 3 + 2);
-    w.finish(&hw_features()).unwrap();
+    w.record(&exit).record(&finished_round_record());
+    assert_eq!(w.writer().records_written(), 3 + 1 + 2 * N as u64 + 3 + 2);
+    w.finish(&hw_features());
     (path, expected)
 }
 
@@ -594,8 +589,8 @@ fn sw_regs(i: u64) -> Vec<u64> {
 fn write_sw_file(name: &str, n: usize) -> PathBuf {
     let path = tmp_path(name);
     let attrs = sw_attrs();
-    let file = std::fs::File::create(&path).unwrap();
-    let mut w = PerfDataWriter::new(std::io::BufWriter::new(file), attrs.clone()).unwrap();
+    let mut w = Recording::create(&path, attrs.clone());
+    // Not `Recording::comm`'s: a COMM without the exec flag, no stream id.
     let sid = SampleId {
         pid: PID,
         tid: PID,
@@ -604,8 +599,7 @@ fn write_sw_file(name: &str, n: usize) -> PathBuf {
         stream_id: 0,
         cpu: 0,
     };
-    w.write_record(&comm_record(&attrs[0], PID, PID, "swtest", false, &sid).unwrap())
-        .unwrap();
+    w.record(&comm_record(&attrs[0], PID, PID, "swtest", false, &sid).unwrap());
     let mmap = Mmap2 {
         pid: PID,
         tid: PID,
@@ -618,8 +612,7 @@ fn write_sw_file(name: &str, n: usize) -> PathBuf {
         misc: misc::USER,
         ..Default::default()
     };
-    w.write_record(&mmap2_record(&attrs[0], &mmap, &sid).unwrap())
-        .unwrap();
+    w.record(&mmap2_record(&attrs[0], &mmap, &sid).unwrap());
     for i in 0..n {
         let attr = &attrs[i % 2];
         let stack: Vec<u8> = (0..STACK_BYTES).map(|b| (b + i) as u8).collect();
@@ -638,14 +631,12 @@ fn write_sw_file(name: &str, n: usize) -> PathBuf {
             misc: misc::USER,
             ..Default::default()
         };
-        w.write_record(&sample_record(attr, &s).unwrap()).unwrap();
+        w.sample(i % 2, &s);
     }
     w.finish(&Features {
         arch: Some("x86_64".into()),
         ..Default::default()
     })
-    .unwrap();
-    path
 }
 
 #[test]

@@ -14,6 +14,9 @@
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
 //! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
 //! - [`compare`]: two runs compared (`diff`), and `--fail-above`'s threshold.
+//! - [`draw`]: a recording read, drawn: the [`Look`](draw::Look) a user asks for completed
+//!   with what the recording says into `cpiflame-render`'s options (`render`, `render --mem`,
+//!   `diff`).
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
@@ -21,16 +24,19 @@
 //!   from a recording's context-switch data, as three extra columns ([`WallPlan`]).
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
 //! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
-//!   the binary to show.
+//!   the binary to show; [`show_progress`]: that text ([`ProgressLines`]) written to the
+//!   terminal the binary hands it, [`finish_progress`]: the summary at the end.
 //!
 //! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
 //!   under `$HOME`), read once for the whole command.
 //!
 //! This crate prints nothing and never exits: messages are returned to the binary, which
-//! decides how to show them.
+//! decides how to show them (progress goes only to the stream the binary hands
+//! [`show_progress`]).
 
 mod collapse;
 pub mod compare;
+pub mod draw;
 mod fold;
 mod hybrid;
 mod load;
@@ -50,10 +56,12 @@ pub use collapse::{
 pub use cpiflame_events::Roles;
 pub use fold::{write_fold, FoldError};
 pub use hybrid::event_columns;
-pub use load::{load_any, load_input, load_opened, EventList, LoadError, LoadOptions, Loaded};
+pub use load::{
+    load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions, Loaded,
+};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use offcpu::{WallPlan, WallStats};
-pub use progress::{observe_progress, ReadProgress};
+pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};

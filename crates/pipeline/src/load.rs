@@ -374,17 +374,7 @@ pub fn load_opened(
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
-    let (on_cpu_attr, wall) = if options.on_cpu_only {
-        (None, None)
-    } else {
-        let on_cpu_attr = on_cpu_attr(file, &names, options, &marks, arch);
-        let column_of = hybrid.column_names(&names).1;
-        let on_cpu: Vec<bool> = (0..names.len())
-            .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
-            .collect();
-        let plan = WallPlan::of(file, &on_cpu)?;
-        (on_cpu_attr.map(|c| column_of[c]), plan)
-    };
+    let (on_cpu_attr, wall) = wall_plan(file, options)?;
     let (profile, stats) = collapse_with_wall(
         file,
         &mut resolver,
@@ -489,6 +479,28 @@ pub fn load_opened(
         loaded.notes.push(wall_note(&plan.stats));
     }
     Ok(loaded)
+}
+
+/// The wall-time plan of `file` as `options` ask (none with `--on-cpu-only` or without
+/// off-CPU data), and the (merged) column of the event whose samples spread on-CPU time: the
+/// one place it is made, for the profile and for pprof's address-keeping walk.
+pub fn wall_plan(
+    file: &PerfData,
+    options: &LoadOptions,
+) -> Result<(Option<usize>, Option<WallPlan>), ReadError> {
+    if options.on_cpu_only {
+        return Ok((None, None));
+    }
+    let names = event_names(file);
+    let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
+    let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
+    let on_cpu_attr = on_cpu_attr(file, &names, options, &marks, arch);
+    let column_of = Hybrid::of(file, &names).column_names(&names).1;
+    let on_cpu: Vec<bool> = (0..names.len())
+        .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
+        .collect();
+    let plan = WallPlan::of(file, &on_cpu)?;
+    Ok((on_cpu_attr.map(|c| column_of[c]), plan))
 }
 
 /// The event whose samples spread on-CPU time: the cycles role as flags, the recording's

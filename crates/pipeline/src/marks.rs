@@ -23,6 +23,13 @@ pub struct RecordingMarks {
 }
 
 impl RecordingMarks {
+    /// The words `cpiflame record` adds to the command line it keeps for a plan that fell
+    /// back to cpu-clock (`no_pmu`) or chose `roles` by flags.
+    pub fn words_for(no_pmu: bool, roles: &Roles<String>) -> Vec<String> {
+        let roles = roles.clone();
+        RecordingMarks { no_pmu, roles }.to_words()
+    }
+
     /// The command-line words that carry these notes.
     pub fn to_words(&self) -> Vec<String> {
         let mut words = Vec::new();

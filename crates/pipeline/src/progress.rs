@@ -1,8 +1,11 @@
 //! How far a read of a recording has come, for a caller that shows it (the binary draws it on
-//! a terminal). This crate only measures and hands the numbers over; it prints nothing.
+//! a terminal). This crate measures, and makes the text a terminal shows of it
+//! ([`ProgressLines`]); it writes that text only to a stream the caller hands it
+//! ([`show_progress`]).
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The state of one read, as handed to the observer.
@@ -63,6 +66,83 @@ impl ReadProgress {
             p.samples,
             p.elapsed.as_secs_f64()
         )
+    }
+}
+
+/// Reads shorter than this show no running line, only the summary.
+const QUIET_FOR: Duration = Duration::from_millis(300);
+
+/// What a terminal shows of the reads of one command: one line redrawn in place while a read
+/// lasts (once it has lasted 300 ms), erased when it ends, and at the command's end
+/// one summary of them all: the last read's, its elapsed time the sum of every read's (a
+/// command that reads the file twice, `convert --to pprof`, gets one summary).
+#[derive(Debug, Default)]
+pub struct ProgressLines {
+    finished: Option<ReadProgress>,
+}
+
+impl ProgressLines {
+    /// No read seen yet.
+    pub const fn new() -> ProgressLines {
+        ProgressLines { finished: None }
+    }
+
+    /// The text to write to the terminal for the report `p`, if any (carriage return and
+    /// erase-to-end-of-line included).
+    pub fn update(&mut self, p: &ReadProgress) -> Option<String> {
+        if p.done {
+            let before = self.finished.as_ref().map_or(Duration::ZERO, |f| f.elapsed);
+            self.finished = Some(ReadProgress {
+                elapsed: before + p.elapsed,
+                ..p.clone()
+            });
+            Some("\r\x1b[K".to_string())
+        } else if p.elapsed >= QUIET_FOR {
+            Some(format!("\r{}\x1b[K", p.line()))
+        } else {
+            None
+        }
+    }
+
+    /// The summary line of the reads finished, with its newline, once: `None` when no read
+    /// finished (or the summary was taken).
+    pub fn summary(&mut self) -> Option<String> {
+        let p = self.finished.take()?;
+        Some(format!("\r{}\x1b[K\n", p.summary()))
+    }
+}
+
+/// The stream [`show_progress`] writes to, and what it has shown there.
+static TERMINAL: Mutex<Option<(ProgressLines, Box<dyn Write + Send>)>> = Mutex::new(None);
+
+fn terminal() -> MutexGuard<'static, Option<(ProgressLines, Box<dyn Write + Send>)>> {
+    TERMINAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Shows every read of a perf.data file on `terminal`, the stream the caller chose (the
+/// binary: standard error, when it is a terminal and not under CI), as [`ProgressLines`]
+/// says; [`finish_progress`] writes the summary at the end. The first call stays. Errors
+/// writing to the stream are ignored: progress is no output of the command.
+pub fn show_progress(terminal: impl Write + Send + 'static) {
+    self::terminal().get_or_insert_with(|| (ProgressLines::new(), Box::new(terminal)));
+    observe_progress(|p| {
+        if let Some((lines, out)) = self::terminal().as_mut() {
+            if let Some(text) = lines.update(p) {
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+        }
+    });
+}
+
+/// Writes the summary line of the reads [`show_progress`] showed, if it showed any: once,
+/// when the command ends.
+pub fn finish_progress() {
+    if let Some((lines, out)) = terminal().as_mut() {
+        if let Some(text) = lines.summary() {
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
     }
 }
 
@@ -170,5 +250,31 @@ mod tests {
             at(0, 0, 0, 0).line(),
             "cpiflame: reading out.data: 0.0 of 0.0 MiB (100%), 0 samples, 0.0 s"
         );
+    }
+
+    #[test]
+    fn a_terminal_gets_running_lines_after_a_while_and_one_summary_of_every_read() {
+        let mut lines = ProgressLines::new();
+        assert_eq!(
+            lines.update(&at(1, 10, 1, 100)),
+            None,
+            "too early for a line"
+        );
+        assert_eq!(
+            lines.update(&at(5, 10, 2, 400)).as_deref(),
+            Some("\rcpiflame: reading out.data: 0.0 of 0.0 MiB (50%), 2 samples, 0.4 s\x1b[K")
+        );
+        let done = |ms| ReadProgress {
+            done: true,
+            ..at(10, 10, 3, ms)
+        };
+        // Each finished read erases its line; the summary adds their times.
+        assert_eq!(lines.update(&done(1000)).as_deref(), Some("\r\x1b[K"));
+        assert_eq!(lines.update(&done(500)).as_deref(), Some("\r\x1b[K"));
+        assert_eq!(
+            lines.summary().as_deref(),
+            Some("\rcpiflame: read out.data: 0.0 MiB, 3 samples in 1.50 s\x1b[K\n")
+        );
+        assert_eq!(lines.summary(), None, "once");
     }
 }

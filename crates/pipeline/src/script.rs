@@ -63,10 +63,12 @@ fn write_sample(
     )?;
     for e in entries {
         let f = resolver.frame(e.frame);
+        // The address in the process, return addresses as they are, as perf script shows it.
+        let address = e.address.address().0;
         if f.kind == FrameKind::Inline {
-            writeln!(out, "\t{:16x} {} (inlined)", e.address, f.name)?;
+            writeln!(out, "\t{address:16x} {} (inlined)", f.name)?;
         } else {
-            writeln!(out, "\t{:16x} {} ({})", e.address, f.name, f.module)?;
+            writeln!(out, "\t{address:16x} {} ({})", f.name, f.module)?;
         }
     }
     writeln!(out)

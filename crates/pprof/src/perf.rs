@@ -5,7 +5,11 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::PerfData;
-use cpiflame_pipeline::{event_columns, walk_samples, LoadOptions, Loaded, SampleWeights};
+use cpiflame_pipeline::{
+    event_columns, walk_samples, wall_plan, LoadOptions, Loaded, SampleWeights,
+};
+use cpiflame_profile::wall;
+use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine};
 
 use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
@@ -27,11 +31,11 @@ pub struct PerfSource<'a> {
 struct LocationKey {
     /// -1 for kernel addresses.
     pid: i32,
-    address: u64,
+    /// The address and what kind it is: the frames were named, and source lines are looked
+    /// up, at its lookup address.
+    address: EntryAddress,
     /// Innermost first: inlined functions, then the function.
     frames: Vec<FrameRef>,
-    /// Whether the address was looked up as the instruction itself (see `source_lines`).
-    leaf: bool,
 }
 
 struct LocationData {
@@ -51,10 +55,18 @@ type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
 pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let file = source.file;
     // The columns `fold` gives: on hybrid parts one event opened per core type is one.
-    let (names, column_of) = event_columns(file);
+    let (mut names, mut column_of) = event_columns(file);
+    // Off-CPU time: the three wall-time columns after the events', as the profile has them.
+    let (_, wall) = wall_plan(file, source.options)?;
+    if wall.is_some() {
+        for name in [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED] {
+            column_of.push(names.len());
+            names.push(name.to_string());
+        }
+    }
     let mut resolver = source.options.resolver(&file.meta)?;
     let keep_kernel = source.options.kernel;
-    let mut sample_weights = SampleWeights::new(file);
+    let mut sample_weights = SampleWeights::new(file).with_wall(wall);
     let mut weights = Vec::new();
     let mut location_ids: HashMap<LocationKey, u32> = HashMap::new();
     let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
@@ -71,7 +83,6 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         let tid = sample.tid.unwrap_or(-1);
         stack.clear();
         group.clear();
-        let mut leaf = true;
         for entry in entries {
             let kind = resolver.frame(entry.frame).kind;
             if kind == FrameKind::Kernel && !keep_kernel {
@@ -87,26 +98,21 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
                 pid: if kernel { -1 } else { pid },
                 address: entry.address,
                 frames: std::mem::take(&mut group),
-                leaf: !kernel && leaf,
             };
-            if !kernel {
-                leaf = false;
-            }
             let index = match location_ids.get(&key) {
                 Some(&i) => i,
                 None => {
-                    let data = if kernel {
-                        LocationData {
+                    let data = match entry.address {
+                        EntryAddress::User(frame) if !kernel => LocationData {
+                            mapping: resolver.mapping_at(pid, frame.address()),
+                            lines: resolver.source_lines(pid, frame),
+                            kernel,
+                        },
+                        _ => LocationData {
                             mapping: None,
                             lines: Vec::new(),
                             kernel,
-                        }
-                    } else {
-                        LocationData {
-                            mapping: resolver.mapping_at(pid, entry.address),
-                            lines: resolver.source_lines(pid, entry.address, key.leaf),
-                            kernel,
-                        }
+                        },
                     };
                     let i = locations.len() as u32;
                     location_ids.insert(key.clone(), i);
@@ -187,7 +193,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let kernel_range = locations
         .iter()
         .filter(|(_, d)| d.kernel)
-        .map(|(k, _)| k.address)
+        .map(|(k, _)| k.address.address().0)
         .fold(None, |r: Option<(u64, u64)>, a| {
             Some(r.map_or((a, a), |(lo, hi)| (lo.min(a), hi.max(a))))
         });
@@ -239,7 +245,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
                 line: line.and_then(|l| l.line).map_or(0, i64::from),
             });
         }
-        ids.push(b.location(mapping_id, key.address, &frames));
+        ids.push(b.location(mapping_id, key.address.address().0, &frames));
     }
     for ((thread, pid, tid, stack), values) in samples {
         b.sample(
@@ -266,7 +272,7 @@ fn merge_by_final_names(
     locations: Vec<Location>,
     samples: HashMap<SampleKey, Vec<u64>>,
 ) -> (Vec<Location>, Vec<(SampleKey, Vec<u64>)>) {
-    type Named = (i32, u64, bool, Vec<(Arc<str>, Arc<str>, FrameKind)>);
+    type Named = (i32, EntryAddress, Vec<(Arc<str>, Arc<str>, FrameKind)>);
     let mut first: HashMap<Named, u32> = HashMap::new();
     let mut kept = Vec::with_capacity(locations.len());
     let mut merged_into = Vec::with_capacity(locations.len());
@@ -279,7 +285,7 @@ fn merge_by_final_names(
                 (info.name.clone(), info.module.clone(), info.kind)
             })
             .collect();
-        let named = (key.pid, key.address, key.leaf, frames);
+        let named = (key.pid, key.address, frames);
         let index = *first.entry(named).or_insert_with(|| {
             kept.push((key, data));
             (kept.len() - 1) as u32
@@ -321,6 +327,7 @@ mod tests {
     use cpiflame_perf_data::abi::{callchain, misc, sample};
     use cpiflame_perf_data::write::{sample_record, EventAttr, SampleFields};
     use cpiflame_perf_data::{parse_sample_record, Endian, Meta};
+    use cpiflame_unwind::address::Avma;
     use cpiflame_unwind::{Machine, Options, SharedBytes, Source, StackEntry};
 
     /// A machine whose /proc/kallsyms can be held back: reading it waits until `open`.
@@ -411,9 +418,8 @@ mod tests {
             resolver.finish_names();
             let key = |e: &StackEntry| LocationKey {
                 pid: -1,
-                address: X,
+                address: EntryAddress::Kernel(Avma(X)),
                 frames: vec![e.frame],
-                leaf: false,
             };
             let data = || LocationData {
                 mapping: None,
@@ -446,7 +452,7 @@ mod tests {
                 .iter()
                 .map(|(k, _)| {
                     let names = k.frames.iter().map(|&f| resolver.frame(f).name.to_string());
-                    (k.address, names.collect())
+                    (k.address.address().0, names.collect())
                 })
                 .collect();
             let stacks: Vec<(Vec<u32>, Vec<u64>)> = samples

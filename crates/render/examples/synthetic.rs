@@ -1,15 +1,17 @@
 //! Renders a synthetic profile, for eyeballing the picture and timing large profiles.
 //!
 //! `cargo run --release -p cpiflame-render --example synthetic -- OUT_DIR [STACKS]`
-//! writes `cpi.svg`, `cpi-inverted.svg`, `single.svg`, `classic.svg` and `diff.svg` (against a
-//! second run in which memory-bound leaves take longer and JSON parsing is gone) into OUT_DIR
+//! writes `cpi.svg`, `cpi-inverted.svg`, `single.svg`, `classic.svg`, `diff.svg` (against a
+//! second run in which memory-bound leaves take longer and JSON parsing is gone) and
+//! `wall.svg` (the same run with off-CPU time: locks, sleeps, pipes, disk reads) into OUT_DIR
 //! and prints how long each took.
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::time::Instant;
 
-use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
+use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile, WallColumns};
 use cpiflame_render::{render_classic, render_cpi, render_diff, DiffOptions, Options};
 
 /// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.
@@ -137,6 +139,113 @@ fn synthetic(stacks: usize, changed: bool) -> Profile {
     p
 }
 
+/// `profile` with wall-time columns: its cycles as on-CPU time at 2 GHz, some of it runnable,
+/// and stacks that leave the CPU from a few of its frames, blocked in a lock, a sleep, a pipe
+/// or a disk read.
+fn with_wall(profile: &Profile) -> Profile {
+    let mut events = profile.events.clone();
+    for name in [ON_CPU, RUNNABLE, BLOCKED] {
+        events.push(EventColumn { name: name.into() });
+    }
+    let mut p = Profile::new(events);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let waits: [(&str, &[&str]); 4] = [
+        (
+            "malloc",
+            &["pthread_mutex_lock", "!futex_wait_queue", "!schedule"],
+        ),
+        ("write_results", &["write", "!pipe_write", "!schedule"]),
+        (
+            "btree_search",
+            &["pread64", "!filemap_read", "!io_schedule", "!schedule"],
+        ),
+        (
+            "run_queries",
+            &["clock_nanosleep", "!do_nanosleep", "!schedule"],
+        ),
+    ];
+    for stack in &profile.stacks {
+        let frames: Vec<u32> = stack
+            .frames
+            .iter()
+            .map(|&id| p.intern(profile.frame(id).clone()))
+            .collect();
+        for (e, &count) in stack.counts.iter().enumerate() {
+            if count != Count::default() {
+                p.add(&frames, e, count);
+            }
+        }
+        let on_ns = stack.counts[0].period / 2;
+        if on_ns > 0 {
+            p.add(
+                &frames,
+                2,
+                Count {
+                    samples: stack.counts[0].samples,
+                    period: on_ns,
+                },
+            );
+            if rng.below(5) == 0 {
+                p.add(
+                    &frames,
+                    3,
+                    Count {
+                        samples: 1,
+                        period: on_ns / 2,
+                    },
+                );
+            }
+        }
+        // Leave the CPU below a waiting frame, at the first one on the stack.
+        let at = stack.frames.iter().enumerate().find_map(|(d, &id)| {
+            let name = profile.frame(id).name.as_str();
+            waits
+                .iter()
+                .find(|(w, _)| *w == name)
+                .map(|(_, tail)| (d, *tail))
+        });
+        if let Some((d, tail)) = at {
+            let mut blocked = frames[..=d].to_vec();
+            for f in tail {
+                let (kind, name) = match f.strip_prefix('!') {
+                    Some(k) => (FrameKind::Kernel, k),
+                    None => (FrameKind::User, *f),
+                };
+                blocked.push(
+                    p.intern(Frame {
+                        name: name.into(),
+                        module: if kind == FrameKind::Kernel {
+                            "[kernel.kallsyms]"
+                        } else {
+                            "libc.so.6"
+                        }
+                        .into(),
+                        kind,
+                    }),
+                );
+            }
+            let ns = on_ns * (1 + rng.below(8));
+            p.add(
+                &blocked,
+                4,
+                Count {
+                    samples: 1,
+                    period: ns,
+                },
+            );
+            p.add(
+                &blocked,
+                3,
+                Count {
+                    samples: 1,
+                    period: ns / 20,
+                },
+            );
+        }
+    }
+    p
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let dir = args.next().unwrap_or_else(|| ".".into());
@@ -193,6 +302,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     render_diff(&profile, 0, Some(1), &after, 0, Some(1), &o, out)?;
     println!(
         "diff.svg: {:?}, {} bytes",
+        t.elapsed(),
+        std::fs::metadata(&path)?.len()
+    );
+    let walled = with_wall(&profile);
+    let path = std::path::Path::new(&dir).join("wall.svg");
+    let out = BufWriter::new(File::create(&path)?);
+    let o = Options {
+        title: "Wall-time CPI Flame Graph".into(),
+        subtitle: Some("synthetic profile with off-CPU time".into()),
+        wall: WallColumns::of(&walled),
+        ..Options::default()
+    };
+    let t = Instant::now();
+    render_cpi(&walled, 0, Some(1), &o, out)?;
+    println!(
+        "wall.svg: {:?}, {} bytes",
         t.elapsed(),
         std::fs::metadata(&path)?.len()
     );

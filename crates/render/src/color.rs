@@ -56,6 +56,37 @@ pub fn stall_color(share: Option<f64>) -> Rgb {
     }
 }
 
+// The wall-time states (render_cpi with Options::wall): a frame's rectangle is cut into
+// segments in proportion to the time its threads spent in each state. The on-CPU part keeps
+// the meaning it has everywhere else: running red and stalled blue are the stall scale's two
+// ends (STALL_RED, STALL_BLUE), the on-CPU segment of a file with instructions but no stalls is
+// on the CPI scale, so red and blue still mean "working" and "waiting in the core". The two
+// off-CPU states are told apart from those and from each other by lightness and texture as
+// well as hue, so they read apart in grey scale and for colour-blind readers too:
+// * runnable (waiting for a CPU) is a light amber, relative luminance 0.57, more than twice
+//   that of the stall scale (0.23-0.24): a "waiting for its turn" traffic-light colour
+//   that no part of the stall scale comes near;
+// * blocked is a pale warm grey (0.74) with darker horizontal stripes (0.46): the quietest
+//   colour, because blocked time is often most of the wall time and the eye should go to the
+//   time spent running, and the stripes mark it even where hue is not seen at all;
+//   horizontal, because zooming stretches frames sideways only, and horizontal stripes stay
+//   the same under that stretch (a hairline of background between frames keeps striped
+//   siblings apart);
+// * on-CPU time that cannot be split (no stall or instructions column) is a mid teal, neither
+//   red nor blue, so it does not claim to be "not stalled" (luminance 0.28, near the stall
+//   scale's); it never appears next to stalled blue.
+// Black 12 px labels keep a contrast of 5.6:1 or more on all of them (10:1 on the stripes).
+
+/// Colour of on-CPU time that is not split into running and stalled (no stall or
+/// instructions column).
+pub const WALL_ON_CPU: Rgb = Rgb(52, 160, 140);
+/// Colour of runnable time: ready to run, waiting for a CPU.
+pub const WALL_RUNNABLE: Rgb = Rgb(246, 190, 64);
+/// Colour of blocked time: off the CPU and not runnable (sleeping, waiting for I/O or a lock).
+pub const WALL_BLOCKED: Rgb = Rgb(226, 223, 214);
+/// Colour of the horizontal stripes over [`WALL_BLOCKED`].
+pub const WALL_BLOCKED_STRIPES: Rgb = Rgb(184, 180, 168);
+
 // The CPI scale, used when a file has cycles and instructions but no stall event: the same
 // three stops as the stall scale (so red still means "running" and blue "waiting", with the
 // same luminance and contrast properties), placed on a logarithmic CPI axis. CPI is a ratio,

@@ -11,7 +11,7 @@ use crate::color::{
 use crate::page::{self, write_origin, Legend, Look, Picture};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree};
-use crate::{validate, Options, RenderError};
+use crate::{check_look, validate, Options, RenderError};
 
 /// Draws the CPI flame graph of `profile` as SVG.
 ///
@@ -37,6 +37,16 @@ use crate::{validate, Options, RenderError};
 /// frame's instructions, CPI and IPC. Frames narrower than `opts.min_width` pixels are left
 /// out with their children. The output is deterministic and carries its own search and
 /// click-to-zoom script.
+///
+/// With [`Options::wall`] (a recording with off-CPU time), frame width is wall-clock time
+/// instead, the nanoseconds of the three wall-time columns, and every frame is cut into
+/// segments by state: running (red) and stalled (blue) on the stall scale (the on-CPU time
+/// split by the frame's inclusive stall share), or one on-CPU segment on the CPI scale (no
+/// stalls, instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
+/// Tooltips then give the four times and the top places the frame's blocked time was spent
+/// in ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
+/// on-CPU columns need no samples there: only wall time must be non-zero. Without
+/// `Options::wall` the wall-time columns are ignored and the on-CPU graph is drawn.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
     cycles: usize,
@@ -44,6 +54,26 @@ pub fn render_cpi<W: Write>(
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
+    if let Some(wall) = opts.wall {
+        check_look(opts.width, opts.min_width)?;
+        let count = profile.events.len();
+        for index in [opts.instructions, opts.ratio_cycles]
+            .into_iter()
+            .flatten()
+            .chain(wall.all())
+        {
+            if index >= count {
+                return Err(RenderError::NoSuchEvent { index, count });
+            }
+        }
+        let columns = tree::CpiColumns {
+            cycles,
+            stalls,
+            instructions: opts.instructions,
+            ratio_cycles: opts.ratio_cycles,
+        };
+        return crate::wall::render(profile, columns, wall, opts, out);
+    }
     let total = validate(profile, cycles, stalls, opts)?;
     let tree = tree::build_cpi(
         profile,
@@ -82,8 +112,8 @@ pub fn render_cpi<W: Write>(
 }
 
 /// What a frame's colour says.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Colour {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Colour {
     /// The inclusive stall share.
     Stalls,
     /// The inclusive CPI (no stall column, an instructions column).
@@ -108,17 +138,17 @@ type CpiNode = Node<FrameId, CpiWeight>;
 
 /// Cycles per instruction from summed periods; `None` (unknown) without instructions or
 /// without cycles (instructions alone are a sampling artefact, not an infinitely fast frame).
-fn cpi(c: &CpiWeight) -> Option<f64> {
+pub(crate) fn cpi(c: &CpiWeight) -> Option<f64> {
     ratio(c.ratio_cycles.period, c.instructions.period).filter(|&cpi| cpi > 0.0)
 }
 
 /// Instructions per cycle, `1 / cpi`; `None` when the CPI is unknown.
-fn ipc(c: &CpiWeight) -> Option<f64> {
+pub(crate) fn ipc(c: &CpiWeight) -> Option<f64> {
     cpi(c).map(|cpi| 1.0 / cpi)
 }
 
 /// `1.23`, or `n/a`.
-fn two_places(v: Option<f64>) -> String {
+pub(crate) fn two_places(v: Option<f64>) -> String {
     v.filter(|v| v.is_finite())
         .map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
 }
@@ -201,6 +231,7 @@ impl Picture for Cpi<'_> {
                     (1.0, "100%".into()),
                 ],
                 bar,
+                swatches: Vec::new(),
             }),
             Colour::Cpi => Some(Legend {
                 id: "cpi-scale",
@@ -215,6 +246,7 @@ impl Picture for Cpi<'_> {
                     (1.0, format!("≥{CPI_HIGH}")),
                 ],
                 bar,
+                swatches: Vec::new(),
             }),
             Colour::Name => None,
         }

@@ -504,6 +504,7 @@ impl Picture for Diff<'_> {
             stops: vec![(0.0, DIFF_SHRANK), (0.5, DIFF_NEUTRAL), (1.0, DIFF_GREW)],
             labels,
             bar,
+            swatches: Vec::new(),
         })
     }
 

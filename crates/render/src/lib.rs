@@ -7,7 +7,11 @@
 //!   included), frame colour is the share of those cycles that were stalled, on a fixed red
 //!   (working) to blue (stalled) scale, or, with cycles and instructions but no stall event,
 //!   the frame's CPI on a fixed logarithmic red (0.25) to blue (4) scale. Every frame is
-//!   coloured by its *inclusive* numbers, not only leaves.
+//!   coloured by its *inclusive* numbers, not only leaves. With [`Options::wall`], a recording
+//!   with off-CPU time is drawn by wall-clock time: frame width is on-CPU + runnable +
+//!   blocked nanoseconds, and every frame is cut into running (red), stalled (blue), runnable
+//!   (amber) and blocked (striped grey) segments, with where it was blocked in its tooltip
+//!   (`wall.rs` says why it is drawn so).
 //! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
 //!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
 //! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's unhalted
@@ -34,15 +38,17 @@ mod mem;
 mod page;
 mod text;
 mod tree;
+mod wall;
 
 use std::io;
 
-use cpiflame_profile::{Count, Profile};
+use cpiflame_profile::{Count, Profile, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
     cpi_color, cpi_position, diff_color, stall_color, Rgb, CPI_HIGH, CPI_LOW, DIFF_GREW,
-    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED,
+    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
+    WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
 pub use diff::render_diff;
@@ -80,6 +86,11 @@ pub struct Options {
     /// The stall legend's caption when the stall event is not plain back-end stall cycles
     /// (`"STALL cycles (front + back end):"`); `None`: `"cycles stalled:"`.
     pub stall_caption: Option<&'static str>,
+    /// The wall-time columns of a recording with off-CPU data
+    /// ([`WallColumns::of`](cpiflame_profile::WallColumns::of)): frame widths are then
+    /// wall-clock time and every frame is cut into its states (see [`render_cpi`]). `None`
+    /// draws the on-CPU graph, as without those columns.
+    pub wall: Option<WallColumns>,
 }
 
 impl Default for Options {
@@ -94,6 +105,7 @@ impl Default for Options {
             ratio_cycles: None,
             single_threaded: false,
             stall_caption: None,
+            wall: None,
         }
     }
 }

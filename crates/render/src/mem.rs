@@ -253,6 +253,7 @@ impl Picture for Mem<'_> {
             stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
             labels,
             bar,
+            swatches: Vec::new(),
         })
     }
 

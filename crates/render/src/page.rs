@@ -1,9 +1,11 @@
-//! The page both of this crate's own pictures are drawn on: title and statistics lines, a
-//! colour legend, the frames (one `<g class="f">` each, as the embedded script expects), an
-//! optional section under the frames, the hover and search lines, and the script.
+//! The page this crate's own pictures are drawn on: title and statistics lines, a colour
+//! legend (a gradient bar, swatches, or both), the frames (one `<g class="f">` each, as the
+//! embedded script expects), an optional section under the frames, the hover and search
+//! lines, and the script.
 //!
-//! A picture says what differs through [`Picture`]: its tree, each frame's name, fill and
-//! tooltip, the statistics line, the legend and the section under the frames.
+//! A picture says what differs through [`Picture`]: its tree, each frame's name, fill (a flat
+//! colour, or a `<pattern>` of the frame's own written after its label) and tooltip, the
+//! statistics line, the legend and the section under the frames.
 
 use std::io::{self, Write};
 
@@ -47,6 +49,16 @@ pub(crate) struct Legend {
     pub(crate) labels: Vec<(f64, String)>,
     /// Length of the bar in pixels.
     pub(crate) bar: f64,
+    /// Swatches of flat colours, in a row after the bar (or alone when there are no stops).
+    pub(crate) swatches: Vec<Swatch>,
+}
+
+/// One square of a legend's row of swatches, labelled on its right.
+pub(crate) struct Swatch {
+    pub(crate) fill: Rgb,
+    /// Colour of horizontal stripes over the fill, as the frames the swatch stands for have.
+    pub(crate) stripes: Option<Rgb>,
+    pub(crate) label: &'static str,
 }
 
 /// What one picture draws on the page.
@@ -68,6 +80,22 @@ pub(crate) trait Picture {
     /// The statistics line under the title.
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()>;
     fn legend(&self, width: u32) -> Option<Legend>;
+    /// Whether the frame is painted by a pattern of its own, which [`Picture::write_pattern`]
+    /// writes (otherwise its [`Picture::fill`] is a flat colour).
+    fn patterned(&self, _node: &Node<Self::Frame, Self::Weight>) -> bool {
+        false
+    }
+    /// Writes the `<pattern>` with id `id` that paints `node`'s rectangle (`height` pixels
+    /// high) when [`Picture::patterned`] says so.
+    fn write_pattern<O: Write>(
+        &self,
+        _w: &mut O,
+        _id: &str,
+        _node: &Node<Self::Frame, Self::Weight>,
+        _height: u32,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// CSS rules added to the page's own.
     fn style(&self) -> &str {
         ""
@@ -119,7 +147,7 @@ fn visible<P: Picture>(p: &P, look: &Look) -> Vec<u32> {
     keep
 }
 
-fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> Layout {
+fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legend>) -> Layout {
     let max_depth = visible
         .iter()
         .map(|&i| p.tree().nodes[i as usize].depth)
@@ -130,10 +158,13 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> 
         lines.push(62);
     }
     let last = lines.last().copied().unwrap_or(24);
-    let (legend, frames_top) = if has_legend {
+    let (legend, frames_top) = if let Some(legend) = legend {
         let bar = last + 12;
-        // bar (10 px), labels under it (baseline +23), a gap.
-        (Some(bar), bar + 34)
+        // bar (10 px), labels under it (baseline +23), a gap; rows of swatches that did not
+        // fit beside the bar.
+        let rows = swatch_rows(legend, look.width);
+        let extra = rows.last().map_or(0, |r| r.top);
+        (Some(bar), bar + 34 + extra)
     } else {
         (None, last + 14)
     };
@@ -153,7 +184,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], has_legend: bool) -> 
 pub(crate) fn write<P: Picture + Sync, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
     let visible = visible(p, look);
     let legend = p.legend(look.width);
-    let layout = layout(p, look, &visible, legend.is_some());
+    let layout = layout(p, look, &visible, legend.as_ref());
     let width = look.width;
     let height = layout.height;
     let mid = f64::from(width) / 2.0;
@@ -181,7 +212,7 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
 </style>",
         p.style()
     )?;
-    if let Some(legend) = &legend {
+    if let Some(legend) = legend.as_ref().filter(|l| !l.stops.is_empty()) {
         write!(
             w,
             r#"<defs><linearGradient id="{}" x1="0" y1="0" x2="1" y2="0">"#,
@@ -337,6 +368,21 @@ impl<P: Picture + Sync> Frames<'_, P> {
             Esc(name)
         )?;
         p.write_details(w, node)?;
+        if p.patterned(node) {
+            // The pattern comes after the frame's own rectangle and label, which the script
+            // finds as the group's first <rect> and <text>.
+            let id = format!("w{i}");
+            write!(
+                w,
+                r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="url(#{id})"/><text x="{:.2}" y="{}">{}</text>"#,
+                ROW - 1,
+                x + LABEL_PAD,
+                y + 11,
+                fit_label(name, fw)
+            )?;
+            p.write_pattern(w, &id, node, ROW - 1)?;
+            return writeln!(w, "</g>");
+        }
         writeln!(
             w,
             r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
@@ -349,7 +395,141 @@ impl<P: Picture + Sync> Frames<'_, P> {
     }
 }
 
+/// Pixels from a swatch's left edge to the next one's, for a label of `label` characters:
+/// the square, a gap, the label and a wider gap.
+fn swatch_advance(label: &str) -> f64 {
+    SWATCH + 4.0 + label.chars().count() as f64 * CHAR_WIDTH + 14.0
+}
+
+/// Side of a legend swatch, in pixels.
+const SWATCH: f64 = 10.0;
+
+/// One row of a legend with swatches: its top below the legend's, its left edge, and the
+/// swatches in it (a range of [`Legend::swatches`]). The first row also holds the caption and
+/// the bar.
+struct SwatchRow {
+    top: u32,
+    left: f64,
+    swatches: std::ops::Range<usize>,
+}
+
+/// The rows of a legend with swatches in an image `width` pixels wide: caption, bar (when
+/// there are stops) and as many swatches as fit on the first row, the others in further rows
+/// under it, each row centred. Empty without swatches.
+fn swatch_rows(legend: &Legend, width: u32) -> Vec<SwatchRow> {
+    if legend.swatches.is_empty() {
+        return Vec::new();
+    }
+    let room = f64::from(width) - 2.0 * XPAD;
+    let caption = legend.caption.chars().count() as f64 * CHAR_WIDTH + 8.0;
+    let bar = if legend.stops.is_empty() {
+        0.0
+    } else {
+        legend.bar + 24.0
+    };
+    let mut rows = Vec::new();
+    // Width of the row so far, and of the gap after its last item.
+    let (mut used, mut gap) = (caption + bar, if bar > 0.0 { 24.0 } else { 8.0 });
+    let mut first = 0;
+    for (i, s) in legend.swatches.iter().enumerate() {
+        let advance = swatch_advance(s.label);
+        // A row holds at least one swatch, except the first, which holds the caption.
+        if used + advance - 14.0 > room && (i > first || rows.is_empty()) {
+            rows.push((first..i, used - gap));
+            first = i;
+            used = 0.0;
+        }
+        used += advance;
+        gap = 14.0;
+    }
+    rows.push((first..legend.swatches.len(), used - gap));
+    let after_first = if bar > 0.0 { 30 } else { 16 };
+    rows.into_iter()
+        .enumerate()
+        .map(|(k, (swatches, row))| SwatchRow {
+            top: match k {
+                0 => 0,
+                k => after_first + 16 * (k as u32 - 1),
+            },
+            left: ((f64::from(width) - row) / 2.0).max(XPAD),
+            swatches,
+        })
+        .collect()
+}
+
+/// A legend with swatches: caption, the bar (when there are stops) with its labels under
+/// it, then the swatches, centred together on one row, or in more when they do not fit.
+fn write_swatch_legend<O: Write>(
+    w: &mut O,
+    legend: &Legend,
+    top: u32,
+    width: u32,
+) -> io::Result<()> {
+    let rows = swatch_rows(legend, width);
+    let caption = legend.caption.chars().count() as f64 * CHAR_WIDTH;
+    let x0 = rows[0].left + caption + 8.0;
+    write!(
+        w,
+        r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text>"#,
+        x0 - 8.0,
+        top + 10,
+        Esc(legend.caption)
+    )?;
+    let mut x = x0;
+    if !legend.stops.is_empty() {
+        write!(
+            w,
+            r#"<rect x="{x0:.1}" y="{top}" width="{:.1}" height="10" fill="url(#{})"/>"#,
+            legend.bar, legend.id
+        )?;
+        for (at, label) in &legend.labels {
+            write!(
+                w,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                x0 + legend.bar * at,
+                top + 23,
+                Esc(label)
+            )?;
+        }
+        x += legend.bar + 24.0;
+    }
+    for (k, row) in rows.iter().enumerate() {
+        let top = top + row.top;
+        if k > 0 {
+            x = row.left;
+        }
+        for s in &legend.swatches[row.swatches.clone()] {
+            write!(
+                w,
+                r#"<rect x="{x:.1}" y="{top}" width="{SWATCH}" height="{SWATCH}" fill="{}"/>"#,
+                s.fill
+            )?;
+            if let Some(stripes) = s.stripes {
+                for dy in [2, 6] {
+                    write!(
+                        w,
+                        r#"<rect x="{x:.1}" y="{}" width="{SWATCH}" height="2" fill="{stripes}"/>"#,
+                        top + dy
+                    )?;
+                }
+            }
+            write!(
+                w,
+                r#"<text x="{:.1}" y="{}">{}</text>"#,
+                x + SWATCH + 4.0,
+                top + 10,
+                Esc(s.label)
+            )?;
+            x += swatch_advance(s.label);
+        }
+    }
+    writeln!(w, "</g>")
+}
+
 fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> io::Result<()> {
+    if !legend.swatches.is_empty() {
+        return write_swatch_legend(w, legend, top, width);
+    }
     let bar = legend.bar;
     let x0 = (f64::from(width) - bar) / 2.0;
     let labels = top + 23;

@@ -87,7 +87,15 @@ pub(crate) fn add(a: Count, b: Count) -> Count {
 }
 
 /// Builds the call tree of `leaves`. Leaves whose weight is zero are skipped.
-pub(crate) fn build<L: Leaf>(mut leaves: Vec<L>) -> Tree<L::Frame, L::Weight> {
+pub(crate) fn build<L: Leaf>(leaves: Vec<L>) -> Tree<L::Frame, L::Weight> {
+    build_with(leaves, |_, _| {})
+}
+
+/// [`build`], telling `on_leaf` the index of the node each leaf (stack) ended in.
+pub(crate) fn build_with<L: Leaf>(
+    mut leaves: Vec<L>,
+    mut on_leaf: impl FnMut(&L, u32),
+) -> Tree<L::Frame, L::Weight> {
     leaves.retain(|l| l.weight() != L::Weight::default());
     // Sorting the stacks by their key sequences makes a depth-first walk: building nodes in
     // this order gives pre-order with sorted siblings.
@@ -141,7 +149,9 @@ pub(crate) fn build<L: Leaf>(mut leaves: Vec<L>) -> Tree<L::Frame, L::Weight> {
             });
             path.push(index);
         }
-        let node = &mut nodes[path.last().copied().unwrap_or(0) as usize];
+        let at = path.last().copied().unwrap_or(0);
+        on_leaf(leaf, at);
+        let node = &mut nodes[at as usize];
         let w = leaf.weight();
         node.total = node.total.plus(w);
         node.own = node.own.plus(w);
@@ -300,6 +310,105 @@ pub(crate) fn build_cpi(
         })
         .collect();
     build(leaves)
+}
+
+/// What a node of the wall-time graph accumulates: the CPI graph's counts (for the split of
+/// on-CPU time and the tooltips) and the three wall-time columns, whose summed periods
+/// (nanoseconds) are the width.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WallWeight {
+    pub(crate) cpi: CpiWeight,
+    pub(crate) on_cpu: Count,
+    pub(crate) runnable: Count,
+    pub(crate) blocked: Count,
+}
+
+impl Weight for WallWeight {
+    fn plus(self, other: Self) -> Self {
+        WallWeight {
+            cpi: self.cpi.plus(other.cpi),
+            on_cpu: add(self.on_cpu, other.on_cpu),
+            runnable: add(self.runnable, other.runnable),
+            blocked: add(self.blocked, other.blocked),
+        }
+    }
+
+    fn width(&self) -> u64 {
+        self.on_cpu
+            .period
+            .saturating_add(self.runnable.period)
+            .saturating_add(self.blocked.period)
+    }
+}
+
+/// A stack of the wall-time graph: frames merge as in the CPI graph.
+pub(crate) struct WallLeaf<'s, 'r> {
+    stack: &'s Stack,
+    ranks: &'r [u32],
+    weight: WallWeight,
+}
+
+impl Leaf for WallLeaf<'_, '_> {
+    type Frame = FrameId;
+    type Weight = WallWeight;
+
+    fn len(&self) -> usize {
+        self.stack.frames.len()
+    }
+
+    fn key(&self, depth: usize) -> u32 {
+        self.ranks[self.stack.frames[depth] as usize]
+    }
+
+    fn frame(&self, depth: usize) -> FrameId {
+        self.stack.frames[depth]
+    }
+
+    fn weight(&self) -> WallWeight {
+        self.weight
+    }
+}
+
+/// Builds the wall-time call tree: the CPI graph's counts (as [`build_cpi`]) and the
+/// `wall` columns of every stack; `on_leaf` is told which node each stack ended in.
+pub(crate) fn build_wall<'a>(
+    profile: &'a Profile,
+    columns: &CpiColumns,
+    wall: [usize; 3],
+    mut on_leaf: impl FnMut(&'a Stack, u32),
+) -> Tree<FrameId, WallWeight> {
+    let ranks = frame_ranks(profile);
+    let count = |s: &Stack, e: Option<usize>| e.map_or(Count::default(), |e| s.counts[e]);
+    let leaves = profile
+        .stacks
+        .iter()
+        .map(|stack| WallLeaf {
+            stack,
+            ranks: &ranks,
+            weight: WallWeight {
+                cpi: CpiWeight {
+                    cycles: stack.counts[columns.cycles],
+                    ratio_cycles: stack.counts[columns.ratio_cycles.unwrap_or(columns.cycles)],
+                    stalls: count(stack, columns.stalls),
+                    instructions: count(stack, columns.instructions),
+                },
+                on_cpu: stack.counts[wall[0]],
+                runnable: stack.counts[wall[1]],
+                blocked: stack.counts[wall[2]],
+            },
+        })
+        .collect();
+    build_with(leaves, |leaf: &WallLeaf<'a, '_>, at| {
+        on_leaf(leaf.stack, at)
+    })
+}
+
+/// The event columns the CPI graph reads.
+pub(crate) struct CpiColumns {
+    pub(crate) cycles: usize,
+    pub(crate) stalls: Option<usize>,
+    pub(crate) instructions: Option<usize>,
+    pub(crate) ratio_cycles: Option<usize>,
 }
 
 #[cfg(test)]

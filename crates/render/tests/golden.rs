@@ -57,6 +57,7 @@ fn golden_opts() -> Options {
         ratio_cycles: None,
         single_threaded: false,
         stall_caption: None,
+        wall: None,
     }
 }
 

@@ -77,6 +77,38 @@ impl StackFrame {
     }
 }
 
+/// The address of a frame of a resolved stack ([`StackEntry`](crate::StackEntry)), with what
+/// kind of address it is, which says the address its frames were named by
+/// ([`EntryAddress::lookup`]): callers that look the address up again (source lines, the
+/// mapping) ask for the same one naming used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryAddress {
+    /// A kernel address. Named as it is, return addresses too, as perf names the kernel's
+    /// call chain: a return address at a function's first byte (the chain of a tail call) is
+    /// that function's, not the padding before it.
+    Kernel(Avma),
+    /// A user frame, as unwinding (or the recorded call chain, or an LBR call stack) gave it.
+    User(StackFrame),
+}
+
+impl EntryAddress {
+    /// The address in the process (for a return address, the return address itself).
+    pub fn address(self) -> Avma {
+        match self {
+            EntryAddress::Kernel(a) => a,
+            EntryAddress::User(frame) => frame.address(),
+        }
+    }
+
+    /// The address the frames were named by.
+    pub fn lookup(self) -> Avma {
+        match self {
+            EntryAddress::Kernel(a) => a,
+            EntryAddress::User(frame) => frame.lookup(),
+        }
+    }
+}
+
 /// Where a range of a file was mapped: `len` bytes from file offset `pgoff` at process
 /// address `start`. The one place that converts between file offsets and process addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,5 +173,9 @@ mod tests {
         assert_eq!(StackFrame::ReturnAddress(Avma(0)).lookup(), Avma(u64::MAX));
         assert_eq!(StackFrame::ReturnAddress(Avma(8)).lookup(), Avma(7));
         assert_eq!(StackFrame::Instruction(Avma(8)).lookup(), Avma(8));
+        let user = EntryAddress::User(StackFrame::ReturnAddress(Avma(8)));
+        assert_eq!((user.address(), user.lookup()), (Avma(8), Avma(7)));
+        let kernel = EntryAddress::Kernel(Avma(8));
+        assert_eq!((kernel.address(), kernel.lookup()), (Avma(8), Avma(8)));
     }
 }

@@ -3,6 +3,8 @@
 use foldhash::HashMap;
 use std::sync::Arc;
 
+use crate::address::EntryAddress;
+
 /// Where a frame's code lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FrameKind {
@@ -31,8 +33,9 @@ pub type FrameRef = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackEntry {
     pub frame: FrameRef,
-    /// The address in the process (for a return address, the return address itself).
-    pub address: u64,
+    /// The address in the process and what kind it is (a kernel address; a user
+    /// instruction, or return address whose frames are named by the byte before it).
+    pub address: EntryAddress,
 }
 
 /// Frames by [`FrameRef`], each (name, module, kind) once, except provisional ones.

@@ -20,13 +20,20 @@
 //! Unwinding is apart from naming: an [`Unwinder`] keeps the processes' mappings and images
 //! and unwinds user stacks into typed addresses ([`address::StackFrame`]), names nothing, and
 //! serves alone where only stacks are needed (the recorder's stack-copy trimming, the
-//! pipeline's unwinding thread); a [`Resolver`] names, with an unwinder of its own inside.
+//! pipeline's unwinding thread); a [`Namer`] names addresses (ELF symbols, PLT stubs, DWARF,
+//! kernel symbols, JIT maps, the vDSO's image; thread names) from the unwinder's images and
+//! the [`Source`], and changes nothing of the unwinder's; a [`Resolver`] is the two and the
+//! per-sample glue: the call chain split into kernel and user parts, the user part unwound
+//! (or stitched from an LBR call stack), both named. Each frame of a resolved stack keeps its
+//! typed address ([`address::EntryAddress`]), so callers that look it up again (source lines,
+//! mappings) look up the address naming used.
 //!
-//! Modules: `resolver` (thread names and the per-sample path, with its `unwinder` (process
-//! state and user-stack unwinding, in `stack`) and frame naming), `process` (one process's mappings), `frames` (the frame
-//! table), `image` (one ELF file), `plt` (its PLT stubs' names), `locate` (which files to
-//! try), `kernel` and `perfmap` (kernel symbols and JIT maps), `source` (the outside world),
-//! `demangle`, `shared` (byte ranges shared with framehop and gimli), `options`.
+//! Modules: `resolver` (the per-sample glue, with its `unwinder` (process state and
+//! user-stack unwinding, in `stack`), its `namer` and `locations`), `process` (one process's
+//! mappings), `frames` (the frame table), `image` (one ELF file), `plt` (its PLT stubs'
+//! names), `locate` (which files to try), `kernel` and `perfmap` (kernel symbols and JIT
+//! maps), `source` (the outside world), `address` (typed addresses), `demangle`, `shared`
+//! (byte ranges shared with framehop and gimli), `options`.
 
 pub mod address;
 mod demangle;
@@ -54,6 +61,6 @@ pub use notes::gnu_build_id_note;
 pub use options::Options;
 pub use perfmap::PerfMap;
 pub use resolver::locations::{MappingInfo, SourceLine};
-pub use resolver::{Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
+pub use resolver::{Namer, Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
 pub use shared::SharedBytes;
 pub use source::{HostSource, Machine, Source};

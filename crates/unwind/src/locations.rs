@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Resolver;
-use crate::address::Avma;
+use crate::address::{Avma, StackFrame};
 
 /// A file mapping of a sampled process, as pprof's `Mapping` describes one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -32,12 +32,8 @@ pub struct SourceLine {
 impl Resolver {
     /// The mapping that holds user address `address` of process `pid` at this point of the
     /// recording (ask while walking the samples: mappings change with mmap and exec).
-    pub fn mapping_at(&self, pid: i32, address: u64) -> Option<MappingInfo> {
-        let mapping = self
-            .unwinder
-            .processes
-            .get(&pid)?
-            .mapping_at(Avma(address))?;
+    pub fn mapping_at(&self, pid: i32, address: Avma) -> Option<MappingInfo> {
+        let mapping = self.unwinder.processes.get(&pid)?.mapping_at(address)?;
         let build_id = mapping
             .image
             .and_then(|i| self.unwinder.images.get(i))
@@ -57,16 +53,13 @@ impl Resolver {
         })
     }
 
-    /// The source line of each frame that [`Resolver::resolve`] gave user address `address`
-    /// of process `pid`, innermost first (inlined functions, then the function), or empty
-    /// when DWARF does not say. `leaf`: the address is the sampled instruction itself;
-    /// otherwise it is a return address, and the call before it is looked up, as naming does.
-    pub fn source_lines(&self, pid: i32, address: u64, leaf: bool) -> Vec<SourceLine> {
-        let lookup = if leaf {
-            Avma(address)
-        } else {
-            Avma(address).minus(1)
-        };
+    /// The source line of each frame that [`Resolver::resolve`] gave user frame `frame` of
+    /// process `pid` (a [`StackEntry`](crate::StackEntry)'s
+    /// [`EntryAddress::User`](crate::address::EntryAddress::User)), innermost first (inlined
+    /// functions, then the function), or empty when DWARF does not say. Looked up where
+    /// naming looked: the instruction, or the byte before a return address.
+    pub fn source_lines(&self, pid: i32, frame: StackFrame) -> Vec<SourceLine> {
+        let lookup = frame.lookup();
         let Some(mapping) = self
             .unwinder
             .processes

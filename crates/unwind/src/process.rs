@@ -1,5 +1,5 @@
-//! The state of one sampled process as the recording goes on: its executable mappings, the
-//! unwinder over their images, and its JIT map once read.
+//! The state of one sampled process as the recording goes on: its executable mappings and
+//! the unwinder over their images (its JIT map, naming's, is the namer's).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -10,7 +10,6 @@ use framehop::Unwinder;
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::image::ImageError;
-use crate::perfmap::PerfMap;
 use crate::shared::SharedBytes;
 
 /// One executable mapping of a process.
@@ -48,8 +47,6 @@ impl Mapping {
 pub(crate) struct Process {
     mappings: BTreeMap<Avma, Rc<Mapping>>,
     pub unwinder: UnwinderX86_64<SharedBytes>,
-    /// The JIT map, `Some` once looked for.
-    pub perf_map: Option<Option<Rc<PerfMap>>>,
 }
 
 impl Process {

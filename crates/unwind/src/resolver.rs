@@ -1,30 +1,26 @@
-//! The resolver: thread names and kernel symbols fed in time order, with an [`Unwinder`] (the
-//! processes' mappings and opened images, and user-stack unwinding: [`unwinder`], [`stack`])
-//! inside, and the resolution of a sample into a named stack, which splits the sample's call
-//! chain into kernel and user parts, has the unwinder unwind the user part and names both
-//! ([`naming`]).
+//! The resolver: an [`Unwinder`] (the processes' mappings and opened images, and user-stack
+//! unwinding: [`unwinder`], [`stack`]) and a [`Namer`] (frames named from those images,
+//! kernel symbols, JIT maps; thread names: [`namer`]), both fed every record in time order,
+//! and the per-sample glue between them: the sample's call chain split into kernel and user
+//! parts, the user part unwound (or stitched from an LBR call stack, or taken as recorded)
+//! into typed addresses, and both parts named.
 
 #[path = "locations.rs"]
 pub(crate) mod locations;
-mod naming;
+mod namer;
 mod stack;
 mod unwinder;
 
+pub use namer::Namer;
 pub use unwinder::Unwinder;
 
-use std::collections::BTreeMap;
-
-use foldhash::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use cpiflame_perf_data::abi::{callchain, misc};
 use cpiflame_perf_data::{Meta, RecordKind, Sample};
 
-use crate::address::{Avma, StackFrame, Svma};
-use crate::frames::{FrameInfo, FrameRef, FrameTable, StackEntry};
-use crate::kernel::{Kallsyms, KernelSymbolFiles};
-use crate::locate::hex;
+use crate::address::{Avma, EntryAddress, StackFrame};
+use crate::frames::{FrameInfo, FrameRef, StackEntry};
 use crate::options::Options;
 use crate::source::{HostSource, Machine, Source};
 
@@ -70,39 +66,20 @@ impl TwinRecipe {
     }
 }
 
-/// Keeps the state of every process of a recording (thread names here, mappings and images
-/// in its [`Unwinder`]) as records are fed in time order, and resolves samples to named
-/// stacks.
+/// Keeps the state of every process of a recording as records are fed in time order
+/// (mappings and images in its [`Unwinder`]; thread names, kernel symbols and JIT maps in its
+/// [`Namer`]), and resolves samples to named stacks: the unwinder unwinds, the namer names,
+/// and the resolver does what is per sample between them.
 pub struct Resolver {
     /// The processes' mappings and images, and the unwinding of user stacks.
     unwinder: Unwinder,
-    recorded_here: bool,
-    /// Thread names (comm) by tid.
-    threads: HashMap<i32, Arc<str>>,
-    /// Where kernel symbols may come from: the user's file, perf's build-id cache, or this
-    /// machine's when the file was recorded here. None of them: kernel frames stay unnamed.
-    kernel_symbol_files: KernelSymbolFiles,
-    /// Where the recording says the kernel image starts (its kernel map's start and file
-    /// offset, both `_text` for perf), to check cached kernel symbols against.
-    kernel_starts: Vec<u64>,
-    /// Kernel symbols: read once the first kernel frame is seen, on another thread when
-    /// allowed (generating /proc/kallsyms costs the kernel tens of milliseconds), `Some` once
-    /// joined.
-    kernel: Option<Option<Kallsyms>>,
-    kernel_loading: Option<std::thread::JoinHandle<Option<Kallsyms>>>,
-    /// Kernel frames handed out before the symbols were ready: named at [`Resolver::finish_names`].
-    kernel_pending: Vec<(FrameRef, Avma)>,
-    frames: FrameTable,
-    /// Frames at a stated address of an image, innermost first.
-    names: HashMap<(usize, Svma), Box<[FrameRef]>>,
-    kernel_names: HashMap<Avma, FrameRef>,
-    unnamed: BTreeMap<Arc<str>, (String, u64)>,
+    /// Everything that names frames, from the unwinder's images and the [`Source`].
+    namer: Namer,
     /// User frames of the sample being resolved, innermost first.
     addrs: Vec<StackFrame>,
     /// The index in `addrs` of an LBR call stack's newest call target, a frame only when its
     /// function is not the leaf's (see [`Resolver::stitch_lbr`]).
     lbr_callee: Option<usize>,
-    unwind_only: bool,
     /// Whether work may be started ahead on other threads (symbol tables, debug info).
     parallel: bool,
     /// How this resolver was made, for an unwinding twin on another thread.
@@ -160,43 +137,13 @@ impl Resolver {
             source: source.clone(),
         };
         let parallel = !options.single_threaded;
-        let unwind_only = options.unwind_only;
-        let kallsyms = options.kallsyms.clone();
-        let buildid_cache = options.buildid_cache.clone();
-        let unwinder = Unwinder::with_source(meta, options, source);
-        let recorded_here = unwinder.locator.recorded_here;
-        let kernel_build_id = meta
-            .build_ids
-            .iter()
-            .find(|b| b.path == b"[kernel.kallsyms]")
-            .map(|b| hex(&b.build_id));
-        let kernel_symbol_files = KernelSymbolFiles {
-            given: kallsyms,
-            // Only for a file recorded here: a copy from this machine's kernel says nothing
-            // of where another machine had its modules.
-            cached: buildid_cache
-                .as_ref()
-                .zip(kernel_build_id)
-                .filter(|_| recorded_here)
-                .map(|(cache, id)| cache.join("[kernel.kallsyms]").join(id).join("kallsyms")),
-            running: recorded_here.then(|| PathBuf::from("/proc/kallsyms")),
-        };
+        let unwinder = Unwinder::with_source(meta, options.clone(), source);
+        let namer = Namer::new(meta, &options, &unwinder);
         Resolver {
             unwinder,
-            recorded_here,
-            threads: HashMap::default(),
-            kernel_symbol_files,
-            kernel_starts: Vec::new(),
-            kernel: None,
-            kernel_loading: None,
-            kernel_pending: Vec::new(),
-            frames: FrameTable::default(),
-            names: HashMap::default(),
-            kernel_names: HashMap::default(),
-            unnamed: BTreeMap::new(),
+            namer,
             addrs: Vec::new(),
             lbr_callee: None,
-            unwind_only,
             parallel,
             recipe,
             kernel_ips: Vec::new(),
@@ -207,7 +154,7 @@ impl Resolver {
 
     /// Whether the file looks recorded on this machine (kernel symbols and vDSO are ours).
     pub fn recorded_here(&self) -> bool {
-        self.recorded_here
+        self.unwinder.locator.recorded_here
     }
 
     /// Whether work may run on other threads (false with [`Options::single_threaded`]).
@@ -217,43 +164,29 @@ impl Resolver {
 
     /// The frame table entry for `frame`.
     pub fn frame(&self, frame: FrameRef) -> &FrameInfo {
-        self.frames.get(frame)
+        self.namer.frame(frame)
     }
 
     /// The name (comm) of thread `tid` of process `pid` at this point of the recording.
     pub fn thread_name(&self, pid: i32, tid: i32) -> Arc<str> {
-        match self.threads.get(&tid).or_else(|| self.threads.get(&pid)) {
-            Some(comm) => comm.clone(),
-            None => format!(":{pid}").into(),
-        }
+        self.namer.thread_name(pid, tid)
+    }
+
+    /// Modules whose frames could not be named, with why and how many frames.
+    pub fn unnamed(&self) -> Vec<Unnamed> {
+        self.namer.unnamed()
+    }
+
+    /// Gives every frame its final name (see [`Namer::finish_names`]): kernel frames resolved
+    /// before the kernel symbols were read carry a provisional `[kernel]+0xADDR` name until
+    /// this is called, so callers that merge stacks must merge by name.
+    pub fn finish_names(&mut self) {
+        self.namer.finish_names();
     }
 
     /// Updates process state from a non-sample record. Feed every record in time order.
     pub fn observe(&mut self, record: &RecordKind<'_>) {
-        match record {
-            RecordKind::Mmap(m) if m.pid == -1 && m.path.starts_with(b"[kernel.kallsyms]") => {
-                self.kernel_starts.extend([m.addr, m.pgoff]);
-            }
-            RecordKind::Comm { tid, name, .. } => {
-                self.threads
-                    .insert(*tid, String::from_utf8_lossy(name).into());
-            }
-            RecordKind::Fork {
-                pid,
-                ppid,
-                tid,
-                ptid,
-            } => {
-                let comm = self
-                    .threads
-                    .get(ptid)
-                    .or_else(|| self.threads.get(ppid))
-                    .cloned()
-                    .unwrap_or_else(|| format!(":{pid}").into());
-                self.threads.insert(*tid, comm);
-            }
-            _ => {}
-        }
+        self.namer.observe(record);
         self.unwinder.observe(record);
     }
 
@@ -338,8 +271,12 @@ impl Resolver {
         // kernel's call chain: a return address at a function's first byte (the chain of a
         // tail call) is that function's, not the padding (`__pfx_`) before it.
         for &ip in &kernel_ips {
-            let frame = self.kernel_frame(Avma(ip));
-            out.push(StackEntry { frame, address: ip });
+            let address = Avma(ip);
+            let frame = self.namer.kernel_frame(address);
+            out.push(StackEntry {
+                frame,
+                address: EntryAddress::Kernel(address),
+            });
         }
 
         // User part: unwound from registers and stack bytes when the sample has them, else
@@ -370,20 +307,20 @@ impl Resolver {
         }
         let addrs = std::mem::take(&mut self.addrs);
         let callee = self.lbr_callee.take();
+        let namer = &mut self.namer;
         for (i, &frame) in addrs.iter().enumerate() {
-            let (address, lookup) = (frame.address(), frame.lookup());
             if callee == Some(i) {
                 // The function the newest call entered: a frame of its own when the leaf is
                 // in another one (it tail-called on, or it is a PLT stub), named honestly.
                 let leaf_function = out.last().map(|e| e.frame);
                 let before = out.len();
-                let named = self.push_user_frames(pid, address, lookup, out, false);
+                let named = namer.push_user_frames(&self.unwinder, pid, frame, out, false);
                 if !named || out.last().map(|e| e.frame) == leaf_function {
                     out.truncate(before);
                 }
                 continue;
             }
-            self.push_user_frames(pid, address, lookup, out, true);
+            namer.push_user_frames(&self.unwinder, pid, frame, out, true);
         }
         self.addrs = addrs;
         self.kernel_ips = kernel_ips;

@@ -16,6 +16,7 @@ use cpiflame_perf_data::write::{sample_record, SampleFields, HOST_PID};
 use cpiflame_perf_data::{
     parse_sample_record, BuildIdEntry, Endian, EventAttr, Meta, MmapRecord, RecordKind,
 };
+use cpiflame_unwind::address::{Avma, EntryAddress, StackFrame};
 use cpiflame_unwind::{
     FrameKind, Machine, Options, Resolver, SharedBytes, Source, StackEntry, Unnamed,
 };
@@ -56,11 +57,16 @@ impl MemorySource {
     }
 
     fn was_asked_for(&self, path: &str) -> bool {
+        self.times_asked_for(path) > 0
+    }
+
+    fn times_asked_for(&self, path: &str) -> usize {
         self.asked
             .lock()
             .unwrap()
             .iter()
-            .any(|p| p == Path::new(path))
+            .filter(|p| *p == Path::new(path))
+            .count()
     }
 }
 
@@ -181,14 +187,19 @@ fn map_code(resolver: &mut Resolver, path: &[u8], start: u64) {
 
 /// Resolves a sample whose kernel-recorded call chain is `chain` (context markers included).
 fn resolve(resolver: &mut Resolver, chain: &[u64]) -> Vec<StackEntry> {
+    resolve_in(resolver, PID, chain)
+}
+
+/// [`resolve`] for a sample of process `pid`.
+fn resolve_in(resolver: &mut Resolver, pid: i32, chain: &[u64]) -> Vec<StackEntry> {
     let spec = EventAttr {
         sample_type: sample::IP | sample::TID | sample::CALLCHAIN,
         ..EventAttr::default()
     };
     let fields = SampleFields {
         ip: chain.get(1).copied().unwrap_or(0),
-        pid: PID,
-        tid: PID,
+        pid,
+        tid: pid,
         callchain: chain.to_vec(),
         misc: if chain.first() == Some(&callchain::KERNEL) {
             misc::KERNEL
@@ -211,7 +222,12 @@ fn named(resolver: &mut Resolver, stack: &[StackEntry]) -> Vec<(String, String, 
         .iter()
         .map(|e| {
             let f = resolver.frame(e.frame);
-            (f.name.to_string(), f.module.to_string(), f.kind, e.address)
+            (
+                f.name.to_string(),
+                f.module.to_string(),
+                f.kind,
+                e.address.address().0,
+            )
         })
         .collect()
 }
@@ -264,6 +280,32 @@ fn names_user_frames_of_a_binary_given_in_memory() {
             frame("outer", "tiny", FrameKind::User, BASE + outer + 1),
         ]
     );
+    // The entries say what kind of address each is: the leaf's instruction, named as it is,
+    // and a return address (twice for its inlined frame), named by the byte before it.
+    let kinds: Vec<EntryAddress> = stack.iter().map(|e| e.address).collect();
+    let caller = EntryAddress::User(StackFrame::ReturnAddress(Avma(BASE + outer + 1)));
+    assert_eq!(
+        kinds,
+        [
+            EntryAddress::User(StackFrame::Instruction(Avma(BASE + leaf + 2))),
+            caller,
+            caller,
+        ]
+    );
+    assert_eq!(caller.lookup(), Avma(BASE + outer));
+    // Source lines are looked up where naming looked: one per frame named there, so an
+    // export can pair them (the leaf; `twice`'s line in `outer`, then `outer`'s).
+    for (entry, frames) in [(stack[0], 1), (stack[1], 2)] {
+        let EntryAddress::User(frame) = entry.address else {
+            panic!("a user frame")
+        };
+        let lines = resolver.source_lines(PID, frame);
+        assert_eq!(lines.len(), frames, "{frame:?}");
+        for line in lines {
+            assert!(line.file.as_deref().is_some_and(|f| f.ends_with("tiny.c")));
+            assert!(line.line.is_some_and(|l| l > 0));
+        }
+    }
     assert!(source.was_asked_for(APP));
     assert!(resolver.unnamed().is_empty());
 }
@@ -425,6 +467,10 @@ fn kernel_frames_are_named_from_kallsyms_given_in_memory() {
             ),
         ]
     );
+    // Kernel addresses are named as they are, return addresses too.
+    let kernel = stack[1].address;
+    assert_eq!(kernel, EntryAddress::Kernel(Avma(0xffff_ffff_8100_0101)));
+    assert_eq!(kernel.lookup(), kernel.address());
     assert!(source.was_asked_for("/proc/kallsyms"));
 }
 
@@ -513,6 +559,63 @@ fn this_hosts_vdso_and_jit_map_name_a_file_recorded_here() {
             ),
         ]
     );
+}
+
+/// A process's JIT map is read once, when its first frame outside every mapping is named; a
+/// process forked after that has its parent's memory and names from the parent's map (it has
+/// none of its own here, and is not asked for one); an exec starts a new program, whose map
+/// is read again.
+#[test]
+fn jit_maps_are_read_once_per_program_and_forks_keep_their_parents() {
+    const CHILD: i32 = PID + 1;
+    let parent_map = format!("/tmp/perf-{PID}.map");
+    let child_map = format!("/tmp/perf-{CHILD}.map");
+    let source = Arc::new(
+        MemorySource {
+            machine: this_machine(),
+            ..MemorySource::default()
+        }
+        .with(&parent_map, "7f0000001000 40 jitted_fn\n"),
+    );
+    let mut resolver = Resolver::with_source(
+        &meta_from("memory-host"),
+        Options::default(),
+        source.clone(),
+    );
+    let jitted = |resolver: &mut Resolver, pid: i32| {
+        let stack = resolve_in(resolver, pid, &[callchain::USER, 0x7f00_0000_1010]);
+        named(resolver, &stack)[0].0.clone()
+    };
+    assert_eq!(jitted(&mut resolver, PID), "jitted_fn");
+    assert_eq!(jitted(&mut resolver, PID), "jitted_fn");
+    assert_eq!(source.times_asked_for(&parent_map), 1);
+
+    resolver.observe(&RecordKind::Fork {
+        pid: CHILD,
+        ppid: PID,
+        tid: CHILD,
+        ptid: PID,
+    });
+    assert_eq!(jitted(&mut resolver, CHILD), "jitted_fn");
+    assert!(!source.was_asked_for(&child_map));
+
+    resolver.observe(&RecordKind::Comm {
+        pid: PID,
+        tid: PID,
+        name: b"tiny",
+        exec: true,
+    });
+    assert_eq!(jitted(&mut resolver, PID), "jitted_fn");
+    assert_eq!(source.times_asked_for(&parent_map), 2);
+    // The child's exec: its own map now, which it does not have.
+    resolver.observe(&RecordKind::Comm {
+        pid: CHILD,
+        tid: CHILD,
+        name: b"tiny",
+        exec: true,
+    });
+    assert_eq!(jitted(&mut resolver, CHILD), "[unknown]");
+    assert!(source.was_asked_for(&child_map));
 }
 
 /// The name of kernel address 0xffffffff81000150 in a recording made on `host` whose kernel

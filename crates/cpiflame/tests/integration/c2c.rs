@@ -11,12 +11,12 @@ use std::process::Command;
 use cpiflame_memaccess::bits::*;
 use cpiflame_memaccess::DataSource;
 use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::synth::{write_perf_map, Recording};
 use cpiflame_perf_data::write::{
     attr_flags, comm_record, fork_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
     NumaNode, SampleFields, SampleId,
 };
 use cpiflame_perf_data::Weight;
-use support::synth::{write_perf_map, Recording};
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x5600_0000_0000;

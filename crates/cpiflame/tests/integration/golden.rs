@@ -4,7 +4,7 @@
 //! change of an output, rewrite the files with
 //! `CPIFLAME_BLESS=1 cargo test -p cpiflame --test integration golden::` and review the diff.
 //!
-//! The recordings are written with the project's writer (`support::synth`) with fixed
+//! The recordings are written with the project's writer (`cpiflame_perf_data::synth`) with fixed
 //! features (host, kernel, cpus), and their code is named by a perf map, so nothing in the
 //! output depends on this machine. The one thing that does vary, the pid (a free one is
 //! taken per run so the perf map is this test's alone), is written as `PID` before the
@@ -13,10 +13,10 @@
 use std::path::{Path, PathBuf};
 
 use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::synth::{user_chain, write_perf_map, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Features, Mmap2, SampleFields};
 
-use crate::support::synth::{arg, user_chain, write_perf_map, Recording};
-use crate::support::{cpiflame, ok, synthetic_pid, Dir};
+use crate::support::{cpiflame, ok, s, synthetic_pid, Dir};
 
 const CODE: u64 = 0x7f00_0000_0000;
 const PERIOD: u64 = 2_000_003;
@@ -160,7 +160,7 @@ impl Runs {
     /// `cpiflame ARGS` (which must succeed), its standard output with every pid written as
     /// `PID` (thread N of it as `PID+N`) and the scratch directory as `DIR`.
     fn run(&self, args: &[&str]) -> String {
-        let mut out = ok(&cpiflame(args)).replace(arg(&self.dir.0), "DIR");
+        let mut out = ok(&cpiflame(args)).replace(s(&self.dir.0), "DIR");
         // Threads first (the c2c recording's are pid + 1..3): `PID+N`, then the pid itself.
         for pid in &self.pids {
             for n in 1..4 {
@@ -192,11 +192,8 @@ fn check(name: &str, actual: &str) {
 fn report_table_and_json_match_golden_files() {
     let mut runs = Runs::new("golden-report");
     let before = runs.write("before.data", 0, BEFORE);
-    check("report.txt", &runs.run(&["report", arg(&before)]));
-    check(
-        "report.json",
-        &runs.run(&["report", "--json", arg(&before)]),
-    );
+    check("report.txt", &runs.run(&["report", s(&before)]));
+    check("report.json", &runs.run(&["report", "--json", s(&before)]));
 }
 
 #[test]
@@ -206,11 +203,11 @@ fn diff_summary_text_and_json_match_golden_files() {
     let after = runs.write("after.data", 2, AFTER);
     check(
         "diff-summary.txt",
-        &runs.run(&["diff", "--summary", arg(&before), arg(&after)]),
+        &runs.run(&["diff", "--summary", s(&before), s(&after)]),
     );
     check(
         "diff-summary.json",
-        &runs.run(&["diff", "--summary", "--json", arg(&before), arg(&after)]),
+        &runs.run(&["diff", "--summary", "--json", s(&before), s(&after)]),
     );
 }
 
@@ -218,14 +215,14 @@ fn diff_summary_text_and_json_match_golden_files() {
 fn script_matches_golden_file() {
     let mut runs = Runs::new("golden-script");
     let before = runs.write("before.data", 3, BEFORE);
-    check("script.txt", &runs.run(&["script", arg(&before)]));
+    check("script.txt", &runs.run(&["script", s(&before)]));
 }
 
 #[test]
 fn fold_matches_golden_file() {
     let mut runs = Runs::new("golden-fold");
     let before = runs.write("before.data", 4, BEFORE);
-    check("fold.txt", &runs.run(&["fold", arg(&before)]));
+    check("fold.txt", &runs.run(&["fold", s(&before)]));
 }
 
 /// c2c on the memory recording of the c2c tests (loads and stores sharing and not sharing
@@ -236,6 +233,6 @@ fn c2c_text_and_json_match_golden_files() {
     let pid = synthetic_pid(3, 5);
     runs.pids.push(pid);
     let data = crate::c2c::write_c2c_file(&runs.dir.0, pid, false);
-    check("c2c.txt", &runs.run(&["c2c", arg(&data)]));
-    check("c2c.json", &runs.run(&["c2c", "--json", arg(&data)]));
+    check("c2c.txt", &runs.run(&["c2c", s(&data)]));
+    check("c2c.json", &runs.run(&["c2c", "--json", s(&data)]));
 }

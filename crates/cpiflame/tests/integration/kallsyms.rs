@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Output;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample};
+use cpiflame_perf_data::synth::{test_features, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, SampleFields};
-use support::synth::{test_features, Recording};
 use support::{cpiflame, perf_record, perf_works, shared_fixtures, Dir};
 
 fn stdout(out: Output) -> String {

@@ -1,7 +1,8 @@
 //! LBR call stacks (`perf record --call-graph lbr`): the user stack is stitched from the
 //! branch stack (the sample's user leaf, then each entry's call site), with and without the
-//! hardware index; a plain branch stack (`-b`) leaves the frame-pointer chain in charge; and
-//! a file from perf 3.8 with fp chains and a plain branch stack folds as it did before.
+//! hardware index; a plain branch stack (`-b`) leaves the frame-pointer chain in charge; a
+//! file from perf 3.8 with fp chains and a plain branch stack folds as it did before; and
+//! pprof gives a call site (a call instruction, not a return address) its own line.
 //!
 //! This machine has no PMU, so the files are written with the project's writer over a
 //! fixture binary mapped at a made-up address; their stacks are known by construction.
@@ -12,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cpiflame_perf_data::abi::{callchain, misc, sample, BRANCH_SAMPLE_HW_INDEX};
+use cpiflame_perf_data::synth::{test_features, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_perf_data::BRANCH_SAMPLE_CALL_STACK;
-use support::synth::{test_features, Recording};
 use support::{perf_script_samples, perf_works, shared_fixtures, Dir};
 
 /// Where the fixture is said to be mapped (file offset 0 there).
@@ -472,4 +473,96 @@ fn the_perf_3_8_branch_file_folds_as_before() {
         .unwrap();
     assert!(out.status.success());
     assert!(out.stdout == expected, "the 3.8 file's stacks changed");
+}
+
+/// `addr2line -f -i -e BINARY SVMA...` (binutils): for each address, its (function, line)
+/// pairs, innermost first.
+fn addr2line_all(binary: &Path, svmas: &[u64]) -> Option<Vec<Vec<(String, String)>>> {
+    let mut cmd = Command::new("addr2line");
+    cmd.args(["-f", "-i", "-a", "-e"]).arg(binary);
+    cmd.args(svmas.iter().map(|a| format!("{a:#x}")));
+    let text = run_tool(&mut cmd)?;
+    // With -a each address's answer starts with the address itself (`0x...`).
+    let mut all: Vec<Vec<(String, String)>> = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("0x") {
+            all.push(Vec::new());
+            continue;
+        }
+        let place = lines.next().expect("a file:line after the function");
+        // `file:line (discriminator N)`: the line number alone.
+        let line_no = place.rsplit(':').next().unwrap_or("");
+        let line_no = line_no.split_whitespace().next().unwrap_or("").to_string();
+        all.last_mut()
+            .expect("an address first")
+            .push((line.to_string(), line_no));
+    }
+    assert_eq!(all.len(), svmas.len());
+    Some(all)
+}
+
+#[test]
+fn pprof_gives_an_lbr_call_site_the_line_of_the_call_instruction() {
+    // An LBR entry's `from` is the call instruction itself: its frame is named at that
+    // address, and its pprof location's line must be that address's too, not the line of
+    // the byte before it (what a return address is looked up by). The oracle is binutils
+    // addr2line, at an address of main whose line is not the byte before's.
+    let Some(f) = fixture() else { return };
+    let main = f.main - BASE;
+    let svmas: Vec<u64> = (main..main + 0x100).collect();
+    let Some(lines) = addr2line_all(&f.binary, &svmas) else {
+        return;
+    };
+    let in_main_alone = |l: &Vec<(String, String)>| {
+        l.len() == 1 && l[0].0 == "main" && l[0].1.parse::<u32>().is_ok_and(|n| n > 0)
+    };
+    let i = (1..svmas.len())
+        .find(|&i| {
+            in_main_alone(&lines[i]) && in_main_alone(&lines[i - 1]) && lines[i] != lines[i - 1]
+        })
+        .expect("an address of main whose line is not the byte before's");
+    let call_site = BASE + svmas[i];
+    let want: i64 = lines[i][0].1.parse().unwrap();
+    let before: i64 = lines[i - 1][0].1.parse().unwrap();
+
+    let dir = Dir::new("lbr-pprof");
+    let shots = [Shot {
+        misc: misc::USER,
+        ip: f.cpu_bound + 4,
+        chain: vec![callchain::USER, f.cpu_bound + 4],
+        branches: vec![(call_site, f.cpu_bound)],
+    }];
+    let file = write_file(
+        &dir.0,
+        "lbr.data",
+        &f.binary,
+        BRANCH_USER | BRANCH_SAMPLE_CALL_STACK,
+        &shots,
+    );
+    assert_eq!(fold(&file), "lbrapp;main;cpu_bound 1\n");
+    let out = dir.0.join("lbr.pb.gz");
+    let status = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["convert", "--to", "pprof", "-o"])
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let profile = cpiflame_pprof::decode(&std::fs::read(&out).unwrap()).unwrap();
+    let location = profile
+        .location
+        .iter()
+        .find(|l| l.address == call_site)
+        .expect("a location at the call site");
+    let got: Vec<i64> = location.line.iter().map(|l| l.line).collect();
+    assert_eq!(
+        got,
+        [want],
+        "the call site {call_site:#x}: line {want} (the byte before it is line {before})"
+    );
 }

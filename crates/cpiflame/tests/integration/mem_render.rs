@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use cpiflame_memaccess::bits::*;
 use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::synth::{test_features, user_chain, write_perf_map, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_perf_data::Weight;
 use cpiflame_render::stall_color;
-use support::synth::{test_features, user_chain, write_perf_map, Recording};
 use support::{cpiflame, ok, s, Dir};
 
 const CODE: u64 = 0x7f10_0000_0000;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::synth::{test_features, user_chain, write_perf_map, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
 use cpiflame_render::stall_color;
-use support::synth::{test_features, user_chain, write_perf_map, Recording};
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x7f00_0000_0000;

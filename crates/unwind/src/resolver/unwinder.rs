@@ -3,7 +3,8 @@
 //! unwinding of a sample's user stack into
 //! [`StackFrame`](crate::address::StackFrame)s ([`super::stack`]). It names
 //! nothing: the recorder trims stack copies with one, the pipeline unwinds on a second thread
-//! with one, and a [`Resolver`](super::Resolver) names what its own one unwinds.
+//! with one, and a [`Resolver`](super::Resolver)'s [`Namer`](super::Namer) names what the
+//! resolver's own one unwinds, reading its mappings and images.
 
 use std::sync::Arc;
 
@@ -40,8 +41,8 @@ pub struct Unwinder {
     pub(super) stack_ends_at: HashMap<(usize, Svma), bool>,
     pub(super) unwinds_x86_64: bool,
     /// Whether the images' symbols and debug info are read ahead on other threads as they
-    /// are opened, for the resolver that names with this unwinder (not for an unwind-only
-    /// one, nor with [`Options::single_threaded`]).
+    /// are opened, for the namer that names with this unwinder's images (not for an
+    /// unwind-only one, nor with [`Options::single_threaded`]).
     read_names_ahead: bool,
     /// Stacks unwound since the unwind tables' pages were last released.
     pub(super) unwinds_since_release: u32,

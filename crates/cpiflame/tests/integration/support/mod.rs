@@ -9,6 +9,10 @@
 //! panicking, so a test can decide to skip (for example when
 //! [`perf_works`] is false) or fail with a readable message.
 //!
+//! Synthetic recordings are written with `cpiflame_perf_data::synth` (the crate's
+//! `synth` feature, enabled in this crate's dev-dependencies); [`synthetic_pid`] gives
+//! each one a pid of its own.
+//!
 //! See `fixtures/README.md` for the workloads and their expected stacks, and
 //! [`perf_script`] for what perf 6.1 prints and how it is parsed.
 
@@ -19,7 +23,7 @@ mod fixtures;
 pub mod offcpu;
 mod perf;
 pub mod perf_script;
-pub mod synth;
+mod pids;
 
 pub use cli::{cpiflame, ok, s};
 pub use cpiflame_testkit::{perf_works, Dir};
@@ -29,4 +33,4 @@ pub use perf_script::{
     parse_perf_script, perf_script_args, perf_script_samples, perf_script_samples_with,
     perf_script_text, ScriptFrame, ScriptOptions, ScriptSample, SCRIPT_FIELDS,
 };
-pub use synth::synthetic_pid;
+pub use pids::synthetic_pid;

@@ -1,0 +1,158 @@
+//! A recording read, drawn: the [`Look`] a user asks for (title, size, layout) completed with
+//! what the recording says (the subtitle of its notes, its instructions and ratio columns,
+//! the stall legend, the served-from classes of a memory recording) into
+//! `cpiflame-render`'s options, and the picture written. The binary chooses the look from its
+//! flags; the choices that come from the recording are made here, once for `render` and
+//! `diff`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass};
+
+use crate::compare::Comparison;
+use crate::load::Loaded;
+use crate::memory::LoadProfile;
+
+/// The CPI graph's title unless the user gives one (`render --title`'s default).
+pub const CPI_TITLE: &str = "CPI Flame Graph";
+
+/// The memory graph's title in place of [`CPI_TITLE`].
+const MEM_TITLE: &str = "Memory Load Flame Graph";
+
+/// What the user chooses about a picture (flags and environment); the rest comes from the
+/// recording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Look {
+    /// The line at the top of the image.
+    pub title: String,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Frames narrower than this many pixels are left out.
+    pub min_width: f64,
+    /// Icicle layout: the root at the top.
+    pub inverted: bool,
+    /// Write everything on the calling thread (`CPIFLAME_THREADS=1`).
+    pub single_threaded: bool,
+}
+
+impl Look {
+    /// Render's options with this look and nothing from a recording yet.
+    fn options(self) -> Options {
+        Options {
+            title: self.title,
+            width: self.width,
+            min_width: self.min_width,
+            inverted: self.inverted,
+            single_threaded: self.single_threaded,
+            ..Options::default()
+        }
+    }
+}
+
+/// A recording without a cycles column: nothing gives the widths.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: no samples to draw", file.display())]
+pub struct NothingToDraw {
+    pub file: PathBuf,
+}
+
+/// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
+pub struct Graph<'a> {
+    loaded: &'a Loaded,
+    cycles: usize,
+    classic: bool,
+    options: Options,
+}
+
+impl Loaded {
+    /// The CPI flame graph of this recording (`classic`: FlameGraph's differential picture of
+    /// stalls against cycles, drawn with inferno) with `look`; the subtitle, instructions and
+    /// ratio columns and the stall legend are the recording's. An error without a cycles
+    /// column, before anything is written.
+    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, NothingToDraw> {
+        let Some(cycles) = self.roles.cycles else {
+            return Err(NothingToDraw {
+                file: self.file.clone(),
+            });
+        };
+        let options = Options {
+            subtitle: self.subtitle(),
+            instructions: self.roles.instructions,
+            ratio_cycles: self.ratio_cycles,
+            stall_caption: self.stall_legend(),
+            wall: self.wall,
+            ..look.options()
+        };
+        Ok(Graph {
+            loaded: self,
+            cycles,
+            classic,
+            options,
+        })
+    }
+}
+
+impl Graph<'_> {
+    /// Writes the SVG to `out`.
+    pub fn write(&self, out: &mut dyn Write) -> Result<(), RenderError> {
+        let (profile, stalls) = (&self.loaded.profile, self.loaded.roles.stalls);
+        if self.classic {
+            cpiflame_render::render_classic(profile, self.cycles, stalls, &self.options, out)
+        } else {
+            cpiflame_render::render_cpi(profile, self.cycles, stalls, &self.options, out)
+        }
+    }
+}
+
+impl LoadProfile {
+    /// Writes the memory flame graph (`render --mem`) of these load samples with `look`: one
+    /// colour class per served-from column, the subtitle saying what was left out, and
+    /// `Memory Load Flame Graph` for a title left at [`CPI_TITLE`].
+    pub fn write_graph(&self, mut look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
+        if look.title == CPI_TITLE {
+            look.title = MEM_TITLE.to_string();
+        }
+        let classes: Vec<ServedClass> = self
+            .classes
+            .iter()
+            .map(|c| ServedClass {
+                name: c.name().to_string(),
+                distance: c.distance(),
+            })
+            .collect();
+        let options = Options {
+            subtitle: Some(self.subtitle()),
+            ..look.options()
+        };
+        cpiflame_render::render_mem(&self.profile, &classes, &options, out)
+    }
+}
+
+impl Comparison {
+    /// Writes the differential flame graph (`diff`) with `look`: widths from the later run,
+    /// colour by the change of each frame, CPI before and after where both runs have
+    /// instructions.
+    pub fn write_graph(&self, look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
+        let options = DiffOptions {
+            title: look.title,
+            subtitle: None,
+            width: look.width,
+            min_width: look.min_width,
+            inverted: look.inverted,
+            before_instructions: self.before.roles.instructions,
+            after_instructions: self.after.roles.instructions,
+            single_threaded: look.single_threaded,
+        };
+        cpiflame_render::render_diff(
+            &self.before.profile,
+            self.before_columns.cycles,
+            self.before.roles.stalls,
+            &self.after.profile,
+            self.after_columns.cycles,
+            self.after.roles.stalls,
+            &options,
+            out,
+        )
+    }
+}
