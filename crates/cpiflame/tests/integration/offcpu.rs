@@ -257,6 +257,17 @@ fn check_roots(report: &serde_json::Value, truth: &[Truth], seen: Seen) {
     assert_no_failures(&failures, truth, &found);
 }
 
+/// perf's recording of switch records for the split, and a context-switches sample at every
+/// switch-out for the stack the thread waited on; no wake-ups.
+const SWITCH_STACK_ARGS: [&str; 6] = [
+    "--switch-events",
+    "-e",
+    "cpu-clock",
+    "-e",
+    "context-switches/period=1/",
+    "-g",
+];
+
 #[test]
 fn perf_switch_event_recordings_read_by_cpiflame_split_each_thread_as_measured() {
     let Some(fixtures) = fixtures_for_perf() else {
@@ -264,20 +275,7 @@ fn perf_switch_event_recordings_read_by_cpiflame_split_each_thread_as_measured()
     };
     let dir = Dir::new("offcpu-perf-switch");
     let data = dir.path("perf.data");
-    // Switch records for the split, a context-switches sample at every switch-out for the
-    // stack the thread waited on; no wake-ups.
-    let truth = perf_record(
-        fixtures,
-        &[
-            "--switch-events",
-            "-e",
-            "cpu-clock",
-            "-e",
-            "context-switches/period=1/",
-            "-g",
-        ],
-        &data,
-    );
+    let truth = perf_record(fixtures, &SWITCH_STACK_ARGS, &data);
     let seen = Seen {
         start: None,
         linger: true,
@@ -410,6 +408,118 @@ fn perf_system_wide_sched_switch_recordings_read_by_cpiflame_split_each_thread_a
         .map(|t| (&t.role, splits.get(&t.tid)))
         .collect();
     assert_no_failures(&failures, &truth, &found);
+}
+
+/// The largest blocked time of a kernel frame whose name has `part` in it.
+fn kernel_blocked(report: &serde_json::Value, part: &str) -> f64 {
+    frames(report, "kernel", |name| name.contains(part))
+        .map(|f| split_of(f).blocked)
+        .fold(f64::NAN, f64::max)
+}
+
+/// A frame of a wall-time graph: its tooltip (name, module, wall, on-CPU, runnable, blocked,
+/// what it was blocked in) and its wall time in nanoseconds (`data-n`).
+#[derive(Debug)]
+struct Drawn {
+    title: String,
+    wall_ns: f64,
+}
+
+fn drawn_frames(svg: &str) -> Vec<Drawn> {
+    svg.split("<g class=\"f\"")
+        .skip(1)
+        .filter_map(|g| {
+            let wall_ns = g
+                .split_once("data-n=\"")?
+                .1
+                .split('"')
+                .next()?
+                .parse()
+                .ok()?;
+            let title = g.split_once("<title>")?.1.split("</title>").next()?;
+            Some(Drawn {
+                title: title.to_string(),
+                wall_ns,
+            })
+        })
+        .collect()
+}
+
+/// The largest wall time of a drawn kernel frame whose name has `part` in it and whose
+/// tooltip says what it was blocked in.
+fn drawn_kernel_blocked(drawn: &[Drawn], part: &str) -> f64 {
+    drawn
+        .iter()
+        .filter(|d| {
+            let mut lines = d.title.lines();
+            lines.next().is_some_and(|name| name.contains(part))
+                && lines
+                    .next()
+                    .is_some_and(|module| module.ends_with("(kernel)"))
+                && d.title.contains("\nblocked in ")
+        })
+        .map(|d| d.wall_ns)
+        .fold(f64::NAN, f64::max)
+}
+
+/// `cpiflame render` of `data` draws the waiters' kernel wait functions as blocked frames,
+/// and both the graph and the report put the waits' time there: the pipe read is the
+/// reader's alone (blocked until woken; its wake-up delay is runnable there, or blocked when
+/// the wake-up was not seen); the sleeper's nanosleep and the locker's futex wait are at
+/// least theirs (main sleeps and joins too, and every thread lingers in a nanosleep).
+fn check_wait_functions(data: &Path, svg: &Path, truth: &[Truth]) {
+    ok(&cpiflame(&["render", s(data), "-o", s(svg)]));
+    let drawn = drawn_frames(&std::fs::read_to_string(svg).unwrap());
+    let report = report_json(data);
+    let waited = |role: &str| {
+        let t = truth.iter().find(|t| t.role == role).unwrap();
+        let phase_only = Seen {
+            start: Some(false),
+            linger: false,
+            wakeups: Some(true),
+        };
+        (t.woken_ns as f64, t.wake_delays(phase_only))
+    };
+    let mut failures = Vec::new();
+    for (function, role, alone) in [
+        ("pipe_read", "reader", true),
+        ("do_nanosleep", "sleeper", false),
+        ("futex", "locker", false),
+    ] {
+        let (want, delay) = waited(role);
+        let within = |got: f64| {
+            got >= (1.0 - TOLERANCE) * want && (!alone || got <= (1.0 + TOLERANCE) * want + delay)
+        };
+        let in_svg = drawn_kernel_blocked(&drawn, function);
+        if !within(in_svg) {
+            failures.push(format!(
+                "{}: blocked kernel frames named *{function}*: wall {:.3} ms, {role} was blocked {:.3} ms",
+                svg.display(),
+                in_svg / 1e6,
+                want / 1e6
+            ));
+        }
+        let in_report = kernel_blocked(&report, function);
+        if !within(in_report) {
+            failures.push(format!(
+                "report: kernel frames named *{function}*: blocked {:.3} ms, {role} was blocked {:.3} ms",
+                in_report / 1e6,
+                want / 1e6
+            ));
+        }
+    }
+    assert_no_failures(&failures, truth, &drawn);
+}
+
+#[test]
+fn cpiflame_render_of_perf_switch_recordings_draws_blocked_time_in_the_kernel_wait_functions() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-render-perf");
+    let data = dir.path("perf.data");
+    let truth = perf_record(fixtures, &SWITCH_STACK_ARGS, &data);
+    check_wait_functions(&data, &dir.path("perf.svg"), &truth);
 }
 
 // The text parsers behind the oracles, on lines perf 6.1 printed (ids and times edited to
