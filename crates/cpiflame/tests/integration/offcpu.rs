@@ -320,8 +320,12 @@ fn perf_switch_records_without_switch_out_stacks_keep_on_cpu_time_and_say_what_i
     assert_no_failures(&failures, &truth, &report["totals"]);
 }
 
-/// perf's tracepoint recording of the fixture: the stack of every switch-out, the wake-ups
-/// of the fixture's threads, and cpu-clock samples.
+/// perf's tracepoint recording of the fixture: the stack of every switch-out, the wake-ups,
+/// and cpu-clock samples. Only recorded system-wide here: per thread (without `-a`) a
+/// sched_switch sample says when a thread left but not when it came back when another
+/// process ran in between, and cpiflame ends the interval at the thread's next sample; under
+/// load that put `compute` at 361-369 ms on-CPU for its 400 ms (up to 250 us lost per
+/// preemption), and a thread's wait for its first run was counted as on-CPU (446 ms).
 const SCHED_SWITCH_ARGS: [&str; 7] = [
     "-e",
     "sched:sched_switch",
