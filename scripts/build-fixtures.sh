@@ -10,6 +10,7 @@
 #   faults            fixtures/workloads/faults.c          (gcc -O2 -g)
 #   swarm             fixtures/workloads/swarm.c           (gcc -O2 -g -pthread)
 #   churn             fixtures/workloads/churn.c           (gcc -O2 -g -pthread)
+#   pingpong          fixtures/workloads/pingpong.c        (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
 #   offcpu            fixtures/workloads/offcpu.c          (gcc -O2 -g -pthread)
@@ -57,6 +58,7 @@ run "$CC" -O2 -g -fomit-frame-pointer \
 run "$CC" -O2 -g -o "$out/faults" "$root/fixtures/workloads/faults.c"
 run "$CC" -O2 -g -pthread -o "$out/swarm" "$root/fixtures/workloads/swarm.c"
 run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
+run "$CC" -O2 -g -pthread -o "$out/pingpong" "$root/fixtures/workloads/pingpong.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
@@ -69,4 +71,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn shift false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

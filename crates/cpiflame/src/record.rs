@@ -81,6 +81,10 @@ pub struct RecordArgs {
         default_value_t = 2048
     )]
     mmap_pages: usize,
+    /// Also record off-CPU time: context switches (with the stack at switch-out), their
+    /// preempted/blocked flag, and wakeups (sched:sched_waking, where permitted).
+    #[arg(long)]
+    off_cpu: bool,
     /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
     /// `record` otherwise does once per kernel, as perf record does.
     #[arg(short = 'N', long = "no-buildid-cache")]
@@ -120,6 +124,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             .then(|| env.buildid_cache.clone())
             .flatten(),
         cmdline: std::env::args().collect(),
+        off_cpu: args.off_cpu,
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

@@ -173,6 +173,7 @@ impl Features {
             compression: None,
             groups: Vec::new(),
             numa_nodes: Vec::new(),
+            tracing_data: None,
         }
     }
 }

@@ -16,7 +16,8 @@
 //! records drained from a kernel ring buffer can be appended unchanged.
 //!
 //! The parts: this module holds the file writer ([`PerfDataWriter`]), its header and
-//! errors; `records` encodes records, `features` the feature sections, `enc` the bytes
+//! errors; `records` encodes records, `features` the feature sections, `tracing` the tracing
+//! data of tracepoints, `enc` the bytes
 //! both are made of. Reading the host for the features is `crate::host`.
 //!
 //! Attrs are written by [`EventAttr::encode`], in their [`ATTR_SIZE`]-byte form (its doc says
@@ -32,6 +33,7 @@ pub use crate::meta::{BuildIdEntry, CompressionInfo, NumaNode};
 mod enc;
 mod features;
 mod records;
+mod tracing;
 
 use enc::{check_no_nul, Enc};
 use features::encode_features;
@@ -42,6 +44,7 @@ pub use records::{
     mmap2_record, read_record, sample_record, switch_record, Mmap2, ReadValue, ReadValues,
     SampleFields, SampleId,
 };
+pub use tracing::TracingData;
 
 /// Size of one attr-section entry (`struct perf_file_attr`: the attr plus a
 /// `perf_file_section` locating its ids); the header's `attr_size` field.

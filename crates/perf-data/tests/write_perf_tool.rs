@@ -146,6 +146,7 @@ fn hw_features() -> Features {
         compression: None,
         groups: Vec::new(),
         numa_nodes: Vec::new(),
+        tracing_data: None,
     }
 }
 

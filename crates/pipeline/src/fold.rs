@@ -27,7 +27,9 @@ pub enum FoldError {
 /// nanoseconds, their period: their samples only count intervals); else,
 /// with a stall and a cycles event, `stack stalls cycles`; with cycles and instructions but
 /// no stall event, `stack instructions cycles` (first column = "before" for difffolded.pl
-/// and flamegraph.pl, widths from the second); else the one event sampled.
+/// and flamegraph.pl, widths from the second); else the one event sampled. A recording with
+/// wall time gives its wall-clock nanoseconds per stack (on-CPU + runnable + blocked), the
+/// widths of its graph, unless `--on-cpu-only` left them out.
 pub fn write_fold(
     loaded: &Loaded,
     event: Option<&str>,
@@ -37,10 +39,14 @@ pub fn write_fold(
     if let Some(name) = event {
         let index = loaded.event_index(name, "--event")?;
         if is_wall_column(profile, index) {
-            write_folded_periods(profile, index, out)?;
+            write_folded_periods(profile, &[index], out)?;
         } else {
             write_folded(profile, index, out)?;
         }
+        return Ok(());
+    }
+    if let Some(wall) = loaded.wall {
+        write_folded_periods(profile, &wall.all(), out)?;
         return Ok(());
     }
     let roles = loaded.roles;

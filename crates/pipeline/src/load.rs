@@ -475,7 +475,6 @@ pub fn load_opened(
         Some((&hybrid, original)),
     )?;
     if let Some(plan) = &wall {
-        loaded.wall = WallColumns::of(&loaded.profile);
         loaded.notes.push(wall_note(&plan.stats));
     }
     Ok(loaded)
@@ -655,13 +654,20 @@ fn finish(
         None => None,
     };
     profile.sort();
+    // Columns of wall time found by name: a perf.data file's walk, or a text that carries
+    // them (`perf script` of such a recording, folded text).
+    let wall = if options.on_cpu_only {
+        None
+    } else {
+        WallColumns::of(&profile)
+    };
     Ok(Loaded {
         file: options.file.clone(),
         profile,
         roles,
         notes,
         ratio_cycles,
-        wall: None,
+        wall,
     })
 }
 

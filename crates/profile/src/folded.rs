@@ -44,17 +44,19 @@ pub fn write_folded<W: Write>(profile: &Profile, event: usize, mut out: W) -> io
     Ok(())
 }
 
-/// Writes one line per stack with a non-zero summed period of `event`: `stack period`. For
-/// columns whose periods are the quantity itself rather than a sample's weight: the
-/// wall-time columns ([`crate::wall`]), whose periods are nanoseconds and whose samples only
-/// count the intervals that added to them.
+/// Writes one line per stack with a non-zero summed period of `events` (summed over them):
+/// `stack period`. For columns whose periods are the quantity itself rather than a sample's
+/// weight: the wall-time columns ([`crate::wall`]), whose periods are nanoseconds and whose
+/// samples only count the intervals that added to them; all three give the wall time.
 pub fn write_folded_periods<W: Write>(
     profile: &Profile,
-    event: usize,
+    events: &[usize],
     mut out: W,
 ) -> io::Result<()> {
     for stack in &profile.stacks {
-        let period = stack.counts[event].period;
+        let period = events
+            .iter()
+            .fold(0u64, |sum, &e| sum.saturating_add(stack.counts[e].period));
         if period == 0 {
             continue;
         }

@@ -245,7 +245,7 @@ fn report_text_has_the_wall_columns() {
 fn folded_periods_are_the_nanoseconds() {
     let p = wall_profile();
     let mut out = Vec::new();
-    write_folded_periods(&p, BLOCK, &mut out).unwrap();
+    write_folded_periods(&p, &[BLOCK], &mut out).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "app;main;read;wait 9000000\napp;main;rec;rec;compute 1250000\napp;main;lock 4000000\n"

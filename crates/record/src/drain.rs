@@ -110,9 +110,10 @@ pub(crate) struct Drain {
     pub(crate) arena: Vec<u8>,
     pub(crate) index: Vec<(u64, usize, usize)>,
     pub(crate) unwinder: Option<Unwinder>,
-    /// The attrs as opened. Their sample_types differ at most in READ, which comes after
-    /// every field a side-band record's sample_id trailer or a time lookup reads; side-band
-    /// records come from the first.
+    /// The attrs as opened. Their sample_id trailers are the same (TID, TIME, CPU,
+    /// IDENTIFIER), so side-band records are read with the first; samples are read with
+    /// their own event's (`--off-cpu`'s wakeup tracepoint has no IP, so its time lies
+    /// elsewhere).
     pub(crate) attrs: Vec<EventAttr>,
     pub(crate) trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
@@ -168,14 +169,13 @@ pub(crate) fn drain_all(
     arena.clear();
     index.clear();
     let mut last_time = 0;
-    let layout = &state.attrs[0];
     for ring in rings.iter_mut() {
         if ring.pending() == 0 {
             continue;
         }
         ring.drain(|record| {
             let time = RecordView::parse(record, Endian::NATIVE)
-                .and_then(|view| view.time(layout))
+                .and_then(|view| view.time(&state.attrs[event_of(&view, &state.by_id)]))
                 .unwrap_or(last_time);
             last_time = time;
             index.push((time, arena.len(), record.len()));
@@ -239,6 +239,22 @@ pub(crate) fn write_one(
     writer.write_record(record)
 }
 
+/// The event of a sample (the first event for any other record). Every attr has
+/// PERF_SAMPLE_IDENTIFIER, so the id comes first whatever the layout; the event's own attr
+/// then reads the rest (a leader-sampled group's samples carry READ values that others' do
+/// not, `--off-cpu`'s wakeups no IP).
+fn event_of(view: &RecordView<'_>, by_id: &HashMap<u64, usize>) -> usize {
+    if view.record_type != rt::SAMPLE {
+        return 0;
+    }
+    view.body
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_ne_bytes)
+        .and_then(|id| by_id.get(&id).copied())
+        .unwrap_or(0)
+}
+
 /// Counts a sample and notes its time; returns the sample with its stack copy trimmed to
 /// what the unwinder read, when there is something to trim.
 pub(crate) fn on_sample<'a>(
@@ -247,16 +263,7 @@ pub(crate) fn on_sample<'a>(
     state: &'a mut Drain,
     report: &mut Report,
 ) -> Option<&'a [u8]> {
-    // Every attr has PERF_SAMPLE_IDENTIFIER, so the id comes first whatever the layout; the
-    // event's own attr then reads the rest (a leader-sampled group's samples carry READ
-    // values that others' do not).
-    let event = view
-        .body
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_ne_bytes)
-        .and_then(|id| state.by_id.get(&id).copied())
-        .unwrap_or(0);
+    let event = event_of(view, &state.by_id);
     let sample = view.sample(event, &state.attrs[event]).ok();
     report.samples[event] += 1;
     if let Some(t) = sample.and_then(|s| s.time) {

@@ -52,6 +52,12 @@ pub(crate) fn finish(
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped);
     features.groups = group_descs(options);
+    // The wakeup tracepoint's format, so perf script can print its fields.
+    features.tracing_data = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| off.waking.as_ref())
+        .and_then(|w| w.tracing.encode().ok());
     if let (Some(first), Ok(())) = (state.first_time, &outcome) {
         // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));

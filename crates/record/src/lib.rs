@@ -13,6 +13,13 @@
 //! their own spec sets a rate); and, as perf does, without `inherit` when the group has more
 //! than one event, so such a group follows the command's first thread only.
 //!
+//! `record --off-cpu` ([`offcpu`], [`RecordOptions::off_cpu`]) adds events after the
+//! chosen ones, each a group of its own: `context-switches` sampled at every switch (the
+//! stack at switch-out) with switch records (`attr.context_switch`: switch-in, switch-out,
+//! preempted or not), and `sched:sched_waking` with its raw data where permitted; the
+//! tracepoint's format goes into the file's tracing data, and the command line gets
+//! [`offcpu::OFF_CPU_MARK`].
+//!
 //! The steps of [`record`] have a module each: `open` (the attrs and opening them), `rings`
 //! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs) and
 //! `finish` (reaping, features, report); this file holds the options, the errors and the
@@ -23,6 +30,7 @@
 mod drain;
 mod finish;
 pub mod machine;
+pub mod offcpu;
 mod open;
 pub mod plan;
 mod proc;
@@ -131,6 +139,9 @@ pub struct RecordOptions {
     /// kernel, as perf record does, so that naming kernel frames later reads a file instead
     /// of making the kernel generate /proc/kallsyms again. `None`: nothing is written.
     pub buildid_cache: Option<PathBuf>,
+    /// `record --off-cpu`: which of [`RecordOptions::events`] are the off-CPU ones
+    /// ([`offcpu`]); `None` without the flag.
+    pub off_cpu: Option<offcpu::OffCpu>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -276,8 +287,8 @@ fn kernel_allowed() -> bool {
 pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut report = Report::default();
     let mut session = open_session(options, &mut report)?;
-    start_target(options, &mut session)?;
     let mut drain = Drain::new(&session.attrs, options.call_graph);
+    start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
     finish(options, session, &drain, outcome, started.elapsed(), report)
@@ -369,7 +380,12 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 
 /// Lets the held command exec (its events are enabled on exec), or, attached to a process,
 /// writes the COMM and MMAP2 records of what it already is and enables the events.
-fn start_target(options: &RecordOptions, session: &mut Session) -> Result<(), RecordError> {
+fn start_target(
+    options: &RecordOptions,
+    session: &mut Session,
+    drain: &mut Drain,
+    report: &mut Report,
+) -> Result<(), RecordError> {
     match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
@@ -388,13 +404,15 @@ fn start_target(options: &RecordOptions, session: &mut Session) -> Result<(), Re
             for record in proc::synthesize(pid, &session.attrs[0])
                 .map_err(|error| RecordError::Attach { pid, error })?
             {
-                session
-                    .writer
-                    .write_record(&record)
-                    .map_err(|error| RecordError::Write {
+                // As drained records are: the record-time unwinder learns the process's
+                // mappings (so its samples' stack copies are trimmed too), and its files'
+                // build ids are kept.
+                drain::write_one(&record, &mut session.writer, drain, report).map_err(|error| {
+                    RecordError::Write {
                         path: options.output.clone(),
                         error,
-                    })?;
+                    }
+                })?;
             }
             let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
             enable_all(&session.opened, &names, pid)?;
@@ -454,6 +472,7 @@ mod tests {
             cmdline: Vec::new(),
             memory: None,
             buildid_cache: None,
+            off_cpu: None,
         }
     }
 
@@ -511,6 +530,65 @@ mod tests {
         let e =
             build_attrs(&options("cpu-clock,task-clock", &[(1, false)]), true, true).unwrap_err();
         assert!(e.to_string().contains("do not cover"), "{e}");
+    }
+
+    /// `--off-cpu`'s events as opened: context-switches with the on-CPU events' sample_type,
+    /// a sample at every switch, switch records, its stack copy capped; sched:sched_waking
+    /// with its raw data and no stack; each its own group (led, enabled on exec), inherited,
+    /// without side-band records of their own.
+    #[test]
+    fn off_cpu_attrs() {
+        use offcpu::{FoundTracepoint, SWITCH_STACK_SIZE};
+        let mut o = options("cpu-clock", &[]);
+        o.call_graph = CallGraph::Dwarf { stack_size: 32768 };
+        let waking = FoundTracepoint {
+            id: 317,
+            tracing: Default::default(),
+        };
+        o.off_cpu = Some(offcpu::add_events(
+            &mut o.events,
+            &mut o.groups,
+            Some(waking),
+        ));
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let [clock, switches, waking] = &attrs[..] else {
+            panic!("{attrs:?}");
+        };
+        assert_eq!(switches.sample_type, clock.sample_type);
+        assert_eq!(
+            (
+                switches.type_,
+                switches.config,
+                switches.sample_period_or_freq
+            ),
+            (1, 3, 1)
+        );
+        assert_ne!(switches.flags & attr_flags::CONTEXT_SWITCH, 0);
+        assert_eq!(clock.flags & attr_flags::CONTEXT_SWITCH, 0);
+        assert_eq!(switches.sample_stack_user, SWITCH_STACK_SIZE);
+        assert_eq!(clock.sample_stack_user, 32768);
+        assert_eq!(
+            waking.sample_type,
+            st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::RAW
+        );
+        assert_eq!(
+            (waking.type_, waking.config, waking.sample_period_or_freq),
+            (2, 317, 1)
+        );
+        assert_eq!((waking.sample_regs_user, waking.sample_stack_user), (0, 0));
+        assert_eq!(waking.flags & attr_flags::FREQ, 0);
+        for a in &attrs {
+            let on = attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL | attr_flags::DISABLED;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
+        for a in [switches, waking] {
+            assert_ne!(a.flags & attr_flags::ENABLE_ON_EXEC, 0);
+            assert_eq!(a.flags & (attr_flags::MMAP | attr_flags::COMM), 0);
+        }
+        // A smaller copy asked for is kept.
+        o.call_graph = CallGraph::Dwarf { stack_size: 2048 };
+        let attrs = build_attrs(&o, true, true).unwrap();
+        assert_eq!(attrs[1].sample_stack_user, 2048);
     }
 
     /// `record --mem`'s options for a preset read from fake sysfs files.

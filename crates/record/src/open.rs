@@ -132,8 +132,13 @@ pub(crate) fn event_attr(
         CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
         CallGraph::None => {}
     }
+    let off_cpu = o
+        .off_cpu
+        .as_ref()
+        .filter(|off| i == off.switches || off.waking.as_ref().is_some_and(|w| w.index == i));
     let no_exclude = o.memory.is_some_and(|m| m.no_exclude);
-    if let Some(m) = o.memory {
+    // The off-CPU events are software and tracepoint events: no memory sampling bits.
+    if let Some(m) = o.memory.filter(|_| off_cpu.is_none()) {
         sample_type |= m.sample_type;
         // `-d`: data mappings too, so data addresses can be told by mapping.
         flags |= attr_flags::MMAP_DATA;
@@ -170,7 +175,7 @@ pub(crate) fn event_attr(
         CallGraph::Dwarf { stack_size } => (X86_64_UNWIND_REGS, stack_size),
         _ => (0, 0),
     };
-    Ok(EventAttr {
+    let mut attr = EventAttr {
         type_: e.type_,
         config: e.config,
         config1: e.config1,
@@ -182,7 +187,11 @@ pub(crate) fn event_attr(
         sample_stack_user: stack,
         name: Some(e.name.clone()),
         ..EventAttr::default()
-    })
+    };
+    if let Some(off) = off_cpu {
+        crate::offcpu::adjust_attr(off, i, &mut attr);
+    }
+    Ok(attr)
 }
 
 /// Events opened on every CPU for every thread of the target; one ring buffer per CPU.
@@ -283,6 +292,7 @@ pub fn probe_sampling(
         cmdline: Vec::new(),
         memory,
         buildid_cache: None,
+        off_cpu: None,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

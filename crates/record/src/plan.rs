@@ -299,6 +299,13 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
                 " (as root, cpiflame also raises its own priority to drain them in time)"
             }
         ));
+        if options.off_cpu.is_some() {
+            // The rate does not bound switch samples: the switches do.
+            warnings.push(format!(
+                "with --off-cpu every context switch is a sample with a copy of up to {} bytes of stack: a smaller --call-graph dwarf,SIZE copies less, and the switch records themselves are small",
+                crate::offcpu::SWITCH_STACK_SIZE
+            ));
+        }
     }
     if report.throttled > 0 {
         warnings.push(format!(

@@ -3,11 +3,12 @@
 //! and the sampling rate decided the way the flags document.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cpiflame_events::memory::MemOptions;
 
+use crate::offcpu;
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
@@ -37,6 +38,8 @@ pub struct RecordRequest {
     pub buildid_cache: Option<PathBuf>,
     /// The command line to keep in the file (its CMDLINE feature).
     pub cmdline: Vec<String>,
+    /// `--off-cpu`: also record context switches and wakeups ([`crate::offcpu`]).
+    pub off_cpu: bool,
 }
 
 impl RecordRequest {
@@ -62,7 +65,7 @@ impl RecordRequest {
             }
         };
         let call_graph: CallGraph = self.call_graph.parse().map_err(PlanError::Usage)?;
-        let plan = match self.mem {
+        let mut plan = match self.mem {
             Some(mem) => EventPlan::memory(mem)?,
             None => EventPlan::choose(&self.events)?,
         };
@@ -73,6 +76,17 @@ impl RecordRequest {
         };
         let mut cmdline = self.cmdline;
         cmdline.extend(marks(&plan));
+        // After the default rate is chosen: the off-CPU events set their own.
+        let off_cpu = self.off_cpu.then(|| {
+            let roots: Vec<&Path> = offcpu::TRACEFS_ROOTS.iter().map(Path::new).collect();
+            let waking = offcpu::decide_waking(offcpu::find_waking(&roots), offcpu::probe_waking)
+                .map_err(|line| plan.notes.push(line))
+                .ok();
+            plan.notes
+                .extend(offcpu::user_only_line(crate::kernel_allowed()));
+            cmdline.push(offcpu::OFF_CPU_MARK.to_string());
+            offcpu::add_events(&mut plan.events, &mut plan.groups, waking)
+        });
         let options = RecordOptions {
             events: plan.events,
             groups: plan.groups,
@@ -86,6 +100,7 @@ impl RecordRequest {
             cmdline,
             memory: plan.memory,
             buildid_cache: self.buildid_cache,
+            off_cpu,
         };
         Ok((options, plan.notes))
     }

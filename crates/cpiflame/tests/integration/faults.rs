@@ -488,17 +488,17 @@ fn the_output_is_private_and_never_written_through_a_planted_link() {
 // An unprivileged user.
 
 /// kernel.perf_event_paranoid set for a test and put back when dropped (also on failure).
-struct Paranoid(String);
+pub(crate) struct Paranoid(String);
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 
 impl Paranoid {
-    fn save() -> Result<Paranoid, String> {
+    pub(crate) fn save() -> Result<Paranoid, String> {
         std::fs::read_to_string(PARANOID)
             .map(|v| Paranoid(v.trim().to_string()))
             .map_err(|e| format!("{PARANOID}: {e}"))
     }
-    fn set(&self, value: i32) -> Result<(), String> {
+    pub(crate) fn set(&self, value: i32) -> Result<(), String> {
         std::fs::write(PARANOID, value.to_string()).map_err(|e| format!("{PARANOID}: {e}"))
     }
 }
@@ -513,7 +513,7 @@ impl Drop for Paranoid {
 
 /// The uid and gid of the test user `cpiflame-test`, created (a system user without home
 /// or shell) when missing.
-fn test_user() -> Result<(u32, u32), String> {
+pub(crate) fn test_user() -> Result<(u32, u32), String> {
     let id = |flag: &str| -> Option<u32> {
         let out = Command::new("id")
             .args([flag, "cpiflame-test"])

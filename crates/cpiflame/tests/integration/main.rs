@@ -28,6 +28,7 @@ mod lbr;
 mod leader_sampling;
 mod mem_render;
 mod memory;
+mod off_cpu;
 mod offcpu;
 mod oracle;
 mod perf_script_input;

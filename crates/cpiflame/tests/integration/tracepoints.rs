@@ -173,7 +173,15 @@ fn perf_report_events(file: &Path) -> Vec<String> {
 /// The event cpiflame's report is of when asked for `event` by name (`# cpiflame report: 3
 /// samples of X`).
 fn cpiflame_report_event(file: &Path, event: &str) -> String {
-    let text = ok(&cpiflame(&["report", "--cycles", event, s(file)]));
+    // On-CPU only: a sched_switch recording also has wall time, whose totals the header
+    // line adds after the event name.
+    let text = ok(&cpiflame(&[
+        "report",
+        "--on-cpu-only",
+        "--cycles",
+        event,
+        s(file),
+    ]));
     let line = text.lines().next().unwrap();
     let (_, event) = line
         .split_once(" samples of ")

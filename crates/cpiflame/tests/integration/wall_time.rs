@@ -188,6 +188,23 @@ fn fold_selects_each_wall_column_by_name_as_nanoseconds() {
             folded
         );
     }
+    // Without --event: the wall time per stack, the three columns summed (the graph's
+    // widths).
+    let folded = ok(&cpiflame(&["fold", s(&before)]));
+    let mut expected: Vec<String> = BEFORE
+        .iter()
+        .map(|(frames, _, ns)| {
+            let mut root_first: Vec<&str> = frames.iter().rev().copied().collect();
+            root_first.insert(0, "app");
+            (root_first.join(";"), ns.iter().sum::<u64>())
+        })
+        .filter(|(_, wall)| *wall > 0)
+        .map(|(stack, wall)| format!("{stack} {wall}"))
+        .collect();
+    let mut got: Vec<String> = folded.lines().map(str::to_string).collect();
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected, "wall time");
     // cpu-clock is still counted in samples.
     let folded = ok(&cpiflame(&["fold", "--event", "cpu-clock", s(&before)]));
     let mut got: Vec<&str> = folded.lines().collect();

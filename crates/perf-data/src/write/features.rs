@@ -45,6 +45,10 @@ pub struct Features {
     /// NUMA_TOPOLOGY: the nodes, their memory and cpus (written when not empty; `perf c2c`
     /// needs it to map cpus to nodes).
     pub numa_nodes: Vec<NumaNode>,
+    /// TRACING_DATA: the encoded tracing data ([`TracingData::encode`](super::TracingData::encode))
+    /// of the recorded tracepoints (written when present; `perf script` needs it to print
+    /// their fields).
+    pub tracing_data: Option<Vec<u8>>,
 }
 
 /// One event group in the GROUP_DESC feature, as perf's `write_group_desc` writes it.
@@ -61,6 +65,9 @@ pub struct GroupDesc {
 /// The feature sections to write, in bit order.
 pub(super) fn encode_features(f: &Features, attrs: &[EventAttr]) -> Result<Vec<(u32, Vec<u8>)>> {
     let mut out = Vec::new();
+    if let Some(t) = &f.tracing_data {
+        out.push((feature::TRACING_DATA, t.clone()));
+    }
     let string = |s: &str, what: &'static str| -> Result<Vec<u8>> {
         let mut b = Enc::default();
         b.header_string(s, what)?;

@@ -1,0 +1,395 @@
+//! `record --off-cpu`: what is recorded besides the on-CPU events so that a thread's wall time
+//! can be split into running, runnable (waiting for a CPU) and blocked.
+//!
+//! - `context-switches` (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES), sampled at
+//!   every switch (period 1) with the on-CPU events' sample_type (stack and all): the kernel
+//!   counts it in `perf_event_task_sched_out`, as the task leaves the CPU, so its sample holds
+//!   the stack the task blocked in (`futex_wait`, `pipe_read`, `do_nanosleep` ...). Without
+//!   kernel samples (perf_event_paranoid 2 as a user) the kernel drops these samples (they are
+//!   taken in kernel mode and the event excludes the kernel), and the switch records below
+//!   are all there is.
+//! - `attr.context_switch` on that event: PERF_RECORD_SWITCH records as the task leaves and
+//!   re-enters a CPU. The kernel sets PERF_RECORD_MISC_SWITCH_OUT_PREEMPT on a switch-out when
+//!   the task is still on the run queue (`perf_event_switch` in kernel/events/core.c: `if
+//!   (!sched_in && current->on_rq)`, since Linux 5.14's "sched,perf,kvm: Fix preemption
+//!   condition"; before, `task->state == TASK_RUNNING`): it was preempted, so its time until
+//!   the switch-in is runnable, not blocked. That needs no privilege.
+//! - `sched:sched_waking` with PERF_SAMPLE_RAW, per task and inherited like the others: its
+//!   time splits a blocked thread's off-CPU time into blocked (until woken) and runnable
+//!   (woken, waiting for a CPU); the wakee is the raw data's `pid` field, the sample's own tid
+//!   is the waker's. A per-task event fires for every wakeup its task makes, whoever is woken
+//!   (wakeups of threads outside the recording too). The scheduler's wakeup tracepoints also
+//!   pass `__perf_task(p)` (include/trace/events/sched.h, `sched_wakeup_template`), which asks
+//!   `perf_tp_event` to deliver the event to the woken task's own events as well; measured on
+//!   Linux 6.18 it does not: a recorded thread woken by its timer or by an unrecorded process
+//!   gets no sample (`perf record -e sched:sched_waking -- pingpong wake 30` has none for the
+//!   main thread's 30 nanosleep wakeups either). So wakeups made by recorded threads are
+//!   there; the others are not, and their time counts as blocked (no wakeup of recorded
+//!   threads was seen twice in pingpong's recordings, the waker's and the wakee's events,
+//!   but a reader should not count on it). PERF_SAMPLE_RAW on a tracepoint needs
+//!   perf_event_paranoid -1 or CAP_PERFMON, and its id is read from tracefs: when either is
+//!   missing it is left out, with one line saying what that costs ([`WAKING_LOST`]). Its
+//!   format file and tracefs's headers go into the file's tracing data, which `perf script`
+//!   needs to print its fields.
+//!
+//! The recording is also marked [`OFF_CPU_MARK`] in its command line (the mechanism of the
+//! roles notes), though a reader can tell the same from the events and records alone.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use cpiflame_counters::sys;
+use cpiflame_events::abi::{attr_type, sample as st};
+use cpiflame_events::{Rate, ResolvedEvent};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, TracingData};
+
+use crate::Group;
+
+/// The word added to the kept command line of a recording made with `--off-cpu`.
+pub const OFF_CPU_MARK: &str = "[cpiflame: off-cpu]";
+
+/// The switch event's name (perf's).
+pub const SWITCH_EVENT: &str = "context-switches";
+
+/// The wakeup tracepoint's name (perf's).
+pub const WAKING_EVENT: &str = "sched:sched_waking";
+
+/// Where tracefs is looked for, in order.
+pub const TRACEFS_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// What is lost without [`WAKING_EVENT`], told once.
+pub const WAKING_LOST: &str = "time after a wakeup waiting for a CPU counts as blocked";
+
+/// `PERF_COUNT_SW_CONTEXT_SWITCHES`.
+const SW_CONTEXT_SWITCHES: u64 = 3;
+
+/// The off-CPU events of a recording: indices into [`RecordOptions::events`](crate::RecordOptions::events).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffCpu {
+    /// The `context-switches` event, which also carries `context_switch`.
+    pub switches: usize,
+    /// The `sched:sched_waking` event, when it may be recorded.
+    pub waking: Option<Waking>,
+}
+
+/// `sched:sched_waking` as found in tracefs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waking {
+    /// Its index in the events.
+    pub index: usize,
+    /// Its tracepoint id (the attr's config).
+    pub id: u64,
+    /// What the file's tracing data holds for it.
+    pub tracing: TracingData,
+}
+
+/// The tracepoint as read from a tracefs mount: id and tracing data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundTracepoint {
+    pub id: u64,
+    pub tracing: TracingData,
+}
+
+/// Reads `sched:sched_waking`'s id, its format and tracefs's headers from the first of
+/// `roots` that has them; `Err` says why none did.
+pub fn find_waking(roots: &[&Path]) -> Result<FoundTracepoint, String> {
+    let mut why = None;
+    for root in roots {
+        let events = root.join("events");
+        let read = |p: PathBuf| read_tracefs(&p).map_err(|e| (p, e));
+        let found = (|| {
+            let id = read(events.join("sched/sched_waking/id"))?;
+            let format = read(events.join("sched/sched_waking/format"))?;
+            let header_page = read(events.join("header_page"))?;
+            let header_event = read(events.join("header_event"))?;
+            Ok::<_, (PathBuf, io::Error)>((id, format, header_page, header_event))
+        })();
+        match found {
+            Ok((id, format, header_page, header_event)) => {
+                let text = String::from_utf8_lossy(&id);
+                let Ok(id) = text.trim().parse() else {
+                    return Err(format!(
+                        "{}: not a tracepoint id: {:?}",
+                        events.join("sched/sched_waking/id").display(),
+                        text.trim()
+                    ));
+                };
+                return Ok(FoundTracepoint {
+                    id,
+                    tracing: TracingData {
+                        page_size: page_size(),
+                        header_page,
+                        header_event,
+                        systems: vec![("sched".into(), vec![format])],
+                    },
+                });
+            }
+            // A root that is not there says less than one that refused.
+            Err((_, e)) if e.kind() == io::ErrorKind::NotFound && why.is_some() => {}
+            Err((p, e)) => why = Some(format!("{}: {}", p.display(), io_words(&e))),
+        }
+    }
+    Err(why.map_or_else(
+        || "tracefs is not mounted".to_string(),
+        |w| match w.contains("No such file") {
+            true => format!("{w}: tracefs is not mounted"),
+            false => w,
+        },
+    ))
+}
+
+/// Reads a tracefs file whole. Not `std::fs::read`: its first read asks for 32 bytes, and
+/// tracefs's `header_page` and `header_event` answer a short read with the start of the text
+/// and then end of file (the kernel makes the text anew for each read), so it would get 32
+/// bytes of 205. One large read gets them whole; format files (seq_file) read on as usual.
+fn read_tracefs(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn io_words(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::NotFound => "No such file".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn page_size() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u32::try_from(n).unwrap_or(4096)
+}
+
+/// Whether `sched:sched_waking` may be recorded: found in tracefs (`found`), and a per-task
+/// event sampling its raw data opens here (`probe`, given its id). `Err`: the one line to tell
+/// the user, saying why and what is lost.
+pub fn decide_waking(
+    found: Result<FoundTracepoint, String>,
+    probe: impl FnOnce(u64) -> io::Result<()>,
+) -> Result<FoundTracepoint, String> {
+    let lost =
+        |why: String| format!("--off-cpu: {WAKING_EVENT} not recorded ({why}): {WAKING_LOST}");
+    let found = found.map_err(lost)?;
+    match probe(found.id) {
+        Ok(()) => Ok(found),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+            Err(lost(format!(
+                "its raw data needs kernel.perf_event_paranoid -1 or CAP_PERFMON; it is {}",
+                sys::paranoid().map_or("?".into(), |p| p.to_string())
+            )))
+        }
+        Err(e) => Err(lost(sys::explain_open_error(WAKING_EVENT, &e))),
+    }
+}
+
+/// What to tell the user when kernel samples are not allowed: the kernel takes the switch
+/// samples in kernel mode, so an event excluding the kernel gets none of them (the switch
+/// records still come).
+pub fn user_only_line(kernel_allowed: bool) -> Option<String> {
+    (!kernel_allowed).then(|| {
+        format!(
+            "--off-cpu: kernel.perf_event_paranoid is {}: context switches are recorded without the stack they happen in (only kernel samples have it)",
+            sys::paranoid().map_or("?".into(), |p| p.to_string())
+        )
+    })
+}
+
+/// Opens `sched:sched_waking` (id `id`) on this thread as the recording would, and closes it.
+pub fn probe_waking(id: u64) -> io::Result<()> {
+    let attr = waking_attr(id);
+    sys::open(&attr, 0, -1, None).map(drop)
+}
+
+/// The attr of the wakeup tracepoint: its raw data, thread, time and CPU, no stack; one
+/// sample per wakeup, inherited.
+fn waking_attr(id: u64) -> EventAttr {
+    EventAttr {
+        type_: attr_type::TRACEPOINT,
+        config: id,
+        sample_period_or_freq: 1,
+        sample_type: WAKING_SAMPLE_TYPE,
+        flags: attr_flags::DISABLED | attr_flags::INHERIT | attr_flags::SAMPLE_ID_ALL,
+        name: Some(WAKING_EVENT.into()),
+        ..EventAttr::default()
+    }
+}
+
+/// The user stack copied with each switch sample, at most: perf's default copy. A thread
+/// switching 100,000 times a second with the on-CPU events' 32 KiB copies would push 3 GB a
+/// second through the ring buffers, most of it lost before the recorder could drain it; a
+/// thread blocks in a system call, whose user frames above it rarely need more.
+pub const SWITCH_STACK_SIZE: u32 = 8192;
+
+/// What a wakeup sample holds.
+pub const WAKING_SAMPLE_TYPE: u64 = st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::RAW;
+
+/// Appends the off-CPU events to a plan's `events` (each a group of its own, after `groups`,
+/// which are made explicit first): `context-switches`, then `sched:sched_waking` when
+/// `waking` found it.
+pub fn add_events(
+    events: &mut Vec<ResolvedEvent>,
+    groups: &mut Vec<Group>,
+    waking: Option<FoundTracepoint>,
+) -> OffCpu {
+    if groups.is_empty() && !events.is_empty() {
+        groups.push(Group {
+            len: events.len(),
+            described: false,
+        });
+    }
+    let switches = ResolvedEvent {
+        type_: attr_type::SOFTWARE,
+        config: SW_CONTEXT_SWITCHES,
+        config1: 0,
+        config2: 0,
+        rate: Some(Rate::Period(1)),
+        precise_ip: 0,
+        exclude_user: false,
+        exclude_kernel: false,
+        exclude_hv: false,
+        exclude_host: false,
+        exclude_guest: true,
+        exclude_idle: false,
+        sample_read: false,
+        pinned: false,
+        exclusive: false,
+        name: SWITCH_EVENT.into(),
+    };
+    let mut push = |e: ResolvedEvent| {
+        events.push(e);
+        groups.push(Group {
+            len: 1,
+            described: false,
+        });
+        events.len() - 1
+    };
+    let switches_at = push(switches.clone());
+    let waking = waking.map(|w| Waking {
+        index: push(ResolvedEvent {
+            type_: attr_type::TRACEPOINT,
+            config: w.id,
+            name: WAKING_EVENT.into(),
+            ..switches
+        }),
+        id: w.id,
+        tracing: w.tracing,
+    });
+    OffCpu {
+        switches: switches_at,
+        waking,
+    }
+}
+
+/// What `--off-cpu` changes in event `i`'s attr, built like the on-CPU events': the switch
+/// event asks for switch records too; the wakeup tracepoint samples its raw data only.
+pub(crate) fn adjust_attr(off: &OffCpu, i: usize, attr: &mut EventAttr) {
+    if i == off.switches {
+        attr.flags |= attr_flags::CONTEXT_SWITCH;
+        if attr.sample_stack_user > SWITCH_STACK_SIZE {
+            attr.sample_stack_user = SWITCH_STACK_SIZE;
+        }
+    }
+    if off.waking.as_ref().is_some_and(|w| w.index == i) {
+        attr.sample_type = WAKING_SAMPLE_TYPE;
+        attr.sample_regs_user = 0;
+        attr.sample_stack_user = 0;
+        attr.flags &= !(attr_flags::EXCLUDE_CALLCHAIN_USER | attr_flags::FREQ);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracefs(dir: &Path) {
+        let events = dir.join("events");
+        std::fs::create_dir_all(events.join("sched/sched_waking")).unwrap();
+        std::fs::write(events.join("sched/sched_waking/id"), "317\n").unwrap();
+        std::fs::write(
+            events.join("sched/sched_waking/format"),
+            "name: sched_waking\nID: 317\nformat:\n",
+        )
+        .unwrap();
+        std::fs::write(events.join("header_page"), "page").unwrap();
+        std::fs::write(events.join("header_event"), "event").unwrap();
+    }
+
+    #[test]
+    fn the_tracepoint_is_read_from_the_first_tracefs_that_has_it() {
+        let dir = cpiflame_testkit::Dir::new("offcpu-tracefs");
+        let good = dir.path("good");
+        tracefs(&good);
+        let missing = dir.path("missing");
+        let found = find_waking(&[&missing, &good]).unwrap();
+        assert_eq!(found.id, 317);
+        assert_eq!(found.tracing.header_page, b"page");
+        assert_eq!(found.tracing.systems[0].0, "sched");
+        let e = find_waking(&[&missing]).unwrap_err();
+        assert!(e.ends_with("tracefs is not mounted"), "{e}");
+    }
+
+    /// Not permitted: one line naming the event, why, and what is lost; permitted: kept.
+    #[test]
+    fn the_decision_says_why_and_what_is_lost() {
+        let found = || {
+            Ok(FoundTracepoint {
+                id: 317,
+                tracing: TracingData::default(),
+            })
+        };
+        let denied = decide_waking(found(), |_| Err(io::Error::from_raw_os_error(libc::EACCES)))
+            .unwrap_err();
+        assert!(denied.starts_with("--off-cpu: sched:sched_waking not recorded (its raw data needs kernel.perf_event_paranoid -1 or CAP_PERFMON; it is "), "{denied}");
+        assert!(denied.ends_with(WAKING_LOST), "{denied}");
+        assert!(!denied.contains('\n'));
+        let unmounted = decide_waking(Err("tracefs is not mounted".into()), |_| {
+            panic!("no probe without an id")
+        })
+        .unwrap_err();
+        assert_eq!(
+            unmounted,
+            format!("--off-cpu: sched:sched_waking not recorded (tracefs is not mounted): {WAKING_LOST}")
+        );
+        let mut probed = None;
+        let kept = decide_waking(found(), |id| {
+            probed = Some(id);
+            Ok(())
+        });
+        assert_eq!(kept.unwrap().id, 317);
+        assert_eq!(probed, Some(317));
+    }
+
+    /// The events go after the plan's, one group each, and the plan's own grouping is kept.
+    #[test]
+    fn the_events_are_appended_as_groups_of_their_own() {
+        let mut events =
+            vec![cpiflame_events::resolve_event("cpu-clock", Path::new("/nonexistent")).unwrap()];
+        let mut groups = Vec::new();
+        let off = add_events(
+            &mut events,
+            &mut groups,
+            Some(FoundTracepoint {
+                id: 317,
+                tracing: TracingData::default(),
+            }),
+        );
+        let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["cpu-clock", SWITCH_EVENT, WAKING_EVENT]);
+        assert_eq!(groups.iter().map(|g| g.len).collect::<Vec<_>>(), [1, 1, 1]);
+        assert_eq!(off.switches, 1);
+        assert_eq!(off.waking.as_ref().map(|w| (w.index, w.id)), Some((2, 317)));
+        assert_eq!((events[1].type_, events[1].config), (1, 3));
+        assert_eq!((events[2].type_, events[2].config), (2, 317));
+    }
+}
