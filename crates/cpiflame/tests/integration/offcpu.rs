@@ -9,10 +9,13 @@
 //! First the fixture itself is checked against perf, the oracle: `perf sched timehist`
 //! (run, sleep and sch-delay time per thread) and switch records summed per thread from
 //! `perf script --show-switch-events` must find the split the program measured, within 5%.
-//! Then cpiflame reads perf's recordings of it (switch records with a context-switches sample
-//! at every switch-out, switch records alone, `sched:sched_switch` + `sched:sched_waking`
-//! samples) and its report must give each thread's root the split the program measured,
-//! within 5%. The 5% compare recordings with the program's own clocks, not a speed.
+//! Then cpiflame: its own recording (`record --off-cpu`) and perf's (switch records with a
+//! context-switches sample at every switch-out, switch records alone, system-wide
+//! `sched:sched_switch` + `sched:sched_waking` samples) must give each thread the split the
+//! program measured, within 5%; `perf script --show-switch-events` of cpiflame's recording
+//! must find each thread's off-CPU time within 1%; `render` must draw the waits in the
+//! kernel's wait functions. The 5% compare recordings with the program's own clocks, not a
+//! speed.
 
 use crate::support;
 
@@ -524,6 +527,85 @@ fn cpiflame_render_of_perf_switch_recordings_draws_blocked_time_in_the_kernel_wa
     let data = dir.path("perf.data");
     let truth = perf_record(fixtures, &SWITCH_STACK_ARGS, &data);
     check_wait_functions(&data, &dir.path("perf.svg"), &truth);
+}
+
+// cpiflame's own recording.
+/// `cpiflame record --off-cpu -o DATA -- offcpu`, and the fixture's truth.
+fn record_off_cpu(fixtures: &Fixtures, data: &Path) -> Vec<Truth> {
+    truth_of(
+        Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+            .args(["record", "--off-cpu", "-o"])
+            .arg(data)
+            .arg("--")
+            .arg(&fixtures.offcpu),
+    )
+}
+
+#[test]
+fn cpiflame_record_off_cpu_splits_each_thread_as_the_fixture_measured() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-record");
+    let data = dir.path("off.data");
+    let truth = record_off_cpu(fixtures, &data);
+    // Without sched_wakeup_new a new thread's first wait may or may not be counted; the
+    // linger ends with a switch-in of the thread's, so it is; per-task sched_waking sees the
+    // wake-ups the fixture's threads make (main's), not a timer's in another task's interrupt.
+    let seen = Seen {
+        start: None,
+        linger: true,
+        wakeups: None,
+    };
+    check_roots(&report_json(&data), &truth, seen);
+}
+
+#[test]
+fn perf_script_switch_records_of_a_cpiflame_recording_sum_to_its_off_cpu_time() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-record-script");
+    let data = dir.path("off.data");
+    let truth = record_off_cpu(fixtures, &data);
+    let report = report_json(&data);
+    let sums = switch_offcpu(&switch_script(&data)).unwrap();
+    let mut failures = Vec::new();
+    let mut found = Vec::new();
+    for t in &truth {
+        let perf = sums.get(&t.tid).copied().unwrap_or_default().total_ns() as f64;
+        let Some(root) = root_split(&report, &t.role) else {
+            failures.push(format!("{}: no process frame in the report", t.role));
+            continue;
+        };
+        let ours = root.off_cpu();
+        found.push((&t.role, perf, ours));
+        // Within 1% of perf's sum; cpiflame may also count the new thread's wait for its
+        // first run, which has no switch-out before it.
+        let within = ours >= perf * 0.99 && ours <= perf * 1.01 + t.start_ns as f64;
+        if !within {
+            failures.push(format!(
+                "{} (tid {}): runnable + blocked {:.3} ms, perf's switch records {:.3} ms (start {:.3} ms)",
+                t.role,
+                t.tid,
+                ours / 1e6,
+                perf / 1e6,
+                t.start_ns as f64 / 1e6
+            ));
+        }
+    }
+    assert_no_failures(&failures, &truth, &found);
+}
+
+#[test]
+fn cpiflame_render_of_its_own_recording_draws_blocked_time_in_the_kernel_wait_functions() {
+    let Some(fixtures) = fixtures_for_perf() else {
+        return;
+    };
+    let dir = Dir::new("offcpu-render");
+    let data = dir.path("off.data");
+    let truth = record_off_cpu(fixtures, &data);
+    check_wait_functions(&data, &dir.path("off.svg"), &truth);
 }
 
 // The text parsers behind the oracles, on lines perf 6.1 printed (ids and times edited to
