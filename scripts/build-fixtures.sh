@@ -13,6 +13,7 @@
 #   pingpong          fixtures/workloads/pingpong.c        (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
+#   offcpu            fixtures/workloads/offcpu.c          (gcc -O2 -g -pthread)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
 #   rust_workload_v0  same source, -C symbol-mangling-version=v0
@@ -61,6 +62,7 @@ run "$CC" -O2 -g -pthread -o "$out/pingpong" "$root/fixtures/workloads/pingpong.
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
+run "$CC" -O2 -g -pthread -o "$out/offcpu" "$root/fixtures/workloads/offcpu.c"
 run "$CXX" -O2 -g -fomit-frame-pointer \
 	-o "$out/mangled" "$root/fixtures/workloads/mangled.cpp"
 run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
@@ -69,4 +71,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift false_sharing mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

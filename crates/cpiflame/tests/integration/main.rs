@@ -29,6 +29,7 @@ mod leader_sampling;
 mod mem_render;
 mod memory;
 mod off_cpu;
+mod offcpu;
 mod oracle;
 mod perf_script_input;
 mod pprof;

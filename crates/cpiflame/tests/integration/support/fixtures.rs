@@ -37,6 +37,9 @@ pub struct Fixtures {
     /// `fixtures/workloads/false_sharing.c`: `false_sharing shared|padded [THREADS]
     /// [ITERS]`, threads bumping counters in one cache line or one line each.
     pub false_sharing: PathBuf,
+    /// `fixtures/workloads/offcpu.c`: `offcpu [SCALE]`, threads whose on-CPU, runnable and
+    /// blocked times are known by construction and printed by the program.
+    pub offcpu: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
     pub mangled: PathBuf,
     /// `fixtures/workloads/rust_workload.rs` with rustc's default (legacy)
@@ -58,6 +61,7 @@ impl Fixtures {
             churn: dir.join("churn"),
             shift: dir.join("shift"),
             false_sharing: dir.join("false_sharing"),
+            offcpu: dir.join("offcpu"),
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
@@ -65,7 +69,7 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 11] {
+    pub fn all(&self) -> [(&'static str, &Path); 12] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
@@ -75,6 +79,7 @@ impl Fixtures {
             ("churn", &self.churn),
             ("shift", &self.shift),
             ("false_sharing", &self.false_sharing),
+            ("offcpu", &self.offcpu),
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),

@@ -20,6 +20,7 @@
 
 mod cli;
 mod fixtures;
+pub mod offcpu;
 mod perf;
 pub mod perf_script;
 mod pids;
