@@ -88,7 +88,8 @@ pub struct WallStats {
     /// The recording has wakeup samples (blocked and runnable are told apart after a wakeup).
     pub wakeups: bool,
     /// Switch-in times were taken from the thread's next sample (no switch records and no
-    /// per-CPU `sched_switch`).
+    /// per-CPU `sched_switch` naming the thread coming on) for more than a tenth of the
+    /// switches.
     pub switch_in_estimated: bool,
 }
 
@@ -97,6 +98,9 @@ pub struct WallStats {
 struct Thread {
     /// When the thread was first seen (fork, comm, first event).
     start: Option<u64>,
+    /// Its first on-CPU sample: without switch-in records, the first time it is known to
+    /// run (between its fork and its first run it waits for a CPU, which is not on-CPU time).
+    first_sample: Option<u64>,
     /// On a CPU since.
     on_since: Option<u64>,
     off: Option<Off>,
@@ -153,6 +157,7 @@ impl WallPlan {
             .collect();
         let mut walk = Walk {
             threads: HashMap::default(),
+            estimated_switch_ins: 0,
             off_cpu: HashMap::default(),
             stats: WallStats::default(),
             // A switch-out is a record when the file has them, else the stack sample is.
@@ -323,6 +328,8 @@ fn sample_ns(file: &PerfData, s: &Sample<'_>, weight: u64) -> f64 {
 
 struct Walk {
     threads: HashMap<i32, Thread>,
+    /// Switch-ins taken from a thread's next sample.
+    estimated_switch_ins: u64,
     off_cpu: HashMap<(i32, u64), (u64, u64)>,
     stats: WallStats,
     switch_records: bool,
@@ -340,11 +347,12 @@ impl Walk {
         if let Some(t) = s.time {
             // Running now: a thread seen off the CPU without a switch-in record came back.
             if !self.switch_records && self.thread(tid).off.is_some() {
-                self.stats.switch_in_estimated = true;
+                self.estimated_switch_ins += 1;
                 self.switch_in(tid, t);
             }
             let th = self.thread(tid);
             th.start.get_or_insert(t);
+            th.first_sample.get_or_insert(t);
         }
         let th = self.thread(tid);
         th.weight = th.weight.saturating_add(weight);
@@ -418,7 +426,16 @@ impl Walk {
             self.switch_in(tid, t);
         }
         let th = self.threads.entry(tid).or_default();
-        let since = th.on_since.take().or(th.start).unwrap_or(t);
+        // On since its switch-in; for the first switch-out without one, since it started
+        // (with switch records a new thread's first event is its switch-in, so this is a
+        // thread that ran when the recording began), or, without switch records, since its
+        // first sample.
+        let first_run = if self.switch_records {
+            th.start
+        } else {
+            th.first_sample
+        };
+        let since = th.on_since.take().or(first_run).unwrap_or(t);
         th.on_cpu_ns = th.on_cpu_ns.saturating_add(t.saturating_sub(since));
         th.start.get_or_insert(t);
         th.switched = true;
@@ -520,6 +537,7 @@ impl Walk {
             }
         }
         self.stats.threads = self.threads.len();
+        self.stats.switch_in_estimated = self.estimated_switch_ins * 10 > self.stats.switches;
         WallPlan {
             first_column: columns,
             sources,
