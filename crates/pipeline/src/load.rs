@@ -475,6 +475,12 @@ pub fn load_opened(
         Some((&hybrid, original)),
     )?;
     if let Some(plan) = &wall {
+        // Widths are wall time, not cpu-clock time: the no-PMU note says what it means here.
+        for note in &mut loaded.notes {
+            if note.as_str() == NO_PMU_NOTE {
+                *note = "recorded without hardware counters (no PMU): on-CPU time is not split into running and stalled".to_string();
+            }
+        }
         loaded.notes.push(wall_note(&plan.stats));
     }
     Ok(loaded)
@@ -501,6 +507,9 @@ pub fn wall_plan(
     let plan = WallPlan::of(file, &on_cpu)?;
     Ok((on_cpu_attr.map(|c| column_of[c]), plan))
 }
+
+/// The subtitle's note on a recording made without a PMU.
+const NO_PMU_NOTE: &str = "recorded without hardware counters (no PMU): widths are cpu-clock time";
 
 /// The event whose samples spread on-CPU time: the cycles role as flags, the recording's
 /// notes or detection choose it, else the first event that is neither a switch, wakeup or
@@ -575,13 +584,14 @@ fn wall_warnings(stats: &WallStats, path: &str, warnings: &mut Vec<String>) {
             "{path}: no switch-in times (record with --switch-events or cpiflame record --off-cpu): off-CPU intervals end at the thread's next sample"
         ));
     }
-    if stats.off_cpu_without_stack_ns > 0 {
+    // Less than 0.1 ms is not worth a line (a thread's last instants, say).
+    if stats.off_cpu_without_stack_ns >= 100_000 {
         warnings.push(format!(
             "{path}: {:.1} ms off-CPU have no switch-out stack (a switch without its sample: lost, or sampled at a frequency; record context-switches with -c 1) and are not in the graph",
             ms(stats.off_cpu_without_stack_ns)
         ));
     }
-    if stats.on_cpu_without_samples_ns > 0 {
+    if stats.on_cpu_without_samples_ns >= 100_000 {
         warnings.push(format!(
             "{path}: {:.1} ms on-CPU of threads without an on-CPU sample are not in the graph",
             ms(stats.on_cpu_without_samples_ns)
@@ -633,9 +643,7 @@ fn finish(
 ) -> Result<Loaded, LoadError> {
     let mut notes = Vec::new();
     if marks.no_pmu {
-        notes.push(
-            "recorded without hardware counters (no PMU): widths are cpu-clock time".to_string(),
-        );
+        notes.push(NO_PMU_NOTE.to_string());
     }
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
