@@ -164,8 +164,9 @@ fn every_switch_out_follows_its_switch_sample() {
             _ => {}
         }
     }
-    // At least two switches a round trip per thread (2000 rounds).
-    assert!(outs >= 4000, "{outs} switch-outs");
+    // Most of the 2000 round trips block each thread once (a reply that comes before the
+    // thread blocks saves it a switch, so not all).
+    assert!(outs >= 2000, "{outs} switch-outs");
     assert_eq!(samples, outs, "one switch sample per switch-out");
 
     let file = PerfData::open(&data).unwrap();
