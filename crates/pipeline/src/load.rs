@@ -478,7 +478,7 @@ pub fn load_opened(
         // Widths are wall time, not cpu-clock time: the no-PMU note says what it means here.
         for note in &mut loaded.notes {
             if note.as_str() == NO_PMU_NOTE {
-                *note = "recorded without hardware counters (no PMU): on-CPU time is not split into running and stalled".to_string();
+                *note = "no PMU: on-CPU time not split into running and stalled".to_string();
             }
         }
         loaded.notes.push(wall_note(&plan.stats));
@@ -558,15 +558,15 @@ fn on_cpu_attr(
 /// The subtitle's line on where the wall-time split comes from.
 fn wall_note(stats: &WallStats) -> String {
     let source = if stats.switch_records {
-        "context-switch records"
+        "switch records"
     } else if stats.switch_in_estimated {
-        "switch-outs (switch-ins from the next sample)"
+        "switch-outs, switch-ins estimated"
     } else {
         "off-CPU samples"
     };
     let wakeups = if stats.wakeups { ", wakeups" } else { "" };
     format!(
-        "wall time: {} switches of {} threads from {source}{wakeups}",
+        "{} switches of {} threads ({source}{wakeups})",
         stats.switches, stats.threads
     )
 }

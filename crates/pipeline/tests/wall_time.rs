@@ -329,7 +329,7 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
     assert_eq!(per_thread(&l)["app"], [3_000_000, 0, 7_500_000]);
     assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
     assert!(
-        l.notes.iter().any(|n| n.contains("from off-CPU samples")),
+        l.notes.iter().any(|n| n.contains("(off-CPU samples)")),
         "{:?}",
         l.notes
     );
