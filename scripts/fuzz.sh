@@ -76,6 +76,11 @@ seed() {
 			--call-graph dwarf,2048 -- "$fixtures/mangled" 0.02 >/dev/null 2>&1
 		"$cpiflame" record -o "$q-one.data" -c 1000000 \
 			-- "$fixtures/cpu_mem_bound" 0.02 >/dev/null 2>&1
+		# Off-CPU: switch records, switch samples, sched_waking with raw data and tracing data.
+		"$cpiflame" record --off-cpu -o "$q-offcpu.data" -c 1000000 --call-graph none \
+			-- "$fixtures/offcpu" 0.02 >/dev/null 2>&1
+		perf record -q -o "$p-switch.data" --switch-events -e cpu-clock -c 1000000 -g \
+			-- "$fixtures/offcpu" 0.02 >/dev/null 2>&1
 		for f in "$rec"/*.data; do
 			[ "$(stat -c %s "$f")" -le "$(max_len perf_data)" ] && cp "$f" "$c/"
 		done
