@@ -13,7 +13,9 @@
 //! and source lines without instruction text (no disassembler crate added yet). Kernel
 //! functions get their sampled addresses only: the kernel's code is not in the recording.
 //!
-//! Never prints: the binary writes [`write_text`] or [`to_json`]; warnings are returned.
+//! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
+//! weighs a sample differently from `fold`: the columns and roles come from `load_opened`,
+//! the weights from `SampleWeights`.
 
 mod source;
 
@@ -524,7 +526,8 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
                     ))
                 })
                 .unwrap_or_default();
-            writeln!(out, "{row}  {:>16x}: {text:<40}{line}", i.address)?;
+            let row = format!("{row}  {:>16x}: {text:<40}{line}", i.address);
+            writeln!(out, "{}", row.trim_end())?;
         }
         if !f.lines.is_empty() {
             writeln!(out, "source lines:")?;

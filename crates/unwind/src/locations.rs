@@ -1,6 +1,7 @@
 //! Read-only questions about a sampled address, for exports that keep addresses (pprof):
-//! which mapping held it and the source line of each frame there. A child of `resolver`
-//! (declared there) so that it can read the process state without widening it.
+//! which mapping held it and the source line of each frame there; and for `annotate`, where
+//! a leaf is in its file, its function's bytes and its frames with their lines. A child of
+//! `resolver` (declared there) so that it can read the process state without widening it.
 
 use std::sync::Arc;
 
