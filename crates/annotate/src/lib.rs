@@ -199,7 +199,7 @@ pub fn annotate(
     };
     let (names, column_of) = event_columns(&file);
     let mut resolver = load.resolver(&file.meta)?;
-    let sites = walk(&file, &mut resolver, columns, &column_of)?;
+    let sites = walk(&file, &mut resolver, columns, &column_of, load.kernel)?;
     let skids = column_of
         .iter()
         .zip(&file.attrs)
@@ -257,12 +257,14 @@ pub fn annotate(
         .collect())
 }
 
-/// Every sample's weights per (function frame, leaf site).
+/// Every sample's weights per (function frame, leaf site); `kernel`: samples whose leaf is
+/// in the kernel too.
 fn walk(
     file: &PerfData,
     resolver: &mut Resolver,
     columns: Columns,
     column_of: &[usize],
+    kernel: bool,
 ) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
     let mut sites: HashMap<(FrameRef, Site), Weights> = HashMap::new();
     let mut weights = SampleWeights::new(file);
@@ -271,6 +273,10 @@ fn walk(
         let Some(leaf) = entries.first() else {
             return;
         };
+        // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
+        if !kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
+            return;
+        }
         // The function: the first frame that is not inlined into another.
         let Some(function) = entries
             .iter()
