@@ -28,25 +28,21 @@ impl SourcePaths {
     /// The paths tried for `file`, in order.
     pub fn candidates(&self, file: &str) -> Vec<PathBuf> {
         let path = Path::new(file);
-        let mut named: PathBuf = path
+        // Relative, without the first `prefix_strip` directories.
+        let relative: PathBuf = path
             .components()
             .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
             .skip(self.prefix_strip)
             .collect();
-        if self.prefix_strip == 0 && path.is_absolute() {
-            named = path.to_path_buf();
-        }
         let mut out = Vec::new();
         match &self.prefix {
-            Some(prefix) => out.push(prefix.join(&named)),
-            None => out.push(named.clone()),
+            // Joined to the relative form: joining an absolute path would replace the prefix.
+            Some(prefix) => out.push(prefix.join(&relative)),
+            None if self.prefix_strip == 0 => out.push(path.to_path_buf()),
+            None => out.push(relative.clone()),
         }
         if let Some(dir) = &self.source_dir {
-            let relative: PathBuf = named
-                .components()
-                .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
-                .collect();
-            out.push(dir.join(relative));
+            out.push(dir.join(&relative));
             if let Some(name) = path.file_name() {
                 out.push(dir.join(name));
             }
@@ -102,6 +98,15 @@ mod tests {
         assert_eq!(
             SourcePaths::default().candidates("/abs/a.c"),
             [PathBuf::from("/abs/a.c")]
+        );
+        // perf's --prefix goes before an absolute path too.
+        let prefix = SourcePaths {
+            prefix: Some("/src".into()),
+            ..SourcePaths::default()
+        };
+        assert_eq!(
+            prefix.candidates("/abs/a.c"),
+            [PathBuf::from("/src/abs/a.c")]
         );
     }
 

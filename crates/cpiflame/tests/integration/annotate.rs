@@ -1,9 +1,11 @@
 //! `cpiflame annotate` against `perf annotate --stdio` and `addr2line -i` (binutils) on real
 //! recordings of the hotloop fixture (`fixtures/workloads/hotloop.c`: one hot loop with
-//! `mix` inlined into it), with and without DWARF call graphs: the same instructions with the
-//! same percentages (perf prints two decimals), the same sample count, and each
-//! instruction's source line and inline chain as addr2line gives them. Stall share and CPI
-//! need a PMU: they are checked on synthetic recordings in `crates/annotate`'s unit tests.
+//! `mix` inlined into it), with and without DWARF call graphs, fixed and frequency-mode
+//! periods: the same instructions with the same percentages (perf prints two decimals), the
+//! same sample count, and each instruction's source line and inline chain as addr2line gives
+//! them; source files found under `--source-dir`, not under a wrong `--prefix`. Stall share
+//! and CPI need a PMU: they are checked on synthetic recordings in `crates/annotate`'s unit
+//! tests.
 
 use crate::support;
 
@@ -83,9 +85,21 @@ fn binutils_available() -> bool {
     ok
 }
 
-/// Records the hotloop fixture (`call_graph`: with DWARF call graphs) and checks
-/// `cpiflame annotate` against perf annotate and addr2line.
-fn check_against_perf(call_graph: bool) {
+/// How the fixture is recorded.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// `--call-graph dwarf -c 100000`.
+    Dwarf,
+    /// No call graph, `-c 100000`.
+    Flat,
+    /// No call graph, `-F 4000`: every sample has its own period (shares are of periods,
+    /// perf annotate's `local period`).
+    Frequency,
+}
+
+/// Records the hotloop fixture as `mode` says and checks `cpiflame annotate` against perf
+/// annotate and addr2line.
+fn check_against_perf(mode: Mode) {
     if !perf_works() {
         cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
         return;
@@ -97,16 +111,13 @@ fn check_against_perf(call_graph: bool) {
     let binary = f.dir.join("hotloop");
     let dir = Dir::new("annotate");
     let data = dir.path("hotloop.data");
-    let period = ["-c", "100000"];
-    let recorded = if call_graph {
-        perf_record(&data, "cpu-clock", &period, &[&binary])
-    } else {
-        perf_record_with(
-            &data,
-            "cpu-clock",
-            &["-q", "-N", "-c", "100000"],
-            &[&binary],
-        )
+    let flat = |rate: &str, value: &str| {
+        perf_record_with(&data, "cpu-clock", &["-q", "-N", rate, value], &[&binary])
+    };
+    let recorded = match mode {
+        Mode::Dwarf => perf_record(&data, "cpu-clock", &["-c", "100000"], &[&binary]),
+        Mode::Flat => flat("-c", "100000"),
+        Mode::Frequency => flat("-F", "4000"),
     };
     recorded.expect("perf record");
 
@@ -177,16 +188,42 @@ fn check_against_perf(call_graph: bool) {
     assert!(text.contains("is not precise (precise_ip 0)"), "{text}");
     // The source text is read from the file DWARF names.
     assert!(text.contains("x ^= x >> 7;"), "{text}");
+    if mode != Mode::Dwarf {
+        return;
+    }
+    // Found under --source-dir by its file name once every directory is stripped; not found
+    // under a --prefix that does not exist.
+    let workloads = support::repo_root().join("fixtures/workloads");
+    let source_of = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["annotate", s(&data), "hot_loop", "--json"];
+        all.extend(args);
+        let json: Value = serde_json::from_str(&ok(&cpiflame(&all))).expect("JSON");
+        json[0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["source"].clone())
+            .collect()
+    };
+    let found = source_of(&["--prefix-strip", "99", "--source-dir", s(&workloads)]);
+    assert!(found.iter().any(|v| v == "\tx ^= x >> 7;"), "{found:?}");
+    let missing = source_of(&["--prefix", "/nonexistent-cpiflame-prefix"]);
+    assert!(missing.iter().all(Value::is_null), "{missing:?}");
 }
 
 #[test]
 fn percentages_and_lines_match_perf_annotate_and_addr2line_with_dwarf_call_graphs() {
-    check_against_perf(true);
+    check_against_perf(Mode::Dwarf);
 }
 
 #[test]
 fn percentages_and_lines_match_perf_annotate_and_addr2line_without_call_graphs() {
-    check_against_perf(false);
+    check_against_perf(Mode::Flat);
+}
+
+#[test]
+fn percentages_match_perf_annotate_with_periods_of_their_own() {
+    check_against_perf(Mode::Frequency);
 }
 
 /// Without SYMBOL: the top function by self weight is first, `--limit` bounds them.
