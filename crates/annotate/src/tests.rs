@@ -87,7 +87,12 @@ fn write(dir: &Path, pid: i32, leaves: &[(u64, [u64; 3])], precise: bool) -> Pat
                         time,
                         id: 100 + event as u64,
                         period: PERIOD,
-                        misc: misc::USER,
+                        // An address in the upper half is the kernel's.
+                        misc: if ip >> 63 == 1 {
+                            misc::KERNEL
+                        } else {
+                            misc::USER
+                        },
                         ..SampleFields::default()
                     },
                 );
@@ -108,6 +113,7 @@ fn options(file: PathBuf) -> LoadOptions {
             cycles: Some("cycles".into()),
             instructions: Some("instructions".into()),
         },
+        kernel: true,
         ..LoadOptions {
             file,
             ..LoadOptions::default()
@@ -227,4 +233,36 @@ fn disassembly_is_att_with_addresses_from_the_start() {
             (0x1004, "ret".to_string()),
         ]
     );
+}
+
+/// A sample whose leaf is in the kernel is its kernel function's (addresses only: the
+/// kernel's code is not in the recording); `--no-kernel` leaves it out.
+#[test]
+fn kernel_leaves_are_kept_or_left_out() {
+    let dir = Dir::new("annotate-kernel");
+    let pid = pid(2);
+    let kernel_ip = 0xffff_ffff_8100_0150;
+    let leaves = [(CODE + 0x10, [0, 3, 0]), (kernel_ip, [0, 2, 0])];
+    let file = write(dir.root(), pid, &leaves, false);
+    let what = AnnotateOptions::new(None, 5, None, SourcePaths::default());
+    let with = annotate_file(&options(file.clone()), &what, &mut Vec::new());
+    let without = LoadOptions {
+        kernel: false,
+        ..options(file)
+    };
+    let without = annotate_file(&without, &what, &mut Vec::new());
+    remove_map(pid);
+    let with = with.unwrap();
+    let kernel: Vec<&Function> = with.iter().filter(|f| f.module.starts_with('[')).collect();
+    assert_eq!(kernel.len(), 1, "{with:?}");
+    assert_eq!(kernel[0].samples, 2);
+    let addresses: Vec<(u64, bool)> = kernel[0]
+        .instructions
+        .iter()
+        .map(|i| (i.address, i.text.is_none()))
+        .collect();
+    assert_eq!(addresses, [(kernel_ip, true)]);
+    let without = without.unwrap();
+    let names: Vec<&str> = without.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["hot"]);
 }
