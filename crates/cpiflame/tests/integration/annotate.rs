@@ -3,7 +3,8 @@
 //! `mix` inlined into it), with and without DWARF call graphs, fixed and frequency-mode
 //! periods: the same instructions with the same percentages (perf prints two decimals), the
 //! same sample count, and each instruction's source line and inline chain as addr2line gives
-//! them; source files found under `--source-dir`, not under a wrong `--prefix`. Stall share
+//! them; source files found under `--source-dir`, not under a wrong `--prefix`; pipe mode and
+//! standard input as the plain file. Stall share
 //! and CPI need a PMU: they are checked on synthetic recordings in `crates/annotate`'s unit
 //! tests.
 
@@ -269,4 +270,43 @@ fn bad_input_is_one_line() {
         err.contains("needs a perf.data file") && err.contains(s(&folded)),
         "{err}"
     );
+}
+
+/// The same recording in pipe mode (`perf inject -o -`), read from a file and from standard
+/// input, annotates exactly as the plain file does.
+#[test]
+fn pipe_mode_and_standard_input_annotate_as_the_plain_file() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("annotate-pipe");
+    let data = dir.path("hotloop.data");
+    perf_record(
+        &data,
+        "cpu-clock",
+        &["-c", "100000"],
+        &[&f.dir.join("hotloop")],
+    )
+    .expect("perf record");
+    let pipe = dir.path("hotloop.pipe");
+    let injected = Command::new("perf")
+        .args(["inject", "-o", "-", "-i"])
+        .arg(&data)
+        .output()
+        .expect("perf inject runs");
+    assert!(injected.status.success(), "perf inject failed");
+    std::fs::write(&pipe, &injected.stdout).unwrap();
+    let plain = ok(&cpiflame(&["annotate", s(&data), "hot_loop", "--json"]));
+    assert_eq!(
+        ok(&cpiflame(&["annotate", s(&pipe), "hot_loop", "--json"])),
+        plain
+    );
+    let from_stdin = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["annotate", "-", "hot_loop", "--json"])
+        .stdin(std::fs::File::open(&pipe).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(ok(&from_stdin), plain);
 }
