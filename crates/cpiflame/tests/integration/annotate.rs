@@ -4,9 +4,8 @@
 //! periods: the same instructions with the same percentages (perf prints two decimals), the
 //! same sample count, and each instruction's source line and inline chain as addr2line gives
 //! them; source files found under `--source-dir`, not under a wrong `--prefix`; pipe mode and
-//! standard input as the plain file. Stall share
-//! and CPI need a PMU: they are checked on synthetic recordings in `crates/annotate`'s unit
-//! tests.
+//! standard input as the plain file. Stall share and CPI need a PMU: they are checked on
+//! synthetic recordings in `crates/annotate`'s unit tests.
 
 use crate::support;
 
