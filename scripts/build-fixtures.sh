@@ -12,6 +12,7 @@
 #   churn             fixtures/workloads/churn.c           (gcc -O2 -g -pthread)
 #   pingpong          fixtures/workloads/pingpong.c        (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
+#   hotloop           fixtures/workloads/hotloop.c         (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
 #   offcpu            fixtures/workloads/offcpu.c          (gcc -O2 -g -pthread)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
@@ -60,6 +61,7 @@ run "$CC" -O2 -g -pthread -o "$out/swarm" "$root/fixtures/workloads/swarm.c"
 run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
 run "$CC" -O2 -g -pthread -o "$out/pingpong" "$root/fixtures/workloads/pingpong.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
+run "$CC" -O2 -g -o "$out/hotloop" "$root/fixtures/workloads/hotloop.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
 run "$CC" -O2 -g -pthread -o "$out/offcpu" "$root/fixtures/workloads/offcpu.c"
@@ -71,4 +73,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift hotloop false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

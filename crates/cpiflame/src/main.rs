@@ -2,6 +2,7 @@
 //! printed once, as one line naming the file, offset, flag or event at fault; the exit status
 //! of every outcome is decided in [`exit_status`].
 
+mod annotate;
 mod c2c;
 mod compare;
 mod convert;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::{error_line, options::Environment};
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +45,8 @@ enum Command {
     /// Record a command (or a running process) into perf.data, with this CPU's stall and
     /// cycles events and DWARF call chains.
     Record(record::RecordArgs),
+    /// A function's instructions and source lines with their share of its samples.
+    Annotate(annotate::AnnotateArgs),
     /// Summarize a run: the top frames by cycles, self and total, with their stall share.
     Report(compare::ReportArgs),
     /// Compare two runs: a differential flame graph, a summary, a CI threshold.
@@ -106,6 +109,7 @@ fn run(cli: Cli) -> Result<Outcome> {
         Command::Convert(args) => convert::convert(args, env),
         Command::Record(args) => record::record_command(args, env),
         Command::Stat(args) => stat::stat_command(args),
+        Command::Annotate(args) => annotate::run(args, env),
         Command::Report(args) => compare::report(args, env),
         Command::Diff(args) => compare::diff(args, env),
         Command::C2c(args) => c2c::c2c(args, env),
@@ -138,7 +142,7 @@ fn exit_status(result: Result<Outcome>) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("cpiflame: error: {}", one_line(&e));
+            eprintln!("cpiflame: error: {}", error_line(e.as_ref()));
             let cannot_execute = matches!(
                 e.downcast_ref::<cpiflame_record::RecordError>(),
                 Some(cpiflame_record::RecordError::Exec { .. })
@@ -153,23 +157,6 @@ fn exit_status(result: Result<Outcome>) -> u8 {
             }
         }
     }
-}
-
-/// The error and its causes on one line, each cause once: libraries differ in whether their
-/// message already includes the cause's.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
 }
 
 /// Prints warnings, one line each.

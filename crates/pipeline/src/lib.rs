@@ -27,6 +27,7 @@
 //!   the binary to show; [`show_progress`]: that text ([`ProgressLines`]) written to the
 //!   terminal the binary hands it, [`finish_progress`]: the summary at the end.
 //!
+//! - [`error_line`]: an error and its causes as the one line the binary prints.
 //! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
 //!   under `$HOME`), read once for the whole command.
 //!
@@ -65,3 +66,41 @@ pub use offcpu::{WallPlan, WallStats};
 pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};
+
+/// The error and its causes on one line, each cause once: libraries differ in whether their
+/// message already includes the cause's.
+pub fn error_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = String::new();
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+        cause = e.source();
+    }
+    line
+}
+
+#[cfg(test)]
+mod error_line_tests {
+    use super::error_line;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer: {0}")]
+    struct Repeats(#[source] std::io::Error);
+
+    #[test]
+    fn causes_follow_once_each() {
+        let io = || std::io::Error::other("inner");
+        assert_eq!(error_line(&Outer(io())), "outer: inner");
+        assert_eq!(error_line(&Repeats(io())), "outer: inner");
+    }
+}

@@ -379,6 +379,20 @@ impl Image {
         (svma.0 < start.saturating_add(size)).then(|| start..start + size)
     }
 
+    /// The file's bytes at stated addresses `range`, when one segment holds all of them.
+    pub(crate) fn code_bytes(&self, range: Range<u64>) -> Option<&[u8]> {
+        let segment = self.segments.iter().find(|s| {
+            s.vaddr.0 <= range.start && range.end <= s.vaddr.0.saturating_add(s.filesz)
+        })?;
+        let start = segment
+            .offset
+            .0
+            .checked_add(range.start - segment.vaddr.0)?;
+        let end = start.checked_add(range.end - range.start)?;
+        self.data
+            .get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
+    }
+
     /// Bytes of unwind section `name` with its SVMA range.
     fn section(&self, name: &[u8]) -> Option<(Range<u64>, SharedBytes)> {
         self.unwind_sections

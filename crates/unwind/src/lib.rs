@@ -60,7 +60,7 @@ pub use locate::Locator;
 pub use notes::gnu_build_id_note;
 pub use options::Options;
 pub use perfmap::PerfMap;
-pub use resolver::locations::{MappingInfo, SourceLine};
+pub use resolver::locations::{CodeAddress, MappingInfo, SourceFrame, SourceLine};
 pub use resolver::{Namer, Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
 pub use shared::SharedBytes;
 pub use source::{HostSource, Machine, Source};

@@ -1,6 +1,7 @@
 //! Read-only questions about a sampled address, for exports that keep addresses (pprof):
-//! which mapping held it and the source line of each frame there. A child of `resolver`
-//! (declared there) so that it can read the process state without widening it.
+//! which mapping held it and the source line of each frame there; and for `annotate`, where
+//! a leaf is in its file, its function's bytes and its frames with their lines. A child of
+//! `resolver` (declared there) so that it can read the process state without widening it.
 
 use std::sync::Arc;
 
@@ -84,5 +85,78 @@ impl Resolver {
             .build_ids
             .get(b"[kernel.kallsyms]".as_slice())
             .map(Vec::as_slice)
+    }
+}
+
+/// A sampled user address as its file states it, for annotating the code there: which of
+/// the resolver's opened images holds it, and its ELF address (what `perf annotate` prints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodeAddress {
+    /// The image, an index into the resolver's images (they are only ever added).
+    pub image: usize,
+    /// The ELF (stated) address.
+    pub svma: u64,
+}
+
+/// One frame at a code address with its source line, innermost first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFrame {
+    pub function: String,
+    pub inlined: bool,
+    pub line: SourceLine,
+}
+
+impl Resolver {
+    /// Where user address `address` of process `pid` is in its file, when the file was
+    /// opened (ask while walking the samples: mappings change with mmap and exec).
+    pub fn code_address(&self, pid: i32, address: Avma) -> Option<CodeAddress> {
+        let mapping = self.unwinder.processes.get(&pid)?.mapping_at(address)?;
+        let image = mapping.image?;
+        Some(CodeAddress {
+            image,
+            svma: mapping.svma(address).0,
+        })
+    }
+
+    /// The path of the file opened for `code`.
+    pub fn code_path(&self, code: CodeAddress) -> Option<&std::path::Path> {
+        Some(&self.unwinder.images.get(code.image)?.path)
+    }
+
+    /// The stated address range of the function (sized symbol) holding `code`, and its bytes
+    /// in the file; `None` when no symbol holds it or its bytes are not in the file.
+    pub fn function_code(&self, code: CodeAddress) -> Option<(std::ops::Range<u64>, &[u8])> {
+        let image = self.unwinder.images.get(code.image)?;
+        let range = image.function_at(crate::address::Svma(code.svma))?;
+        let bytes = image.code_bytes(range.clone())?;
+        Some((range, bytes))
+    }
+
+    /// The frames at `code` (inlined functions, then the function), each with its DWARF
+    /// source line; the lines are empty when DWARF does not say (call it after the samples
+    /// were named: naming found the debug file).
+    pub fn source_frames(&self, code: CodeAddress) -> Vec<SourceFrame> {
+        let Some(image) = self.unwinder.images.get(code.image) else {
+            return Vec::new();
+        };
+        let svma = crate::address::Svma(code.svma);
+        let frames = image.frames_at_svma(svma, || None);
+        let lines = image.lines_at_svma(svma);
+        // Lines pair with frames only when DWARF named every frame there.
+        let paired = lines.len() == frames.len();
+        frames
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| SourceFrame {
+                function: f.name,
+                inlined: f.inlined,
+                line: if paired {
+                    let (file, line) = lines[i].clone();
+                    SourceLine { file, line }
+                } else {
+                    SourceLine::default()
+                },
+            })
+            .collect()
     }
 }

@@ -18,6 +18,7 @@
 
 mod support;
 
+mod annotate;
 mod c2c;
 mod compare;
 mod event_attrs;

@@ -1,0 +1,645 @@
+//! `cpiflame annotate`: one function of a perf.data recording, instruction by instruction and
+//! source line by source line, with the samples whose leaf is each (its self weight split).
+//!
+//! The recording is read twice: once by the loader (`load_opened`, which chooses the columns'
+//! roles exactly as `fold` and `render` do), then walked again with a fresh resolver that
+//! keeps each sample's leaf address (as pprof's walk does). Samples are weighed by
+//! `SampleWeights`, the weighing of `fold`, so a function's total here is its self weight
+//! there. Per instruction: the share of the width column's period, and where the recording
+//! has the columns, the stall share (stall period / cycles period of the samples whose leaf
+//! is that instruction) and CPI (cycles period / instructions period).
+//!
+//! Disassembly is x86-64 only (`iced-x86`); an AArch64 recording gets its sampled addresses
+//! and source lines without instruction text (no disassembler crate added yet). Kernel
+//! functions get their sampled addresses only: the kernel's code is not in the recording.
+//!
+//! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
+//! weighs a sample differently from `fold`: the columns and roles come from `load_opened`,
+//! the weights from `SampleWeights`.
+
+mod source;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use cpiflame_perf_data::PerfData;
+use cpiflame_pipeline::{
+    event_columns, load_opened, walk_samples, LoadError, LoadOptions, Recording, SampleWeights,
+};
+use cpiflame_unwind::address::{EntryAddress, StackFrame};
+use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
+use serde_json::{json, Value};
+
+pub use source::SourcePaths;
+
+/// What to annotate and how.
+#[derive(Clone, Debug, Default)]
+pub struct AnnotateOptions {
+    /// The function, named as `report` names it; `None`: the top functions by self weight.
+    pub symbol: Option<String>,
+    /// How many top functions without `symbol`.
+    pub limit: usize,
+    /// The column that weighs instructions (`fold --event`); default: the cycles role.
+    pub event: Option<String>,
+    /// Where source files are looked for.
+    pub sources: SourcePaths,
+}
+
+/// Why there is no annotation.
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotateError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    PerfData(#[from] cpiflame_perf_data::ReadError),
+    #[error("{}: annotate needs a perf.data file (text input keeps no instruction addresses)", .0.display())]
+    NotPerfData(PathBuf),
+    #[error("{}: no samples in a function named `{symbol}` (names as `cpiflame report` prints them)", file.display())]
+    NoSuchFunction { file: PathBuf, symbol: String },
+    #[error("{}: several events and no cycles column; choose one with --event", .0.display())]
+    NoColumn(PathBuf),
+}
+
+/// One annotated function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub module: String,
+    /// The weighing column's name.
+    pub event: String,
+    /// Samples (of the weighing column) whose leaf is in the function.
+    pub samples: u64,
+    /// Their period: the function's self weight.
+    pub period: u64,
+    /// The weighing event samples without precise_ip: they skid.
+    pub skids: bool,
+    pub has_stalls: bool,
+    pub has_cpi: bool,
+    /// In address order.
+    pub instructions: Vec<Instruction>,
+    /// In descending period, then file and line.
+    pub lines: Vec<Line>,
+}
+
+/// The weights of the samples at one instruction or line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Weights {
+    pub samples: u64,
+    pub period: u64,
+    pub stalls: u64,
+    pub cycles: u64,
+    pub instructions: u64,
+}
+
+impl Weights {
+    fn add(&mut self, other: &Weights) {
+        self.samples += other.samples;
+        self.period += other.period;
+        self.stalls += other.stalls;
+        self.cycles += other.cycles;
+        self.instructions += other.instructions;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    /// The ELF address (a kernel address as sampled).
+    pub address: u64,
+    pub weights: Weights,
+    /// AT&T syntax; `None` where the code's bytes are not at hand.
+    pub text: Option<String>,
+    /// Innermost first: inlined functions, then the function, each with its line.
+    pub frames: Vec<SourceFrame>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub file: String,
+    pub line: u32,
+    pub weights: Weights,
+    /// The source text, when the file was found.
+    pub source: Option<String>,
+    /// The functions inlined at this line, innermost first (empty: the function's own).
+    pub inlined: Vec<String>,
+}
+
+/// Where a sample's leaf was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Site {
+    User(CodeAddress),
+    /// A kernel address, or a user one in no opened file.
+    Raw(u64),
+}
+
+/// The columns a sample adds to.
+#[derive(Clone, Copy, Debug)]
+struct Columns {
+    width: usize,
+    stalls: Option<usize>,
+    cycles: Option<usize>,
+    instructions: Option<usize>,
+}
+
+impl AnnotateOptions {
+    pub fn new(
+        symbol: Option<String>,
+        limit: usize,
+        event: Option<String>,
+        sources: SourcePaths,
+    ) -> AnnotateOptions {
+        AnnotateOptions {
+            symbol,
+            limit,
+            event,
+            sources,
+        }
+    }
+}
+
+/// The functions `options` asks for in the recording `load` names (see [`annotate`]).
+pub fn annotate_file(
+    load: &LoadOptions,
+    options: &AnnotateOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Function>, AnnotateError> {
+    annotate(Recording::open(load)?, options, warnings)
+}
+
+/// The functions `options` asks for, annotated.
+pub fn annotate(
+    recording: Recording<'_>,
+    options: &AnnotateOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Function>, AnnotateError> {
+    let load = recording.options();
+    if !recording.is_perf_data() {
+        return Err(AnnotateError::NotPerfData(load.file.clone()));
+    }
+    // Instructions are on-CPU: the wall-time columns are left out.
+    let load = LoadOptions {
+        on_cpu_only: true,
+        ..load.clone()
+    };
+    let file = recording.perf_data()?;
+    let loaded = load_opened(&file, &load, warnings)?;
+    let width = match &options.event {
+        Some(name) => loaded.event_index(name, "--event")?,
+        None => match loaded.roles.cycles {
+            Some(c) => c,
+            None if loaded.profile.events.len() == 1 => 0,
+            None => return Err(AnnotateError::NoColumn(load.file.clone())),
+        },
+    };
+    let columns = Columns {
+        width,
+        stalls: loaded.roles.stalls,
+        cycles: loaded.roles.cycles,
+        instructions: loaded.roles.instructions,
+    };
+    let (names, column_of) = event_columns(&file);
+    let mut resolver = load.resolver(&file.meta)?;
+    let sites = walk(&file, &mut resolver, columns, &column_of, load.kernel)?;
+    let skids = column_of
+        .iter()
+        .zip(&file.attrs)
+        .any(|(&c, a)| c == width && a.precise_ip() == 0);
+    let event = names.get(width).cloned().unwrap_or_default();
+    let x86 = file
+        .meta
+        .arch
+        .as_deref()
+        .is_none_or(|a| a == "x86_64" || a == "amd64");
+
+    // Functions by their final names (kernel names may arrive late: see pprof's merge).
+    let mut functions: HashMap<(String, String), HashMap<Site, Weights>> = HashMap::new();
+    for ((frame, site), w) in sites {
+        let info = resolver.frame(frame);
+        let key = (info.name.to_string(), info.module.to_string());
+        functions
+            .entry(key)
+            .or_default()
+            .entry(site)
+            .or_default()
+            .add(&w);
+    }
+    let mut chosen: Vec<((String, String), HashMap<Site, Weights>)> = match &options.symbol {
+        Some(symbol) => functions
+            .into_iter()
+            .filter(|((name, _), _)| name == symbol)
+            .collect(),
+        None => functions.into_iter().collect(),
+    };
+    let total = |s: &HashMap<Site, Weights>| s.values().map(|w| w.period).sum::<u64>();
+    chosen.retain(|(_, s)| total(s) > 0);
+    chosen.sort_by(|a, b| total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0)));
+    if options.symbol.is_none() {
+        chosen.truncate(options.limit);
+    }
+    if let (Some(symbol), true) = (&options.symbol, chosen.is_empty()) {
+        return Err(AnnotateError::NoSuchFunction {
+            file: load.file.clone(),
+            symbol: symbol.clone(),
+        });
+    }
+    let mut sources = source::Cache::default();
+    Ok(chosen
+        .into_iter()
+        .map(|((name, module), sites)| {
+            let mut f = function(&resolver, name, module, &sites, x86);
+            f.event = event.clone();
+            f.skids = skids;
+            f.has_stalls = columns.stalls.is_some() && columns.cycles.is_some();
+            f.has_cpi = columns.instructions.is_some() && columns.cycles.is_some();
+            f.lines = lines(&f.instructions, &options.sources, &mut sources);
+            f
+        })
+        .collect())
+}
+
+/// Every sample's weights per (function frame, leaf site); `kernel`: samples whose leaf is
+/// in the kernel too.
+fn walk(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    columns: Columns,
+    column_of: &[usize],
+    kernel: bool,
+) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
+    let mut sites: HashMap<(FrameRef, Site), Weights> = HashMap::new();
+    let mut weights = SampleWeights::new(file);
+    let mut out = Vec::new();
+    walk_samples(file, resolver, |sample, entries, resolver| {
+        let Some(leaf) = entries.first() else {
+            return;
+        };
+        // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
+        if !kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
+            return;
+        }
+        // The function: the first frame that is not inlined into another.
+        let Some(function) = entries
+            .iter()
+            .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
+        else {
+            return;
+        };
+        let site = match leaf.address {
+            EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
+                .code_address(sample.pid.unwrap_or(-1), a)
+                .map_or(Site::Raw(frame.address().0), Site::User),
+            other => Site::Raw(other.address().0),
+        };
+        weights.weights(file, sample, &mut out);
+        let w = sites.entry((function.frame, site)).or_default();
+        for &(attr, period) in &out {
+            let Some(&column) = column_of.get(attr) else {
+                continue;
+            };
+            if column == columns.width {
+                w.samples += 1;
+                w.period = w.period.saturating_add(period);
+            }
+            let add = |role: Option<usize>, sum: &mut u64| {
+                if role == Some(column) {
+                    *sum = sum.saturating_add(period);
+                }
+            };
+            add(columns.stalls, &mut w.stalls);
+            add(columns.cycles, &mut w.cycles);
+            add(columns.instructions, &mut w.instructions);
+        }
+    })?;
+    resolver.finish_names();
+    Ok(sites)
+}
+
+/// One function's instructions: every instruction of its symbol where its bytes are at
+/// hand (x86-64), else the sampled addresses.
+fn function(
+    resolver: &Resolver,
+    name: String,
+    module: String,
+    sites: &HashMap<Site, Weights>,
+    x86: bool,
+) -> Function {
+    let mut by_address: HashMap<u64, Weights> = HashMap::new();
+    let mut image_weight: HashMap<usize, u64> = HashMap::new();
+    let mut code_of: HashMap<u64, CodeAddress> = HashMap::new();
+    for (site, w) in sites {
+        let address = match site {
+            Site::User(code) => {
+                *image_weight.entry(code.image).or_default() += w.period;
+                code_of.entry(code.svma).or_insert(*code);
+                code.svma
+            }
+            Site::Raw(a) => *a,
+        };
+        by_address.entry(address).or_default().add(w);
+    }
+    // The file with the most weight gives the code (one function, one file, nearly always).
+    let image = image_weight
+        .into_iter()
+        .max_by_key(|&(i, w)| (w, std::cmp::Reverse(i)))
+        .map(|(i, _)| i);
+    let hottest = code_of
+        .values()
+        .filter(|c| Some(c.image) == image)
+        .max_by_key(|c| (by_address[&c.svma].period, std::cmp::Reverse(c.svma)))
+        .copied();
+    let code = hottest.and_then(|c| resolver.function_code(c).map(|(r, b)| (c.image, r, b)));
+    let mut instructions = Vec::new();
+    match code {
+        Some((image, range, bytes)) if x86 => {
+            for (address, text) in disassemble(range.start, bytes) {
+                let code = CodeAddress {
+                    image,
+                    svma: address,
+                };
+                instructions.push(Instruction {
+                    address,
+                    weights: by_address.remove(&address).unwrap_or_default(),
+                    text: Some(text),
+                    frames: resolver.source_frames(code),
+                });
+            }
+        }
+        _ => {}
+    }
+    // Sampled addresses the disassembly did not reach (or all of them, without it).
+    for (address, weights) in by_address {
+        let frames = code_of
+            .get(&address)
+            .map(|&c| resolver.source_frames(c))
+            .unwrap_or_default();
+        instructions.push(Instruction {
+            address,
+            weights,
+            text: None,
+            frames,
+        });
+    }
+    instructions.sort_by_key(|i| i.address);
+    let samples = instructions.iter().map(|i| i.weights.samples).sum();
+    let period = instructions.iter().map(|i| i.weights.period).sum();
+    Function {
+        name,
+        module,
+        event: String::new(),
+        samples,
+        period,
+        skids: false,
+        has_stalls: false,
+        has_cpi: false,
+        instructions,
+        lines: Vec::new(),
+    }
+}
+
+/// The instructions of `bytes` at ELF address `start`, in AT&T syntax.
+fn disassemble(start: u64, bytes: &[u8]) -> Vec<(u64, String)> {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter};
+    let mut decoder = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE);
+    let mut formatter = GasFormatter::new();
+    // Closer to objdump's AT&T text, which perf annotate shows: lower-case hex, branch
+    // targets without leading zeros.
+    formatter.options_mut().set_uppercase_hex(false);
+    formatter.options_mut().set_branch_leading_zeros(false);
+    let mut out = Vec::new();
+    while decoder.can_decode() {
+        let instruction = decoder.decode();
+        let mut text = String::new();
+        formatter.format(&instruction, &mut text);
+        out.push((instruction.ip(), text));
+    }
+    out
+}
+
+/// The source lines of `instructions`: each instruction counts on its innermost frame's
+/// line (inlined code on its own line).
+fn lines(
+    instructions: &[Instruction],
+    paths: &SourcePaths,
+    cache: &mut source::Cache,
+) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut index: HashMap<(String, u32), usize> = HashMap::new();
+    for i in instructions {
+        let Some(inner) = i.frames.first() else {
+            continue;
+        };
+        let (Some(file), Some(line)) = (&inner.line.file, inner.line.line) else {
+            continue;
+        };
+        let at = *index.entry((file.clone(), line)).or_insert_with(|| {
+            let inlined = i
+                .frames
+                .iter()
+                .filter(|f| f.inlined)
+                .map(|f| f.function.clone())
+                .collect();
+            lines.push(Line {
+                file: file.clone(),
+                line,
+                weights: Weights::default(),
+                source: cache.line(paths, file, line),
+                inlined,
+            });
+            lines.len() - 1
+        });
+        lines[at].weights.add(&i.weights);
+    }
+    lines.sort_by(|a, b| {
+        b.weights
+            .period
+            .cmp(&a.weights.period)
+            .then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line)))
+    });
+    lines
+}
+
+/// `part` of `whole` in percent; `None` for an empty whole.
+fn percent(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 * 100.0 / whole as f64)
+}
+
+impl Function {
+    fn share(&self, w: &Weights) -> Option<f64> {
+        percent(w.period, self.period)
+    }
+    fn stall_share(&self, w: &Weights) -> Option<f64> {
+        self.has_stalls
+            .then(|| percent(w.stalls, w.cycles))
+            .flatten()
+    }
+    fn cpi(&self, w: &Weights) -> Option<f64> {
+        self.has_cpi
+            .then(|| (w.instructions > 0).then(|| w.cycles as f64 / w.instructions as f64))
+            .flatten()
+    }
+}
+
+/// The line a non-precise event's annotation starts with.
+pub fn skid_note(event: &str) -> String {
+    format!(
+        "note: {event} is not precise (precise_ip 0): samples skid past the instruction that caused them; :pp/:ppp (PEBS) or IBS narrows it"
+    )
+}
+
+/// The functions as text: a header, the instructions (hottest marked `>`), the source lines.
+pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
+    for (n, f) in functions.iter().enumerate() {
+        if n > 0 {
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "{} [{}]: {} samples of {}, self weight {}",
+            f.name, f.module, f.samples, f.event, f.period
+        )?;
+        if f.skids {
+            writeln!(out, "{}", skid_note(&f.event))?;
+        }
+        let pct = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
+        let cpi = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
+        let mut head = String::from("    share");
+        if f.has_stalls {
+            head.push_str("  stall%");
+        }
+        if f.has_cpi {
+            head.push_str("     CPI");
+        }
+        writeln!(out, "{head}  address           instruction")?;
+        let hot = hottest(f.instructions.iter().map(|i| i.weights.period));
+        for (k, i) in f.instructions.iter().enumerate() {
+            let mark = if Some(k) == hot { '>' } else { ' ' };
+            let mut row = format!("{mark}  {}", pct(f.share(&i.weights)));
+            if f.has_stalls {
+                row.push_str(&format!("  {}", pct(f.stall_share(&i.weights))));
+            }
+            if f.has_cpi {
+                row.push_str(&format!("  {}", cpi(f.cpi(&i.weights))));
+            }
+            let text = i.text.as_deref().unwrap_or("");
+            let line = i
+                .frames
+                .first()
+                .and_then(|s| {
+                    Some(format!(
+                        "  {}:{}",
+                        short(s.line.file.as_deref()?),
+                        s.line.line?
+                    ))
+                })
+                .unwrap_or_default();
+            let row = format!("{row}  {:>16x}: {text:<40}{line}", i.address);
+            writeln!(out, "{}", row.trim_end())?;
+        }
+        if !f.lines.is_empty() {
+            writeln!(out, "source lines:")?;
+            let hot = hottest(f.lines.iter().map(|l| l.weights.period));
+            for (k, l) in f.lines.iter().enumerate() {
+                let mark = if Some(k) == hot { '>' } else { ' ' };
+                let mut row = format!("{mark}  {}", pct(f.share(&l.weights)));
+                if f.has_stalls {
+                    row.push_str(&format!("  {}", pct(f.stall_share(&l.weights))));
+                }
+                if f.has_cpi {
+                    row.push_str(&format!("  {}", cpi(f.cpi(&l.weights))));
+                }
+                let inlined = if l.inlined.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (inlined: {})", l.inlined.join(" <- "))
+                };
+                let source = l
+                    .source
+                    .as_deref()
+                    .map_or(String::new(), |s| format!("  | {}", s.trim()));
+                writeln!(out, "{row}  {}:{}{inlined}{source}", l.file, l.line)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index of the largest non-zero value.
+fn hottest(values: impl Iterator<Item = u64>) -> Option<usize> {
+    values
+        .enumerate()
+        .filter(|&(_, v)| v > 0)
+        .max_by_key(|&(i, v)| (v, std::cmp::Reverse(i)))
+        .map(|(i, _)| i)
+}
+
+/// A path's file name.
+fn short(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The functions as text ([`write_text`]) or JSON ([`write_json`]), `out` flushed.
+pub fn write(functions: &[Function], json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    match json {
+        true => write_json(functions, out)?,
+        false => write_text(functions, out)?,
+    }
+    out.flush()
+}
+
+/// The functions as pretty JSON and a newline (see [`to_json`]).
+pub fn write_json(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &to_json(functions))?;
+    writeln!(out)
+}
+
+/// The functions as JSON: an array of the schema in docs/cli.md.
+pub fn to_json(functions: &[Function]) -> Value {
+    let functions: Vec<Value> = functions
+        .iter()
+        .map(|f| {
+            let instructions: Vec<Value> = f
+                .instructions
+                .iter()
+                .map(|i| {
+                    let line = i.frames.first().map(|s| &s.line);
+                    json!({
+                        "address": format!("{:x}", i.address),
+                        "samples": i.weights.samples,
+                        "share": f.share(&i.weights),
+                        "stall_share": f.stall_share(&i.weights),
+                        "cpi": f.cpi(&i.weights),
+                        "file": line.and_then(|l| l.file.clone()),
+                        "line": line.and_then(|l| l.line),
+                        "text": i.text,
+                    })
+                })
+                .collect();
+            let lines: Vec<Value> = f
+                .lines
+                .iter()
+                .map(|l| {
+                    json!({
+                        "file": l.file,
+                        "line": l.line,
+                        "samples": l.weights.samples,
+                        "share": f.share(&l.weights),
+                        "stall_share": f.stall_share(&l.weights),
+                        "cpi": f.cpi(&l.weights),
+                        "source": l.source,
+                    })
+                })
+                .collect();
+            json!({
+                "function": f.name,
+                "module": f.module,
+                "samples": f.samples,
+                "instructions": instructions,
+                "lines": lines,
+            })
+        })
+        .collect();
+    Value::Array(functions)
+}
+
+#[cfg(test)]
+mod tests;

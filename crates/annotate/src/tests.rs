@@ -1,0 +1,268 @@
+//! Synthetic recordings (this machine has no PMU): stall, cycles and instructions samples at
+//! known addresses of a function named by a perf map, checked with exact arithmetic.
+
+use std::path::Path;
+
+use cpiflame_perf_data::abi::{misc, sample};
+use cpiflame_perf_data::synth::{test_features, write_perf_map, Recording};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
+use cpiflame_pipeline::{LoadOptions, Roles};
+use cpiflame_testkit::Dir;
+
+use super::*;
+
+const CODE: u64 = 0x7f00_0000_0000;
+const PERIOD: u64 = 1000;
+
+/// A pid no process is likely to have (above the integration tests' range, below
+/// pid_max), so the perf map is this test's alone; `salt` < 16 per test.
+fn pid(salt: u32) -> i32 {
+    (4_160_000 + (std::process::id() % 2_000) * 16 + salt) as i32
+}
+
+/// Events in file order: (type, config, name).
+const EVENTS: [(u32, u64, &str); 3] = [
+    (4, 0x0400_04a3, "cycle_activity.stalls_total"),
+    (0, 0, "cycles"),
+    (0, 1, "instructions"),
+];
+
+/// Writes a recording of `hot` (at CODE, 0x100 bytes) and `cold` (after it): per leaf
+/// address, how many samples of each event (in `EVENTS` order). `precise` sets every
+/// attr's precise_ip to 2.
+fn write(dir: &Path, pid: i32, leaves: &[(u64, [u64; 3])], precise: bool) -> PathBuf {
+    let attrs: Vec<EventAttr> = EVENTS
+        .iter()
+        .enumerate()
+        .map(|(i, &(type_, config, name))| EventAttr {
+            type_,
+            config,
+            sample_period_or_freq: PERIOD,
+            sample_type: sample::IDENTIFIER
+                | sample::IP
+                | sample::TID
+                | sample::TIME
+                | sample::ID
+                | sample::PERIOD,
+            flags: attr_flags::SAMPLE_ID_ALL
+                | attr_flags::COMM
+                | attr_flags::MMAP
+                | if precise {
+                    2 << attr_flags::PRECISE_IP_SHIFT
+                } else {
+                    0
+                },
+            name: Some(name.to_string()),
+            ids: vec![100 + i as u64],
+            ..EventAttr::default()
+        })
+        .collect();
+    let mut rec = Recording::create(dir.join("synthetic.data"), attrs);
+    rec.comm(pid, pid, "annotated", 1);
+    rec.mmap(
+        &Mmap2 {
+            pid,
+            tid: pid,
+            addr: CODE,
+            len: 0x1000,
+            prot: 5,
+            flags: 2,
+            filename: "//anon".into(),
+            misc: misc::USER,
+            ..Mmap2::default()
+        },
+        2,
+    );
+    let mut time = 10;
+    for &(ip, counts) in leaves {
+        for (event, &n) in counts.iter().enumerate() {
+            for _ in 0..n {
+                time += 1;
+                rec.sample(
+                    event,
+                    &SampleFields {
+                        ip,
+                        pid,
+                        tid: pid,
+                        time,
+                        id: 100 + event as u64,
+                        period: PERIOD,
+                        // An address in the upper half is the kernel's.
+                        misc: if ip >> 63 == 1 {
+                            misc::KERNEL
+                        } else {
+                            misc::USER
+                        },
+                        ..SampleFields::default()
+                    },
+                );
+            }
+        }
+    }
+    let mut features = test_features();
+    features.arch = Some("x86_64".into());
+    let path = rec.finish(&features);
+    write_perf_map(pid, &[(CODE, 0x100, "hot"), (CODE + 0x100, 0x100, "cold")]);
+    path
+}
+
+fn options(file: PathBuf) -> LoadOptions {
+    LoadOptions {
+        roles: Roles {
+            stalls: Some("cycle_activity.stalls_total".into()),
+            cycles: Some("cycles".into()),
+            instructions: Some("instructions".into()),
+        },
+        kernel: true,
+        ..LoadOptions {
+            file,
+            ..LoadOptions::default()
+        }
+    }
+}
+
+fn remove_map(pid: i32) {
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+}
+
+/// Per instruction: share = its cycles period / the function's; stall share = stall period
+/// / cycles period of the samples whose leaf it is; CPI = cycles / instructions.
+#[test]
+fn stall_share_and_cpi_per_instruction_are_exact() {
+    let dir = Dir::new("annotate-exact");
+    let pid = pid(0);
+    // hot+0x10: 3 stalls, 4 cycles, 2 instructions; hot+0x14: 1, 4, 8; cold+0x8: 0, 2, 2.
+    let leaves = [
+        (CODE + 0x10, [3, 4, 2]),
+        (CODE + 0x14, [1, 4, 8]),
+        (CODE + 0x108, [0, 2, 2]),
+    ];
+    let file = write(dir.root(), pid, &leaves, false);
+    let mut warnings = Vec::new();
+    let what = AnnotateOptions::new(None, 3, None, SourcePaths::default());
+    let functions = annotate_file(&options(file), &what, &mut warnings);
+    remove_map(pid);
+    let functions = functions.unwrap();
+    // Both functions, hottest first by cycles period.
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["hot", "cold"]);
+    let hot = &functions[0];
+    assert_eq!((hot.samples, hot.period), (8, 8 * PERIOD));
+    assert_eq!(hot.event, "cycles");
+    assert!(hot.skids && hot.has_stalls && hot.has_cpi);
+    let addresses: Vec<u64> = hot.instructions.iter().map(|i| i.address).collect();
+    assert_eq!(addresses, [CODE + 0x10, CODE + 0x14]);
+    let first = &hot.instructions[0];
+    assert_eq!(hot.share(&first.weights), Some(50.0));
+    assert_eq!(hot.stall_share(&first.weights), Some(75.0));
+    assert_eq!(hot.cpi(&first.weights), Some(2.0));
+    let second = &hot.instructions[1];
+    assert_eq!(hot.stall_share(&second.weights), Some(25.0));
+    assert_eq!(hot.cpi(&second.weights), Some(0.5));
+    // No code bytes (anonymous memory) and no DWARF: addresses only, no lines.
+    assert!(hot.instructions.iter().all(|i| i.text.is_none()));
+    assert!(hot.lines.is_empty());
+
+    let json = to_json(&functions[..1]);
+    let i0 = &json[0]["instructions"][0];
+    assert_eq!(json[0]["function"], "hot");
+    assert_eq!(json[0]["samples"], 8);
+    assert_eq!(i0["address"], format!("{:x}", CODE + 0x10));
+    assert_eq!(i0["samples"], 4);
+    assert_eq!(i0["share"], 50.0);
+    assert_eq!(i0["stall_share"], 75.0);
+    assert_eq!(i0["cpi"], 2.0);
+    assert!(i0["text"].is_null() && i0["file"].is_null() && i0["line"].is_null());
+
+    let mut text = Vec::new();
+    write_text(&functions[..1], &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(&skid_note("cycles")), "{text}");
+    // Equal shares: the lower address is marked hottest.
+    let marked: Vec<&str> = text.lines().filter(|l| l.starts_with('>')).collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    assert!(marked[0].contains(&format!("{:x}:", CODE + 0x10)), "{text}");
+    assert!(
+        marked[0].contains(" 50.00   75.00    2.00"),
+        "{}",
+        marked[0]
+    );
+}
+
+/// SYMBOL picks one function; `--event` weighs by another column; a precise event gets no
+/// skid note; an unknown name is an error naming it.
+#[test]
+fn symbol_event_and_precise() {
+    let dir = Dir::new("annotate-symbol");
+    let pid = pid(1);
+    let leaves = [(CODE + 0x10, [3, 4, 2]), (CODE + 0x108, [0, 2, 6])];
+    let file = write(dir.root(), pid, &leaves, true);
+    let ask = |symbol: &str, event: Option<&str>| {
+        let what = AnnotateOptions::new(
+            Some(symbol.into()),
+            3,
+            event.map(str::to_string),
+            SourcePaths::default(),
+        );
+        annotate_file(&options(file.clone()), &what, &mut Vec::new())
+    };
+    let cold = ask("cold", Some("instructions"));
+    let missing = ask("nowhere", None);
+    remove_map(pid);
+    let cold = cold.unwrap();
+    assert_eq!(cold.len(), 1);
+    assert_eq!((cold[0].name.as_str(), cold[0].samples), ("cold", 6));
+    assert_eq!(cold[0].event, "instructions");
+    assert!(!cold[0].skids);
+    let err = missing.unwrap_err().to_string();
+    assert!(
+        err.contains("`nowhere`") && err.contains("synthetic.data"),
+        "{err}"
+    );
+}
+
+#[test]
+fn disassembly_is_att_with_addresses_from_the_start() {
+    // push %rbp; mov %rsp,%rbp; ret
+    let got = disassemble(0x1000, &[0x55, 0x48, 0x89, 0xe5, 0xc3]);
+    assert_eq!(
+        got,
+        [
+            (0x1000, "push %rbp".to_string()),
+            (0x1001, "mov %rsp,%rbp".to_string()),
+            (0x1004, "ret".to_string()),
+        ]
+    );
+}
+
+/// A sample whose leaf is in the kernel is its kernel function's (addresses only: the
+/// kernel's code is not in the recording); `--no-kernel` leaves it out.
+#[test]
+fn kernel_leaves_are_kept_or_left_out() {
+    let dir = Dir::new("annotate-kernel");
+    let pid = pid(2);
+    let kernel_ip = 0xffff_ffff_8100_0150;
+    let leaves = [(CODE + 0x10, [0, 3, 0]), (kernel_ip, [0, 2, 0])];
+    let file = write(dir.root(), pid, &leaves, false);
+    let what = AnnotateOptions::new(None, 5, None, SourcePaths::default());
+    let with = annotate_file(&options(file.clone()), &what, &mut Vec::new());
+    let without = LoadOptions {
+        kernel: false,
+        ..options(file)
+    };
+    let without = annotate_file(&without, &what, &mut Vec::new());
+    remove_map(pid);
+    let with = with.unwrap();
+    let kernel: Vec<&Function> = with.iter().filter(|f| f.module.starts_with('[')).collect();
+    assert_eq!(kernel.len(), 1, "{with:?}");
+    assert_eq!(kernel[0].samples, 2);
+    let addresses: Vec<(u64, bool)> = kernel[0]
+        .instructions
+        .iter()
+        .map(|i| (i.address, i.text.is_none()))
+        .collect();
+    assert_eq!(addresses, [(kernel_ip, true)]);
+    let without = without.unwrap();
+    let names: Vec<&str> = without.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["hot"]);
+}
