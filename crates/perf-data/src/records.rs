@@ -776,27 +776,34 @@ pub fn parse_side_band(
 /// The `(pid, tid)` of the sample_id trailer of a non-sample record of event `attr` (body
 /// after the header); `None` without TID in the sample_type or sample_id_all.
 fn record_task(attr: &EventAttr, rtype: u32, body: &[u8], e: Endian) -> Option<(i32, i32)> {
-    let t = attr.sample_type;
-    if t & sample::TID == 0 || rtype == record::SAMPLE || !attr.sample_id_all() {
+    if rtype == record::SAMPLE {
         return None;
     }
-    // The trailer is TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, each 8 bytes when present.
-    let mut from_end = 8;
-    for bit in [
+    let at = trailer_field(attr, body, sample::TID)?;
+    let pid = u32_at(body, at, e)?;
+    let tid = u32_at(body, at + 4, e)?;
+    Some((pid as i32, tid as i32))
+}
+
+/// Offset in `body` of field `field` (TID, TIME, ID, STREAM_ID, CPU or IDENTIFIER) of the
+/// sample_id trailer of a non-sample kernel record of event `attr`; `None` when the attr has
+/// no such field or no sample_id_all. The trailer holds them in that order, 8 bytes each.
+fn trailer_field(attr: &EventAttr, body: &[u8], field: u64) -> Option<usize> {
+    const ORDER: [u64; 6] = [
+        sample::TID,
         sample::TIME,
         sample::ID,
         sample::STREAM_ID,
         sample::CPU,
         sample::IDENTIFIER,
-    ] {
-        if t & bit != 0 {
-            from_end += 8;
-        }
+    ];
+    let t = attr.sample_type;
+    if t & field == 0 || !attr.sample_id_all() {
+        return None;
     }
-    let at = body.len().checked_sub(from_end)?;
-    let pid = u32_at(body, at, e)?;
-    let tid = u32_at(body, at + 4, e)?;
-    Some((pid as i32, tid as i32))
+    let position = ORDER.iter().position(|&f| f == field)?;
+    let from_end = 8 * ORDER[position..].iter().filter(|&&f| t & f != 0).count();
+    body.len().checked_sub(from_end)
 }
 
 /// Fills in what only the sample_id trailer says of `kind` (the task of a switch record).
@@ -828,21 +835,8 @@ fn record_time(attr: &EventAttr, rtype: u32, body: &[u8], e: Endian) -> Option<u
             }
         }
         u64_at(body, off, e)
-    } else if rtype < record::USER_TYPE_START && attr.sample_id_all() {
-        let mut from_end = 8;
-        for bit in [
-            sample::ID,
-            sample::STREAM_ID,
-            sample::CPU,
-            sample::IDENTIFIER,
-        ] {
-            if t & bit != 0 {
-                from_end += 8;
-            }
-        }
-        body.len()
-            .checked_sub(from_end)
-            .and_then(|o| u64_at(body, o, e))
+    } else if rtype < record::USER_TYPE_START {
+        u64_at(body, trailer_field(attr, body, sample::TIME)?, e)
     } else {
         None
     }

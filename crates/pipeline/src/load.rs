@@ -374,7 +374,7 @@ pub fn load_opened(
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
-    let (on_cpu_attr, wall) = wall_plan(file, options)?;
+    let (on_cpu_attr, wall) = plan_wall(file, options, &names, &marks, arch, &hybrid)?;
     let (profile, stats) = collapse_with_wall(
         file,
         &mut resolver,
@@ -493,14 +493,27 @@ pub fn wall_plan(
     file: &PerfData,
     options: &LoadOptions,
 ) -> Result<(Option<usize>, Option<WallPlan>), ReadError> {
-    if options.on_cpu_only {
-        return Ok((None, None));
-    }
     let names = event_names(file);
     let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
-    let on_cpu_attr = on_cpu_attr(file, &names, options, &marks, arch);
-    let column_of = Hybrid::of(file, &names).column_names(&names).1;
+    let hybrid = Hybrid::of(file, &names);
+    plan_wall(file, options, &names, &marks, arch, &hybrid)
+}
+
+/// [`wall_plan`] with what [`load_opened`] has already worked out of the file.
+fn plan_wall(
+    file: &PerfData,
+    options: &LoadOptions,
+    names: &[String],
+    marks: &RecordingMarks,
+    arch: &str,
+    hybrid: &Hybrid,
+) -> Result<(Option<usize>, Option<WallPlan>), ReadError> {
+    if options.on_cpu_only {
+        return Ok((None, None));
+    }
+    let on_cpu_attr = on_cpu_attr(file, names, options, marks, arch);
+    let column_of = hybrid.column_names(names).1;
     let on_cpu: Vec<bool> = (0..names.len())
         .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
         .collect();
