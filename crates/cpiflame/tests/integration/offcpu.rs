@@ -568,8 +568,11 @@ fn perf_script_switch_records_of_a_cpiflame_recording_sum_to_its_off_cpu_time() 
     let dir = Dir::new("offcpu-record-script");
     let data = dir.path("off.data");
     let truth = record_off_cpu(fixtures, &data);
+    // Per thread id, as perf's sums are: a new thread runs (and may wait) under its
+    // parent's name before it names itself, so its comm root alone would miss that time.
+    let by_tid = fold_split_by_tid(&data);
     let out = cpiflame(&["report", "--json", "--limit", "0", s(&data)]);
-    let report: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    ok(&out);
     let warnings = String::from_utf8_lossy(&out.stderr).into_owned();
     // Off-CPU time whose switch-out sample the kernel lost (a full ring buffer under load) is
     // left out of the profile and said in a warning; perf's records still count it.
@@ -585,11 +588,14 @@ fn perf_script_switch_records_of_a_cpiflame_recording_sum_to_its_off_cpu_time() 
     let mut found = Vec::new();
     for t in &truth {
         let perf = sums.get(&t.tid).copied().unwrap_or_default().total_ns() as f64;
-        let Some(root) = root_split(&report, &t.role) else {
-            failures.push(format!("{}: no process frame in the report", t.role));
+        let Some(split) = by_tid.get(&t.tid) else {
+            failures.push(format!(
+                "{}: no root with tid {} in fold --tid",
+                t.role, t.tid
+            ));
             continue;
         };
-        let ours = root.off_cpu();
+        let ours = split.off_cpu();
         found.push((&t.role, perf, ours));
         // Within 1% of perf's sum; cpiflame may also count the new thread's wait for its
         // first run, which has no switch-out before it.

@@ -130,13 +130,15 @@ fn per_thread_counts_go_to_their_threads() {
             // heavy does three times light's work; light and recurse the same; each in its
             // own thread. CPU time per unit of work varies with what else runs (1.98 was seen
             // on a loaded machine, 1.80 in support_selftest), so the band is wide; 1× would
-            // still fail it.
+            // still fail it. light / recurse was seen at 0.49 under CI's load (the off-CPU
+            // tests pin busy threads to one CPU meanwhile); a swap with heavy (3×) or a
+            // missing count still fails its band.
             assert!(
                 (1.5..6.0).contains(&(heavy / light)),
                 "heavy {heavy} light {light}"
             );
             assert!(
-                (0.5..2.0).contains(&(light / recurse)),
+                (0.4..2.5).contains(&(light / recurse)),
                 "light {light} recurse {recurse}"
             );
             checked = true;
