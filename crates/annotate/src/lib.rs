@@ -593,6 +593,11 @@ pub fn write_json(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
 }
 
 /// The functions as JSON: an array of the schema in docs/cli.md.
+/// A percentage as the JSON's fraction (0 to 1, as `report --json` gives shares).
+fn fraction(percent: Option<f64>) -> Option<f64> {
+    percent.map(|p| p / 100.0)
+}
+
 pub fn to_json(functions: &[Function]) -> Value {
     let functions: Vec<Value> = functions
         .iter()
@@ -605,8 +610,8 @@ pub fn to_json(functions: &[Function]) -> Value {
                     json!({
                         "address": format!("{:x}", i.address),
                         "samples": i.weights.samples,
-                        "share": f.share(&i.weights),
-                        "stall_share": f.stall_share(&i.weights),
+                        "share": fraction(f.share(&i.weights)),
+                        "stall_share": fraction(f.stall_share(&i.weights)),
                         "cpi": f.cpi(&i.weights),
                         "file": line.and_then(|l| l.file.clone()),
                         "line": line.and_then(|l| l.line),
@@ -622,8 +627,8 @@ pub fn to_json(functions: &[Function]) -> Value {
                         "file": l.file,
                         "line": l.line,
                         "samples": l.weights.samples,
-                        "share": f.share(&l.weights),
-                        "stall_share": f.stall_share(&l.weights),
+                        "share": fraction(f.share(&l.weights)),
+                        "stall_share": fraction(f.stall_share(&l.weights)),
                         "cpi": f.cpi(&l.weights),
                         "source": l.source,
                     })

@@ -169,8 +169,8 @@ fn stall_share_and_cpi_per_instruction_are_exact() {
     assert_eq!(json[0]["samples"], 8);
     assert_eq!(i0["address"], format!("{:x}", CODE + 0x10));
     assert_eq!(i0["samples"], 4);
-    assert_eq!(i0["share"], 50.0);
-    assert_eq!(i0["stall_share"], 75.0);
+    assert_eq!(i0["share"], 0.5);
+    assert_eq!(i0["stall_share"], 0.75);
     assert_eq!(i0["cpi"], 2.0);
     assert!(i0["text"].is_null() && i0["file"].is_null() && i0["line"].is_null());
 

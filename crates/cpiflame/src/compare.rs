@@ -24,6 +24,9 @@ pub struct ReportArgs {
     /// Rows in the table.
     #[arg(long, default_value_t = 25)]
     limit: usize,
+    /// Each function's hottest source line by self weight (perf.data input).
+    #[arg(long)]
+    lines: bool,
     #[command(flatten)]
     roles: SourceArgs,
 }
@@ -60,12 +63,18 @@ pub struct DiffArgs {
 }
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
-    let l = args.roles.load(&args.file, false, false, env)?;
+    let l = args.roles.load(&args.file, false, false, args.lines, env)?;
     let Some(columns) = l.columns() else {
         bail!("{}: no samples", args.file.display());
     };
+    if args.lines && l.lines.is_none() {
+        bail!(
+            "{}: --lines needs a perf.data recording (text input has no addresses)",
+            args.file.display()
+        );
+    }
     let mut out = output(&None)?;
-    l.write_report(columns, args.json, args.limit, &mut out)?;
+    l.write_report(columns, args.json, args.limit, args.lines, &mut out)?;
     out.flush()?;
     Ok(Outcome::Done)
 }
@@ -77,8 +86,8 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .as_deref()
         .map(parse_fail_above)
         .transpose()?;
-    let before = args.roles.load(&args.before, false, false, env)?;
-    let after = args.roles.load(&args.after, false, false, env)?;
+    let before = args.roles.load(&args.before, false, false, false, env)?;
+    let after = args.roles.load(&args.after, false, false, false, env)?;
     let c = Comparison::new(before, after)?;
     if args.summary {
         let mut out = output(&None)?;

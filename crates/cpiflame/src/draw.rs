@@ -58,11 +58,21 @@ impl SourceArgs {
         }
     }
 
-    /// Reads `file` (perf.data, perf script text or folded) with these flags; warnings are printed, even when
-    /// reading then fails.
-    pub fn load(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> Result<Loaded> {
+    /// Reads `file` (perf.data, perf script text or folded) with these flags, each frame's
+    /// source lines kept when `lines`; warnings are printed, even when reading then fails.
+    pub fn load(
+        &self,
+        file: &Path,
+        pid: bool,
+        tid: bool,
+        lines: bool,
+        env: &Environment,
+    ) -> Result<Loaded> {
         crate::progress::show_on_terminal(env);
-        let options = self.options(file, pid, tid, env);
+        let options = LoadOptions {
+            lines,
+            ..self.options(file, pid, tid, env)
+        };
         Ok(warned(|w| load_any(&options, w))?)
     }
 }
@@ -88,8 +98,8 @@ impl InputArgs {
         self.source.options(&self.file, self.pid, self.tid, env)
     }
 
-    fn load(&self, env: &Environment) -> Result<Loaded> {
-        self.source.load(&self.file, self.pid, self.tid, env)
+    fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
+        self.source.load(&self.file, self.pid, self.tid, lines, env)
     }
 }
 
@@ -175,7 +185,8 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
         return render_mem(args, env);
     }
-    let loaded = args.input.load(env)?;
+    // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
+    let loaded = args.input.load(!args.classic, env)?;
     let graph = loaded.graph(args.classic, args.layout.look(args.title, env))?;
     let mut out = output(&args.output)?;
     graph.write(&mut out)?;
@@ -195,7 +206,7 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
 }
 
 pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
-    let loaded = args.input.load(env)?;
+    let loaded = args.input.load(false, env)?;
     let mut out = output(&args.output)?;
     match write_fold(&loaded, args.event.as_deref(), &mut out) {
         // A plain io::Error, so that a closed pipe is recognised as one.

@@ -20,10 +20,10 @@ use cpiflame_events::{
 use cpiflame_perf_data::{
     parse_sample_record, parse_side_band, trim_user_stack, Endian, EventAttr, InputKind, PerfData,
 };
-use cpiflame_pipeline::{collapse_with_wall, CollapseOptions, WallPlan};
+use cpiflame_pipeline::{collapse_all, CollapseOptions, WallPlan};
 use cpiflame_profile::{
     looks_like_perf_script, read_folded, read_perf_script_with, write_folded, write_folded_pair,
-    PerfScriptOptions, Profile,
+    Count, PerfScriptOptions, Profile,
 };
 use cpiflame_unwind::{Image, Options as ResolveOptions, Resolver, SharedBytes};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -68,6 +68,7 @@ pub fn perf_data(bytes: &[u8]) {
         pid: true,
         tid: false,
         kernel: true,
+        lines: true,
     };
     // The wall-time walk over every record, with every event's samples as on-CPU weight.
     let on_cpu = vec![true; file.attrs.len()];
@@ -75,10 +76,42 @@ pub fn perf_data(bytes: &[u8]) {
         Ok(wall) => wall,
         Err(_) => return,
     };
-    let Ok((profile, stats)) = collapse_with_wall(&file, &mut resolver, options, wall.as_ref())
+    let Ok(cpiflame_pipeline::Collapsed {
+        profile,
+        stats,
+        lines,
+    }) = collapse_all(&file, &mut resolver, options, wall.as_ref())
     else {
         return;
     };
+    // The source lines split the profile's stacks (those with a line somewhere): their sums
+    // are at most the stacks' counts, and every line is in the table.
+    let mut split: std::collections::HashMap<&[u32], Vec<Count>> = Default::default();
+    let lines = lines.as_ref().expect("lines were asked for");
+    for s in &lines.stacks {
+        assert_eq!(s.frames.len(), s.lines.len(), "one line per frame");
+        assert!(s
+            .lines
+            .iter()
+            .all(|&l| l == cpiflame_profile::lines::NO_LINE || lines.line(l).is_some()));
+        let sum = split
+            .entry(&s.frames)
+            .or_insert_with(|| vec![Count::default(); s.counts.len()]);
+        for (a, &b) in sum.iter_mut().zip(&s.counts) {
+            a.add(b);
+        }
+    }
+    for stack in &profile.stacks {
+        if let Some(sum) = split.remove(stack.frames.as_slice()) {
+            for (part, whole) in sum.iter().zip(&stack.counts) {
+                assert!(
+                    part.samples <= whole.samples && part.period <= whole.period,
+                    "lined stacks add up to more than their stack"
+                );
+            }
+        }
+    }
+    assert!(split.is_empty(), "lined stacks of no stack of the profile");
     if let Some(wall) = &wall {
         assert_eq!(
             profile.events.len(),

@@ -9,12 +9,14 @@ use std::ops::Range;
 use std::sync::mpsc;
 
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
+use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::address::StackFrame;
-use cpiflame_unwind::{FrameRef, Resolver, StackEntry};
+use cpiflame_unwind::{CodeAddress, CodeSite, FrameRef, Resolver, StackEntry};
 
 use crate::progress::Meter;
 
-use cpiflame_profile::{wall, Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use cpiflame_profile::lines::{LineId, LinedStack, SourceLine, NO_LINE};
+use cpiflame_profile::{wall, Count, EventColumn, Frame, FrameId, FrameKind, Profile, SourceLines};
 
 use crate::offcpu::WallPlan;
 
@@ -27,6 +29,18 @@ pub struct CollapseOptions {
     pub tid: bool,
     /// Keep kernel frames (on by default in the CLI, as perf shows them).
     pub kernel: bool,
+    /// Keep the source line of every frame ([`Collapsed::lines`]).
+    pub lines: bool,
+}
+
+/// A collapsed recording.
+#[derive(Debug)]
+pub struct Collapsed {
+    pub profile: Profile,
+    pub stats: CollapseStats,
+    /// With [`CollapseOptions::lines`]: the profile's stacks split by the source line of each
+    /// frame, in the same columns.
+    pub lines: Option<SourceLines>,
 }
 
 /// What the reader and the kernel reported besides samples.
@@ -289,6 +303,16 @@ pub fn collapse_with_wall(
     options: CollapseOptions,
     wall: Option<&WallPlan>,
 ) -> Result<(Profile, CollapseStats), ReadError> {
+    collapse_all(file, resolver, options, wall).map(|c| (c.profile, c.stats))
+}
+
+/// [`collapse_with_wall`], with the source lines when `options.lines` asks for them.
+pub fn collapse_all(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    options: CollapseOptions,
+    wall: Option<&WallPlan>,
+) -> Result<Collapsed, ReadError> {
     let mut columns = event_names(file);
     if wall.is_some() {
         columns.extend([wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(String::from));
@@ -299,11 +323,12 @@ pub fn collapse_with_wall(
     // at the end, where stacks that turn out to have the same names merge.
     let mut roots: Vec<String> = Vec::new();
     let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
-    let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::default();
+    let mut raw: HashMap<Vec<u32>, RawStack> = HashMap::default();
     let mut key: Vec<u32> = Vec::new();
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
+    let mut lined = HasLines::default();
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
@@ -334,28 +359,277 @@ pub fn collapse_with_wall(
         key.extend(entries.iter().map(|e| e.frame));
         sample_weights.weights(file, sample, &mut weights);
         if !raw.contains_key(key.as_slice()) {
-            raw.insert(key.clone(), vec![Count::default(); n_events]);
+            raw.insert(
+                key.clone(),
+                RawStack {
+                    counts: vec![Count::default(); n_events],
+                    sites: None,
+                },
+            );
         }
-        let Some(counts) = raw.get_mut(key.as_slice()) else {
+        let Some(stack) = raw.get_mut(key.as_slice()) else {
             return;
         };
         for &(event, period) in &weights {
-            counts[event].add(Count { samples: 1, period });
+            stack.counts[event].add(Count { samples: 1, period });
+        }
+        if options.lines && lined.any(entries, resolver) {
+            stack
+                .sites
+                .get_or_insert_with(Default::default)
+                .add(pid, entries, &weights, n_events);
         }
     })?;
     resolver.finish_names();
 
-    let profile = named_profile(
+    let mut names = Names::new(
         columns
             .into_iter()
             .map(|name| EventColumn { name })
             .collect(),
         roots,
-        raw,
         resolver,
         options.kernel,
     );
-    Ok((profile, stats))
+    let mut lines = options.lines.then(LineNames::default);
+    let mut stack = Vec::new();
+    for (key, raw) in raw {
+        names.stack_of(&key, &mut stack);
+        if let (Some(lines), Some(sites)) = (&mut lines, &raw.sites) {
+            lines.add(&stack, &key, sites, &mut names);
+        }
+        names.add_counts(&stack, raw.counts);
+    }
+    let lines = lines.map(LineNames::finish);
+    Ok(Collapsed {
+        profile: names.profile,
+        stats,
+        lines,
+    })
+}
+
+/// One stack (by resolver frames) while the records are walked: its counts and, when lines
+/// are kept, where its samples were.
+struct RawStack {
+    counts: Vec<Count>,
+    sites: Option<StackSites>,
+}
+
+/// Where the samples of one stack were: the code of each frame (as the namer found it). A
+/// stack's callers are nearly always at one list of return addresses and its leaf at many
+/// addresses, so the callers are kept once per distinct list and the leaves by address under
+/// it: a sample costs a comparison and a lookup, not a hash of its whole stack.
+#[derive(Default)]
+struct StackSites {
+    callers: Vec<Callers>,
+}
+
+/// One process's caller frames of a stack (the frames after the leaf's inline chain).
+struct Callers {
+    pid: i32,
+    /// Each caller frame's address and code, leaf side first.
+    sites: Vec<(EntryAddress, Option<CodeSite>)>,
+    leaves: Vec<LeafSite>,
+    leaf_index: HashMap<u64, usize>,
+}
+
+struct LeafSite {
+    /// The leaf's code; the frames of its inline chain are at depths 0, 1, ...
+    code: Option<CodeAddress>,
+    counts: Vec<Count>,
+}
+
+/// Which images have source lines, asked once each.
+#[derive(Default)]
+struct HasLines(Vec<Option<bool>>);
+
+impl HasLines {
+    fn image(&mut self, image: usize, resolver: &Resolver) -> bool {
+        if image >= self.0.len() {
+            self.0.resize(image + 1, None);
+        }
+        *self.0[image].get_or_insert_with(|| resolver.has_source_lines(image))
+    }
+
+    /// Whether a frame of `entries` is in a file with source lines (the namer has looked
+    /// for each file's debug file by now).
+    fn any(&mut self, entries: &[StackEntry], resolver: &Resolver) -> bool {
+        entries
+            .iter()
+            .any(|e| e.code.is_some_and(|c| self.image(c.code.image, resolver)))
+    }
+}
+
+/// How many entries from the leaf are its inline chain at one address (at least 1).
+fn leaf_chain(entries: &[StackEntry]) -> usize {
+    let mut n = 1;
+    while n < entries.len()
+        && entries[n].address == entries[0].address
+        && entries[n]
+            .code
+            .is_some_and(|c| usize::from(c.inline_depth) == n)
+    {
+        n += 1;
+    }
+    n
+}
+
+impl StackSites {
+    fn add(&mut self, pid: i32, entries: &[StackEntry], weights: &[(usize, u64)], n_events: usize) {
+        // A sample without frames still counts (on the root alone).
+        let chain = if entries.is_empty() {
+            0
+        } else {
+            leaf_chain(entries)
+        };
+        let callers = &entries[chain..];
+        let same = |c: &Callers| {
+            c.pid == pid
+                && c.sites.len() == callers.len()
+                && c.sites
+                    .iter()
+                    .zip(callers)
+                    .all(|(&(a, _), e)| a == e.address)
+        };
+        let at = match self.callers.iter().position(same) {
+            Some(i) => i,
+            None => {
+                self.callers.push(Callers {
+                    pid,
+                    sites: callers.iter().map(|e| (e.address, e.code)).collect(),
+                    leaves: Vec::new(),
+                    leaf_index: HashMap::default(),
+                });
+                self.callers.len() - 1
+            }
+        };
+        let c = &mut self.callers[at];
+        let leaf = entries.first().map_or(0, |e| e.address.lookup().0);
+        let i = match c.leaf_index.get(&leaf) {
+            Some(&i) => i,
+            None => {
+                c.leaves.push(LeafSite {
+                    code: entries.first().and_then(|e| e.code).map(|c| c.code),
+                    counts: vec![Count::default(); n_events],
+                });
+                c.leaf_index.insert(leaf, c.leaves.len() - 1);
+                c.leaves.len() - 1
+            }
+        };
+        let counts = &mut c.leaves[i].counts;
+        for &(event, period) in weights {
+            counts[event].add(Count { samples: 1, period });
+        }
+    }
+}
+
+/// The stacks' sites named: profile frames and source lines, the lines read from the debug
+/// information once per code address; leaves whose lines are the same merge.
+#[derive(Default)]
+struct LineNames {
+    out: SourceLines,
+    ids: HashMap<SourceLine, LineId>,
+    at_code: HashMap<CodeAddress, Vec<LineId>>,
+    has_lines: HasLines,
+}
+
+impl LineNames {
+    /// Adds the lined stacks of `sites`, whose stack has resolver frames `key` (root, then
+    /// leaf first) and profile frames `stack` (root first). A stack no frame of which has a
+    /// line adds nothing: it has nothing to show.
+    fn add(&mut self, stack: &[FrameId], key: &[u32], sites: &StackSites, names: &mut Names<'_>) {
+        let frames = &key[1..];
+        // Which resolver frames are in the profile's stack (kernel frames may be left out).
+        let kept: Vec<bool> = frames.iter().map(|&f| names.frame(f).is_some()).collect();
+        let first = self.out.stacks.len();
+        let mut any = false;
+        let mut merged: HashMap<Vec<LineId>, usize> = HashMap::default();
+        for c in &sites.callers {
+            let chain = frames.len() - c.sites.len();
+            let callers: Vec<LineId> = c
+                .sites
+                .iter()
+                .map(|(_, site)| site.map_or(NO_LINE, |s| self.line(names, s.code, s.inline_depth)))
+                .collect();
+            any |= callers.iter().any(|&l| l != NO_LINE);
+            // Leaves whose inline chains are on the same lines merge.
+            merged.clear();
+            for leaf in &c.leaves {
+                let leaf_lines: Vec<LineId> = (0..chain)
+                    .map(|depth| {
+                        leaf.code
+                            .map_or(NO_LINE, |code| self.line(names, code, depth as u16))
+                    })
+                    .collect();
+                any |= leaf_lines.iter().any(|&l| l != NO_LINE);
+                if let Some(&i) = merged.get(&leaf_lines) {
+                    for (a, &b) in self.out.stacks[i].counts.iter_mut().zip(&leaf.counts) {
+                        a.add(b);
+                    }
+                    continue;
+                }
+                // Root first, the root (a process) without a line.
+                let mut lines = vec![NO_LINE];
+                for i in (0..frames.len()).rev() {
+                    if kept[i] {
+                        lines.push(if i < chain {
+                            leaf_lines[i]
+                        } else {
+                            callers[i - chain]
+                        });
+                    }
+                }
+                merged.insert(leaf_lines, self.out.stacks.len());
+                self.out.stacks.push(LinedStack {
+                    frames: stack.to_vec(),
+                    lines,
+                    counts: leaf.counts.clone(),
+                });
+            }
+        }
+        if !any {
+            self.out.stacks.truncate(first);
+        }
+    }
+
+    /// The line of the frame `depth` inlined frames out at `code`.
+    fn line(&mut self, names: &Names<'_>, code: CodeAddress, depth: u16) -> LineId {
+        // Most frames of a large program are in files without DWARF: known without a lookup.
+        if !self.has_lines.image(code.image, names.resolver) {
+            return NO_LINE;
+        }
+        let ids = &mut self.ids;
+        let chain = self.at_code.entry(code).or_insert_with(|| {
+            names
+                .resolver
+                .source_line_chain(code)
+                .into_iter()
+                .map(|l| match (l.file, l.line) {
+                    (Some(file), Some(line)) => {
+                        let next = ids.len() as LineId;
+                        *ids.entry(SourceLine { file, line }).or_insert(next)
+                    }
+                    _ => NO_LINE,
+                })
+                .collect()
+        });
+        chain.get(depth as usize).copied().unwrap_or(NO_LINE)
+    }
+
+    fn finish(mut self) -> SourceLines {
+        let mut lines = vec![
+            SourceLine {
+                file: String::new(),
+                line: 0,
+            };
+            self.ids.len()
+        ];
+        for (line, id) in self.ids {
+            lines[id as usize] = line;
+        }
+        self.out.lines = lines;
+        self.out
+    }
 }
 
 /// What each sample adds to which event column, as [`collapse`] counts it: shared with
@@ -492,36 +766,79 @@ pub(crate) fn named_profile(
     resolver: &Resolver,
     kernel: bool,
 ) -> Profile {
-    let mut profile = Profile::new(columns);
-    let root_frames: Vec<FrameId> = roots
-        .into_iter()
-        .map(|name| {
-            profile.intern(Frame {
-                name,
-                module: String::new(),
-                kind: FrameKind::Process,
+    let mut names = Names::new(columns, roots, resolver, kernel);
+    names.add_stacks(raw);
+    names.profile
+}
+
+/// Resolver frames made profile frames, once each.
+pub(crate) struct Names<'a> {
+    profile: Profile,
+    roots: Vec<FrameId>,
+    map: Vec<Option<FrameId>>,
+    resolver: &'a Resolver,
+    kernel: bool,
+}
+
+impl<'a> Names<'a> {
+    fn new(
+        columns: Vec<EventColumn>,
+        roots: Vec<String>,
+        resolver: &'a Resolver,
+        kernel: bool,
+    ) -> Names<'a> {
+        let mut profile = Profile::new(columns);
+        let roots = roots
+            .into_iter()
+            .map(|name| {
+                profile.intern(Frame {
+                    name,
+                    module: String::new(),
+                    kind: FrameKind::Process,
+                })
             })
-        })
-        .collect();
-    let mut frame_map: Vec<Option<FrameId>> = Vec::new();
-    let mut stack: Vec<FrameId> = Vec::new();
-    for (key, counts) in raw {
-        stack.clear();
-        stack.push(root_frames[key[0] as usize]);
-        for &frame in key[1..].iter().rev() {
-            let id = profile_frame(&mut profile, &mut frame_map, resolver, frame);
-            if !kernel && profile.frame(id).kind == FrameKind::Kernel {
-                continue;
-            }
-            stack.push(id);
+            .collect();
+        Names {
+            profile,
+            roots,
+            map: Vec::new(),
+            resolver,
+            kernel,
         }
-        for (event, count) in counts.into_iter().enumerate() {
-            if count.samples > 0 {
-                profile.add(&stack, event, count);
+    }
+
+    /// The profile frame of resolver frame `frame`; `None` for a kernel frame left out.
+    fn frame(&mut self, frame: FrameRef) -> Option<FrameId> {
+        let id = profile_frame(&mut self.profile, &mut self.map, self.resolver, frame);
+        (self.kernel || self.profile.frame(id).kind != FrameKind::Kernel).then_some(id)
+    }
+
+    fn add_stacks(&mut self, raw: impl IntoIterator<Item = (Vec<u32>, Vec<Count>)>) {
+        let mut stack: Vec<FrameId> = Vec::new();
+        for (key, counts) in raw {
+            self.stack_of(&key, &mut stack);
+            self.add_counts(&stack, counts);
+        }
+    }
+
+    /// The profile stack (root first) of `key` (a root, then resolver frames leaf first).
+    fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
+        stack.clear();
+        stack.push(self.roots[key[0] as usize]);
+        for &frame in key[1..].iter().rev() {
+            if let Some(id) = self.frame(frame) {
+                stack.push(id);
             }
         }
     }
-    profile
+
+    fn add_counts(&mut self, stack: &[FrameId], counts: Vec<Count>) {
+        for (event, count) in counts.into_iter().enumerate() {
+            if count.samples > 0 {
+                self.profile.add(stack, event, count);
+            }
+        }
+    }
 }
 
 fn profile_frame(

@@ -82,6 +82,7 @@ impl Loaded {
             ratio_cycles: self.ratio_cycles,
             stall_caption: self.stall_legend(),
             wall: self.wall,
+            lines: self.lines.clone(),
             ..look.options()
         };
         Ok(Graph {

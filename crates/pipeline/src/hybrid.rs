@@ -168,12 +168,7 @@ impl Hybrid {
         pmus: &BTreeSet<String>,
     ) -> usize {
         let c = &self.columns[cycles];
-        let members: Vec<usize> = c
-            .members
-            .iter()
-            .copied()
-            .filter(|&m| self.original[m].pmus.is_subset(pmus))
-            .collect();
+        let members = self.ratio_members(cycles, pmus);
         profile.events.push(EventColumn {
             name: format!(
                 "{} ({})",
@@ -185,6 +180,28 @@ impl Hybrid {
             stack.counts.push(sum(counts, &members));
         }
         profile.events.len() - 1
+    }
+}
+
+impl Hybrid {
+    /// The attrs (columns before merging) whose sum is the ratio column of
+    /// [`Hybrid::add_ratio_column`].
+    pub fn ratio_members(&self, cycles: usize, pmus: &BTreeSet<String>) -> Vec<usize> {
+        self.columns[cycles]
+            .members
+            .iter()
+            .copied()
+            .filter(|&m| self.original[m].pmus.is_subset(pmus))
+            .collect()
+    }
+
+    /// Each merged column's attrs: what [`Hybrid::apply`] sums.
+    pub fn members(&self) -> Vec<Vec<usize>> {
+        if self.merged() {
+            self.columns.iter().map(|c| c.members.clone()).collect()
+        } else {
+            (0..self.original.len()).map(|a| vec![a]).collect()
+        }
     }
 }
 

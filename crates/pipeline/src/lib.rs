@@ -50,8 +50,8 @@ mod recording;
 mod script;
 
 pub use collapse::{
-    collapse, collapse_with_wall, event_names, walk_samples, CollapseOptions, CollapseStats,
-    SampleWeights,
+    collapse, collapse_all, collapse_with_wall, event_names, walk_samples, CollapseOptions,
+    CollapseStats, Collapsed, SampleWeights,
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;

@@ -6,14 +6,18 @@ use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
+use cpiflame_profile::lines::LineColumns;
 use cpiflame_profile::{
     read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
     PerfScriptOptions, Profile,
 };
-use cpiflame_profile::{top_frames_of, write_report_json_of, write_report_text_of, WallColumns};
+use cpiflame_profile::{
+    top_frames_of, write_report_json_of, write_report_text_of, LineSummary, SourceLines,
+    WallColumns,
+};
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
-use crate::collapse::{collapse_with_wall, event_names, CollapseOptions};
+use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
 use crate::offcpu::{WallPlan, WallStats};
@@ -38,6 +42,9 @@ pub struct LoadOptions {
     /// Leave off-CPU time out (`--on-cpu-only`): no wall-time columns even when the
     /// recording has context-switch data, the graph of on-CPU samples alone.
     pub on_cpu_only: bool,
+    /// Keep the source line of every frame ([`Loaded::lines`]): the graph's hottest lines,
+    /// `report --lines`. Costs a line lookup per distinct code address in the stacks.
+    pub lines: bool,
 }
 
 impl LoadOptions {
@@ -98,6 +105,9 @@ pub struct Loaded {
     /// The wall-time columns (on-CPU, runnable, blocked nanoseconds), when the recording has
     /// off-CPU data and `--on-cpu-only` was not given (see [`crate::offcpu`]).
     pub wall: Option<cpiflame_profile::WallColumns>,
+    /// With [`LoadOptions::lines`] and a perf.data recording: the profile's stacks split by
+    /// each frame's source line, in the profile's columns.
+    pub lines: Option<std::sync::Arc<SourceLines>>,
 }
 
 /// Why a recording could not be read.
@@ -171,19 +181,53 @@ impl Loaded {
     }
 
     /// `report`'s summary: the top frames by cycles, self and total, with their stall share,
-    /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1).
+    /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1); with
+    /// `lines` (and [`Loaded::lines`]), each function's hottest self line.
     pub fn write_report(
         &self,
         columns: Columns,
         json: bool,
         limit: usize,
+        lines: bool,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        let frames = top_frames_of(&self.profile, columns);
+        let mut frames = top_frames_of(&self.profile, columns);
+        if let (true, Some(lines)) = (lines, &self.lines) {
+            let hot = lines.hottest_self(&self.profile, &self.line_columns(), |f| {
+                (f.kind != cpiflame_profile::FrameKind::Process)
+                    .then(|| (f.name.clone(), f.module.clone()))
+            });
+            for f in &mut frames {
+                let line = hot.get(&(f.name.clone(), f.module.clone())).and_then(|h| {
+                    let at = lines.line(h.line)?;
+                    Some(LineSummary {
+                        file: at.file.clone(),
+                        line: at.line,
+                        share: h.share,
+                        stall_share: h.stall_share,
+                    })
+                });
+                f.hottest_line = Some(line);
+            }
+        }
         if json {
             write_report_json_of(&self.profile, columns, &frames, out)
         } else {
             write_report_text_of(&self.profile, columns, &frames, limit, out)
+        }
+    }
+
+    /// The columns that weigh source lines: the graph's width (cycles, or wall time) and
+    /// its stall share.
+    pub fn line_columns(&self) -> LineColumns {
+        let width = match self.wall {
+            Some(w) => [Some(w.on_cpu), Some(w.runnable), Some(w.blocked)],
+            None => [self.roles.cycles, None, None],
+        };
+        LineColumns {
+            width,
+            stalls: self.roles.stalls,
+            ratio_cycles: self.ratio_cycles.or(self.roles.cycles),
         }
     }
 
@@ -375,13 +419,18 @@ pub fn load_opened(
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
     let (on_cpu_attr, wall) = plan_wall(file, options, &names, &marks, arch, &hybrid)?;
-    let (profile, stats) = collapse_with_wall(
+    let Collapsed {
+        profile,
+        stats,
+        lines,
+    } = collapse_all(
         file,
         &mut resolver,
         CollapseOptions {
             pid: options.pid,
             tid: options.tid,
             kernel: options.kernel,
+            lines: options.lines,
         },
         wall.as_ref(),
     )?;
@@ -474,6 +523,20 @@ pub fn load_opened(
         &marks,
         Some((&hybrid, original)),
     )?;
+    if let Some(raw) = lines {
+        // The columns as `hybrid` merged them, the wall-time ones after, then the ratio
+        // column `finish` may have added: each a sum of the walk's columns.
+        let mut sums = hybrid.members();
+        if wall.is_some() {
+            sums.extend((names.len()..names.len() + 3).map(|c| vec![c]));
+        }
+        if loaded.ratio_cycles.is_some() {
+            if let Some((cycles, pmus)) = ratio_pmus(&hybrid, loaded.roles) {
+                sums.push(hybrid.ratio_members(cycles, &pmus));
+            }
+        }
+        loaded.lines = Some(std::sync::Arc::new(in_columns(raw, &sums)));
+    }
     if let Some(plan) = &wall {
         // Widths are wall time, not cpu-clock time: the no-PMU note says what it means here.
         for note in &mut loaded.notes {
@@ -631,20 +694,47 @@ fn hybrid_notes(
     if width_pmus.len() > 1 {
         notes.push(format!("widths: cycles of {} cores", join(width_pmus)));
     }
-    let mut ratio = None;
     for (colour, what) in [(roles.instructions, "CPI"), (roles.stalls, "stalls")] {
         let Some(colour) = colour else { continue };
-        let Some(pmus) = hybrid.ratio_pmus(cycles, colour) else {
-            continue;
-        };
-        notes.push(format!("{what} from {} only", join(&pmus)));
-        // One ratio column: the first colour event decides it (both colour events of one
-        // recording are on the same core types in practice).
-        if ratio.is_none() {
-            ratio = Some(hybrid.add_ratio_column(profile, original, cycles, &pmus));
+        if let Some(pmus) = hybrid.ratio_pmus(cycles, colour) {
+            notes.push(format!("{what} from {} only", join(&pmus)));
         }
     }
-    ratio
+    let (cycles, pmus) = ratio_pmus(hybrid, roles)?;
+    Some(hybrid.add_ratio_column(profile, original, cycles, &pmus))
+}
+
+/// The cycles column and core types of the ratio column, when one is needed: one for both
+/// colour events, the first that needs it decides (both colour events of one recording are
+/// on the same core types in practice).
+fn ratio_pmus(
+    hybrid: &Hybrid,
+    roles: Roles,
+) -> Option<(usize, std::collections::BTreeSet<String>)> {
+    let cycles = roles.cycles?;
+    [roles.instructions, roles.stalls]
+        .into_iter()
+        .flatten()
+        .find_map(|colour| hybrid.ratio_pmus(cycles, colour))
+        .map(|pmus| (cycles, pmus))
+}
+
+/// `lines` (in the walk's columns) with each stack's counts in the loaded columns: column
+/// `i` the sum of the walk's columns `sums[i]`.
+fn in_columns(mut lines: SourceLines, sums: &[Vec<usize>]) -> SourceLines {
+    for stack in &mut lines.stacks {
+        stack.counts = sums
+            .iter()
+            .map(|members| {
+                let mut c = Count::default();
+                for &m in members {
+                    c.add(stack.counts.get(m).copied().unwrap_or_default());
+                }
+                c
+            })
+            .collect();
+    }
+    lines
 }
 
 fn finish(
@@ -689,6 +779,7 @@ fn finish(
         notes,
         ratio_cycles,
         wall,
+        lines: None,
     })
 }
 

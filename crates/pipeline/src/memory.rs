@@ -36,6 +36,7 @@ pub(crate) fn load_profile(
         pid: options.pid,
         tid: options.tid,
         kernel: options.kernel,
+        lines: false,
     };
     let in_file = |e: MemoryError| match e {
         e @ (MemoryError::Read(_) | MemoryError::Load(_)) => e,

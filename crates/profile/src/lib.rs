@@ -8,6 +8,8 @@
 //!   module documents the format accepted).
 //! - [`read_perf_script`]: `perf script` text in (the [`perf_script`] module documents the
 //!   layouts accepted); [`looks_like_perf_script`] and [`looks_folded`] tell the texts apart.
+//! - [`lines`]: the source line of every frame of a recording's stacks, and the hottest lines
+//!   of a frame or a function (the graph's tooltips, `report --lines`).
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
@@ -16,6 +18,7 @@
 //! one links nothing that reads binaries.
 
 mod folded;
+pub mod lines;
 pub mod perf_script;
 mod profile;
 pub mod read;
@@ -23,6 +26,7 @@ pub mod summary;
 pub mod wall;
 
 pub use folded::{write_folded, write_folded_pair, write_folded_periods};
+pub use lines::SourceLines;
 pub use perf_script::{
     looks_like_perf_script, read_perf_script, read_perf_script_with, HeaderEvent, PerfScript,
     PerfScriptError, PerfScriptErrorKind, PerfScriptOptions,
@@ -32,7 +36,7 @@ pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
     diff_frames, diff_frames_of, top_frames, top_frames_of, totals, totals_of, write_diff_json,
     write_diff_text, write_report_json, write_report_json_of, write_report_text,
-    write_report_text_of, Columns, FrameDiff, FrameSummary, Measure, Totals, DIFF_SCHEMA,
-    REPORT_SCHEMA,
+    write_report_text_of, Columns, FrameDiff, FrameSummary, LineSummary, Measure, Totals,
+    DIFF_SCHEMA, REPORT_SCHEMA,
 };
 pub use wall::WallColumns;

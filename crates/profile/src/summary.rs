@@ -180,6 +180,24 @@ pub struct FrameSummary {
     pub wall_ns: Option<u64>,
     /// `wall_ns` over the profile's wall time (0..1; 0 when the profile has none).
     pub wall_share: Option<f64>,
+    /// `report --lines`: the source line with the most of the function's self weight
+    /// (`Some(None)` when none of its samples has a line); `None` (left out of the JSON)
+    /// when lines were not asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hottest_line: Option<Option<LineSummary>>,
+}
+
+/// A function's hottest self line (`report --lines`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LineSummary {
+    /// As the debug information names it.
+    pub file: String,
+    pub line: u32,
+    /// Of the function's self weight (the width column's period of the samples whose leaf
+    /// it is), 0..1.
+    pub share: f64,
+    /// Stall period / cycles period of the line's samples; `None` without those columns.
+    pub stall_share: Option<f64>,
 }
 
 /// One function in the comparison of two profiles, matched by name.
@@ -611,6 +629,7 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
                 blocked_ns: wall(a.wall[2]),
                 wall_ns: wall(a.wall.iter().sum()),
                 wall_share: whole.wall.map(|all| share(a.wall_ns(), all)),
+                hottest_line: None,
             }
         })
         .collect();
@@ -785,6 +804,22 @@ fn duration_cell(ns: Option<u64>) -> String {
 
 /// The function column: `name`, `(inlined)` for inline frames, and `[module]` (or
 /// `[kernel]` for a kernel frame without one).
+/// `app/hot.c:7 67%`, with ` stalled 80%` where known; `-` without a line.
+fn line_cell(line: Option<&LineSummary>) -> String {
+    let Some(l) = line else {
+        return "-".to_string();
+    };
+    let at = crate::lines::SourceLine {
+        file: l.file.clone(),
+        line: l.line,
+    };
+    let mut cell = format!("{} {:.0}%", at.short(), l.share * 100.0);
+    if let Some(s) = l.stall_share {
+        cell.push_str(&format!(" stalled {:.0}%", s * 100.0));
+    }
+    cell
+}
+
 fn function_cell(name: &str, module: &str, kind: FrameKind) -> String {
     let mut s = name.to_string();
     if kind == FrameKind::Inline {
@@ -928,6 +963,7 @@ pub fn write_report_text_of<W: Write>(
     let with_stalls = columns.stalls.is_some();
     let with_cpi = columns.instructions.is_some();
     let with_wall = t.wall_ns.is_some();
+    let with_lines = frames.iter().any(|f| f.hottest_line.is_some());
     let shown = limited(frames, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
@@ -949,6 +985,9 @@ pub fn write_report_text_of<W: Write>(
                 row.push(cpi_cell(f.cpi));
             }
             row.push(f.total_samples.to_string());
+            if with_lines {
+                row.push(line_cell(f.hottest_line.as_ref().and_then(Option::as_ref)));
+            }
             row.push(function_cell(&f.name, &f.module, f.kind));
             row
         })
@@ -964,7 +1003,11 @@ pub fn write_report_text_of<W: Write>(
     if with_cpi {
         header.push("CPI");
     }
-    header.extend(["Samples", "Function [module]"]);
+    header.push("Samples");
+    if with_lines {
+        header.push("Hottest self line");
+    }
+    header.push("Function [module]");
     write_table(&header, &rows, &mut out)?;
     if shown.len() < frames.len() {
         writeln!(

@@ -110,6 +110,7 @@ fn summary(
         blocked_ns: None,
         wall_ns: None,
         wall_share: None,
+        hottest_line: None,
     }
 }
 

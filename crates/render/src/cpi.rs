@@ -3,11 +3,15 @@
 
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{Count, FrameId, Profile};
+use std::collections::HashMap;
+
+use cpiflame_profile::lines::{HotLine, LineColumns};
+use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
 
 use crate::color::{
     cpi_color, stall_color, warm_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED,
 };
+use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree};
@@ -96,9 +100,20 @@ pub fn render_cpi<W: Write>(
         (None, Some(_)) => Colour::Cpi,
         (None, None) => Colour::Name,
     };
+    let lines = opts.lines.as_deref();
+    let hot = lines.map_or_else(Default::default, |l| {
+        let columns = LineColumns {
+            width: [Some(cycles), None, None],
+            stalls,
+            ratio_cycles: Some(opts.ratio_cycles.unwrap_or(cycles)),
+        };
+        hot::hot_lines(&tree, l, &columns)
+    });
     let picture = Cpi {
         profile,
         tree,
+        lines,
+        hot,
         cycles,
         stalls,
         instructions: opts.instructions,
@@ -125,6 +140,9 @@ pub(crate) enum Colour {
 struct Cpi<'a> {
     profile: &'a Profile,
     tree: Tree<FrameId, CpiWeight>,
+    lines: Option<&'a SourceLines>,
+    /// The hottest lines of wide frames, by node index.
+    hot: HashMap<u32, Vec<HotLine>>,
     cycles: usize,
     stalls: Option<usize>,
     instructions: Option<usize>,
@@ -287,6 +305,9 @@ impl Picture for Cpi<'_> {
                     two_places(ipc(c)),
                 )?,
             }
+        }
+        if let (Some(lines), Some(hot)) = (self.lines, self.hot.get(&self.tree.index_of(node))) {
+            hot::write_hot_lines(w, hot, lines)?;
         }
         Ok(())
     }

@@ -34,6 +34,7 @@ mod classic;
 mod color;
 mod cpi;
 mod diff;
+mod hot;
 mod mem;
 mod page;
 mod text;
@@ -41,8 +42,9 @@ mod tree;
 mod wall;
 
 use std::io;
+use std::sync::Arc;
 
-use cpiflame_profile::{Count, Profile, WallColumns};
+use cpiflame_profile::{Count, Profile, SourceLines, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
@@ -91,6 +93,11 @@ pub struct Options {
     /// wall-clock time and every frame is cut into its states (see [`render_cpi`]). `None`
     /// draws the on-CPU graph, as without those columns.
     pub wall: Option<WallColumns>,
+    /// The source line of each frame of the profile's stacks (a perf.data recording's,
+    /// `cpiflame_pipeline::Loaded::lines`): the tooltip of every frame at least 1% of the
+    /// width then lists its three hottest lines, with their share of the frame and stall
+    /// share. The stacks must be the profile's (the same frame ids).
+    pub lines: Option<Arc<SourceLines>>,
 }
 
 impl Default for Options {
@@ -106,6 +113,7 @@ impl Default for Options {
             single_threaded: false,
             stall_caption: None,
             wall: None,
+            lines: None,
         }
     }
 }

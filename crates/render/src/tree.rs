@@ -76,6 +76,15 @@ impl<F, W: Weight> Tree<F, W> {
     pub(crate) fn root(&self) -> &W {
         &self.nodes[0].total
     }
+
+    /// The index of `node`, which is one of the tree's nodes (the page hands out no other).
+    pub(crate) fn index_of(&self, node: &Node<F, W>) -> u32 {
+        let base = self.nodes.as_ptr() as usize;
+        let at = node as *const Node<F, W> as usize;
+        let index = (at - base) / std::mem::size_of::<Node<F, W>>();
+        debug_assert!(std::ptr::eq(&self.nodes[index], node));
+        index as u32
+    }
 }
 
 /// `a + b` per field, saturating.

@@ -35,14 +35,16 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufWriter, Write};
 
+use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::wall::{WaitReason, WallColumns};
-use cpiflame_profile::{FrameId, Profile};
+use cpiflame_profile::{FrameId, Profile, SourceLines};
 
 use crate::color::{
     cpi_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
     WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 use crate::cpi::{cpi, ipc, two_places, Colour};
+use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiColumns, Node, Tree, WallWeight, Weight};
@@ -189,9 +191,20 @@ pub(crate) fn render<W: Write>(
     // Pre-order: a frame's subtree is a range of nodes, so its stacks' blocked time is a range
     // of this list.
     blocked_at.sort_unstable();
+    let lines = opts.lines.as_deref();
+    let hot = lines.map_or_else(Default::default, |l| {
+        let line_columns = LineColumns {
+            width: [Some(wall.on_cpu), Some(wall.runnable), Some(wall.blocked)],
+            stalls: columns.stalls,
+            ratio_cycles: Some(columns.ratio_cycles.unwrap_or(columns.cycles)),
+        };
+        hot::hot_lines(&tree, l, &line_columns)
+    });
     let picture = Wall {
         profile,
         tree,
+        lines,
+        hot,
         columns,
         colour,
         total,
@@ -231,6 +244,9 @@ impl<'a> Reasons<'a> {
 pub(crate) struct Wall<'a> {
     profile: &'a Profile,
     tree: Tree<FrameId, WallWeight>,
+    lines: Option<&'a SourceLines>,
+    /// The hottest lines of wide frames, by node index.
+    hot: HashMap<u32, Vec<HotLine>>,
     columns: CpiColumns,
     colour: Colour,
     /// Wall nanoseconds of the whole profile: the full width.
@@ -246,7 +262,7 @@ impl Wall<'_> {
     /// The places a frame's blocked time was spent in, most first: (reason index, ns).
     fn blocked_in(&self, node: &WallNode) -> Vec<(u32, u64)> {
         let nodes = &self.tree.nodes;
-        let index = self.index_of(node);
+        let index = self.tree.index_of(node);
         let first = self.blocked_at.partition_point(|&(n, _, _)| n < index);
         let last = self
             .blocked_at
@@ -260,15 +276,6 @@ impl Wall<'_> {
         }
         sums.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         sums
-    }
-
-    /// The index of `node`, which is one of the tree's nodes (the page hands out no other).
-    fn index_of(&self, node: &WallNode) -> u32 {
-        let base = self.tree.nodes.as_ptr() as usize;
-        let at = node as *const WallNode as usize;
-        let index = (at - base) / std::mem::size_of::<WallNode>();
-        debug_assert!(std::ptr::eq(&self.tree.nodes[index], node));
-        index as u32
     }
 }
 
@@ -507,6 +514,9 @@ impl Picture for Wall<'_> {
                 two_places(cpi(&c.cpi)),
                 two_places(ipc(&c.cpi))
             )?;
+        }
+        if let (Some(lines), Some(hot)) = (self.lines, self.hot.get(&self.tree.index_of(node))) {
+            hot::write_hot_lines(w, hot, lines)?;
         }
         Ok(())
     }

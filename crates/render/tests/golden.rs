@@ -58,6 +58,7 @@ fn golden_opts() -> Options {
         single_threaded: false,
         stall_caption: None,
         wall: None,
+        lines: None,
     }
 }
 

@@ -36,6 +36,18 @@ pub struct StackEntry {
     /// The address in the process and what kind it is (a kernel address; a user
     /// instruction, or return address whose frames are named by the byte before it).
     pub address: EntryAddress,
+    /// A user frame named from a file: where its code is in the file, and its place in the
+    /// inline chain at that address (0: the innermost frame). `None` for kernel frames and
+    /// frames named from a perf map or not at all.
+    pub code: Option<CodeSite>,
+}
+
+/// The code of a frame: a file's address ([`CodeAddress`](crate::CodeAddress)) and how many
+/// frames inlined there are inside this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CodeSite {
+    pub code: crate::CodeAddress,
+    pub inline_depth: u16,
 }
 
 /// Frames by [`FrameRef`], each (name, module, kind) once, except provisional ones.

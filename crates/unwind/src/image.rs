@@ -846,6 +846,11 @@ impl Image {
             .collect()
     }
 
+    /// Whether this file or its debug file (once found) has DWARF to read lines from.
+    pub(crate) fn has_line_info(&self) -> bool {
+        self.has_dwarf || self.debug.get().is_some_and(|d| d.is_some())
+    }
+
     /// The source file and line of each DWARF frame at `svma`, innermost first, paired with
     /// the frames [`Image::frames_at_svma`] names (one per frame with a function name);
     /// empty without DWARF. Call it after naming the address: the debug file is the one

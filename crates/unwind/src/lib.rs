@@ -53,7 +53,7 @@ mod shared;
 mod source;
 
 pub use demangle::{demangle, strip_signature};
-pub use frames::{FrameInfo, FrameKind, FrameRef, StackEntry};
+pub use frames::{CodeSite, FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
 pub use kernel::{Kallsyms, KernelSymbolFiles};
 pub use locate::Locator;

@@ -159,4 +159,28 @@ impl Resolver {
             })
             .collect()
     }
+
+    /// Whether the file of image `image` (an index of [`CodeAddress::image`]) or its debug
+    /// file has DWARF to read lines from; [`Resolver::source_line_chain`] is empty there
+    /// otherwise. Ask after the samples were named (naming looks for the debug file).
+    pub fn has_source_lines(&self, image: usize) -> bool {
+        self.unwinder
+            .images
+            .get(image)
+            .is_some_and(|i| i.has_line_info())
+    }
+
+    /// The DWARF source lines at `code`, one per frame there (inlined functions, then the
+    /// function), innermost first; empty without DWARF. The lines of
+    /// [`Resolver::source_frames`] without naming the frames: cheap where there is no DWARF.
+    pub fn source_line_chain(&self, code: CodeAddress) -> Vec<SourceLine> {
+        let Some(image) = self.unwinder.images.get(code.image) else {
+            return Vec::new();
+        };
+        image
+            .lines_at_svma(crate::address::Svma(code.svma))
+            .into_iter()
+            .map(|(file, line)| SourceLine { file, line })
+            .collect()
+    }
 }

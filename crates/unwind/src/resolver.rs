@@ -276,6 +276,7 @@ impl Resolver {
             out.push(StackEntry {
                 frame,
                 address: EntryAddress::Kernel(address),
+                code: None,
             });
         }
 

@@ -140,7 +140,8 @@ fn check_against_perf(mode: Mode) {
         .iter()
         .map(|i| {
             let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
-            (address, i["share"].as_f64().unwrap())
+            // JSON shares are fractions; perf prints percentages.
+            (address, 100.0 * i["share"].as_f64().unwrap())
         })
         .collect();
     // The same instructions, each within perf's rounding to two decimals.

@@ -24,6 +24,7 @@ mod compare;
 mod event_attrs;
 mod faults;
 mod golden;
+mod hot_lines;
 mod kallsyms;
 mod lbr;
 mod leader_sampling;

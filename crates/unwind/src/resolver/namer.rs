@@ -16,12 +16,13 @@ use foldhash::HashMap;
 
 use super::{Unnamed, Unwinder};
 use crate::address::{Avma, EntryAddress, StackFrame, Svma};
-use crate::frames::{FrameInfo, FrameKind, FrameRef, FrameTable, StackEntry};
+use crate::frames::{CodeSite, FrameInfo, FrameKind, FrameRef, FrameTable, StackEntry};
 use crate::kernel::{Kallsyms, KernelSymbolFiles};
 use crate::locate::hex;
 use crate::options::Options;
 use crate::perfmap::PerfMap;
 use crate::source::Source;
+use crate::CodeAddress;
 
 /// Names the frames of a recording's samples, with the thread names, kernel symbols and JIT
 /// maps of its moment: feed it every non-sample record in time order
@@ -189,6 +190,7 @@ impl Namer {
         let entry = |id| StackEntry {
             frame: id,
             address: EntryAddress::User(frame),
+            code: None,
         };
         let mapping = unwinder
             .processes
@@ -233,7 +235,17 @@ impl Namer {
                 }
             };
             if !ids.is_empty() {
-                out.extend(ids.iter().map(|&id| entry(id)));
+                let code = CodeAddress {
+                    image,
+                    svma: svma.0,
+                };
+                out.extend(ids.iter().enumerate().map(|(depth, &id)| StackEntry {
+                    code: Some(CodeSite {
+                        code,
+                        inline_depth: depth as u16,
+                    }),
+                    ..entry(id)
+                }));
                 return true;
             }
             if count_unnamed {
