@@ -8,6 +8,8 @@
 //!   module documents the format accepted).
 //! - [`read_perf_script`]: `perf script` text in (the [`perf_script`] module documents the
 //!   layouts accepted); [`looks_like_perf_script`] and [`looks_folded`] tell the texts apart.
+//! - [`interval`]: confidence intervals for stall shares and CPI (independently sampled
+//!   events, leader-sampled groups) and the `diff` gate's test of a frame's growth.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
@@ -16,6 +18,7 @@
 //! one links nothing that reads binaries.
 
 mod folded;
+pub mod interval;
 pub mod perf_script;
 mod profile;
 pub mod read;
