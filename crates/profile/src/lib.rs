@@ -10,6 +10,8 @@
 //!   layouts accepted); [`looks_like_perf_script`] and [`looks_folded`] tell the texts apart.
 //! - [`lines`]: the source line of every frame of a recording's stacks, and the hottest lines
 //!   of a frame or a function (the graph's tooltips, `report --lines`).
+//! - [`interval`]: confidence intervals for stall shares and CPI (independently sampled
+//!   events, leader-sampled groups) and the `diff` gate's test of a frame's growth.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
@@ -18,6 +20,7 @@
 //! one links nothing that reads binaries.
 
 mod folded;
+pub mod interval;
 pub mod lines;
 pub mod perf_script;
 mod profile;
