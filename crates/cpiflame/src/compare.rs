@@ -10,7 +10,7 @@ use clap::Args;
 use cpiflame_pipeline::compare::{grown_above, parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
 
-use crate::draw::{LayoutArgs, SourceArgs};
+use crate::draw::{confidence, LayoutArgs, SourceArgs};
 use crate::{output, Outcome};
 
 #[derive(Args)]
@@ -27,6 +27,9 @@ pub struct ReportArgs {
     /// Each function's hottest source line by self weight (perf.data input).
     #[arg(long)]
     lines: bool,
+    /// Confidence of the stall shares' and CPIs' intervals (`±`).
+    #[arg(long, value_name = "P", default_value = "0.95", value_parser = confidence)]
+    confidence: f64,
     #[command(flatten)]
     roles: SourceArgs,
 }
@@ -74,7 +77,14 @@ pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
         );
     }
     let mut out = output(&None)?;
-    l.write_report(columns, args.json, args.limit, args.lines, &mut out)?;
+    l.write_report(
+        columns,
+        args.json,
+        args.limit,
+        args.lines,
+        args.confidence,
+        &mut out,
+    )?;
     out.flush()?;
     Ok(Outcome::Done)
 }

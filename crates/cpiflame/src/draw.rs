@@ -103,6 +103,11 @@ impl InputArgs {
     }
 }
 
+/// `--confidence`'s parser: the error is the flag's one line.
+pub fn confidence(text: &str) -> Result<f64, String> {
+    cpiflame_pipeline::options::parse_confidence(text).map_err(|e| e.to_string())
+}
+
 /// How a flame graph is laid out (`render` and `diff`).
 #[derive(Args)]
 pub struct LayoutArgs {

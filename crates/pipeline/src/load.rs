@@ -12,7 +12,7 @@ use cpiflame_profile::{
     PerfScriptOptions, Profile,
 };
 use cpiflame_profile::{
-    top_frames_of, write_report_json_of, write_report_text_of, LineSummary, SourceLines,
+    top_frames_at, write_report_json_at, write_report_text_of, LineSummary, SourceLines,
     WallColumns,
 };
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
@@ -182,16 +182,18 @@ impl Loaded {
 
     /// `report`'s summary: the top frames by cycles, self and total, with their stall share,
     /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1); with
-    /// `lines` (and [`Loaded::lines`]), each function's hottest self line.
+    /// `lines` (and [`Loaded::lines`]), each function's hottest self line; stall shares' and
+    /// CPIs' intervals at `confidence`.
     pub fn write_report(
         &self,
         columns: Columns,
         json: bool,
         limit: usize,
         lines: bool,
+        confidence: f64,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        let mut frames = top_frames_of(&self.profile, columns);
+        let mut frames = top_frames_at(&self.profile, columns, confidence);
         if let (true, Some(lines)) = (lines, &self.lines) {
             let hot = lines.hottest_self(&self.profile, &self.line_columns(), |f| {
                 (f.kind != cpiflame_profile::FrameKind::Process)
@@ -211,7 +213,7 @@ impl Loaded {
             }
         }
         if json {
-            write_report_json_of(&self.profile, columns, &frames, out)
+            write_report_json_at(&self.profile, columns, confidence, &frames, out)
         } else {
             write_report_text_of(&self.profile, columns, &frames, limit, out)
         }

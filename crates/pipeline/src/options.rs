@@ -101,3 +101,38 @@ mod tests {
         }
     }
 }
+
+/// A `--confidence` value that is not a probability strictly between 0 and 1.
+#[derive(Debug, thiserror::Error)]
+#[error("--confidence {0}: expected a probability between 0 and 1, e.g. 0.95")]
+pub struct BadConfidence(pub String);
+
+/// Parses `--confidence` (`0.95`; `95%` too): the confidence of every interval and of the
+/// `diff` gate's test.
+pub fn parse_confidence(text: &str) -> Result<f64, BadConfidence> {
+    let bad = || BadConfidence(text.to_string());
+    let value = match text.trim().strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => text.trim().parse::<f64>().map_err(|_| bad())?,
+    };
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(bad())
+    }
+}
+
+#[cfg(test)]
+mod confidence_tests {
+    use super::parse_confidence;
+
+    #[test]
+    fn confidences_are_probabilities_strictly_between_0_and_1() {
+        assert_eq!(parse_confidence("0.95").unwrap(), 0.95);
+        assert_eq!(parse_confidence("99%").unwrap(), 0.99);
+        for bad in ["0", "1", "95", "-0.5", "x", "", "NaN", "100%"] {
+            let e = parse_confidence(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--confidence {bad}:")), "{e}");
+        }
+    }
+}

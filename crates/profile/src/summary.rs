@@ -169,6 +169,11 @@ pub struct FrameSummary {
     pub cpi: Option<f64>,
     /// Inclusive: instructions period / cycles period, `1 / cpi`; `None` when `cpi` is.
     pub ipc: Option<f64>,
+    /// The confidence interval of `stall_share` (`[lo, hi]`, see [`crate::interval`]);
+    /// `None` where `stall_share` is. An unbounded end is `null` in JSON.
+    pub stall_share_interval: Option<[f64; 2]>,
+    /// The confidence interval of `cpi`; `None` where `cpi` is.
+    pub cpi_interval: Option<[f64; 2]>,
     /// Inclusive nanoseconds on a CPU (the [`wall::ON_CPU`](crate::wall::ON_CPU) column's period over the stacks
     /// containing the function, each once); `None` without the wall-time columns.
     pub on_cpu_ns: Option<u64>,
@@ -315,6 +320,11 @@ pub struct Totals {
     pub cpi: Option<f64>,
     /// `instructions_period / cycles_period`; `None` when `cpi` is.
     pub ipc: Option<f64>,
+    /// The confidence interval of `stall_share` (see [`crate::interval`]); `None` where
+    /// `stall_share` is.
+    pub stall_share_interval: Option<[f64; 2]>,
+    /// The confidence interval of `cpi`; `None` where `cpi` is.
+    pub cpi_interval: Option<[f64; 2]>,
     /// Nanoseconds on a CPU, over all threads ([`wall::ON_CPU`](crate::wall::ON_CPU)'s period); `None` without the
     /// wall-time columns.
     pub on_cpu_ns: Option<u64>,
@@ -384,6 +394,18 @@ fn cpi_of(cycles: u128, instructions: u128) -> Option<f64> {
     (cycles > 0 && instructions > 0).then(|| cycles as f64 / instructions as f64)
 }
 
+/// The interval of `numerator / denominator` (periods) as `[lo, hi]`
+/// ([`crate::interval::ratio_interval`]; `numerator_column` is the numerator's whole column).
+fn bounds(
+    numerator: Count,
+    denominator: Count,
+    numerator_column: Count,
+    confidence: f64,
+) -> Option<[f64; 2]> {
+    crate::interval::ratio_interval(numerator, denominator, numerator_column, confidence)
+        .map(|i| [i.lo, i.hi])
+}
+
 fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
@@ -393,8 +415,14 @@ pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
     totals_of(p, Columns::new(cycles, stalls))
 }
 
-/// Totals of the cycles, stall and instructions columns of `p`.
+/// Totals of the cycles, stall and instructions columns of `p`, intervals at the default
+/// confidence.
 pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
+    totals_at(p, columns, crate::interval::DEFAULT_CONFIDENCE)
+}
+
+/// [`totals_of`] with intervals at `confidence`.
+pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
     let Columns {
         cycles,
         stalls,
@@ -402,7 +430,7 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         ratio_cycles,
     } = columns;
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
-    let (mut is, mut ip, mut rp) = (0u128, 0u128, 0u128);
+    let (mut is, mut ip, mut rs, mut rp) = (0u128, 0u128, 0u128, 0u128);
     let wall_columns = WallColumns::of(p);
     let mut wall = [0u128; 3];
     for stack in &p.stacks {
@@ -414,7 +442,9 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         let c = count(stack, cycles);
         cs += u128::from(c.samples);
         cp += u128::from(c.period);
-        rp += u128::from(count(stack, ratio_cycles.unwrap_or(cycles)).period);
+        let r = count(stack, ratio_cycles.unwrap_or(cycles));
+        rs += u128::from(r.samples);
+        rp += u128::from(r.period);
         if let Some(s) = stalls {
             let s = count(stack, s);
             ss += u128::from(s.samples);
@@ -427,7 +457,18 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
         }
     }
     let name = |i: usize| p.events.get(i).map(|e| e.name.clone()).unwrap_or_default();
+    let c = |samples: u128, period: u128| Count {
+        samples: saturate(samples),
+        period: saturate(period),
+    };
+    let (stall_c, ratio_c, instr_c) = (c(ss, sp), c(rs, rp), c(is, ip));
     Totals {
+        stall_share_interval: stalls
+            .and_then(|_| ratio(sp, rp))
+            .and_then(|_| bounds(stall_c, ratio_c, stall_c, confidence)),
+        cpi_interval: instructions
+            .and_then(|_| cpi_of(rp, ip))
+            .and_then(|_| bounds(ratio_c, instr_c, ratio_c, confidence)),
         cycles_event: name(cycles),
         stalls_event: stalls.map(name),
         cycles_samples: saturate(cs),
@@ -460,6 +501,10 @@ struct Agg<'a> {
     ratio_period: u128,
     stall_period: u128,
     instructions_period: u128,
+    /// Samples of the ratio columns, for the ratios' intervals.
+    ratio_samples: u128,
+    stall_samples: u128,
+    instructions_samples: u128,
     /// Nanoseconds on CPU, runnable and blocked (the wall-time columns), when there are any.
     wall: [u128; 3],
 }
@@ -470,6 +515,10 @@ struct Whole {
     cycles: u64,
     /// Wall time, nanoseconds; `None` without the wall-time columns.
     wall: Option<u64>,
+    /// The stall and ratio-cycles columns' totals (the numerators' mean periods where a
+    /// function has no sample of its own).
+    stall_column: Count,
+    ratio_column: Count,
 }
 
 /// Sums cycles and stall counts (and wall time, when the profile has the wall-time columns)
@@ -504,6 +553,9 @@ fn aggregate<'a, K: Eq + Hash>(
                     ratio_period: 0,
                     stall_period: 0,
                     instructions_period: 0,
+                    ratio_samples: 0,
+                    stall_samples: 0,
+                    instructions_samples: 0,
                     wall: [0; 3],
                 });
                 aggs.len() - 1
@@ -515,6 +567,7 @@ fn aggregate<'a, K: Eq + Hash>(
     let mut all_cycles = 0u128;
     let wall_columns = WallColumns::of(p);
     let mut all_wall = 0u128;
+    let (mut stall_column, mut ratio_column) = (Count::default(), Count::default());
     for (i, stack) in p.stacks.iter().enumerate() {
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
@@ -524,6 +577,8 @@ fn aggregate<'a, K: Eq + Hash>(
         let w = wall_columns.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period));
         all_cycles += u128::from(c.period);
         all_wall += w.iter().map(|&x| u128::from(x)).sum::<u128>();
+        stall_column.add(s);
+        ratio_column.add(r);
         if c == Count::default() && s == Count::default() && n == Count::default() && w == [0; 3] {
             continue;
         }
@@ -547,6 +602,9 @@ fn aggregate<'a, K: Eq + Hash>(
             agg.ratio_period += u128::from(r.period);
             agg.stall_period += u128::from(s.period);
             agg.instructions_period += u128::from(n.period);
+            agg.ratio_samples += u128::from(r.samples);
+            agg.stall_samples += u128::from(s.samples);
+            agg.instructions_samples += u128::from(n.samples);
             for (sum, x) in agg.wall.iter_mut().zip(w) {
                 *sum += u128::from(x);
             }
@@ -556,6 +614,8 @@ fn aggregate<'a, K: Eq + Hash>(
     let whole = Whole {
         cycles: saturate(all_cycles),
         wall: wall_columns.map(|_| saturate(all_wall)),
+        stall_column,
+        ratio_column,
     };
     (aggs, whole)
 }
@@ -575,6 +635,43 @@ impl Agg<'_> {
 
     fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
         self.cpi(instructions).map(|cpi| 1.0 / cpi)
+    }
+
+    fn count(samples: u128, period: u128) -> Count {
+        Count {
+            samples: saturate(samples),
+            period: saturate(period),
+        }
+    }
+
+    fn stall_share_interval(
+        &self,
+        stalls: Option<usize>,
+        whole: &Whole,
+        confidence: f64,
+    ) -> Option<[f64; 2]> {
+        self.stall_share(stalls)?;
+        bounds(
+            Self::count(self.stall_samples, self.stall_period),
+            Self::count(self.ratio_samples, self.ratio_period),
+            whole.stall_column,
+            confidence,
+        )
+    }
+
+    fn cpi_interval(
+        &self,
+        instructions: Option<usize>,
+        whole: &Whole,
+        confidence: f64,
+    ) -> Option<[f64; 2]> {
+        self.cpi(instructions)?;
+        bounds(
+            Self::count(self.ratio_samples, self.ratio_period),
+            Self::count(self.instructions_samples, self.instructions_period),
+            whole.ratio_column,
+            confidence,
+        )
     }
 
     /// Inclusive wall time, nanoseconds.
@@ -600,8 +697,13 @@ pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<Fram
 }
 
 /// [`top_frames`] with an instructions column too: each function then has its inclusive
-/// CPI and IPC.
+/// CPI and IPC. Intervals at the default confidence.
 pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
+    top_frames_at(p, columns, crate::interval::DEFAULT_CONFIDENCE)
+}
+
+/// [`top_frames_of`] with the stall shares' and CPIs' intervals at `confidence`.
+pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<FrameSummary> {
     let (stalls, instructions) = (columns.stalls, columns.instructions);
     let (aggs, whole) = aggregate(p, columns, |f| {
         (is_process(f), f.name.as_str(), f.module.as_str())
@@ -624,6 +726,8 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
                 stall_share: a.stall_share(stalls),
                 cpi: a.cpi(instructions),
                 ipc: a.ipc(instructions),
+                stall_share_interval: a.stall_share_interval(stalls, &whole, confidence),
+                cpi_interval: a.cpi_interval(instructions, &whole, confidence),
                 on_cpu_ns: wall(a.wall[0]),
                 runnable_ns: wall(a.wall[1]),
                 blocked_ns: wall(a.wall[2]),
@@ -780,6 +884,26 @@ fn cpi_cell(v: Option<f64>) -> String {
     match v {
         Some(v) if v.is_finite() => format!("{v:.2}"),
         _ => "-".to_string(),
+    }
+}
+
+/// `cell` and the interval's `±` (in the cell's units: `scale` times the value), or the
+/// cell alone without one.
+fn with_interval(
+    cell: String,
+    value: Option<f64>,
+    interval: Option<[f64; 2]>,
+    scale: f64,
+) -> String {
+    match (value, interval) {
+        (Some(v), Some([lo, hi])) => {
+            let i = crate::interval::Interval {
+                lo: lo * scale,
+                hi: hi * scale,
+            };
+            format!("{cell} {}", i.plus_minus(v * scale, 2))
+        }
+        _ => cell,
     }
 }
 
@@ -979,10 +1103,15 @@ pub fn write_report_text_of<W: Write>(
             }
             row.extend([pct_cell(Some(f.total_share)), pct_cell(Some(f.self_share))]);
             if with_stalls {
-                row.push(pct_cell(f.stall_share));
+                row.push(with_interval(
+                    pct_cell(f.stall_share),
+                    f.stall_share,
+                    f.stall_share_interval,
+                    100.0,
+                ));
             }
             if with_cpi {
-                row.push(cpi_cell(f.cpi));
+                row.push(with_interval(cpi_cell(f.cpi), f.cpi, f.cpi_interval, 1.0));
             }
             row.push(f.total_samples.to_string());
             if with_lines {
@@ -1162,11 +1291,23 @@ pub fn write_report_json_of<W: Write>(
     p: &Profile,
     columns: Columns,
     frames: &[FrameSummary],
+    out: W,
+) -> io::Result<()> {
+    write_report_json_at(p, columns, crate::interval::DEFAULT_CONFIDENCE, frames, out)
+}
+
+/// [`write_report_json_of`] with the totals' intervals at `confidence` (the frames carry
+/// their own: [`top_frames_at`]).
+pub fn write_report_json_at<W: Write>(
+    p: &Profile,
+    columns: Columns,
+    confidence: f64,
+    frames: &[FrameSummary],
     mut out: W,
 ) -> io::Result<()> {
     let doc = ReportDoc {
         schema: REPORT_SCHEMA,
-        totals: &totals_of(p, columns),
+        totals: &totals_at(p, columns, confidence),
         frames,
     };
     serde_json::to_writer(&mut out, &doc)?;
