@@ -24,6 +24,7 @@ pub mod interval;
 pub mod lines;
 pub mod perf_script;
 mod profile;
+pub mod ratios;
 pub mod read;
 pub mod summary;
 pub mod wall;

@@ -1,0 +1,137 @@
+//! The intervals of many frames' ratios at once (every frame of a flame graph): the method
+//! of [`interval::ratio_interval`](crate::interval::ratio_interval), fast enough for tens of
+//! thousands of frames. The conditional binomial's mid-p interval costs tens of microseconds
+//! (root finding on incomplete beta functions), so it is kept per distinct (numerator
+//! samples, total samples), which thin frames share; where both counts are large the
+//! closed-form Wilson score interval stands in, whose bounds are within 1% of mid-p's there
+//! (the tests measure it on a grid of counts and confidences): well under what a tooltip shows.
+
+use std::collections::HashMap;
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use crate::interval::{mid_p, Interval};
+use crate::Count;
+
+/// Both counts at least this large: the Wilson score interval instead of mid-p.
+const WILSON_FROM: u64 = 200;
+
+/// [`interval::ratio_interval`](crate::interval::ratio_interval) for many frames at one
+/// confidence.
+pub struct RatioIntervals {
+    confidence: f64,
+    z: f64,
+    memo: HashMap<(u64, u64), Option<Interval>>,
+}
+
+impl RatioIntervals {
+    /// `None` when the confidence is not in (0, 1).
+    pub fn new(confidence: f64) -> Option<RatioIntervals> {
+        if !(confidence > 0.0 && confidence < 1.0) {
+            return None;
+        }
+        let z = Normal::standard().inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+        Some(RatioIntervals {
+            confidence,
+            z,
+            memo: HashMap::new(),
+        })
+    }
+
+    pub fn confidence(&self) -> f64 {
+        self.confidence
+    }
+
+    /// The interval of `numerator.period / denominator.period`, as
+    /// [`ratio_interval`](crate::interval::ratio_interval) gives it.
+    pub fn ratio(
+        &mut self,
+        numerator: Count,
+        denominator: Count,
+        numerator_column: Count,
+    ) -> Option<Interval> {
+        let mean =
+            |c: Count| (c.samples > 0 && c.period > 0).then(|| c.period as f64 / c.samples as f64);
+        let den_period = mean(denominator)?;
+        let num_period = mean(numerator).or_else(|| mean(numerator_column))?;
+        let (k, n) = (
+            numerator.samples,
+            numerator.samples.checked_add(denominator.samples)?,
+        );
+        let p = self.proportion(k, n)?;
+        let scale = num_period / den_period;
+        let odds = |p: f64| p / (1.0 - p);
+        Some(Interval {
+            lo: odds(p.lo) * scale,
+            hi: odds(p.hi) * scale,
+        })
+    }
+
+    /// The interval of a binomial proportion, `k` of `n`.
+    fn proportion(&mut self, k: u64, n: u64) -> Option<Interval> {
+        if k >= WILSON_FROM && n.saturating_sub(k) >= WILSON_FROM {
+            return Some(wilson(k, n, self.z));
+        }
+        let confidence = self.confidence;
+        *self
+            .memo
+            .entry((k, n))
+            .or_insert_with(|| mid_p(k, n, confidence))
+    }
+}
+
+/// The Wilson score interval for `k` of `n` at the normal quantile `z`.
+fn wilson(k: u64, n: u64, z: f64) -> Interval {
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Interval {
+        lo: centre - half,
+        hi: centre + half,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::ratio_interval;
+
+    fn c(samples: u64, period: u64) -> Count {
+        Count { samples, period }
+    }
+
+    #[test]
+    fn small_counts_are_ratio_interval_exactly() {
+        let mut r = RatioIntervals::new(0.95).unwrap();
+        for (s, k) in [(0, 1), (1, 3), (5, 20), (199, 5000), (3, 100_000)] {
+            let (num, den, col) = (c(s, s * 2000), c(k, k * 1000), c(10, 20_000));
+            assert_eq!(r.ratio(num, den, col), ratio_interval(num, den, col, 0.95));
+            // Memoised: the same again.
+            assert_eq!(r.ratio(num, den, col), ratio_interval(num, den, col, 0.95));
+        }
+        assert_eq!(r.ratio(c(1, 1), c(0, 0), c(1, 1)), None);
+        assert!(RatioIntervals::new(1.0).is_none());
+    }
+
+    #[test]
+    fn large_counts_agree_with_mid_p_to_one_percent_of_each_bound() {
+        for confidence in [0.8, 0.95, 0.99] {
+            let mut r = RatioIntervals::new(confidence).unwrap();
+            for k in [200, 250, 500, 1_000, 10_000, 400_000] {
+                for other in [200, 300, 1_000, 5_000, 100_000, 2_000_000] {
+                    let (num, den, col) = (c(k, k), c(other, other), c(k, k));
+                    let fast = r.ratio(num, den, col).unwrap();
+                    let exact = ratio_interval(num, den, col, confidence).unwrap();
+                    for (a, b) in [(fast.lo, exact.lo), (fast.hi, exact.hi)] {
+                        assert!(
+                            (a - b).abs() <= 0.01 * b,
+                            "{k}/{other} at {confidence}: {fast:?} against mid-p {exact:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
