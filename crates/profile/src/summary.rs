@@ -78,6 +78,9 @@
 //!     "instructions_period": 2000000000 | null,
 //!     "cpi": 1.234 | null,               // cycles_period / instructions_period
 //!     "ipc": 0.810 | null,               // instructions_period / cycles_period
+//!     "stall_share_interval": [0.31, 0.34] | null,   // these two added to /1 later:
+//!     "cpi_interval": [1.2, 1.27] | null,  // confidence intervals (--confidence), null
+//!                                        // where the value is; an unbounded end is null
 //!     "on_cpu_ns": 500000000 | null,     // these four added to /1 later: nanoseconds of
 //!     "runnable_ns": 100000000 | null,   // the wall-time columns (null without them)
 //!     "blocked_ns": 1400000000 | null,
@@ -93,6 +96,10 @@
 //!       "self_share": 0.486, "total_share": 0.486,
 //!       "stall_share": 0.61 | null,
 //!       "cpi": 1.5 | null, "ipc": 0.667 | null,  // inclusive; null without instructions
+//!       "stall_share_interval": [0.55, 0.67] | null,  // added to /1 later, as in totals
+//!       "cpi_interval": [1.4, 1.6] | null,
+//!       "hottest_line": {"file": "/src/hot.c", "line": 7, "share": 0.71,
+//!                        "stall_share": 0.8 | null} | null,  // only with report --lines
 //!       "on_cpu_ns": 300000000 | null,   // inclusive nanoseconds (added to /1 later;
 //!       "runnable_ns": 0 | null,         //   null without the wall-time columns)
 //!       "blocked_ns": 900000000 | null,
@@ -143,6 +150,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
+use crate::ratios::RatioIntervals;
 use crate::wall::WallColumns;
 
 /// One function (frames with the same name and module merged across all stacks).
@@ -648,30 +656,30 @@ impl Agg<'_> {
         &self,
         stalls: Option<usize>,
         whole: &Whole,
-        confidence: f64,
+        intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.stall_share(stalls)?;
-        bounds(
+        let i = intervals.as_mut()?.ratio(
             Self::count(self.stall_samples, self.stall_period),
             Self::count(self.ratio_samples, self.ratio_period),
             whole.stall_column,
-            confidence,
-        )
+        )?;
+        Some([i.lo, i.hi])
     }
 
     fn cpi_interval(
         &self,
         instructions: Option<usize>,
         whole: &Whole,
-        confidence: f64,
+        intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.cpi(instructions)?;
-        bounds(
+        let i = intervals.as_mut()?.ratio(
             Self::count(self.ratio_samples, self.ratio_period),
             Self::count(self.instructions_samples, self.instructions_period),
             whole.ratio_column,
-            confidence,
-        )
+        )?;
+        Some([i.lo, i.hi])
     }
 
     /// Inclusive wall time, nanoseconds.
@@ -710,6 +718,8 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
     });
     let all = whole.cycles;
     let wall = |part: u128| whole.wall.map(|_| saturate(part));
+    // Thousands of functions: the fast form of `interval::ratio_interval`, as the graph's.
+    let mut intervals = RatioIntervals::new(confidence);
     let mut out: Vec<FrameSummary> = aggs
         .iter()
         .map(|a| {
@@ -726,8 +736,8 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
                 stall_share: a.stall_share(stalls),
                 cpi: a.cpi(instructions),
                 ipc: a.ipc(instructions),
-                stall_share_interval: a.stall_share_interval(stalls, &whole, confidence),
-                cpi_interval: a.cpi_interval(instructions, &whole, confidence),
+                stall_share_interval: a.stall_share_interval(stalls, &whole, &mut intervals),
+                cpi_interval: a.cpi_interval(instructions, &whole, &mut intervals),
                 on_cpu_ns: wall(a.wall[0]),
                 runnable_ns: wall(a.wall[1]),
                 blocked_ns: wall(a.wall[2]),
