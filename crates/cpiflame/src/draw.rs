@@ -131,6 +131,7 @@ impl LayoutArgs {
             min_width: self.minwidth,
             inverted: self.inverted,
             single_threaded: env.single_threaded,
+            confidence: None,
         }
     }
 }
@@ -156,6 +157,10 @@ pub struct RenderArgs {
     /// served (L1 red ... remote DRAM / HITM blue).
     #[arg(long, conflicts_with_all = ["classic", "stalls", "cycles", "instructions"])]
     mem: bool,
+    /// Confidence of each frame's stall-share (or CPI) interval; frames whose interval is
+    /// too wide for the colour scale are drawn washed out.
+    #[arg(long, value_name = "P", default_value = "0.95", value_parser = confidence)]
+    confidence: f64,
 }
 
 #[derive(Args)]
@@ -192,7 +197,11 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     }
     // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
     let loaded = args.input.load(!args.classic, env)?;
-    let graph = loaded.graph(args.classic, args.layout.look(args.title, env))?;
+    let look = Look {
+        confidence: Some(args.confidence),
+        ..args.layout.look(args.title, env)
+    };
+    let graph = loaded.graph(args.classic, look)?;
     let mut out = output(&args.output)?;
     graph.write(&mut out)?;
     out.flush()?;

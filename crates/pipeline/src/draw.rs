@@ -34,6 +34,8 @@ pub struct Look {
     pub inverted: bool,
     /// Write everything on the calling thread (`CPIFLAME_THREADS=1`).
     pub single_threaded: bool,
+    /// The confidence of the CPI graph's intervals (`--confidence`); `None`: none drawn.
+    pub confidence: Option<f64>,
 }
 
 impl Look {
@@ -45,6 +47,7 @@ impl Look {
             min_width: self.min_width,
             inverted: self.inverted,
             single_threaded: self.single_threaded,
+            confidence: self.confidence,
             ..Options::default()
         }
     }

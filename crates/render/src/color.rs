@@ -42,6 +42,19 @@ fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
     Rgb(ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
 }
 
+/// What an uncertain frame's colour is washed towards (see [`uncertain`]).
+const PALE: Rgb = Rgb(244, 244, 242);
+
+/// A frame whose ratio's confidence interval is too wide to place it on the colour scale
+/// (`cpiflame_profile::interval`): its colour washed out, 60% of the way to near-white, so
+/// the hue still says which end it is nearer while the eye reads it as not to be trusted: more
+/// than twice as light as the scale's colours (relative luminance 0.54 washed red, 0.56
+/// violet, 0.58 blue, against 0.23-0.24), and tinted where the grey of frames without cycles
+/// (0.52) is neutral.
+pub(crate) fn uncertain(colour: Rgb) -> Rgb {
+    lerp(colour, PALE, 0.6)
+}
+
 /// The colour for a stall share (stalled cycles / all cycles). The share is clamped to
 /// `[0, 1]`; `None` (no cycles to compare against) gives a neutral grey.
 pub fn stall_color(share: Option<f64>) -> Rgb {

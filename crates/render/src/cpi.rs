@@ -5,14 +5,17 @@ use std::io::{self, BufWriter, Write};
 
 use std::collections::HashMap;
 
+use cpiflame_profile::interval::{Interval, STALL_COLOUR_WIDTH};
 use cpiflame_profile::lines::{HotLine, LineColumns};
+use cpiflame_profile::ratios::RatioIntervals;
 use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
 
 use crate::color::{
-    cpi_color, stall_color, warm_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED,
+    cpi_color, cpi_position, stall_color, uncertain, warm_color, Rgb, CPI_HIGH, CPI_LOW,
+    STALL_BLUE, STALL_MID, STALL_RED,
 };
 use crate::hot;
-use crate::page::{self, write_origin, Legend, Look, Picture};
+use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree};
 use crate::{check_look, validate, Options, RenderError};
@@ -109,11 +112,14 @@ pub fn render_cpi<W: Write>(
         };
         hot::hot_lines(&tree, l, &columns)
     });
+    let intervals = frame_intervals(&tree, colour, opts.confidence);
     let picture = Cpi {
         profile,
+        confidence: opts.confidence,
         tree,
         lines,
         hot,
+        intervals,
         cycles,
         stalls,
         instructions: opts.instructions,
@@ -139,10 +145,14 @@ pub(crate) enum Colour {
 
 struct Cpi<'a> {
     profile: &'a Profile,
+    confidence: Option<f64>,
     tree: Tree<FrameId, CpiWeight>,
     lines: Option<&'a SourceLines>,
     /// The hottest lines of wide frames, by node index.
     hot: HashMap<u32, Vec<HotLine>>,
+    /// Each node's interval of the ratio its colour shows (stall share or CPI), with
+    /// intervals asked for; empty otherwise.
+    intervals: Vec<Option<Interval>>,
     cycles: usize,
     stalls: Option<usize>,
     instructions: Option<usize>,
@@ -171,6 +181,88 @@ pub(crate) fn two_places(v: Option<f64>) -> String {
         .map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
 }
 
+/// The legend's entry for washed-out frames.
+const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
+
+/// Each node's interval of the ratio `colour` shows, at `confidence` (none without one, or
+/// for a graph coloured by name).
+fn frame_intervals(
+    tree: &Tree<FrameId, CpiWeight>,
+    colour: Colour,
+    confidence: Option<f64>,
+) -> Vec<Option<Interval>> {
+    let Some(mut intervals) = confidence.and_then(RatioIntervals::new) else {
+        return Vec::new();
+    };
+    let all = *tree.root();
+    tree.nodes
+        .iter()
+        .map(|n| match colour {
+            Colour::Stalls => intervals.ratio(n.total.stalls, n.total.ratio_cycles, all.stalls),
+            Colour::Cpi => {
+                intervals.ratio(n.total.ratio_cycles, n.total.instructions, all.ratio_cycles)
+            }
+            Colour::Name => None,
+        })
+        .collect()
+}
+
+impl Cpi<'_> {
+    fn uncertain(&self, node: &CpiNode) -> bool {
+        self.uncertain_at(self.tree.index_of(node) as usize)
+    }
+
+    /// Whether node `i`'s interval is too wide to place it on the colour scale: wider than
+    /// a quarter of the stall scale, or than one of the CPI scale's four octaves.
+    fn uncertain_at(&self, i: usize) -> bool {
+        let Some(Some(interval)) = self.intervals.get(i) else {
+            return false;
+        };
+        match self.colour {
+            Colour::Stalls => interval.too_wide_for_stall_colour(),
+            Colour::Cpi => {
+                let at = |cpi: f64| cpi_position(cpi).unwrap_or(0.0);
+                !interval.hi.is_finite() || at(interval.hi) - at(interval.lo) > STALL_COLOUR_WIDTH
+            }
+            Colour::Name => false,
+        }
+    }
+
+    /// `, 95% interval LO–HI` after the ratio the colour shows, and a line saying the frame
+    /// is drawn washed out when it is.
+    fn write_interval<O: Write>(
+        &self,
+        w: &mut O,
+        node: &CpiNode,
+        show: impl Fn(f64) -> String,
+    ) -> io::Result<()> {
+        let (Some(confidence), Some(Some(i))) = (
+            self.confidence,
+            self.intervals.get(self.tree.index_of(node) as usize),
+        ) else {
+            return Ok(());
+        };
+        let hi = if i.hi.is_finite() {
+            show(i.hi)
+        } else {
+            "∞".to_string()
+        };
+        write!(
+            w,
+            " ({}% interval {} to {})",
+            Percent(Some(confidence), 0)
+                .to_string()
+                .trim_end_matches('%'),
+            show(i.lo),
+            hi
+        )?;
+        if self.uncertain(node) {
+            write!(w, "\n{UNCERTAIN_LABEL}: drawn washed out")?;
+        }
+        Ok(())
+    }
+}
+
 impl Picture for Cpi<'_> {
     type Frame = FrameId;
     type Weight = CpiWeight;
@@ -189,13 +281,18 @@ impl Picture for Cpi<'_> {
     }
 
     fn fill(&self, node: &CpiNode) -> Rgb {
-        match self.colour {
+        let colour = match self.colour {
             Colour::Stalls => stall_color(ratio(
                 node.total.stalls.period,
                 node.total.ratio_cycles.period,
             )),
             Colour::Cpi => cpi_color(cpi(&node.total)),
             Colour::Name => warm_color(self.name(node)),
+        };
+        if self.uncertain(node) {
+            uncertain(colour)
+        } else {
+            colour
         }
     }
 
@@ -238,6 +335,16 @@ impl Picture for Cpi<'_> {
         let width = f64::from(width);
         let bar = if width >= 600.0 { 200.0 } else { width / 3.0 };
         let stops = vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)];
+        // Washed-out frames get a legend entry when the graph has any.
+        let swatches = if (0..self.tree.nodes.len()).any(|i| self.uncertain_at(i)) {
+            vec![Swatch {
+                fill: uncertain(STALL_MID),
+                stripes: None,
+                label: UNCERTAIN_LABEL,
+            }]
+        } else {
+            Vec::new()
+        };
         match self.colour {
             Colour::Stalls => Some(Legend {
                 id: "stall-scale",
@@ -249,7 +356,7 @@ impl Picture for Cpi<'_> {
                     (1.0, "100%".into()),
                 ],
                 bar,
-                swatches: Vec::new(),
+                swatches,
             }),
             Colour::Cpi => Some(Legend {
                 id: "cpi-scale",
@@ -264,7 +371,7 @@ impl Picture for Cpi<'_> {
                     (1.0, format!("≥{CPI_HIGH}")),
                 ],
                 bar,
-                swatches: Vec::new(),
+                swatches,
             }),
             Colour::Name => None,
         }
@@ -282,13 +389,19 @@ impl Picture for Cpi<'_> {
         let samples = Thousands(c.cycles.samples);
         let events = Events(c.cycles.period);
         match self.colour {
-            Colour::Stalls => write!(
+            Colour::Stalls => {
+                write!(
+                    w,
+                    "\ncycles: {samples} samples, {events} events ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
+                    Thousands(c.stalls.samples),
+                    Percent(ratio(c.stalls.period, c.ratio_cycles.period), 1)
+                )?;
+                self.write_interval(w, node, |v| Percent(Some(v), 1).to_string())?;
+            }
+            Colour::Cpi => write!(
                 w,
-                "\ncycles: {samples} samples, {events} events ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
-                Thousands(c.stalls.samples),
-                Percent(ratio(c.stalls.period, c.ratio_cycles.period), 1)
+                "\ncycles: {samples} samples, {events} events ({share} of all)"
             )?,
-            Colour::Cpi => write!(w, "\ncycles: {samples} samples, {events} events ({share} of all)")?,
             Colour::Name => write!(w, "\nsamples: {samples}, {events} events ({share})")?,
         }
         if self.instructions.is_some() {
@@ -296,14 +409,19 @@ impl Picture for Cpi<'_> {
             // frame, children included.
             match c.instructions.period {
                 0 => write!(w, "\ninstructions: none sampled · CPI: n/a")?,
-                n => write!(
-                    w,
-                    "\ninstructions: {} samples, {} events\nCPI: {} · IPC: {}",
-                    Thousands(c.instructions.samples),
-                    Events(n),
-                    two_places(cpi(c)),
-                    two_places(ipc(c)),
-                )?,
+                n => {
+                    write!(
+                        w,
+                        "\ninstructions: {} samples, {} events\nCPI: {} · IPC: {}",
+                        Thousands(c.instructions.samples),
+                        Events(n),
+                        two_places(cpi(c)),
+                        two_places(ipc(c)),
+                    )?;
+                    if self.colour == Colour::Cpi {
+                        self.write_interval(w, node, |v| two_places(Some(v)))?;
+                    }
+                }
             }
         }
         if let (Some(lines), Some(hot)) = (self.lines, self.hot.get(&self.tree.index_of(node))) {

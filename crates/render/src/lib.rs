@@ -98,6 +98,11 @@ pub struct Options {
     /// width then lists its three hottest lines, with their share of the frame and stall
     /// share. The stacks must be the profile's (the same frame ids).
     pub lines: Option<Arc<SourceLines>>,
+    /// The confidence of each frame's stall-share (or CPI) interval: tooltips give the
+    /// interval, and a frame whose interval is too wide to place it on the colour scale is
+    /// drawn washed out, with a legend entry saying so (`cpiflame_profile::interval`).
+    /// `None`: no intervals.
+    pub confidence: Option<f64>,
 }
 
 impl Default for Options {
@@ -114,6 +119,7 @@ impl Default for Options {
             stall_caption: None,
             wall: None,
             lines: None,
+            confidence: None,
         }
     }
 }

@@ -59,6 +59,7 @@ fn golden_opts() -> Options {
         stall_caption: None,
         wall: None,
         lines: None,
+        confidence: None,
     }
 }
 
