@@ -17,7 +17,7 @@ use crate::color::{
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
-use crate::tree::{self, CpiWeight, Node, Tree};
+use crate::tree::{self, CpiWeight, Node, Tree, Weight};
 use crate::{check_look, validate, Options, RenderError};
 
 /// Draws the CPI flame graph of `profile` as SVG.
@@ -112,7 +112,7 @@ pub fn render_cpi<W: Write>(
         };
         hot::hot_lines(&tree, l, &columns)
     });
-    let intervals = frame_intervals(&tree, colour, opts.confidence);
+    let intervals = frame_intervals(&tree, colour, opts);
     let picture = Cpi {
         profile,
         confidence: opts.confidence,
@@ -184,20 +184,25 @@ pub(crate) fn two_places(v: Option<f64>) -> String {
 /// The legend's entry for washed-out frames.
 const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
 
-/// Each node's interval of the ratio `colour` shows, at `confidence` (none without one, or
-/// for a graph coloured by name).
+/// Each node's interval of the ratio `colour` shows, at `opts.confidence` (none without
+/// one, or for a graph coloured by name). Only for nodes wide enough to be drawn: a graph of
+/// a million stacks has far more nodes than it draws.
 fn frame_intervals(
     tree: &Tree<FrameId, CpiWeight>,
     colour: Colour,
-    confidence: Option<f64>,
+    opts: &Options,
 ) -> Vec<Option<Interval>> {
-    let Some(mut intervals) = confidence.and_then(RatioIntervals::new) else {
+    let Some(mut intervals) = opts.confidence.and_then(RatioIntervals::new) else {
         return Vec::new();
     };
     let all = *tree.root();
+    // The image's width is a little more than the frames' span: a node this wide or wider
+    // may be drawn.
+    let px_per_unit = f64::from(opts.width) / all.width().max(1) as f64;
     tree.nodes
         .iter()
         .map(|n| match colour {
+            _ if (n.total.width() as f64) * px_per_unit < opts.min_width => None,
             Colour::Stalls => intervals.ratio(n.total.stalls, n.total.ratio_cycles, all.stalls),
             Colour::Cpi => {
                 intervals.ratio(n.total.ratio_cycles, n.total.instructions, all.ratio_cycles)
