@@ -42,7 +42,7 @@ fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
     Rgb(ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
 }
 
-/// What an uncertain frame's colour is washed towards (see [`uncertain`]).
+/// What an uncertain frame's colour is washed towards (see [`uncertain_color`]).
 const PALE: Rgb = Rgb(244, 244, 242);
 
 /// A frame whose ratio's confidence interval is too wide to place it on the colour scale
@@ -51,7 +51,7 @@ const PALE: Rgb = Rgb(244, 244, 242);
 /// than twice as light as the scale's colours (relative luminance 0.54 washed red, 0.56
 /// violet, 0.58 blue, against 0.23-0.24), and tinted where the grey of frames without cycles
 /// (0.52) is neutral.
-pub(crate) fn uncertain(colour: Rgb) -> Rgb {
+pub fn uncertain_color(colour: Rgb) -> Rgb {
     lerp(colour, PALE, 0.6)
 }
 

@@ -11,7 +11,7 @@ use cpiflame_profile::ratios::RatioIntervals;
 use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
 
 use crate::color::{
-    cpi_color, cpi_position, stall_color, uncertain, warm_color, Rgb, CPI_HIGH, CPI_LOW,
+    cpi_color, cpi_position, stall_color, uncertain_color, warm_color, Rgb, CPI_HIGH, CPI_LOW,
     STALL_BLUE, STALL_MID, STALL_RED,
 };
 use crate::hot;
@@ -295,7 +295,7 @@ impl Picture for Cpi<'_> {
             Colour::Name => warm_color(self.name(node)),
         };
         if self.uncertain(node) {
-            uncertain(colour)
+            uncertain_color(colour)
         } else {
             colour
         }
@@ -343,7 +343,7 @@ impl Picture for Cpi<'_> {
         // Washed-out frames get a legend entry when the graph has any.
         let swatches = if (0..self.tree.nodes.len()).any(|i| self.uncertain_at(i)) {
             vec![Swatch {
-                fill: uncertain(STALL_MID),
+                fill: uncertain_color(STALL_MID),
                 stripes: None,
                 label: UNCERTAIN_LABEL,
             }]

@@ -48,9 +48,9 @@ use cpiflame_profile::{Count, Profile, SourceLines, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
-    cpi_color, cpi_position, diff_color, stall_color, Rgb, CPI_HIGH, CPI_LOW, DIFF_GREW,
-    DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
-    WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
+    cpi_color, cpi_position, diff_color, stall_color, uncertain_color, Rgb, CPI_HIGH, CPI_LOW,
+    DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED,
+    WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
 pub use diff::render_diff;
