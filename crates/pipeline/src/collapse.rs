@@ -15,8 +15,11 @@ use cpiflame_unwind::{CodeAddress, CodeSite, FrameRef, Resolver, StackEntry};
 
 use crate::progress::Meter;
 
+use cpiflame_profile::interval::PairedMoments;
 use cpiflame_profile::lines::{LineId, LinedStack, SourceLine, NO_LINE};
-use cpiflame_profile::{wall, Count, EventColumn, Frame, FrameId, FrameKind, Profile, SourceLines};
+use cpiflame_profile::{
+    wall, Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, SourceLines,
+};
 
 use crate::offcpu::WallPlan;
 
@@ -364,6 +367,7 @@ pub fn collapse_all(
                 RawStack {
                     counts: vec![Count::default(); n_events],
                     sites: None,
+                    paired: Vec::new(),
                 },
             );
         }
@@ -373,6 +377,7 @@ pub fn collapse_all(
         for &(event, period) in &weights {
             stack.counts[event].add(Count { samples: 1, period });
         }
+        add_pairs(&mut stack.paired, sample_weights.group());
         if options.lines && lined.any(entries, resolver) {
             stack
                 .sites
@@ -399,6 +404,9 @@ pub fn collapse_all(
             lines.add(&stack, &key, sites, &mut names);
         }
         names.add_counts(&stack, raw.counts);
+        for pair in raw.paired {
+            names.profile.add_paired(&stack, pair);
+        }
     }
     let lines = lines.map(LineNames::finish);
     Ok(Collapsed {
@@ -413,6 +421,26 @@ pub fn collapse_all(
 struct RawStack {
     counts: Vec<Count>,
     sites: Option<StackSites>,
+    /// Leader-sampled groups' per-sample deltas, by pair of columns.
+    paired: Vec<PairMoments>,
+}
+
+/// Adds one sample's group deltas (see [`SampleWeights::group`]) to `paired`, a pair of
+/// columns at a time.
+fn add_pairs(paired: &mut Vec<PairMoments>, group: &[(usize, u64)]) {
+    for (i, &(a, da)) in group.iter().enumerate() {
+        for &(b, db) in &group[i + 1..] {
+            if a == b {
+                continue;
+            }
+            let mut one = PairedMoments::default();
+            one.push(da, db);
+            match paired.iter_mut().find(|p| (p.a, p.b) == (a, b)) {
+                Some(p) => p.moments.add(one),
+                None => paired.push(PairMoments { a, b, moments: one }),
+            }
+        }
+    }
 }
 
 /// Where the samples of one stack were: the code of each frame (as the namer found it). A
@@ -642,6 +670,8 @@ pub struct SampleWeights {
     wall: Option<WallPlan>,
     /// On-CPU weight per thread so far, for the wall plan's exact spread.
     wall_spread: HashMap<i32, u64>,
+    /// The last sample's counter deltas when it carried a group's values, zeros included.
+    group: Vec<(usize, u64)>,
 }
 
 impl SampleWeights {
@@ -662,6 +692,7 @@ impl SampleWeights {
             read_deltas: ReadDeltas::new(file),
             wall: None,
             wall_spread: HashMap::default(),
+            group: Vec::new(),
         }
     }
 
@@ -671,12 +702,21 @@ impl SampleWeights {
         self
     }
 
+    /// The (event column, delta) of every counter value the last sample given to
+    /// [`SampleWeights::weights`] carried, zero deltas included: the per-sample deltas of a
+    /// leader-sampled group, which a ratio's interval needs in pairs. Empty for a sample
+    /// without counter values.
+    pub fn group(&self) -> &[(usize, u64)] {
+        &self.group
+    }
+
     /// Replaces `out` with the (event column, period) pairs `sample` adds, one sample each:
     /// its own period in its event's column, or one delta per counter value it carries
     /// (see [`collapse`]). Feed every sample of the file in order: deltas are kept.
     pub fn weights(&mut self, file: &PerfData, sample: &Sample<'_>, out: &mut Vec<(usize, u64)>) {
         out.clear();
-        if !self.read_deltas.weights(file, sample, out) {
+        self.group.clear();
+        if !self.read_deltas.weights(file, sample, out, &mut self.group) {
             let fixed = self.fixed_periods.get(sample.attr).copied().unwrap_or(1);
             out.push((sample.attr, sample.period.unwrap_or(fixed)));
         }
@@ -723,6 +763,7 @@ impl ReadDeltas {
         file: &PerfData,
         sample: &Sample<'_>,
         out: &mut Vec<(usize, u64)>,
+        group: &mut Vec<(usize, u64)>,
     ) -> bool {
         let Some(read) = sample.read else {
             return false;
@@ -747,6 +788,7 @@ impl ReadDeltas {
             let last = self.last.entry((id, thread)).or_insert(0);
             let delta = value.wrapping_sub(*last);
             *last = value;
+            group.push((event, delta));
             if delta != 0 {
                 out.push((event, delta));
             }

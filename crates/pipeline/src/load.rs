@@ -497,6 +497,13 @@ pub fn load_opened(
         Vec::new()
     };
     hybrid.apply(&mut profile);
+    if hybrid.merged() {
+        // Pairs of attrs are not pairs of the merged columns: intervals fall back to the
+        // independent-sampling method (docs/uncertainty.md).
+        for stack in &mut profile.stacks {
+            stack.paired.clear();
+        }
+    }
     if wall.is_some() {
         profile.events.extend(wall_columns);
         for (stack, counts) in profile.stacks.iter_mut().zip(wall_counts) {

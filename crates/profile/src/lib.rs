@@ -35,7 +35,7 @@ pub use perf_script::{
     looks_like_perf_script, read_perf_script, read_perf_script_with, HeaderEvent, PerfScript,
     PerfScriptError, PerfScriptErrorKind, PerfScriptOptions,
 };
-pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile, Stack};
+pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
     diff_frames, diff_frames_of, top_frames, top_frames_at, top_frames_of, totals, totals_at,

@@ -70,6 +70,48 @@ pub struct EventColumn {
 pub struct Stack {
     pub frames: Vec<FrameId>,
     pub counts: Vec<Count>,
+    /// Leader-sampled groups (every sample carries several counters' deltas): for each pair
+    /// of columns the stack's samples carried together, the moments of their per-sample
+    /// deltas, from which a ratio's interval is computed
+    /// ([`interval::paired_ratio_interval`](crate::interval::paired_ratio_interval)). Empty
+    /// for independently sampled events and text input.
+    pub paired: Vec<PairMoments>,
+}
+
+/// The moments of two columns' per-sample deltas in one stack: `moments.sum_a` is column
+/// `a`'s, `moments.sum_b` column `b`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairMoments {
+    pub a: usize,
+    pub b: usize,
+    pub moments: crate::interval::PairedMoments,
+}
+
+impl Stack {
+    /// The moments of the ratio column `numerator` / column `denominator`, when the stack's
+    /// samples carried both (swapped into place when kept the other way round).
+    pub fn paired_moments(
+        &self,
+        numerator: usize,
+        denominator: usize,
+    ) -> Option<crate::interval::PairedMoments> {
+        self.paired.iter().find_map(|p| {
+            let m = p.moments;
+            if (p.a, p.b) == (numerator, denominator) {
+                Some(m)
+            } else if (p.b, p.a) == (numerator, denominator) {
+                Some(crate::interval::PairedMoments {
+                    sum_a: m.sum_b,
+                    sum_b: m.sum_a,
+                    sum_aa: m.sum_bb,
+                    sum_bb: m.sum_aa,
+                    ..m
+                })
+            } else {
+                None
+            }
+        })
+    }
 }
 
 /// A folded profile: the result of collapsing every sample of a file.
@@ -104,20 +146,36 @@ impl Profile {
 
     /// Adds `count` to `event` for the stack `frames` (root first).
     pub fn add(&mut self, frames: &[FrameId], event: usize, count: Count) {
+        let index = self.stack_index(frames);
+        self.stacks[index].counts[event].add(count);
+    }
+
+    /// Adds the moments of one pair of columns' per-sample deltas to the stack `frames`
+    /// ([`Stack::paired`]).
+    pub fn add_paired(&mut self, frames: &[FrameId], pair: PairMoments) {
+        let index = self.stack_index(frames);
+        let paired = &mut self.stacks[index].paired;
+        match paired.iter_mut().find(|p| (p.a, p.b) == (pair.a, pair.b)) {
+            Some(p) => p.moments.add(pair.moments),
+            None => paired.push(pair),
+        }
+    }
+
+    fn stack_index(&mut self, frames: &[FrameId]) -> usize {
         let n_events = self.events.len();
-        let index = match self.stack_ids.get(frames) {
+        match self.stack_ids.get(frames) {
             Some(&i) => i,
             None => {
                 let i = self.stacks.len();
                 self.stacks.push(Stack {
                     frames: frames.to_vec(),
                     counts: vec![Count::default(); n_events],
+                    paired: Vec::new(),
                 });
                 self.stack_ids.insert(frames.to_vec(), i);
                 i
             }
-        };
-        self.stacks[index].counts[event].add(count);
+        }
     }
 
     /// The frame with id `id`.

@@ -149,6 +149,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::interval::{paired_ratio_interval, PairedMoments};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::RatioIntervals;
 use crate::wall::WallColumns;
@@ -414,6 +415,15 @@ fn bounds(
         .map(|i| [i.lo, i.hi])
 }
 
+/// `moments` when they are a leader-sampled group's and cover the whole ratio: their sums
+/// are exactly the numerator's and denominator's periods (every sample carried both
+/// counters). Otherwise the events were sampled apart, or only some of the samples were a
+/// group's, and the independent-sampling method applies.
+fn paired(moments: &PairedMoments, numerator: u128, denominator: u128) -> Option<&PairedMoments> {
+    (moments.n >= 2 && moments.sum_a == numerator && moments.sum_b == denominator)
+        .then_some(moments)
+}
+
 fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
@@ -439,6 +449,7 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
     } = columns;
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
     let (mut is, mut ip, mut rs, mut rp) = (0u128, 0u128, 0u128, 0u128);
+    let (mut stall_pair, mut cpi_pair) = (PairedMoments::default(), PairedMoments::default());
     let wall_columns = WallColumns::of(p);
     let mut wall = [0u128; 3];
     for stack in &p.stacks {
@@ -453,6 +464,13 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
         let r = count(stack, ratio_cycles.unwrap_or(cycles));
         rs += u128::from(r.samples);
         rp += u128::from(r.period);
+        let ratio_index = ratio_cycles.unwrap_or(cycles);
+        if let Some(m) = stalls.and_then(|e| stack.paired_moments(e, ratio_index)) {
+            stall_pair.add(m);
+        }
+        if let Some(m) = instructions.and_then(|e| stack.paired_moments(ratio_index, e)) {
+            cpi_pair.add(m);
+        }
         if let Some(s) = stalls {
             let s = count(stack, s);
             ss += u128::from(s.samples);
@@ -471,12 +489,18 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
     };
     let (stall_c, ratio_c, instr_c) = (c(ss, sp), c(rs, rp), c(is, ip));
     Totals {
-        stall_share_interval: stalls
-            .and_then(|_| ratio(sp, rp))
-            .and_then(|_| bounds(stall_c, ratio_c, stall_c, confidence)),
-        cpi_interval: instructions
-            .and_then(|_| cpi_of(rp, ip))
-            .and_then(|_| bounds(ratio_c, instr_c, ratio_c, confidence)),
+        stall_share_interval: stalls.and_then(|_| ratio(sp, rp)).and_then(|_| {
+            match paired(&stall_pair, sp, rp) {
+                Some(m) => paired_ratio_interval(m, confidence).map(|i| [i.lo, i.hi]),
+                None => bounds(stall_c, ratio_c, stall_c, confidence),
+            }
+        }),
+        cpi_interval: instructions.and_then(|_| cpi_of(rp, ip)).and_then(|_| {
+            match paired(&cpi_pair, rp, ip) {
+                Some(m) => paired_ratio_interval(m, confidence).map(|i| [i.lo, i.hi]),
+                None => bounds(ratio_c, instr_c, ratio_c, confidence),
+            }
+        }),
         cycles_event: name(cycles),
         stalls_event: stalls.map(name),
         cycles_samples: saturate(cs),
@@ -513,6 +537,10 @@ struct Agg<'a> {
     ratio_samples: u128,
     stall_samples: u128,
     instructions_samples: u128,
+    /// Leader-sampled groups: the per-sample deltas of (stalls, ratio cycles) and (ratio
+    /// cycles, instructions), where the stacks have them.
+    stall_pair: PairedMoments,
+    cpi_pair: PairedMoments,
     /// Nanoseconds on CPU, runnable and blocked (the wall-time columns), when there are any.
     wall: [u128; 3],
 }
@@ -564,6 +592,8 @@ fn aggregate<'a, K: Eq + Hash>(
                     ratio_samples: 0,
                     stall_samples: 0,
                     instructions_samples: 0,
+                    stall_pair: PairedMoments::default(),
+                    cpi_pair: PairedMoments::default(),
                     wall: [0; 3],
                 });
                 aggs.len() - 1
@@ -581,6 +611,9 @@ fn aggregate<'a, K: Eq + Hash>(
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
         let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
         let r = ratio_cycles.map_or(c, |e| count(stack, e));
+        let ratio_index = ratio_cycles.unwrap_or(cycles);
+        let stall_pair = stalls.and_then(|e| stack.paired_moments(e, ratio_index));
+        let cpi_pair = instructions.and_then(|e| stack.paired_moments(ratio_index, e));
         // Off-CPU stacks have wall time and no cycles: they count too.
         let w = wall_columns.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period));
         all_cycles += u128::from(c.period);
@@ -613,6 +646,12 @@ fn aggregate<'a, K: Eq + Hash>(
             agg.ratio_samples += u128::from(r.samples);
             agg.stall_samples += u128::from(s.samples);
             agg.instructions_samples += u128::from(n.samples);
+            if let Some(m) = stall_pair {
+                agg.stall_pair.add(m);
+            }
+            if let Some(m) = cpi_pair {
+                agg.cpi_pair.add(m);
+            }
             for (sum, x) in agg.wall.iter_mut().zip(w) {
                 *sum += u128::from(x);
             }
@@ -659,11 +698,15 @@ impl Agg<'_> {
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.stall_share(stalls)?;
-        let i = intervals.as_mut()?.ratio(
-            Self::count(self.stall_samples, self.stall_period),
-            Self::count(self.ratio_samples, self.ratio_period),
-            whole.stall_column,
-        )?;
+        let intervals = intervals.as_mut()?;
+        let i = match paired(&self.stall_pair, self.stall_period, self.ratio_period) {
+            Some(m) => paired_ratio_interval(m, intervals.confidence())?,
+            None => intervals.ratio(
+                Self::count(self.stall_samples, self.stall_period),
+                Self::count(self.ratio_samples, self.ratio_period),
+                whole.stall_column,
+            )?,
+        };
         Some([i.lo, i.hi])
     }
 
@@ -674,11 +717,15 @@ impl Agg<'_> {
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.cpi(instructions)?;
-        let i = intervals.as_mut()?.ratio(
-            Self::count(self.ratio_samples, self.ratio_period),
-            Self::count(self.instructions_samples, self.instructions_period),
-            whole.ratio_column,
-        )?;
+        let intervals = intervals.as_mut()?;
+        let i = match paired(&self.cpi_pair, self.ratio_period, self.instructions_period) {
+            Some(m) => paired_ratio_interval(m, intervals.confidence())?,
+            None => intervals.ratio(
+                Self::count(self.ratio_samples, self.ratio_period),
+                Self::count(self.instructions_samples, self.instructions_period),
+                whole.ratio_column,
+            )?,
+        };
         Some([i.lo, i.hi])
     }
 

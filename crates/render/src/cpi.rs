@@ -5,7 +5,9 @@ use std::io::{self, BufWriter, Write};
 
 use std::collections::HashMap;
 
-use cpiflame_profile::interval::{Interval, STALL_COLOUR_WIDTH};
+use cpiflame_profile::interval::{
+    paired_ratio_interval, Interval, PairedMoments, STALL_COLOUR_WIDTH,
+};
 use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::ratios::RatioIntervals;
 use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
@@ -112,7 +114,9 @@ pub fn render_cpi<W: Write>(
         };
         hot::hot_lines(&tree, l, &columns)
     });
-    let intervals = frame_intervals(&tree, colour, opts);
+    let ratio_cycles = opts.ratio_cycles.unwrap_or(cycles);
+    let columns = (stalls, ratio_cycles, opts.instructions);
+    let intervals = frame_intervals(profile, &tree, colour, columns, opts);
     let picture = Cpi {
         profile,
         confidence: opts.confidence,
@@ -186,10 +190,14 @@ const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
 
 /// Each node's interval of the ratio `colour` shows, at `opts.confidence` (none without
 /// one, or for a graph coloured by name). Only for nodes wide enough to be drawn: a graph of
-/// a million stacks has far more nodes than it draws.
+/// a million stacks has far more nodes than it draws. A leader-sampled group's nodes get the
+/// interval of their per-sample deltas ([`paired_moments`]), others that of independently
+/// sampled events.
 fn frame_intervals(
+    profile: &Profile,
     tree: &Tree<FrameId, CpiWeight>,
     colour: Colour,
+    columns: (Option<usize>, usize, Option<usize>),
     opts: &Options,
 ) -> Vec<Option<Interval>> {
     let Some(mut intervals) = opts.confidence.and_then(RatioIntervals::new) else {
@@ -199,17 +207,79 @@ fn frame_intervals(
     // The image's width is a little more than the frames' span: a node this wide or wider
     // may be drawn.
     let px_per_unit = f64::from(opts.width) / all.width().max(1) as f64;
+    let drawn = |n: &CpiNode| (n.total.width() as f64) * px_per_unit >= opts.min_width;
+    let (stalls, ratio_cycles, instructions) = columns;
+    let pair = match colour {
+        Colour::Stalls => stalls.map(|s| (s, ratio_cycles)),
+        Colour::Cpi => instructions.map(|i| (ratio_cycles, i)),
+        Colour::Name => None,
+    };
+    let paired = pair.map_or_else(Vec::new, |(a, b)| {
+        paired_moments(profile, tree, a, b, drawn)
+    });
+    let confidence = intervals.confidence();
     tree.nodes
         .iter()
-        .map(|n| match colour {
-            _ if (n.total.width() as f64) * px_per_unit < opts.min_width => None,
-            Colour::Stalls => intervals.ratio(n.total.stalls, n.total.ratio_cycles, all.stalls),
-            Colour::Cpi => {
-                intervals.ratio(n.total.ratio_cycles, n.total.instructions, all.ratio_cycles)
+        .enumerate()
+        .map(|(i, n)| {
+            if !drawn(n) {
+                return None;
             }
-            Colour::Name => None,
+            let (num, den, column) = match colour {
+                Colour::Stalls => (n.total.stalls, n.total.ratio_cycles, all.stalls),
+                Colour::Cpi => (n.total.ratio_cycles, n.total.instructions, all.ratio_cycles),
+                Colour::Name => return None,
+            };
+            // The group's moments when they cover the node's whole ratio (every sample
+            // carried both counters).
+            match paired.get(i) {
+                Some(m)
+                    if m.n >= 2
+                        && m.sum_a == u128::from(num.period)
+                        && m.sum_b == u128::from(den.period) =>
+                {
+                    paired_ratio_interval(m, confidence)
+                }
+                _ => intervals.ratio(num, den, column),
+            }
         })
         .collect()
+}
+
+/// Each drawn node's sum of its stacks' moments of columns (`a`, `b`), by node index;
+/// empty when no stack has them (independently sampled events).
+fn paired_moments(
+    profile: &Profile,
+    tree: &Tree<FrameId, CpiWeight>,
+    a: usize,
+    b: usize,
+    drawn: impl Fn(&CpiNode) -> bool,
+) -> Vec<PairedMoments> {
+    if profile.stacks.iter().all(|s| s.paired.is_empty()) {
+        return Vec::new();
+    }
+    let mut child: HashMap<(u32, FrameId), u32> = HashMap::new();
+    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
+        if let (Some(frame), true) = (node.frame, drawn(node)) {
+            child.insert((node.parent, frame), i as u32);
+        }
+    }
+    let mut sums = vec![PairedMoments::default(); tree.nodes.len()];
+    for stack in &profile.stacks {
+        let Some(m) = stack.paired_moments(a, b) else {
+            continue;
+        };
+        sums[0].add(m);
+        let mut node = 0u32;
+        for &frame in &stack.frames {
+            let Some(&next) = child.get(&(node, frame)) else {
+                break;
+            };
+            sums[next as usize].add(m);
+            node = next;
+        }
+    }
+    sums
 }
 
 impl Cpi<'_> {
