@@ -54,8 +54,8 @@ impl Interval {
 
     /// Whether the interval is wider than `limit` (an unbounded or NaN interval is).
     pub fn too_wide(self, limit: f64) -> bool {
-        // Written so that NaN widths count as too wide.
-        !(self.width() <= limit)
+        let width = self.width();
+        width.is_nan() || width > limit
     }
 
     /// Whether a stall-share interval is too wide to place its frame on the colour scale
@@ -155,7 +155,7 @@ fn mid_p_lower(k: u64, n: u64, alpha2: f64) -> f64 {
     for _ in 0..100 {
         let c = (a * fb - b * fa) / (fb - fa);
         let fc = f(c);
-        if fc == 0.0 || (b - a) <= 1e-13 * b {
+        if fc.abs() <= 1e-14 * alpha2 || (b - a) <= 1e-13 * b {
             return c;
         }
         if (fc < 0.0) == (fa < 0.0) {
