@@ -320,8 +320,8 @@ impl PairedMoments {
 /// variance of the residuals a - R̂b, over n, over b̄²); the interval is
 /// [R̂ e^(-t·se/R̂), R̂ e^(t·se/R̂)]. The log scale keeps the bounds positive and makes the
 /// interval longer upward, as the ratio's distribution is when the numerator comes in
-/// bursts: Fieller's interval (exact for normal pairs) covered 92.6% in a case where this
-/// one covers 93.8% (`docs/uncertainty.md`).
+/// bursts: Fieller's interval (exact for normal pairs) covers less wherever the per-sample
+/// values are skewed (90.5% against 93.5% in one case of `docs/uncertainty.md`).
 ///
 /// Cases a standard error cannot speak for: when b̄ is within t standard errors of 0 the
 /// ratio is unbounded, `[0, ∞)`; when no sample has numerator counts, `[0, 0]` would claim
