@@ -22,11 +22,13 @@ use crate::profile::Count;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use statrs::function::beta::{beta_reg, inv_beta_reg};
 
-/// The confidence of intervals and of the gate unless the user asks otherwise (`--confidence`).
+/// The confidence of intervals and of the gate unless the user asks for another (the
+/// `--confidence` flag of issue 25).
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// The widest stall-share interval (on the 0..1 scale) with which a frame is still placed on
-/// the colour scale; a wider one is drawn hatched or desaturated.
+/// the colour scale; a frame with a wider one is for the picture to mark (hatched or
+/// desaturated).
 ///
 /// A quarter of the scale: at a stall share near one half, a 95% interval is this wide with
 /// about 60 samples (2 × 1.96 × √(¼ / 60) ≈ 0.25), so frames with fewer samples than that are
@@ -36,7 +38,7 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 pub const STALL_COLOUR_WIDTH: f64 = 0.25;
 
 /// A confidence interval `[lo, hi]`. `hi` may be `f64::INFINITY` (a ratio whose denominator
-/// could be zero at this confidence).
+/// could be zero at this confidence, or whose numerator nothing bounds).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
     pub lo: f64,
