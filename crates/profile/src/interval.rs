@@ -5,8 +5,10 @@
 //! - [`ratio_interval`]: the ratio of two independently sampled events (stall share =
 //!   stalls / cycles, CPI = cycles / instructions) from their [`Count`]s: a conditional
 //!   binomial (mid-p) interval, mapped through the mean periods.
-//! - [`PairedMoments`] and [`paired_ratio_interval`]: leader-sampled groups, where every
-//!   sample carries both counters' deltas: Fieller's interval with Student-t quantiles.
+//! - [`PairedMoments`], [`paired_share_interval`] (stall share) and
+//!   [`paired_ratio_interval`] (CPI): leader-sampled groups, where every sample carries both
+//!   counters' deltas: the ratio estimator's standard error on the logit or log scale, with
+//!   Student-t quantiles.
 //! - [`growth_test`]: did a frame's share of the column grow by more than a number of points,
 //!   significantly? Sampling variance with one run per side, between-run variance (Welch)
 //!   with several.
@@ -20,11 +22,13 @@ use crate::profile::Count;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use statrs::function::beta::{beta_reg, inv_beta_reg};
 
-/// The confidence of intervals and of the gate unless the user asks otherwise (`--confidence`).
+/// The confidence of intervals and of the gate unless the user asks for another (the
+/// `--confidence` flag of issue 25).
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// The widest stall-share interval (on the 0..1 scale) with which a frame is still placed on
-/// the colour scale; a wider one is drawn hatched or desaturated.
+/// the colour scale; a frame with a wider one is for the picture to mark (hatched or
+/// desaturated).
 ///
 /// A quarter of the scale: at a stall share near one half, a 95% interval is this wide with
 /// about 60 samples (2 × 1.96 × √(¼ / 60) ≈ 0.25), so frames with fewer samples than that are
@@ -34,7 +38,7 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 pub const STALL_COLOUR_WIDTH: f64 = 0.25;
 
 /// A confidence interval `[lo, hi]`. `hi` may be `f64::INFINITY` (a ratio whose denominator
-/// could be zero at this confidence).
+/// could be zero at this confidence, or whose numerator nothing bounds).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
     pub lo: f64,
@@ -54,8 +58,8 @@ impl Interval {
 
     /// Whether the interval is wider than `limit` (an unbounded or NaN interval is).
     pub fn too_wide(self, limit: f64) -> bool {
-        // Written so that NaN widths count as too wide.
-        !(self.width() <= limit)
+        let width = self.width();
+        width.is_nan() || width > limit
     }
 
     /// Whether a stall-share interval is too wide to place its frame on the colour scale
@@ -155,7 +159,7 @@ fn mid_p_lower(k: u64, n: u64, alpha2: f64) -> f64 {
     for _ in 0..100 {
         let c = (a * fb - b * fa) / (fb - fa);
         let fc = f(c);
-        if fc == 0.0 || (b - a) <= 1e-13 * b {
+        if fc.abs() <= 1e-14 * alpha2 || (b - a) <= 1e-13 * b {
             return c;
         }
         if (fc < 0.0) == (fa < 0.0) {
@@ -308,50 +312,118 @@ impl PairedMoments {
     }
 }
 
-/// An interval for `sum_a / sum_b` of a leader-sampled group, from the per-sample deltas'
-/// variances and covariance (Fieller's interval, Student-t with n - 1 degrees of freedom).
+/// An interval for `sum_a / sum_b` of a leader-sampled group (CPI: cycles over
+/// instructions), from the per-sample deltas' variances and covariance: the ratio
+/// estimator's delta-method standard error on the log scale, with a Student-t quantile on
+/// n - 1 degrees of freedom. For a numerator that is part of the denominator (stall cycles
+/// within cycles) use [`paired_share_interval`].
 ///
-/// The ratio of two means: R is in the interval when |ā - R b̄| ≤ t √((s_aa - 2R s_ab +
-/// R² s_bb) / n), a quadratic in R. Unlike the delta method (R̂ ± t·se) it is asymmetric
-/// where the ratio is, and exact when the pairs are bivariate normal. The lower bound is
-/// clamped at 0 (the deltas are counts); the upper one is not (see [`ratio_interval`]).
-/// When b̄ itself is not significantly above 0 at this confidence the set is unbounded and
-/// the interval is `[max(lo, 0), ∞)` or `[0, ∞)`.
+/// R̂ = ā / b̄; its standard error is se = √((s_aa - 2R̂ s_ab + R̂² s_bb) / n) / b̄ (the
+/// variance of the residuals a - R̂b, over n, over b̄²); the interval is
+/// [R̂ e^(-t·se/R̂), R̂ e^(t·se/R̂)]. The log scale keeps the bounds positive and makes the
+/// interval longer upward, as the ratio's distribution is when the numerator comes in
+/// bursts: Fieller's interval (exact for normal pairs) covers less wherever the per-sample
+/// values are skewed (90.5% against 93.5% in one case of `docs/uncertainty.md`).
+///
+/// Cases a standard error cannot speak for: when b̄ is within t standard errors of 0 the
+/// ratio is unbounded, `[0, ∞)`; when no sample has numerator counts, `[0, 0]` would claim
+/// certainty from silence, so the interval is `[0, ∞)` too (a ratio without a bound on its
+/// numerator has nothing better).
 ///
 /// `None` with fewer than 2 samples (no variance), `sum_b == 0`, a saturated accumulator or a
 /// confidence not in (0, 1).
 pub fn paired_ratio_interval(moments: &PairedMoments, confidence: f64) -> Option<Interval> {
-    let alpha2 = half_alpha(confidence)?;
-    if moments.n < 2 || moments.sum_b == 0 || moments.saturated() {
-        return None;
-    }
-    let n = moments.n as f64;
-    let (ma, mb) = (moments.sum_a as f64 / n, moments.sum_b as f64 / n);
-    // Sample (co)variances from the raw sums. Cancellation loses about log10(mean² /
-    // variance) of f64's 16 digits: harmless at the widths shown.
-    let centred = |sum_xy: u128, mx: f64, my: f64| (sum_xy as f64 - n * mx * my) / (n - 1.0);
-    let s_aa = centred(moments.sum_aa, ma, ma).max(0.0);
-    let s_bb = centred(moments.sum_bb, mb, mb).max(0.0);
-    let s_ab = centred(moments.sum_ab, ma, mb);
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .ok()?
-        .inverse_cdf(1.0 - alpha2);
-    let q = t * t / n;
-    let qa = mb * mb - q * s_bb;
-    let qb = ma * mb - q * s_ab;
-    let qc = ma * ma - q * s_aa;
-    let estimate = ma / mb;
-    if qa <= 0.0 {
-        // The denominator's mean is within t standard errors of 0: no upper bound.
+    let e = PairedEstimate::new(moments, confidence)?;
+    if e.unbounded || moments.sum_a == 0 {
         return Some(Interval {
             lo: 0.0,
             hi: f64::INFINITY,
         });
     }
-    let disc = (qb * qb - qa * qc).max(0.0).sqrt();
-    let lo = ((qb - disc) / qa).min(estimate).max(0.0);
-    let hi = ((qb + disc) / qa).max(estimate);
-    Some(Interval { lo, hi })
+    let c = e.t * e.se / e.ratio;
+    Some(Interval {
+        lo: e.ratio * (-c).exp(),
+        hi: e.ratio * c.exp(),
+    })
+}
+
+/// An interval for `sum_a / sum_b` of a leader-sampled group when each sample's numerator is
+/// part of its denominator (stall cycles within the cycles of the same period): the stall
+/// share. As [`paired_ratio_interval`], but on the logit scale, ln(R / (1 - R)), which is
+/// the log scale near 0 and the log of 1 - R near 1: per-sample stall fractions are skewed
+/// toward the nearer end, and an interval symmetric in R undercovers at both (measured in
+/// `docs/uncertainty.md`).
+///
+/// No sample with stall cycles gives `[0, 1 - (1 - confidence)^(1/n)]`, the one-sided bound
+/// on the share of samples with any (which bounds the ratio, a sample's stalls being at most
+/// its cycles); every sample entirely stalled gives the mirror image. A ratio at or above 1
+/// (the counters are read a few cycles apart, so a sample can show more stall cycles than
+/// cycles) falls back to the log scale.
+///
+/// `None` as for [`paired_ratio_interval`].
+pub fn paired_share_interval(moments: &PairedMoments, confidence: f64) -> Option<Interval> {
+    let e = PairedEstimate::new(moments, confidence)?;
+    let n = moments.n as f64;
+    let one_sided = 1.0 - (1.0 - confidence).powf(1.0 / n);
+    if moments.sum_a == 0 {
+        return Some(Interval {
+            lo: 0.0,
+            hi: one_sided,
+        });
+    }
+    if moments.sum_a == moments.sum_b {
+        return Some(Interval {
+            lo: 1.0 - one_sided,
+            hi: 1.0,
+        });
+    }
+    if e.unbounded || e.ratio >= 1.0 {
+        return paired_ratio_interval(moments, confidence);
+    }
+    let (r, c) = (e.ratio, e.t * e.se / (e.ratio * (1.0 - e.ratio)));
+    let logit = (r / (1.0 - r)).ln();
+    let expit = |x: f64| 1.0 / (1.0 + (-x).exp());
+    Some(Interval {
+        lo: expit(logit - c),
+        hi: expit(logit + c),
+    })
+}
+
+/// The ratio of means of paired deltas, its standard error and the t quantile.
+struct PairedEstimate {
+    ratio: f64,
+    se: f64,
+    t: f64,
+    /// b̄ within t standard errors of 0.
+    unbounded: bool,
+}
+
+impl PairedEstimate {
+    fn new(moments: &PairedMoments, confidence: f64) -> Option<PairedEstimate> {
+        let alpha2 = half_alpha(confidence)?;
+        if moments.n < 2 || moments.sum_b == 0 || moments.saturated() {
+            return None;
+        }
+        let n = moments.n as f64;
+        let (ma, mb) = (moments.sum_a as f64 / n, moments.sum_b as f64 / n);
+        // Sample (co)variances from the raw sums. Cancellation loses about log10(mean² /
+        // variance) of f64's 16 digits: harmless at the widths shown.
+        let centred = |sum_xy: u128, mx: f64, my: f64| (sum_xy as f64 - n * mx * my) / (n - 1.0);
+        let s_aa = centred(moments.sum_aa, ma, ma).max(0.0);
+        let s_bb = centred(moments.sum_bb, mb, mb).max(0.0);
+        let s_ab = centred(moments.sum_ab, ma, mb);
+        let t = StudentsT::new(0.0, 1.0, n - 1.0)
+            .ok()?
+            .inverse_cdf(1.0 - alpha2);
+        let ratio = ma / mb;
+        let residual = (s_aa - 2.0 * ratio * s_ab + ratio * ratio * s_bb).max(0.0);
+        Some(PairedEstimate {
+            ratio,
+            se: (residual / n).sqrt() / mb,
+            t,
+            unbounded: mb * mb <= t * t * s_bb / n,
+        })
+    }
 }
 
 /// One run's share of a column for one frame: the frame's count and the column's total
@@ -554,6 +626,8 @@ mod tests {
             (50, 100),
             (999, 1000),
             (20_000, 100_000),
+            (5, 1_000_000),
+            (1000, 1_000_000),
         ] {
             for &conf in &[0.8, 0.95, 0.99] {
                 let a2 = (1.0 - conf) / 2.0;
@@ -630,27 +704,61 @@ mod tests {
         for b in [1000u64, 1200, 900, 1100] {
             m.push(b / 4, b);
         }
-        let i = paired_ratio_interval(&m, 0.95).unwrap();
-        assert!(close(i.lo, 0.25, 1e-9) && close(i.hi, 0.25, 1e-9), "{i:?}");
+        for i in [
+            paired_ratio_interval(&m, 0.95).unwrap(),
+            paired_share_interval(&m, 0.95).unwrap(),
+        ] {
+            assert!(close(i.lo, 0.25, 1e-9) && close(i.hi, 0.25, 1e-9), "{i:?}");
+        }
     }
 
     #[test]
-    fn paired_interval_matches_fieller_by_hand() {
-        // Pairs (a, b): (1, 10), (3, 10), (2, 12): ā = 2, b̄ = 32/3, s_aa = 1, s_bb = 4/3,
-        // s_ab = 0; t(0.975, 2) = 4.302652729911275 (published tables: 4.303).
+    fn paired_interval_matches_the_log_scale_delta_method_by_hand() {
+        // Pairs (a, b): (1, 10), (3, 10), (2, 12): ā = 2, b̄ = 32/3, R̂ = 6/32, s_aa = 1,
+        // s_bb = 4/3, s_ab = 0; t(0.975, 2) = 4.302652729911275 (published tables: 4.303).
         let mut m = PairedMoments::default();
         for (a, b) in [(1, 10), (3, 10), (2, 12)] {
             m.push(a, b);
         }
         let t: f64 = 4.302652729911275;
-        let q = t * t / 3.0;
-        let (ma, mb) = (2.0, 32.0 / 3.0);
-        let (qa, qb, qc) = (mb * mb - q * 4.0 / 3.0, ma * mb, ma * ma - q);
-        let d = (qb * qb - qa * qc).sqrt();
+        let r: f64 = 6.0 / 32.0;
+        let c = t * ((1.0 + r * r * 4.0 / 3.0) / 3.0).sqrt() / 2.0;
         let i = paired_ratio_interval(&m, 0.95).unwrap();
-        assert!(close(i.lo, ((qb - d) / qa).max(0.0), 1e-9), "{i:?}");
-        assert!(close(i.hi, (qb + d) / qa, 1e-9), "{i:?}");
-        assert!(i.contains(6.0 / 32.0));
+        assert!(close(i.lo, r * (-c).exp(), 1e-9), "{i:?}");
+        assert!(close(i.hi, r * c.exp(), 1e-9), "{i:?}");
+        // The share on the logit scale: se(R̂) / (R̂ (1 - R̂)) with se(R̂) = c R̂ / t.
+        let cl = c / (1.0 - r);
+        let logit = (r / (1.0 - r)).ln();
+        let expit = |x: f64| 1.0 / (1.0 + (-x).exp());
+        let i = paired_share_interval(&m, 0.95).unwrap();
+        assert!(close(i.lo, expit(logit - cl), 1e-9), "{i:?}");
+        assert!(close(i.hi, expit(logit + cl), 1e-9), "{i:?}");
+        assert!(i.contains(r));
+        // No stall cycles in 20 samples: [0, 1 - 0.05^(1/20)] for the share, nothing bounds
+        // a ratio; all stalled: the mirror image.
+        let (mut z, mut all) = (PairedMoments::default(), PairedMoments::default());
+        for _ in 0..20 {
+            z.push(0, 1000);
+            all.push(1000, 1000);
+        }
+        let bound = 1.0 - 0.05f64.powf(1.0 / 20.0);
+        let i = paired_share_interval(&z, 0.95).unwrap();
+        assert!(i.lo == 0.0 && close(i.hi, bound, 1e-12), "{i:?}");
+        let i = paired_share_interval(&all, 0.95).unwrap();
+        assert!(close(i.lo, 1.0 - bound, 1e-12) && i.hi == 1.0, "{i:?}");
+        assert_eq!(paired_ratio_interval(&z, 0.95).unwrap().hi, f64::INFINITY);
+        // A denominator indistinguishable from 0: unbounded.
+        let mut d = PairedMoments::default();
+        for (a, b) in [(1, 0), (1, 0), (1, 3)] {
+            d.push(a, b);
+        }
+        assert_eq!(
+            paired_ratio_interval(&d, 0.95),
+            Some(Interval {
+                lo: 0.0,
+                hi: f64::INFINITY
+            })
+        );
     }
 
     #[test]
