@@ -149,7 +149,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::interval::{paired_ratio_interval, PairedMoments};
+use crate::interval::{paired_ratio_interval, paired_share_interval, PairedMoments};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::RatioIntervals;
 use crate::wall::WallColumns;
@@ -491,7 +491,7 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
     Totals {
         stall_share_interval: stalls.and_then(|_| ratio(sp, rp)).and_then(|_| {
             match paired(&stall_pair, sp, rp) {
-                Some(m) => paired_ratio_interval(m, confidence).map(|i| [i.lo, i.hi]),
+                Some(m) => paired_share_interval(m, confidence).map(|i| [i.lo, i.hi]),
                 None => bounds(stall_c, ratio_c, stall_c, confidence),
             }
         }),
@@ -700,7 +700,7 @@ impl Agg<'_> {
         self.stall_share(stalls)?;
         let intervals = intervals.as_mut()?;
         let i = match paired(&self.stall_pair, self.stall_period, self.ratio_period) {
-            Some(m) => paired_ratio_interval(m, intervals.confidence())?,
+            Some(m) => paired_share_interval(m, intervals.confidence())?,
             None => intervals.ratio(
                 Self::count(self.stall_samples, self.stall_period),
                 Self::count(self.ratio_samples, self.ratio_period),

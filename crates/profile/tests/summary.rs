@@ -105,6 +105,8 @@ fn summary(
         stall_share,
         cpi: None,
         ipc: None,
+        stall_share_interval: None,
+        cpi_interval: None,
         on_cpu_ns: None,
         runnable_ns: None,
         blocked_ns: None,
@@ -114,11 +116,46 @@ fn summary(
     }
 }
 
+/// `frames` with their intervals checked (one wherever there is a stall share, holding it,
+/// as `interval::ratio_interval` gives it for these small counts) and then left out, so the
+/// rest compares with [`summary`]'s.
+fn without_intervals(p: &Profile, mut frames: Vec<FrameSummary>) -> Vec<FrameSummary> {
+    let all_stalls = p.total(STALLS);
+    for f in &mut frames {
+        match (f.stall_share, f.stall_share_interval) {
+            (None, None) => {}
+            (Some(share), Some([lo, hi])) => {
+                assert!(lo <= share && share <= hi, "{f:?}");
+                let (stalls, cycles) = inclusive(p, &f.name);
+                let i =
+                    cpiflame_profile::interval::ratio_interval(stalls, cycles, all_stalls, 0.95)
+                        .unwrap();
+                assert_eq!([i.lo, i.hi], [lo, hi], "{}", f.name);
+            }
+            other => panic!("{}: stall share and interval {other:?}", f.name),
+        }
+        f.stall_share_interval = None;
+    }
+    frames
+}
+
+/// The stall and cycles counts of the stacks containing the frame named `name` (each once).
+fn inclusive(p: &Profile, name: &str) -> (Count, Count) {
+    let (mut s, mut c) = (Count::default(), Count::default());
+    for stack in &p.stacks {
+        if stack.frames.iter().any(|&f| p.frame(f).name == name) {
+            s.add(stack.counts[STALLS]);
+            c.add(stack.counts[CYCLES]);
+        }
+    }
+    (s, c)
+}
+
 #[test]
 fn top_frames_by_hand() {
     use FrameKind::{Process, User};
     let p = hand_built();
-    let top = top_frames(&p, CYCLES, Some(STALLS));
+    let top = without_intervals(&p, top_frames(&p, CYCLES, Some(STALLS)));
     // app, main: in every stack: total 10 of 10; stall period 30+30+0+30 = 90 over cycles
     //   period 60+30+10+0 = 100 → 0.9.
     // compute: self = total = 6 → 0.6; stall 30 / 60 = 0.5.
@@ -160,12 +197,28 @@ fn top_frames_by_hand() {
             instructions_period: None,
             cpi: None,
             ipc: None,
+            stall_share_interval: t.stall_share_interval,
+            cpi_interval: None,
             on_cpu_ns: None,
             runnable_ns: None,
             blocked_ns: None,
             wall_ns: None,
         }
     );
+    let i = cpiflame_profile::interval::ratio_interval(
+        Count {
+            samples: 3,
+            period: 90,
+        },
+        Count {
+            samples: 10,
+            period: 100,
+        },
+        p.total(STALLS),
+        0.95,
+    )
+    .unwrap();
+    assert_eq!(t.stall_share_interval, Some([i.lo, i.hi]));
 }
 
 #[test]
@@ -388,9 +441,10 @@ fn keys(v: &Value) -> Vec<&str> {
     k
 }
 
-const TOTALS_KEYS: [&str; 16] = [
+const TOTALS_KEYS: [&str; 18] = [
     "blocked_ns",
     "cpi",
+    "cpi_interval",
     "cycles_event",
     "cycles_period",
     "cycles_samples",
@@ -403,6 +457,7 @@ const TOTALS_KEYS: [&str; 16] = [
     "stall_period",
     "stall_samples",
     "stall_share",
+    "stall_share_interval",
     "stalls_event",
     "wall_ns",
 ];
@@ -434,6 +489,7 @@ fn report_json_has_the_documented_schema() {
             [
                 "blocked_ns",
                 "cpi",
+                "cpi_interval",
                 "ipc",
                 "kind",
                 "module",
@@ -443,6 +499,7 @@ fn report_json_has_the_documented_schema() {
                 "self_samples",
                 "self_share",
                 "stall_share",
+                "stall_share_interval",
                 "total_samples",
                 "total_share",
                 "wall_ns",
@@ -573,6 +630,8 @@ fn diff_json_has_the_documented_schema() {
 
 #[test]
 fn report_text_rows() {
+    // The intervals of so few samples are wide and lopsided (`[lo, hi]`, not `±`); their
+    // values are `ratio_interval`'s, checked in `top_frames_by_hand`.
     let p = hand_built();
     let top = top_frames(&p, CYCLES, Some(STALLS));
     let mut out = Vec::new();
@@ -584,15 +643,15 @@ fn report_text_rows() {
         "\
 # cpiflame report: 10 samples of cycles, 90.00% of cycles stalled (resource_stalls_any)
 #
-#   Total     Self    Stall  Samples  Function [module]
-# .......  .......  .......  .......  .................
+#   Total     Self                   Stall  Samples  Function [module]
+# .......  .......  ......................  .......  .................
 #
-  100.00%    0.00%   90.00%       10  app
-  100.00%    0.00%   90.00%       10  main [demo]
-   60.00%   60.00%   50.00%        6  compute [demo]
-   40.00%   40.00%   75.00%        4  load [demo]
-   10.00%    0.00%    0.00%        1  rec [demo]
-    0.00%    0.00%        -        0  idle [demo]
+  100.00%    0.00%  90.00% [19.93, 310.48]       10  app
+  100.00%    0.00%  90.00% [19.93, 310.48]       10  main [demo]
+   60.00%   60.00%   50.00% [2.16, 338.58]        6  compute [demo]
+   40.00%   40.00%   75.00% [3.03, 597.02]        4  load [demo]
+   10.00%    0.00%   0.00% [0.00, 5700.00]        1  rec [demo]
+    0.00%    0.00%                       -        0  idle [demo]
 "
     );
 
@@ -746,15 +805,15 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
         "\
 # cpiflame report: 14 samples of cycles, CPI 0.70 (instructions)
 #
-#   Total     Self      CPI  Samples  Function [module]
-# .......  .......  .......  .......  .................
+#   Total     Self                 CPI  Samples  Function [module]
+# .......  .......  ..................  .......  .................
 #
-  100.00%    0.00%     0.70       14  app
-  100.00%    0.00%     0.70       14  main [demo]
-   57.14%   57.14%     4.00        8  slow [demo]
-   28.57%   28.57%     0.25        4  fast [demo]
-   14.29%   14.29%        -        2  blind [demo]
-    0.00%    0.00%        -        0  seen [demo]
+  100.00%    0.00%   0.70 [0.31, 1.63]       14  app
+  100.00%    0.00%   0.70 [0.31, 1.63]       14  main [demo]
+   57.14%   57.14%  4.00 [0.64, 89.47]        8  slow [demo]
+   28.57%   28.57%   0.25 [0.07, 0.83]        4  fast [demo]
+   14.29%   14.29%                   -        2  blind [demo]
+    0.00%    0.00%                   -        0  seen [demo]
 "
     );
 }

@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Write};
 use std::collections::HashMap;
 
 use cpiflame_profile::interval::{
-    paired_ratio_interval, Interval, PairedMoments, STALL_COLOUR_WIDTH,
+    paired_ratio_interval, paired_share_interval, Interval, PairedMoments, STALL_COLOUR_WIDTH,
 };
 use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::ratios::RatioIntervals;
@@ -238,7 +238,10 @@ fn frame_intervals(
                         && m.sum_a == u128::from(num.period)
                         && m.sum_b == u128::from(den.period) =>
                 {
-                    paired_ratio_interval(m, confidence)
+                    match colour {
+                        Colour::Stalls => paired_share_interval(m, confidence),
+                        _ => paired_ratio_interval(m, confidence),
+                    }
                 }
                 _ => intervals.ratio(num, den, column),
             }
