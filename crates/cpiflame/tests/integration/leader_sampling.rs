@@ -2,7 +2,9 @@
 //! per thread and event, the samples and summed periods of the profile equal those of
 //! `perf script -F tid,period,event` (perf delivers each group member with its value's
 //! delta since the previous sample of that counter). The `perf script` text of the same
-//! recording, read back by cpiflame, gives the same columns.
+//! recording, read back by cpiflame, gives the same columns. The member's share of the
+//! leader gets the interval of the group's per-sample deltas (`paired_share_interval` over
+//! perf's deltas).
 
 use crate::support;
 
@@ -103,6 +105,38 @@ fn check(name: &str, events: &str, workload: &Path, args: &[&str]) {
     compare(name, &dir, &data);
 }
 
+/// The whole profile's interval of member / leader (periods), from perf's per-sample
+/// deltas: `perf script` prints a group's values of one sample on lines with the same tid
+/// and time (a member whose value did not move is left out: a zero delta).
+fn perf_paired_interval(data: &Path, leader: &str, member: &str) -> Option<[f64; 2]> {
+    let out = Command::new("perf")
+        .args(["script", "-F", "tid,time,period,event", "-i"])
+        .arg(data)
+        .output()
+        .expect("perf script");
+    assert!(out.status.success());
+    let mut samples: BTreeMap<(i64, String), (u64, u64)> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [tid, time, period, event] = fields[..] else {
+            continue;
+        };
+        let key = (tid.parse().unwrap(), time.to_string());
+        let period: u64 = period.parse().unwrap();
+        let pair = samples.entry(key).or_default();
+        match event.trim_end_matches(':') {
+            e if e == leader => pair.1 += period,
+            e if e == member => pair.0 += period,
+            _ => {}
+        }
+    }
+    let mut moments = cpiflame_profile::interval::PairedMoments::default();
+    for (a, b) in samples.into_values() {
+        moments.push(a, b);
+    }
+    cpiflame_profile::interval::paired_share_interval(&moments, 0.95).map(|i| [i.lo, i.hi])
+}
+
 fn compare(name: &str, dir: &Dir, data: &Path) {
     let perf = perf_totals(data);
     assert!(
@@ -115,6 +149,35 @@ fn compare(name: &str, dir: &Dir, data: &Path) {
     );
     let ours = our_totals(&load(data));
     assert_eq!(ours, perf, "{name}: perf.data per-thread totals");
+
+    // The interval of the member's share of the leader: from the per-sample deltas (the
+    // group's moments), equal to the one computed from perf's deltas.
+    let events: Vec<String> = perf.keys().map(|k| k.1.clone()).collect();
+    let (leader, member) = leader_and_member(data, &events);
+    let report = support::ok(&support::cpiflame(&[
+        "report",
+        data.to_str().unwrap(),
+        "--json",
+        "--cycles",
+        &leader,
+        "--stalls",
+        &member,
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let theirs = perf_paired_interval(data, &leader, &member);
+    let ours: Option<[f64; 2]> =
+        serde_json::from_value(v["totals"]["stall_share_interval"].clone())
+            .unwrap_or_else(|e| panic!("{name}: {e}: {v}"));
+    // The same integer sums; JSON keeps all but the last bit of a double.
+    let (Some(ours), Some(theirs)) = (ours, theirs) else {
+        panic!("{name}: intervals {ours:?} and {theirs:?}");
+    };
+    for (a, b) in ours.iter().zip(theirs) {
+        assert!(
+            (a - b).abs() <= 1e-12 * b.abs().max(1e-6),
+            "{name}: the group's interval from its per-sample deltas: {ours:?} against {theirs:?}"
+        );
+    }
 
     // The same recording as perf script text.
     let text = dir.path("group.perf");
@@ -135,6 +198,24 @@ fn compare(name: &str, dir: &Dir, data: &Path) {
         from_text, perf,
         "{name}: perf script text per-thread totals"
     );
+}
+
+/// The group's leader and its member, by the attrs' order in the file (`perf evlist`).
+fn leader_and_member(data: &Path, events: &[String]) -> (String, String) {
+    let out = Command::new("perf")
+        .args(["evlist", "-i"])
+        .arg(data)
+        .output()
+        .expect("perf evlist");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut order: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| events.iter().any(|e| e == l))
+        .collect();
+    order.dedup();
+    assert_eq!(order.len(), 2, "two events in {text}");
+    (order[0].to_string(), order[1].to_string())
 }
 
 #[test]
