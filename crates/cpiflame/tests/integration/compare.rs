@@ -292,11 +292,14 @@ fn cycles_and_instructions_fold_report_render_and_diff_give_cpi() {
         "{report}"
     );
     assert!(
-        report.contains("      CPI  Samples  Function [module]"),
+        report.contains("CPI  Samples  Function [module]"),
         "{report}"
     );
+    // One sample of each event: the CPI's interval is unbounded above.
     assert!(
-        report.contains("     4.00        1  slow [app]"),
+        report
+            .lines()
+            .any(|l| l.contains(" 4.00 [") && l.ends_with("        1  slow [app]")),
         "{report}"
     );
     let json = ok(&cpiflame(&["report", "--json", text]));

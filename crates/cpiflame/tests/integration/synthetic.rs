@@ -11,7 +11,7 @@ use std::process::Output;
 use cpiflame_perf_data::abi::{misc, sample};
 use cpiflame_perf_data::synth::{test_features, user_chain, write_perf_map, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, Mmap2, SampleFields};
-use cpiflame_render::stall_color;
+use cpiflame_render::{stall_color, uncertain_color};
 use support::{cpiflame, Dir};
 
 const CODE: u64 = 0x7f00_0000_0000;
@@ -181,11 +181,14 @@ fn check_cpi_graph(file: &Path) {
     );
     let svg = stdout(&cpiflame(&["render", file.to_str().unwrap()]));
     // Stall share of a frame including its children: stalls x period / cycles x period.
-    let expect = |share: f64| stall_color(Some(share)).to_string();
-    assert_eq!(fill_of(&svg, "stall_here"), expect(30.0 / 40.0));
-    assert_eq!(fill_of(&svg, "compute"), expect(30.0 / 40.0));
-    assert_eq!(fill_of(&svg, "main"), expect(30.0 / 100.0));
-    assert_eq!(fill_of(&svg, "busy"), expect(0.0));
+    // Frames of a few dozen samples are too uncertain for the scale: the share's colour,
+    // washed out (crates/render/tests/uncertainty.rs checks which frames are).
+    let washed = |share: f64| uncertain_color(stall_color(Some(share))).to_string();
+    assert_eq!(fill_of(&svg, "stall_here"), washed(30.0 / 40.0));
+    assert_eq!(fill_of(&svg, "compute"), washed(30.0 / 40.0));
+    assert_eq!(fill_of(&svg, "main"), washed(30.0 / 100.0));
+    // 60 cycles samples and no stall: the share's interval is narrow ([0, about 6%]).
+    assert_eq!(fill_of(&svg, "busy"), stall_color(Some(0.0)).to_string());
     assert!(
         svg.contains("stalled: 30.0%"),
         "subtitle gives the overall share"
