@@ -611,6 +611,12 @@ pub fn to_json(functions: &[Function]) -> Value {
                         "file": line.and_then(|l| l.file.clone()),
                         "line": line.and_then(|l| l.line),
                         "text": i.text,
+                        "frames": i.frames.iter().map(|f| json!({
+                            "function": f.function,
+                            "inlined": f.inlined,
+                            "file": f.line.file,
+                            "line": f.line.line,
+                        })).collect::<Vec<Value>>(),
                     })
                 })
                 .collect();
