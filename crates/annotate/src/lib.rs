@@ -9,6 +9,10 @@
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
 //! is that instruction) and CPI (cycles period / instructions period).
 //!
+//! A function's `.cold` part (code GCC moved out of line into the symbol `foo.cold`, which
+//! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
+//! the function's annotation when it has samples.
+//!
 //! Disassembly is x86-64 only (`iced-x86`); an AArch64 recording gets its sampled addresses
 //! and source lines without instruction text (no disassembler crate added yet). Kernel
 //! functions get their sampled addresses only: the kernel's code is not in the recording.
@@ -57,6 +61,12 @@ pub enum AnnotateError {
     NotPerfData(PathBuf),
     #[error("{}: no samples in a function named `{symbol}` (names as `cpiflame report` prints them)", file.display())]
     NoSuchFunction { file: PathBuf, symbol: String },
+    #[error("{}: no samples in `{symbol}` itself; its part `{symbol}.cold` has {samples}: annotate `{symbol}.cold`", file.display())]
+    OnlyColdPart {
+        file: PathBuf,
+        symbol: String,
+        samples: u64,
+    },
     #[error("{}: several events and no cycles column; choose one with --event", .0.display())]
     NoColumn(PathBuf),
 }
@@ -80,6 +90,28 @@ pub struct Function {
     pub instructions: Vec<Instruction>,
     /// In descending period, then file and line.
     pub lines: Vec<Line>,
+    /// The part GCC split off this function (`foo.cold`), when it has samples: annotated
+    /// apart, as perf does.
+    pub cold_part: Option<ColdPart>,
+}
+
+/// A function's `.cold` part, as its function's annotation mentions it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColdPart {
+    /// `foo.cold`: the function's name and the suffix.
+    pub name: String,
+    /// Samples of the weighing column in it, and their period.
+    pub samples: u64,
+    pub period: u64,
+}
+
+/// What annotate appends to a function's name for its cold part.
+const COLD: &str = ".cold";
+
+/// Whether a symbol-table name is a part GCC split off a function (`foo.cold`, `_Z3foov.cold`;
+/// older GCCs number them, `foo.cold.12`).
+fn is_cold_part(symbol: &str) -> bool {
+    symbol.ends_with(COLD) || symbol.contains(".cold.")
 }
 
 /// The weights of the samples at one instruction or line.
@@ -211,11 +243,21 @@ pub fn annotate(
         .as_deref()
         .is_none_or(|a| a == "x86_64" || a == "amd64");
 
-    // Functions by their final names (kernel names may arrive late: see pprof's merge).
+    // Functions by their final names (kernel names may arrive late: see pprof's merge); a
+    // function's `.cold` part apart, as perf reports it (frames name both parts `foo`).
     let mut functions: HashMap<(String, String), HashMap<Site, Weights>> = HashMap::new();
     for ((frame, site), w) in sites {
         let info = resolver.frame(frame);
-        let key = (info.name.to_string(), info.module.to_string());
+        let mut name = info.name.to_string();
+        if let Site::User(code) = site {
+            let cold = resolver
+                .function_symbol(code)
+                .is_some_and(|s| is_cold_part(&s));
+            if cold && !name.ends_with(COLD) {
+                name.push_str(COLD);
+            }
+        }
+        let key = (name, info.module.to_string());
         functions
             .entry(key)
             .or_default()
@@ -223,6 +265,21 @@ pub fn annotate(
             .or_default()
             .add(&w);
     }
+    let total = |s: &HashMap<Site, Weights>| s.values().map(|w| w.period).sum::<u64>();
+    let samples = |s: &HashMap<Site, Weights>| s.values().map(|w| w.samples).sum::<u64>();
+    // Each function's cold part, by the function's name and module.
+    let cold_parts: HashMap<(String, String), ColdPart> = functions
+        .iter()
+        .filter_map(|((name, module), sites)| {
+            let base = name.strip_suffix(COLD)?;
+            let part = ColdPart {
+                name: name.clone(),
+                samples: samples(sites),
+                period: total(sites),
+            };
+            (part.period > 0).then(|| ((base.to_string(), module.clone()), part))
+        })
+        .collect();
     let mut chosen: Vec<((String, String), HashMap<Site, Weights>)> = match &options.symbol {
         Some(symbol) => functions
             .into_iter()
@@ -230,13 +287,24 @@ pub fn annotate(
             .collect(),
         None => functions.into_iter().collect(),
     };
-    let total = |s: &HashMap<Site, Weights>| s.values().map(|w| w.period).sum::<u64>();
     chosen.retain(|(_, s)| total(s) > 0);
     chosen.sort_by(|a, b| total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0)));
     if options.symbol.is_none() {
         chosen.truncate(options.limit);
     }
     if let (Some(symbol), true) = (&options.symbol, chosen.is_empty()) {
+        let cold = cold_parts
+            .iter()
+            .filter(|((name, _), _)| name == symbol)
+            .map(|(_, part)| part.samples)
+            .sum::<u64>();
+        if cold > 0 {
+            return Err(AnnotateError::OnlyColdPart {
+                file: load.file.clone(),
+                symbol: symbol.clone(),
+                samples: cold,
+            });
+        }
         return Err(AnnotateError::NoSuchFunction {
             file: load.file.clone(),
             symbol: symbol.clone(),
@@ -246,7 +314,9 @@ pub fn annotate(
     Ok(chosen
         .into_iter()
         .map(|((name, module), sites)| {
+            let cold_part = cold_parts.get(&(name.clone(), module.clone())).cloned();
             let mut f = function(&resolver, name, module, &sites, x86);
+            f.cold_part = cold_part;
             f.event = event.clone();
             f.skids = skids;
             f.has_stalls = columns.stalls.is_some() && columns.cycles.is_some();
@@ -393,6 +463,7 @@ fn function(
         has_cpi: false,
         instructions,
         lines: Vec::new(),
+        cold_part: None,
     }
 }
 
@@ -486,6 +557,14 @@ pub fn skid_note(event: &str) -> String {
     )
 }
 
+/// The line that points from a function to its cold part, annotated apart.
+pub fn cold_note(f: &Function, part: &ColdPart) -> String {
+    format!(
+        "note: GCC moved part of {} out of line: {} has {} samples more (self weight {}), annotated apart as perf does (SYMBOL {})",
+        f.name, part.name, part.samples, part.period, part.name
+    )
+}
+
 /// The functions as text: a header, the instructions (hottest marked `>`), the source lines.
 pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
     for (n, f) in functions.iter().enumerate() {
@@ -499,6 +578,9 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
         )?;
         if f.skids {
             writeln!(out, "{}", skid_note(&f.event))?;
+        }
+        if let Some(part) = &f.cold_part {
+            writeln!(out, "{}", cold_note(f, part))?;
         }
         let pct = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
         let cpi = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
@@ -639,6 +721,10 @@ pub fn to_json(functions: &[Function]) -> Value {
                 "function": f.name,
                 "module": f.module,
                 "samples": f.samples,
+                "cold_part": f.cold_part.as_ref().map(|p| json!({
+                    "function": p.name,
+                    "samples": p.samples,
+                })),
                 "instructions": instructions,
                 "lines": lines,
             })

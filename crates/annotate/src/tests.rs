@@ -266,3 +266,18 @@ fn kernel_leaves_are_kept_or_left_out() {
     let names: Vec<&str> = without.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["hot"]);
 }
+
+#[test]
+fn cold_parts_are_gcc_s_names_of_them() {
+    for name in [
+        "work.cold",
+        "_Z4workm.cold",
+        "work.cold.12",
+        "work.isra.0.cold",
+    ] {
+        assert!(is_cold_part(name), "{name}");
+    }
+    for name in ["work", "work.constprop.0", "coldwork", "work_cold", "cold"] {
+        assert!(!is_cold_part(name), "{name}");
+    }
+}

@@ -238,33 +238,13 @@ fn check_against_perf(hot: &Hot, mode: Mode) {
     assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
     assert_eq!(function["function"], hot.symbol);
     assert_eq!(function["module"], hot.binary);
-    assert_eq!(function["samples"].as_u64(), Some(perf_samples));
-    let ours: BTreeMap<u64, f64> = function["instructions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
-            (address, i["share"].as_f64().unwrap())
-        })
-        .collect();
     // The same instructions, each within perf's rounding to two decimals.
-    assert_eq!(
-        ours.keys().collect::<Vec<_>>(),
-        perf.keys().collect::<Vec<_>>(),
-        "instructions differ from perf annotate's"
-    );
-    for (address, share) in &ours {
-        let theirs = perf[address];
-        assert!(
-            (share - theirs).abs() <= 0.005 + 1e-9,
-            "{address:x}: cpiflame {share:.4}%, perf annotate {theirs:.2}%"
-        );
-    }
+    assert_shares_match(function, &perf, perf_samples);
+    assert!(function["cold_part"].is_null(), "{function}");
 
     // Each instruction's line is addr2line's innermost one, and its frames are addr2line's
     // inline chain: the same functions with the same lines, innermost first.
-    let addresses: Vec<u64> = ours.keys().copied().collect();
+    let addresses: Vec<u64> = perf.keys().copied().collect();
     let truth = addr2line(&binary, &addresses);
     // Per inlined line (`file:line`), the inline chains of its instructions.
     let mut inlined_lines: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -393,6 +373,97 @@ fn rust_without_call_graphs_matches_perf_annotate_and_addr2line() {
 #[test]
 fn rust_recorded_by_cpiflame_matches_perf_annotate_and_addr2line() {
     check_against_perf(&HOTLOOP_RUST, Mode::Cpiflame);
+}
+
+/// The instruction shares of one function of cpiflame's JSON against perf annotate's.
+fn assert_shares_match(function: &Value, perf: &BTreeMap<u64, f64>, perf_samples: u64) {
+    assert_eq!(
+        function["samples"].as_u64(),
+        Some(perf_samples),
+        "{function}"
+    );
+    let ours: BTreeMap<u64, f64> = function["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
+            (address, i["share"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        perf.keys().collect::<Vec<_>>(),
+        "instructions differ from perf annotate's"
+    );
+    for (address, share) in &ours {
+        let theirs = perf[address];
+        assert!(
+            (share - theirs).abs() <= 0.005 + 1e-9,
+            "{address:x}: cpiflame {share:.4}%, perf annotate {theirs:.2}%"
+        );
+    }
+}
+
+/// GCC's `.cold` part (`work.cold`, which `report` names `work`) is annotated apart, as perf
+/// annotate does: SYMBOL `work` is `work`'s own symbol and mentions `work.cold` with its
+/// samples; SYMBOL `work.cold` is the part; each matches perf annotate's; both are listed
+/// without SYMBOL.
+#[test]
+fn cold_parts_are_annotated_apart_as_perf_does() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("annotate-cold");
+    let data = dir.path("coldpart.data");
+    perf_record_with(
+        &data,
+        "cpu-clock",
+        &["-q", "-N", "-c", "100000"],
+        &[&f.coldpart],
+    )
+    .expect("perf record");
+    let json = |symbol: &str| -> Value {
+        let out = ok(&cpiflame(&["annotate", s(&data), symbol, "--json"]));
+        let json: Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+        json[0].clone()
+    };
+    let (perf_work, work_samples) = perf_annotate(&data, "work");
+    let (perf_cold, cold_samples) = perf_annotate(&data, "work.cold");
+    assert!(cold_samples > 0, "the fixture's work.cold has no samples");
+    let work = json("work");
+    assert_eq!(work["function"], "work");
+    assert_shares_match(&work, &perf_work, work_samples);
+    assert_eq!(work["cold_part"]["function"], "work.cold", "{work}");
+    assert_eq!(work["cold_part"]["samples"].as_u64(), Some(cold_samples));
+    let cold = json("work.cold");
+    assert_eq!(cold["function"], "work.cold");
+    assert!(cold["cold_part"].is_null(), "{cold}");
+    assert_shares_match(&cold, &perf_cold, cold_samples);
+    let text = ok(&cpiflame(&["annotate", s(&data), "work"]));
+    assert!(
+        text.contains(&format!("work.cold has {cold_samples} samples more")),
+        "{text}"
+    );
+    let top: Value = serde_json::from_str(&ok(&cpiflame(&[
+        "annotate",
+        s(&data),
+        "--json",
+        "--limit",
+        "2",
+    ])))
+    .expect("JSON");
+    let mut names: Vec<&str> = top
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["work", "work.cold"]);
 }
 
 /// Without SYMBOL: the top function by self weight is first, `--limit` bounds them.
