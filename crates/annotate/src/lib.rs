@@ -13,8 +13,9 @@
 //! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
 //! the function's annotation when it has samples.
 //!
-//! Disassembly is x86-64 only (`iced-x86`); an AArch64 recording gets its sampled addresses
-//! and source lines without instruction text (no disassembler crate added yet). Kernel
+//! Disassembly: x86-64 (`iced-x86`, AT&T syntax) and AArch64 (`yaxpeax-arm`, its text with
+//! PC-relative targets made absolute, as objdump prints them); a recording of another
+//! architecture gets its sampled addresses and source lines without instruction text. Kernel
 //! functions get their sampled addresses only: the kernel's code is not in the recording.
 //!
 //! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
@@ -237,11 +238,7 @@ pub fn annotate(
         .zip(&file.attrs)
         .any(|(&c, a)| c == width && a.precise_ip() == 0);
     let event = names.get(width).cloned().unwrap_or_default();
-    let x86 = file
-        .meta
-        .arch
-        .as_deref()
-        .is_none_or(|a| a == "x86_64" || a == "amd64");
+    let isa = Isa::of(file.meta.arch.as_deref());
 
     // Functions by their final names (kernel names may arrive late: see pprof's merge); a
     // function's `.cold` part apart, as perf reports it (frames name both parts `foo`).
@@ -315,7 +312,7 @@ pub fn annotate(
         .into_iter()
         .map(|((name, module), sites)| {
             let cold_part = cold_parts.get(&(name.clone(), module.clone())).cloned();
-            let mut f = function(&resolver, name, module, &sites, x86);
+            let mut f = function(&resolver, name, module, &sites, isa);
             f.cold_part = cold_part;
             f.event = event.clone();
             f.skids = skids;
@@ -385,13 +382,13 @@ fn walk(
 }
 
 /// One function's instructions: every instruction of its symbol where its bytes are at
-/// hand (x86-64), else the sampled addresses.
+/// hand (x86-64, AArch64), else the sampled addresses.
 fn function(
     resolver: &Resolver,
     name: String,
     module: String,
     sites: &HashMap<Site, Weights>,
-    x86: bool,
+    isa: Option<Isa>,
 ) -> Function {
     let mut by_address: HashMap<u64, Weights> = HashMap::new();
     let mut image_weight: HashMap<usize, u64> = HashMap::new();
@@ -420,8 +417,12 @@ fn function(
     let code = hottest.and_then(|c| resolver.function_code(c).map(|(r, b)| (c.image, r, b)));
     let mut instructions = Vec::new();
     match code {
-        Some((image, range, bytes)) if x86 => {
-            for (address, text) in disassemble(range.start, bytes) {
+        Some((image, range, bytes)) if isa.is_some() => {
+            let text = match isa {
+                Some(Isa::X86_64) => disassemble(range.start, bytes),
+                _ => disassemble_aarch64(range.start, bytes),
+            };
+            for (address, text) in text {
                 let code = CodeAddress {
                     image,
                     svma: address,
@@ -465,6 +466,66 @@ fn function(
         lines: Vec::new(),
         cold_part: None,
     }
+}
+
+/// The instruction sets annotate disassembles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    X86_64,
+    Aarch64,
+}
+
+impl Isa {
+    /// The recording's architecture (perf's HEADER_ARCH, `uname -m`); a file without one is
+    /// taken for x86-64, as before architectures were told apart.
+    fn of(arch: Option<&str>) -> Option<Isa> {
+        match arch {
+            None | Some("x86_64" | "amd64") => Some(Isa::X86_64),
+            Some("aarch64" | "arm64") => Some(Isa::Aarch64),
+            Some(_) => None,
+        }
+    }
+}
+
+/// The instructions of little-endian AArch64 `bytes` at ELF address `start`: yaxpeax-arm's
+/// text, with its PC-relative operands (`$+0x88`) written as the absolute address objdump
+/// prints (`adrp`'s counted from the instruction's 4 KiB page). A word that decodes to no
+/// instruction is `.inst 0xWORD`, as objdump writes it.
+fn disassemble_aarch64(start: u64, bytes: &[u8]) -> Vec<(u64, String)> {
+    use yaxpeax_arch::{Decoder, U8Reader};
+    use yaxpeax_arm::armv8::a64::{InstDecoder, Opcode, Operand};
+    let decoder = InstDecoder::default();
+    let mut out = Vec::new();
+    for (k, word) in bytes.chunks_exact(4).enumerate() {
+        let address = start + 4 * k as u64;
+        let text = match decoder.decode(&mut U8Reader::new(word)) {
+            Ok(instruction) => {
+                let mut text = instruction.to_string();
+                for operand in &instruction.operands {
+                    let &Operand::PCOffset(offset) = operand else {
+                        continue;
+                    };
+                    let base = match instruction.opcode {
+                        Opcode::ADRP => address & !0xfff,
+                        _ => address,
+                    };
+                    let shown = match offset < 0 {
+                        true => format!("$-{:#x}", offset.unsigned_abs()),
+                        false => format!("$+{offset:#x}"),
+                    };
+                    let target = base.wrapping_add_signed(offset);
+                    text = text.replacen(&shown, &format!("{target:#x}"), 1);
+                }
+                text
+            }
+            Err(_) => {
+                let word = u32::from_le_bytes(word.try_into().expect("4 bytes"));
+                format!(".inst {word:#010x}")
+            }
+        };
+        out.push((address, text));
+    }
+    out
 }
 
 /// The instructions of `bytes` at ELF address `start`, in AT&T syntax.
