@@ -7,7 +7,9 @@
 //! `SampleWeights`, the weighing of `fold`, so a function's total here is its self weight
 //! there. Per instruction: the share of the width column's period, and where the recording
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
-//! is that instruction) and CPI (cycles period / instructions period).
+//! is that instruction) and CPI (cycles period / instructions period); on a hybrid recording
+//! both divide by the cycles of the core types that recorded the colour events
+//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does.
 //!
 //! A function's `.cold` part (code GCC moved out of line into the symbol `foo.cold`, which
 //! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
@@ -30,7 +32,8 @@ use std::path::PathBuf;
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{
-    event_columns, load_opened, walk_samples, LoadError, LoadOptions, Recording, SampleWeights,
+    event_columns, load_opened, ratio_cycles_events, walk_samples, LoadError, LoadOptions,
+    Recording, SampleWeights,
 };
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
 use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
@@ -121,6 +124,9 @@ pub struct Weights {
     pub samples: u64,
     pub period: u64,
     pub stalls: u64,
+    /// The cycles the stall share and CPI divide by: the cycles column's, or on a hybrid
+    /// recording those of the core types that recorded the colour events
+    /// (`Loaded::ratio_cycles`), as the graph divides.
     pub cycles: u64,
     pub instructions: u64,
 }
@@ -166,12 +172,15 @@ enum Site {
 }
 
 /// The columns a sample adds to.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Columns {
     width: usize,
     stalls: Option<usize>,
     cycles: Option<usize>,
     instructions: Option<usize>,
+    /// A hybrid recording's ratio cycles (`Loaded::ratio_cycles`): per attr, whether it adds
+    /// to the cycles the colour events are divided by, instead of the cycles column.
+    ratio: Option<Vec<bool>>,
 }
 
 impl AnnotateOptions {
@@ -229,10 +238,11 @@ pub fn annotate(
         stalls: loaded.roles.stalls,
         cycles: loaded.roles.cycles,
         instructions: loaded.roles.instructions,
+        ratio: ratio_cycles_events(&file, &loaded),
     };
     let (names, column_of) = event_columns(&file);
     let mut resolver = load.resolver(&file.meta)?;
-    let sites = walk(&file, &mut resolver, columns, &column_of, load.kernel)?;
+    let sites = walk(&file, &mut resolver, &columns, &column_of, load.kernel)?;
     let skids = column_of
         .iter()
         .zip(&file.attrs)
@@ -329,7 +339,7 @@ pub fn annotate(
 fn walk(
     file: &PerfData,
     resolver: &mut Resolver,
-    columns: Columns,
+    columns: &Columns,
     column_of: &[usize],
     kernel: bool,
 ) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
@@ -373,8 +383,15 @@ fn walk(
                 }
             };
             add(columns.stalls, &mut w.stalls);
-            add(columns.cycles, &mut w.cycles);
             add(columns.instructions, &mut w.instructions);
+            match &columns.ratio {
+                // Hybrid: the cycles of the core types that recorded the colour events.
+                Some(ratio) if ratio.get(attr) == Some(&true) => {
+                    w.cycles = w.cycles.saturating_add(period);
+                }
+                Some(_) => {}
+                None => add(columns.cycles, &mut w.cycles),
+            }
         }
     })?;
     resolver.finish_names();

@@ -57,6 +57,13 @@ fn write(dir: &Path, pid: i32, leaves: &[(u64, [u64; 3])], precise: bool) -> Pat
             ..EventAttr::default()
         })
         .collect();
+    let leaves: Vec<(u64, &[u64])> = leaves.iter().map(|(ip, n)| (*ip, &n[..])).collect();
+    write_attrs(dir, pid, attrs, &leaves)
+}
+
+/// [`write`] with attrs of the caller's (ids 100 + index): per leaf address, how many
+/// samples of each attr, each of period PERIOD.
+fn write_attrs(dir: &Path, pid: i32, attrs: Vec<EventAttr>, leaves: &[(u64, &[u64])]) -> PathBuf {
     let mut rec = Recording::create(dir.join("synthetic.data"), attrs);
     rec.comm(pid, pid, "annotated", 1);
     rec.mmap(
@@ -377,7 +384,7 @@ fn aarch64_text_matches_objdump() {
             .output()
             .map_or(true, |o| !o.status.success())
     }) {
-        cpiflame_testkit::unavailable(&format!(
+        cpiflame_testkit::unavailable(format!(
             "{missing} is not installed (Debian gcc-aarch64-linux-gnu; scripts/test.sh installs it)"
         ));
         return;
@@ -510,4 +517,58 @@ fn aarch64_text_matches_objdump() {
     assert!(verbatim * 2 > ours.len(), "{verbatim} of {}", ours.len());
     // The lines are the file's DWARF lines.
     assert!(f.lines.iter().any(|l| l.file.ends_with("kernel.c")));
+}
+
+/// A hybrid recording whose instructions were sampled on the P-cores only: widths add both
+/// core types' cycles, CPI divides the P-cores' cycles by their instructions
+/// (`Loaded::ratio_cycles`), as the graph does.
+#[test]
+fn hybrid_cpi_divides_the_cycles_of_the_core_types_with_instructions() {
+    let dir = Dir::new("annotate-hybrid");
+    let pid = pid(4);
+    // (PMU, its type, generic config): cycles on both core types, instructions on cpu_core.
+    let events = [
+        ("cpu_core", 4u64, 0u64),
+        ("cpu_atom", 7, 0),
+        ("cpu_core", 4, 1),
+    ];
+    let attrs: Vec<EventAttr> = events
+        .iter()
+        .enumerate()
+        .map(|(i, &(pmu, pmu_type, config))| EventAttr {
+            type_: 0,
+            config: (pmu_type << 32) | config,
+            sample_period_or_freq: PERIOD,
+            sample_type: sample::IDENTIFIER
+                | sample::IP
+                | sample::TID
+                | sample::TIME
+                | sample::ID
+                | sample::PERIOD,
+            flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
+            name: Some(format!(
+                "{pmu}/{}/",
+                ["cycles", "instructions"][config as usize]
+            )),
+            ids: vec![100 + i as u64],
+            ..EventAttr::default()
+        })
+        .collect();
+    // hot+0x10: 1 P-core and 3 E-core cycles samples, 2 P-core instructions samples.
+    let file = write_attrs(dir.root(), pid, attrs, &[(CODE + 0x10, &[1, 3, 2])]);
+    let what = AnnotateOptions::new(Some("hot".into()), 1, None, SourcePaths::default());
+    let load = LoadOptions {
+        file,
+        ..LoadOptions::default()
+    };
+    let functions = annotate_file(&load, &what, &mut Vec::new());
+    remove_map(pid);
+    let functions = functions.unwrap();
+    let f = &functions[0];
+    assert_eq!(f.event, "cycles (cpu_atom+cpu_core)");
+    assert_eq!((f.samples, f.period), (4, 4 * PERIOD));
+    assert!(f.has_cpi);
+    let i = &f.instructions[0];
+    assert_eq!(i.weights.cycles, PERIOD);
+    assert_eq!(f.cpi(&i.weights), Some(0.5));
 }

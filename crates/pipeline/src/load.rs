@@ -631,20 +631,17 @@ fn hybrid_notes(
     if width_pmus.len() > 1 {
         notes.push(format!("widths: cycles of {} cores", join(width_pmus)));
     }
-    let mut ratio = None;
     for (colour, what) in [(roles.instructions, "CPI"), (roles.stalls, "stalls")] {
         let Some(colour) = colour else { continue };
         let Some(pmus) = hybrid.ratio_pmus(cycles, colour) else {
             continue;
         };
         notes.push(format!("{what} from {} only", join(&pmus)));
-        // One ratio column: the first colour event decides it (both colour events of one
-        // recording are on the same core types in practice).
-        if ratio.is_none() {
-            ratio = Some(hybrid.add_ratio_column(profile, original, cycles, &pmus));
-        }
     }
-    ratio
+    // One ratio column: the first colour event decides it (`ratio_cycles_events` finds the
+    // same one).
+    let pmus = hybrid.ratio_pmus_of(roles)?;
+    Some(hybrid.add_ratio_column(profile, original, cycles, &pmus))
 }
 
 fn finish(
