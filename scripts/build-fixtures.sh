@@ -13,6 +13,9 @@
 #   pingpong          fixtures/workloads/pingpong.c        (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
 #   hotloop           fixtures/workloads/hotloop.c         (gcc -O2 -g)
+#   hotloop_cpp       fixtures/workloads/hotloop_cpp.cpp   (g++ -O2 -g)
+#   hotloop_rust      fixtures/workloads/hotloop_rust.rs   (rustc -C opt-level=2 -g)
+#   coldpart          fixtures/workloads/coldpart.c        (gcc -O2 -g)
 #   false_sharing     fixtures/workloads/false_sharing.c   (gcc -O2 -g -pthread)
 #   offcpu            fixtures/workloads/offcpu.c          (gcc -O2 -g -pthread)
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
@@ -62,6 +65,10 @@ run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
 run "$CC" -O2 -g -pthread -o "$out/pingpong" "$root/fixtures/workloads/pingpong.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
 run "$CC" -O2 -g -o "$out/hotloop" "$root/fixtures/workloads/hotloop.c"
+run "$CXX" -O2 -g -o "$out/hotloop_cpp" "$root/fixtures/workloads/hotloop_cpp.cpp"
+run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
+	-o "$out/hotloop_rust" "$root/fixtures/workloads/hotloop_rust.rs"
+run "$CC" -O2 -g -o "$out/coldpart" "$root/fixtures/workloads/coldpart.c"
 run "$CC" -O2 -g -pthread \
 	-o "$out/false_sharing" "$root/fixtures/workloads/false_sharing.c"
 run "$CC" -O2 -g -pthread -o "$out/offcpu" "$root/fixtures/workloads/offcpu.c"
@@ -73,4 +80,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift hotloop false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

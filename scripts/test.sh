@@ -26,6 +26,8 @@ tools=(
 	nm:binutils        # lbr.rs: the fixture's function addresses
 	addr2line:binutils # c2c.rs: the source lines of the fixtures' instructions
 	strip:binutils     # c2c.rs: a fixture without DWARF
+	aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu # annotate's AArch64 function (fixtures/aarch64)
+	aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu # its oracle text
 	cc:gcc             # unwind's in-memory source test builds a tiny C program
 	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
 	bash:bash

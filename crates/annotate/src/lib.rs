@@ -7,10 +7,17 @@
 //! `SampleWeights`, the weighing of `fold`, so a function's total here is its self weight
 //! there. Per instruction: the share of the width column's period, and where the recording
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
-//! is that instruction) and CPI (cycles period / instructions period).
+//! is that instruction) and CPI (cycles period / instructions period); on a hybrid recording
+//! both divide by the cycles of the core types that recorded the colour events
+//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does.
 //!
-//! Disassembly is x86-64 only (`iced-x86`); an AArch64 recording gets its sampled addresses
-//! and source lines without instruction text (no disassembler crate added yet). Kernel
+//! A function's `.cold` part (code GCC moved out of line into the symbol `foo.cold`, which
+//! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
+//! the function's annotation when it has samples.
+//!
+//! Disassembly: x86-64 (`iced-x86`, AT&T syntax) and AArch64 (`yaxpeax-arm`, its text with
+//! PC-relative targets made absolute, as objdump prints them); a recording of another
+//! architecture gets its sampled addresses and source lines without instruction text. Kernel
 //! functions get their sampled addresses only: the kernel's code is not in the recording.
 //!
 //! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
@@ -25,7 +32,8 @@ use std::path::PathBuf;
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{
-    event_columns, load_opened, walk_samples, LoadError, LoadOptions, Recording, SampleWeights,
+    event_columns, load_opened, ratio_cycles_events, walk_samples, LoadError, LoadOptions,
+    Recording, SampleWeights,
 };
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
 use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
@@ -57,6 +65,12 @@ pub enum AnnotateError {
     NotPerfData(PathBuf),
     #[error("{}: no samples in a function named `{symbol}` (names as `cpiflame report` prints them)", file.display())]
     NoSuchFunction { file: PathBuf, symbol: String },
+    #[error("{}: no samples in `{symbol}` itself; its part `{symbol}.cold` has {samples}: annotate `{symbol}.cold`", file.display())]
+    OnlyColdPart {
+        file: PathBuf,
+        symbol: String,
+        samples: u64,
+    },
     #[error("{}: several events and no cycles column; choose one with --event", .0.display())]
     NoColumn(PathBuf),
 }
@@ -80,6 +94,28 @@ pub struct Function {
     pub instructions: Vec<Instruction>,
     /// In descending period, then file and line.
     pub lines: Vec<Line>,
+    /// The part GCC split off this function (`foo.cold`), when it has samples: annotated
+    /// apart, as perf does.
+    pub cold_part: Option<ColdPart>,
+}
+
+/// A function's `.cold` part, as its function's annotation mentions it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColdPart {
+    /// `foo.cold`: the function's name and the suffix.
+    pub name: String,
+    /// Samples of the weighing column in it, and their period.
+    pub samples: u64,
+    pub period: u64,
+}
+
+/// What annotate appends to a function's name for its cold part.
+const COLD: &str = ".cold";
+
+/// Whether a symbol-table name is a part GCC split off a function (`foo.cold`, `_Z3foov.cold`;
+/// older GCCs number them, `foo.cold.12`).
+fn is_cold_part(symbol: &str) -> bool {
+    symbol.ends_with(COLD) || symbol.contains(".cold.")
 }
 
 /// The weights of the samples at one instruction or line.
@@ -88,6 +124,9 @@ pub struct Weights {
     pub samples: u64,
     pub period: u64,
     pub stalls: u64,
+    /// The cycles the stall share and CPI divide by: the cycles column's, or on a hybrid
+    /// recording those of the core types that recorded the colour events
+    /// (`Loaded::ratio_cycles`), as the graph divides.
     pub cycles: u64,
     pub instructions: u64,
 }
@@ -133,12 +172,15 @@ enum Site {
 }
 
 /// The columns a sample adds to.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Columns {
     width: usize,
     stalls: Option<usize>,
     cycles: Option<usize>,
     instructions: Option<usize>,
+    /// A hybrid recording's ratio cycles (`Loaded::ratio_cycles`): per attr, whether it adds
+    /// to the cycles the colour events are divided by, instead of the cycles column.
+    ratio: Option<Vec<bool>>,
 }
 
 impl AnnotateOptions {
@@ -196,26 +238,33 @@ pub fn annotate(
         stalls: loaded.roles.stalls,
         cycles: loaded.roles.cycles,
         instructions: loaded.roles.instructions,
+        ratio: ratio_cycles_events(&file, &loaded),
     };
     let (names, column_of) = event_columns(&file);
     let mut resolver = load.resolver(&file.meta)?;
-    let sites = walk(&file, &mut resolver, columns, &column_of, load.kernel)?;
+    let sites = walk(&file, &mut resolver, &columns, &column_of, load.kernel)?;
     let skids = column_of
         .iter()
         .zip(&file.attrs)
         .any(|(&c, a)| c == width && a.precise_ip() == 0);
     let event = names.get(width).cloned().unwrap_or_default();
-    let x86 = file
-        .meta
-        .arch
-        .as_deref()
-        .is_none_or(|a| a == "x86_64" || a == "amd64");
+    let isa = Isa::of(file.meta.arch.as_deref());
 
-    // Functions by their final names (kernel names may arrive late: see pprof's merge).
+    // Functions by their final names (kernel names may arrive late: see pprof's merge); a
+    // function's `.cold` part apart, as perf reports it (frames name both parts `foo`).
     let mut functions: HashMap<(String, String), HashMap<Site, Weights>> = HashMap::new();
     for ((frame, site), w) in sites {
         let info = resolver.frame(frame);
-        let key = (info.name.to_string(), info.module.to_string());
+        let mut name = info.name.to_string();
+        if let Site::User(code) = site {
+            let cold = resolver
+                .function_symbol(code)
+                .is_some_and(|s| is_cold_part(&s));
+            if cold && !name.ends_with(COLD) {
+                name.push_str(COLD);
+            }
+        }
+        let key = (name, info.module.to_string());
         functions
             .entry(key)
             .or_default()
@@ -223,6 +272,21 @@ pub fn annotate(
             .or_default()
             .add(&w);
     }
+    let total = |s: &HashMap<Site, Weights>| s.values().map(|w| w.period).sum::<u64>();
+    let samples = |s: &HashMap<Site, Weights>| s.values().map(|w| w.samples).sum::<u64>();
+    // Each function's cold part, by the function's name and module.
+    let cold_parts: HashMap<(String, String), ColdPart> = functions
+        .iter()
+        .filter_map(|((name, module), sites)| {
+            let base = name.strip_suffix(COLD)?;
+            let part = ColdPart {
+                name: name.clone(),
+                samples: samples(sites),
+                period: total(sites),
+            };
+            (part.period > 0).then(|| ((base.to_string(), module.clone()), part))
+        })
+        .collect();
     let mut chosen: Vec<((String, String), HashMap<Site, Weights>)> = match &options.symbol {
         Some(symbol) => functions
             .into_iter()
@@ -230,13 +294,24 @@ pub fn annotate(
             .collect(),
         None => functions.into_iter().collect(),
     };
-    let total = |s: &HashMap<Site, Weights>| s.values().map(|w| w.period).sum::<u64>();
     chosen.retain(|(_, s)| total(s) > 0);
     chosen.sort_by(|a, b| total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(&b.0)));
     if options.symbol.is_none() {
         chosen.truncate(options.limit);
     }
     if let (Some(symbol), true) = (&options.symbol, chosen.is_empty()) {
+        let cold = cold_parts
+            .iter()
+            .filter(|((name, _), _)| name == symbol)
+            .map(|(_, part)| part.samples)
+            .sum::<u64>();
+        if cold > 0 {
+            return Err(AnnotateError::OnlyColdPart {
+                file: load.file.clone(),
+                symbol: symbol.clone(),
+                samples: cold,
+            });
+        }
         return Err(AnnotateError::NoSuchFunction {
             file: load.file.clone(),
             symbol: symbol.clone(),
@@ -246,7 +321,9 @@ pub fn annotate(
     Ok(chosen
         .into_iter()
         .map(|((name, module), sites)| {
-            let mut f = function(&resolver, name, module, &sites, x86);
+            let cold_part = cold_parts.get(&(name.clone(), module.clone())).cloned();
+            let mut f = function(&resolver, name, module, &sites, isa);
+            f.cold_part = cold_part;
             f.event = event.clone();
             f.skids = skids;
             f.has_stalls = columns.stalls.is_some() && columns.cycles.is_some();
@@ -262,7 +339,7 @@ pub fn annotate(
 fn walk(
     file: &PerfData,
     resolver: &mut Resolver,
-    columns: Columns,
+    columns: &Columns,
     column_of: &[usize],
     kernel: bool,
 ) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
@@ -306,8 +383,15 @@ fn walk(
                 }
             };
             add(columns.stalls, &mut w.stalls);
-            add(columns.cycles, &mut w.cycles);
             add(columns.instructions, &mut w.instructions);
+            match &columns.ratio {
+                // Hybrid: the cycles of the core types that recorded the colour events.
+                Some(ratio) if ratio.get(attr) == Some(&true) => {
+                    w.cycles = w.cycles.saturating_add(period);
+                }
+                Some(_) => {}
+                None => add(columns.cycles, &mut w.cycles),
+            }
         }
     })?;
     resolver.finish_names();
@@ -315,13 +399,13 @@ fn walk(
 }
 
 /// One function's instructions: every instruction of its symbol where its bytes are at
-/// hand (x86-64), else the sampled addresses.
+/// hand (x86-64, AArch64), else the sampled addresses.
 fn function(
     resolver: &Resolver,
     name: String,
     module: String,
     sites: &HashMap<Site, Weights>,
-    x86: bool,
+    isa: Option<Isa>,
 ) -> Function {
     let mut by_address: HashMap<u64, Weights> = HashMap::new();
     let mut image_weight: HashMap<usize, u64> = HashMap::new();
@@ -350,8 +434,12 @@ fn function(
     let code = hottest.and_then(|c| resolver.function_code(c).map(|(r, b)| (c.image, r, b)));
     let mut instructions = Vec::new();
     match code {
-        Some((image, range, bytes)) if x86 => {
-            for (address, text) in disassemble(range.start, bytes) {
+        Some((image, range, bytes)) if isa.is_some() => {
+            let text = match isa {
+                Some(Isa::X86_64) => disassemble(range.start, bytes),
+                _ => disassemble_aarch64(range.start, bytes),
+            };
+            for (address, text) in text {
                 let code = CodeAddress {
                     image,
                     svma: address,
@@ -393,7 +481,68 @@ fn function(
         has_cpi: false,
         instructions,
         lines: Vec::new(),
+        cold_part: None,
     }
+}
+
+/// The instruction sets annotate disassembles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    X86_64,
+    Aarch64,
+}
+
+impl Isa {
+    /// The recording's architecture (perf's HEADER_ARCH, `uname -m`); a file without one is
+    /// taken for x86-64, as before architectures were told apart.
+    fn of(arch: Option<&str>) -> Option<Isa> {
+        match arch {
+            None | Some("x86_64" | "amd64") => Some(Isa::X86_64),
+            Some("aarch64" | "arm64") => Some(Isa::Aarch64),
+            Some(_) => None,
+        }
+    }
+}
+
+/// The instructions of little-endian AArch64 `bytes` at ELF address `start`: yaxpeax-arm's
+/// text, with its PC-relative operands (`$+0x88`) written as the absolute address objdump
+/// prints (`adrp`'s counted from the instruction's 4 KiB page). A word that decodes to no
+/// instruction is `.inst 0xWORD`, as objdump writes it.
+fn disassemble_aarch64(start: u64, bytes: &[u8]) -> Vec<(u64, String)> {
+    use yaxpeax_arch::{Decoder, U8Reader};
+    use yaxpeax_arm::armv8::a64::{InstDecoder, Opcode, Operand};
+    let decoder = InstDecoder::default();
+    let mut out = Vec::new();
+    for (k, word) in bytes.chunks_exact(4).enumerate() {
+        let address = start + 4 * k as u64;
+        let text = match decoder.decode(&mut U8Reader::new(word)) {
+            Ok(instruction) => {
+                let mut text = instruction.to_string();
+                for operand in &instruction.operands {
+                    let &Operand::PCOffset(offset) = operand else {
+                        continue;
+                    };
+                    let base = match instruction.opcode {
+                        Opcode::ADRP => address & !0xfff,
+                        _ => address,
+                    };
+                    let shown = match offset < 0 {
+                        true => format!("$-{:#x}", offset.unsigned_abs()),
+                        false => format!("$+{offset:#x}"),
+                    };
+                    let target = base.wrapping_add_signed(offset);
+                    text = text.replacen(&shown, &format!("{target:#x}"), 1);
+                }
+                text
+            }
+            Err(_) => {
+                let word = u32::from_le_bytes(word.try_into().expect("4 bytes"));
+                format!(".inst {word:#010x}")
+            }
+        };
+        out.push((address, text));
+    }
+    out
 }
 
 /// The instructions of `bytes` at ELF address `start`, in AT&T syntax.
@@ -486,6 +635,14 @@ pub fn skid_note(event: &str) -> String {
     )
 }
 
+/// The line that points from a function to its cold part, annotated apart.
+pub fn cold_note(f: &Function, part: &ColdPart) -> String {
+    format!(
+        "note: GCC moved part of {} out of line: {} has {} samples more (self weight {}), annotated apart as perf does (SYMBOL {})",
+        f.name, part.name, part.samples, part.period, part.name
+    )
+}
+
 /// The functions as text: a header, the instructions (hottest marked `>`), the source lines.
 pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
     for (n, f) in functions.iter().enumerate() {
@@ -499,6 +656,9 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
         )?;
         if f.skids {
             writeln!(out, "{}", skid_note(&f.event))?;
+        }
+        if let Some(part) = &f.cold_part {
+            writeln!(out, "{}", cold_note(f, part))?;
         }
         let pct = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
         let cpi = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
@@ -616,6 +776,12 @@ pub fn to_json(functions: &[Function]) -> Value {
                         "file": line.and_then(|l| l.file.clone()),
                         "line": line.and_then(|l| l.line),
                         "text": i.text,
+                        "frames": i.frames.iter().map(|f| json!({
+                            "function": f.function,
+                            "inlined": f.inlined,
+                            "file": f.line.file,
+                            "line": f.line.line,
+                        })).collect::<Vec<Value>>(),
                     })
                 })
                 .collect();
@@ -638,6 +804,10 @@ pub fn to_json(functions: &[Function]) -> Value {
                 "function": f.name,
                 "module": f.module,
                 "samples": f.samples,
+                "cold_part": f.cold_part.as_ref().map(|p| json!({
+                    "function": p.name,
+                    "samples": p.samples,
+                })),
                 "instructions": instructions,
                 "lines": lines,
             })

@@ -57,6 +57,13 @@ fn write(dir: &Path, pid: i32, leaves: &[(u64, [u64; 3])], precise: bool) -> Pat
             ..EventAttr::default()
         })
         .collect();
+    let leaves: Vec<(u64, &[u64])> = leaves.iter().map(|(ip, n)| (*ip, &n[..])).collect();
+    write_attrs(dir, pid, attrs, &leaves)
+}
+
+/// [`write`] with attrs of the caller's (ids 100 + index): per leaf address, how many
+/// samples of each attr, each of period PERIOD.
+fn write_attrs(dir: &Path, pid: i32, attrs: Vec<EventAttr>, leaves: &[(u64, &[u64])]) -> PathBuf {
     let mut rec = Recording::create(dir.join("synthetic.data"), attrs);
     rec.comm(pid, pid, "annotated", 1);
     rec.mmap(
@@ -265,4 +272,303 @@ fn kernel_leaves_are_kept_or_left_out() {
     let without = without.unwrap();
     let names: Vec<&str> = without.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["hot"]);
+}
+
+#[test]
+fn cold_parts_are_gcc_s_names_of_them() {
+    for name in [
+        "work.cold",
+        "_Z4workm.cold",
+        "work.cold.12",
+        "work.isra.0.cold",
+    ] {
+        assert!(is_cold_part(name), "{name}");
+    }
+    for name in ["work", "work.constprop.0", "coldwork", "work_cold", "cold"] {
+        assert!(!is_cold_part(name), "{name}");
+    }
+}
+
+/// Branch targets are absolute (`adrp`'s from its page); a word that is no instruction is
+/// `.inst`, as objdump writes it. The expected text is objdump's (`-D -b binary -m aarch64
+/// --adjust-vma=0x400778`), its comments dropped.
+#[test]
+fn aarch64_pc_relative_targets_are_absolute() {
+    let words: [u32; 5] = [0x54fff801, 0x900000e6, 0x9400004f, 0, 0xffff_ffff];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let got = disassemble_aarch64(0x400778, &bytes);
+    let texts: Vec<&str> = got.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "b.ne 0x400678",
+            "adrp x6, 0x41c000",
+            "bl 0x4008bc",
+            "udf #0x0",
+            ".inst 0xffffffff"
+        ]
+    );
+}
+
+/// objdump's text of one instruction, or ours, as tokens: objdump's `// ...` comments and
+/// `<symbol+offset>` labels dropped; numbers as values (objdump writes memory offsets in
+/// decimal, `#-16`, yaxpeax-arm in hex, `#-0x10`; floating-point immediates `#1.5` against
+/// `#1.500000000000000000e+00`; branch targets `4001ec` against `0x4001ec`).
+fn aarch64_tokens(text: &str) -> Vec<String> {
+    let text = text.split("//").next().unwrap_or(text);
+    let mut text = text.to_string();
+    while let (Some(a), Some(b)) = (text.find('<'), text.find('>')) {
+        if b < a {
+            break;
+        }
+        text.replace_range(a..=b, "");
+    }
+    let mut tokens = Vec::new();
+    for (k, raw) in text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .enumerate()
+    {
+        // Brackets and `!` apart, so `[sp,` `#-16]!` compare by value.
+        let mut rest = raw;
+        let mut tail = Vec::new();
+        while let Some(t) = rest.strip_prefix('[') {
+            tokens.push("[".to_string());
+            rest = t;
+        }
+        while let Some(t) = rest.strip_suffix('!').or_else(|| rest.strip_suffix(']')) {
+            tail.push(rest[t.len()..].to_string());
+            rest = t;
+        }
+        let number = rest.strip_prefix('#').unwrap_or(rest);
+        let value = if k == 0 {
+            None
+        } else if let Some(hex) = number
+            .strip_prefix("0x")
+            .or_else(|| number.strip_prefix("-0x"))
+        {
+            u64::from_str_radix(hex, 16).ok().map(|v| {
+                let v = if number.starts_with('-') {
+                    v.wrapping_neg()
+                } else {
+                    v
+                };
+                format!("{v:#x}")
+            })
+        } else if !rest.starts_with('#') && rest.chars().all(|c| c.is_ascii_hexdigit()) {
+            // objdump's bare branch target.
+            u64::from_str_radix(rest, 16)
+                .ok()
+                .map(|v| format!("{v:#x}"))
+        } else if let Ok(v) = number.parse::<i64>() {
+            Some(format!("{:#x}", v as u64))
+        } else {
+            number.parse::<f64>().ok().map(|v| format!("{v:e}"))
+        };
+        tokens.push(value.unwrap_or_else(|| rest.to_string()));
+        tokens.extend(tail.into_iter().rev());
+    }
+    tokens
+}
+
+/// A function cross-compiled for AArch64 (`fixtures/aarch64/kernel.c`), sampled in a
+/// synthetic recording whose HEADER_ARCH is `aarch64`: every instruction of `kernel` with the
+/// text aarch64-linux-gnu-objdump -d gives it (compared as [`aarch64_tokens`]).
+#[test]
+fn aarch64_text_matches_objdump() {
+    use std::process::Command;
+    let tools = ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-objdump"];
+    if let Some(missing) = tools.iter().find(|t| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .map_or(true, |o| !o.status.success())
+    }) {
+        cpiflame_testkit::unavailable(format!(
+            "{missing} is not installed (Debian gcc-aarch64-linux-gnu; scripts/test.sh installs it)"
+        ));
+        return;
+    }
+    let dir = Dir::new("annotate-aarch64");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/aarch64/kernel.c");
+    let binary = dir.path("kernel");
+    let built = Command::new(tools[0])
+        .args(["-O2", "-g", "-nostdlib", "-static", "-Wl,-e,start", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let dump = Command::new(tools[1])
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(&binary)
+        .output()
+        .unwrap();
+    assert!(dump.status.success());
+    // `  400160:\tmov\tx8, x0` lines of <kernel>.
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    let body = dump
+        .split("<kernel>:\n")
+        .nth(1)
+        .expect("objdump shows kernel")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let objdump: Vec<(u64, String)> = body
+        .lines()
+        .filter_map(|l| {
+            let (address, text) = l.trim_start().split_once(":\t")?;
+            Some((u64::from_str_radix(address, 16).ok()?, text.to_string()))
+        })
+        .collect();
+    assert!(objdump.len() > 20, "{body}");
+
+    // The static executable's text is at 0x400000 (file offset 0); mapped at BASE.
+    const BASE: u64 = 0x5555_0000_0000;
+    const VADDR: u64 = 0x40_0000;
+    let pid = pid(3);
+    let attr = EventAttr {
+        type_: 1,
+        config: 0,
+        sample_period_or_freq: PERIOD,
+        sample_type: sample::IDENTIFIER
+            | sample::IP
+            | sample::TID
+            | sample::TIME
+            | sample::ID
+            | sample::PERIOD,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
+        name: Some("cpu-clock".into()),
+        ids: vec![100],
+        ..EventAttr::default()
+    };
+    let mut rec = Recording::create(dir.path("aarch64.data"), vec![attr]);
+    rec.comm(pid, pid, "kernel", 1);
+    rec.mmap(
+        &Mmap2 {
+            pid,
+            tid: pid,
+            addr: BASE,
+            len: 0x1000,
+            prot: 5,
+            flags: 2,
+            filename: binary.to_string_lossy().into_owned(),
+            misc: misc::USER,
+            ..Mmap2::default()
+        },
+        2,
+    );
+    // Samples on the first, a middle and the last instruction.
+    let sampled = [
+        objdump[0].0,
+        objdump[objdump.len() / 2].0,
+        objdump[objdump.len() - 1].0,
+    ];
+    for (k, &svma) in sampled.iter().enumerate() {
+        rec.sample(
+            0,
+            &SampleFields {
+                ip: BASE + svma - VADDR,
+                pid,
+                tid: pid,
+                time: 10 + k as u64,
+                id: 100,
+                period: PERIOD,
+                misc: misc::USER,
+                ..SampleFields::default()
+            },
+        );
+    }
+    let mut features = test_features();
+    features.arch = Some("aarch64".into());
+    let file = rec.finish(&features);
+    let what = AnnotateOptions::new(Some("kernel".into()), 1, None, SourcePaths::default());
+    let load = LoadOptions {
+        file,
+        ..LoadOptions::default()
+    };
+    let functions = annotate_file(&load, &what, &mut Vec::new()).unwrap();
+    let f = &functions[0];
+    assert_eq!(f.samples, 3);
+    let ours: Vec<(u64, String)> = f
+        .instructions
+        .iter()
+        .map(|i| (i.address, i.text.clone().expect("disassembled")))
+        .collect();
+    assert_eq!(
+        ours.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+        objdump.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+        "instructions differ from objdump's"
+    );
+    let mut verbatim = 0;
+    for ((address, text), (_, theirs)) in ours.iter().zip(&objdump) {
+        assert_eq!(
+            aarch64_tokens(text),
+            aarch64_tokens(theirs),
+            "{address:x}: cpiflame `{text}`, objdump `{theirs}`"
+        );
+        verbatim += usize::from(*text == theirs.replace('\t', " "));
+    }
+    // Most instructions need no normalising at all.
+    assert!(verbatim * 2 > ours.len(), "{verbatim} of {}", ours.len());
+    // The lines are the file's DWARF lines.
+    assert!(f.lines.iter().any(|l| l.file.ends_with("kernel.c")));
+}
+
+/// A hybrid recording whose instructions were sampled on the P-cores only: widths add both
+/// core types' cycles, CPI divides the P-cores' cycles by their instructions
+/// (`Loaded::ratio_cycles`), as the graph does.
+#[test]
+fn hybrid_cpi_divides_the_cycles_of_the_core_types_with_instructions() {
+    let dir = Dir::new("annotate-hybrid");
+    let pid = pid(4);
+    // (PMU, its type, generic config): cycles on both core types, instructions on cpu_core.
+    let events = [
+        ("cpu_core", 4u64, 0u64),
+        ("cpu_atom", 7, 0),
+        ("cpu_core", 4, 1),
+    ];
+    let attrs: Vec<EventAttr> = events
+        .iter()
+        .enumerate()
+        .map(|(i, &(pmu, pmu_type, config))| EventAttr {
+            type_: 0,
+            config: (pmu_type << 32) | config,
+            sample_period_or_freq: PERIOD,
+            sample_type: sample::IDENTIFIER
+                | sample::IP
+                | sample::TID
+                | sample::TIME
+                | sample::ID
+                | sample::PERIOD,
+            flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM | attr_flags::MMAP,
+            name: Some(format!(
+                "{pmu}/{}/",
+                ["cycles", "instructions"][config as usize]
+            )),
+            ids: vec![100 + i as u64],
+            ..EventAttr::default()
+        })
+        .collect();
+    // hot+0x10: 1 P-core and 3 E-core cycles samples, 2 P-core instructions samples.
+    let file = write_attrs(dir.root(), pid, attrs, &[(CODE + 0x10, &[1, 3, 2])]);
+    let what = AnnotateOptions::new(Some("hot".into()), 1, None, SourcePaths::default());
+    let load = LoadOptions {
+        file,
+        ..LoadOptions::default()
+    };
+    let functions = annotate_file(&load, &what, &mut Vec::new());
+    remove_map(pid);
+    let functions = functions.unwrap();
+    let f = &functions[0];
+    assert_eq!(f.event, "cycles (cpu_atom+cpu_core)");
+    assert_eq!((f.samples, f.period), (4, 4 * PERIOD));
+    assert!(f.has_cpi);
+    let i = &f.instructions[0];
+    assert_eq!(i.weights.cycles, PERIOD);
+    assert_eq!(f.cpi(&i.weights), Some(0.5));
 }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use cpiflame_events::Roles;
 use cpiflame_perf_data::PerfData;
 use cpiflame_profile::{Count, EventColumn, Profile};
 
@@ -203,6 +204,34 @@ impl Hybrid {
             (0..self.original.len()).map(|a| vec![a]).collect()
         }
     }
+
+    /// The core types of the ratio column `roles` call for, if any: the first colour event
+    /// (instructions, then stalls) recorded on fewer core types than the cycles (one ratio
+    /// column: both colour events of one recording are on the same core types in practice).
+    pub fn ratio_pmus_of(&self, roles: Roles) -> Option<BTreeSet<String>> {
+        let cycles = roles.cycles?;
+        [roles.instructions, roles.stalls]
+            .into_iter()
+            .flatten()
+            .find_map(|colour| self.ratio_pmus(cycles, colour))
+    }
+}
+
+/// For each of `file`'s events (attrs), whether its samples count in `loaded`'s ratio
+/// cycles column ([`crate::Loaded::ratio_cycles`]: a hybrid recording's cycles on the core
+/// types that recorded the colour events); `None` when `loaded` has no such column. For
+/// readers that weigh samples themselves (annotate), as the graph divides by that column.
+pub fn ratio_cycles_events(file: &PerfData, loaded: &crate::Loaded) -> Option<Vec<bool>> {
+    loaded.ratio_cycles?;
+    let names = crate::event_names(file);
+    let hybrid = Hybrid::of(file, &names);
+    let pmus = hybrid.ratio_pmus_of(loaded.roles)?;
+    let members = hybrid.ratio_members(loaded.roles.cycles?, &pmus);
+    Some(
+        (0..file.attrs.len())
+            .map(|a| members.contains(&a))
+            .collect(),
+    )
 }
 
 fn sum(counts: &[Count], members: &[usize]) -> Count {

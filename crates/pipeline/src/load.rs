@@ -540,7 +540,9 @@ pub fn load_opened(
             sums.extend((names.len()..names.len() + 3).map(|c| vec![c]));
         }
         if loaded.ratio_cycles.is_some() {
-            if let Some((cycles, pmus)) = ratio_pmus(&hybrid, loaded.roles) {
+            if let (Some(cycles), Some(pmus)) =
+                (loaded.roles.cycles, hybrid.ratio_pmus_of(loaded.roles))
+            {
                 sums.push(hybrid.ratio_members(cycles, &pmus));
             }
         }
@@ -705,27 +707,15 @@ fn hybrid_notes(
     }
     for (colour, what) in [(roles.instructions, "CPI"), (roles.stalls, "stalls")] {
         let Some(colour) = colour else { continue };
-        if let Some(pmus) = hybrid.ratio_pmus(cycles, colour) {
-            notes.push(format!("{what} from {} only", join(&pmus)));
-        }
+        let Some(pmus) = hybrid.ratio_pmus(cycles, colour) else {
+            continue;
+        };
+        notes.push(format!("{what} from {} only", join(&pmus)));
     }
-    let (cycles, pmus) = ratio_pmus(hybrid, roles)?;
+    // One ratio column: the first colour event decides it (`ratio_cycles_events` finds the
+    // same one).
+    let pmus = hybrid.ratio_pmus_of(roles)?;
     Some(hybrid.add_ratio_column(profile, original, cycles, &pmus))
-}
-
-/// The cycles column and core types of the ratio column, when one is needed: one for both
-/// colour events, the first that needs it decides (both colour events of one recording are
-/// on the same core types in practice).
-fn ratio_pmus(
-    hybrid: &Hybrid,
-    roles: Roles,
-) -> Option<(usize, std::collections::BTreeSet<String>)> {
-    let cycles = roles.cycles?;
-    [roles.instructions, roles.stalls]
-        .into_iter()
-        .flatten()
-        .find_map(|colour| hybrid.ratio_pmus(cycles, colour))
-        .map(|pmus| (cycles, pmus))
 }
 
 /// `lines` (in the walk's columns) with each stack's counts in the loaded columns: column

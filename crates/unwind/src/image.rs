@@ -379,6 +379,14 @@ impl Image {
         (svma.0 < start.saturating_add(size)).then(|| start..start + size)
     }
 
+    /// The raw (mangled) symbol-table name of the function `function_at` finds for
+    /// `svma`: its main name, with GCC's clone suffixes (`foo.cold`), which frames drop.
+    pub(crate) fn function_symbol_at(&self, svma: Svma) -> Option<String> {
+        let range = self.function_at(svma)?;
+        let main = self.symbols_at(Svma(range.start)).into_iter().next()?;
+        Some(self.name_of(&main).into_owned())
+    }
+
     /// The file's bytes at stated addresses `range`, when one segment holds all of them.
     pub(crate) fn code_bytes(&self, range: Range<u64>) -> Option<&[u8]> {
         let segment = self.segments.iter().find(|s| {

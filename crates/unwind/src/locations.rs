@@ -132,6 +132,13 @@ impl Resolver {
         Some((range, bytes))
     }
 
+    /// The symbol-table name (raw, clone suffixes kept: `foo.cold`) of the sized symbol
+    /// holding `code`, the one [`Resolver::function_code`] gives the code of.
+    pub fn function_symbol(&self, code: CodeAddress) -> Option<String> {
+        let image = self.unwinder.images.get(code.image)?;
+        image.function_symbol_at(crate::address::Svma(code.svma))
+    }
+
     /// The frames at `code` (inlined functions, then the function), each with its DWARF
     /// source line; the lines are empty when DWARF does not say (call it after the samples
     /// were named: naming found the debug file).

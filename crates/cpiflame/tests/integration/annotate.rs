@@ -1,11 +1,14 @@
-//! `cpiflame annotate` against `perf annotate --stdio` and `addr2line -i` (binutils) on real
-//! recordings of the hotloop fixture (`fixtures/workloads/hotloop.c`: one hot loop with
-//! `mix` inlined into it), with and without DWARF call graphs, fixed and frequency-mode
-//! periods: the same instructions with the same percentages (perf prints two decimals), the
-//! same sample count, and each instruction's source line and inline chain as addr2line gives
-//! them; source files found under `--source-dir`, not under a wrong `--prefix`; pipe mode and
-//! standard input as the plain file. Stall share and CPI need a PMU: they are checked on
-//! synthetic recordings in `crates/annotate`'s unit tests.
+//! `cpiflame annotate` against `perf annotate --stdio` and `addr2line -i -f -C` (binutils) on
+//! real recordings of three hot loops with code inlined into them: `hotloop.c` (`mix` forced
+//! inline), `hotloop_cpp.cpp` (templates inlined two deep) and `hotloop_rust.rs` (`#[inline]`
+//! functions and core's iterator, the loop unrolled), recorded by perf (with and without DWARF
+//! call graphs, fixed and frequency-mode periods) and by `cpiflame record`: the same
+//! instructions with the same percentages (perf prints two decimals), the same sample count,
+//! and each instruction's frames (functions and lines, innermost first) as addr2line's inline
+//! chain; source files found under `--source-dir`, not under a wrong `--prefix`; pipe mode and
+//! standard input as the plain file; GCC's `.cold` parts annotated apart, as perf does. Stall
+//! share and CPI need a PMU: they are checked on synthetic recordings in `crates/annotate`'s
+//! unit tests.
 
 use crate::support;
 
@@ -49,29 +52,89 @@ fn perf_annotate(data: &Path, symbol: &str) -> (BTreeMap<u64, f64>, u64) {
     (percent, samples)
 }
 
-/// `addr2line -a -i`: per address, its frames' `file:line`, innermost first.
-fn addr2line(binary: &Path, addresses: &[u64]) -> BTreeMap<u64, Vec<String>> {
+/// One frame as `addr2line -a -i -f -C` gives it: the function (demangled) and `file:line`.
+#[derive(Clone, Debug)]
+struct Frame {
+    function: String,
+    line: String,
+}
+
+/// `addr2line -a -i -f -C`: per address, its frames, innermost first.
+fn addr2line(binary: &Path, addresses: &[u64]) -> BTreeMap<u64, Vec<Frame>> {
     let out = Command::new("addr2line")
-        .arg("-a")
-        .arg("-i")
-        .arg("-e")
+        .args(["-a", "-i", "-f", "-C", "-e"])
         .arg(binary)
         .args(addresses.iter().map(|a| format!("{a:#x}")))
         .output()
         .expect("addr2line runs");
     assert!(out.status.success());
-    let mut lines: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut frames: BTreeMap<u64, Vec<Frame>> = BTreeMap::new();
     let mut current = None;
+    let mut function = None;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         if let Some(hex) = line.strip_prefix("0x") {
             current = Some(u64::from_str_radix(hex, 16).unwrap());
             continue;
         }
+        // A function's line, then its `file:line`.
+        let Some(name) = function.take() else {
+            function = Some(line.to_string());
+            continue;
+        };
         // `hotloop.c:14 (discriminator 1)`: the discriminator is not a line.
         let line = line.split(" (").next().unwrap_or(line).to_string();
-        lines.entry(current.unwrap()).or_default().push(line);
+        frames.entry(current.unwrap()).or_default().push(Frame {
+            function: name,
+            line,
+        });
     }
-    lines
+    frames
+}
+
+/// A name as `addr2line -C` prints it, as cpiflame names frames: a C++ function without its
+/// parameter list (and `const`) and return type (`unsigned long ns::step<unsigned long>(unsigned
+/// long, unsigned long)` is `ns::step<unsigned long>`); Rust names are the same in both.
+fn frame_name(demangled: &str) -> String {
+    let mut name = demangled.trim_end_matches(" const");
+    if name.ends_with(')') {
+        // The parameter list: from the `(` that closes at the end.
+        let mut depth = 0;
+        for (i, c) in name.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        name = &name[..i];
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // The return type: everything before the last space outside `<...>`.
+    let mut depth = 0;
+    let mut start = 0;
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    name[start..].to_string()
+}
+
+/// `file:line` as addr2line prints it: `??` for no file, `?` for no line (DWARF's line 0,
+/// code the compiler gives to no line).
+fn file_line(file: &Value, line: &Value) -> String {
+    let line = match line.as_u64() {
+        Some(0) | None => "?".to_string(),
+        Some(n) => n.to_string(),
+    };
+    format!("{}:{line}", file.as_str().unwrap_or("??"))
 }
 
 fn binutils_available() -> bool {
@@ -88,18 +151,48 @@ fn binutils_available() -> bool {
 /// How the fixture is recorded.
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
-    /// `--call-graph dwarf -c 100000`.
+    /// `perf record --call-graph dwarf -c 100000`.
     Dwarf,
-    /// No call graph, `-c 100000`.
+    /// `perf record` with no call graph, `-c 100000`.
     Flat,
-    /// No call graph, `-F 4000`: every sample has its own period (shares are of periods,
-    /// perf annotate's `local period`).
+    /// `perf record` with no call graph, `-F 4000`: every sample has its own period (shares
+    /// are of periods, perf annotate's `local period`).
     Frequency,
+    /// `cpiflame record -c 100000` (DWARF call chains; cpu-clock without a PMU).
+    Cpiflame,
 }
 
-/// Records the hotloop fixture as `mode` says and checks `cpiflame annotate` against perf
-/// annotate and addr2line.
-fn check_against_perf(mode: Mode) {
+/// A fixture with one hot function and what its annotation must show.
+struct Hot {
+    /// The binary in the fixtures' directory, and the module cpiflame names.
+    binary: &'static str,
+    /// The function, as perf annotate and cpiflame both name it.
+    symbol: &'static str,
+    /// A line of its source, as the text output shows it when the file is found.
+    source: &'static str,
+}
+
+const HOTLOOP: Hot = Hot {
+    binary: "hotloop",
+    symbol: "hot_loop",
+    source: "x ^= x >> 7;",
+};
+
+const HOTLOOP_CPP: Hot = Hot {
+    binary: "hotloop_cpp",
+    symbol: "cpiflame::fixtures::hot_loop",
+    source: "x ^= x >> 7;",
+};
+
+const HOTLOOP_RUST: Hot = Hot {
+    binary: "hotloop_rust",
+    symbol: "hotloop_rust::hot_loop",
+    source: "let x = x ^ (x >> 7);",
+};
+
+/// Records `hot`'s fixture as `mode` says and checks `cpiflame annotate` against perf
+/// annotate and addr2line: every instruction's share, source line and inline chain.
+fn check_against_perf(hot: &Hot, mode: Mode) {
     if !perf_works() {
         cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
         return;
@@ -108,9 +201,9 @@ fn check_against_perf(mode: Mode) {
         return;
     }
     let f = shared_fixtures().expect("fixtures build");
-    let binary = f.dir.join("hotloop");
+    let binary = f.dir.join(hot.binary);
     let dir = Dir::new("annotate");
-    let data = dir.path("hotloop.data");
+    let data = dir.path("hot.data");
     let flat = |rate: &str, value: &str| {
         perf_record_with(&data, "cpu-clock", &["-q", "-N", rate, value], &[&binary])
     };
@@ -118,78 +211,106 @@ fn check_against_perf(mode: Mode) {
         Mode::Dwarf => perf_record(&data, "cpu-clock", &["-c", "100000"], &[&binary]),
         Mode::Flat => flat("-c", "100000"),
         Mode::Frequency => flat("-F", "4000"),
+        Mode::Cpiflame => {
+            ok(&cpiflame(&[
+                "record",
+                "-N",
+                "-c",
+                "100000",
+                "-o",
+                s(&data),
+                s(&binary),
+            ]));
+            Ok(())
+        }
     };
-    recorded.expect("perf record");
+    recorded.expect("record");
 
-    let (perf, perf_samples) = perf_annotate(&data, "hot_loop");
+    let (perf, perf_samples) = perf_annotate(&data, hot.symbol);
     let json: Value = serde_json::from_str(&ok(&cpiflame(&[
         "annotate",
         s(&data),
-        "hot_loop",
+        hot.symbol,
         "--json",
     ])))
     .expect("JSON");
     let function = &json[0];
     assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
-    assert_eq!(function["function"], "hot_loop");
-    assert_eq!(function["module"], "hotloop");
-    assert_eq!(function["samples"].as_u64(), Some(perf_samples));
-    let ours: BTreeMap<u64, f64> = function["instructions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
-            // JSON shares are fractions; perf prints percentages.
-            (address, 100.0 * i["share"].as_f64().unwrap())
-        })
-        .collect();
+    assert_eq!(function["function"], hot.symbol);
+    assert_eq!(function["module"], hot.binary);
     // The same instructions, each within perf's rounding to two decimals.
-    assert_eq!(
-        ours.keys().collect::<Vec<_>>(),
-        perf.keys().collect::<Vec<_>>(),
-        "instructions differ from perf annotate's"
-    );
-    for (address, share) in &ours {
-        let theirs = perf[address];
-        assert!(
-            (share - theirs).abs() <= 0.005 + 1e-9,
-            "{address:x}: cpiflame {share:.4}%, perf annotate {theirs:.2}%"
-        );
-    }
+    assert_shares_match(function, &perf, perf_samples);
+    assert!(function["cold_part"].is_null(), "{function}");
 
-    // Each instruction's line is addr2line's innermost one.
-    let addresses: Vec<u64> = ours.keys().copied().collect();
+    // Each instruction's line is addr2line's innermost one, and its frames are addr2line's
+    // inline chain: the same functions with the same lines, innermost first.
+    let addresses: Vec<u64> = perf.keys().copied().collect();
     let truth = addr2line(&binary, &addresses);
-    let mut inlined_lines = Vec::new();
+    // Per inlined line (`file:line`), the inline chains of its instructions.
+    let mut inlined_lines: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for i in function["instructions"].as_array().unwrap() {
         let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
         let frames = &truth[&address];
-        let ours = format!(
-            "{}:{}",
-            i["file"].as_str().unwrap_or("??"),
-            i["line"].as_u64().unwrap_or(0)
+        let ours = file_line(&i["file"], &i["line"]);
+        assert_eq!(
+            ours, frames[0].line,
+            "{address:x}: addr2line -i says {frames:?}"
         );
-        assert_eq!(ours, frames[0], "{address:x}: addr2line -i says {frames:?}");
-        if frames.len() > 1 {
-            inlined_lines.push(frames[0].clone());
+        let chain: Vec<(String, String, bool)> = i["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let line = file_line(&f["file"], &f["line"]);
+                let name = f["function"].as_str().unwrap().to_string();
+                (name, line, f["inlined"] == true)
+            })
+            .collect();
+        let expected: Vec<(String, String, bool)> = frames
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                (
+                    frame_name(&f.function),
+                    f.line.clone(),
+                    k + 1 < frames.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            chain, expected,
+            "{address:x}: addr2line -i -f -C says {frames:?}"
+        );
+        // Code at no line (`?`) counts on no source line.
+        if frames.len() > 1 && !frames[0].line.ends_with(":?") {
+            let names: Vec<&str> = chain[..chain.len() - 1]
+                .iter()
+                .map(|(name, _, _)| name.as_str())
+                .collect();
+            inlined_lines
+                .entry(frames[0].line.clone())
+                .or_default()
+                .push(names.join(" <- "));
         }
     }
-    // mix is inlined into the loop: its lines carry the inline chain in the text output.
+    // The inlined code's source lines carry an inline chain of theirs in the text output.
     assert!(!inlined_lines.is_empty(), "addr2line shows no inlined code");
-    let text = ok(&cpiflame(&["annotate", s(&data), "hot_loop"]));
-    for line in &inlined_lines {
-        let row = text
-            .lines()
-            .find(|l| l.contains(&format!("  {line}")))
-            .unwrap_or_else(|| panic!("no source row for {line}:\n{text}"));
-        assert!(row.contains("(inlined: mix)"), "{row}");
+    let text = ok(&cpiflame(&["annotate", s(&data), hot.symbol]));
+    for (line, chains) in &inlined_lines {
+        let found = chains.iter().any(|chain| {
+            text.lines()
+                .any(|l| l.contains(&format!("  {line}  (inlined: {chain})")))
+        });
+        assert!(
+            found,
+            "no source row for {line} with one of {chains:?}:\n{text}"
+        );
     }
     // cpu-clock has no precise_ip: the skid note.
     assert!(text.contains("is not precise (precise_ip 0)"), "{text}");
     // The source text is read from the file DWARF names.
-    assert!(text.contains("x ^= x >> 7;"), "{text}");
-    if mode != Mode::Dwarf {
+    assert!(text.contains(hot.source), "{text}");
+    if mode != Mode::Dwarf || hot.binary != "hotloop" {
         return;
     }
     // Found under --source-dir by its file name once every directory is stripped; not found
@@ -214,17 +335,136 @@ fn check_against_perf(mode: Mode) {
 
 #[test]
 fn percentages_and_lines_match_perf_annotate_and_addr2line_with_dwarf_call_graphs() {
-    check_against_perf(Mode::Dwarf);
+    check_against_perf(&HOTLOOP, Mode::Dwarf);
 }
 
 #[test]
 fn percentages_and_lines_match_perf_annotate_and_addr2line_without_call_graphs() {
-    check_against_perf(Mode::Flat);
+    check_against_perf(&HOTLOOP, Mode::Flat);
 }
 
 #[test]
 fn percentages_match_perf_annotate_with_periods_of_their_own() {
-    check_against_perf(Mode::Frequency);
+    check_against_perf(&HOTLOOP, Mode::Frequency);
+}
+
+/// C++: templates inlined two deep (`rotate <- step <- hot_loop`), names demangled.
+#[test]
+fn cpp_inlined_templates_match_perf_annotate_and_addr2line() {
+    check_against_perf(&HOTLOOP_CPP, Mode::Dwarf);
+}
+
+#[test]
+fn cpp_recorded_by_cpiflame_matches_perf_annotate_and_addr2line() {
+    check_against_perf(&HOTLOOP_CPP, Mode::Cpiflame);
+}
+
+/// Rust: `#[inline]` functions and core's iterator inlined, the loop unrolled.
+#[test]
+fn rust_inlined_functions_match_perf_annotate_and_addr2line() {
+    check_against_perf(&HOTLOOP_RUST, Mode::Dwarf);
+}
+
+#[test]
+fn rust_without_call_graphs_matches_perf_annotate_and_addr2line() {
+    check_against_perf(&HOTLOOP_RUST, Mode::Flat);
+}
+
+#[test]
+fn rust_recorded_by_cpiflame_matches_perf_annotate_and_addr2line() {
+    check_against_perf(&HOTLOOP_RUST, Mode::Cpiflame);
+}
+
+/// The instruction shares of one function of cpiflame's JSON against perf annotate's.
+fn assert_shares_match(function: &Value, perf: &BTreeMap<u64, f64>, perf_samples: u64) {
+    assert_eq!(
+        function["samples"].as_u64(),
+        Some(perf_samples),
+        "{function}"
+    );
+    let ours: BTreeMap<u64, f64> = function["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let address = u64::from_str_radix(i["address"].as_str().unwrap(), 16).unwrap();
+            // JSON shares are fractions; perf prints percentages.
+            (address, 100.0 * i["share"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        perf.keys().collect::<Vec<_>>(),
+        "instructions differ from perf annotate's"
+    );
+    for (address, share) in &ours {
+        let theirs = perf[address];
+        assert!(
+            (share - theirs).abs() <= 0.005 + 1e-9,
+            "{address:x}: cpiflame {share:.4}%, perf annotate {theirs:.2}%"
+        );
+    }
+}
+
+/// GCC's `.cold` part (`work.cold`, which `report` names `work`) is annotated apart, as perf
+/// annotate does: SYMBOL `work` is `work`'s own symbol and mentions `work.cold` with its
+/// samples; SYMBOL `work.cold` is the part; each matches perf annotate's; both are listed
+/// without SYMBOL.
+#[test]
+fn cold_parts_are_annotated_apart_as_perf_does() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("annotate-cold");
+    let data = dir.path("coldpart.data");
+    perf_record_with(
+        &data,
+        "cpu-clock",
+        &["-q", "-N", "-c", "100000"],
+        &[&f.coldpart],
+    )
+    .expect("perf record");
+    let json = |symbol: &str| -> Value {
+        let out = ok(&cpiflame(&["annotate", s(&data), symbol, "--json"]));
+        let json: Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+        json[0].clone()
+    };
+    let (perf_work, work_samples) = perf_annotate(&data, "work");
+    let (perf_cold, cold_samples) = perf_annotate(&data, "work.cold");
+    assert!(cold_samples > 0, "the fixture's work.cold has no samples");
+    let work = json("work");
+    assert_eq!(work["function"], "work");
+    assert_shares_match(&work, &perf_work, work_samples);
+    assert_eq!(work["cold_part"]["function"], "work.cold", "{work}");
+    assert_eq!(work["cold_part"]["samples"].as_u64(), Some(cold_samples));
+    let cold = json("work.cold");
+    assert_eq!(cold["function"], "work.cold");
+    assert!(cold["cold_part"].is_null(), "{cold}");
+    assert_shares_match(&cold, &perf_cold, cold_samples);
+    let text = ok(&cpiflame(&["annotate", s(&data), "work"]));
+    assert!(
+        text.contains(&format!("work.cold has {cold_samples} samples more")),
+        "{text}"
+    );
+    let top: Value = serde_json::from_str(&ok(&cpiflame(&[
+        "annotate",
+        s(&data),
+        "--json",
+        "--limit",
+        "2",
+    ])))
+    .expect("JSON");
+    let mut names: Vec<&str> = top
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["work", "work.cold"]);
 }
 
 /// Without SYMBOL: the top function by self weight is first, `--limit` bounds them.

@@ -34,6 +34,12 @@ pub struct Fixtures {
     /// `fixtures/workloads/shift.c`: `shift PERCENT [SCALE]`, PERCENT of a fixed amount of
     /// work in `work_a`, the rest in `work_b`.
     pub shift: PathBuf,
+    /// `fixtures/workloads/hotloop_cpp.cpp`: a C++ hot loop with templates inlined into it.
+    pub hotloop_cpp: PathBuf,
+    /// `fixtures/workloads/hotloop_rust.rs`: a Rust hot loop with functions inlined into it.
+    pub hotloop_rust: PathBuf,
+    /// `fixtures/workloads/coldpart.c`: `work`, split by gcc into `work` and `work.cold`.
+    pub coldpart: PathBuf,
     /// `fixtures/workloads/false_sharing.c`: `false_sharing shared|padded [THREADS]
     /// [ITERS]`, threads bumping counters in one cache line or one line each.
     pub false_sharing: PathBuf,
@@ -60,6 +66,9 @@ impl Fixtures {
             swarm: dir.join("swarm"),
             churn: dir.join("churn"),
             shift: dir.join("shift"),
+            hotloop_cpp: dir.join("hotloop_cpp"),
+            hotloop_rust: dir.join("hotloop_rust"),
+            coldpart: dir.join("coldpart"),
             false_sharing: dir.join("false_sharing"),
             offcpu: dir.join("offcpu"),
             mangled: dir.join("mangled"),
@@ -69,7 +78,7 @@ impl Fixtures {
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 12] {
+    pub fn all(&self) -> [(&'static str, &Path); 15] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
@@ -78,6 +87,9 @@ impl Fixtures {
             ("swarm", &self.swarm),
             ("churn", &self.churn),
             ("shift", &self.shift),
+            ("hotloop_cpp", &self.hotloop_cpp),
+            ("hotloop_rust", &self.hotloop_rust),
+            ("coldpart", &self.coldpart),
             ("false_sharing", &self.false_sharing),
             ("offcpu", &self.offcpu),
             ("mangled", &self.mangled),
