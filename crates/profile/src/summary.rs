@@ -997,16 +997,15 @@ impl Default for ChangeTest {
 /// A function's key as [`diff_frames`] matches functions: process or not, and the name.
 type DiffKey<'p> = (bool, &'p str);
 
+/// A run's counts per function and its column total ([`measured_counts`]).
+type RunCounts<'p> = (HashMap<DiffKey<'p>, (Count, &'p Frame)>, Count);
+
 /// One run's inclusive count of each function (each stack counted once per function) in the
 /// column the comparison's shares are of, cycles or the three wall-time columns summed, with
 /// a frame of the function (its module and kind where only later runs have it), and that
 /// column's total. Stacks without period in the column are left out: they add nothing to a
 /// share.
-fn measured_counts(
-    p: &Profile,
-    columns: Columns,
-    measure: Measure,
-) -> (HashMap<DiffKey<'_>, (Count, &Frame)>, Count) {
+fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -> RunCounts<'_> {
     let wall = WallColumns::of(p);
     let mut counts: HashMap<DiffKey, (Count, &Frame, usize)> = HashMap::new();
     let mut total = Count::default();
@@ -1100,7 +1099,7 @@ pub fn diff_runs<'p>(
     let several = before.len() > 1 || after.len() > 1;
     for d in &mut diffs {
         let key = (d.kind == FrameKind::Process, d.name.as_str());
-        let shares = |runs: &[(HashMap<DiffKey, (Count, &Frame)>, Count)]| -> Vec<Share> {
+        let shares = |runs: &[RunCounts]| -> Vec<Share> {
             runs.iter()
                 .map(|(counts, total)| Share {
                     frame: counts.get(&key).map_or(Count::default(), |c| c.0),
