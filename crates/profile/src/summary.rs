@@ -117,6 +117,9 @@
 //!   "schema": "cpiflame-diff/1",
 //!   "measure": "cycles" | "wall-time",   // what shares, order and gate compare (added
 //!                                        //   later): wall-time when both sides have it
+//!   "runs": {"before": 3, "after": 3},   // these three added to /1 later: runs per side
+//!   "confidence": 0.95,                  //   (diff --before/--after), the intervals'
+//!   "fail_above": 5.0 | null,            //   confidence, the gate's threshold (points)
 //!   "before": { ...totals, as in cpiflame-report/1... },
 //!   "after":  { ...totals... },
 //!   "frames": [                          // sorted: |delta_points| desc (cycles) or
@@ -134,7 +137,11 @@
 //!       "before_wall_share": 0.1 | null,   // inclusive wall share of each side; these
 //!       "after_wall_share": 0.3 | null,    //   five added to /1 later, null unless
 //!       "wall_delta_points": 20.0 | null,  //   measure is wall-time
-//!       "before_wall_ns": 100000000 | null, "after_wall_ns": 600000000 | null
+//!       "before_wall_ns": 100000000 | null, "after_wall_ns": 600000000 | null,
+//!       "before_mean_share": 0.25,       // these four added to /1 later: the mean share
+//!       "after_mean_share": 0.4,         //   over each side's runs, in the measure
+//!       "change_interval": [8.1, 21.9] | null,  // the change of the means' interval
+//!       "exceeds_threshold": true | null //   (points); interval wholly above fail_above
 //!     }, ...
 //!   ]
 //! }
@@ -142,6 +149,9 @@
 //!
 //! Every function of either side is in `frames`: one that vanished has `after_samples` 0,
 //! a new one `before_samples` 0 (with wall time: `after_wall_ns` 0, `before_wall_ns` 0).
+//! With several runs per side ([`diff_runs`]) every field but the four last is of the first
+//! run of each side (as are `before` and `after`), and a function only later runs have is
+//! listed with zeros there; the four last are over all runs.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
