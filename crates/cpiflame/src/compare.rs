@@ -107,11 +107,9 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .map(parse_fail_above)
         .transpose()?;
     let load = |first: &PathBuf, more: &[PathBuf]| -> Result<Vec<_>> {
-        let mut runs = std::iter::once(first).chain(more);
-        runs.try_fold(Vec::new(), |mut loaded, f| {
-            loaded.push(args.roles.load(f, false, false, false, env)?);
-            Ok(loaded)
-        })
+        let runs = std::iter::once(first).chain(more);
+        runs.map(|f| args.roles.load(f, false, false, false, env))
+            .collect()
     };
     let before = load(&args.before, &args.more_before)?;
     let after = load(&args.after, &args.more_after)?;

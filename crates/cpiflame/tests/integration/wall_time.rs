@@ -281,6 +281,15 @@ fn diff_gate_compares_wall_time_when_both_runs_have_it() {
     let (_, json, _) = diff(&before, &plain, &["--json"]);
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["measure"], "cycles");
+
+    // The first runs compare wall time: a further run without it is one error naming it.
+    let (code, out, err) = diff(&before, &after, &["--after", s(&plain)]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{}: no wall-time columns", plain.display())),
+        "{err}"
+    );
 }
 
 /// `go tool pprof -traces -unit=ns` output with the `ns` of its weights dropped, so that
