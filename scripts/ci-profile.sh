@@ -16,7 +16,9 @@
 #   OUTDIR/diff.json      with --baseline: schema cpiflame-diff/1
 #
 # Exit status: the command's own when it fails; 3 when --fail-above PCT tripped (a frame's
-# share of the total grew by more than PCT percentage points against the baseline); 0 else.
+# share of the total grew by more than PCT percentage points against the baseline, with the
+# growth's whole 95% interval above PCT: one run per side, so sampling noise only; for
+# run-to-run noise take several runs per side, docs/ci.md); 0 else.
 # CPIFLAME names the cpiflame binary (default: cpiflame on PATH, else target/release/cpiflame).
 set -euo pipefail
 

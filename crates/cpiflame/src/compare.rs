@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use cpiflame_pipeline::compare::{grown_above, parse_fail_above, Comparison};
+use cpiflame_pipeline::compare::{parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
+use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
 use crate::draw::{confidence, LayoutArgs, SourceArgs};
 use crate::{output, Outcome};
@@ -36,10 +37,16 @@ pub struct ReportArgs {
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The earlier run (perf.data, perf script text, or folded).
+    /// The earlier run (perf.data, perf script text, or folded); the graph's before.
     before: PathBuf,
-    /// The later run (perf.data, perf script text, or folded); widths come from it.
+    /// The later run; the graph (of these two runs only) takes its widths from it.
     after: PathBuf,
+    /// One more earlier run (repeatable): changes are tested against between-run variance.
+    #[arg(long = "before", value_name = "FILE")]
+    more_before: Vec<PathBuf>,
+    /// One more later run (repeatable).
+    #[arg(long = "after", value_name = "FILE")]
+    more_after: Vec<PathBuf>,
     /// Write the SVG to FILE (default: standard output; with --summary, no SVG unless -o).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -49,10 +56,13 @@ pub struct DiffArgs {
     /// With --summary: JSON (schema cpiflame-diff/1).
     #[arg(long)]
     json: bool,
-    /// Exit with status 3 when a frame's share of the total grew by more than PCT
-    /// percentage points (e.g. `5` or `5%`).
+    /// Exit with status 3 when a frame's share of the total grew by more than PCT points
+    /// (e.g. `5` or `5%`), not by noise: the change's interval lies wholly above PCT.
     #[arg(long, value_name = "PCT")]
     fail_above: Option<String>,
+    /// Confidence of the changes' intervals and of the gate's test.
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
+    confidence: f64,
     /// Rows in the text summary.
     #[arg(long, default_value_t = 25)]
     limit: usize,
@@ -96,9 +106,14 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .as_deref()
         .map(parse_fail_above)
         .transpose()?;
-    let before = args.roles.load(&args.before, false, false, false, env)?;
-    let after = args.roles.load(&args.after, false, false, false, env)?;
-    let c = Comparison::new(before, after)?;
+    let load = |first: &PathBuf, more: &[PathBuf]| -> Result<Vec<_>> {
+        let runs = std::iter::once(first).chain(more);
+        runs.map(|f| args.roles.load(f, false, false, false, env))
+            .collect()
+    };
+    let before = load(&args.before, &args.more_before)?;
+    let after = load(&args.after, &args.more_after)?;
+    let c = Comparison::new(before, after, gate, args.confidence)?;
     if args.summary {
         let mut out = output(&None)?;
         c.write_summary(args.json, args.limit, &mut out)?;
@@ -109,14 +124,12 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         c.write_graph(args.layout.look(args.title, env), &mut out)?;
         out.flush()?;
     }
-    if let Some(limit) = gate {
-        let over = grown_above(&c.diffs, limit);
-        for line in &over {
-            eprintln!("cpiflame: {line}");
-        }
-        if !over.is_empty() {
-            return Ok(Outcome::GateTripped);
-        }
+    let over = c.gate_lines();
+    for line in &over {
+        eprintln!("cpiflame: {line}");
     }
-    Ok(Outcome::Done)
+    Ok(match over.is_empty() {
+        true => Outcome::Done,
+        false => Outcome::GateTripped,
+    })
 }

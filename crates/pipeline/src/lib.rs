@@ -13,7 +13,8 @@
 //!   delta, as perf does; hybrid Intel files get one column per event across core types
 //!   (`cycles (cpu_atom+cpu_core)`), see [`Loaded::ratio_cycles`].
 //! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
-//! - [`compare`]: two runs compared (`diff`), and `--fail-above`'s threshold.
+//! - [`compare`]: runs compared (`diff`, one or several per side), each change's interval,
+//!   and `--fail-above`'s gate.
 //! - [`draw`]: a recording read, drawn: the [`Look`](draw::Look) a user asks for completed
 //!   with what the recording says into `cpiflame-render`'s options (`render`, `render --mem`,
 //!   `diff`).

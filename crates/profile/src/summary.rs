@@ -117,6 +117,9 @@
 //!   "schema": "cpiflame-diff/1",
 //!   "measure": "cycles" | "wall-time",   // what shares, order and gate compare (added
 //!                                        //   later): wall-time when both sides have it
+//!   "runs": {"before": 3, "after": 3},   // these three added to /1 later: runs per side
+//!   "confidence": 0.95,                  //   (diff --before/--after), the intervals'
+//!   "fail_above": 5.0 | null,            //   confidence, the gate's threshold (points)
 //!   "before": { ...totals, as in cpiflame-report/1... },
 //!   "after":  { ...totals... },
 //!   "frames": [                          // sorted: |delta_points| desc (cycles) or
@@ -134,7 +137,11 @@
 //!       "before_wall_share": 0.1 | null,   // inclusive wall share of each side; these
 //!       "after_wall_share": 0.3 | null,    //   five added to /1 later, null unless
 //!       "wall_delta_points": 20.0 | null,  //   measure is wall-time
-//!       "before_wall_ns": 100000000 | null, "after_wall_ns": 600000000 | null
+//!       "before_wall_ns": 100000000 | null, "after_wall_ns": 600000000 | null,
+//!       "before_mean_share": 0.25,       // these four added to /1 later: the mean share
+//!       "after_mean_share": 0.4,         //   over each side's runs, in the measure
+//!       "change_interval": [8.1, 21.9] | null,  // the change of the means' interval
+//!       "exceeds_threshold": true | null //   (points); interval wholly above fail_above
 //!     }, ...
 //!   ]
 //! }
@@ -142,14 +149,19 @@
 //!
 //! Every function of either side is in `frames`: one that vanished has `after_samples` 0,
 //! a new one `before_samples` 0 (with wall time: `after_wall_ns` 0, `before_wall_ns` 0).
+//! With several runs per side ([`diff_runs`]) every field but the four last is of the first
+//! run of each side (as are `before` and `after`), and a function only later runs have is
+//! listed with zeros there; the four last are over all runs.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::interval::{paired_ratio_interval, paired_share_interval, PairedMoments};
+use crate::interval::{
+    growth_test, paired_ratio_interval, paired_share_interval, PairedMoments, Share,
+};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::RatioIntervals;
 use crate::wall::WallColumns;
@@ -252,6 +264,18 @@ pub struct FrameDiff {
     pub before_wall_ns: Option<u64>,
     /// Inclusive wall time of the function in after, nanoseconds.
     pub after_wall_ns: Option<u64>,
+    /// The function's share in the measure compared, the mean over before's runs (0..1;
+    /// [`diff_runs`]); with one run, before's compared share.
+    pub before_mean_share: f64,
+    /// The same over after's runs.
+    pub after_mean_share: f64,
+    /// The interval of the change of the mean shares, percentage points, at the comparison's
+    /// confidence ([`crate::interval::growth_test`]); `None` when the change was not tested
+    /// ([`diff_frames`] alone, or a run with nothing in the measure).
+    pub change_interval: Option<[f64; 2]>,
+    /// With a threshold (`--fail-above`): whether the change's interval lies wholly above it,
+    /// which is what trips the gate; `None` without a threshold.
+    pub exceeds_threshold: Option<bool>,
 }
 
 impl FrameDiff {
@@ -267,6 +291,12 @@ impl FrameDiff {
             (Some(b), Some(a)) => (b, a),
             _ => (self.before_total_share, self.after_total_share),
         }
+    }
+
+    /// The change of the mean shares over each side's runs, percentage points: the centre of
+    /// [`FrameDiff::change_interval`]; [`FrameDiff::change_points`] with one run per side.
+    pub fn mean_change_points(&self) -> f64 {
+        (self.after_mean_share - self.before_mean_share) * 100.0
     }
 
     /// Whether the function has anything in the measure compared before, and after.
@@ -921,6 +951,16 @@ pub fn diff_frames_of(
                     .map(|(b_wall, a_wall)| percent(aw, a_wall) - percent(bw, b_wall)),
                 before_wall_ns: walls.map(|_| bw),
                 after_wall_ns: walls.map(|_| aw),
+                before_mean_share: match walls {
+                    Some((b_wall, _)) => share(bw, b_wall),
+                    None => share(bp, b_all),
+                },
+                after_mean_share: match walls {
+                    Some((_, a_wall)) => share(aw, a_wall),
+                    None => share(ap, a_all),
+                },
+                change_interval: None,
+                exceeds_threshold: None,
             }
         })
         .collect();
@@ -932,6 +972,208 @@ pub fn diff_frames_of(
             .then(x.kind.cmp(&y.kind))
     });
     out
+}
+
+/// How a comparison's changes were tested, for the summary's header and JSON: the runs on
+/// each side, the confidence of the change intervals, and the gate's threshold if any.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChangeTest {
+    /// Runs before, runs after.
+    pub runs: (usize, usize),
+    pub confidence: f64,
+    /// `--fail-above`, percentage points.
+    pub fail_above: Option<f64>,
+}
+
+impl ChangeTest {
+    /// The confidence as the summaries print it: `95%`, `97.5%`.
+    pub fn confidence_text(&self) -> String {
+        percent_text(self.confidence)
+    }
+}
+
+impl Default for ChangeTest {
+    /// One run per side, the default confidence, no threshold: what [`diff_frames`] alone
+    /// stands for.
+    fn default() -> Self {
+        ChangeTest {
+            runs: (1, 1),
+            confidence: crate::interval::DEFAULT_CONFIDENCE,
+            fail_above: None,
+        }
+    }
+}
+
+/// A function's key as [`diff_frames`] matches functions: process or not, and the name.
+type DiffKey<'p> = (bool, &'p str);
+
+/// A run's counts per function and its column total ([`measured_counts`]).
+type RunCounts<'p> = (HashMap<DiffKey<'p>, (Count, &'p Frame)>, Count);
+
+/// One run's inclusive count of each function (each stack counted once per function) in the
+/// column the comparison's shares are of, cycles or the three wall-time columns summed, with
+/// a frame of the function (its module and kind where only later runs have it), and that
+/// column's total. Stacks without period in the column are left out: they add nothing to a
+/// share.
+fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -> RunCounts<'_> {
+    let wall = WallColumns::of(p);
+    let mut counts: HashMap<DiffKey, (Count, &Frame, usize)> = HashMap::new();
+    let mut total = Count::default();
+    for (i, stack) in p.stacks.iter().enumerate() {
+        let c = match measure {
+            Measure::Cycles => count(stack, columns.cycles),
+            Measure::WallTime => wall.map_or(Count::default(), |w| {
+                let mut sum = Count::default();
+                for e in w.all() {
+                    sum.add(count(stack, e));
+                }
+                sum
+            }),
+        };
+        if c.period == 0 {
+            continue;
+        }
+        total.add(c);
+        for &f in &stack.frames {
+            let Some(frame) = p.frames.get(f as usize) else {
+                continue;
+            };
+            let entry = counts
+                .entry((is_process(frame), frame.name.as_str()))
+                .or_insert((Count::default(), frame, usize::MAX));
+            // Recursion counts a stack once.
+            if entry.2 != i {
+                entry.2 = i;
+                entry.0.add(c);
+            }
+        }
+    }
+    let counts = counts
+        .into_iter()
+        .map(|(k, (c, frame, _))| (k, (c, frame)))
+        .collect();
+    (counts, total)
+}
+
+/// Compares several runs per side: [`diff_frames_of`] of the first run of each side (its
+/// shares, stall shares, CPIs and samples, as the differential graph draws them), and for
+/// every function of any run the test of its change over all runs
+/// ([`crate::interval::growth_test`]: sampling variance with one run per side, between-run
+/// variance with several): each side's mean share ([`FrameDiff::before_mean_share`]), the
+/// change's interval at `confidence`, and, given `fail_above`, whether the interval lies
+/// wholly above it (the gate's rule).
+///
+/// Each run's share is of its own total in the measure of the first runs
+/// ([`Measure::of`]); every run should have the wall-time columns when those do (a run
+/// without them has no total there, and its functions no interval). A function only later
+/// runs have is added with zero first-run shares. With one run per side the order is
+/// [`diff_frames_of`]'s; with several, by the size of the mean change, then name and kind.
+/// Empty when a side has no runs.
+pub fn diff_runs<'p>(
+    before: &[(&'p Profile, Columns)],
+    after: &[(&'p Profile, Columns)],
+    fail_above: Option<f64>,
+    confidence: f64,
+) -> Vec<FrameDiff> {
+    let (Some(&(b0, b_columns)), Some(&(a0, a_columns))) = (before.first(), after.first()) else {
+        return Vec::new();
+    };
+    let mut diffs = diff_frames_of(b0, b_columns, a0, a_columns);
+    let measure = Measure::of(b0, a0);
+    let side = |runs: &[(&'p Profile, Columns)]| -> Vec<_> {
+        runs.iter()
+            .map(|&(p, c)| measured_counts(p, c, measure))
+            .collect()
+    };
+    let (b_runs, a_runs) = (side(before), side(after));
+
+    let mut known: HashSet<(bool, String)> = diffs
+        .iter()
+        .map(|d| (d.kind == FrameKind::Process, d.name.clone()))
+        .collect();
+    let mut added = false;
+    for (counts, _) in b_runs.iter().chain(&a_runs) {
+        let mut new: Vec<(&DiffKey, &(Count, &Frame))> = counts
+            .iter()
+            .filter(|(k, _)| !known.contains(&(k.0, k.1.to_string())))
+            .collect();
+        // HashMap order is random; the rows are not.
+        new.sort_by(|x, y| x.0.cmp(y.0));
+        for (&(process, name), &(_, frame)) in new {
+            known.insert((process, name.to_string()));
+            diffs.push(absent_from_first_runs(name, frame, measure));
+            added = true;
+        }
+    }
+
+    let several = before.len() > 1 || after.len() > 1;
+    for d in &mut diffs {
+        let key = (d.kind == FrameKind::Process, d.name.as_str());
+        let shares = |runs: &[RunCounts]| -> Vec<Share> {
+            runs.iter()
+                .map(|(counts, total)| Share {
+                    frame: counts.get(&key).map_or(Count::default(), |c| c.0),
+                    total: *total,
+                })
+                .collect()
+        };
+        let (b, a) = (shares(&b_runs), shares(&a_runs));
+        let test = growth_test(&b, &a, fail_above.unwrap_or(0.0), confidence);
+        d.change_interval = test.map(|g| [g.interval.lo, g.interval.hi]);
+        d.exceeds_threshold = fail_above.map(|_| test.is_some_and(|g| g.exceeds));
+        if several {
+            let mean = |shares: &[Share]| {
+                shares
+                    .iter()
+                    .map(|s| s.fraction().unwrap_or(0.0))
+                    .sum::<f64>()
+                    / shares.len() as f64
+            };
+            d.before_mean_share = mean(&b);
+            d.after_mean_share = mean(&a);
+        }
+    }
+    if several || added {
+        diffs.sort_by(|x, y| {
+            y.mean_change_points()
+                .abs()
+                .total_cmp(&x.mean_change_points().abs())
+                .then_with(|| x.name.cmp(&y.name))
+                .then(x.kind.cmp(&y.kind))
+        });
+    }
+    diffs
+}
+
+/// The row of a function that neither first run has (so its first-run numbers are zero).
+fn absent_from_first_runs(name: &str, frame: &Frame, measure: Measure) -> FrameDiff {
+    let with_wall = measure == Measure::WallTime;
+    let wall = |v: f64| with_wall.then_some(v);
+    FrameDiff {
+        name: name.to_string(),
+        module: frame.module.clone(),
+        kind: frame.kind,
+        before_total_share: 0.0,
+        after_total_share: 0.0,
+        delta_points: 0.0,
+        before_self_share: 0.0,
+        after_self_share: 0.0,
+        before_stall_share: None,
+        after_stall_share: None,
+        before_cpi: None,
+        after_cpi: None,
+        before_samples: 0,
+        after_samples: 0,
+        before_wall_share: wall(0.0),
+        after_wall_share: wall(0.0),
+        wall_delta_points: wall(0.0),
+        before_wall_ns: with_wall.then_some(0),
+        after_wall_ns: with_wall.then_some(0),
+        before_mean_share: 0.0,
+        after_mean_share: 0.0,
+        change_interval: None,
+        exceeds_threshold: None,
+    }
 }
 
 // ---- text ----
@@ -1229,6 +1471,21 @@ pub fn write_diff_text<W: Write>(
     after: &Totals,
     diffs: &[FrameDiff],
     limit: usize,
+    out: W,
+) -> io::Result<()> {
+    write_diff_text_of(before, after, diffs, limit, &ChangeTest::default(), out)
+}
+
+/// [`write_diff_text`] of a comparison tested as `test` says ([`diff_runs`]): with several
+/// runs per side, Before, After and Change are the means over each side's runs (a header
+/// line says so); each change with an interval is followed by it (`+12.30 [+8.10, +16.50]`);
+/// with a threshold, a column says whether the change's interval lies above it.
+pub fn write_diff_text_of<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    limit: usize,
+    test: &ChangeTest,
     mut out: W,
 ) -> io::Result<()> {
     writeln!(out, "# cpiflame diff: before: {}", totals_line(before))?;
@@ -1258,6 +1515,33 @@ pub fn write_diff_text<W: Write>(
             }
         }
     }
+    let several = test.runs != (1, 1);
+    if several {
+        writeln!(
+            out,
+            "# {} runs before, {} after: before, after and change are means over each side's \
+             runs; stall shares and CPIs are the first runs' (totals above too)",
+            test.runs.0, test.runs.1
+        )?;
+    }
+    if diffs.iter().any(|d| d.change_interval.is_some()) {
+        let variance = if several {
+            "between-run variance"
+        } else {
+            "sampling variance"
+        };
+        writeln!(
+            out,
+            "# [lo, hi]: the change's {} confidence interval ({variance})",
+            percent_text(test.confidence)
+        )?;
+    }
+    if let Some(pct) = test.fail_above {
+        writeln!(
+            out,
+            "# grew > {pct}: yes when the whole interval is above {pct} points (--fail-above)"
+        )?;
+    }
     writeln!(out, "#")?;
     let with_cpi = before.instructions_event.is_some() || after.instructions_event.is_some();
     let shown = limited(diffs, limit);
@@ -1270,11 +1554,22 @@ pub fn write_diff_text<W: Write>(
                 (true, false) => function.push_str(" (gone)"),
                 _ => {}
             }
-            let (b_share, a_share) = d.compared_shares();
+            let ((b_share, a_share), change) = if several {
+                (
+                    (d.before_mean_share, d.after_mean_share),
+                    d.mean_change_points(),
+                )
+            } else {
+                (d.compared_shares(), d.change_points())
+            };
+            let mut change = format!("{change:+.2}");
+            if let Some([lo, hi]) = d.change_interval {
+                change.push_str(&format!(" [{lo:+.2}, {hi:+.2}]"));
+            }
             let mut row = vec![
                 pct_cell(Some(b_share)),
                 pct_cell(Some(a_share)),
-                format!("{:+.2}", d.change_points()),
+                change,
                 format!(
                     "{:>7} -> {:>7}",
                     pct_cell(d.before_stall_share),
@@ -1288,13 +1583,27 @@ pub fn write_diff_text<W: Write>(
                     cpi_cell(d.after_cpi)
                 ));
             }
+            if test.fail_above.is_some() {
+                row.push(
+                    match d.exceeds_threshold {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "-",
+                    }
+                    .to_string(),
+                );
+            }
             row.push(function);
             row
         })
         .collect();
+    let gate_header = test.fail_above.map(|pct| format!("Grew > {pct}"));
     let mut header = vec!["Before", "After", "Change", "Stall before -> after"];
     if with_cpi {
         header.push("CPI before -> after");
+    }
+    if let Some(h) = &gate_header {
+        header.push(h);
     }
     header.push("Function [module]");
     write_table(&header, &rows, &mut out)?;
@@ -1306,6 +1615,13 @@ pub fn write_diff_text<W: Write>(
         )?;
     }
     Ok(())
+}
+
+/// A confidence as a percentage without trailing zeros: `95%`, `97.5%`.
+fn percent_text(confidence: f64) -> String {
+    let text = format!("{:.4}", confidence * 100.0);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}%")
 }
 
 // ---- JSON ----
@@ -1321,9 +1637,18 @@ struct ReportDoc<'a> {
 struct DiffDoc<'a> {
     schema: &'static str,
     measure: Measure,
+    runs: Runs,
+    confidence: f64,
+    fail_above: Option<f64>,
     before: &'a Totals,
     after: &'a Totals,
     frames: &'a [FrameDiff],
+}
+
+#[derive(Serialize)]
+struct Runs {
+    before: usize,
+    after: usize,
 }
 
 /// Schema name of [`write_report_json`]'s document.
@@ -1377,11 +1702,29 @@ pub fn write_diff_json<W: Write>(
     before: &Totals,
     after: &Totals,
     diffs: &[FrameDiff],
+    out: W,
+) -> io::Result<()> {
+    write_diff_json_of(before, after, diffs, &ChangeTest::default(), out)
+}
+
+/// [`write_diff_json`] of a comparison tested as `test` says ([`diff_runs`]): `runs`,
+/// `confidence` and `fail_above` in the document.
+pub fn write_diff_json_of<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    test: &ChangeTest,
     mut out: W,
 ) -> io::Result<()> {
     let doc = DiffDoc {
         schema: DIFF_SCHEMA,
         measure: Measure::of_totals(before, after),
+        runs: Runs {
+            before: test.runs.0,
+            after: test.runs.1,
+        },
+        confidence: test.confidence,
+        fail_above: test.fail_above,
         before,
         after,
         frames: diffs,

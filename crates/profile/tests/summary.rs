@@ -308,6 +308,10 @@ fn diff(
         wall_delta_points: None,
         before_wall_ns: None,
         after_wall_ns: None,
+        before_mean_share: before.0,
+        after_mean_share: after.0,
+        change_interval: None,
+        exceeds_threshold: None,
     }
 }
 
@@ -565,9 +569,25 @@ fn diff_json_has_the_documented_schema() {
     let mut out = Vec::new();
     write_diff_json(&tb, &ta, &d, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(keys(&v), ["after", "before", "frames", "measure", "schema"]);
+    assert_eq!(
+        keys(&v),
+        [
+            "after",
+            "before",
+            "confidence",
+            "fail_above",
+            "frames",
+            "measure",
+            "runs",
+            "schema"
+        ]
+    );
     assert_eq!(v["schema"], "cpiflame-diff/1");
     assert_eq!(v["measure"], "cycles");
+    // diff_frames alone: one run per side, untested (no intervals, no threshold).
+    assert_eq!(v["runs"], serde_json::json!({"before": 1, "after": 1}));
+    assert_eq!(v["confidence"], 0.95);
+    assert_eq!(v["fail_above"], Value::Null);
     assert_eq!(keys(&v["before"]), TOTALS_KEYS);
     assert_eq!(keys(&v["after"]), TOTALS_KEYS);
     assert_eq!(v["before"]["cycles_event"], "samples");
@@ -582,6 +602,7 @@ fn diff_json_has_the_documented_schema() {
             keys(f),
             [
                 "after_cpi",
+                "after_mean_share",
                 "after_samples",
                 "after_self_share",
                 "after_stall_share",
@@ -589,13 +610,16 @@ fn diff_json_has_the_documented_schema() {
                 "after_wall_ns",
                 "after_wall_share",
                 "before_cpi",
+                "before_mean_share",
                 "before_samples",
                 "before_self_share",
                 "before_stall_share",
                 "before_total_share",
                 "before_wall_ns",
                 "before_wall_share",
+                "change_interval",
                 "delta_points",
+                "exceeds_threshold",
                 "kind",
                 "module",
                 "name",
@@ -1019,4 +1043,56 @@ fn ratios_divide_by_the_ratio_cycles_column_when_given() {
     assert_eq!(get("both").total_share, 0.75);
     assert_eq!(get("e_only").stall_share, None);
     assert_eq!(totals_of(&p, columns).stall_share, Some(0.5));
+}
+
+#[test]
+fn diff_runs_tests_every_function_over_all_runs() {
+    use cpiflame_profile::diff_runs;
+    use cpiflame_profile::interval::{growth_test, Share};
+    let folded = |text: &str| read_folded(text.as_bytes(), "run.folded").unwrap();
+    let one = Columns::new(0, None);
+    // foo: 20 and 30 of 100 before (mean 25%), 40 and 50 of 100 after (mean 45%): +20
+    // points; `late` is only in the second after run (10 of 100).
+    let b = [
+        folded("app;foo 20\napp;bar 80\n"),
+        folded("app;foo 30\napp;bar 70\n"),
+    ];
+    let a = [
+        folded("app;foo 40\napp;bar 60\n"),
+        folded("app;foo 50\napp;bar 40\napp;late 10\n"),
+    ];
+    let (br, ar) = ([(&b[0], one), (&b[1], one)], [(&a[0], one), (&a[1], one)]);
+    let d = diff_runs(&br, &ar, Some(5.0), 0.9);
+    let row = |name: &str| d.iter().find(|x| x.name == name).unwrap();
+    let share = |k: u64| Share {
+        frame: Count {
+            samples: k,
+            period: k,
+        },
+        total: Count {
+            samples: 100,
+            period: 100,
+        },
+    };
+    let foo = row("foo");
+    // The first runs' numbers stay those of diff_frames.
+    assert_eq!((foo.before_total_share, foo.after_total_share), (0.2, 0.4));
+    assert_eq!((foo.before_mean_share, foo.after_mean_share), (0.25, 0.45));
+    let g = growth_test(&[share(20), share(30)], &[share(40), share(50)], 5.0, 0.9).unwrap();
+    assert_eq!(foo.change_interval, Some([g.interval.lo, g.interval.hi]));
+    assert_eq!(foo.exceeds_threshold, Some(g.exceeds));
+    assert!((foo.mean_change_points() - 20.0).abs() < 1e-12);
+    let late = row("late");
+    assert_eq!((late.before_samples, late.after_samples), (0, 0));
+    assert_eq!((late.before_mean_share, late.after_mean_share), (0.0, 0.05));
+    let g = growth_test(&[share(0), share(0)], &[share(0), share(10)], 5.0, 0.9).unwrap();
+    assert_eq!(late.change_interval, Some([g.interval.lo, g.interval.hi]));
+    // Sorted by the size of the mean change: bar (-25), foo (+20), late (+5), app (0).
+    let names: Vec<&str> = d.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["bar", "foo", "late", "app"]);
+    // Without a threshold nothing is judged; the intervals are there all the same.
+    let d = diff_runs(&br, &ar, None, 0.9);
+    assert!(d
+        .iter()
+        .all(|x| x.exceeds_threshold.is_none() && x.change_interval.is_some()));
 }
