@@ -5,7 +5,7 @@ use clap::Args;
 use cpiflame_annotate::{annotate_file, write, AnnotateOptions, SourcePaths};
 use cpiflame_pipeline::options::Environment;
 
-use crate::{draw::InputArgs, output, warned, Outcome};
+use crate::{draw::InputArgs, warned, write_out, Outcome};
 
 #[derive(Args)]
 pub struct AnnotateArgs {
@@ -38,7 +38,6 @@ pub fn run(a: AnnotateArgs, env: &Environment) -> Result<Outcome> {
     let what = AnnotateOptions::new(a.symbol, a.limit, a.event, sources);
     crate::progress::show_on_terminal(env);
     let functions = warned(|w| annotate_file(&a.input.options(env), &what, w))?;
-    let mut out = output(&None)?;
-    write(&functions, a.json, &mut out)?;
+    write_out(&None, |out| Ok(write(&functions, a.json, out)?))?;
     Ok(Outcome::Done)
 }

@@ -1,7 +1,6 @@
 //! `c2c`: perf c2c's report of a recording with memory samples (trace summary, shared cache
 //! lines, who touches each line), as text or JSON. The counting is `cpiflame-memaccess`'s.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -10,7 +9,7 @@ use cpiflame_memaccess::c2c::HitmSort;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{LoadOptions, Recording};
 
-use crate::{output, warned, Outcome};
+use crate::{warned, write_out, Outcome};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum SortBy {
@@ -53,8 +52,6 @@ pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
         SortBy::Lcl => HitmSort::Local,
     };
     let report = warned(|w| Recording::open(&options)?.c2c_report(sort, w))?;
-    let mut out = output(&args.output)?;
-    report.write(args.json, &mut out)?;
-    out.flush()?;
+    write_out(&args.output, |out| Ok(report.write(args.json, out)?))?;
     Ok(Outcome::Done)
 }

@@ -1,7 +1,6 @@
 //! `cpiflame report` and `cpiflame diff`: summaries of one run, and the comparison of two
 //! (perf.data files, ours or perf's, perf script text, or folded files), with a threshold for CI.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
@@ -12,7 +11,7 @@ use cpiflame_pipeline::options::Environment;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
 use crate::draw::{confidence, LayoutArgs, SourceArgs};
-use crate::{output, Outcome};
+use crate::{write_out, Outcome};
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -29,7 +28,7 @@ pub struct ReportArgs {
     #[arg(long)]
     lines: bool,
     /// Confidence of the stall shares' and CPIs' intervals (`±`).
-    #[arg(long, value_name = "P", default_value = "0.95", value_parser = confidence)]
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
     #[command(flatten)]
     roles: SourceArgs,
@@ -86,16 +85,10 @@ pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
             args.file.display()
         );
     }
-    let mut out = output(&None)?;
-    l.write_report(
-        columns,
-        args.json,
-        args.limit,
-        args.lines,
-        args.confidence,
-        &mut out,
-    )?;
-    out.flush()?;
+    write_out(&None, |out| {
+        let (json, limit, lines) = (args.json, args.limit, args.lines);
+        Ok(l.write_report(columns, json, limit, lines, args.confidence, out)?)
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -115,14 +108,14 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     let after = load(&args.after, &args.more_after)?;
     let c = Comparison::new(before, after, gate, args.confidence)?;
     if args.summary {
-        let mut out = output(&None)?;
-        c.write_summary(args.json, args.limit, &mut out)?;
-        out.flush()?;
+        write_out(
+            &None,
+            |out| Ok(c.write_summary(args.json, args.limit, out)?),
+        )?;
     }
     if !args.summary || args.output.is_some() {
-        let mut out = output(&args.output)?;
-        c.write_graph(args.layout.look(args.title, env), &mut out)?;
-        out.flush()?;
+        let look = args.layout.look(args.title, env);
+        write_out(&args.output, |out| Ok(c.write_graph(look, out)?))?;
     }
     let over = c.gate_lines();
     for line in &over {

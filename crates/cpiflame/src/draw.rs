@@ -1,6 +1,5 @@
 //! `render`, `fold` and `script`: one recording in, a picture or text out.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -10,8 +9,9 @@ use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{
     load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
 };
+use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
-use crate::{output, warned, Outcome};
+use crate::{warned, write_out, Outcome};
 
 /// How to read a recording: which events play which role, where the binaries are.
 #[derive(Args)]
@@ -159,7 +159,7 @@ pub struct RenderArgs {
     mem: bool,
     /// Confidence of each frame's stall-share (or CPI) interval; frames whose interval is
     /// too wide for the colour scale are drawn washed out.
-    #[arg(long, value_name = "P", default_value = "0.95", value_parser = confidence)]
+    #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
 }
 
@@ -202,9 +202,7 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
         ..args.layout.look(args.title, env)
     };
     let graph = loaded.graph(args.classic, look)?;
-    let mut out = output(&args.output)?;
-    graph.write(&mut out)?;
-    out.flush()?;
+    write_out(&args.output, |out| Ok(graph.write(out)?))?;
     Ok(Outcome::Done)
 }
 
@@ -213,33 +211,32 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     // --stalls, --cycles and --instructions conflict with --mem: unset here.
     let options = args.input.options(env);
     let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
-    let mut out = output(&args.output)?;
-    loads.write_graph(args.layout.look(args.title, env), &mut out)?;
-    out.flush()?;
+    let look = args.layout.look(args.title, env);
+    write_out(&args.output, |out| Ok(loads.write_graph(look, out)?))?;
     Ok(Outcome::Done)
 }
 
 pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
     let loaded = args.input.load(false, env)?;
-    let mut out = output(&args.output)?;
-    match write_fold(&loaded, args.event.as_deref(), &mut out) {
-        // A plain io::Error, so that a closed pipe is recognised as one.
-        Err(FoldError::Write(e)) => return Err(e.into()),
-        other => other?,
-    }
-    out.flush()?;
+    write_out(&args.output, |out| {
+        match write_fold(&loaded, args.event.as_deref(), out) {
+            // A plain io::Error, so that a closed pipe is recognised as one.
+            Err(FoldError::Write(e)) => Err(e.into()),
+            other => Ok(other?),
+        }
+    })?;
     Ok(Outcome::Done)
 }
 
 pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     crate::progress::show_on_terminal(env);
     let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
-    let mut out = output(&None)?;
-    match warned(|w| write_script(&options, &mut out, w)) {
-        // A plain io::Error, so that a closed pipe is recognised as one.
-        Err(ScriptError::Write(e)) => return Err(e.into()),
-        other => other?,
-    }
-    out.flush()?;
+    write_out(&None, |out| {
+        match warned(|w| write_script(&options, &mut &mut *out, w)) {
+            // A plain io::Error, so that a closed pipe is recognised as one.
+            Err(ScriptError::Write(e)) => Err(e.into()),
+            other => Ok(other?),
+        }
+    })?;
     Ok(Outcome::Done)
 }

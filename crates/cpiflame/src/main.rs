@@ -174,6 +174,17 @@ pub fn warned<T, E>(read: impl FnOnce(&mut Vec<String>) -> Result<T, E>) -> Resu
     result
 }
 
+/// Writes to standard output, or a file created at `path`, and flushes: a write error is an
+/// error, not lost when the writer is dropped.
+pub fn write_out(
+    path: &Option<PathBuf>,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let mut out = output(path)?;
+    write(&mut out)?;
+    Ok(out.flush()?)
+}
+
 /// Standard output, or a file created at `path`.
 pub fn output(path: &Option<PathBuf>) -> Result<Box<dyn Write>> {
     Ok(match path {
