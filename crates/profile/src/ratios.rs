@@ -10,8 +10,19 @@ use std::collections::HashMap;
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::interval::{mid_p, Interval};
+use crate::interval::{
+    mid_p, paired_ratio_interval, paired_share_interval, Interval, PairedMoments,
+};
 use crate::Count;
+
+/// What a ratio is, for a leader-sampled group's interval: a share of the denominator
+/// (stall cycles of cycles: `paired_share_interval`, on the logit scale) or a ratio without
+/// bound (CPI: `paired_ratio_interval`, on the log scale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatioKind {
+    Share,
+    Ratio,
+}
 
 /// Both counts at least this large: the Wilson score interval instead of mid-p.
 const WILSON_FROM: u64 = 200;
@@ -65,6 +76,31 @@ impl RatioIntervals {
             lo: odds(p.lo) * scale,
             hi: odds(p.hi) * scale,
         })
+    }
+
+    /// The interval of a frame's ratio `numerator.period / denominator.period`: from a
+    /// leader-sampled group's per-sample deltas (`moments`, columns numerator then
+    /// denominator) when they cover the whole ratio (their sums are exactly the two periods:
+    /// every sample carried both counters), else as for independently sampled events
+    /// ([`RatioIntervals::ratio`]). The one place that chooses the method.
+    pub fn frame(
+        &mut self,
+        numerator: Count,
+        denominator: Count,
+        numerator_column: Count,
+        moments: Option<&PairedMoments>,
+        kind: RatioKind,
+    ) -> Option<Interval> {
+        let covering = moments.filter(|m| {
+            m.n >= 2
+                && m.sum_a == u128::from(numerator.period)
+                && m.sum_b == u128::from(denominator.period)
+        });
+        match (covering, kind) {
+            (Some(m), RatioKind::Share) => paired_share_interval(m, self.confidence),
+            (Some(m), RatioKind::Ratio) => paired_ratio_interval(m, self.confidence),
+            (None, _) => self.ratio(numerator, denominator, numerator_column),
+        }
     }
 
     /// The interval of a binomial proportion, `k` of `n`.

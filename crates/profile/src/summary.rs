@@ -159,11 +159,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::interval::{
-    growth_test, paired_ratio_interval, paired_share_interval, PairedMoments, Share,
-};
+use crate::interval::{growth_test, PairedMoments, Share};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
-use crate::ratios::RatioIntervals;
+use crate::ratios::{RatioIntervals, RatioKind};
 use crate::wall::WallColumns;
 
 /// One function (frames with the same name and module merged across all stacks).
@@ -433,27 +431,6 @@ fn cpi_of(cycles: u128, instructions: u128) -> Option<f64> {
     (cycles > 0 && instructions > 0).then(|| cycles as f64 / instructions as f64)
 }
 
-/// The interval of `numerator / denominator` (periods) as `[lo, hi]`
-/// ([`crate::interval::ratio_interval`]; `numerator_column` is the numerator's whole column).
-fn bounds(
-    numerator: Count,
-    denominator: Count,
-    numerator_column: Count,
-    confidence: f64,
-) -> Option<[f64; 2]> {
-    crate::interval::ratio_interval(numerator, denominator, numerator_column, confidence)
-        .map(|i| [i.lo, i.hi])
-}
-
-/// `moments` when they are a leader-sampled group's and cover the whole ratio: their sums
-/// are exactly the numerator's and denominator's periods (every sample carried both
-/// counters). Otherwise the events were sampled apart, or only some of the samples were a
-/// group's, and the independent-sampling method applies.
-fn paired(moments: &PairedMoments, numerator: u128, denominator: u128) -> Option<&PairedMoments> {
-    (moments.n >= 2 && moments.sum_a == numerator && moments.sum_b == denominator)
-        .then_some(moments)
-}
-
 fn saturate(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
@@ -518,18 +495,27 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
         period: saturate(period),
     };
     let (stall_c, ratio_c, instr_c) = (c(ss, sp), c(rs, rp), c(is, ip));
+    let mut intervals = RatioIntervals::new(confidence);
     Totals {
         stall_share_interval: stalls.and_then(|_| ratio(sp, rp)).and_then(|_| {
-            match paired(&stall_pair, sp, rp) {
-                Some(m) => paired_share_interval(m, confidence).map(|i| [i.lo, i.hi]),
-                None => bounds(stall_c, ratio_c, stall_c, confidence),
-            }
+            let i = intervals.as_mut()?.frame(
+                stall_c,
+                ratio_c,
+                stall_c,
+                Some(&stall_pair),
+                RatioKind::Share,
+            )?;
+            Some([i.lo, i.hi])
         }),
         cpi_interval: instructions.and_then(|_| cpi_of(rp, ip)).and_then(|_| {
-            match paired(&cpi_pair, rp, ip) {
-                Some(m) => paired_ratio_interval(m, confidence).map(|i| [i.lo, i.hi]),
-                None => bounds(ratio_c, instr_c, ratio_c, confidence),
-            }
+            let i = intervals.as_mut()?.frame(
+                ratio_c,
+                instr_c,
+                ratio_c,
+                Some(&cpi_pair),
+                RatioKind::Ratio,
+            )?;
+            Some([i.lo, i.hi])
         }),
         cycles_event: name(cycles),
         stalls_event: stalls.map(name),
@@ -728,15 +714,13 @@ impl Agg<'_> {
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.stall_share(stalls)?;
-        let intervals = intervals.as_mut()?;
-        let i = match paired(&self.stall_pair, self.stall_period, self.ratio_period) {
-            Some(m) => paired_share_interval(m, intervals.confidence())?,
-            None => intervals.ratio(
-                Self::count(self.stall_samples, self.stall_period),
-                Self::count(self.ratio_samples, self.ratio_period),
-                whole.stall_column,
-            )?,
-        };
+        let i = intervals.as_mut()?.frame(
+            Self::count(self.stall_samples, self.stall_period),
+            Self::count(self.ratio_samples, self.ratio_period),
+            whole.stall_column,
+            Some(&self.stall_pair),
+            RatioKind::Share,
+        )?;
         Some([i.lo, i.hi])
     }
 
@@ -747,15 +731,13 @@ impl Agg<'_> {
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
         self.cpi(instructions)?;
-        let intervals = intervals.as_mut()?;
-        let i = match paired(&self.cpi_pair, self.ratio_period, self.instructions_period) {
-            Some(m) => paired_ratio_interval(m, intervals.confidence())?,
-            None => intervals.ratio(
-                Self::count(self.ratio_samples, self.ratio_period),
-                Self::count(self.instructions_samples, self.instructions_period),
-                whole.ratio_column,
-            )?,
-        };
+        let i = intervals.as_mut()?.frame(
+            Self::count(self.ratio_samples, self.ratio_period),
+            Self::count(self.instructions_samples, self.instructions_period),
+            whole.ratio_column,
+            Some(&self.cpi_pair),
+            RatioKind::Ratio,
+        )?;
         Some([i.lo, i.hi])
     }
 

@@ -5,11 +5,9 @@ use std::io::{self, BufWriter, Write};
 
 use std::collections::HashMap;
 
-use cpiflame_profile::interval::{
-    paired_ratio_interval, paired_share_interval, Interval, PairedMoments, STALL_COLOUR_WIDTH,
-};
+use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
 use cpiflame_profile::lines::{HotLine, LineColumns};
-use cpiflame_profile::ratios::RatioIntervals;
+use cpiflame_profile::ratios::{RatioIntervals, RatioKind};
 use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
 
 use crate::color::{
@@ -217,7 +215,6 @@ fn frame_intervals(
     let paired = pair.map_or_else(Vec::new, |(a, b)| {
         paired_moments(profile, tree, a, b, drawn)
     });
-    let confidence = intervals.confidence();
     tree.nodes
         .iter()
         .enumerate()
@@ -230,21 +227,11 @@ fn frame_intervals(
                 Colour::Cpi => (n.total.ratio_cycles, n.total.instructions, all.ratio_cycles),
                 Colour::Name => return None,
             };
-            // The group's moments when they cover the node's whole ratio (every sample
-            // carried both counters).
-            match paired.get(i) {
-                Some(m)
-                    if m.n >= 2
-                        && m.sum_a == u128::from(num.period)
-                        && m.sum_b == u128::from(den.period) =>
-                {
-                    match colour {
-                        Colour::Stalls => paired_share_interval(m, confidence),
-                        _ => paired_ratio_interval(m, confidence),
-                    }
-                }
-                _ => intervals.ratio(num, den, column),
-            }
+            let kind = match colour {
+                Colour::Stalls => RatioKind::Share,
+                _ => RatioKind::Ratio,
+            };
+            intervals.frame(num, den, column, paired.get(i), kind)
         })
         .collect()
 }
