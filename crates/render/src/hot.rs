@@ -73,9 +73,11 @@ pub(crate) fn write_hot_lines<O: Write>(
         let Some(line) = lines.line(h.line) else {
             continue;
         };
-        write!(w, "\n  {}  {}", Esc(&line.short()), Share(h.share))?;
+        // `<1%` is text in XML: escaped like the path.
+        let share = Share(h.share).to_string();
+        write!(w, "\n  {}  {}", Esc(&line.short()), Esc(&share))?;
         if let Some(s) = h.stall_share {
-            write!(w, "  stalled {}", Share(s))?;
+            write!(w, "  stalled {}", Esc(&Share(s).to_string()))?;
         }
     }
     Ok(())

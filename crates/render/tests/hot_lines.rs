@@ -208,3 +208,35 @@ fn the_wall_time_graph_ranks_lines_by_wall_time() {
         ["main.c:20  60%", "main.c:21  40%  stalled 0%"]
     );
 }
+
+#[test]
+fn a_line_under_half_a_percent_reads_less_than_one_percent_in_well_formed_xml() {
+    // hot: 997 cycles on hot.c:7, 3 on hot.c:9 (0.3%).
+    let mut b = Builder::new(&["cycles", "stalls"]);
+    b.stack("app;main;hot", &[(1000, 1000), (0, 0)]);
+    let p = b.build();
+    let id = |name: &str| p.frames.iter().position(|f| f.name == name).unwrap() as u32;
+    let frames = [id("app"), id("main"), id("hot")];
+    let lines = SourceLines {
+        lines: vec![line("hot.c", 7), line("hot.c", 9)],
+        stacks: vec![
+            lined(&frames, &[NO_LINE, NO_LINE, 0], [c(997, 997), c(0, 0)]),
+            lined(&frames, &[NO_LINE, NO_LINE, 1], [c(3, 3), c(0, 0)]),
+        ],
+    };
+    let svg = render(
+        &p,
+        0,
+        Some(1),
+        &Options {
+            lines: Some(Arc::new(lines)),
+            ..opts()
+        },
+    );
+    assert!(svg.contains("hot.c:9  &lt;1%"), "escaped in the SVG");
+    // `parse` reads the SVG as XML and the titles as text.
+    assert_eq!(
+        hottest(&parse(&svg, false).one("hot").title),
+        ["hot.c:7  100%  stalled 0%", "hot.c:9  <1%  stalled 0%"]
+    );
+}
