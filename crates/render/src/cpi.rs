@@ -114,7 +114,7 @@ pub fn render_cpi<W: Write>(
     });
     let ratio_cycles = opts.ratio_cycles.unwrap_or(cycles);
     let columns = (stalls, ratio_cycles, opts.instructions);
-    let intervals = frame_intervals(profile, &tree, colour, columns, opts);
+    let intervals = frame_intervals(profile, &tree, |w| w, colour, columns, opts);
     let picture = Cpi {
         profile,
         confidence: opts.confidence,
@@ -191,9 +191,10 @@ const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
 /// a million stacks has far more nodes than it draws. A leader-sampled group's nodes get the
 /// interval of their per-sample deltas ([`paired_moments`]), others that of independently
 /// sampled events.
-fn frame_intervals(
+pub(crate) fn frame_intervals<W: Weight>(
     profile: &Profile,
-    tree: &Tree<FrameId, CpiWeight>,
+    tree: &Tree<FrameId, W>,
+    cpi: impl Fn(&W) -> &CpiWeight,
     colour: Colour,
     columns: (Option<usize>, usize, Option<usize>),
     opts: &Options,
@@ -201,11 +202,11 @@ fn frame_intervals(
     let Some(mut intervals) = opts.confidence.and_then(RatioIntervals::new) else {
         return Vec::new();
     };
-    let all = *tree.root();
+    let all = *cpi(tree.root());
     // The image's width is a little more than the frames' span: a node this wide or wider
     // may be drawn.
-    let px_per_unit = f64::from(opts.width) / all.width().max(1) as f64;
-    let drawn = |n: &CpiNode| (n.total.width() as f64) * px_per_unit >= opts.min_width;
+    let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
+    let drawn = |n: &Node<FrameId, W>| (n.total.width() as f64) * px_per_unit >= opts.min_width;
     let (stalls, ratio_cycles, instructions) = columns;
     let pair = match colour {
         Colour::Stalls => stalls.map(|s| (s, ratio_cycles)),
@@ -222,9 +223,10 @@ fn frame_intervals(
             if !drawn(n) {
                 return None;
             }
+            let c = cpi(&n.total);
             let (num, den, column) = match colour {
-                Colour::Stalls => (n.total.stalls, n.total.ratio_cycles, all.stalls),
-                Colour::Cpi => (n.total.ratio_cycles, n.total.instructions, all.ratio_cycles),
+                Colour::Stalls => (c.stalls, c.ratio_cycles, all.stalls),
+                Colour::Cpi => (c.ratio_cycles, c.instructions, all.ratio_cycles),
                 Colour::Name => return None,
             };
             let kind = match colour {
@@ -236,14 +238,37 @@ fn frame_intervals(
         .collect()
 }
 
+/// ` (95% interval LO to HI)`, the ends shown by `show` (an unbounded one `∞`).
+pub(crate) fn write_interval<O: Write>(
+    w: &mut O,
+    confidence: f64,
+    i: &Interval,
+    show: impl Fn(f64) -> String,
+) -> io::Result<()> {
+    let hi = if i.hi.is_finite() {
+        show(i.hi)
+    } else {
+        "∞".to_string()
+    };
+    write!(
+        w,
+        " ({}% interval {} to {})",
+        Percent(Some(confidence), 0)
+            .to_string()
+            .trim_end_matches('%'),
+        show(i.lo),
+        hi
+    )
+}
+
 /// Each drawn node's sum of its stacks' moments of columns (`a`, `b`), by node index;
 /// empty when no stack has them (independently sampled events).
-fn paired_moments(
+fn paired_moments<W: Weight>(
     profile: &Profile,
-    tree: &Tree<FrameId, CpiWeight>,
+    tree: &Tree<FrameId, W>,
     a: usize,
     b: usize,
-    drawn: impl Fn(&CpiNode) -> bool,
+    drawn: impl Fn(&Node<FrameId, W>) -> bool,
 ) -> Vec<PairedMoments> {
     if profile.stacks.iter().all(|s| s.paired.is_empty()) {
         return Vec::new();
@@ -307,20 +332,7 @@ impl Cpi<'_> {
         ) else {
             return Ok(());
         };
-        let hi = if i.hi.is_finite() {
-            show(i.hi)
-        } else {
-            "∞".to_string()
-        };
-        write!(
-            w,
-            " ({}% interval {} to {})",
-            Percent(Some(confidence), 0)
-                .to_string()
-                .trim_end_matches('%'),
-            show(i.lo),
-            hi
-        )?;
+        write_interval(w, confidence, i, show)?;
         if self.uncertain(node) {
             write!(w, "\n{UNCERTAIN_LABEL}: drawn washed out")?;
         }

@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufWriter, Write};
 
+use cpiflame_profile::interval::Interval;
 use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::wall::{WaitReason, WallColumns};
 use cpiflame_profile::{FrameId, Profile, SourceLines};
@@ -43,7 +44,7 @@ use crate::color::{
     cpi_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
     WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
-use crate::cpi::{cpi, ipc, two_places, Colour};
+use crate::cpi::{cpi, ipc, two_places, write_interval, Colour};
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
@@ -200,11 +201,17 @@ pub(crate) fn render<W: Write>(
         };
         hot::hot_lines(&tree, l, &line_columns)
     });
+    let ratio_cycles = columns.ratio_cycles.unwrap_or(columns.cycles);
+    let interval_columns = (columns.stalls, ratio_cycles, columns.instructions);
+    let intervals =
+        crate::cpi::frame_intervals(profile, &tree, |w| &w.cpi, colour, interval_columns, opts);
     let picture = Wall {
         profile,
         tree,
         lines,
         hot,
+        intervals,
+        confidence: opts.confidence,
         columns,
         colour,
         total,
@@ -247,6 +254,9 @@ pub(crate) struct Wall<'a> {
     lines: Option<&'a SourceLines>,
     /// The hottest lines of wide frames, by node index.
     hot: HashMap<u32, Vec<HotLine>>,
+    /// Each drawn node's interval of its stall share (or CPI), with intervals asked for.
+    intervals: Vec<Option<Interval>>,
+    confidence: Option<f64>,
     columns: CpiColumns,
     colour: Colour,
     /// Wall nanoseconds of the whole profile: the full width.
@@ -500,12 +510,20 @@ impl Picture for Wall<'_> {
             Thousands(c.cpi.cycles.samples),
             Events(c.cpi.cycles.period)
         )?;
+        let index = self.tree.index_of(node) as usize;
+        let interval = match (self.confidence, self.intervals.get(index)) {
+            (Some(confidence), Some(Some(i))) => Some((confidence, i)),
+            _ => None,
+        };
         if self.colour == Colour::Stalls {
             write!(
                 w,
                 " · stalled: {} of cycles",
                 Percent(ratio(c.cpi.stalls.period, c.cpi.ratio_cycles.period), 1)
             )?;
+            if let Some((confidence, i)) = interval {
+                write_interval(w, confidence, i, |v| Percent(Some(v), 1).to_string())?;
+            }
         }
         if self.columns.instructions.is_some() && c.cpi.instructions.period > 0 {
             write!(
@@ -514,6 +532,9 @@ impl Picture for Wall<'_> {
                 two_places(cpi(&c.cpi)),
                 two_places(ipc(&c.cpi))
             )?;
+            if let (Colour::Cpi, Some((confidence, i))) = (self.colour, interval) {
+                write_interval(w, confidence, i, |v| two_places(Some(v)))?;
+            }
         }
         if let (Some(lines), Some(hot)) = (self.lines, self.hot.get(&self.tree.index_of(node))) {
             hot::write_hot_lines(w, hot, lines)?;

@@ -161,3 +161,40 @@ fn cpi_coloured_frames_are_washed_out_when_their_interval_spans_an_octave() {
         parsed.one("thin").title
     );
 }
+
+#[test]
+fn the_wall_time_graph_gives_the_stall_share_interval_in_its_tooltips() {
+    let mut b = Builder::new(&[
+        "cycles",
+        "stalls",
+        cpiflame_profile::wall::ON_CPU,
+        cpiflame_profile::wall::RUNNABLE,
+        cpiflame_profile::wall::BLOCKED,
+    ]);
+    b.stack(
+        "app;main;hot",
+        &[(20, 20_000), (6, 6_000), (20, 2_000), (0, 0), (1, 8_000)],
+    );
+    let p = b.build();
+    let wall = cpiflame_profile::WallColumns::of(&p).expect("wall columns");
+    let svg = render(
+        &p,
+        0,
+        Some(1),
+        &Options {
+            wall: Some(wall),
+            ..with_confidence(0.95)
+        },
+    );
+    let i = ratio_interval(c(6), c(20), c(6), 0.95).unwrap();
+    let hot = parse(&svg, false);
+    let title = &hot.one("hot").title;
+    assert!(
+        title.contains(&format!(
+            "stalled: 30.0% of cycles (95% interval {:.1}% to {:.1}%)",
+            i.lo * 100.0,
+            i.hi * 100.0
+        )),
+        "{title}"
+    );
+}
