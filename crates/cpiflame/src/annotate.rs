@@ -5,12 +5,15 @@ use clap::Args;
 use cpiflame_annotate::{annotate_file, write, AnnotateOptions, SourcePaths};
 use cpiflame_pipeline::options::Environment;
 
-use crate::{draw::InputArgs, warned, write_out, Outcome};
+use crate::{draw::SourceArgs, warned, write_out, Outcome};
 
 #[derive(Args)]
 pub struct AnnotateArgs {
+    /// perf.data file to read (one recording).
+    #[arg(default_value = "out.data")]
+    file: std::path::PathBuf,
     #[command(flatten)]
-    input: InputArgs,
+    source: SourceArgs,
     /// The function, named as `report` names it (default: the top ones by self weight).
     symbol: Option<String>,
     /// Functions shown without SYMBOL.
@@ -37,7 +40,8 @@ pub fn run(a: AnnotateArgs, env: &Environment) -> Result<Outcome> {
     let sources = SourcePaths::new(a.source_dir, a.prefix, a.prefix_strip);
     let what = AnnotateOptions::new(a.symbol, a.limit, a.event, sources);
     crate::progress::show_on_terminal(env);
-    let functions = warned(|w| annotate_file(&a.input.options(env), &what, w))?;
+    let options = a.source.options(&a.file, false, false, env);
+    let functions = warned(|w| annotate_file(&options, &what, w))?;
     write_out(&None, |out| Ok(write(&functions, a.json, out)?))?;
     Ok(Outcome::Done)
 }

@@ -15,9 +15,9 @@ use crate::{write_out, Outcome};
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// perf.data, perf script text, or folded file.
-    #[arg(default_value = "out.data")]
-    file: PathBuf,
+    /// perf.data, perf script text, or folded files (several, or a folder: added up).
+    #[arg(default_value = "out.data", num_args = 1..)]
+    files: Vec<PathBuf>,
     /// Print JSON (schema cpiflame-report/1) instead of the table.
     #[arg(long)]
     json: bool,
@@ -75,14 +75,16 @@ pub struct DiffArgs {
 }
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
-    let l = args.roles.load(&args.file, false, false, args.lines, env)?;
+    let l = args
+        .roles
+        .load(&args.files, false, false, args.lines, env)?;
     let Some(columns) = l.columns() else {
-        bail!("{}: no samples", args.file.display());
+        bail!("{}: no samples", l.file.display());
     };
     if args.lines && l.lines.is_none() {
         bail!(
             "{}: --lines needs a perf.data recording (text input has no addresses)",
-            args.file.display()
+            l.file.display()
         );
     }
     write_out(&None, |out| {
@@ -101,8 +103,11 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .transpose()?;
     let load = |first: &PathBuf, more: &[PathBuf]| -> Result<Vec<_>> {
         let runs = std::iter::once(first).chain(more);
-        runs.map(|f| args.roles.load(f, false, false, false, env))
-            .collect()
+        runs.map(|f| {
+            args.roles
+                .load(std::slice::from_ref(f), false, false, false, env)
+        })
+        .collect()
     };
     let before = load(&args.before, &args.more_before)?;
     let after = load(&args.after, &args.more_after)?;

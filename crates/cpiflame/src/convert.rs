@@ -51,7 +51,7 @@ pub fn convert(args: ConvertArgs, env: &Environment) -> Result<Outcome> {
 }
 
 fn pprof(input: &InputArgs, output_path: Option<PathBuf>, env: &Environment) -> Result<Outcome> {
-    let options = input.options(env);
+    let options = input.options("convert --to pprof", env)?;
     crate::progress::show_on_terminal(env);
     let recording = Recording::open(&options)?;
     let profile = warned(|w| from_recording(recording, w))?;

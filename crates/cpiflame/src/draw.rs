@@ -7,7 +7,7 @@ use clap::Args;
 use cpiflame_pipeline::draw::{Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{
-    load_any, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
+    load_all, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
 };
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
@@ -58,31 +58,34 @@ impl SourceArgs {
         }
     }
 
-    /// Reads `file` (perf.data, perf script text or folded) with these flags, each frame's
-    /// source lines kept when `lines`; warnings are printed, even when reading then fails.
+    /// Reads `files` (perf.data, perf script text or folded; folders of them), added up,
+    /// with these flags, each frame's source lines kept when `lines`; warnings are printed,
+    /// even when reading then fails.
     pub fn load(
         &self,
-        file: &Path,
+        files: &[PathBuf],
         pid: bool,
         tid: bool,
         lines: bool,
         env: &Environment,
     ) -> Result<Loaded> {
         crate::progress::show_on_terminal(env);
+        let first = files.first().map_or(Path::new("out.data"), |f| f.as_path());
         let options = LoadOptions {
             lines,
-            ..self.options(file, pid, tid, env)
+            ..self.options(first, pid, tid, env)
         };
-        Ok(warned(|w| load_any(&options, w))?)
+        Ok(warned(|w| load_all(&options, files, w))?)
     }
 }
 
 /// Flags shared by `render` and `fold`.
 #[derive(Args)]
 pub struct InputArgs {
-    /// perf.data, perf script text, or folded file to read.
-    #[arg(default_value = "out.data")]
-    pub file: PathBuf,
+    /// perf.data, perf script text, or folded files to read (several, or a folder of them:
+    /// added up).
+    #[arg(default_value = "out.data", num_args = 1..)]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
     /// Root frame `comm-PID` instead of `comm`.
@@ -94,12 +97,17 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
-    pub fn options(&self, env: &Environment) -> LoadOptions {
-        self.source.options(&self.file, self.pid, self.tid, env)
+    /// The options of a command that reads one recording (`what`): more files are an error.
+    pub fn options(&self, what: &str, env: &Environment) -> Result<LoadOptions> {
+        let [file] = self.files.as_slice() else {
+            anyhow::bail!("{what} reads one recording ({} given)", self.files.len());
+        };
+        Ok(self.source.options(file, self.pid, self.tid, env))
     }
 
     fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
-        self.source.load(&self.file, self.pid, self.tid, lines, env)
+        self.source
+            .load(&self.files, self.pid, self.tid, lines, env)
     }
 }
 
@@ -209,7 +217,7 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
 /// `render --mem`: the load samples' flame graph.
 fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     // --stalls, --cycles and --instructions conflict with --mem: unset here.
-    let options = args.input.options(env);
+    let options = args.input.options("render --mem", env)?;
     let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
     let look = args.layout.look(args.title, env);
     write_out(&args.output, |out| Ok(loads.write_graph(look, out)?))?;

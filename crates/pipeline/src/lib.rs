@@ -44,6 +44,7 @@ mod hybrid;
 mod load;
 mod marks;
 mod memory;
+mod merge;
 pub mod offcpu;
 pub mod options;
 mod progress;
@@ -63,6 +64,7 @@ pub use load::{
 };
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
+pub use merge::{input_files, load_all};
 pub use offcpu::{WallPlan, WallStats};
 pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};

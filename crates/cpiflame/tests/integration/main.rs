@@ -31,6 +31,7 @@ mod lbr;
 mod leader_sampling;
 mod mem_render;
 mod memory;
+mod merge;
 mod off_cpu;
 mod offcpu;
 mod oracle;

@@ -1,0 +1,99 @@
+//! Several recordings read as one (`render a b`, `fold DIR`, `report a b`): the stacks of
+//! every file added up, exactly, whatever the inputs (folded text, perf.data); a folder
+//! stands for its files; commands that read one recording say so in one line.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use support::{cpiflame, ok, perf_record_with, perf_works, s, shared_fixtures, Dir};
+
+/// `stack count` lines as a map.
+fn folded(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (stack, count) = line.rsplit_once(' ').unwrap();
+        *out.entry(stack.to_string()).or_default() += count.parse::<u64>().unwrap();
+    }
+    out
+}
+
+#[test]
+fn folded_files_and_a_folder_of_them_add_up() {
+    let dir = Dir::new("merge-folded");
+    let (a, b) = (dir.path("a.folded"), dir.path("b.folded"));
+    std::fs::write(&a, "app;main;a 3\napp;main;b 1\n").unwrap();
+    std::fs::write(&b, "app;main;a 2\napp;main;c 5\nother;x 1\n").unwrap();
+    let expected = "app;main;a 5\napp;main;b 1\napp;main;c 5\nother;x 1\n";
+    assert_eq!(ok(&cpiflame(&["fold", s(&a), s(&b)])), expected);
+    let folder = dir.path("runs");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(&a, folder.join("1.folded")).unwrap();
+    std::fs::copy(&b, folder.join("2.folded")).unwrap();
+    assert_eq!(ok(&cpiflame(&["fold", s(&folder)])), expected);
+    // The graph draws the sum: 12 samples.
+    let svg = ok(&cpiflame(&["render", s(&a), s(&b)]));
+    assert!(
+        svg.contains("12 samples"),
+        "{}",
+        &svg[..svg.len().min(2000)]
+    );
+
+    // An empty folder, and a command that reads one recording: one line each, exit 2.
+    let empty = dir.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for args in [
+        vec!["render", s(&empty)],
+        vec!["convert", s(&a), s(&b), "--to", "pprof", "-o", "-"],
+        vec!["render", s(&a), s(&b), "--mem"],
+    ] {
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn two_perf_recordings_report_and_fold_as_their_sum() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("sampling does not work here (`perf record` fails)");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let binary = f.dir.join("hotloop");
+    let dir = Dir::new("merge-perf");
+    let (a, b) = (dir.path("a.data"), dir.path("b.data"));
+    for data in [&a, &b] {
+        perf_record_with(
+            data,
+            "cpu-clock",
+            &["-q", "-c", "100000", "--call-graph", "dwarf"],
+            &[binary.as_os_str(), std::ffi::OsStr::new("0.2")],
+        )
+        .expect("perf record");
+    }
+    let one = |file: &std::path::Path| folded(&ok(&cpiflame(&["fold", s(file)])));
+    let mut expected = one(&a);
+    for (stack, n) in one(&b) {
+        *expected.entry(stack).or_default() += n;
+    }
+    assert_eq!(folded(&ok(&cpiflame(&["fold", s(&a), s(&b)]))), expected);
+
+    let samples = |args: &[&str]| -> u64 {
+        let v: Value = serde_json::from_str(&ok(&cpiflame(args))).unwrap();
+        v["totals"]["cycles_samples"].as_u64().unwrap()
+    };
+    let both = samples(&["report", "--json", s(&a), s(&b)]);
+    assert_eq!(
+        both,
+        samples(&["report", "--json", s(&a)]) + samples(&["report", "--json", s(&b)])
+    );
+    // Source lines are kept when every file has them: the merged graph lists hot_loop's.
+    let svg = ok(&cpiflame(&["render", s(&a), s(&b)]));
+    assert!(
+        svg.contains("hottest lines:"),
+        "no hottest lines in the merged graph"
+    );
+}

@@ -1,0 +1,192 @@
+//! Several recordings read as one (`render a.data b.data`, or a folder of them: the files of
+//! a long recording cut into pieces): each file is read on its own, as `load_any` reads it,
+//! and the profiles are added up. Frames are matched by (name, module, kind) and columns by
+//! event name; the first file's columns come first, so its roles (the stall, cycles and
+//! instructions columns) stand for the whole. Source lines are kept when every file has them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cpiflame_profile::lines::{LinedStack, NO_LINE};
+use cpiflame_profile::{Count, EventColumn, FrameId, PairMoments, SourceLines, WallColumns};
+
+use crate::load::{load_any, LoadError, LoadOptions, Loaded};
+
+/// The files `paths` name: a folder stands for its regular files, in name order; an empty
+/// folder is an error naming it.
+pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let io = |source| LoadError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(io)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        if inside.is_empty() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "a folder with no files to read",
+            )));
+        }
+        inside.sort();
+        files.extend(inside);
+    }
+    Ok(files)
+}
+
+/// Reads every file of `paths` (see [`input_files`]) with `options` and adds them up; one
+/// file reads as [`load_any`] reads it.
+pub fn load_all(
+    options: &LoadOptions,
+    paths: &[PathBuf],
+    warnings: &mut Vec<String>,
+) -> Result<Loaded, LoadError> {
+    let files = input_files(paths)?;
+    let read = |file: &Path, warnings: &mut Vec<String>| {
+        let options = LoadOptions {
+            file: file.to_path_buf(),
+            ..options.clone()
+        };
+        load_any(&options, warnings)
+    };
+    let Some((first, rest)) = files.split_first() else {
+        return read(&options.file, warnings);
+    };
+    let mut all = read(first, warnings)?;
+    for file in rest {
+        let next = read(file, warnings)?;
+        all.add(next);
+    }
+    if !rest.is_empty() {
+        if !options.on_cpu_only {
+            all.wall = WallColumns::of(&all.profile);
+        }
+        all.profile.sort();
+        all.notes.push(format!("{} files", files.len()));
+    }
+    Ok(all)
+}
+
+impl Loaded {
+    /// Adds `other`'s stacks (and source lines) to this recording's.
+    fn add(&mut self, other: Loaded) {
+        // Columns by name; new ones after this recording's.
+        let columns: Vec<usize> = other
+            .profile
+            .events
+            .iter()
+            .map(
+                |e| match self.profile.events.iter().position(|c| c.name == e.name) {
+                    Some(i) => i,
+                    None => {
+                        self.profile.events.push(EventColumn {
+                            name: e.name.clone(),
+                        });
+                        for stack in &mut self.profile.stacks {
+                            stack.counts.push(Count::default());
+                        }
+                        if let Some(lines) = self.lines.as_mut().map(Arc::make_mut) {
+                            for stack in &mut lines.stacks {
+                                stack.counts.push(Count::default());
+                            }
+                        }
+                        self.profile.events.len() - 1
+                    }
+                },
+            )
+            .collect();
+        let frames: Vec<FrameId> = other
+            .profile
+            .frames
+            .iter()
+            .map(|f| self.profile.intern(f.clone()))
+            .collect();
+        let mut stack: Vec<FrameId> = Vec::new();
+        for s in &other.profile.stacks {
+            stack.clear();
+            stack.extend(s.frames.iter().map(|&f| frames[f as usize]));
+            for (j, &count) in s.counts.iter().enumerate() {
+                if count.samples > 0 || count.period > 0 {
+                    self.profile.add(&stack, columns[j], count);
+                }
+            }
+            for p in &s.paired {
+                let pair = PairMoments {
+                    a: columns[p.a],
+                    b: columns[p.b],
+                    moments: p.moments,
+                };
+                self.profile.add_paired(&stack, pair);
+            }
+        }
+        self.lines = match (self.lines.take(), other.lines) {
+            (Some(mut mine), Some(theirs)) => {
+                let width = self.profile.events.len();
+                add_lines(Arc::make_mut(&mut mine), &theirs, &frames, &columns, width);
+                Some(mine)
+            }
+            // Lines only some files have would rank the others' time as having none.
+            _ => None,
+        };
+    }
+}
+
+/// Adds `theirs` to `mine`: frames and columns mapped (`frames`, `columns`), lines interned;
+/// counts `width` columns wide.
+fn add_lines(
+    mine: &mut SourceLines,
+    theirs: &SourceLines,
+    frames: &[FrameId],
+    columns: &[usize],
+    width: usize,
+) {
+    let mut ids: HashMap<cpiflame_profile::lines::SourceLine, u32> = mine
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.clone(), i as u32))
+        .collect();
+    let line_map: Vec<u32> = theirs
+        .lines
+        .iter()
+        .map(|l| {
+            *ids.entry(l.clone()).or_insert_with(|| {
+                mine.lines.push(l.clone());
+                (mine.lines.len() - 1) as u32
+            })
+        })
+        .collect();
+    for s in &mut mine.stacks {
+        s.counts.resize(width, Count::default());
+    }
+    for s in &theirs.stacks {
+        let mut counts = vec![Count::default(); width];
+        for (j, &c) in s.counts.iter().enumerate() {
+            counts[columns[j]].add(c);
+        }
+        mine.stacks.push(LinedStack {
+            frames: s.frames.iter().map(|&f| frames[f as usize]).collect(),
+            lines: s
+                .lines
+                .iter()
+                .map(|&l| {
+                    if l == NO_LINE {
+                        NO_LINE
+                    } else {
+                        line_map[l as usize]
+                    }
+                })
+                .collect(),
+            counts,
+        });
+    }
+}
