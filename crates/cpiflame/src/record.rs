@@ -70,6 +70,13 @@ pub struct RecordArgs {
     /// Attach to a running process (and its threads) instead of running a command.
     #[arg(short, long, value_name = "PID", conflicts_with = "command")]
     pid: Option<i32>,
+    /// System-wide: every process on every CPU, until `--duration`, Ctrl-C or the command
+    /// exits.
+    #[arg(short = 'a', long = "all-cpus")]
+    all_cpus: bool,
+    /// System-wide on these CPUs only (`0,2-3`; with or without `-a`).
+    #[arg(short = 'C', long = "cpu", value_name = "LIST")]
+    cpu: Option<String>,
     /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
@@ -117,6 +124,8 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         freq: args.freq,
         call_graph: args.call_graph,
         pid: args.pid,
+        all_cpus: args.all_cpus,
+        cpu_list: args.cpu,
         command: args.command,
         duration: args.duration,
         mmap_pages: args.mmap_pages,

@@ -38,6 +38,7 @@ pub mod request;
 mod rings;
 mod spool;
 pub mod stat_groups;
+pub mod system;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -110,6 +111,9 @@ pub enum Target {
     Command(Vec<OsString>),
     /// Attach to this running process and its threads.
     Pid(i32),
+    /// No command and no process: every process on [`RecordOptions::cpus`] (`-a`, `-C`),
+    /// until `--duration` or Ctrl-C.
+    Everything,
 }
 
 #[derive(Clone, Debug)]
@@ -142,6 +146,9 @@ pub struct RecordOptions {
     /// `record --off-cpu`: which of [`RecordOptions::events`] are the off-CPU ones
     /// ([`offcpu`]); `None` without the flag.
     pub off_cpu: Option<offcpu::OffCpu>,
+    /// System-wide (`-a`, `-C LIST`): the events are opened on these CPUs for every process
+    /// (pid -1) rather than on the target's threads; `None`: per thread, on every CPU.
+    pub cpus: Option<Vec<i32>>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -323,7 +330,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         }
     }
     let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
-    let cpus = online_cpus();
+    let cpus = options.cpus.clone().unwrap_or_else(online_cpus);
 
     let (child, threads) = match &options.target {
         Target::Command(argv) => {
@@ -341,10 +348,20 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             None,
             proc::threads(*pid).map_err(|error| RecordError::Attach { pid: *pid, error })?,
         ),
+        Target::Everything => (None, Vec::new()),
+    };
+    // System-wide: one event per CPU for every process (pid -1), the command included.
+    let threads = if options.cpus.is_some() {
+        vec![-1]
+    } else {
+        threads
     };
     // After the fork: the command keeps the priority it was started with.
     report.priority_raised = raise_priority();
-    let mut attrs = build_attrs(options, kernel_callchains, child.is_some())?;
+    // A CPU-wide event is not tied to the command's exec: it is enabled once the processes
+    // already running are written, before the command starts.
+    let enable_on_exec = child.is_some() && options.cpus.is_none();
+    let mut attrs = build_attrs(options, kernel_callchains, enable_on_exec)?;
     let mut leads = vec![false; attrs.len()];
     for (start, _) in group_ranges(options)? {
         leads[start] = true;
@@ -380,12 +397,36 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 
 /// Lets the held command exec (its events are enabled on exec), or, attached to a process,
 /// writes the COMM and MMAP2 records of what it already is and enables the events.
+/// System-wide, every running process is written so, the events enabled, and then the
+/// command (if any) started.
 fn start_target(
     options: &RecordOptions,
     session: &mut Session,
     drain: &mut Drain,
     report: &mut Report,
 ) -> Result<(), RecordError> {
+    if options.cpus.is_some() {
+        let write_err = |error| RecordError::Write {
+            path: options.output.clone(),
+            error,
+        };
+        for pid in proc::processes() {
+            // A process that ended since /proc was listed has nothing left to describe.
+            let Ok(records) = proc::synthesize(pid, &session.attrs[0]) else {
+                continue;
+            };
+            for record in records {
+                drain::write_one(&record, &mut session.writer, drain, report)
+                    .map_err(write_err)?;
+            }
+        }
+        let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+        enable_all(&session.opened, &names, -1)?;
+        if session.child.is_none() {
+            child::forward_signals(0);
+            return Ok(());
+        }
+    }
     match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
@@ -393,7 +434,7 @@ fn start_target(
                 let _ = std::fs::remove_file(&options.output);
                 let program = match &options.target {
                     Target::Command(argv) => argv[0].to_string_lossy().into_owned(),
-                    Target::Pid(_) => String::new(),
+                    Target::Pid(_) | Target::Everything => String::new(),
                 };
                 return Err(RecordError::Exec { program, source });
             }
@@ -473,6 +514,7 @@ mod tests {
             memory: None,
             buildid_cache: None,
             off_cpu: None,
+            cpus: None,
         }
     }
 

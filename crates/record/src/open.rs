@@ -293,6 +293,7 @@ pub fn probe_sampling(
         memory,
         buildid_cache: None,
         off_cpu: None,
+        cpus: None,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

@@ -20,6 +20,18 @@ pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// Every process in `/proc`, by pid, in order (for a system-wide recording).
+pub fn processes() -> Vec<i32> {
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
+}
+
 /// One executable mapping of `/proc/PID/maps`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct MapsLine {

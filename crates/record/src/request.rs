@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cpiflame_events::memory::MemOptions;
 
-use crate::offcpu;
+use crate::{offcpu, system};
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
@@ -28,6 +28,10 @@ pub struct RecordRequest {
     pub call_graph: String,
     /// `-p PID`.
     pub pid: Option<i32>,
+    /// `-a`: every process on every online CPU.
+    pub all_cpus: bool,
+    /// `-C LIST`: every process on these CPUs (perf's list syntax, `0,2-3`).
+    pub cpu_list: Option<String>,
     /// The command to run and record.
     pub command: Vec<OsString>,
     /// `--duration SECS`.
@@ -50,7 +54,16 @@ impl RecordRequest {
         self,
         marks: impl FnOnce(&EventPlan) -> Vec<String>,
     ) -> Result<(RecordOptions, Vec<String>), PlanError> {
+        let cpus = self.system_wide_cpus(crate::online_cpus(), || {
+            system::check_permission(cpiflame_counters::sys::paranoid(), system::effective_caps())
+        })?;
         let target = match (self.pid, self.command.is_empty()) {
+            (Some(_), _) if cpus.is_some() => {
+                return Err(PlanError::Usage(
+                    "-p and -a/-C exclude each other (-a records every process already)".into(),
+                ))
+            }
+            (None, true) if cpus.is_some() => Target::Everything,
             (Some(pid), true) => Target::Pid(pid),
             (None, false) => Target::Command(self.command),
             (Some(_), false) => {
@@ -101,7 +114,25 @@ impl RecordRequest {
             memory: plan.memory,
             buildid_cache: self.buildid_cache,
             off_cpu,
+            cpus,
         };
         Ok((options, plan.notes))
+    }
+
+    /// The CPUs of a system-wide recording (`-a`: every online one; `-C LIST`: those, with
+    /// or without `-a`, as in perf), once `permitted` says this user may record them;
+    /// `None` without either flag.
+    fn system_wide_cpus(
+        &self,
+        online: Vec<i32>,
+        permitted: impl FnOnce() -> Result<(), String>,
+    ) -> Result<Option<Vec<i32>>, PlanError> {
+        let cpus = match (&self.cpu_list, self.all_cpus) {
+            (Some(list), _) => system::parse_cpus(list, &online).map_err(PlanError::Usage)?,
+            (None, true) => online,
+            (None, false) => return Ok(None),
+        };
+        permitted().map_err(PlanError::Usage)?;
+        Ok(Some(cpus))
     }
 }
