@@ -416,8 +416,7 @@ fn start_target(
                 continue;
             };
             for record in records {
-                drain::write_one(&record, &mut session.writer, drain, report)
-                    .map_err(write_err)?;
+                drain::write_one(&record, &mut session.writer, drain, report).map_err(write_err)?;
             }
         }
         let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();

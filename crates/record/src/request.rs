@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cpiflame_events::memory::MemOptions;
 
-use crate::{offcpu, system};
 use crate::plan::{EventPlan, EventRequest, PlanError};
+use crate::{offcpu, system};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.

@@ -1,0 +1,173 @@
+//! `record -a` and `record -C LIST` (system-wide): processes started outside cpiflame are
+//! recorded by name and function, and perf reads the same file to the same samples.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Output};
+
+use support::{perf_works, shared_fixtures, Dir, Fixtures};
+
+fn run(args: &[&str]) -> Output {
+    support::cpiflame(args)
+}
+
+fn setup() -> Option<&'static Fixtures> {
+    if !perf_works() {
+        cpiflame_testkit::unavailable(
+            "software sampling does not work here (`perf record -e cpu-clock` fails)",
+        );
+        return None;
+    }
+    Some(shared_fixtures().expect("fixtures build"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `perf script -F FIELDS` on `data`.
+fn perf_script(data: &Path, fields: &str) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-i", s(data), "-F", fields])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A copy of `shift` under `name`, started with all its work in `work_a` and enough of it
+/// to outlast the recording; returned once it has exec'd (its comm is `name`).
+fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
+    let exe = dir.path(name);
+    std::fs::copy(&f.shift, &exe).unwrap();
+    let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
+    let comm = format!("/proc/{}/comm", child.id());
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
+        std::thread::yield_now();
+    }
+    child
+}
+
+/// Samples per comm among `pids`, from `perf script -F pid,comm` lines (`comm pid`).
+fn perf_counts(text: &str, pids: &[u32]) -> BTreeMap<(u32, String), u64> {
+    let mut counts = BTreeMap::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace().rev();
+        let (Some(pid), Some(comm)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let pid: u32 = pid.parse().unwrap();
+        if pids.contains(&pid) {
+            *counts.entry((pid, comm.to_string())).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// Two processes started before the recording, named by cpiflame (their comm and their
+/// function in `fold`) as by perf (`perf script` on the same file: the same pids and comms,
+/// the same number of samples each), whose names come from the COMM records synthesized
+/// from /proc.
+#[test]
+fn two_processes_started_outside_are_named() {
+    let Some(f) = setup() else { return };
+    let dir = Dir::new("system-wide");
+    let data = dir.path("out.data");
+    let mut loops = [
+        start_loop(f, &dir, "loop_one"),
+        start_loop(f, &dir, "loop_two"),
+    ];
+    let out = run(&["record", "-a", "--duration", "1", "-o", s(&data)]);
+    for l in &mut loops {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
+    support::ok(&out);
+    let pids: Vec<u32> = loops.iter().map(Child::id).collect();
+
+    let theirs = perf_counts(&perf_script(&data, "comm,pid"), &pids);
+    let names: Vec<(u32, String)> = theirs.keys().cloned().collect();
+    assert_eq!(
+        names,
+        [(pids[0], "loop_one".into()), (pids[1], "loop_two".into())],
+        "perf script's pids and comms"
+    );
+
+    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    for (i, name) in ["loop_one", "loop_two"].iter().enumerate() {
+        let lines: Vec<&str> = folded
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name};")))
+            .collect();
+        let ours: u64 = lines
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(
+            ours,
+            theirs[&(pids[i], name.to_string())],
+            "{name}: {lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains(";work_a")),
+            "{name}'s function: {lines:?}"
+        );
+    }
+    // The file's command line carries the flags, as for any recording.
+    let header = Command::new("perf")
+        .args(["report", "--header-only", "-i", s(&data)])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&header.stdout).contains("record -a --duration 1"));
+}
+
+/// `-C 0`: every sample was taken on CPU 0 (`perf script -F cpu`), and there are some.
+#[test]
+fn cpu_list_keeps_its_cpus() {
+    if setup().is_none() {
+        return;
+    }
+    let dir = Dir::new("cpu-list");
+    let data = dir.path("out.data");
+    support::ok(&run(&[
+        "record",
+        "-C",
+        "0",
+        "--duration",
+        "0.5",
+        "-o",
+        s(&data),
+    ]));
+    let cpus = perf_script(&data, "cpu");
+    assert!(cpus.lines().count() > 0);
+    for line in cpus.lines() {
+        assert_eq!(line.trim(), "[000]");
+    }
+}
+
+/// An unknown CPU, and -p with -a, are one error line each (exit status 2), and no file.
+#[test]
+fn bad_scope_flags_are_one_line() {
+    let dir = Dir::new("scope-errors");
+    let data = dir.path("out.data");
+    for (args, says) in [
+        (vec!["-C", "4095"], "-C 4095: CPU 4095 is not online"),
+        (vec!["-C", "1-0"], "-C 1-0: not a CPU list"),
+        (vec!["-a", "-p", "1"], "-p and -a/-C exclude each other"),
+    ] {
+        let mut all = vec!["record", "-o", s(&data)];
+        all.extend(&args);
+        let out = run(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!data.exists());
+    }
+}
