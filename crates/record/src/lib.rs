@@ -7,6 +7,10 @@
 //! together), or the groups [`RecordOptions::groups`] says, and share one ring buffer.
 //! Samples' user stack copies are cut to the bytes in use before they are written.
 //!
+//! System-wide (`-a`, `-C`: [`RecordOptions::cpus`], [`system`]) the events are opened per
+//! CPU for every process (pid -1) instead; the processes already running are described from
+//! `/proc` as for an attached process, then the events are enabled and the command started.
+//!
 //! A leader-sampled group (`{a,b}:S`) is opened as perf 6.1 opens it: the leader samples
 //! with PERF_SAMPLE_READ and read_format ID|GROUP (|LOST when the kernel has it), so each
 //! of its samples carries the counts of every member; the members do not sample (unless
