@@ -52,7 +52,10 @@ pub(crate) fn drain_until_done(
                 None => {
                     child::STOP.load(std::sync::atomic::Ordering::SeqCst)
                         || (options.cpus.is_none()
-                            && !Path::new(&format!("/proc/{}", session.threads[0])).exists())
+                            && !session
+                                .watched
+                                .iter()
+                                .any(|p| Path::new(&format!("/proc/{p}")).exists()))
                 }
             };
             if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {

@@ -113,8 +113,10 @@ impl std::str::FromStr for CallGraph {
 pub enum Target {
     /// Run this command (argv) and record it and everything it starts.
     Command(Vec<OsString>),
-    /// Attach to this running process and its threads.
-    Pid(i32),
+    /// Attach to these running processes and all their threads (`-p PID[,PID...]`).
+    Pids(Vec<i32>),
+    /// Attach to these threads only (`-t TID[,TID...]`).
+    Tids(Vec<i32>),
     /// No command and no process: every process on [`RecordOptions::cpus`] (`-a`, `-C`),
     /// until `--duration` or Ctrl-C.
     Everything,
@@ -309,8 +311,10 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
 struct Session {
     /// The command, held until [`start_target`]; `None` when attached to a process.
     child: Option<child::Child>,
-    /// The threads the events are opened on (the command's pid, or the process's threads).
-    threads: Vec<i32>,
+    /// Attached: the processes to describe from `/proc` (those of the threads of `-t`).
+    processes: Vec<i32>,
+    /// Attached: the recording ends when none of these (pids of `-p`, tids of `-t`) is left.
+    watched: Vec<i32>,
     /// The attrs as opened, with their ids.
     attrs: Vec<EventAttr>,
     opened: Opened,
@@ -348,11 +352,33 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             let pid = c.pid;
             (Some(c), vec![pid])
         }
-        Target::Pid(pid) => (
-            None,
-            proc::threads(*pid).map_err(|error| RecordError::Attach { pid: *pid, error })?,
-        ),
+        Target::Pids(pids) => {
+            let mut threads = Vec::new();
+            for &pid in pids {
+                threads.extend(
+                    proc::threads(pid).map_err(|error| RecordError::Attach { pid, error })?,
+                );
+            }
+            (None, threads)
+        }
+        Target::Tids(tids) => (None, tids.clone()),
         Target::Everything => (None, Vec::new()),
+    };
+    let (processes, watched) = match &options.target {
+        Target::Pids(pids) => (pids.clone(), pids.clone()),
+        Target::Tids(tids) => {
+            let mut pids = Vec::new();
+            for &tid in tids {
+                pids.push(
+                    proc::process_of(tid)
+                        .map_err(|error| RecordError::Attach { pid: tid, error })?,
+                );
+            }
+            pids.sort_unstable();
+            pids.dedup();
+            (pids, tids.clone())
+        }
+        Target::Command(_) | Target::Everything => (Vec::new(), Vec::new()),
     };
     // System-wide: one event per CPU for every process (pid -1), the command included.
     let threads = if options.cpus.is_some() {
@@ -391,7 +417,8 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     }
     Ok(Session {
         child,
-        threads,
+        processes,
+        watched,
         attrs,
         opened,
         rings,
@@ -437,28 +464,30 @@ fn start_target(
                 let _ = std::fs::remove_file(&options.output);
                 let program = match &options.target {
                     Target::Command(argv) => argv[0].to_string_lossy().into_owned(),
-                    Target::Pid(_) | Target::Everything => String::new(),
+                    _ => String::new(),
                 };
                 return Err(RecordError::Exec { program, source });
             }
         }
         None => {
             child::forward_signals(0);
-            let pid = session.threads[0];
-            for record in proc::synthesize(pid, &session.attrs[0])
-                .map_err(|error| RecordError::Attach { pid, error })?
-            {
-                // As drained records are: the record-time unwinder learns the process's
-                // mappings (so its samples' stack copies are trimmed too), and its files'
-                // build ids are kept.
-                drain::write_one(&record, &mut session.writer, drain, report).map_err(|error| {
-                    RecordError::Write {
-                        path: options.output.clone(),
-                        error,
-                    }
-                })?;
+            for &pid in &session.processes {
+                for record in proc::synthesize(pid, &session.attrs[0])
+                    .map_err(|error| RecordError::Attach { pid, error })?
+                {
+                    // As drained records are: the record-time unwinder learns the process's
+                    // mappings (so its samples' stack copies are trimmed too), and its files'
+                    // build ids are kept.
+                    drain::write_one(&record, &mut session.writer, drain, report).map_err(
+                        |error| RecordError::Write {
+                            path: options.output.clone(),
+                            error,
+                        },
+                    )?;
+                }
             }
             let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+            let pid = session.processes.first().copied().unwrap_or(-1);
             enable_all(&session.opened, &names, pid)?;
         }
     }
@@ -508,7 +537,7 @@ mod tests {
                 .collect(),
             sampling: Rate::Period(250_000),
             call_graph: CallGraph::Dwarf { stack_size: 8192 },
-            target: Target::Pid(0),
+            target: Target::Pids(vec![0]),
             output: PathBuf::new(),
             duration: None,
             buffer_pages: 1,

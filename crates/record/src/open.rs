@@ -284,7 +284,7 @@ pub fn probe_sampling(
         groups: Vec::new(),
         sampling: Rate::Period(1_000_000),
         call_graph: CallGraph::None,
-        target: Target::Pid(0),
+        target: Target::Pids(vec![0]),
         output: PathBuf::new(),
         duration: None,
         buffer_pages: 1,

@@ -1,5 +1,6 @@
 //! `record -a` and `record -C LIST` (system-wide): processes started outside cpiflame are
-//! recorded by name and function, and perf reads the same file to the same samples.
+//! recorded by name and function, and perf reads the same file to the same samples; and
+//! the other scope flags, `-p` with a list of pids and `-t` with a list of threads.
 
 use crate::support;
 
@@ -159,7 +160,8 @@ fn bad_scope_flags_are_one_line() {
     for (args, says) in [
         (vec!["-C", "4095"], "-C 4095: CPU 4095 is not online"),
         (vec!["-C", "1-0"], "-C 1-0: not a CPU list"),
-        (vec!["-a", "-p", "1"], "-p and -a/-C exclude each other"),
+        (vec!["-a", "-p", "1"], "-p/-t and -a/-C exclude each other"),
+        (vec!["-p", "1,x"], "-p 1,x: expected a comma list of ids"),
     ] {
         let mut all = vec!["record", "-o", s(&data)];
         all.extend(&args);
@@ -170,4 +172,67 @@ fn bad_scope_flags_are_one_line() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!data.exists());
     }
+}
+
+/// `-p` with a list: both processes recorded (and named), nothing else.
+#[test]
+fn a_pid_list_records_those_processes() {
+    let Some(f) = setup() else { return };
+    let dir = Dir::new("pid-list");
+    let data = dir.path("out.data");
+    let mut loops = [
+        start_loop(f, &dir, "loop_one"),
+        start_loop(f, &dir, "loop_two"),
+    ];
+    let pids: Vec<u32> = loops.iter().map(Child::id).collect();
+    let list = format!("{},{}", pids[0], pids[1]);
+    let out = run(&["record", "-p", &list, "--duration", "0.5", "-o", s(&data)]);
+    for l in &mut loops {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
+    support::ok(&out);
+    let text = perf_script(&data, "comm,pid");
+    let theirs = perf_counts(&text, &pids);
+    let names: Vec<(u32, String)> = theirs.keys().cloned().collect();
+    assert_eq!(
+        names,
+        [(pids[0], "loop_one".into()), (pids[1], "loop_two".into())]
+    );
+    let all: u64 = theirs.values().sum();
+    assert_eq!(all, text.lines().count() as u64, "samples of other pids");
+}
+
+/// `-t TID`: the samples are that thread's only, though its process has others running.
+#[test]
+fn a_tid_list_records_those_threads_only() {
+    let Some(f) = setup() else { return };
+    let dir = Dir::new("tid-list");
+    let data = dir.path("out.data");
+    let mut target = Command::new(&f.threads).arg("3").spawn().unwrap();
+    let task = format!("/proc/{}/task", target.id());
+    // The thread named `heavy`, once the program has started it.
+    let heavy = loop {
+        let found = std::fs::read_dir(&task).ok().and_then(|d| {
+            d.filter_map(Result::ok).find_map(|e| {
+                let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+                (comm.trim() == "heavy").then(|| e.file_name().to_string_lossy().into_owned())
+            })
+        });
+        match found {
+            Some(tid) => break tid,
+            None => std::thread::yield_now(),
+        }
+    };
+    let out = run(&["record", "-t", &heavy, "--duration", "0.5", "-o", s(&data)]);
+    let _ = target.kill();
+    let _ = target.wait();
+    support::ok(&out);
+    let tids = perf_script(&data, "tid");
+    assert!(tids.lines().count() > 0);
+    for line in tids.lines() {
+        assert_eq!(line.trim(), heavy);
+    }
+    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    assert!(folded.lines().all(|l| l.starts_with("heavy;")), "{folded}");
 }
