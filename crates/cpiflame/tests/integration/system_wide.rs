@@ -55,6 +55,20 @@ fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
     child
 }
 
+/// The folded lines of thread `comm` (a sample in kernel space only, folded without kernel
+/// frames, is the comm alone) and their samples.
+fn folded_of<'a>(folded: &'a str, comm: &str) -> (Vec<&'a str>, u64) {
+    let lines: Vec<&str> = folded
+        .lines()
+        .filter(|l| l.split([';', ' ']).next() == Some(comm))
+        .collect();
+    let n = lines
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    (lines, n)
+}
+
 /// Samples per comm among `pids`, from `perf script -F pid,comm` lines (`comm pid`).
 fn perf_counts(text: &str, pids: &[u32]) -> BTreeMap<(u32, String), u64> {
     let mut counts = BTreeMap::new();
@@ -102,14 +116,7 @@ fn two_processes_started_outside_are_named() {
 
     let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
     for (i, name) in ["loop_one", "loop_two"].iter().enumerate() {
-        let lines: Vec<&str> = folded
-            .lines()
-            .filter(|l| l.starts_with(&format!("{name};")))
-            .collect();
-        let ours: u64 = lines
-            .iter()
-            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
-            .sum();
+        let (lines, ours) = folded_of(&folded, name);
         assert_eq!(
             ours,
             theirs[&(pids[i], name.to_string())],
@@ -235,4 +242,29 @@ fn a_tid_list_records_those_threads_only() {
     }
     let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
     assert!(folded.lines().all(|l| l.starts_with("heavy;")), "{folded}");
+}
+
+/// `-a -- COMMAND`: the recording ends when the command exits, cpiflame exits with its
+/// status, and the command, started after the events were enabled, is named by the kernel's
+/// own COMM records (perf script and fold agree).
+#[test]
+fn all_cpus_until_the_command_exits() {
+    let Some(f) = setup() else { return };
+    let dir = Dir::new("all-cpus-command");
+    let data = dir.path("out.data");
+    let script = format!("{} 100 0.5; exit 3", s(&f.shift));
+    let out = run(&["record", "-a", "-o", s(&data), "--", "sh", "-c", &script]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let comms = perf_script(&data, "comm");
+    let theirs = comms.lines().filter(|l| l.trim() == "shift").count() as u64;
+    assert!(theirs > 0, "no samples of the command");
+    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    let (lines, ours) = folded_of(&folded, "shift");
+    assert_eq!(ours, theirs, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains(";work_a")), "{lines:?}");
 }
