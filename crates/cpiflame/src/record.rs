@@ -67,9 +67,19 @@ pub struct RecordArgs {
     /// `dwarf[,SIZE]` (default; SIZE bytes of stack per sample), `fp`, or `none`.
     #[arg(long = "call-graph", value_name = "MODE", default_value = "dwarf")]
     call_graph: String,
-    /// Attach to a running process (and its threads) instead of running a command.
-    #[arg(short, long, value_name = "PID", conflicts_with = "command")]
-    pid: Option<i32>,
+    /// Attach to running processes (all their threads) instead of running a command.
+    #[arg(short, long, value_name = "PID[,PID...]", conflicts_with = "command")]
+    pid: Option<String>,
+    /// Attach to these threads only.
+    #[arg(short, long, value_name = "TID[,TID...]", conflicts_with_all = ["command", "pid"])]
+    tid: Option<String>,
+    /// System-wide: every process on every CPU, until `--duration`, Ctrl-C or the command
+    /// exits.
+    #[arg(short = 'a', long = "all-cpus")]
+    all_cpus: bool,
+    /// System-wide on these CPUs only (`0,2-3`; with or without `-a`).
+    #[arg(short = 'C', long = "cpu", value_name = "LIST")]
+    cpu: Option<String>,
     /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
@@ -117,6 +127,9 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         freq: args.freq,
         call_graph: args.call_graph,
         pid: args.pid,
+        tid: args.tid,
+        all_cpus: args.all_cpus,
+        cpu_list: args.cpu,
         command: args.command,
         duration: args.duration,
         mmap_pages: args.mmap_pages,

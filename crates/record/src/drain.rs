@@ -51,7 +51,11 @@ pub(crate) fn drain_until_done(
                 Some(c) => c.try_wait().is_some(),
                 None => {
                     child::STOP.load(std::sync::atomic::Ordering::SeqCst)
-                        || !Path::new(&format!("/proc/{}", session.threads[0])).exists()
+                        || (options.cpus.is_none()
+                            && !session
+                                .watched
+                                .iter()
+                                .any(|p| Path::new(&format!("/proc/{p}")).exists()))
                 }
             };
             if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {

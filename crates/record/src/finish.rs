@@ -87,7 +87,19 @@ pub(crate) fn finish(
     drop(writer);
     let mut what = vec![when];
     match (&options.target, report.status) {
-        (Target::Pid(pid), _) => what.push(format!("process {pid} is no longer recorded")),
+        (Target::Pids(pids) | Target::Tids(pids), _) => {
+            let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+            let (what_, are) = match (&options.target, pids.len()) {
+                (Target::Tids(_), 1) => ("thread", "is"),
+                (Target::Tids(_), _) => ("threads", "are"),
+                (_, 1) => ("process", "is"),
+                _ => ("processes", "are"),
+            };
+            what.push(format!(
+                "{what_} {} {are} no longer recorded",
+                list.join(",")
+            ))
+        }
         (_, Some(ExitStatus::Signaled(libc::SIGTERM))) => {
             what.push("the command was ended with SIGTERM".into())
         }

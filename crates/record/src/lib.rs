@@ -7,6 +7,10 @@
 //! together), or the groups [`RecordOptions::groups`] says, and share one ring buffer.
 //! Samples' user stack copies are cut to the bytes in use before they are written.
 //!
+//! System-wide (`-a`, `-C`: [`RecordOptions::cpus`], [`system`]) the events are opened per
+//! CPU for every process (pid -1) instead; the processes already running are described from
+//! `/proc` as for an attached process, then the events are enabled and the command started.
+//!
 //! A leader-sampled group (`{a,b}:S`) is opened as perf 6.1 opens it: the leader samples
 //! with PERF_SAMPLE_READ and read_format ID|GROUP (|LOST when the kernel has it), so each
 //! of its samples carries the counts of every member; the members do not sample (unless
@@ -38,6 +42,7 @@ pub mod request;
 mod rings;
 mod spool;
 pub mod stat_groups;
+pub mod system;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -108,8 +113,13 @@ impl std::str::FromStr for CallGraph {
 pub enum Target {
     /// Run this command (argv) and record it and everything it starts.
     Command(Vec<OsString>),
-    /// Attach to this running process and its threads.
-    Pid(i32),
+    /// Attach to these running processes and all their threads (`-p PID[,PID...]`).
+    Pids(Vec<i32>),
+    /// Attach to these threads only (`-t TID[,TID...]`).
+    Tids(Vec<i32>),
+    /// No command and no process: every process on [`RecordOptions::cpus`] (`-a`, `-C`),
+    /// until `--duration` or Ctrl-C.
+    Everything,
 }
 
 #[derive(Clone, Debug)]
@@ -142,6 +152,9 @@ pub struct RecordOptions {
     /// `record --off-cpu`: which of [`RecordOptions::events`] are the off-CPU ones
     /// ([`offcpu`]); `None` without the flag.
     pub off_cpu: Option<offcpu::OffCpu>,
+    /// System-wide (`-a`, `-C LIST`): the events are opened on these CPUs for every process
+    /// (pid -1) rather than on the target's threads; `None`: per thread, on every CPU.
+    pub cpus: Option<Vec<i32>>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -298,8 +311,10 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
 struct Session {
     /// The command, held until [`start_target`]; `None` when attached to a process.
     child: Option<child::Child>,
-    /// The threads the events are opened on (the command's pid, or the process's threads).
-    threads: Vec<i32>,
+    /// Attached: the processes to describe from `/proc` (those of the threads of `-t`).
+    processes: Vec<i32>,
+    /// Attached: the recording ends when none of these (pids of `-p`, tids of `-t`) is left.
+    watched: Vec<i32>,
     /// The attrs as opened, with their ids.
     attrs: Vec<EventAttr>,
     opened: Opened,
@@ -323,7 +338,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         }
     }
     let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
-    let cpus = online_cpus();
+    let cpus = options.cpus.clone().unwrap_or_else(online_cpus);
 
     let (child, threads) = match &options.target {
         Target::Command(argv) => {
@@ -337,14 +352,46 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             let pid = c.pid;
             (Some(c), vec![pid])
         }
-        Target::Pid(pid) => (
-            None,
-            proc::threads(*pid).map_err(|error| RecordError::Attach { pid: *pid, error })?,
-        ),
+        Target::Pids(pids) => {
+            let mut threads = Vec::new();
+            for &pid in pids {
+                threads.extend(
+                    proc::threads(pid).map_err(|error| RecordError::Attach { pid, error })?,
+                );
+            }
+            (None, threads)
+        }
+        Target::Tids(tids) => (None, tids.clone()),
+        Target::Everything => (None, Vec::new()),
+    };
+    let (processes, watched) = match &options.target {
+        Target::Pids(pids) => (pids.clone(), pids.clone()),
+        Target::Tids(tids) => {
+            let mut pids = Vec::new();
+            for &tid in tids {
+                pids.push(
+                    proc::process_of(tid)
+                        .map_err(|error| RecordError::Attach { pid: tid, error })?,
+                );
+            }
+            pids.sort_unstable();
+            pids.dedup();
+            (pids, tids.clone())
+        }
+        Target::Command(_) | Target::Everything => (Vec::new(), Vec::new()),
+    };
+    // System-wide: one event per CPU for every process (pid -1), the command included.
+    let threads = if options.cpus.is_some() {
+        vec![-1]
+    } else {
+        threads
     };
     // After the fork: the command keeps the priority it was started with.
     report.priority_raised = raise_priority();
-    let mut attrs = build_attrs(options, kernel_callchains, child.is_some())?;
+    // A CPU-wide event is not tied to the command's exec: it is enabled once the processes
+    // already running are written, before the command starts.
+    let enable_on_exec = child.is_some() && options.cpus.is_none();
+    let mut attrs = build_attrs(options, kernel_callchains, enable_on_exec)?;
     let mut leads = vec![false; attrs.len()];
     for (start, _) in group_ranges(options)? {
         leads[start] = true;
@@ -370,7 +417,8 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     }
     Ok(Session {
         child,
-        threads,
+        processes,
+        watched,
         attrs,
         opened,
         rings,
@@ -380,12 +428,35 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 
 /// Lets the held command exec (its events are enabled on exec), or, attached to a process,
 /// writes the COMM and MMAP2 records of what it already is and enables the events.
+/// System-wide, every running process is written so, the events enabled, and then the
+/// command (if any) started.
 fn start_target(
     options: &RecordOptions,
     session: &mut Session,
     drain: &mut Drain,
     report: &mut Report,
 ) -> Result<(), RecordError> {
+    if options.cpus.is_some() {
+        let write_err = |error| RecordError::Write {
+            path: options.output.clone(),
+            error,
+        };
+        for pid in proc::processes() {
+            // A process that ended since /proc was listed has nothing left to describe.
+            let Ok(records) = proc::synthesize(pid, &session.attrs[0]) else {
+                continue;
+            };
+            for record in records {
+                drain::write_one(&record, &mut session.writer, drain, report).map_err(write_err)?;
+            }
+        }
+        let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+        enable_all(&session.opened, &names, -1)?;
+        if session.child.is_none() {
+            child::forward_signals(0);
+            return Ok(());
+        }
+    }
     match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
@@ -393,28 +464,30 @@ fn start_target(
                 let _ = std::fs::remove_file(&options.output);
                 let program = match &options.target {
                     Target::Command(argv) => argv[0].to_string_lossy().into_owned(),
-                    Target::Pid(_) => String::new(),
+                    _ => String::new(),
                 };
                 return Err(RecordError::Exec { program, source });
             }
         }
         None => {
             child::forward_signals(0);
-            let pid = session.threads[0];
-            for record in proc::synthesize(pid, &session.attrs[0])
-                .map_err(|error| RecordError::Attach { pid, error })?
-            {
-                // As drained records are: the record-time unwinder learns the process's
-                // mappings (so its samples' stack copies are trimmed too), and its files'
-                // build ids are kept.
-                drain::write_one(&record, &mut session.writer, drain, report).map_err(|error| {
-                    RecordError::Write {
-                        path: options.output.clone(),
-                        error,
-                    }
-                })?;
+            for &pid in &session.processes {
+                for record in proc::synthesize(pid, &session.attrs[0])
+                    .map_err(|error| RecordError::Attach { pid, error })?
+                {
+                    // As drained records are: the record-time unwinder learns the process's
+                    // mappings (so its samples' stack copies are trimmed too), and its files'
+                    // build ids are kept.
+                    drain::write_one(&record, &mut session.writer, drain, report).map_err(
+                        |error| RecordError::Write {
+                            path: options.output.clone(),
+                            error,
+                        },
+                    )?;
+                }
             }
             let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+            let pid = session.processes.first().copied().unwrap_or(-1);
             enable_all(&session.opened, &names, pid)?;
         }
     }
@@ -464,7 +537,7 @@ mod tests {
                 .collect(),
             sampling: Rate::Period(250_000),
             call_graph: CallGraph::Dwarf { stack_size: 8192 },
-            target: Target::Pid(0),
+            target: Target::Pids(vec![0]),
             output: PathBuf::new(),
             duration: None,
             buffer_pages: 1,
@@ -473,6 +546,7 @@ mod tests {
             memory: None,
             buildid_cache: None,
             off_cpu: None,
+            cpus: None,
         }
     }
 

@@ -284,7 +284,7 @@ pub fn probe_sampling(
         groups: Vec::new(),
         sampling: Rate::Period(1_000_000),
         call_graph: CallGraph::None,
-        target: Target::Pid(0),
+        target: Target::Pids(vec![0]),
         output: PathBuf::new(),
         duration: None,
         buffer_pages: 1,
@@ -293,6 +293,7 @@ pub fn probe_sampling(
         memory,
         buildid_cache: None,
         off_cpu: None,
+        cpus: None,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

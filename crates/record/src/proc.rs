@@ -20,6 +20,27 @@ pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// The process thread `tid` belongs to (`Tgid:` of `/proc/TID/status`).
+pub fn process_of(tid: i32) -> io::Result<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:")?.trim().parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Tgid in its status"))
+}
+
+/// Every process in `/proc`, by pid, in order (for a system-wide recording).
+pub fn processes() -> Vec<i32> {
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
+}
+
 /// One executable mapping of `/proc/PID/maps`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct MapsLine {

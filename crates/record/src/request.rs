@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cpiflame_events::memory::MemOptions;
 
-use crate::offcpu;
 use crate::plan::{EventPlan, EventRequest, PlanError};
+use crate::{offcpu, system};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -26,8 +26,14 @@ pub struct RecordRequest {
     pub freq: Option<u64>,
     /// `--call-graph MODE`.
     pub call_graph: String,
-    /// `-p PID`.
-    pub pid: Option<i32>,
+    /// `-p PID[,PID...]`: these processes, all their threads.
+    pub pid: Option<String>,
+    /// `-t TID[,TID...]`: these threads only.
+    pub tid: Option<String>,
+    /// `-a`: every process on every online CPU.
+    pub all_cpus: bool,
+    /// `-C LIST`: every process on these CPUs (perf's list syntax, `0,2-3`).
+    pub cpu_list: Option<String>,
     /// The command to run and record.
     pub command: Vec<OsString>,
     /// `--duration SECS`.
@@ -50,8 +56,25 @@ impl RecordRequest {
         self,
         marks: impl FnOnce(&EventPlan) -> Vec<String>,
     ) -> Result<(RecordOptions, Vec<String>), PlanError> {
-        let target = match (self.pid, self.command.is_empty()) {
-            (Some(pid), true) => Target::Pid(pid),
+        let cpus = self.system_wide_cpus(crate::online_cpus(), || {
+            system::check_permission(cpiflame_counters::sys::paranoid(), system::effective_caps())
+        })?;
+        let attach = match (&self.pid, &self.tid) {
+            (Some(list), None) => Some(Target::Pids(id_list("-p", list)?)),
+            (None, Some(list)) => Some(Target::Tids(id_list("-t", list)?)),
+            (Some(_), Some(_)) => {
+                return Err(PlanError::Usage("-p and -t exclude each other".into()))
+            }
+            (None, None) => None,
+        };
+        let target = match (attach, self.command.is_empty()) {
+            (Some(_), _) if cpus.is_some() => {
+                return Err(PlanError::Usage(
+                    "-p/-t and -a/-C exclude each other (-a records every process already)".into(),
+                ))
+            }
+            (None, true) if cpus.is_some() => Target::Everything,
+            (Some(target), true) => target,
             (None, false) => Target::Command(self.command),
             (Some(_), false) => {
                 return Err(PlanError::Usage(
@@ -101,7 +124,96 @@ impl RecordRequest {
             memory: plan.memory,
             buildid_cache: self.buildid_cache,
             off_cpu,
+            cpus,
         };
         Ok((options, plan.notes))
+    }
+
+    /// The CPUs of a system-wide recording (`-a`: every online one; `-C LIST`: those, with
+    /// or without `-a`, as in perf), once `permitted` says this user may record them;
+    /// `None` without either flag.
+    fn system_wide_cpus(
+        &self,
+        online: Vec<i32>,
+        permitted: impl FnOnce() -> Result<(), String>,
+    ) -> Result<Option<Vec<i32>>, PlanError> {
+        let cpus = match (&self.cpu_list, self.all_cpus) {
+            (Some(list), _) => system::parse_cpus(list, &online).map_err(PlanError::Usage)?,
+            (None, true) => online,
+            (None, false) => return Ok(None),
+        };
+        permitted().map_err(PlanError::Usage)?;
+        Ok(Some(cpus))
+    }
+}
+
+/// The ids of `-p`/`-t` (`flag`): a comma list of positive numbers, each once, in order.
+fn id_list(flag: &str, list: &str) -> Result<Vec<i32>, PlanError> {
+    let mut ids = Vec::new();
+    for word in list.split(',') {
+        let id = word
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|&id| id > 0)
+            .ok_or_else(|| {
+                PlanError::Usage(format!(
+                    "{flag} {list}: expected a comma list of ids (e.g. 1234,1240)"
+                ))
+            })?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_lists() {
+        assert_eq!(id_list("-p", "12").unwrap(), [12]);
+        assert_eq!(id_list("-p", "12,7,12").unwrap(), [12, 7]);
+        for bad in ["", "x", "1,,2", "-3", "0", "1-2"] {
+            let e = id_list("-t", bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("-t {bad}: ")), "{e}");
+        }
+    }
+
+    /// `-C` wins over `-a`'s every CPU; the permission is asked only for a system-wide
+    /// recording, and its refusal is the error.
+    #[test]
+    fn system_wide_cpus_and_permission() {
+        let request = |all_cpus, cpu_list: Option<&str>| RecordRequest {
+            all_cpus,
+            cpu_list: cpu_list.map(String::from),
+            ..RecordRequest::default()
+        };
+        let online = || vec![0, 1, 2];
+        let never = || -> Result<(), String> { panic!("asked") };
+        assert_eq!(
+            request(false, None)
+                .system_wide_cpus(online(), never)
+                .unwrap(),
+            None
+        );
+        let yes = || Ok(());
+        let got = request(true, None).system_wide_cpus(online(), yes).unwrap();
+        assert_eq!(got, Some(vec![0, 1, 2]));
+        let got = request(true, Some("2"))
+            .system_wide_cpus(online(), yes)
+            .unwrap();
+        assert_eq!(got, Some(vec![2]));
+        let got = request(false, Some("0-1"))
+            .system_wide_cpus(online(), yes)
+            .unwrap();
+        assert_eq!(got, Some(vec![0, 1]));
+        let no = || Err("refused".to_string());
+        let e = request(true, None)
+            .system_wide_cpus(online(), no)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "refused");
     }
 }

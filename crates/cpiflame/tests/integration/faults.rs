@@ -618,6 +618,7 @@ fn host_changing_an_unprivileged_user_records_user_space_and_gets_translated_err
         let kernel_only = as_user(&["record", "-e", "cpu-clock:k", "-o", s(&data), "true"]);
         let stat_kernel_only = as_user(&["stat", "-e", "task-clock:k", "true"]);
         let init = as_user(&["record", "-p", "1", "--duration", "0.1", "-o", s(&data)]);
+        let all_cpus = as_user(&["record", "-a", "--duration", "0.1", "-o", s(&data)]);
         // Whether this kernel gives 3 a meaning of its own (Debian's: no perf_event_open for
         // users at all); upstream treats it as 2.
         let forbids_all = level == 3 && !record.status.success();
@@ -670,6 +671,14 @@ fn host_changing_an_unprivileged_user_records_user_space_and_gets_translated_err
         } else {
             refused(&init, &["process 1", "uid 0", "CAP_PERFMON"]);
         }
+        // System-wide, checked before anything is opened: the sysctl and the capability.
+        refused(
+            &all_cpus,
+            &[
+                &format!("kernel.perf_event_paranoid <= 0 (it is {level})"),
+                "CAP_PERFMON",
+            ],
+        );
     }
     drop(saved);
     eprintln!("unprivileged: {}", observed.join("; "));

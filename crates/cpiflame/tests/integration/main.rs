@@ -43,6 +43,7 @@ mod stat;
 mod support_selftest;
 mod symbols;
 mod synthetic;
+mod system_wide;
 mod threads_and_progress;
 mod tracepoints;
 mod variants;
