@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use cpiflame_perf_data::{PerfData, RecordKind};
-use support::{perf_works, shared_fixtures, Dir, Fixtures};
+use support::{s, sampling_fixtures, Dir};
 
 fn cpiflame() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cpiflame"))
@@ -28,21 +28,6 @@ fn ok(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// Fixtures, or None (test skipped, reason printed) where the kernel cannot sample.
-fn setup() -> Option<&'static Fixtures> {
-    if !perf_works() {
-        cpiflame_testkit::unavailable(
-            "software sampling does not work here (`perf record -e cpu-clock` fails)",
-        );
-        return None;
-    }
-    Some(shared_fixtures().expect("fixtures build"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Samples per (event, tid) as cpiflame's reader sees them.
@@ -105,7 +90,7 @@ fn leaf_counts(folded: &str) -> BTreeMap<String, u64> {
 
 #[test]
 fn threads_are_all_recorded_and_perf_script_reads_the_same_samples() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("threads");
     let data = dir.path("out.data");
     let out = run(&["record", "-o", s(&data), s(&f.threads), "0.3"]);
@@ -167,7 +152,7 @@ fn threads_are_all_recorded_and_perf_script_reads_the_same_samples() {
 
 #[test]
 fn forked_children_are_followed() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("forks");
     let data = dir.path("out.data");
     ok(&run(&["record", "-o", s(&data), s(&f.forks), "0.2"]));
@@ -193,7 +178,7 @@ fn forked_children_are_followed() {
 
 #[test]
 fn exit_status_is_the_commands() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("status");
     let data = dir.path("out.data");
     let code = |args: &[&str]| run(args).status.code();
@@ -245,7 +230,7 @@ fn an_unknown_flag_before_the_command_is_an_error_naming_it() {
 /// Flags after the command are the command's, cpiflame's own included (`-o`).
 #[test]
 fn flags_after_the_command_belong_to_the_command() {
-    let Some(_) = setup() else { return };
+    let Some(_) = sampling_fixtures() else { return };
     let dir = Dir::new("app-flags");
     let data = dir.path("out.data");
     // The shell exits 5 only when it was given exactly `--app-flag -o x` as $1 and $2.
@@ -274,7 +259,7 @@ fn flags_after_the_command_belong_to_the_command() {
 /// `--` lets a command whose name starts with `-` be recorded.
 #[test]
 fn a_command_named_like_a_flag_after_a_double_dash() {
-    let Some(_) = setup() else { return };
+    let Some(_) = sampling_fixtures() else { return };
     let dir = Dir::new("weird-name");
     let program = dir.path("--weird-named-program");
     std::fs::write(&program, "#!/bin/sh\nexit 6\n").unwrap();
@@ -302,7 +287,7 @@ fn a_command_named_like_a_flag_after_a_double_dash() {
 
 #[test]
 fn two_software_events_as_stalls_and_cycles() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("dual");
     let data = dir.path("out.data");
     ok(&run(&[
@@ -334,7 +319,7 @@ fn two_software_events_as_stalls_and_cycles() {
 
 #[test]
 fn attaches_to_a_running_process() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("attach");
     let data = dir.path("out.data");
     let mut target = Command::new(&f.threads).arg("3").spawn().unwrap();
@@ -362,7 +347,7 @@ fn attaches_to_a_running_process() {
 
 #[test]
 fn ctrl_c_is_forwarded_and_the_file_is_complete() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("sigint");
     let data = dir.path("out.data");
     let child = cpiflame()
@@ -387,7 +372,7 @@ fn ctrl_c_is_forwarded_and_the_file_is_complete() {
 
 #[test]
 fn a_killed_recorder_leaves_a_file_that_renders() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("killed");
     let data = dir.path("out.data");
     let mut child = cpiflame()
@@ -421,7 +406,7 @@ fn a_killed_recorder_leaves_a_file_that_renders() {
 
 #[test]
 fn bad_flags_and_events_are_one_clear_error() {
-    let Some(_) = setup() else { return };
+    let Some(_) = sampling_fixtures() else { return };
     let check = |args: &[&str], needle: &str| {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

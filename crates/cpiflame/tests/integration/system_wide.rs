@@ -8,24 +8,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-use support::{perf_works, shared_fixtures, Dir, Fixtures};
+use support::{s, sampling_fixtures, Dir, Fixtures};
 
 fn run(args: &[&str]) -> Output {
     support::cpiflame(args)
-}
-
-fn setup() -> Option<&'static Fixtures> {
-    if !perf_works() {
-        cpiflame_testkit::unavailable(
-            "software sampling does not work here (`perf record -e cpu-clock` fails)",
-        );
-        return None;
-    }
-    Some(shared_fixtures().expect("fixtures build"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `perf script -F FIELDS` on `data`.
@@ -91,7 +77,7 @@ fn perf_counts(text: &str, pids: &[u32]) -> BTreeMap<(u32, String), u64> {
 /// from /proc.
 #[test]
 fn two_processes_started_outside_are_named() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("system-wide");
     let data = dir.path("out.data");
     let mut loops = [
@@ -138,7 +124,7 @@ fn two_processes_started_outside_are_named() {
 /// `-C 0`: every sample was taken on CPU 0 (`perf script -F cpu`), and there are some.
 #[test]
 fn cpu_list_keeps_its_cpus() {
-    if setup().is_none() {
+    if sampling_fixtures().is_none() {
         return;
     }
     let dir = Dir::new("cpu-list");
@@ -184,7 +170,7 @@ fn bad_scope_flags_are_one_line() {
 /// `-p` with a list: both processes recorded (and named), nothing else.
 #[test]
 fn a_pid_list_records_those_processes() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("pid-list");
     let data = dir.path("out.data");
     let mut loops = [
@@ -213,7 +199,7 @@ fn a_pid_list_records_those_processes() {
 /// `-t TID`: the samples are that thread's only, though its process has others running.
 #[test]
 fn a_tid_list_records_those_threads_only() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("tid-list");
     let data = dir.path("out.data");
     let mut target = Command::new(&f.threads).arg("3").spawn().unwrap();
@@ -249,7 +235,7 @@ fn a_tid_list_records_those_threads_only() {
 /// own COMM records (perf script and fold agree).
 #[test]
 fn all_cpus_until_the_command_exits() {
-    let Some(f) = setup() else { return };
+    let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("all-cpus-command");
     let data = dir.path("out.data");
     let script = format!("{} 100 0.5; exit 3", s(&f.shift));

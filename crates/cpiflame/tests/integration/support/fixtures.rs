@@ -155,6 +155,18 @@ pub fn build_fixtures(out: &Path) -> Result<Fixtures, String> {
 /// They are built into `CARGO_TARGET_TMPDIR/cpiflame-fixtures-HASH`, where
 /// HASH covers the fixture sources and the build script, so a later process
 /// (another test binary, or every test under cargo-nextest) reuses them.
+/// The fixtures where the kernel can sample software events, else `None` (the test does not
+/// run: a skip locally, a failure under CI=true).
+pub fn sampling_fixtures() -> Option<&'static Fixtures> {
+    if !cpiflame_testkit::perf_works() {
+        cpiflame_testkit::unavailable(
+            "software sampling does not work here (`perf record -e cpu-clock` fails)",
+        );
+        return None;
+    }
+    Some(shared_fixtures().expect("fixtures build"))
+}
+
 /// The build goes to a private directory that is then renamed into place, so
 /// concurrent processes never see a half-built directory.
 pub fn shared_fixtures() -> Result<&'static Fixtures, String> {
