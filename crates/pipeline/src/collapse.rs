@@ -331,7 +331,6 @@ pub fn collapse_all(
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
-    let mut lined = HasLines::default();
     let stats = walk_samples(file, resolver, |sample, entries, resolver| {
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
@@ -378,7 +377,7 @@ pub fn collapse_all(
             stack.counts[event].add(Count { samples: 1, period });
         }
         add_pairs(&mut stack.paired, sample_weights.group());
-        if options.lines && lined.any(entries, resolver) {
+        if options.lines {
             stack
                 .sites
                 .get_or_insert_with(Default::default)
@@ -477,14 +476,6 @@ impl HasLines {
             self.0.resize(image + 1, None);
         }
         *self.0[image].get_or_insert_with(|| resolver.has_source_lines(image))
-    }
-
-    /// Whether a frame of `entries` is in a file with source lines (the namer has looked
-    /// for each file's debug file by now).
-    fn any(&mut self, entries: &[StackEntry], resolver: &Resolver) -> bool {
-        entries
-            .iter()
-            .any(|e| e.code.is_some_and(|c| self.image(c.code.image, resolver)))
     }
 }
 
