@@ -94,6 +94,12 @@ pub(crate) fn parse(
                     });
                 }
             }
+            feature::SAMPLE_TIME => {
+                // u64 first sample time, u64 last sample time.
+                if let (Some(first), Some(last)) = (c.u64(), c.u64()) {
+                    meta.sample_time = Some((first, last));
+                }
+            }
             feature::PMU_MAPPINGS => {
                 // u32 count, then (u32 type, string name) pairs.
                 let nr = c.u32().ok_or_else(|| what("no PMU count"))?;

@@ -39,6 +39,10 @@ pub struct Meta {
     pub numa_nodes: Vec<NumaNode>,
     /// The CLOCK_DATA feature (`perf record -k CLOCK`): one instant read on both clocks.
     pub clock_data: Option<ClockData>,
+    /// The SAMPLE_TIME feature: the (first, last) sample's time, which perf's `--time`
+    /// percentages are taken from. perf writes (0, 0) when it did not look at the samples
+    /// (`perf record --no-buildid`); that is kept as it is.
+    pub sample_time: Option<(u64, u64)>,
 }
 
 /// The CLOCK_DATA feature: the wall clock and the samples' clock read at one instant, so a

@@ -194,6 +194,15 @@ fn feature_sections_agree_with_linux_perf_data() {
         .map(String::from)
         .collect();
     assert_eq!(m.cmdline, cmdline);
+    let range = theirs
+        .sample_time_range()
+        .unwrap()
+        .expect("perf writes SAMPLE_TIME");
+    assert_eq!(
+        m.sample_time,
+        Some((range.first_sample_time, range.last_sample_time))
+    );
+    assert!(range.first_sample_time > 0 && range.last_sample_time >= range.first_sample_time);
     let mut build_ids: Vec<(Vec<u8>, Vec<u8>)> = theirs
         .build_ids()
         .unwrap()

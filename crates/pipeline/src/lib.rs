@@ -28,6 +28,8 @@
 //!   the binary to show; [`show_progress`]: that text ([`ProgressLines`]) written to the
 //!   terminal the binary hands it, [`finish_progress`]: the summary at the end.
 //!
+//! - [`time`]: `--time` ranges ([`time::TimeRanges`]), perf's syntax and meaning, applied to
+//!   the samples of every walk.
 //! - [`error_line`]: an error and its causes as the one line the binary prints.
 //! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
 //!   under `$HOME`), read once for the whole command.
@@ -50,6 +52,7 @@ pub mod options;
 mod progress;
 mod recording;
 mod script;
+pub mod time;
 
 pub use collapse::{
     collapse, collapse_all, collapse_with_wall, event_names, walk_samples, CollapseOptions,
