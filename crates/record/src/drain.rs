@@ -271,7 +271,9 @@ pub(crate) fn on_sample<'a>(
     let sample = view.sample(event, &state.attrs[event]).ok();
     report.samples[event] += 1;
     if let Some(t) = sample.and_then(|s| s.time) {
-        state.first_time.get_or_insert(t);
+        // The earliest, not the first drained: rings drained in one pass are sorted, but a
+        // later pass may hold a sample older than the first pass's first.
+        state.first_time = Some(state.first_time.map_or(t, |f| f.min(t)));
         state.last_time = state.last_time.max(t);
     }
     let limit = match (&mut state.unwinder, sample) {
