@@ -182,6 +182,13 @@ pub struct PerfScript {
     pub header: Vec<Option<HeaderEvent>>,
     /// The recording machine's architecture (`# arch : x86_64`), when the header gives it.
     pub arch: Option<String>,
+    /// The first and last sample time printed (nanoseconds; microseconds as perf script
+    /// prints them by default, times 1000), `None` when no sample header has a time.
+    pub span: Option<(u64, u64)>,
+    /// Samples read into `profile`, and samples left out by [`read_perf_script_in`]'s
+    /// `keep_time`.
+    pub samples: u64,
+    pub left_out: u64,
 }
 
 /// Reads `perf script` text (see the [module docs](self)) into a profile, with kernel frames
@@ -201,9 +208,14 @@ struct Open {
     /// The header carried a frame of its own: the no-call-chain layout, where the next line
     /// indented by spaces is the next sample's padded header.
     inline_frame: bool,
+    /// The sample's time, in nanoseconds.
+    time: Option<u64>,
 }
 
-struct Reader {
+struct Reader<'k> {
+    keep_time: &'k dyn Fn(u64) -> bool,
+    span: Option<(u64, u64)>,
+    left_out: u64,
     options: PerfScriptOptions,
     profile: Profile,
     header: Vec<Option<HeaderEvent>>,
@@ -219,7 +231,7 @@ struct Reader {
     samples: u64,
 }
 
-impl Reader {
+impl Reader<'_> {
     fn event(&mut self, name: &str) -> Result<usize, PerfScriptErrorKind> {
         if let Some(&i) = self.events.get(name) {
             return Ok(i);
@@ -293,6 +305,13 @@ impl Reader {
     }
 
     fn finish(&mut self, open: Open) -> Result<(), (usize, PerfScriptErrorKind)> {
+        if let Some(t) = open.time {
+            self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+            if !(self.keep_time)(t) {
+                self.left_out += 1;
+                return Ok(());
+            }
+        }
         let fixed = self.header[open.event]
             .as_ref()
             .and_then(|h| h.fixed_period);
@@ -326,9 +345,21 @@ impl Reader {
 /// Reads `perf script` text with `options`; the profile and what the header said about each
 /// event (for choosing roles by encoding).
 pub fn read_perf_script_with(
+    input: impl BufRead,
+    source: &str,
+    options: PerfScriptOptions,
+) -> Result<PerfScript, PerfScriptError> {
+    read_perf_script_in(input, source, options, &|_| true)
+}
+
+/// [`read_perf_script_with`] of the samples whose time (in nanoseconds) `keep_time` keeps
+/// (`--time`); samples printed without a time are kept. Unlike [`read_perf_script_with`],
+/// a text whose samples are all left out is not an error: [`PerfScript::samples`] is 0.
+pub fn read_perf_script_in(
     mut input: impl BufRead,
     source: &str,
     options: PerfScriptOptions,
+    keep_time: &dyn Fn(u64) -> bool,
 ) -> Result<PerfScript, PerfScriptError> {
     let err = |line: usize, kind: PerfScriptErrorKind| PerfScriptError {
         source: source.to_string(),
@@ -336,6 +367,9 @@ pub fn read_perf_script_with(
         kind,
     };
     let mut r = Reader {
+        keep_time,
+        span: None,
+        left_out: 0,
         options,
         profile: Profile::default(),
         header: Vec::new(),
@@ -449,6 +483,7 @@ pub fn read_perf_script_with(
             period: header.period,
             frames: Vec::new(),
             inline_frame: false,
+            time: header.time,
         };
         if let Some(frame) = header.rest.and_then(parse_frame) {
             let java = r.profile.frame(root).name.starts_with("java");
@@ -460,13 +495,16 @@ pub fn read_perf_script_with(
     if let Some(o) = open.take() {
         r.finish(o).map_err(|(l, k)| err(l, k))?;
     }
-    if r.samples == 0 {
+    if r.samples == 0 && r.left_out == 0 {
         return Err(err(0, PerfScriptErrorKind::NoSamples));
     }
     Ok(PerfScript {
         profile: r.profile,
         header: r.header,
         arch,
+        span: r.span,
+        samples: r.samples,
+        left_out: r.left_out,
     })
 }
 
@@ -477,6 +515,8 @@ struct Header<'a> {
     pid: Option<&'a str>,
     /// The thread id (or, with `-F pid` alone, the process id: the text cannot tell).
     tid: &'a str,
+    /// The time in nanoseconds (`1234.567890:` is 1234567890000).
+    time: Option<u64>,
     period: Option<u64>,
     event: &'a str,
     /// Text after the event, if any.
@@ -526,6 +566,20 @@ fn is_time(tok: &str) -> bool {
         .is_some_and(|(s, f)| all_digits(s) && all_digits(f))
 }
 
+/// A time token (`1234.567890:`, see [`is_time`]) in nanoseconds; `None` when it does not
+/// fit (more than 9 decimals, or too large).
+fn time_ns(tok: &str) -> Option<u64> {
+    let (s, f) = tok.strip_suffix(':')?.split_once('.')?;
+    if f.len() > 9 {
+        return None;
+    }
+    let nanos: u64 = format!("{f:0<9}").parse().ok()?;
+    s.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(nanos)
+}
+
 /// A side-band event line of `--show-task-events`, `--show-mmap-events`, ...:
 /// `threads 25775  2389.785204: PERF_RECORD_COMM exec: threads:25775/25775`.
 fn is_side_band(line: &str) -> bool {
@@ -568,7 +622,9 @@ fn fields_from<'a>(
     if toks.get(i).is_some_and(|&(_, t)| is_cpu(t)) {
         i += 1;
     }
-    if toks.get(i).is_some_and(|&(_, t)| is_time(t)) {
+    let mut time = None;
+    if let Some(&(_, t)) = toks.get(i).filter(|&&(_, t)| is_time(t)) {
+        time = time_ns(t);
         i += 1;
     }
     let mut period = None;
@@ -607,6 +663,7 @@ fn fields_from<'a>(
         comm,
         pid,
         tid,
+        time,
         period,
         event,
         rest: (!rest.is_empty()).then_some(rest),

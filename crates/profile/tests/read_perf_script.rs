@@ -520,3 +520,47 @@ app 10/10 [000] 1.000250: 250000 cpu-clock:
     let (line, _, shown) = error("app 10/10 1.0: 1 cpu-clock: \nnot a frame at all\n");
     assert_eq!(line, 2, "{shown}");
 }
+
+/// `--time` on text: the samples whose printed time (microseconds, or nanoseconds with
+/// `--ns`) `keep_time` keeps; the span is of every sample, kept or not.
+#[test]
+fn samples_left_out_by_time_and_the_span_of_all() {
+    let text = "\
+app 1/1 [000] 10.000001: 1 a:
+\t 10 f (/bin/app)
+
+app 1/1 [000] 10.500000: 1 a:
+\t 10 g (/bin/app)
+
+app 1/1 [000] 11.000000123: 1 a:
+\t 10 h (/bin/app)
+";
+    let keep = |t: u64| (10_400_000_000..=11_000_000_123).contains(&t);
+    let s = cpiflame_profile::read_perf_script_in(
+        text.as_bytes(),
+        "t",
+        PerfScriptOptions::default(),
+        &keep,
+    )
+    .unwrap();
+    assert_eq!((s.samples, s.left_out), (2, 1));
+    assert_eq!(s.span, Some((10_000_001_000, 11_000_000_123)));
+    let leaves: Vec<&str> = s
+        .profile
+        .stacks
+        .iter()
+        .filter(|st| st.counts[0].samples > 0)
+        .map(|st| s.profile.frame(*st.frames.last().unwrap()).name.as_str())
+        .collect();
+    assert_eq!(leaves.len(), 2);
+    assert!(leaves.contains(&"g") && leaves.contains(&"h"), "{leaves:?}");
+    // Everything left out: not an error here (the caller says which ranges matched nothing).
+    let none = cpiflame_profile::read_perf_script_in(
+        text.as_bytes(),
+        "t",
+        PerfScriptOptions::default(),
+        &|_| false,
+    )
+    .unwrap();
+    assert_eq!((none.samples, none.left_out), (0, 3));
+}
