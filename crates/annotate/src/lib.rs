@@ -31,9 +31,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use cpiflame_perf_data::PerfData;
+use cpiflame_pipeline::time::TimeRanges;
 use cpiflame_pipeline::{
-    event_columns, load_opened, ratio_cycles_events, walk_samples, LoadError, LoadOptions,
-    Recording, SampleWeights,
+    event_columns, load_opened, ratio_cycles_events, walk_samples_in, LoadError, LoadOptions,
+    Recording, SampleFilter, SampleWeights,
 };
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
 use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
@@ -242,7 +243,15 @@ pub fn annotate(
     };
     let (names, column_of) = event_columns(&file);
     let mut resolver = load.resolver(&file.meta)?;
-    let sites = walk(&file, &mut resolver, &columns, &column_of, load.kernel)?;
+    let times = load.time_ranges(&file)?;
+    let sites = walk(
+        &file,
+        &mut resolver,
+        &columns,
+        &column_of,
+        load.kernel,
+        times.as_ref(),
+    )?;
     let skids = column_of
         .iter()
         .zip(&file.attrs)
@@ -342,58 +351,69 @@ fn walk(
     columns: &Columns,
     column_of: &[usize],
     kernel: bool,
+    times: Option<&TimeRanges>,
 ) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
     let mut sites: HashMap<(FrameRef, Site), Weights> = HashMap::new();
     let mut weights = SampleWeights::new(file);
     let mut out = Vec::new();
-    walk_samples(file, resolver, |sample, entries, resolver| {
-        let Some(leaf) = entries.first() else {
-            return;
-        };
-        // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
-        if !kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
-            return;
-        }
-        // The function: the first frame that is not inlined into another.
-        let Some(function) = entries
-            .iter()
-            .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
-        else {
-            return;
-        };
-        let site = match leaf.address {
-            EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
-                .code_address(sample.pid.unwrap_or(-1), a)
-                .map_or(Site::Raw(frame.address().0), Site::User),
-            other => Site::Raw(other.address().0),
-        };
-        weights.weights(file, sample, &mut out);
-        let w = sites.entry((function.frame, site)).or_default();
-        for &(attr, period) in &out {
-            let Some(&column) = column_of.get(attr) else {
-                continue;
+    walk_samples_in(
+        file,
+        resolver,
+        SampleFilter::new(times, None),
+        |sample, entries, resolver| {
+            // Outside `--time`: only the counter values move on.
+            let Some(entries) = entries else {
+                weights.pass(file, sample);
+                return;
             };
-            if column == columns.width {
-                w.samples += 1;
-                w.period = w.period.saturating_add(period);
-            }
-            let add = |role: Option<usize>, sum: &mut u64| {
-                if role == Some(column) {
-                    *sum = sum.saturating_add(period);
-                }
+            let Some(leaf) = entries.first() else {
+                return;
             };
-            add(columns.stalls, &mut w.stalls);
-            add(columns.instructions, &mut w.instructions);
-            match &columns.ratio {
-                // Hybrid: the cycles of the core types that recorded the colour events.
-                Some(ratio) if ratio.get(attr) == Some(&true) => {
-                    w.cycles = w.cycles.saturating_add(period);
-                }
-                Some(_) => {}
-                None => add(columns.cycles, &mut w.cycles),
+            // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
+            if !kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
+                return;
             }
-        }
-    })?;
+            // The function: the first frame that is not inlined into another.
+            let Some(function) = entries
+                .iter()
+                .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
+            else {
+                return;
+            };
+            let site = match leaf.address {
+                EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
+                    .code_address(sample.pid.unwrap_or(-1), a)
+                    .map_or(Site::Raw(frame.address().0), Site::User),
+                other => Site::Raw(other.address().0),
+            };
+            weights.weights(file, sample, &mut out);
+            let w = sites.entry((function.frame, site)).or_default();
+            for &(attr, period) in &out {
+                let Some(&column) = column_of.get(attr) else {
+                    continue;
+                };
+                if column == columns.width {
+                    w.samples += 1;
+                    w.period = w.period.saturating_add(period);
+                }
+                let add = |role: Option<usize>, sum: &mut u64| {
+                    if role == Some(column) {
+                        *sum = sum.saturating_add(period);
+                    }
+                };
+                add(columns.stalls, &mut w.stalls);
+                add(columns.instructions, &mut w.instructions);
+                match &columns.ratio {
+                    // Hybrid: the cycles of the core types that recorded the colour events.
+                    Some(ratio) if ratio.get(attr) == Some(&true) => {
+                        w.cycles = w.cycles.saturating_add(period);
+                    }
+                    Some(_) => {}
+                    None => add(columns.cycles, &mut w.cycles),
+                }
+            }
+        },
+    )?;
     resolver.finish_names();
     Ok(sites)
 }

@@ -42,10 +42,13 @@ pub struct C2cArgs {
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    #[command(flatten)]
+    time: crate::draw::TimeArg,
 }
 
 pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
-    let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
+    let options =
+        LoadOptions::new(args.file, args.symfs, args.kallsyms, env).with_time(args.time.time);
     let sort = match args.sort {
         SortBy::Tot => HitmSort::Total,
         SortBy::Rmt => HitmSort::Remote,

@@ -8,6 +8,7 @@ use clap::Args;
 
 use cpiflame_pipeline::compare::{parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::time::sides;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
 use crate::draw::{confidence, LayoutArgs, SourceArgs};
@@ -101,16 +102,17 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .as_deref()
         .map(parse_fail_above)
         .transpose()?;
-    let load = |first: &PathBuf, more: &[PathBuf]| -> Result<Vec<_>> {
+    // `--time A:B`: A for the before runs, B for the after ones, as perf diff splits it.
+    let (time_before, time_after) = args.roles.time.time.as_deref().map_or((None, None), sides);
+    let load = |first: &PathBuf, more: &[PathBuf], time: Option<&str>| -> Result<Vec<_>> {
+        let mut roles = args.roles.clone();
+        roles.time.time = time.map(str::to_string);
         let runs = std::iter::once(first).chain(more);
-        runs.map(|f| {
-            args.roles
-                .load(std::slice::from_ref(f), false, false, false, env)
-        })
-        .collect()
+        runs.map(|f| roles.load(std::slice::from_ref(f), false, false, false, env))
+            .collect()
     };
-    let before = load(&args.before, &args.more_before)?;
-    let after = load(&args.after, &args.more_after)?;
+    let before = load(&args.before, &args.more_before, time_before)?;
+    let after = load(&args.after, &args.more_after, time_after)?;
     let c = Comparison::new(before, after, gate, args.confidence)?;
     if args.summary {
         write_out(

@@ -13,8 +13,18 @@ use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
 use crate::{warned, write_out, Outcome};
 
+/// `--time`, one flag for every reading command.
+#[derive(Args, Clone)]
+pub struct TimeArg {
+    /// Only samples in these ranges, as perf script --time: START,STOP (seconds as perf
+    /// script prints them; either side empty), several separated by spaces, or percentages
+    /// (10%-20%, 0%-10%,30%-40%, 10%/2, 25%); diff: BEFORE:AFTER.
+    #[arg(long, value_name = "RANGES")]
+    pub time: Option<String>,
+}
+
 /// How to read a recording: which events play which role, where the binaries are.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct SourceArgs {
     /// Event that gives the colour (stall cycles); any event of the file, by name.
     #[arg(long, value_name = "NAME")]
@@ -38,6 +48,8 @@ pub struct SourceArgs {
     /// Leave off-CPU time out: the on-CPU graph of a recording with context-switch data.
     #[arg(long)]
     pub on_cpu_only: bool,
+    #[command(flatten)]
+    pub time: TimeArg,
 }
 
 impl SourceArgs {
@@ -52,6 +64,7 @@ impl SourceArgs {
             },
             kernel: !self.no_kernel,
             on_cpu_only: self.on_cpu_only,
+            time: self.time.time.clone(),
             pid,
             tid,
             ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
@@ -197,6 +210,8 @@ pub struct ScriptArgs {
     /// Name kernel frames from FILE (/proc/kallsyms text) instead of this machine's kernel.
     #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
+    #[command(flatten)]
+    time: TimeArg,
 }
 
 pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
@@ -238,7 +253,8 @@ pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
 
 pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     crate::progress::show_on_terminal(env);
-    let options = LoadOptions::new(args.file, args.symfs, args.kallsyms, env);
+    let options =
+        LoadOptions::new(args.file, args.symfs, args.kallsyms, env).with_time(args.time.time);
     write_out(&None, |out| {
         match warned(|w| write_script(&options, &mut &mut *out, w)) {
             // A plain io::Error, so that a closed pipe is recognised as one.

@@ -80,7 +80,7 @@ pub fn perf_data(bytes: &[u8]) {
         profile,
         stats,
         lines,
-    }) = collapse_all(&file, &mut resolver, options, wall.as_ref())
+    }) = collapse_all(&file, &mut resolver, options, wall.as_ref(), None)
     else {
         return;
     };

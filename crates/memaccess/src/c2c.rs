@@ -392,12 +392,14 @@ impl Maps {
     }
 }
 
-/// Reads every memory sample of `file` (events with PERF_SAMPLE_DATA_SRC), naming code
-/// addresses with `resolver`, into a report sorted by `sort`.
+/// Reads every memory sample of `file` (events with PERF_SAMPLE_DATA_SRC) whose time
+/// `keep_time` keeps (`--time`; a sample without a time is 0), naming code addresses with
+/// `resolver`, into a report sorted by `sort`.
 pub fn report(
     file: &PerfData,
     resolver: &mut Resolver,
     sort: HitmSort,
+    keep_time: impl Fn(u64) -> bool,
 ) -> Result<Report, C2cError> {
     let memory = |t: u64| t & st::DATA_SRC != 0 && t & st::ADDR != 0;
     if !file.attrs.iter().any(|a| memory(a.sample_type)) {
@@ -428,7 +430,7 @@ pub fn report(
         let Some(data_src) = sample.data_src else {
             continue;
         };
-        if !memory(file.attrs[sample.attr].sample_type) {
+        if !memory(file.attrs[sample.attr].sample_type) || !keep_time(sample.time.unwrap_or(0)) {
             continue;
         }
         let (mut s, frame) = mem_sample(sample, data_src, &maps, resolver, &mut stack);

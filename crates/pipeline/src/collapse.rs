@@ -22,6 +22,7 @@ use cpiflame_profile::{
 };
 
 use crate::offcpu::WallPlan;
+use crate::time::TimeRanges;
 
 /// What goes into the root frame, as `stackcollapse-perf --pid/--tid` do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct CollapseStats {
     pub throttled: u64,
     /// Offset of a record cut short at the end of a file whose data size was 0.
     pub cut_short_at: Option<u64>,
+    /// Samples outside `--time`'s ranges (not in `samples`).
+    pub outside_time: u64,
 }
 
 /// The name perf shows for each event of `file`.
@@ -87,6 +90,47 @@ pub fn walk_samples(
     resolver: &mut Resolver,
     mut on_sample: impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
 ) -> Result<CollapseStats, ReadError> {
+    walk_samples_in(file, resolver, None, |sample, entries, resolver| {
+        if let Some(entries) = entries {
+            on_sample(sample, entries, resolver);
+        }
+    })
+}
+
+/// Which samples a walk hands on with their stacks (`--time`): those in the ranges, and
+/// those outside whose off-CPU interval carries wall time into them ([`WallPlan::carries`]).
+#[derive(Clone, Copy)]
+pub struct SampleFilter<'a> {
+    pub times: &'a TimeRanges,
+    pub wall: Option<&'a WallPlan>,
+}
+
+impl<'a> SampleFilter<'a> {
+    /// The filter of `times` (none without), with `wall`'s carried samples.
+    pub fn new(times: Option<&'a TimeRanges>, wall: Option<&'a WallPlan>) -> Option<Self> {
+        times.map(|times| SampleFilter { times, wall })
+    }
+
+    fn inside(&self, sample: &Sample<'_>) -> bool {
+        self.times.contains(sample.time.unwrap_or(0))
+    }
+
+    fn keeps(&self, sample: &Sample<'_>) -> bool {
+        self.inside(sample) || self.wall.is_some_and(|w| w.carries(sample))
+    }
+}
+
+/// [`walk_samples`] of the samples `filter` keeps (all with `None`): a sample left out is
+/// neither unwound nor named, and is handed to `on_sample` without a stack (`None`), so
+/// that what is kept across samples (a group's counter values) moves past it as perf's
+/// does; [`CollapseStats::samples`] counts the samples inside the ranges, `outside_time`
+/// the others.
+pub fn walk_samples_in(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    filter: Option<SampleFilter<'_>>,
+    mut on_sample: impl FnMut(&Sample<'_>, Option<&[StackEntry]>, &Resolver),
+) -> Result<CollapseStats, ReadError> {
     let mut walk = Walk {
         stats: CollapseStats {
             samples: vec![0; file.attrs.len()],
@@ -94,6 +138,7 @@ pub fn walk_samples(
         },
         entries: Vec::new(),
         meter: Meter::new(file.path().to_path_buf(), file.data_range()),
+        filter,
     };
     if resolver.parallel() {
         return walk_on_two_threads(file, resolver, walk, on_sample);
@@ -107,13 +152,15 @@ pub fn walk_samples(
 }
 
 /// The state of one walk over the records, fed in time order.
-struct Walk {
+struct Walk<'f> {
     stats: CollapseStats,
     entries: Vec<StackEntry>,
     meter: Meter,
+    /// `--time`: the samples walked.
+    filter: Option<SampleFilter<'f>>,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// Counts `record`, feeds it to `resolver`, and hands a sample's stack to `on_sample`.
     /// `unwound`: the sample's user stack as a twin unwound it (see [`walk_on_two_threads`]);
     /// `None` to unwind it here.
@@ -122,7 +169,7 @@ impl Walk {
         record: &Record<'_>,
         unwound: Option<Option<&[StackFrame]>>,
         resolver: &mut Resolver,
-        on_sample: &mut impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
+        on_sample: &mut impl FnMut(&Sample<'_>, Option<&[StackEntry]>, &Resolver),
     ) {
         let stats = &mut self.stats;
         self.meter
@@ -148,12 +195,21 @@ impl Walk {
                 return;
             }
         };
-        stats.samples[sample.attr] += 1;
+        match self.filter {
+            Some(f) if !f.inside(sample) => {
+                stats.outside_time += 1;
+                if !f.keeps(sample) {
+                    on_sample(sample, None, resolver);
+                    return;
+                }
+            }
+            _ => stats.samples[sample.attr] += 1,
+        }
         match unwound {
             None => resolver.resolve(sample, &mut self.entries),
             Some(user) => resolver.resolve_unwound(sample, user, &mut self.entries),
         }
-        on_sample(sample, &self.entries, resolver);
+        on_sample(sample, Some(&self.entries), resolver);
     }
 
     fn finish(self) -> CollapseStats {
@@ -185,10 +241,11 @@ const BATCH: usize = 64;
 fn walk_on_two_threads(
     file: &PerfData,
     resolver: &mut Resolver,
-    mut walk: Walk,
-    mut on_sample: impl FnMut(&Sample<'_>, &[StackEntry], &Resolver),
+    mut walk: Walk<'_>,
+    mut on_sample: impl FnMut(&Sample<'_>, Option<&[StackEntry]>, &Resolver),
 ) -> Result<CollapseStats, ReadError> {
     let recipe = resolver.twin_recipe();
+    let filter = walk.filter;
     std::thread::scope(|scope| {
         let (full, filled) = mpsc::sync_channel::<Batch<'_>>(1);
         let (empty, emptied) = mpsc::channel::<Batch<'_>>();
@@ -207,6 +264,8 @@ fn walk_on_two_threads(
                     }
                 };
                 let user = match &record.kind {
+                    // Samples outside `--time` are not unwound.
+                    RecordKind::Sample(s) if filter.is_some_and(|f| !f.keeps(s)) => None,
                     RecordKind::Sample(s) => {
                         let start = batch.frames.len();
                         twin.unwind_user_stack(s, &mut batch.frames)
@@ -306,7 +365,7 @@ pub fn collapse_with_wall(
     options: CollapseOptions,
     wall: Option<&WallPlan>,
 ) -> Result<(Profile, CollapseStats), ReadError> {
-    collapse_all(file, resolver, options, wall).map(|c| (c.profile, c.stats))
+    collapse_all(file, resolver, options, wall, None).map(|c| (c.profile, c.stats))
 }
 
 /// [`collapse_with_wall`], with the source lines when `options.lines` asks for them.
@@ -315,6 +374,7 @@ pub fn collapse_all(
     resolver: &mut Resolver,
     options: CollapseOptions,
     wall: Option<&WallPlan>,
+    times: Option<&TimeRanges>,
 ) -> Result<Collapsed, ReadError> {
     let mut columns = event_names(file);
     if wall.is_some() {
@@ -331,7 +391,12 @@ pub fn collapse_all(
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
-    let stats = walk_samples(file, resolver, |sample, entries, resolver| {
+    let filter = SampleFilter::new(times, wall);
+    let stats = walk_samples_in(file, resolver, filter, |sample, entries, resolver| {
+        let Some(entries) = entries else {
+            sample_weights.pass(file, sample);
+            return;
+        };
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
         let comm = resolver.thread_name(pid, tid);
@@ -701,12 +766,27 @@ impl SampleWeights {
         &self.group
     }
 
+    /// Moves past `sample`, left out (`--time`): a group's counter values are kept, so the
+    /// next sample's deltas start from them, as perf's do (it computes them before it skips).
+    pub fn pass(&mut self, file: &PerfData, sample: &Sample<'_>) {
+        let (mut out, mut group) = (Vec::new(), Vec::new());
+        self.read_deltas.weights(file, sample, &mut out, &mut group);
+    }
+
     /// Replaces `out` with the (event column, period) pairs `sample` adds, one sample each:
     /// its own period in its event's column, or one delta per counter value it carries
     /// (see [`collapse`]). Feed every sample of the file in order: deltas are kept.
     pub fn weights(&mut self, file: &PerfData, sample: &Sample<'_>, out: &mut Vec<(usize, u64)>) {
         out.clear();
         self.group.clear();
+        if let Some(wall) = self.wall.as_ref().filter(|w| w.carries(sample)) {
+            // Outside `--time`, carrying off-CPU time into it: that time only.
+            self.read_deltas.weights(file, sample, out, &mut self.group);
+            out.clear();
+            self.group.clear();
+            wall.weights(sample, out, &mut self.wall_spread);
+            return;
+        }
         if !self.read_deltas.weights(file, sample, out, &mut self.group) {
             let fixed = self.fixed_periods.get(sample.attr).copied().unwrap_or(1);
             out.push((sample.attr, sample.period.unwrap_or(fixed)));

@@ -55,8 +55,8 @@ mod script;
 pub mod time;
 
 pub use collapse::{
-    collapse, collapse_all, collapse_with_wall, event_names, walk_samples, CollapseOptions,
-    CollapseStats, Collapsed, SampleWeights,
+    collapse, collapse_all, collapse_with_wall, event_names, walk_samples, walk_samples_in,
+    CollapseOptions, CollapseStats, Collapsed, SampleFilter, SampleWeights,
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;

@@ -8,8 +8,8 @@ use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::lines::LineColumns;
 use cpiflame_profile::{
-    read_folded, read_perf_script_with, Columns, Count, FoldedError, PerfScriptError,
-    PerfScriptOptions, Profile,
+    read_folded, read_perf_script_in, read_perf_script_with, Columns, Count, FoldedError,
+    PerfScriptError, PerfScriptOptions, Profile,
 };
 use cpiflame_profile::{
     top_frames_at, write_report_json_at, write_report_text_of, LineSummary, SourceLines,
@@ -21,6 +21,7 @@ use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
 use crate::offcpu::{WallPlan, WallStats};
+use crate::time::TimeRanges;
 
 /// How to read a recording.
 #[derive(Clone, Debug, Default)]
@@ -45,6 +46,9 @@ pub struct LoadOptions {
     /// Keep the source line of every frame ([`Loaded::lines`]): the graph's hottest lines,
     /// `report --lines`. Costs a line lookup per distinct code address in the stacks.
     pub lines: bool,
+    /// `--time`: only the samples in these ranges (perf's syntax, see [`crate::time`]),
+    /// resolved against each recording read ([`LoadOptions::time_ranges`]).
+    pub time: Option<String>,
 }
 
 impl LoadOptions {
@@ -74,6 +78,33 @@ impl LoadOptions {
     pub fn resolver(&self, meta: &Meta) -> Result<Resolver, LoadError> {
         self.check_kallsyms()?;
         Ok(Resolver::new(meta, self.resolve.clone()))
+    }
+
+    /// These options with `--time`'s text.
+    pub fn with_time(self, time: Option<String>) -> LoadOptions {
+        LoadOptions { time, ..self }
+    }
+
+    /// The `--time` ranges for `file` (percentages of its first to last sample); `None`
+    /// without `--time`.
+    pub fn time_ranges(&self, file: &PerfData) -> Result<Option<TimeRanges>, LoadError> {
+        match &self.time {
+            Some(text) => Ok(Some(crate::time::ranges_of(text, file)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The error for a recording with none of its `samples` in `times`.
+    pub fn nothing_in_time(&self, file: &PerfData, times: &TimeRanges, samples: u64) -> LoadError {
+        let (first, last) = crate::time::sample_span(file).unwrap_or_default();
+        crate::time::TimeError::nothing_in(
+            &self.file,
+            self.time.as_deref(),
+            times,
+            samples,
+            (first, last),
+        )
+        .into()
     }
 
     /// An error naming the `--kallsyms` file when it cannot be read.
@@ -139,6 +170,15 @@ pub enum LoadError {
     /// Nothing was sampled.
     #[error("{}: contains no samples", file.display())]
     NoSamples { file: PathBuf },
+    /// `--time` cannot be applied (bad syntax, no timestamps, no sample in the ranges).
+    #[error(transparent)]
+    Time(Box<crate::time::TimeError>),
+}
+
+impl From<crate::time::TimeError> for LoadError {
+    fn from(e: crate::time::TimeError) -> LoadError {
+        LoadError::Time(Box::new(e))
+    }
 }
 
 /// The event names of a profile, for messages: `cpu-clock, task-clock`.
@@ -353,6 +393,13 @@ pub fn load_input(
 
 fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
     let source = options.file.display().to_string();
+    if options.time.is_some() {
+        return Err(crate::time::TimeError::NoTimestamps {
+            file: source,
+            what: "folded text",
+        }
+        .into());
+    }
     let profile = read_folded(bytes, &source)?;
     // Folded files carry names only: roles are detected by name.
     let refs: Vec<EventRef<'_>> = profile
@@ -373,15 +420,46 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
 /// name and, where `perf script --header` gave an event's type and config, by encoding too.
 fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
     let source = options.file.display().to_string();
-    let script = read_perf_script_with(
-        bytes,
-        &source,
-        PerfScriptOptions {
-            pid: options.pid,
-            tid: options.tid,
-            kernel: options.kernel,
-        },
-    )?;
+    let script_options = PerfScriptOptions {
+        pid: options.pid,
+        tid: options.tid,
+        kernel: options.kernel,
+    };
+    let script = match &options.time {
+        None => read_perf_script_with(bytes, &source, script_options)?,
+        Some(text) => {
+            // Percentages need the first and last sample time: a first read finds them.
+            let (first, last) = if TimeRanges::has_percent(text) {
+                read_perf_script_with(bytes, &source, script_options)?
+                    .span
+                    .unwrap_or_default()
+            } else {
+                (0, 0)
+            };
+            let times =
+                TimeRanges::parse(text, first, last).map_err(crate::time::TimeError::from)?;
+            let script =
+                read_perf_script_in(bytes, &source, script_options, &|t| times.contains(t))?;
+            let Some((first, last)) = script.span else {
+                return Err(crate::time::TimeError::NoTimestamps {
+                    file: source,
+                    what: "perf script text printed without times",
+                }
+                .into());
+            };
+            if script.samples == 0 {
+                let e = crate::time::TimeError::nothing_in(
+                    &options.file,
+                    Some(text),
+                    &times,
+                    script.left_out,
+                    (first, last),
+                );
+                return Err(e.into());
+            }
+            script
+        }
+    };
     let refs: Vec<EventRef<'_>> = script
         .profile
         .events
@@ -420,6 +498,7 @@ pub fn load_opened(
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
+    let times = options.time_ranges(file)?;
     let (on_cpu_attr, wall) = plan_wall(file, options, &names, &marks, arch, &hybrid)?;
     let Collapsed {
         profile,
@@ -435,6 +514,7 @@ pub fn load_opened(
             lines: options.lines,
         },
         wall.as_ref(),
+        times.as_ref(),
     )?;
     let path = options.file.display();
     if let Some(plan) = &wall {
@@ -467,6 +547,9 @@ pub fn load_opened(
         warnings.push(format!(
             "{path}: {early} of {unwound} user stacks were cut short (stack copy too small or no unwind info); record with a larger --call-graph dwarf,SIZE"
         ));
+    }
+    if let (0, Some(times), 1..) = (total, &times, stats.outside_time) {
+        return Err(options.nothing_in_time(file, times, stats.outside_time));
     }
     if total == 0 {
         return Err(LoadError::NoSamples {
@@ -566,7 +649,7 @@ pub fn load_opened(
 pub fn wall_plan(
     file: &PerfData,
     options: &LoadOptions,
-) -> Result<(Option<usize>, Option<WallPlan>), ReadError> {
+) -> Result<(Option<usize>, Option<WallPlan>), LoadError> {
     let names = event_names(file);
     let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
@@ -582,7 +665,7 @@ fn plan_wall(
     marks: &RecordingMarks,
     arch: &str,
     hybrid: &Hybrid,
-) -> Result<(Option<usize>, Option<WallPlan>), ReadError> {
+) -> Result<(Option<usize>, Option<WallPlan>), LoadError> {
     if options.on_cpu_only {
         return Ok((None, None));
     }
@@ -591,7 +674,17 @@ fn plan_wall(
     let on_cpu: Vec<bool> = (0..names.len())
         .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
         .collect();
-    let plan = WallPlan::of(file, &on_cpu)?;
+    let times = options.time_ranges(file)?;
+    let plan = WallPlan::of_in(file, &on_cpu, times.as_ref())?;
+    if let (Some(plan), Some(_)) = (&plan, &times) {
+        if plan.made_up_times() {
+            return Err(crate::time::TimeError::NoTimestamps {
+                file: options.file.display().to_string(),
+                what: "perf's offcpu-time samples carry made-up times; add --on-cpu-only",
+            }
+            .into());
+        }
+    }
     Ok((on_cpu_attr.map(|c| column_of[c]), plan))
 }
 
@@ -746,6 +839,10 @@ fn finish(
     let mut notes = Vec::new();
     if marks.no_pmu {
         notes.push(NO_PMU_NOTE.to_string());
+    }
+    // A graph of some of the samples says which.
+    if let Some(time) = &options.time {
+        notes.push(format!("samples of --time {time}"));
     }
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.

@@ -12,7 +12,10 @@ use cpiflame_profile::{Count, EventColumn, Profile};
 use cpiflame_unwind::Resolver;
 
 use crate::collapse::named_profile;
-use crate::{walk_samples, CollapseOptions, CollapseStats, LoadError, LoadOptions};
+use crate::time::TimeRanges;
+use crate::{
+    walk_samples_in, CollapseOptions, CollapseStats, LoadError, LoadOptions, SampleFilter,
+};
 
 /// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
 /// load profile; `options.roles` does not apply. Warnings are
@@ -45,7 +48,9 @@ pub(crate) fn load_profile(
             source: Box::new(e),
         },
     };
-    let (loads, stats) = collapse_loads(file, &mut resolver, collapse).map_err(in_file)?;
+    let times = options.time_ranges(file)?;
+    let (loads, stats) =
+        collapse_loads(file, &mut resolver, collapse, times.as_ref()).map_err(in_file)?;
     let path = options.file.display();
     if let Some(offset) = stats.cut_short_at {
         warnings.push(format!(
@@ -120,9 +125,13 @@ pub enum MemoryError {
     /// No event of the file samples data sources.
     #[error("no memory samples: no event samples data sources (PERF_SAMPLE_DATA_SRC); record with `cpiflame record --mem` or `perf mem record`")]
     NoDataSource,
-    /// Data sources, but no loads among them.
-    #[error("no load samples ({stores} store and {other} other samples): nothing to draw")]
-    NoLoads { stores: u64, other: u64 },
+    /// Data sources, but no loads among them (inside `--time`'s ranges: `outside` were not).
+    #[error("no load samples ({stores} store and {other} other samples{}): nothing to draw", match outside { 0 => String::new(), n => format!("; {n} samples outside --time") })]
+    NoLoads {
+        stores: u64,
+        other: u64,
+        outside: u64,
+    },
     /// Loads, but without weights (no PERF_SAMPLE_WEIGHT or WEIGHT_STRUCT, or all zero).
     #[error("{loads} load samples but no load latency in them (PERF_SAMPLE_WEIGHT / WEIGHT_STRUCT, `perf mem record` and `cpiflame record --mem` record it): nothing gives the width")]
     NoWeight { loads: u64 },
@@ -139,11 +148,13 @@ fn latency(weight: Weight) -> u64 {
 
 /// Collapses the load samples of `file` (those whose data source says load) per stack,
 /// with one column per served-from class; stores and other samples are counted and left
-/// out. Roots and frames are named as [`collapse`](crate::collapse) names them.
+/// out, as are samples outside `times` (`--time`). Roots and frames are named as
+/// [`collapse`](crate::collapse) names them.
 pub fn collapse_loads(
     file: &PerfData,
     resolver: &mut Resolver,
     options: CollapseOptions,
+    times: Option<&TimeRanges>,
 ) -> Result<(LoadProfile, CollapseStats), MemoryError> {
     if !file.attrs.iter().any(|a| a.sample_type & st::DATA_SRC != 0) {
         return Err(MemoryError::NoDataSource);
@@ -155,7 +166,9 @@ pub fn collapse_loads(
     let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
-    let walk = walk_samples(file, resolver, |sample, entries, resolver| {
+    let filter = SampleFilter::new(times, None);
+    let walk = walk_samples_in(file, resolver, filter, |sample, entries, resolver| {
+        let Some(entries) = entries else { return };
         let source = match sample.data_src.map(DataSource) {
             Some(d) if d.is_load() => d,
             Some(d) if d.is_store() => {
@@ -205,6 +218,7 @@ pub fn collapse_loads(
         return Err(MemoryError::NoLoads {
             stores: stats.stores,
             other: stats.other,
+            outside: walk.outside_time,
         });
     }
     if stats.load_weight == 0 {

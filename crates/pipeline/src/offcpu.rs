@@ -35,6 +35,7 @@ use cpiflame_events::abi::{attr_type, software};
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample, TraceEvent};
 
 use crate::collapse::SampleWeights;
+use crate::time::TimeRanges;
 
 /// What a record's event contributes to the wall-time walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +67,8 @@ pub struct WallPlan {
     /// (runnable, blocked) ns of the off-CPU interval that begins with the switch-out
     /// sample of (tid, time).
     off_cpu: HashMap<(i32, u64), (u64, u64)>,
+    /// `--time`: every interval clipped to these ranges.
+    times: Option<TimeRanges>,
     pub stats: WallStats,
 }
 
@@ -131,6 +134,18 @@ impl WallPlan {
     /// them) followed by the three wall columns; `None` when the recording has no off-CPU
     /// data. `on_cpu` says which events' samples carry on-CPU weight (the width event's).
     pub fn of(file: &PerfData, on_cpu: &[bool]) -> Result<Option<WallPlan>, ReadError> {
+        WallPlan::of_in(file, on_cpu, None)
+    }
+
+    /// [`WallPlan::of`] with every on- and off-CPU interval clipped to `times` (`--time`):
+    /// the wall time inside the ranges, on-CPU time spread over the on-CPU samples inside
+    /// them, off-CPU time on the switch-out stack its interval began with, even when that
+    /// switch-out was before the ranges ([`WallPlan::carries`]).
+    pub fn of_in(
+        file: &PerfData,
+        on_cpu: &[bool],
+        times: Option<&TimeRanges>,
+    ) -> Result<Option<WallPlan>, ReadError> {
         let sources: Vec<Source> = (0..file.attrs.len())
             .map(|i| source_of(file, i, on_cpu.get(i).copied().unwrap_or(false)))
             .collect();
@@ -163,6 +178,7 @@ impl WallPlan {
             // A switch-out is a record when the file has them, else the stack sample is.
             switch_records: context_switch,
             end: 0,
+            times: times.cloned(),
         };
         let mut weights = SampleWeights::new(file);
         let mut out = Vec::new();
@@ -225,6 +241,30 @@ impl WallPlan {
             }
         }
         Ok(Some(walk.finish(file.attrs.len(), sources)))
+    }
+
+    /// True when the recording has perf's `offcpu-time` samples, whose times are made up
+    /// (later than every other record's), so `--time` cannot clip them.
+    pub fn made_up_times(&self) -> bool {
+        self.sources.contains(&Source::OffCpuTime)
+    }
+
+    /// True when `sample` is outside `--time`'s ranges but begins an off-CPU interval with
+    /// time inside them: its stack carries that time (and nothing else: see
+    /// [`SampleWeights::weights`]).
+    pub fn carries(&self, sample: &Sample<'_>) -> bool {
+        let (Some(times), Some(t)) = (&self.times, sample.time) else {
+            return false;
+        };
+        !times.contains(t)
+            && matches!(
+                self.sources.get(sample.attr),
+                Some(Source::SwitchStack | Source::SchedSwitch)
+            )
+            && self
+                .off_cpu
+                .get(&(sample.tid.unwrap_or(-1), t))
+                .is_some_and(|&(r, b)| r + b > 0)
     }
 
     /// Pushes the wall-time (column, ns) pairs `sample` adds: on-CPU ns for an on-CPU
@@ -335,11 +375,20 @@ struct Walk {
     switch_records: bool,
     /// The latest time seen: the end of the recording.
     end: u64,
+    times: Option<TimeRanges>,
 }
 
 impl Walk {
     fn thread(&mut self, tid: i32) -> &mut Thread {
         self.threads.entry(tid).or_default()
+    }
+
+    /// The nanoseconds from `a` to `b` that count: those in `--time`'s ranges.
+    fn clip(&self, a: u64, b: u64) -> u64 {
+        match &self.times {
+            Some(t) => t.overlap(a, b),
+            None => b.saturating_sub(a),
+        }
     }
 
     fn on_cpu_sample(&mut self, s: &Sample<'_>, weight: u64, ns: f64) {
@@ -353,6 +402,14 @@ impl Walk {
             let th = self.thread(tid);
             th.start.get_or_insert(t);
             th.first_sample.get_or_insert(t);
+        }
+        // Only the samples inside `--time` share out the thread's on-CPU time.
+        if self
+            .times
+            .as_ref()
+            .is_some_and(|r| !r.contains(s.time.unwrap_or(0)))
+        {
+            return;
         }
         let th = self.thread(tid);
         th.weight = th.weight.saturating_add(weight);
@@ -436,7 +493,9 @@ impl Walk {
             th.first_sample
         };
         let since = th.on_since.take().or(first_run).unwrap_or(t);
-        th.on_cpu_ns = th.on_cpu_ns.saturating_add(t.saturating_sub(since));
+        let on = self.clip(since, t);
+        let th = self.threads.entry(tid).or_default();
+        th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
         th.start.get_or_insert(t);
         th.switched = true;
         let stack = stack.or(th.last_stack.filter(|&s| s >= th.last_in));
@@ -466,10 +525,10 @@ impl Walk {
     }
 
     fn exit(&mut self, tid: i32, t: u64) {
+        let since = self.thread(tid).on_since.take();
+        let on = since.map_or(0, |since| self.clip(since, t));
         let th = self.threads.entry(tid).or_default();
-        if let Some(since) = th.on_since.take() {
-            th.on_cpu_ns = th.on_cpu_ns.saturating_add(t.saturating_sub(since));
-        }
+        th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
         th.exited = true;
         if let Some(off) = th.off.take() {
             self.close_off(tid, off, t);
@@ -478,14 +537,14 @@ impl Walk {
 
     /// Ends the off-CPU interval `off` of `tid` at `t` and puts its time on its stack.
     fn close_off(&mut self, tid: i32, off: Off, t: u64) {
-        let total = t.saturating_sub(off.since);
+        let total = self.clip(off.since, t);
         let (runnable, blocked) = if off.runnable {
             (total, 0)
         } else {
             match off.woken {
                 Some(w) => {
                     let w = w.clamp(off.since, t);
-                    (t - w, w - off.since)
+                    (self.clip(w, t), self.clip(off.since, w))
                 }
                 None => (0, total),
             }
@@ -516,7 +575,9 @@ impl Walk {
             if let Some(off) = th.off.take() {
                 self.close_off(tid, off, end);
             } else if let Some(since) = th.on_since.take() {
-                th.on_cpu_ns = th.on_cpu_ns.saturating_add(end.saturating_sub(since));
+                let on = self.clip(since, end);
+                let th = self.threads.get_mut(&tid).expect("listed");
+                th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
             }
         }
         let mut spread = HashMap::default();
@@ -543,6 +604,7 @@ impl Walk {
             sources,
             on_cpu: spread,
             off_cpu: self.off_cpu,
+            times: self.times,
             stats: self.stats,
         }
     }

@@ -72,7 +72,9 @@ impl<'a> Recording<'a> {
         let file = self.perf_data()?;
         warnings.extend(file.warnings.iter().cloned());
         let mut resolver = options.resolver(&file.meta)?;
-        Ok(report(&file, &mut resolver, sort)?)
+        let times = options.time_ranges(&file)?;
+        let keep = |ns| times.as_ref().is_none_or(|t| t.contains(ns));
+        Ok(report(&file, &mut resolver, sort, keep)?)
     }
 
     /// The perf.data file itself (what no reader recognises gets the perf.data reader's

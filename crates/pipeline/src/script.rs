@@ -6,11 +6,11 @@ use std::io::{self, Write};
 use cpiflame_perf_data::Sample;
 use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
 
-use crate::collapse::{event_names, walk_samples};
+use crate::collapse::{event_names, walk_samples_in};
 use crate::load::{LoadError, LoadOptions};
 
 /// Writes every sample of the perf.data file `options.file` names to `out` (only its
-/// resolver options apply); the file's warnings are pushed to `warnings`.
+/// resolver options and `--time` apply); the file's warnings are pushed to `warnings`.
 pub fn write_script(
     options: &LoadOptions,
     out: &mut impl Write,
@@ -24,8 +24,11 @@ pub fn write_script(
     let mut resolver = options.resolver(&file.meta)?;
     // Names are printed as samples come: wait for the kernel's.
     resolver.finish_names();
+    let times = options.time_ranges(&file)?;
     let mut result = Ok(());
-    walk_samples(&file, &mut resolver, |sample, entries, resolver| {
+    let filter = crate::SampleFilter::new(times.as_ref(), None);
+    walk_samples_in(&file, &mut resolver, filter, |sample, entries, resolver| {
+        let Some(entries) = entries else { return };
         if result.is_ok() {
             result = write_sample(out, &names[sample.attr], sample, entries, resolver);
         }

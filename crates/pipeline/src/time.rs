@@ -17,6 +17,8 @@
 
 use std::fmt;
 
+use cpiflame_perf_data::{PerfData, RecordKind};
+
 /// One range: `start` to `end` inclusive, in the samples' clock's nanoseconds; 0 is open
 /// (no bound), as in perf's `struct perf_time_interval`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,6 +85,30 @@ impl TimeRanges {
         ns == 0 || self.ranges.is_empty() || self.ranges.iter().any(|r| r.contains(ns))
     }
 
+    /// The nanoseconds of the interval from `a` to `b` (`b` excluded) that lie in the ranges
+    /// (in their union, where percentages overlap): the part of a thread's on- or off-CPU
+    /// interval that wall time counts.
+    pub fn overlap(&self, a: u64, b: u64) -> u64 {
+        if self.ranges.is_empty() {
+            return b.saturating_sub(a);
+        }
+        let mut spans: Vec<(u64, u64)> = self
+            .ranges
+            .iter()
+            .map(|r| (r.start, if r.end == 0 { u64::MAX } else { r.end + 1 }))
+            .collect();
+        spans.sort_unstable();
+        let (mut sum, mut covered) = (0, a);
+        for (start, end) in spans {
+            let (lo, hi) = (start.max(covered), end.min(b));
+            if hi > lo {
+                sum += hi - lo;
+                covered = hi;
+            }
+        }
+        sum
+    }
+
     /// The ranges in perf's absolute syntax (`S.NNNNNNNNN,S.NNNNNNNNN`, an open side
     /// empty, ranges separated by spaces): a value for `perf script --time` or `--time`
     /// again that selects the same samples.
@@ -91,7 +117,7 @@ impl TimeRanges {
             if ns == 0 {
                 String::new()
             } else {
-                format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+                seconds_text(ns)
             }
         };
         self.ranges
@@ -106,6 +132,99 @@ impl fmt::Display for TimeRanges {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_arg())
     }
+}
+
+/// `diff --time`'s two sides: `A:B` is A for the earlier runs and B for the later ones,
+/// either empty for all of that side's samples; without a `:`, the same ranges for both
+/// (percentages of each run's own first to last sample), as `perf diff --time` reads it.
+pub fn sides(text: &str) -> (Option<&str>, Option<&str>) {
+    fn some(s: &str) -> Option<&str> {
+        (!s.trim().is_empty()).then_some(s)
+    }
+    match text.split_once(':') {
+        Some((before, after)) => (some(before), some(after)),
+        None => (Some(text), Some(text)),
+    }
+}
+
+/// `ns` in seconds as `perf script --ns` prints a time: `28681.267859796`.
+pub fn seconds_text(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// The first and last sample time of `file`, which percentages are of: the SAMPLE_TIME
+/// feature perf and `cpiflame record` write, else (a file without it, or perf's (0, 0) of
+/// `perf record --no-buildid`, where perf refuses percentages) the samples' own, read
+/// here. `None`: no sample has a time.
+pub fn sample_span(file: &PerfData) -> Option<(u64, u64)> {
+    if let Some((first, last)) = file.meta.sample_time.filter(|&(f, l)| f > 0 && l >= f) {
+        return Some((first, last));
+    }
+    let mut span: Option<(u64, u64)> = None;
+    for record in file.records_in_file_order() {
+        let Ok(record) = record else { break };
+        if let (RecordKind::Sample(s), Some(t)) = (&record.kind, record.time) {
+            if t > 0 && s.time.is_some() {
+                span = Some(span.map_or((t, t), |(f, l)| (f.min(t), l.max(t))));
+            }
+        }
+    }
+    span
+}
+
+/// Why `--time` cannot be applied to a recording.
+#[derive(Debug, thiserror::Error)]
+pub enum TimeError {
+    #[error(transparent)]
+    Bad(#[from] BadTime),
+    /// No event of the recording has PERF_SAMPLE_TIME (or the text has no times).
+    #[error("--time: {file} has no timestamps ({what})")]
+    NoTimestamps { file: String, what: &'static str },
+    /// No sample is in the ranges: `--time TEXT: no sample of FILE is in RANGES (its N
+    /// samples are from FIRST to LAST)`.
+    #[error("{0}")]
+    NothingIn(String),
+}
+
+impl TimeError {
+    /// The error for `file`, none of whose `samples` (first and last at `span`) is in
+    /// `times` (the value `text`).
+    pub fn nothing_in(
+        file: &std::path::Path,
+        text: Option<&str>,
+        times: &TimeRanges,
+        samples: u64,
+        span: (u64, u64),
+    ) -> TimeError {
+        TimeError::NothingIn(format!(
+            "--time {:?}: no sample of {} is in {} (its {samples} samples are from {} to {})",
+            text.unwrap_or_default(),
+            file.display(),
+            times.to_arg(),
+            seconds_text(span.0),
+            seconds_text(span.1)
+        ))
+    }
+}
+
+/// The ranges of `text` for `file`: percentages of its [`sample_span`]. A recording whose
+/// samples carry no time is an error naming it.
+pub fn ranges_of(text: &str, file: &PerfData) -> Result<TimeRanges, TimeError> {
+    use cpiflame_events::abi::sample;
+    if !file.attrs.iter().any(|a| a.sample_type & sample::TIME != 0) {
+        return Err(TimeError::NoTimestamps {
+            file: file.path().display().to_string(),
+            what: "recorded without PERF_SAMPLE_TIME",
+        });
+    }
+    // A recording without samples: nothing to select, whatever the percentages (its
+    // "no samples" error follows).
+    let (first, last) = if TimeRanges::has_percent(text) {
+        sample_span(file).unwrap_or_default()
+    } else {
+        (0, 0)
+    };
+    Ok(TimeRanges::parse(text, first, last)?)
 }
 
 /// Seconds with up to 9 decimals to nanoseconds (`12`, `12.5`, `12.000000001`, `.5`);
@@ -160,7 +279,7 @@ fn absolute_range(text: &str) -> Result<TimeRange, String> {
 /// `1,2`), as perf reads it.
 fn absolute_ranges(text: &str) -> Result<Vec<TimeRange>, String> {
     if !text.contains(',') {
-        return Err("no comma".to_string());
+        return Err(format!("{text:?} is not START,STOP"));
     }
     let mut pieces = Vec::new();
     let mut rest = text.trim();
@@ -359,9 +478,29 @@ mod tests {
     }
 
     #[test]
+    fn overlap_counts_each_nanosecond_in_the_union_once() {
+        let t = TimeRanges::from_ranges(vec![r(10, 19), r(30, 0)]);
+        assert_eq!(t.overlap(0, 10), 0);
+        assert_eq!(t.overlap(0, 15), 5);
+        assert_eq!(t.overlap(12, 35), 8 + 5);
+        assert_eq!(t.overlap(40, 50), 10);
+        // Overlapping percent ranges: the union, not the sum.
+        let t = TimeRanges::from_ranges(vec![r(10, 29), r(20, 39)]);
+        assert_eq!(t.overlap(0, 100), 30);
+        assert_eq!(TimeRanges::from_ranges(vec![]).overlap(3, 7), 4);
+    }
+
+    #[test]
+    fn diff_sides_split_at_the_colon() {
+        assert_eq!(sides("1,2:3,4"), (Some("1,2"), Some("3,4")));
+        assert_eq!(sides("1,:"), (Some("1,"), None));
+        assert_eq!(sides("10%-20%"), (Some("10%-20%"), Some("10%-20%")));
+    }
+
+    #[test]
     fn bad_values_name_the_flag_and_the_text() {
         for (text, why) in [
-            ("1234.5", "no comma"),
+            ("1234.5", "\"1234.5\" is not START,STOP"),
             ("abc,2", "\"abc\" is not a time in seconds"),
             ("1.0000000001,", "has more than 9 decimals"),
             ("2,1", "ends before it starts"),
@@ -377,8 +516,8 @@ mod tests {
             ("10%,20%", "need A%-B% or A%/N"),
             ("10%-20%,10%/2", "is not A%/N"),
             ("10%-20%,30%", "is not A%-B%"),
-            ("10", "no comma"),
-            ("", "no comma"),
+            ("10", "is not START,STOP"),
+            ("", "is not START,STOP"),
         ] {
             let e = TimeRanges::parse(text, 1, 2).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--time {text:?}: ")), "{e}");

@@ -146,13 +146,10 @@ fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
     per
 }
 
-/// Thread `worker` lives 1000..10000: on 1000..3000, preempted 3000..4000, on 4000..6000,
-/// blocked 6000..10000 (never woken within the recording, which ends at 10000 with the
-/// other thread's last event); thread `idle` is on 1000..1500 then blocked to its exit at 9000.
-#[test]
-fn every_nanosecond_of_each_thread_lands_in_its_state() {
+/// The threads of [`every_nanosecond_of_each_thread_lands_in_its_state`].
+fn states() -> [(u64, i32, Ev); 16] {
     use Ev::*;
-    let events = [
+    [
         (1000, 7, Comm("worker")),
         (1000, 8, Comm("idle")),
         (1200, 7, OnCpu(0x1000, 100)),
@@ -169,7 +166,15 @@ fn every_nanosecond_of_each_thread_lands_in_its_state() {
         (6000, 7, Out { preempt: false }),
         (9000, 8, Exit),
         (10000, 9, Comm("late")),
-    ];
+    ]
+}
+
+/// Thread `worker` lives 1000..10000: on 1000..3000, preempted 3000..4000, on 4000..6000,
+/// blocked 6000..10000 (never woken within the recording, which ends at 10000 with the
+/// other thread's last event); thread `idle` is on 1000..1500 then blocked to its exit at 9000.
+#[test]
+fn every_nanosecond_of_each_thread_lands_in_its_state() {
+    let events = states();
     let dir = Dir::new("wall-states");
     let path = write(&dir, "states.data", &events);
     let (l, _) = load(&path, false);
@@ -338,4 +343,54 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
         !warnings.iter().any(|w| w.contains("wakeup")),
         "{warnings:?}"
     );
+}
+
+/// `--time` clips every interval: the states test's threads over 2500..=6999 ns. worker:
+/// on 2500..3000 and 4000..6000, runnable 3000..4000, blocked 6000..7000; idle: blocked
+/// 2500..7000, on the switch-out stack sampled at 1490, before the range, which carries that
+/// time and nothing else (its context-switches sample is not counted). On-CPU time spreads
+/// over the on-CPU samples inside the range only.
+#[test]
+fn time_ranges_clip_each_interval_to_the_nanoseconds_inside() {
+    let events = states();
+    let dir = Dir::new("wall-time-ranges");
+    let path = write(&dir, "states.data", &events);
+    let load_in = |time: &str, on_cpu_only: bool| {
+        load_any(
+            &LoadOptions {
+                file: path.clone(),
+                kernel: true,
+                on_cpu_only,
+                time: Some(time.to_string()),
+                ..Default::default()
+            },
+            &mut Vec::new(),
+        )
+        .unwrap()
+    };
+    let l = load_in("0.0000025,0.000006999", false);
+    let per = per_thread(&l);
+    assert_eq!(per["worker"], [500 + 2000, 1000, 1000]);
+    assert_eq!(per["idle"], [0, 0, 4500]);
+    // The events' columns count the samples inside only: cpu-clock at 2500 and 5000,
+    // context-switches at 2990 and 5990.
+    let total = |name: &str| {
+        let e = l
+            .profile
+            .events
+            .iter()
+            .position(|e| e.name == name)
+            .unwrap();
+        let t = l.profile.total(e);
+        (t.samples, t.period)
+    };
+    assert_eq!(total("cpu-clock"), (2, 300));
+    assert_eq!(total("context-switches").0, 2);
+    // Two ranges: 1000..=1999 and 5000..: worker on 1000..2000 (from its start) and
+    // 5000..6000, blocked 6000..10000; idle on 1000..1500, blocked 1500..2000 and 5000..9000.
+    let l = load_in("0.000001,0.000001999 0.000005,", false);
+    let per = per_thread(&l);
+    assert_eq!(per["worker"], [1000 + 1000, 0, 4000]);
+    assert_eq!(per["idle"], [500, 0, 500 + 4000]);
+    assert_eq!(load_in("0.0000025,0.000006999", true).wall, None);
 }

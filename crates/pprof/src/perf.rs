@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_pipeline::{
-    event_columns, walk_samples, wall_plan, LoadOptions, Loaded, SampleWeights,
+    event_columns, walk_samples_in, wall_plan, LoadOptions, Loaded, SampleFilter, SampleWeights,
 };
 use cpiflame_profile::wall;
 use cpiflame_unwind::address::EntryAddress;
@@ -66,7 +66,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     }
     let mut resolver = source.options.resolver(&file.meta)?;
     let keep_kernel = source.options.kernel;
-    let mut sample_weights = SampleWeights::new(file).with_wall(wall);
+    let mut sample_weights = SampleWeights::new(file).with_wall(wall.clone());
     let mut weights = Vec::new();
     let mut location_ids: HashMap<LocationKey, u32> = HashMap::new();
     let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
@@ -74,8 +74,14 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     let mut stack: Vec<u32> = Vec::new();
     let mut group: Vec<FrameRef> = Vec::new();
     let mut times: Option<(u64, u64)> = None;
+    let ranges = source.options.time_ranges(file)?;
 
-    walk_samples(file, &mut resolver, |sample, entries, resolver| {
+    let filter = SampleFilter::new(ranges.as_ref(), wall.as_ref());
+    walk_samples_in(file, &mut resolver, filter, |sample, entries, resolver| {
+        let Some(entries) = entries else {
+            sample_weights.pass(file, sample);
+            return;
+        };
         if let Some(t) = sample.time {
             times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
         }

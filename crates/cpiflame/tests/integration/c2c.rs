@@ -17,7 +17,7 @@ use cpiflame_perf_data::write::{
     NumaNode, SampleFields, SampleId,
 };
 use cpiflame_perf_data::Weight;
-use support::{cpiflame, Dir};
+use support::{cpiflame, s, Dir};
 
 const CODE: u64 = 0x5600_0000_0000;
 const DATA: u64 = 0x7f10_0000_0000;
@@ -1554,4 +1554,37 @@ fn a_forked_child_has_its_parents_mappings() {
         Some("1"),
         "{text}"
     );
+}
+
+/// `c2c --time`: the report counts the memory samples `perf script --time` prints (perf c2c
+/// has no `--time`): every record of the synthetic file is a memory sample.
+#[test]
+fn time_counts_the_samples_perf_script_time_keeps() {
+    if !perf_runs() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed (scripts/test.sh installs linux-perf)",
+        );
+        return;
+    }
+    let dir = Dir::new("c2c-time");
+    let pid = synthetic_pid(10);
+    let file = write_c2c_file(&dir.0, pid, false);
+    let times = |range: Option<&str>| crate::time_ranges::perf_times(&file, range);
+    let all = times(None);
+    let range = format!("{},{}", all[all.len() / 4], all[all.len() / 2]);
+    let kept = times(Some(&range)).len() as u64;
+    assert!(
+        kept > 0 && kept < all.len() as u64,
+        "{kept} of {}",
+        all.len()
+    );
+    let out = cpiflame(&["c2c", s(&file), "--json", "--time", &range]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&json["totals"]["records"]), kept, "{range}");
+    let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
 }

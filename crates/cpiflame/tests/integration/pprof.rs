@@ -473,7 +473,7 @@ fn perf_event_totals(data: &Path) -> BTreeMap<String, (Option<u64>, u64)> {
 }
 
 /// The profile's totals per event: (sum of EVENT_sample, sum of EVENT_event).
-fn pprof_event_totals(file: &Path) -> BTreeMap<String, (u64, u64)> {
+pub(crate) fn pprof_event_totals(file: &Path) -> BTreeMap<String, (u64, u64)> {
     let profile = cpiflame_pprof::decode(&std::fs::read(file).unwrap()).unwrap();
     let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for (i, t) in profile.sample_type.iter().enumerate() {
