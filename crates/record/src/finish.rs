@@ -37,6 +37,7 @@ pub(crate) fn finish(
         opened,
         rings,
         writer,
+        rotating,
         ..
     } = session;
     // A command is never left running unrecorded: after a write error it is stopped, as
@@ -48,20 +49,7 @@ pub(crate) fn finish(
     drop(rings);
     drop(opened);
 
-    let mut features = Features::from_host(options.cmdline.clone());
-    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
-    features.build_ids = build_ids(&state.mapped);
-    features.groups = group_descs(options);
-    // The wakeup tracepoint's format, so perf script can print its fields.
-    features.tracing_data = options
-        .off_cpu
-        .as_ref()
-        .and_then(|off| off.waking.as_ref())
-        .and_then(|w| w.tracing.encode().ok());
-    if let (Some(first), Ok(())) = (state.first_time, &outcome) {
-        // (After a write error the file ends earlier than the last sample drained.)
-        features.sample_time = Some((first, state.last_time));
-    }
+    let features = file_features(options, state, outcome.is_ok());
     report.bytes_written = writer.bytes_written();
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();
@@ -76,7 +64,12 @@ pub(crate) fn finish(
         Err(e) => (e, format!("recording stopped after {secs:.1} s")),
         Ok(()) => (
             match (&closed, spool.take_error()) {
-                (Ok(c), _) if c.complete && c.features => return Ok(report),
+                (Ok(c), _) if c.complete && c.features => {
+                    if let Some(rotating) = rotating {
+                        rotating.finish(&options.output, spool, *c, &mut report)?;
+                    }
+                    return Ok(report);
+                }
                 (_, Some(e)) => finishing(e),
                 (Err(_), None) => finishing(io::Error::other("cannot finish the file")),
                 (Ok(_), None) => finishing(io::Error::other("cannot write the feature sections")),
@@ -122,12 +115,36 @@ pub(crate) fn finish(
             what.push(format!("nothing readable was written ({e}); the file was removed"));
         }
     }
+    if let Some(r) = rotating.filter(|r| r.written() > 0) {
+        what.push(r.finished_line());
+    }
     Err(RecordError::WriteFailed {
         path: options.output.clone(),
         error,
         what: what.join("; "),
         status: report.status,
     })
+}
+
+/// The feature sections of a file: the host, the command line with cpiflame's notes, build
+/// ids of the files it maps, groups, the wakeup tracepoint's format and, when every sample
+/// drained is in it (`whole`), their time range.
+pub(crate) fn file_features(options: &RecordOptions, state: &Drain, whole: bool) -> Features {
+    let mut features = Features::from_host(options.cmdline.clone());
+    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
+    features.build_ids = build_ids(&state.mapped);
+    features.groups = group_descs(options);
+    // The wakeup tracepoint's format, so perf script can print its fields.
+    features.tracing_data = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| off.waking.as_ref())
+        .and_then(|w| w.tracing.encode().ok());
+    if let (Some(first), true) = (state.first_time, whole) {
+        // (After a write error the file ends earlier than the last sample drained.)
+        features.sample_time = Some((first, state.last_time));
+    }
+    features
 }
 
 /// The GROUP_DESC entries of the groups the user asked for.

@@ -40,6 +40,7 @@ pub mod plan;
 mod proc;
 pub mod request;
 mod rings;
+pub mod rotate;
 mod spool;
 pub mod stat_groups;
 pub mod system;
@@ -155,6 +156,12 @@ pub struct RecordOptions {
     /// System-wide (`-a`, `-C LIST`): the events are opened on these CPUs for every process
     /// (pid -1) rather than on the target's threads; `None`: per thread, on every CPU.
     pub cpus: Option<Vec<i32>>,
+    /// `--switch-output`: the recording is cut into files that each stand alone
+    /// ([`rotate`]); `None`: one file.
+    pub switch_output: Option<rotate::SwitchOutput>,
+    /// `--switch-max-files`/`--max-files`: with [`RecordOptions::switch_output`], only the
+    /// newest this many finished files are kept.
+    pub max_files: Option<usize>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -196,6 +203,10 @@ pub struct Report {
     /// THROTTLE records: the kernel lowered the rate because sampling took too long.
     pub throttled: u64,
     pub bytes_written: u64,
+    /// With `--switch-output`: the files finished (those `--max-files` removed included)...
+    pub files_written: usize,
+    /// ...and those left, oldest first.
+    pub files: Vec<PathBuf>,
     /// Ring buffer pages per CPU actually used.
     pub buffer_pages: usize,
     /// Whether kernel call chains were recorded (perf_event_paranoid may forbid them).
@@ -300,7 +311,8 @@ fn kernel_allowed() -> bool {
 pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut report = Report::default();
     let mut session = open_session(options, &mut report)?;
-    let mut drain = Drain::new(&session.attrs, options.call_graph);
+    let rotating = session.rotating.is_some();
+    let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
@@ -320,6 +332,8 @@ struct Session {
     opened: Opened,
     rings: Vec<ring::Ring>,
     writer: PerfDataWriter<Spool>,
+    /// With `--switch-output`: the files so far and when to switch.
+    rotating: Option<rotate::Rotating>,
 }
 
 /// Checks what may be recorded, gets the target (a held child, or the threads of a running
@@ -409,13 +423,15 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     };
     let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
     report.samples = vec![0; attrs.len()];
-    if kernel_callchains {
-        // perf names kernel frames through this record, as it synthesizes it for itself.
-        if let Some(record) = proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()) {
-            writer.write_record(&record).map_err(out_err)?;
-        }
+    // perf names kernel frames through this record, as it synthesizes it for itself.
+    let kernel = kernel_callchains
+        .then(|| proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()))
+        .flatten();
+    if let Some(record) = &kernel {
+        writer.write_record(record).map_err(out_err)?;
     }
     Ok(Session {
+        rotating: rotate::Rotating::new(options, kernel),
         child,
         processes,
         watched,
@@ -547,6 +563,8 @@ mod tests {
             buildid_cache: None,
             off_cpu: None,
             cpus: None,
+            switch_output: None,
+            max_files: None,
         }
     }
 

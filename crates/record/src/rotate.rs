@@ -1,0 +1,449 @@
+//! `record --switch-output`: a long recording cut into files that each stand alone, perf's
+//! way of naming them, and `--switch-max-files` (`--max-files`) keeping the newest few.
+//!
+//! As in perf, the file being written is always OUTPUT; at a switch it is finished (header,
+//! feature sections of its own: build ids of what it maps, its samples' time range), made
+//! durable (fsync) and renamed OUTPUT.YYYYMMDDHHMMSScc (local time of the switch, to the
+//! hundredth of a second), and a new OUTPUT is started. At the end the last file is named so
+//! too. A recorder killed mid-file leaves every earlier file whole and OUTPUT as a recording
+//! without `--switch-output` leaves its file.
+//!
+//! Unlike perf, which synthesizes the target's threads and mappings from `/proc` again at
+//! each switch (the command's first process only, not what it started, nor a process that
+//! ended since), the recorder keeps what the side-band records it wrote say of every live
+//! process ([`SideBand`]: thread names, mappings, inherited at fork, dropped at exec and a
+//! file after exit) and writes it at the start of every new file, so that every file names
+//! its samples alone.
+//!
+//! It must never let a file be renamed, or removed by `--max-files`, before it is finished.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use cpiflame_perf_data::write::{comm_record, EventAttr, PerfDataWriter, SampleId, WriteError};
+use cpiflame_perf_data::{Endian, RecordKind, RecordView};
+
+use crate::drain::{note_mapped, Drain};
+use crate::spool::{Closed, Spool};
+use crate::{create_output, finish, RecordError, RecordOptions, Report, Session};
+
+/// When to switch to a new file (`--switch-output`, perf's syntax).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchOutput {
+    /// When the recorder receives SIGUSR2 (`signal`, perf's default).
+    Signal,
+    /// Once the file holds this many bytes of records (a number and B, K, M or G).
+    Size(u64),
+    /// Once the file has been written this long (a number and s, m, h or d).
+    Time(Duration),
+}
+
+impl FromStr for SwitchOutput {
+    type Err = String;
+
+    /// `signal`, `SIZE[BKMG]` or `TIME[smhd]`, as perf reads them (units in powers of 1024;
+    /// perf's case: `m` is minutes, `M` MiB).
+    fn from_str(text: &str) -> Result<SwitchOutput, String> {
+        if text == "signal" {
+            return Ok(SwitchOutput::Signal);
+        }
+        let digits = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(digits);
+        let n = number.parse::<u64>().ok().filter(|&n| n > 0);
+        let bytes = |shift: u32| n.and_then(|n| n.checked_mul(1 << shift));
+        let secs = |each: u64| n.and_then(|n| n.checked_mul(each));
+        let secs = |each| secs(each).map(|s| SwitchOutput::Time(Duration::from_secs(s)));
+        match unit {
+            "B" => bytes(0).map(SwitchOutput::Size),
+            "K" => bytes(10).map(SwitchOutput::Size),
+            "M" => bytes(20).map(SwitchOutput::Size),
+            "G" => bytes(30).map(SwitchOutput::Size),
+            "s" => secs(1),
+            "m" => secs(60),
+            "h" => secs(3600),
+            "d" => secs(86400),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            format!(
+                "--switch-output {text}: expected signal, a size (a whole number and B, K, M or G: 100M) or a time (a whole number and s, m, h or d: 30s); before the command, a bare --switch-output is --switch-output=signal"
+            )
+        })
+    }
+}
+
+/// Set by SIGUSR2 while a recording switches on it.
+static SWITCH: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_usr2(_: libc::c_int) {
+    SWITCH.store(true, Ordering::SeqCst);
+}
+
+/// The files of a recording with `--switch-output`.
+pub(crate) struct Rotating {
+    when: SwitchOutput,
+    max_files: Option<usize>,
+    /// When the file being written was started.
+    opened: Instant,
+    /// The kernel image's MMAP2 record, which every file starts with.
+    kernel: Option<Vec<u8>>,
+    /// Finished files still on disk, oldest first.
+    kept: VecDeque<PathBuf>,
+    /// Files finished, those `--max-files` removed included.
+    written: usize,
+    /// Bytes of records in the files finished.
+    bytes: u64,
+}
+
+impl Rotating {
+    /// The rotation `options` ask for (SIGUSR2 is caught from here on, as in perf: it
+    /// switches files in `signal` mode and is ignored otherwise).
+    pub(crate) fn new(options: &RecordOptions, kernel: Option<Vec<u8>>) -> Option<Rotating> {
+        let when = options.switch_output?;
+        SWITCH.store(false, Ordering::SeqCst);
+        // SAFETY: installs a handler that only stores to an atomic.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_usr2 as *const () as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+        }
+        Some(Rotating {
+            when,
+            max_files: options.max_files,
+            opened: Instant::now(),
+            kernel,
+            kept: VecDeque::new(),
+            written: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Whether the file being written (`bytes` of records so far) is due to be switched.
+    pub(crate) fn due(&self, bytes: u64) -> bool {
+        match self.when {
+            SwitchOutput::Signal => SWITCH.swap(false, Ordering::SeqCst),
+            SwitchOutput::Size(size) => bytes >= size,
+            SwitchOutput::Time(time) => self.opened.elapsed() >= time,
+        }
+    }
+
+    /// Renames the finished file at `output` OUTPUT.TIMESTAMP (made unique with `.N` when a
+    /// file of that name exists), then removes the oldest files beyond `--max-files`.
+    fn name_finished(&mut self, output: &Path) -> io::Result<PathBuf> {
+        let stamp = timestamp();
+        let mut name = output.as_os_str().to_owned();
+        name.push(format!(".{stamp}"));
+        let mut path = PathBuf::from(&name);
+        let mut n = 0;
+        while std::fs::symlink_metadata(&path).is_ok() {
+            n += 1;
+            path = PathBuf::from(format!("{}.{n}", name.to_string_lossy()));
+        }
+        std::fs::rename(output, &path)?;
+        self.written += 1;
+        self.kept.push_back(path.clone());
+        while self.kept.len() > self.max_files.unwrap_or(usize::MAX) {
+            if let Some(old) = self.kept.pop_front() {
+                std::fs::remove_file(&old)?;
+            }
+        }
+        Ok(path)
+    }
+
+    /// Files finished so far.
+    pub(crate) fn written(&self) -> usize {
+        self.written
+    }
+
+    /// What the files finished before a failure hold.
+    pub(crate) fn finished_line(&self) -> String {
+        let names: Vec<String> = self.kept.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "the {} files finished before are whole{}",
+            self.written,
+            match names.as_slice() {
+                [] => String::new(),
+                [one] => format!(" ({one} kept)"),
+                [first, .., last] => format!(" ({} kept: {first} to {last})", names.len()),
+            }
+        )
+    }
+
+    /// Names the last file once it is finished, and says in `report` which files are left.
+    pub(crate) fn finish(
+        mut self,
+        output: &Path,
+        spool: &Spool,
+        closed: Closed,
+        report: &mut Report,
+    ) -> Result<(), RecordError> {
+        let err = |error| RecordError::Output {
+            path: output.to_path_buf(),
+            error,
+        };
+        spool.sync().map_err(err)?;
+        let path = self.name_finished(output).map_err(err)?;
+        dumped(&path, closed.samples, closed.data_size, false);
+        report.bytes_written += self.bytes;
+        report.files_written = self.written;
+        report.files = self.kept.into();
+        Ok(())
+    }
+}
+
+/// perf's file name timestamp: local time to the hundredth of a second, `2015122520103046`.
+fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as libc::time_t;
+    // SAFETY: localtime_r writes the broken-down time into `tm`, which we own.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&secs, &mut tm);
+        tm
+    };
+    format!(
+        "{:04}{:02}{:02}{:02}{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        now.subsec_millis() / 10
+    )
+}
+
+/// perf's `[ perf record: Dump perf.data.TIMESTAMP ]`, with what the file holds.
+fn dumped(path: &Path, samples: u64, data_size: u64, status_line: bool) {
+    eprintln!(
+        "{}cpiflame: dumped {} ({samples} samples, {:.1} MB)",
+        if status_line { "\r\x1b[K" } else { "" },
+        path.display(),
+        data_size as f64 / 1e6
+    );
+}
+
+/// Finishes the file being written, names it, and starts the next one with the side-band
+/// records of every live process. A failure stops the recording as a failed write does
+/// (`finish` then says what the files hold).
+pub(crate) fn switch(
+    options: &RecordOptions,
+    session: &mut Session,
+    state: &mut Drain,
+    report: &mut Report,
+    status_line: bool,
+) -> Result<(), WriteError> {
+    let Some(rotating) = session.rotating.as_mut() else {
+        return Ok(());
+    };
+    let writer = &mut session.writer;
+    let io = |what, source| WriteError::Io { what, source };
+    let data_offset = writer.data_offset();
+    let data_end = data_offset + writer.bytes_written();
+    let features = finish::file_features(options, state, true);
+    let spool = writer.get_ref();
+    let closed = match spool.close(&session.attrs, &features, data_offset, data_end) {
+        Ok(c) if c.complete && c.features => c,
+        Ok(_) => {
+            let e = spool.take_error();
+            return Err(io("the end of the file", e.unwrap_or(io::Error::other("no room"))));
+        }
+        Err(e) => return Err(io("the end of the file", e)),
+    };
+    spool.sync().map_err(|e| io("the finished file", e))?;
+    let samples: u64 = report.samples.iter().sum();
+    let name = rotating
+        .name_finished(&options.output)
+        .map_err(|e| io("the finished file's name", e))?;
+    dumped(&name, closed.samples, closed.data_size, status_line);
+
+    let file = create_output(&options.output).map_err(|e| match e {
+        RecordError::Output { error, .. } => io("the next file", error),
+        e => io("the next file", io::Error::other(e.to_string())),
+    })?;
+    let next = PerfDataWriter::new(Spool::after(file, samples), session.attrs.clone())?;
+    let done = std::mem::replace(writer, next);
+    rotating.bytes += done.bytes_written();
+    rotating.opened = Instant::now();
+    state.first_time = None;
+    state.last_time = 0;
+    state.mapped.clear();
+    let mut start: Vec<Vec<u8>> = rotating.kernel.iter().cloned().collect();
+    if let Some(side_band) = &mut state.side_band {
+        side_band.next_file();
+        start.extend(side_band.replay(&session.attrs[0])?);
+    }
+    for record in &start {
+        if let Some(Ok(kind)) =
+            RecordView::parse(record, Endian::NATIVE).map(|v| v.side_band(&session.attrs[0]))
+        {
+            note_mapped(&kind, &mut state.mapped);
+        }
+        writer.write_record(record)?;
+    }
+    Ok(())
+}
+
+/// What the side-band records written so far say of every live process: what a file must
+/// start with for its samples to be named without the files before it.
+#[derive(Debug, Default)]
+pub(crate) struct SideBand {
+    processes: BTreeMap<i32, Process>,
+    /// The file being written (the number of switches so far).
+    file: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Process {
+    /// Threads by tid.
+    threads: BTreeMap<i32, Thread>,
+    /// Its mappings' MMAP/MMAP2 records (start, length, record), oldest first: read in this
+    /// order, a later mapping over an earlier one wins, as in the kernel.
+    maps: Vec<(u64, u64, Vec<u8>)>,
+    /// The file during which it exited.
+    exited: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+struct Thread {
+    name: Vec<u8>,
+    exited: Option<u32>,
+}
+
+impl SideBand {
+    /// Keeps what a side-band record `record` (read as `kind`) says.
+    pub(crate) fn observe(&mut self, record: &[u8], kind: &RecordKind<'_>) {
+        match *kind {
+            RecordKind::Mmap(ref m) => {
+                let maps = &mut self.processes.entry(m.pid).or_default().maps;
+                // Mappings the new one covers whole are gone.
+                let end = m.addr.saturating_add(m.len);
+                maps.retain(|&(a, len, _)| a < m.addr || a.saturating_add(len) > end);
+                maps.push((m.addr, m.len, record.to_vec()));
+            }
+            RecordKind::Comm {
+                pid,
+                tid,
+                name,
+                exec,
+            } => {
+                let process = self.processes.entry(pid).or_default();
+                if exec {
+                    // A new program: its old mappings and other threads are gone.
+                    *process = Process::default();
+                }
+                process.threads.insert(
+                    tid,
+                    Thread {
+                        name: name.to_vec(),
+                        exited: None,
+                    },
+                );
+            }
+            RecordKind::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                let parent = self.processes.get(&ppid);
+                let name = parent
+                    .and_then(|p| p.threads.get(&ptid).or_else(|| p.threads.get(&ppid)))
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                let thread = Thread { name, exited: None };
+                if pid == ppid {
+                    self.processes
+                        .entry(pid)
+                        .or_default()
+                        .threads
+                        .insert(tid, thread);
+                } else {
+                    // A new process: a copy of its parent's mappings, under its own pid.
+                    let maps = parent
+                        .map(|p| p.maps.iter().map(|(a, l, r)| (*a, *l, with_pid(r, pid))))
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    let threads = BTreeMap::from([(tid, thread)]);
+                    self.processes.insert(
+                        pid,
+                        Process {
+                            threads,
+                            maps,
+                            exited: None,
+                        },
+                    );
+                }
+            }
+            RecordKind::Exit { pid, tid, .. } => {
+                let file = self.file;
+                if let Some(process) = self.processes.get_mut(&pid) {
+                    if pid == tid {
+                        process.exited = Some(file);
+                    } else if let Some(t) = process.threads.get_mut(&tid) {
+                        t.exited = Some(file);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A new file begins: processes and threads that ended before the file just finished
+    /// are forgotten (those that ended during it are written once more: their last samples
+    /// may be drained after their exit).
+    pub(crate) fn next_file(&mut self) {
+        self.file += 1;
+        let file = self.file;
+        let gone = |exited: Option<u32>| exited.is_some_and(|e| e + 1 < file);
+        self.processes.retain(|_, p| !gone(p.exited));
+        for p in self.processes.values_mut() {
+            p.threads.retain(|_, t| !gone(t.exited));
+        }
+    }
+
+    /// The records a new file starts with: per process, a COMM record per thread (the
+    /// process's own first) and its mappings' records.
+    pub(crate) fn replay(&self, attr: &EventAttr) -> Result<Vec<Vec<u8>>, WriteError> {
+        let mut records = Vec::new();
+        let id = attr.ids.first().copied().unwrap_or(0);
+        for (&pid, process) in &self.processes {
+            let leader = process.threads.get_key_value(&pid);
+            let others = process.threads.iter().filter(|(&tid, _)| tid != pid);
+            for (&tid, thread) in leader.into_iter().chain(others) {
+                let sample_id = SampleId {
+                    pid,
+                    tid,
+                    id,
+                    stream_id: id,
+                    ..SampleId::default()
+                };
+                let name = String::from_utf8_lossy(&thread.name);
+                records.push(comm_record(attr, pid, tid, &name, false, &sample_id)?);
+            }
+            records.extend(process.maps.iter().map(|(_, _, r)| r.clone()));
+        }
+        Ok(records)
+    }
+}
+
+/// An MMAP or MMAP2 record with its pid and tid (the body's first two fields) set to `pid`.
+fn with_pid(record: &[u8], pid: i32) -> Vec<u8> {
+    let mut copy = record.to_vec();
+    if copy.len() >= 16 {
+        copy[8..12].copy_from_slice(&pid.to_ne_bytes());
+        copy[12..16].copy_from_slice(&pid.to_ne_bytes());
+    }
+    copy
+}
