@@ -101,7 +101,11 @@ pub struct RecordArgs {
     #[arg(long, value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal")]
     switch_output: Option<String>,
     /// With --switch-output: keep only the newest N files.
-    #[arg(long = "switch-max-files", visible_alias = "max-files", value_name = "N")]
+    #[arg(
+        long = "switch-max-files",
+        visible_alias = "max-files",
+        value_name = "N"
+    )]
     max_files: Option<usize>,
     /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
     /// `record` otherwise does once per kernel, as perf record does.

@@ -62,10 +62,12 @@ pub(crate) fn drain_until_done(
             if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {
                 break 'recording Err(e);
             }
-            let due = (session.rotating.as_ref())
-                .is_some_and(|r| r.due(session.writer.bytes_written()));
-            if due && !done {
-                if let Err(e) = rotate::switch(options, session, state, report, show_status) {
+            let bytes = session.writer.bytes_written();
+            if let Some(r) = session.rotating.as_mut().filter(|r| !done && r.due(bytes)) {
+                let (attrs, writer) = (&session.attrs, &mut session.writer);
+                let switched =
+                    rotate::switch(options, attrs, writer, r, state, report, show_status);
+                if let Err(e) = switched {
                     break 'recording Err(e);
                 }
             }

@@ -11,7 +11,7 @@
 //! Unlike perf, which synthesizes the target's threads and mappings from `/proc` again at
 //! each switch (the command's first process only, not what it started, nor a process that
 //! ended since), the recorder keeps what the side-band records it wrote say of every live
-//! process ([`SideBand`]: thread names, mappings, inherited at fork, dropped at exec and a
+//! process (`SideBand`: thread names, mappings, inherited at fork, dropped at exec and a
 //! file after exit) and writes it at the start of every new file, so that every file names
 //! its samples alone.
 //!
@@ -29,7 +29,7 @@ use cpiflame_perf_data::{Endian, RecordKind, RecordView};
 
 use crate::drain::{note_mapped, Drain};
 use crate::spool::{Closed, Spool};
-use crate::{create_output, finish, RecordError, RecordOptions, Report, Session};
+use crate::{create_output, finish, RecordError, RecordOptions, Report};
 
 /// When to switch to a new file (`--switch-output`, perf's syntax).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +99,8 @@ pub(crate) struct Rotating {
     written: usize,
     /// Bytes of records in the files finished.
     bytes: u64,
+    /// The timestamp of the last file's name.
+    last_stamp: Option<String>,
 }
 
 impl Rotating {
@@ -123,6 +125,7 @@ impl Rotating {
             kept: VecDeque::new(),
             written: 0,
             bytes: 0,
+            last_stamp: None,
         })
     }
 
@@ -136,9 +139,17 @@ impl Rotating {
     }
 
     /// Renames the finished file at `output` OUTPUT.TIMESTAMP (made unique with `.N` when a
-    /// file of that name exists), then removes the oldest files beyond `--max-files`.
+    /// file of that name is there from before), then removes the oldest files beyond `--max-files`.
     fn name_finished(&mut self, output: &Path) -> io::Result<PathBuf> {
-        let stamp = timestamp();
+        // Two files in the same hundredth of a second would share a name: the second
+        // waits for the next one, so that names stay unique and sort as the files were
+        // written (a clock set back is left to the `.N` below).
+        let mut stamp = timestamp();
+        while self.last_stamp.as_ref() == Some(&stamp) {
+            std::thread::sleep(Duration::from_millis(2));
+            stamp = timestamp();
+        }
+        self.last_stamp = Some(stamp.clone());
         let mut name = output.as_os_str().to_owned();
         name.push(format!(".{stamp}"));
         let mut path = PathBuf::from(&name);
@@ -238,25 +249,26 @@ fn dumped(path: &Path, samples: u64, data_size: u64, status_line: bool) {
 /// (`finish` then says what the files hold).
 pub(crate) fn switch(
     options: &RecordOptions,
-    session: &mut Session,
+    attrs: &[EventAttr],
+    writer: &mut PerfDataWriter<Spool>,
+    rotating: &mut Rotating,
     state: &mut Drain,
-    report: &mut Report,
+    report: &Report,
     status_line: bool,
 ) -> Result<(), WriteError> {
-    let Some(rotating) = session.rotating.as_mut() else {
-        return Ok(());
-    };
-    let writer = &mut session.writer;
     let io = |what, source| WriteError::Io { what, source };
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();
     let features = finish::file_features(options, state, true);
     let spool = writer.get_ref();
-    let closed = match spool.close(&session.attrs, &features, data_offset, data_end) {
+    let closed = match spool.close(attrs, &features, data_offset, data_end) {
         Ok(c) if c.complete && c.features => c,
         Ok(_) => {
             let e = spool.take_error();
-            return Err(io("the end of the file", e.unwrap_or(io::Error::other("no room"))));
+            return Err(io(
+                "the end of the file",
+                e.unwrap_or(io::Error::other("no room")),
+            ));
         }
         Err(e) => return Err(io("the end of the file", e)),
     };
@@ -271,7 +283,7 @@ pub(crate) fn switch(
         RecordError::Output { error, .. } => io("the next file", error),
         e => io("the next file", io::Error::other(e.to_string())),
     })?;
-    let next = PerfDataWriter::new(Spool::after(file, samples), session.attrs.clone())?;
+    let next = PerfDataWriter::new(Spool::after(file, samples), attrs.to_vec())?;
     let done = std::mem::replace(writer, next);
     rotating.bytes += done.bytes_written();
     rotating.opened = Instant::now();
@@ -281,11 +293,11 @@ pub(crate) fn switch(
     let mut start: Vec<Vec<u8>> = rotating.kernel.iter().cloned().collect();
     if let Some(side_band) = &mut state.side_band {
         side_band.next_file();
-        start.extend(side_band.replay(&session.attrs[0])?);
+        start.extend(side_band.replay(&attrs[0])?);
     }
     for record in &start {
         if let Some(Ok(kind)) =
-            RecordView::parse(record, Endian::NATIVE).map(|v| v.side_band(&session.attrs[0]))
+            RecordView::parse(record, Endian::NATIVE).map(|v| v.side_band(&attrs[0]))
         {
             note_mapped(&kind, &mut state.mapped);
         }
@@ -446,4 +458,314 @@ fn with_pid(record: &[u8], pid: i32) -> Vec<u8> {
         copy[12..16].copy_from_slice(&pid.to_ne_bytes());
     }
     copy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drain::write_one;
+    use crate::{CallGraph, Rate, Target};
+    use cpiflame_perf_data::abi::{attr_type, misc, sample as st};
+    use cpiflame_perf_data::attr_flags;
+    use cpiflame_perf_data::write::{
+        exit_record, fork_record, mmap2_record, sample_record, Mmap2, SampleFields,
+    };
+    use cpiflame_perf_data::PerfData;
+    use cpiflame_testkit::Dir;
+
+    #[test]
+    fn switch_output_values_are_perfs() {
+        use SwitchOutput::*;
+        let cases = [
+            ("signal", Signal),
+            ("1B", Size(1)),
+            ("64K", Size(64 << 10)),
+            ("100M", Size(100 << 20)),
+            ("2G", Size(2 << 30)),
+            ("30s", Time(Duration::from_secs(30))),
+            ("5m", Time(Duration::from_secs(300))),
+            ("2h", Time(Duration::from_secs(7200))),
+            ("1d", Time(Duration::from_secs(86400))),
+        ];
+        for (text, want) in cases {
+            assert_eq!(text.parse::<SwitchOutput>(), Ok(want), "{text}");
+        }
+        for bad in [
+            "", "10", "10X", "0M", "1.5M", "M", "10k", "10 M", "-1s", "1Ms", "sig",
+        ] {
+            let e = bad.parse::<SwitchOutput>().unwrap_err();
+            assert!(e.starts_with(&format!("--switch-output {bad}: ")), "{e}");
+        }
+    }
+
+    const ID: u64 = 7;
+
+    /// A sample's pid, tid, time and ip.
+    type Seen = (i32, i32, u64, u64);
+
+    fn attrs() -> Vec<EventAttr> {
+        vec![EventAttr {
+            type_: attr_type::SOFTWARE,
+            config: 0,
+            sample_period_or_freq: 1000,
+            sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME,
+            flags: attr_flags::SAMPLE_ID_ALL,
+            name: Some("cpu-clock".into()),
+            ids: vec![ID],
+            ..EventAttr::default()
+        }]
+    }
+
+    fn sid(pid: i32, tid: i32, time: u64) -> SampleId {
+        SampleId {
+            pid,
+            tid,
+            time,
+            id: ID,
+            stream_id: ID,
+            cpu: 0,
+        }
+    }
+
+    fn mmap(pid: i32, addr: u64, path: &str, time: u64) -> Vec<u8> {
+        let m = Mmap2 {
+            pid,
+            tid: pid,
+            addr,
+            len: 0x1000,
+            prot: libc::PROT_EXEC as u32,
+            filename: path.into(),
+            misc: if pid == -1 { misc::KERNEL } else { misc::USER },
+            ..Mmap2::default()
+        };
+        mmap2_record(&attrs()[0], &m, &sid(pid, pid, time)).unwrap()
+    }
+
+    /// What a process's samples hit: its program's page.
+    fn program(pid: i32) -> u64 {
+        0x10_0000 * pid as u64
+    }
+
+    /// A recording's records as the kernel would write them: a process (100) with a
+    /// second thread (102), a child it forks (101, which inherits its mappings and exits
+    /// half way), a process that execs (200: its mapping before exec is gone after), and
+    /// samples of them all; with the samples (pid, tid, time, ip) in order.
+    fn stream() -> (Vec<Vec<u8>>, Vec<Seen>) {
+        let a = &attrs()[0];
+        let mut records = vec![
+            comm_record(a, 100, 100, "app", true, &sid(100, 100, 1)).unwrap(),
+            mmap(100, program(100), "/bin/app", 2),
+            fork_record(a, 100, 100, 102, 100, 3, &sid(100, 102, 3)).unwrap(),
+            comm_record(a, 100, 102, "app-worker", false, &sid(100, 102, 4)).unwrap(),
+            fork_record(a, 101, 100, 101, 100, 5, &sid(101, 101, 5)).unwrap(),
+            comm_record(a, 200, 200, "old", false, &sid(200, 200, 6)).unwrap(),
+            mmap(200, 0x4000, "/bin/old", 7),
+        ];
+        let mut samples = Vec::new();
+        for time in 10..400u64 {
+            if time == 200 {
+                records
+                    .push(exit_record(a, 101, 100, 101, 100, time, &sid(101, 101, time)).unwrap());
+                records.push(comm_record(a, 200, 200, "new", true, &sid(200, 200, time)).unwrap());
+                records.push(mmap(200, program(200), "/bin/new", time));
+                continue;
+            }
+            let (pid, tid) = match time % 4 {
+                0 => (100, 100),
+                1 => (100, 102),
+                2 if time < 200 => (101, 101),
+                _ => (200, 200),
+            };
+            // 101 runs the program it inherited; 200 its old one before the exec.
+            let ip = time
+                + match pid {
+                    101 => program(100),
+                    200 if time < 200 => 0x4000,
+                    _ => program(pid),
+                };
+            let fields = SampleFields {
+                ip,
+                pid,
+                tid,
+                time,
+                id: ID,
+                ..SampleFields::default()
+            };
+            records.push(sample_record(a, &fields).unwrap());
+            samples.push((pid, tid, time, ip));
+        }
+        (records, samples)
+    }
+
+    fn options(output: PathBuf, max_files: Option<usize>) -> RecordOptions {
+        RecordOptions {
+            events: cpiflame_events::parse_events("cpu-clock")
+                .unwrap()
+                .iter()
+                .map(|e| e.resolve(0))
+                .collect(),
+            groups: Vec::new(),
+            sampling: Rate::Period(1000),
+            call_graph: CallGraph::None,
+            target: Target::Pids(vec![100]),
+            output,
+            duration: None,
+            buffer_pages: 1,
+            status_line: false,
+            cmdline: vec!["cpiflame".into(), "record".into()],
+            memory: None,
+            buildid_cache: None,
+            off_cpu: None,
+            cpus: None,
+            // Never due by itself: the test switches.
+            switch_output: Some(SwitchOutput::Size(u64::MAX)),
+            max_files,
+        }
+    }
+
+    /// Writes `records` as the recorder does, switching files before record `at[k]`;
+    /// returns the files left, oldest first, and the report.
+    fn record(dir: &Dir, records: &[Vec<u8>], at: &[usize], max: Option<usize>) -> Report {
+        let options = options(dir.path("out.data"), max);
+        let attrs = attrs();
+        let file = create_output(&options.output).unwrap();
+        let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).unwrap();
+        let kernel = mmap(-1, 0xffff_ffff_8000_0000, "[kernel.kallsyms]_text", 0);
+        writer.write_record(&kernel).unwrap();
+        let mut rotating = Rotating::new(&options, Some(kernel)).unwrap();
+        let mut state = Drain::new(&attrs, CallGraph::None, true);
+        let mut report = Report {
+            samples: vec![0],
+            ..Report::default()
+        };
+        for (i, r) in records.iter().enumerate() {
+            if at.contains(&i) {
+                switch(
+                    &options,
+                    &attrs,
+                    &mut writer,
+                    &mut rotating,
+                    &mut state,
+                    &report,
+                    false,
+                )
+                .unwrap();
+            }
+            write_one(r, &mut writer, &mut state, &mut report).unwrap();
+        }
+        let (offset, size) = (writer.data_offset(), writer.bytes_written());
+        let features = finish::file_features(&options, &state, true);
+        let spool = writer.get_ref();
+        let closed = spool
+            .close(&attrs, &features, offset, offset + size)
+            .unwrap();
+        report.bytes_written = size;
+        rotating
+            .finish(&options.output, spool, closed, &mut report)
+            .unwrap();
+        report
+    }
+
+    /// Each file's samples, and whether each names its sample alone: a COMM record of its
+    /// thread and a mapping of its process over its address, in that file.
+    fn read(path: &Path) -> Vec<Seen> {
+        let data = PerfData::open(path).unwrap();
+        let mut comms = Vec::new();
+        let mut maps: Vec<(i32, u64, u64, Vec<u8>)> = Vec::new();
+        let mut samples = Vec::new();
+        for r in data.records() {
+            match r.unwrap().kind {
+                RecordKind::Comm { pid, tid, name, .. } => comms.push((pid, tid, name.to_vec())),
+                RecordKind::Mmap(m) => maps.push((m.pid, m.addr, m.len, m.path.to_vec())),
+                // As readers do: a new thread or process is named after its parent, and a
+                // new process has its parent's mappings.
+                RecordKind::Fork { pid, ppid, tid, .. } => {
+                    comms.push((pid, tid, Vec::new()));
+                    let inherited: Vec<_> = maps.iter().filter(|m| m.0 == ppid).cloned().collect();
+                    maps.extend(inherited.into_iter().map(|m| (pid, m.1, m.2, m.3)));
+                }
+                RecordKind::Sample(s) => {
+                    let (pid, tid) = (s.pid.unwrap(), s.tid.unwrap());
+                    let ip = s.ip.unwrap();
+                    let named = comms.iter().any(|c| (c.0, c.1) == (pid, tid));
+                    let mapped = maps
+                        .iter()
+                        .rev()
+                        .find(|m| m.0 == pid && (m.1..m.1 + m.2).contains(&ip));
+                    assert!(named, "{}: no COMM for {pid}/{tid}", path.display());
+                    let want: &[u8] = match pid {
+                        200 if s.time.unwrap() < 200 => b"/bin/old",
+                        200 => b"/bin/new",
+                        _ => b"/bin/app",
+                    };
+                    assert_eq!(
+                        mapped.map(|m| &m.3[..]),
+                        Some(want),
+                        "{}: {ip:#x}",
+                        path.display()
+                    );
+                    samples.push((pid, tid, s.time.unwrap(), ip));
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            maps.iter().any(|m| m.0 == -1),
+            "{}: no kernel mapping",
+            path.display()
+        );
+        samples
+    }
+
+    /// The files' samples, one file after the other, are the samples given, whatever the
+    /// switch points; every file names its samples alone (its thread's COMM and its
+    /// process's mapping are in it); each says how many samples it holds.
+    #[test]
+    fn the_files_together_hold_every_sample_once_and_each_names_its_own() {
+        let (records, samples) = stream();
+        let n = records.len();
+        for at in [
+            vec![],
+            vec![1],
+            vec![8, 9],
+            vec![n / 3, n / 2, n - 1],
+            (10..n).step_by(37).collect(),
+        ] {
+            let dir = Dir::new("rotate-unit");
+            let report = record(&dir, &records, &at, None);
+            assert_eq!(report.files_written, at.len() + 1, "{at:?}");
+            assert_eq!(report.files.len(), at.len() + 1, "{at:?}");
+            let mut names = report.files.clone();
+            names.sort();
+            assert_eq!(names, report.files, "names sort as the files were written");
+            assert!(!dir.path("out.data").exists());
+            let got: Vec<_> = report.files.iter().flat_map(|f| read(f)).collect();
+            assert_eq!(got, samples, "switching before records {at:?}");
+            assert_eq!(report.samples, [samples.len() as u64]);
+        }
+    }
+
+    /// `--max-files 2`: the newest two files are left, holding the samples after the
+    /// second-to-last switch.
+    #[test]
+    fn max_files_keeps_the_newest() {
+        let (records, samples) = stream();
+        let at = [50, 150, 250, 350];
+        let dir = Dir::new("rotate-max");
+        let report = record(&dir, &records, &at, Some(2));
+        assert_eq!(report.files_written, 5);
+        assert_eq!(report.files.len(), 2);
+        let mut left: Vec<PathBuf> = std::fs::read_dir(dir.root())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        left.sort();
+        assert_eq!(left, report.files);
+        let got: Vec<_> = report.files.iter().flat_map(|f| read(f)).collect();
+        let before = records[..at[2]]
+            .iter()
+            .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == 9)
+            .count();
+        assert_eq!(got, samples[before..]);
+    }
 }
