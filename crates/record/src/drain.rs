@@ -132,6 +132,8 @@ pub(crate) struct Drain {
     pub(crate) trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
     pub(crate) mapped: BTreeSet<Vec<u8>>,
+    /// The build ids of files read so far (`None`: none found).
+    pub(crate) build_ids: HashMap<Vec<u8>, Option<Vec<u8>>>,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
     /// With `--switch-output`: what every new file starts with.
@@ -164,6 +166,7 @@ impl Drain {
             attrs: attrs.to_vec(),
             trimmed: Vec::new(),
             mapped: BTreeSet::new(),
+            build_ids: HashMap::new(),
             first_time: None,
             last_time: 0,
             side_band: rotating.then(SideBand::default),

@@ -3,7 +3,7 @@
 //!
 //! It must never leave the target unreaped nor the file without its final header.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -26,7 +26,7 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn finish(
     options: &RecordOptions,
     session: Session,
-    state: &Drain,
+    state: &mut Drain,
     outcome: Result<(), WriteError>,
     elapsed: Duration,
     mut report: Report,
@@ -129,10 +129,10 @@ pub(crate) fn finish(
 /// The feature sections of a file: the host, the command line with cpiflame's notes, build
 /// ids of the files it maps, groups, the wakeup tracepoint's format and, when every sample
 /// drained is in it (`whole`), their time range.
-pub(crate) fn file_features(options: &RecordOptions, state: &Drain, whole: bool) -> Features {
+pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: bool) -> Features {
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
-    features.build_ids = build_ids(&state.mapped);
+    features.build_ids = build_ids(&state.mapped, &mut state.build_ids);
     features.groups = group_descs(options);
     // The wakeup tracepoint's format, so perf script can print its fields.
     features.tracing_data = options
@@ -164,21 +164,26 @@ pub(crate) fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
     descs
 }
 
-/// Build ids of the files that were mapped executable, and of the running kernel.
-pub(crate) fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
+/// Build ids of the files that were mapped executable, and of the running kernel. `known`
+/// keeps each file's (read once per recording: with `--switch-output` every file lists
+/// them again, and a system-wide recording maps large libraries).
+pub(crate) fn build_ids(
+    mapped: &BTreeSet<Vec<u8>>,
+    known: &mut HashMap<Vec<u8>, Option<Vec<u8>>>,
+) -> Vec<BuildIdEntry> {
     use object::Object;
     let mut entries = Vec::new();
     for path in mapped {
-        let p = Path::new(std::ffi::OsStr::from_bytes(path));
-        let Ok(data) = std::fs::read(p) else { continue };
-        let Ok(file) = object::File::parse(&*data) else {
-            continue;
-        };
-        if let Ok(Some(id)) = file.build_id() {
+        let id = known.entry(path.clone()).or_insert_with(|| {
+            let data = std::fs::read(Path::new(std::ffi::OsStr::from_bytes(path))).ok()?;
+            let file = object::File::parse(&*data).ok()?;
+            file.build_id().ok().flatten().map(<[u8]>::to_vec)
+        });
+        if let Some(id) = id {
             entries.push(BuildIdEntry {
                 pid: HOST_PID,
                 misc: misc::USER,
-                build_id: id.to_vec(),
+                build_id: id.clone(),
                 path: path.clone(),
             });
         }

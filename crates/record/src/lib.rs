@@ -316,7 +316,14 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
-    finish(options, session, &drain, outcome, started.elapsed(), report)
+    finish(
+        options,
+        session,
+        &mut drain,
+        outcome,
+        started.elapsed(),
+        report,
+    )
 }
 
 /// What a recording holds from opening its events to finishing its file.

@@ -654,7 +654,7 @@ mod tests {
             write_one(r, &mut writer, &mut state, &mut report).unwrap();
         }
         let (offset, size) = (writer.data_offset(), writer.bytes_written());
-        let features = finish::file_features(&options, &state, true);
+        let features = finish::file_features(&options, &mut state, true);
         let spool = writer.get_ref();
         let closed = spool
             .close(&attrs, &features, offset, offset + size)

@@ -374,3 +374,52 @@ fn bad_values_name_the_flag() {
         assert!(!out.exists());
     }
 }
+
+/// `-a --off-cpu --switch-output 1s`: a process started before the recording, described
+/// from `/proc` at its start only, is named with its function in every file, and every
+/// file carries the wakeup tracepoint's format (perf script prints its fields).
+#[test]
+fn system_wide_files_name_processes_started_before() {
+    let Some(f) = sampling_fixtures() else { return };
+    let dir = Dir::new("switch-system");
+    let mut running = crate::system_wide::start_loop(f, &dir, "loop_rot");
+    let out = support::cpiflame(&[
+        "record",
+        "-a",
+        "--off-cpu",
+        "-F",
+        "200",
+        "--switch-output",
+        "1s",
+        "--duration",
+        "3.5",
+        "-o",
+        s(&dir.path("out.data")),
+    ]);
+    let _ = running.kill();
+    let _ = running.wait();
+    support::ok(&out);
+    let files = finished(dir.root());
+    assert!(files.len() >= 2, "{files:?}");
+    for file in &files {
+        let folded = support::ok(&support::cpiflame(&["fold", s(file), "--no-kernel"]));
+        assert!(
+            folded
+                .lines()
+                .any(|l| l.starts_with("loop_rot;") && l.contains(";main;work_a ")),
+            "{}: loop_rot's work_a not named",
+            file.display()
+        );
+        let script = Command::new("perf")
+            .args(["script", "-F", "event,trace", "-i", s(file)])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&script.stdout);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("sched:sched_waking") && l.contains("comm=")),
+            "{}: no sched_waking fields in perf script",
+            file.display()
+        );
+    }
+}
