@@ -25,11 +25,13 @@
 //! [`offcpu::OFF_CPU_MARK`].
 //!
 //! The steps of [`record`] have a module each: `open` (the attrs and opening them), `rings`
-//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs) and
-//! `finish` (reaping, features, report); this file holds the options, the errors and the
+//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs),
+//! [`rotate`] (`--switch-output`: one file finished and the next started, with the side-band
+//! state of every live process) and `finish` (reaping, features, report); this file holds the options, the errors and the
 //! session that carries a recording from one step to the next, and starts the target.
 //!
-//! This crate must never leave the recorded command running unrecorded or unreaped.
+//! This crate must never leave the recorded command running unrecorded or unreaped, nor
+//! rename a `--switch-output` file (or remove one for `--max-files`) before it is finished.
 
 mod drain;
 mod finish;

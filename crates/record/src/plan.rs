@@ -282,6 +282,7 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
         .collect();
     let written = match (report.files.as_slice(), report.files_written) {
         (_, 0) => options.output.display().to_string(),
+        ([one], 1) => one.display().to_string(),
         ([], n) => format!("{n} files, none kept"),
         ([one], n) => format!("{n} files, {} kept", one.display()),
         ([first, .., last], n) => format!(
