@@ -425,6 +425,8 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     }
     let rings = map_rings_reporting(options, &opened, report)?;
 
+    // Before the file exists: SIGUSR2 must not end a recording that switches on it.
+    let rotating = rotate::Rotating::new(options);
     let file = create_output(&options.output)?;
     let out_err = |error| RecordError::Write {
         path: options.output.clone(),
@@ -440,7 +442,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         writer.write_record(record).map_err(out_err)?;
     }
     Ok(Session {
-        rotating: rotate::Rotating::new(options, kernel),
+        rotating: rotating.map(|r| r.starting_with(kernel)),
         child,
         processes,
         watched,

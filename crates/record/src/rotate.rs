@@ -106,7 +106,7 @@ pub(crate) struct Rotating {
 impl Rotating {
     /// The rotation `options` ask for (SIGUSR2 is caught from here on, as in perf: it
     /// switches files in `signal` mode and is ignored otherwise).
-    pub(crate) fn new(options: &RecordOptions, kernel: Option<Vec<u8>>) -> Option<Rotating> {
+    pub(crate) fn new(options: &RecordOptions) -> Option<Rotating> {
         let when = options.switch_output?;
         SWITCH.store(false, Ordering::SeqCst);
         // SAFETY: installs a handler that only stores to an atomic.
@@ -121,12 +121,17 @@ impl Rotating {
             when,
             max_files: options.max_files,
             opened: Instant::now(),
-            kernel,
+            kernel: None,
             kept: VecDeque::new(),
             written: 0,
             bytes: 0,
             last_stamp: None,
         })
+    }
+
+    /// Every file starts with the kernel image's record `kernel`.
+    pub(crate) fn starting_with(self, kernel: Option<Vec<u8>>) -> Rotating {
+        Rotating { kernel, ..self }
     }
 
     /// Whether the file being written (`bytes` of records so far) is due to be switched.
@@ -632,7 +637,7 @@ mod tests {
         let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).unwrap();
         let kernel = mmap(-1, 0xffff_ffff_8000_0000, "[kernel.kallsyms]_text", 0);
         writer.write_record(&kernel).unwrap();
-        let mut rotating = Rotating::new(&options, Some(kernel)).unwrap();
+        let mut rotating = Rotating::new(&options).unwrap().starting_with(Some(kernel));
         let mut state = Drain::new(&attrs, CallGraph::None, true);
         let mut report = Report {
             samples: vec![0],

@@ -423,3 +423,53 @@ fn system_wide_files_name_processes_started_before() {
         );
     }
 }
+
+/// `--switch-output` alone (`signal`, before `--`): a file per SIGUSR2, and the last at the
+/// end.
+#[test]
+fn signal_switches_on_sigusr2() {
+    let Some(f) = sampling_fixtures() else { return };
+    let dir = Dir::new("switch-signal");
+    let data = dir.path("out.data");
+    let recorder = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["record", "-F", "200", "--switch-output", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(&f.cpu_mem_bound)
+        .arg("0.8")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |what: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !what() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(what(), "timed out");
+    };
+    wait_for(&|| data.exists());
+    for n in 1..=2 {
+        std::thread::sleep(Duration::from_millis(200));
+        let usr2 = Command::new("kill")
+            .args(["-USR2", &recorder.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(usr2.success());
+        wait_for(&|| finished(dir.root()).len() == n);
+    }
+    let out = recorder.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let files = finished(dir.root());
+    assert_eq!(files.len(), 3, "{stderr}");
+    let dumped = dumped(&stderr);
+    assert_eq!(
+        dumped.iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
+        files
+    );
+    assert_eq!(
+        dumped.iter().map(|d| d.1).sum::<u64>(),
+        total_samples(&stderr)
+    );
+}
