@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{perf_script_samples, s, sampling_fixtures, Dir};
+use support::{perf_script_samples, perf_stdout, s, sampling_fixtures, Dir};
 
 /// The finished files in `dir` (OUT.TIMESTAMP), by name.
 fn finished(dir: &Path) -> Vec<PathBuf> {
@@ -53,17 +53,7 @@ fn total_samples(stderr: &str) -> u64 {
 
 /// (cpu, time in ns) of every sample of `file`, from `perf script`.
 fn cpu_times(file: &Path) -> Vec<(u32, u64)> {
-    let out = Command::new("perf")
-        .args(["script", "--ns", "-F", "cpu,time", "-i", s(file)])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    perf_stdout(&["script", "--ns", "-F", "cpu,time", "-i", s(file)])
         .lines()
         .map(|l| {
             let (cpu, time) = l.trim().split_once(']').unwrap();
@@ -98,6 +88,18 @@ fn fold_counts(path: &Path, functions: &[&str]) -> (u64, u64) {
 }
 
 const FUNCTIONS: [&str; 2] = ["memory_bound", "cpu_bound"];
+
+/// `cpiflame record -F 1000 FLAGS -o DIR/out.data cpu_mem_bound 0.3` (a second of CPU
+/// time, `memory_bound` then `cpu_bound`), which must succeed; its stderr.
+fn record_by_size(f: &support::Fixtures, dir: &Dir, flags: &[&str]) -> String {
+    let data = dir.path("out.data");
+    let mut args = vec!["record", "-F", "1000"];
+    args.extend(flags);
+    args.extend(["-o", s(&data), s(&f.cpu_mem_bound), "0.3"]);
+    let out = support::cpiflame(&args);
+    support::ok(&out);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
 
 /// Checks each finished file alone (perf script reads it; perf and cpiflame name the
 /// fixture's functions from the file's own records) and returns its samples' (cpu, time).
@@ -144,19 +146,7 @@ fn check_alone(file: &Path, dumped_samples: u64) -> Vec<(u32, u64)> {
 fn size_switches_give_files_that_each_read_alone() {
     let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("switch-size");
-    let out = support::cpiflame(&[
-        "record",
-        "-F",
-        "1000",
-        "--switch-output",
-        "96K",
-        "-o",
-        s(&dir.path("out.data")),
-        s(&f.cpu_mem_bound),
-        "0.3",
-    ]);
-    support::ok(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = record_by_size(f, &dir, &["--switch-output", "96K"]);
     assert!(!stderr.contains("lost"), "{stderr}");
     let files = finished(dir.root());
     let dumped = dumped(&stderr);
@@ -247,21 +237,7 @@ fn time_switches_follow_the_clock() {
 fn max_files_keeps_the_newest() {
     let Some(f) = sampling_fixtures() else { return };
     let dir = Dir::new("switch-max");
-    let out = support::cpiflame(&[
-        "record",
-        "-F",
-        "1000",
-        "--switch-output",
-        "64K",
-        "--max-files",
-        "2",
-        "-o",
-        s(&dir.path("out.data")),
-        s(&f.cpu_mem_bound),
-        "0.3",
-    ]);
-    support::ok(&out);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = record_by_size(f, &dir, &["--switch-output", "64K", "--max-files", "2"]);
     let dumped = dumped(&stderr);
     assert!(dumped.len() >= 3, "{stderr}");
     let left: Vec<PathBuf> = std::fs::read_dir(dir.root())
@@ -330,11 +306,7 @@ fn a_killed_recorder_leaves_the_finished_files_whole() {
     );
     for (file, n) in &dumped {
         check_alone(file, *n);
-        let header = Command::new("perf")
-            .args(["report", "--header-only", "-i", s(file)])
-            .output()
-            .unwrap();
-        let header = String::from_utf8_lossy(&header.stdout);
+        let header = perf_stdout(&["report", "--header-only", "-i", s(file)]);
         for line in ["# cmdline : ", "# time of last sample : "] {
             assert!(
                 header.contains(line),
@@ -410,11 +382,7 @@ fn system_wide_files_name_processes_started_before() {
             "{}: loop_rot's work_a not named",
             file.display()
         );
-        let script = Command::new("perf")
-            .args(["script", "-F", "event,trace", "-i", s(file)])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&script.stdout);
+        let text = perf_stdout(&["script", "-F", "event,trace", "-i", s(file)]);
         assert!(
             text.lines()
                 .any(|l| l.contains("sched:sched_waking") && l.contains("comm=")),
