@@ -95,9 +95,8 @@ pub struct RecordArgs {
     /// preempted/blocked flag, and wakeups (sched:sched_waking, where permitted).
     #[arg(long)]
     off_cpu: bool,
-    /// Cut the recording into files that each stand alone, named OUTPUT.TIMESTAMP as perf
-    /// names them: on SIGUSR2 (`signal`, the default), once a file holds SIZE (B, K, M, G)
-    /// or after TIME (s, m, h, d).
+    /// Cut the recording into files that each stand alone (OUTPUT.TIMESTAMP, as perf): on
+    /// SIGUSR2 (`signal`, the default), at SIZE (B/K/M/G) or after TIME (s/m/h/d).
     #[arg(long, value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal")]
     switch_output: Option<String>,
     /// With --switch-output: keep only the newest N files.
