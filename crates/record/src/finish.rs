@@ -104,6 +104,8 @@ pub(crate) fn finish(
         (_, None) => {}
     }
     match closed {
+        // (--switch-output: a file finished and named before the next could be started.)
+        Ok(_) if !options.output.exists() => {}
         Ok(c) => what.push(format!(
             "the file keeps the {} samples written before ({:.1} MB{}; render, fold and perf read it)",
             c.samples,
