@@ -17,6 +17,7 @@ use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteErro
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
+use crate::finish::KnownBuildIds;
 use crate::rotate::{self, SideBand};
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
@@ -132,8 +133,8 @@ pub(crate) struct Drain {
     pub(crate) trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
     pub(crate) mapped: BTreeSet<Vec<u8>>,
-    /// The build ids of files read so far (`None`: none found).
-    pub(crate) build_ids: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The build ids of files read so far.
+    pub(crate) build_ids: KnownBuildIds,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
     /// With `--switch-output`: what every new file starts with.

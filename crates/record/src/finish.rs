@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::{self};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use cpiflame_counters::child::ExitStatus;
 use cpiflame_perf_data::abi::misc;
@@ -166,18 +166,27 @@ pub(crate) fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
     descs
 }
 
+/// The build ids of files read so far, by path, modification time and size (`None`: the
+/// file has none).
+pub(crate) type KnownBuildIds = HashMap<(Vec<u8>, Option<SystemTime>, u64), Option<Vec<u8>>>;
+
 /// Build ids of the files that were mapped executable, and of the running kernel. `known`
-/// keeps each file's (read once per recording: with `--switch-output` every file lists
-/// them again, and a system-wide recording maps large libraries).
+/// keeps each file's (read once per recording unless it changes: with `--switch-output`
+/// every file lists them again, and a system-wide recording maps large libraries).
 pub(crate) fn build_ids(
     mapped: &BTreeSet<Vec<u8>>,
-    known: &mut HashMap<Vec<u8>, Option<Vec<u8>>>,
+    known: &mut KnownBuildIds,
 ) -> Vec<BuildIdEntry> {
     use object::Object;
     let mut entries = Vec::new();
     for path in mapped {
-        let id = known.entry(path.clone()).or_insert_with(|| {
-            let data = std::fs::read(Path::new(std::ffi::OsStr::from_bytes(path))).ok()?;
+        let p = Path::new(std::ffi::OsStr::from_bytes(path));
+        let Ok(meta) = std::fs::metadata(p) else {
+            continue;
+        };
+        let key = (path.clone(), meta.modified().ok(), meta.len());
+        let id = known.entry(key).or_insert_with(|| {
+            let data = std::fs::read(p).ok()?;
             let file = object::File::parse(&*data).ok()?;
             file.build_id().ok().flatten().map(<[u8]>::to_vec)
         });
