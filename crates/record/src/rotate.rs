@@ -327,7 +327,7 @@ struct Process {
     /// Its mappings' MMAP/MMAP2 records (start, length, record), oldest first: read in this
     /// order, a later mapping over an earlier one wins, as in the kernel.
     maps: Vec<(u64, u64, Vec<u8>)>,
-    /// The file during which it exited.
+    /// The file during which its first thread exited.
     exited: Option<u32>,
 }
 
@@ -406,10 +406,11 @@ impl SideBand {
             RecordKind::Exit { pid, tid, .. } => {
                 let file = self.file;
                 if let Some(process) = self.processes.get_mut(&pid) {
+                    if let Some(t) = process.threads.get_mut(&tid) {
+                        t.exited = Some(file);
+                    }
                     if pid == tid {
                         process.exited = Some(file);
-                    } else if let Some(t) = process.threads.get_mut(&tid) {
-                        t.exited = Some(file);
                     }
                 }
             }
@@ -417,17 +418,19 @@ impl SideBand {
         }
     }
 
-    /// A new file begins: processes and threads that ended before the file just finished
-    /// are forgotten (those that ended during it are written once more: their last samples
+    /// A new file begins: threads that ended before the file just finished, and processes
+    /// with none left, are forgotten (those that ended during it are written once more: their last samples
     /// may be drained after their exit).
     pub(crate) fn next_file(&mut self) {
         self.file += 1;
         let file = self.file;
         let gone = |exited: Option<u32>| exited.is_some_and(|e| e + 1 < file);
-        self.processes.retain(|_, p| !gone(p.exited));
         for p in self.processes.values_mut() {
             p.threads.retain(|_, t| !gone(t.exited));
         }
+        // A process whose first thread exited lives on while another thread does.
+        self.processes
+            .retain(|_, p| !(gone(p.exited) && p.threads.is_empty()));
     }
 
     /// The records a new file starts with: per process, a COMM record per thread (the
@@ -772,5 +775,47 @@ mod tests {
             .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == 9)
             .count();
         assert_eq!(got, samples[before..]);
+    }
+
+    /// The pids and tids of the COMM records a new file would start with.
+    fn replayed(side_band: &SideBand) -> Vec<(i32, i32)> {
+        let attr = &attrs()[0];
+        side_band
+            .replay(attr)
+            .unwrap()
+            .iter()
+            .filter_map(
+                |r| match RecordView::parse(r, Endian::NATIVE)?.side_band(attr) {
+                    Ok(RecordKind::Comm { pid, tid, .. }) => Some((pid, tid)),
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
+    /// What exited is written once more (its last samples may come after its exit), then
+    /// forgotten; a process whose first thread exited lives while another thread does.
+    #[test]
+    fn what_exited_is_forgotten_a_file_later() {
+        let a = &attrs()[0];
+        let mut side_band = SideBand::default();
+        let mut see = |record: Vec<u8>| {
+            let view = RecordView::parse(&record, Endian::NATIVE).unwrap();
+            side_band.observe(&record, &view.side_band(a).unwrap());
+        };
+        see(comm_record(a, 100, 100, "a", true, &sid(100, 100, 1)).unwrap());
+        see(fork_record(a, 100, 100, 102, 100, 2, &sid(100, 102, 2)).unwrap());
+        see(fork_record(a, 101, 100, 101, 100, 3, &sid(101, 101, 3)).unwrap());
+        see(fork_record(a, 101, 101, 103, 101, 4, &sid(101, 103, 4)).unwrap());
+        // 100's first thread exits, its second lives on; all of 101 exits.
+        see(exit_record(a, 100, 100, 100, 100, 5, &sid(100, 100, 5)).unwrap());
+        see(exit_record(a, 101, 100, 103, 101, 6, &sid(101, 103, 6)).unwrap());
+        see(exit_record(a, 101, 100, 101, 100, 7, &sid(101, 101, 7)).unwrap());
+        let all = [(100, 100), (100, 102), (101, 101), (101, 103)];
+        assert_eq!(replayed(&side_band), all);
+        side_band.next_file();
+        assert_eq!(replayed(&side_band), all, "written once more");
+        side_band.next_file();
+        assert_eq!(replayed(&side_band), [(100, 102)]);
     }
 }
