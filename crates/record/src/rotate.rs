@@ -168,7 +168,11 @@ impl Rotating {
         self.kept.push_back(path.clone());
         while self.kept.len() > self.max_files.unwrap_or(usize::MAX) {
             if let Some(old) = self.kept.pop_front() {
-                std::fs::remove_file(&old)?;
+                // One moved or removed by someone else is gone already.
+                match std::fs::remove_file(&old) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
             }
         }
         Ok(path)
