@@ -95,6 +95,17 @@ pub struct RecordArgs {
     /// preempted/blocked flag, and wakeups (sched:sched_waking, where permitted).
     #[arg(long)]
     off_cpu: bool,
+    /// Cut the recording into files that each stand alone (OUTPUT.TIMESTAMP, as perf): on
+    /// SIGUSR2 (`signal`, the default), at SIZE (B/K/M/G) or after TIME (s/m/h/d).
+    #[arg(long, value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal")]
+    switch_output: Option<String>,
+    /// With --switch-output: keep only the newest N files.
+    #[arg(
+        long = "switch-max-files",
+        visible_alias = "max-files",
+        value_name = "N"
+    )]
+    max_files: Option<usize>,
     /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
     /// `record` otherwise does once per kernel, as perf record does.
     #[arg(short = 'N', long = "no-buildid-cache")]
@@ -138,6 +149,8 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             .flatten(),
         cmdline: std::env::args().collect(),
         off_cpu: args.off_cpu,
+        switch_output: args.switch_output,
+        max_files: args.max_files,
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

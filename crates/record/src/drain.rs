@@ -17,6 +17,8 @@ use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteErro
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
+use crate::finish::KnownBuildIds;
+use crate::rotate::{self, SideBand};
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
 
@@ -60,6 +62,15 @@ pub(crate) fn drain_until_done(
             };
             if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {
                 break 'recording Err(e);
+            }
+            let bytes = session.writer.bytes_written();
+            if let Some(r) = session.rotating.as_mut().filter(|r| !done && r.due(bytes)) {
+                let (attrs, writer) = (&session.attrs, &mut session.writer);
+                let switched =
+                    rotate::switch(options, attrs, writer, r, state, report, show_status);
+                if let Err(e) = switched {
+                    break 'recording Err(e);
+                }
             }
             if show_status && last_status.elapsed() >= Duration::from_millis(250) {
                 last_status = Instant::now();
@@ -122,12 +133,16 @@ pub(crate) struct Drain {
     pub(crate) trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
     pub(crate) mapped: BTreeSet<Vec<u8>>,
+    /// The build ids of files read so far.
+    pub(crate) build_ids: KnownBuildIds,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
+    /// With `--switch-output`: what every new file starts with.
+    pub(crate) side_band: Option<SideBand>,
 }
 
 impl Drain {
-    pub(crate) fn new(attrs: &[EventAttr], call_graph: CallGraph) -> Drain {
+    pub(crate) fn new(attrs: &[EventAttr], call_graph: CallGraph, rotating: bool) -> Drain {
         // With DWARF call chains, samples are unwound as they come (unwinding only, no
         // names) to learn how much of each stack copy the unwinder reads; only that much is
         // kept.
@@ -152,8 +167,10 @@ impl Drain {
             attrs: attrs.to_vec(),
             trimmed: Vec::new(),
             mapped: BTreeSet::new(),
+            build_ids: HashMap::new(),
             first_time: None,
             last_time: 0,
+            side_band: rotating.then(SideBand::default),
         }
     }
 }
@@ -227,20 +244,30 @@ pub(crate) fn write_one(
         }
         rt::THROTTLE => report.throttled += 1,
         rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT => {
-            let kind = view.side_band(&state.attrs[0]);
-            if let (Some(unwinder), Ok(kind)) = (&mut state.unwinder, &kind) {
-                unwinder.observe(kind);
-            }
-            if let (rt::MMAP2, Ok(RecordKind::Mmap(m))) = (view.record_type, &kind) {
-                // Executable mappings of files, for their build ids at the end.
-                if m.executable && m.path.starts_with(b"/") {
-                    state.mapped.insert(m.path.to_vec());
+            if let Ok(kind) = view.side_band(&state.attrs[0]) {
+                if let Some(unwinder) = &mut state.unwinder {
+                    unwinder.observe(&kind);
+                }
+                if let Some(side_band) = &mut state.side_band {
+                    side_band.observe(record, &kind);
+                }
+                if view.record_type == rt::MMAP2 {
+                    note_mapped(&kind, &mut state.mapped);
                 }
             }
         }
         _ => {}
     }
     writer.write_record(record)
+}
+
+/// Keeps the path of an executable mapping of a file, for its build id at the end.
+pub(crate) fn note_mapped(kind: &RecordKind<'_>, mapped: &mut BTreeSet<Vec<u8>>) {
+    if let RecordKind::Mmap(m) = kind {
+        if m.executable && m.path.starts_with(b"/") {
+            mapped.insert(m.path.to_vec());
+        }
+    }
 }
 
 /// The event of a sample (the first event for any other record). Every attr has

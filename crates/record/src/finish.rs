@@ -3,11 +3,11 @@
 //!
 //! It must never leave the target unreaped nor the file without its final header.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use cpiflame_counters::child::ExitStatus;
 use cpiflame_perf_data::abi::misc;
@@ -26,7 +26,7 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn finish(
     options: &RecordOptions,
     session: Session,
-    state: &Drain,
+    state: &mut Drain,
     outcome: Result<(), WriteError>,
     elapsed: Duration,
     mut report: Report,
@@ -37,6 +37,7 @@ pub(crate) fn finish(
         opened,
         rings,
         writer,
+        rotating,
         ..
     } = session;
     // A command is never left running unrecorded: after a write error it is stopped, as
@@ -48,20 +49,7 @@ pub(crate) fn finish(
     drop(rings);
     drop(opened);
 
-    let mut features = Features::from_host(options.cmdline.clone());
-    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
-    features.build_ids = build_ids(&state.mapped);
-    features.groups = group_descs(options);
-    // The wakeup tracepoint's format, so perf script can print its fields.
-    features.tracing_data = options
-        .off_cpu
-        .as_ref()
-        .and_then(|off| off.waking.as_ref())
-        .and_then(|w| w.tracing.encode().ok());
-    if let (Some(first), Ok(())) = (state.first_time, &outcome) {
-        // (After a write error the file ends earlier than the last sample drained.)
-        features.sample_time = Some((first, state.last_time));
-    }
+    let features = file_features(options, state, outcome.is_ok());
     report.bytes_written = writer.bytes_written();
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();
@@ -76,7 +64,12 @@ pub(crate) fn finish(
         Err(e) => (e, format!("recording stopped after {secs:.1} s")),
         Ok(()) => (
             match (&closed, spool.take_error()) {
-                (Ok(c), _) if c.complete && c.features => return Ok(report),
+                (Ok(c), _) if c.complete && c.features => {
+                    if let Some(rotating) = rotating {
+                        rotating.finish(&options.output, spool, *c, &mut report)?;
+                    }
+                    return Ok(report);
+                }
                 (_, Some(e)) => finishing(e),
                 (Err(_), None) => finishing(io::Error::other("cannot finish the file")),
                 (Ok(_), None) => finishing(io::Error::other("cannot write the feature sections")),
@@ -111,6 +104,8 @@ pub(crate) fn finish(
         (_, None) => {}
     }
     match closed {
+        // (--switch-output: a file finished and named before the next could be started.)
+        Ok(_) if !options.output.exists() => {}
         Ok(c) => what.push(format!(
             "the file keeps the {} samples written before ({:.1} MB{}; render, fold and perf read it)",
             c.samples,
@@ -122,12 +117,36 @@ pub(crate) fn finish(
             what.push(format!("nothing readable was written ({e}); the file was removed"));
         }
     }
+    if let Some(r) = rotating.filter(|r| r.written() > 0) {
+        what.push(r.finished_line());
+    }
     Err(RecordError::WriteFailed {
         path: options.output.clone(),
         error,
         what: what.join("; "),
         status: report.status,
     })
+}
+
+/// The feature sections of a file: the host, the command line with cpiflame's notes, build
+/// ids of the files it maps, groups, the wakeup tracepoint's format and, when every sample
+/// drained is in it (`whole`), their time range.
+pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: bool) -> Features {
+    let mut features = Features::from_host(options.cmdline.clone());
+    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
+    features.build_ids = build_ids(&state.mapped, &mut state.build_ids);
+    features.groups = group_descs(options);
+    // The wakeup tracepoint's format, so perf script can print its fields.
+    features.tracing_data = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| off.waking.as_ref())
+        .and_then(|w| w.tracing.encode().ok());
+    if let (Some(first), true) = (state.first_time, whole) {
+        // (After a write error the file ends earlier than the last sample drained.)
+        features.sample_time = Some((first, state.last_time));
+    }
+    features
 }
 
 /// The GROUP_DESC entries of the groups the user asked for.
@@ -147,21 +166,35 @@ pub(crate) fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
     descs
 }
 
-/// Build ids of the files that were mapped executable, and of the running kernel.
-pub(crate) fn build_ids(mapped: &BTreeSet<Vec<u8>>) -> Vec<BuildIdEntry> {
+/// The build ids of files read so far, by path, modification time and size (`None`: the
+/// file has none).
+pub(crate) type KnownBuildIds = HashMap<(Vec<u8>, Option<SystemTime>, u64), Option<Vec<u8>>>;
+
+/// Build ids of the files that were mapped executable, and of the running kernel. `known`
+/// keeps each file's (read once per recording unless it changes: with `--switch-output`
+/// every file lists them again, and a system-wide recording maps large libraries).
+pub(crate) fn build_ids(
+    mapped: &BTreeSet<Vec<u8>>,
+    known: &mut KnownBuildIds,
+) -> Vec<BuildIdEntry> {
     use object::Object;
     let mut entries = Vec::new();
     for path in mapped {
         let p = Path::new(std::ffi::OsStr::from_bytes(path));
-        let Ok(data) = std::fs::read(p) else { continue };
-        let Ok(file) = object::File::parse(&*data) else {
+        let Ok(meta) = std::fs::metadata(p) else {
             continue;
         };
-        if let Ok(Some(id)) = file.build_id() {
+        let key = (path.clone(), meta.modified().ok(), meta.len());
+        let id = known.entry(key).or_insert_with(|| {
+            let data = std::fs::read(p).ok()?;
+            let file = object::File::parse(&*data).ok()?;
+            file.build_id().ok().flatten().map(<[u8]>::to_vec)
+        });
+        if let Some(id) = id {
             entries.push(BuildIdEntry {
                 pid: HOST_PID,
                 misc: misc::USER,
-                build_id: id.to_vec(),
+                build_id: id.clone(),
                 path: path.clone(),
             });
         }

@@ -25,11 +25,13 @@
 //! [`offcpu::OFF_CPU_MARK`].
 //!
 //! The steps of [`record`] have a module each: `open` (the attrs and opening them), `rings`
-//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs) and
-//! `finish` (reaping, features, report); this file holds the options, the errors and the
+//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs),
+//! [`rotate`] (`--switch-output`: one file finished and the next started, with the side-band
+//! state of every live process) and `finish` (reaping, features, report); this file holds the options, the errors and the
 //! session that carries a recording from one step to the next, and starts the target.
 //!
-//! This crate must never leave the recorded command running unrecorded or unreaped.
+//! This crate must never leave the recorded command running unrecorded or unreaped, nor
+//! rename a `--switch-output` file (or remove one for `--max-files`) before it is finished.
 
 mod drain;
 mod finish;
@@ -40,6 +42,7 @@ pub mod plan;
 mod proc;
 pub mod request;
 mod rings;
+pub mod rotate;
 mod spool;
 pub mod stat_groups;
 pub mod system;
@@ -155,6 +158,12 @@ pub struct RecordOptions {
     /// System-wide (`-a`, `-C LIST`): the events are opened on these CPUs for every process
     /// (pid -1) rather than on the target's threads; `None`: per thread, on every CPU.
     pub cpus: Option<Vec<i32>>,
+    /// `--switch-output`: the recording is cut into files that each stand alone
+    /// ([`rotate`]); `None`: one file.
+    pub switch_output: Option<rotate::SwitchOutput>,
+    /// `--switch-max-files`/`--max-files`: with [`RecordOptions::switch_output`], only the
+    /// newest this many finished files are kept.
+    pub max_files: Option<usize>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -196,6 +205,10 @@ pub struct Report {
     /// THROTTLE records: the kernel lowered the rate because sampling took too long.
     pub throttled: u64,
     pub bytes_written: u64,
+    /// With `--switch-output`: the files finished (those `--max-files` removed included)...
+    pub files_written: usize,
+    /// ...and those left, oldest first.
+    pub files: Vec<PathBuf>,
     /// Ring buffer pages per CPU actually used.
     pub buffer_pages: usize,
     /// Whether kernel call chains were recorded (perf_event_paranoid may forbid them).
@@ -300,11 +313,19 @@ fn kernel_allowed() -> bool {
 pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut report = Report::default();
     let mut session = open_session(options, &mut report)?;
-    let mut drain = Drain::new(&session.attrs, options.call_graph);
+    let rotating = session.rotating.is_some();
+    let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
-    finish(options, session, &drain, outcome, started.elapsed(), report)
+    finish(
+        options,
+        session,
+        &mut drain,
+        outcome,
+        started.elapsed(),
+        report,
+    )
 }
 
 /// What a recording holds from opening its events to finishing its file.
@@ -320,6 +341,8 @@ struct Session {
     opened: Opened,
     rings: Vec<ring::Ring>,
     writer: PerfDataWriter<Spool>,
+    /// With `--switch-output`: the files so far and when to switch.
+    rotating: Option<rotate::Rotating>,
 }
 
 /// Checks what may be recorded, gets the target (a held child, or the threads of a running
@@ -402,6 +425,8 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     }
     let rings = map_rings_reporting(options, &opened, report)?;
 
+    // Before the file exists: SIGUSR2 must not end a recording that switches on it.
+    let rotating = rotate::Rotating::new(options);
     let file = create_output(&options.output)?;
     let out_err = |error| RecordError::Write {
         path: options.output.clone(),
@@ -409,13 +434,15 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     };
     let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
     report.samples = vec![0; attrs.len()];
-    if kernel_callchains {
-        // perf names kernel frames through this record, as it synthesizes it for itself.
-        if let Some(record) = proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()) {
-            writer.write_record(&record).map_err(out_err)?;
-        }
+    // perf names kernel frames through this record, as it synthesizes it for itself.
+    let kernel = kernel_callchains
+        .then(|| proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()))
+        .flatten();
+    if let Some(record) = &kernel {
+        writer.write_record(record).map_err(out_err)?;
     }
     Ok(Session {
+        rotating: rotating.map(|r| r.starting_with(kernel)),
         child,
         processes,
         watched,
@@ -547,6 +574,8 @@ mod tests {
             buildid_cache: None,
             off_cpu: None,
             cpus: None,
+            switch_output: None,
+            max_files: None,
         }
     }
 

@@ -294,6 +294,8 @@ pub fn probe_sampling(
         buildid_cache: None,
         off_cpu: None,
         cpus: None,
+        switch_output: None,
+        max_files: None,
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

@@ -280,9 +280,20 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
             None => format!("{} {n}", e.name),
         })
         .collect();
+    let written = match (report.files.as_slice(), report.files_written) {
+        (_, 0) => options.output.display().to_string(),
+        ([one], 1) => one.display().to_string(),
+        ([], n) => format!("{n} files, none kept"),
+        ([one], n) => format!("{n} files, {} kept", one.display()),
+        ([first, .., last], n) => format!(
+            "{n} files, {} kept: {} to {}",
+            report.files.len(),
+            first.display(),
+            last.display()
+        ),
+    };
     let summary = format!(
-        "wrote {}: {samples} samples ({}), {:.1} MB",
-        options.output.display(),
+        "wrote {written}: {samples} samples ({}), {:.1} MB",
         per_event.join(", "),
         report.bytes_written as f64 / 1e6
     );

@@ -9,6 +9,7 @@ use std::time::Duration;
 use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
+use crate::rotate::SwitchOutput;
 use crate::{offcpu, system};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
@@ -46,6 +47,10 @@ pub struct RecordRequest {
     pub cmdline: Vec<String>,
     /// `--off-cpu`: also record context switches and wakeups ([`crate::offcpu`]).
     pub off_cpu: bool,
+    /// `--switch-output[=MODE]`: `signal`, `SIZE[BKMG]` or `TIME[smhd]` ([`crate::rotate`]).
+    pub switch_output: Option<String>,
+    /// `--switch-max-files N` (`--max-files N`).
+    pub max_files: Option<usize>,
 }
 
 impl RecordRequest {
@@ -56,6 +61,7 @@ impl RecordRequest {
         self,
         marks: impl FnOnce(&EventPlan) -> Vec<String>,
     ) -> Result<(RecordOptions, Vec<String>), PlanError> {
+        let (switch_output, max_files) = self.rotation()?;
         let cpus = self.system_wide_cpus(crate::online_cpus(), || {
             system::check_permission(cpiflame_counters::sys::paranoid(), system::effective_caps())
         })?;
@@ -125,8 +131,25 @@ impl RecordRequest {
             buildid_cache: self.buildid_cache,
             off_cpu,
             cpus,
+            switch_output,
+            max_files,
         };
         Ok((options, plan.notes))
+    }
+
+    /// `--switch-output` and `--max-files`, checked.
+    fn rotation(&self) -> Result<(Option<SwitchOutput>, Option<usize>), PlanError> {
+        let switch = self.switch_output.as_deref().map(str::parse).transpose();
+        let switch = switch.map_err(PlanError::Usage)?;
+        match (switch, self.max_files) {
+            (_, Some(0)) => Err(PlanError::Usage(
+                "--max-files 0: keep at least 1 file".into(),
+            )),
+            (None, Some(n)) => Err(PlanError::Usage(format!(
+                "--max-files {n}: only with --switch-output, whose files it limits"
+            ))),
+            (switch, n) => Ok((switch, n)),
+        }
     }
 
     /// The CPUs of a system-wide recording (`-a`: every online one; `-C LIST`: those, with

@@ -27,8 +27,12 @@ const BLOCK: u64 = 4096;
 
 pub struct Spool {
     inner: RefCell<Inner>,
-    /// Samples written so far (set by the recorder before it writes each sample).
+    /// Samples written to this file so far (set by the recorder before it writes each
+    /// sample).
     samples: Cell<u64>,
+    /// Samples the recording wrote to earlier files (`record --switch-output`): the totals
+    /// the recorder notes count them too.
+    before: u64,
 }
 
 struct Inner {
@@ -41,6 +45,8 @@ struct Inner {
     /// After a failed write: the bytes the file holds from its start.
     broken: Option<u64>,
     closed: bool,
+    /// What closing left in the file, once it is closed (`None`: it could not be finished).
+    finished: Option<Closed>,
     /// The first error met while closing.
     error: Option<io::Error>,
     /// Tests: the disk is full at this offset.
@@ -63,6 +69,12 @@ pub struct Closed {
 
 impl Spool {
     pub fn new(file: File) -> Spool {
+        Spool::after(file, 0)
+    }
+
+    /// A spool for a file that follows others holding `before` samples of the same
+    /// recording (`record --switch-output`).
+    pub fn after(file: File, before: u64) -> Spool {
         Spool {
             inner: RefCell::new(Inner {
                 file,
@@ -71,11 +83,13 @@ impl Spool {
                 ends: VecDeque::new(),
                 broken: None,
                 closed: false,
+                finished: None,
                 error: None,
                 #[cfg(test)]
                 full_at: None,
             }),
             samples: Cell::new(0),
+            before,
         }
     }
 
@@ -84,16 +98,43 @@ impl Spool {
         self.inner.borrow_mut().error.take()
     }
 
-    /// Tells the spool how many samples have been written once the next write is done.
+    /// Tells the spool how many samples the recording has written (in every file) once the
+    /// next write is done.
     pub fn note_samples(&self, samples: u64) {
-        self.samples.set(samples);
+        self.samples.set(samples.saturating_sub(self.before));
+    }
+
+    /// Makes what was written durable (fsync): a finished file of a recording that goes on
+    /// in another one survives a crash of the machine as well as of the recorder.
+    pub fn sync(&self) -> io::Result<()> {
+        self.inner.borrow().file.sync_all()
     }
 
     /// Finishes the file: `data_offset` is where the writer put the first record, and
     /// `data_end` where its last record ends. Cuts the file back to the last record on disk
     /// when a write failed, and writes the feature sections behind the records (dropping
-    /// the last records to make room when they do not fit). Nothing is written after this.
+    /// the last records to make room when they do not fit). Nothing is written after this;
+    /// closing again says what the first close left.
     pub fn close(
+        &self,
+        attrs: &[EventAttr],
+        features: &Features,
+        data_offset: u64,
+        data_end: u64,
+    ) -> io::Result<Closed> {
+        if self.inner.borrow().closed {
+            return self
+                .inner
+                .borrow()
+                .finished
+                .ok_or_else(|| io::Error::other("the file could not be finished"));
+        }
+        let closed = self.close_once(attrs, features, data_offset, data_end);
+        self.inner.borrow_mut().finished = closed.as_ref().ok().copied();
+        closed
+    }
+
+    fn close_once(
         &self,
         attrs: &[EventAttr],
         features: &Features,

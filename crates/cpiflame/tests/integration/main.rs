@@ -41,6 +41,7 @@ mod record;
 mod saved_machines;
 mod stat;
 mod support_selftest;
+mod switch_output;
 mod symbols;
 mod synthetic;
 mod system_wide;

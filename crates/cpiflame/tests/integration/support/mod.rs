@@ -28,7 +28,7 @@ mod pids;
 pub use cli::{cpiflame, ok, s};
 pub use cpiflame_testkit::{perf_works, Dir};
 pub use fixtures::{build_fixtures, repo_root, sampling_fixtures, shared_fixtures, Fixtures};
-pub use perf::{perf_record, perf_record_with, PERF_RECORD_DEFAULT_ARGS};
+pub use perf::{perf_record, perf_record_with, perf_stdout, PERF_RECORD_DEFAULT_ARGS};
 pub use perf_script::{
     parse_perf_script, perf_script_args, perf_script_samples, perf_script_samples_with,
     perf_script_text, ScriptFrame, ScriptOptions, ScriptSample, SCRIPT_FIELDS,

@@ -94,3 +94,14 @@ pub fn perf_record_with<A: AsRef<OsStr>, S: AsRef<OsStr>>(
     }
     Ok(())
 }
+
+/// `perf ARGS...`'s standard output; fails with its stderr when perf exits non-zero.
+pub fn perf_stdout(args: &[&str]) -> String {
+    let out = Command::new("perf").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "perf {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
