@@ -10,7 +10,7 @@ use cpiflame_pipeline::compare::{parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
-use crate::draw::{confidence, LayoutArgs, SourceArgs};
+use crate::draw::{confidence, LayoutArgs, Roots, SourceArgs};
 use crate::{write_out, Outcome};
 
 #[derive(Args)]
@@ -32,6 +32,8 @@ pub struct ReportArgs {
     confidence: f64,
     #[command(flatten)]
     roles: SourceArgs,
+    #[command(flatten)]
+    roots: Roots,
 }
 
 #[derive(Args)]
@@ -72,12 +74,12 @@ pub struct DiffArgs {
     layout: LayoutArgs,
     #[command(flatten)]
     roles: SourceArgs,
+    #[command(flatten)]
+    roots: Roots,
 }
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
-    let l = args
-        .roles
-        .load(&args.files, false, false, args.lines, env)?;
+    let l = args.roles.load(&args.files, args.roots, args.lines, env)?;
     let Some(columns) = l.columns() else {
         bail!("{}: no samples", l.file.display());
     };
@@ -105,7 +107,7 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         let runs = std::iter::once(first).chain(more);
         runs.map(|f| {
             args.roles
-                .load(std::slice::from_ref(f), false, false, false, env)
+                .load(std::slice::from_ref(f), args.roots, false, env)
         })
         .collect()
     };

@@ -30,7 +30,7 @@ fn perf_script(data: &Path, fields: &str) -> String {
 
 /// A copy of `shift` under `name`, started with all its work in `work_a` and enough of it
 /// to outlast the recording; returned once it has exec'd (its comm is `name`).
-fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
+pub(crate) fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
     let exe = dir.path(name);
     std::fs::copy(&f.shift, &exe).unwrap();
     let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
