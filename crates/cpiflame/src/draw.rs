@@ -40,18 +40,19 @@ pub struct SourceArgs {
     pub on_cpu_only: bool,
 }
 
-/// The root frames of the stacks (`--group-by`; `fold`'s `--pid`/`--tid` are comm roots).
+/// The root frames of the stacks.
 #[derive(Args, Clone, Copy, Default)]
 pub struct Roots {
-    /// Root frames: `cgroup` (the cgroup's path, then `comm [pid]`), `process` (`comm
-    /// [pid]`), `thread` (`comm [pid]`, then `comm [tid]`) or `comm` (the thread's name).
-    /// Default: cgroup when the samples carry cgroup ids, process for a system-wide
-    /// recording (-a, -C), else comm.
+    /// Root frames: cgroup (its path, then `comm [pid]`), process (`comm [pid]`), thread
+    /// (`comm [pid]`, then `comm [tid]`) or comm. Default: cgroup when samples carry cgroup
+    /// ids, process for a system-wide recording (-a, -C), else comm.
     #[arg(long, value_name = "HOW")]
     pub group_by: Option<GroupBy>,
-    #[arg(skip)]
+    /// Root frame `comm-PID` instead of `comm`.
+    #[arg(long)]
     pub pid: bool,
-    #[arg(skip)]
+    /// Root frame `comm-PID/TID` instead of `comm`.
+    #[arg(long)]
     pub tid: bool,
 }
 
@@ -103,12 +104,6 @@ pub struct InputArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Root frame `comm-PID` instead of `comm`.
-    #[arg(long)]
-    pub pid: bool,
-    /// Root frame `comm-PID/TID` instead of `comm`.
-    #[arg(long)]
-    pub tid: bool,
     #[command(flatten)]
     pub roots: Roots,
 }
@@ -119,20 +114,11 @@ impl InputArgs {
         let [file] = self.files.as_slice() else {
             anyhow::bail!("{what} reads one recording ({} given)", self.files.len());
         };
-        Ok(self.source.options(file, self.roots(), env))
-    }
-
-    fn roots(&self) -> Roots {
-        let (pid, tid) = (self.pid, self.tid);
-        Roots {
-            pid,
-            tid,
-            ..self.roots
-        }
+        Ok(self.source.options(file, self.roots, env))
     }
 
     fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
-        self.source.load(&self.files, self.roots(), lines, env)
+        self.source.load(&self.files, self.roots, lines, env)
     }
 }
 
