@@ -99,6 +99,25 @@ fn expect(pairs: &[(String, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().cloned().collect()
 }
 
+/// The synthetic recording's roots by process.
+fn by_process(p: [i32; 3]) -> BTreeMap<String, u64> {
+    expect(&[
+        (format!("init [{}]", p[0]), 3),
+        (format!("nginx [{}]", p[1]), 6),
+        (format!(":{0} [{0}]", p[2]), 1),
+    ])
+}
+
+/// The synthetic recording's roots by comm (its threads' names).
+fn by_comm(p: [i32; 3]) -> BTreeMap<String, u64> {
+    expect(&[
+        ("init".to_string(), 3),
+        ("nginx".to_string(), 2),
+        ("worker".to_string(), 4),
+        (format!(":{}", p[2]), 1),
+    ])
+}
+
 /// Every grouping on known stacks: the cgroup's path from its CGROUP record (or the id when
 /// none names it), the process named by its main thread for all its threads, threads by
 /// their own names, comm roots as before; the default is cgroup for samples with cgroup ids.
@@ -113,14 +132,7 @@ fn synthetic_roots_by_cgroup_process_thread_and_comm() {
     ]);
     assert_eq!(fold(&file, &[]), cgroup, "the default with cgroup ids");
     assert_eq!(fold(&file, &["--group-by", "cgroup"]), cgroup);
-    assert_eq!(
-        fold(&file, &["--group-by", "process"]),
-        expect(&[
-            (format!("init [{}]", p[0]), 3),
-            (format!("nginx [{}]", p[1]), 6),
-            (format!(":{0} [{0}]", p[2]), 1),
-        ])
-    );
+    assert_eq!(fold(&file, &["--group-by", "process"]), by_process(p));
     assert_eq!(
         fold(&file, &["--group-by", "thread"]),
         expect(&[
@@ -130,13 +142,7 @@ fn synthetic_roots_by_cgroup_process_thread_and_comm() {
             (format!(":{0} [{0}];:{0} [{0}]", p[2]), 1),
         ])
     );
-    let comm = expect(&[
-        ("init".to_string(), 3),
-        ("nginx".to_string(), 2),
-        ("worker".to_string(), 4),
-        (format!(":{}", p[2]), 1),
-    ]);
-    assert_eq!(fold(&file, &["--group-by", "comm"]), comm);
+    assert_eq!(fold(&file, &["--group-by", "comm"]), by_comm(p));
     // --pid/--tid keep stackcollapse-perf's comm roots, and choose them.
     assert_eq!(
         fold(&file, &["--tid"]),
@@ -246,24 +252,11 @@ fn synthetic_roots_by_cgroup_process_thread_and_comm() {
 fn default_roots_follow_the_recording() {
     let dir = Dir::new("group-by-default");
     let (wide, p) = synthetic(&dir, "a.data", false, "/usr/bin/perf record -ag -- sleep 1");
-    let process = expect(&[
-        (format!("init [{}]", p[0]), 3),
-        (format!("nginx [{}]", p[1]), 6),
-        (format!(":{0} [{0}]", p[2]), 1),
-    ]);
-    assert_eq!(fold(&wide, &[]), process);
-    let (cpus, _) = synthetic(&dir, "c.data", false, "cpiflame record -C 0-1 -- sleep 1");
-    assert_eq!(fold(&cpus, &[]), process);
+    assert_eq!(fold(&wide, &[]), by_process(p));
+    let (cpus, p) = synthetic(&dir, "c.data", false, "cpiflame record -C 0-1 -- sleep 1");
+    assert_eq!(fold(&cpus, &[]), by_process(p));
     let (one, p) = synthetic(&dir, "p.data", false, "perf record -g -- ./app -a");
-    assert_eq!(
-        fold(&one, &[]),
-        expect(&[
-            ("init".to_string(), 3),
-            ("nginx".to_string(), 2),
-            ("worker".to_string(), 4),
-            (format!(":{}", p[2]), 1),
-        ])
-    );
+    assert_eq!(fold(&one, &[]), by_comm(p));
 }
 
 /// One error line, naming the file or the flag, for groupings the input cannot give.
@@ -362,17 +355,8 @@ fn a_short_namespaces_record_is_one_error_line_with_its_offset() {
 
 /// `perf script -F comm,pid,tid` lines (`comm pid/tid`) counted per (pid, tid, comm).
 fn perf_threads(data: &Path) -> BTreeMap<(i64, i64, String), u64> {
-    let out = Command::new("perf")
-        .args(["script", "-i", s(data), "-F", "comm,pid,tid"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let mut counts = BTreeMap::new();
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
+    for line in crate::system_wide::perf_script(data, "comm,pid,tid").lines() {
         let Some((comm, ids)) = line.trim().rsplit_once(' ') else {
             continue;
         };
