@@ -1230,8 +1230,12 @@ fn line_cell(line: Option<&LineSummary>) -> String {
 
 fn function_cell(name: &str, module: &str, kind: FrameKind) -> String {
     let mut s = name.to_string();
-    if kind == FrameKind::Inline {
-        s.push_str(" (inlined)");
+    match kind {
+        FrameKind::Inline => s.push_str(" (inlined)"),
+        // Root frames that are not processes (a process's is its name alone, as ever).
+        FrameKind::Thread => s.push_str(" (thread)"),
+        FrameKind::Cgroup => s.push_str(" (cgroup)"),
+        _ => {}
     }
     if !module.is_empty() {
         s.push_str(" [");

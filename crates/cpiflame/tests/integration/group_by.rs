@@ -204,6 +204,15 @@ fn synthetic_roots_by_cgroup_process_thread_and_comm() {
         })
         .collect();
     assert_eq!(rows, [("process", 6), ("thread", 2)].into_iter().collect());
+    // The text table says which rows are threads (and cgroups); a process is its name.
+    let text = ok(&cpiflame(&["report", "--group-by", "thread", s(&file)]));
+    assert!(row_in(&text, &format!(" {nginx} (thread)")), "{text}");
+    assert!(row_in(&text, &format!(" {nginx}")), "{text}");
+    let text = ok(&cpiflame(&["report", s(&file)]));
+    assert!(
+        row_in(&text, " /system.slice/nginx.service (cgroup)"),
+        "{text}"
+    );
 
     // pprof: a `cgroup` label on every sample, its path (the samples' first value is their
     // count).
@@ -590,6 +599,10 @@ fn host_changing_system_wide_cgroup_and_process_shares_match_perf_report() {
         let ours: u64 = fold_lines_under(&roots, &key);
         assert_eq!(ours, n, "{key}: {roots:?}");
     }
+}
+
+fn row_in(text: &str, end: &str) -> bool {
+    text.lines().any(|l| l.ends_with(end))
 }
 
 /// Samples of the folded roots that start with `prefix` (the folded leaf is cut off by
