@@ -105,13 +105,12 @@ pub enum GroupByError {
     Text(GroupBy),
 }
 
-/// Whether every event of `file` samples the task's cgroup id (PERF_SAMPLE_CGROUP).
+/// Whether an event of `file` samples the task's cgroup id (PERF_SAMPLE_CGROUP); the samples
+/// of another that does not are under `[no cgroup id]`.
 fn carries_cgroups(file: &PerfData) -> bool {
-    !file.attrs.is_empty()
-        && file
-            .attrs
-            .iter()
-            .all(|a| a.sample_type & sample::CGROUP != 0)
+    file.attrs
+        .iter()
+        .any(|a| a.sample_type & sample::CGROUP != 0)
 }
 
 /// Whether a recording's command line (perf's `perf record ...`, cpiflame's `cpiflame record

@@ -255,6 +255,58 @@ fn synthetic_roots_by_cgroup_process_thread_and_comm() {
     assert!(rect.contains(r#"stroke-dasharray="4 2""#), "{rect}");
 }
 
+/// Two events, one sampling cgroup ids and one not: cgroup roots, the other event's samples
+/// under `[no cgroup id]`.
+#[test]
+fn samples_of_an_event_without_cgroup_ids_have_a_root_of_their_own() {
+    let dir = Dir::new("group-by-mixed");
+    let pid = synthetic_pid(2, 0);
+    let attr = |sample_type: u64, id: u64, name: &str| EventAttr {
+        type_: attr_type::SOFTWARE,
+        config: id - 5,
+        sample_period_or_freq: 250_000,
+        sample_type: sample::IDENTIFIER | sample::IP | sample::TID | sample::TIME | sample_type,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM,
+        name: Some(name.into()),
+        ids: vec![id],
+        ..EventAttr::default()
+    };
+    let path = dir.path("mixed.data");
+    let mut rec = Recording::create(
+        &path,
+        vec![
+            attr(sample::CGROUP, 5, "cpu-clock"),
+            attr(0, 6, "task-clock"),
+        ],
+    );
+    rec.cgroup(1, "/", 1).comm(pid, pid, "app", 2);
+    for (event, id, n) in [(0, 5, 2), (1, 6, 3)] {
+        for t in 0..n {
+            let fields = SampleFields {
+                id,
+                ip: 0xffff_ffff_8100_0000,
+                pid,
+                tid: pid,
+                time: 10 + t,
+                cgroup: 1,
+                misc: misc::KERNEL,
+                ..SampleFields::default()
+            };
+            rec.sample(event, &fields);
+        }
+    }
+    rec.finish(&Features::from_host(vec!["perf".into()]));
+    let want = |event: &str, root: &str, n| {
+        let folded = ok(&cpiflame(&["fold", "--event", event, s(&path)]));
+        assert_eq!(
+            roots(&folded),
+            expect(&[(format!("{root};app [{pid}]"), n)])
+        );
+    };
+    want("cpu-clock", "/", 2);
+    want("task-clock", "[no cgroup id]", 3);
+}
+
 /// The default without cgroup ids: `comm [pid]` for a system-wide command line (perf's `-a`,
 /// `-C`), the comm otherwise (so graphs of one program do not change).
 #[test]
