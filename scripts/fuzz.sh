@@ -81,6 +81,9 @@ seed() {
 			-- "$fixtures/offcpu" 0.02 >/dev/null 2>&1
 		perf record -q -o "$p-switch.data" --switch-events -e cpu-clock -c 1000000 -g \
 			-- "$fixtures/offcpu" 0.02 >/dev/null 2>&1
+		# CGROUP and NAMESPACES records, samples with cgroup ids.
+		perf record -q -o "$p-cgroups.data" --namespaces --all-cgroups -e cpu-clock -c 1000000 \
+			-- "$fixtures/shift" 50 0.02 >/dev/null 2>&1
 		for f in "$rec"/*.data; do
 			[ "$(stat -c %s "$f")" -le "$(max_len perf_data)" ] && cp "$f" "$c/"
 		done

@@ -40,7 +40,7 @@ pub fn run(a: AnnotateArgs, env: &Environment) -> Result<Outcome> {
     let sources = SourcePaths::new(a.source_dir, a.prefix, a.prefix_strip);
     let what = AnnotateOptions::new(a.symbol, a.limit, a.event, sources);
     crate::progress::show_on_terminal(env);
-    let options = a.source.options(&a.file, false, false, env);
+    let options = a.source.options(&a.file, Default::default(), env);
     let functions = warned(|w| annotate_file(&options, &what, w))?;
     write_out(&None, |out| Ok(write(&functions, a.json, out)?))?;
     Ok(Outcome::Done)

@@ -11,7 +11,7 @@ use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::time::sides;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
-use crate::draw::{confidence, LayoutArgs, SourceArgs};
+use crate::draw::{confidence, LayoutArgs, Roots, SourceArgs};
 use crate::{write_out, Outcome};
 
 #[derive(Args)]
@@ -33,6 +33,8 @@ pub struct ReportArgs {
     confidence: f64,
     #[command(flatten)]
     roles: SourceArgs,
+    #[command(flatten)]
+    roots: Roots,
 }
 
 #[derive(Args)]
@@ -73,12 +75,12 @@ pub struct DiffArgs {
     layout: LayoutArgs,
     #[command(flatten)]
     roles: SourceArgs,
+    #[command(flatten)]
+    roots: Roots,
 }
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
-    let l = args
-        .roles
-        .load(&args.files, false, false, args.lines, env)?;
+    let l = args.roles.load(&args.files, args.roots, args.lines, env)?;
     let Some(columns) = l.columns() else {
         bail!("{}: no samples", l.file.display());
     };
@@ -108,7 +110,7 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         let mut roles = args.roles.clone();
         roles.time.time = time.map(str::to_string);
         let runs = std::iter::once(first).chain(more);
-        runs.map(|f| roles.load(std::slice::from_ref(f), false, false, false, env))
+        runs.map(|f| roles.load(std::slice::from_ref(f), args.roots, false, env))
             .collect()
     };
     let before = load(&args.before, &args.more_before, time_before)?;

@@ -7,7 +7,7 @@ use clap::Args;
 use cpiflame_pipeline::draw::{Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::{
-    load_all, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
+    load_all, write_fold, write_script, FoldError, GroupBy, LoadOptions, Loaded, Roles, ScriptError,
 };
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
@@ -52,9 +52,25 @@ pub struct SourceArgs {
     pub time: TimeArg,
 }
 
+/// The root frames of the stacks.
+#[derive(Args, Clone, Copy, Default)]
+pub struct Roots {
+    /// Root frames: cgroup (its path, then `comm [pid]`), process (`comm [pid]`), thread
+    /// (`comm [pid]`, then `comm [tid]`) or comm. Default: cgroup when samples carry cgroup
+    /// ids, process for a system-wide recording (-a, -C), else comm.
+    #[arg(long, value_name = "HOW")]
+    pub group_by: Option<GroupBy>,
+    /// Root frame `comm-PID` instead of `comm`.
+    #[arg(long)]
+    pub pid: bool,
+    /// Root frame `comm-PID/TID` instead of `comm`.
+    #[arg(long)]
+    pub tid: bool,
+}
+
 impl SourceArgs {
     /// How to read `file` with these flags and what the environment says.
-    pub fn options(&self, file: &Path, pid: bool, tid: bool, env: &Environment) -> LoadOptions {
+    pub fn options(&self, file: &Path, roots: Roots, env: &Environment) -> LoadOptions {
         let (symfs, kallsyms) = (self.symfs.clone(), self.kallsyms.clone());
         LoadOptions {
             roles: Roles {
@@ -65,8 +81,9 @@ impl SourceArgs {
             kernel: !self.no_kernel,
             on_cpu_only: self.on_cpu_only,
             time: self.time.time.clone(),
-            pid,
-            tid,
+            group_by: roots.group_by,
+            pid: roots.pid,
+            tid: roots.tid,
             ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
         }
     }
@@ -77,8 +94,7 @@ impl SourceArgs {
     pub fn load(
         &self,
         files: &[PathBuf],
-        pid: bool,
-        tid: bool,
+        roots: Roots,
         lines: bool,
         env: &Environment,
     ) -> Result<Loaded> {
@@ -86,7 +102,7 @@ impl SourceArgs {
         let first = files.first().map_or(Path::new("out.data"), |f| f.as_path());
         let options = LoadOptions {
             lines,
-            ..self.options(first, pid, tid, env)
+            ..self.options(first, roots, env)
         };
         Ok(warned(|w| load_all(&options, files, w))?)
     }
@@ -101,12 +117,8 @@ pub struct InputArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Root frame `comm-PID` instead of `comm`.
-    #[arg(long)]
-    pub pid: bool,
-    /// Root frame `comm-PID/TID` instead of `comm`.
-    #[arg(long)]
-    pub tid: bool,
+    #[command(flatten)]
+    pub roots: Roots,
 }
 
 impl InputArgs {
@@ -115,12 +127,11 @@ impl InputArgs {
         let [file] = self.files.as_slice() else {
             anyhow::bail!("{what} reads one recording ({} given)", self.files.len());
         };
-        Ok(self.source.options(file, self.pid, self.tid, env))
+        Ok(self.source.options(file, self.roots, env))
     }
 
     fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
-        self.source
-            .load(&self.files, self.pid, self.tid, lines, env)
+        self.source.load(&self.files, self.roots, lines, env)
     }
 }
 

@@ -64,7 +64,19 @@ pub fn perf_data(bytes: &[u8]) {
             single_threaded: false,
         },
     );
+    // Root frames by cgroup where the samples carry cgroup ids (the CGROUP records' paths
+    // looked up), else by thread: every root frame but comm-PID through the walk.
+    let group_by = match cpiflame_pipeline::GroupBy::choose(
+        Some(cpiflame_pipeline::GroupBy::Cgroup),
+        false,
+        false,
+        &file,
+    ) {
+        Ok(g) => g,
+        Err(_) => cpiflame_pipeline::GroupBy::Thread,
+    };
     let options = CollapseOptions {
+        group_by,
         pid: true,
         tid: false,
         kernel: true,
@@ -333,7 +345,7 @@ pub fn perf_script(bytes: &[u8]) {
     let commented = profile
         .frames
         .iter()
-        .any(|f| f.kind == cpiflame_profile::FrameKind::Process && f.name.starts_with('#'));
+        .any(|f| f.kind.is_root() && f.name.starts_with('#'));
     for e in 0..profile.events.len() {
         let samples = profile.total(e).samples;
         if samples == 0 || commented {

@@ -39,7 +39,8 @@ pub use flatten::DEFAULT_CHUNK_LIMIT;
 pub use input::{open_input, Compression, Input, InputKind};
 pub use meta::{BuildIdEntry, ClockData, CompressionInfo, Meta};
 pub use records::{
-    parse_side_band, MmapRecord, ReadRecord, Record, RecordKind, RecordView, Records,
+    parse_side_band, MmapRecord, NamespacesRecord, ReadRecord, Record, RecordKind, RecordView,
+    Records,
 };
 pub use sample::{
     parse_sample_record, trim_user_stack, trim_user_stack_to, BranchEntry, BranchStack, ReadView,

@@ -20,7 +20,7 @@ use crate::attr::EventAttr;
 use crate::bytes::{c_str, u16_at, u32_at, u64_at, Cursor, Endian};
 use crate::error::{ErrorKind, ReadError};
 use crate::file::{IdLayout, PerfData};
-use crate::sample::{parse_read, parse_sample, ReadView, Sample};
+use crate::sample::{parse_read, parse_sample, ReadView, Sample, U64s};
 
 /// A mapping of a file (or anonymous memory) into a process: MMAP and MMAP2 records.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,8 +96,46 @@ pub enum RecordKind<'a> {
         /// switch-in), `(pid, tid)`.
         other: Option<(i32, i32)>,
     },
+    /// A cgroup and its path under the cgroup root, `/` for the root itself
+    /// (PERF_RECORD_CGROUP: the kernel's for cgroups created while recording with
+    /// `attr.cgroup`, perf's synthesized ones for those that existed). Samples name it by `id`
+    /// (PERF_SAMPLE_CGROUP, [`Sample::cgroup`]).
+    Cgroup {
+        id: u64,
+        path: &'a [u8],
+    },
+    /// The namespaces of thread `tid` of `pid` (PERF_RECORD_NAMESPACES, `attr.namespaces`).
+    Namespaces(NamespacesRecord<'a>),
     /// Any other record type, kept so callers can count them.
     Other,
+}
+
+/// A PERF_RECORD_NAMESPACES: the namespaces of a thread when it was created or changed them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamespacesRecord<'a> {
+    pub pid: i32,
+    pub tid: i32,
+    /// `(dev, inode)` of each namespace, in the kernel's order (`NET_NS_INDEX`, `UTS`, `IPC`,
+    /// `PID`, `USER`, `MNT`, `CGROUP`, `TIME`: as many as the record says, checked against
+    /// its size), u64 pairs.
+    pub links: U64s<'a>,
+}
+
+impl NamespacesRecord<'_> {
+    /// How many namespaces the record lists.
+    pub fn len(&self) -> usize {
+        self.links.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `(dev, inode)` of namespace `index` (see [`NamespacesRecord::links`]).
+    pub fn link(&self, index: usize) -> Option<(u64, u64)> {
+        let at = index.checked_mul(2)?;
+        Some((self.links.get(at)?, self.links.get(at + 1)?))
+    }
 }
 
 /// One record with where it was found.
@@ -768,6 +806,33 @@ pub fn parse_side_band(
                 other,
             }
         }
+        record::CGROUP => {
+            let Some(id) = c.u64() else {
+                return Err("cgroup id");
+            };
+            let path = c.remaining();
+            // The kernel and perf end the path with a NUL (padding to 8 bytes after it).
+            if !path.contains(&0) {
+                return Err("cgroup path without its NUL");
+            }
+            RecordKind::Cgroup {
+                id,
+                path: c_str(path),
+            }
+        }
+        record::NAMESPACES => {
+            let (Some(pid), Some(tid), Some(nr)) = (c.u32(), c.u32(), c.u64()) else {
+                return Err("namespaces pid/tid/count");
+            };
+            let Some(links) = nr.checked_mul(2).and_then(|n| c.u64s(n)) else {
+                return Err("namespaces links (fewer bytes than the count says)");
+            };
+            RecordKind::Namespaces(NamespacesRecord {
+                pid: as_i32(pid),
+                tid: as_i32(tid),
+                links: U64s::new(links, e),
+            })
+        }
         _ => RecordKind::Other,
     };
     Ok(kind)
@@ -935,8 +1000,8 @@ mod tests {
     use crate::abi::{read_format, sample as st};
     use crate::attr_flags;
     use crate::write::{
-        comm_record, lost_record, read_record, sample_record, switch_record, ReadValue, ReadValues,
-        SampleFields, SampleId,
+        cgroup_record, comm_record, lost_record, namespaces_record, read_record, sample_record,
+        switch_record, ReadValue, ReadValues, SampleFields, SampleId,
     };
 
     /// The layout the recorder asks for: every side-band record ends with a 32-byte trailer.
@@ -1104,5 +1169,134 @@ mod tests {
         );
         assert_eq!(&got[..13], &raw[..]);
         assert_eq!(s.callchain.unwrap().iter().collect::<Vec<_>>(), [0x1000]);
+    }
+
+    /// The 32-byte sample_id trailer of [`attr`] for [`sid`]`(time)`, hand-laid: TID (pid,
+    /// tid), TIME, CPU (cpu, reserved), IDENTIFIER.
+    fn trailer(time: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(7u32.to_ne_bytes());
+        b.extend(8u32.to_ne_bytes());
+        b.extend(time.to_ne_bytes());
+        b.extend(1u32.to_ne_bytes());
+        b.extend(0u32.to_ne_bytes());
+        b.extend(42u64.to_ne_bytes());
+        b
+    }
+
+    fn header(rtype: u32, size: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(rtype.to_ne_bytes());
+        b.extend(0u16.to_ne_bytes());
+        b.extend((size as u16).to_ne_bytes());
+        b
+    }
+
+    /// PERF_RECORD_CGROUP as `perf_event.h` lays it out (u64 id, the path with its NUL padded
+    /// to 8 bytes, the trailer): read back field by field, and the writer's bytes are these.
+    #[test]
+    fn cgroup_records_decode_byte_exactly() {
+        let a = attr();
+        let path = "/system.slice/nginx.service"; // 27 bytes: NUL and 4 bytes of padding
+        let mut body = 0x1234_5678_9abc_def0u64.to_ne_bytes().to_vec();
+        body.extend(path.as_bytes());
+        body.extend([0u8; 5]);
+        body.extend(trailer(77));
+        let mut bytes = header(record::CGROUP, 8 + body.len());
+        bytes.extend(&body);
+        assert_eq!(bytes.len(), 8 + 8 + 32 + 32);
+        assert_eq!(
+            cgroup_record(&a, 0x1234_5678_9abc_def0, path, &sid(77)).unwrap(),
+            bytes
+        );
+        let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+        assert_eq!(view.time(&a), Some(77));
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Cgroup {
+                id: 0x1234_5678_9abc_def0,
+                path: path.as_bytes()
+            })
+        );
+        // The root: "/" and its NUL in 8 bytes.
+        let root = cgroup_record(&a, 1, "/", &sid(1)).unwrap();
+        assert_eq!(root.len(), 8 + 8 + 8 + 32);
+        let view = RecordView::parse(&root, Endian::NATIVE).unwrap();
+        assert_eq!(
+            view.side_band(&a),
+            Ok(RecordKind::Cgroup { id: 1, path: b"/" })
+        );
+    }
+
+    /// PERF_RECORD_NAMESPACES (u32 pid, u32 tid, u64 nr, nr (dev, inode) pairs, the trailer)
+    /// reads back pair by pair, and the writer's bytes are these.
+    #[test]
+    fn namespaces_records_decode_byte_exactly() {
+        let a = attr();
+        let links: Vec<(u64, u64)> = (0..8).map(|i| (4 + i, 0xf000_0000 + i)).collect();
+        let mut body = Vec::new();
+        body.extend(300u32.to_ne_bytes());
+        body.extend(301u32.to_ne_bytes());
+        body.extend(8u64.to_ne_bytes());
+        for &(dev, ino) in &links {
+            body.extend(dev.to_ne_bytes());
+            body.extend(ino.to_ne_bytes());
+        }
+        body.extend(trailer(9));
+        let mut bytes = header(record::NAMESPACES, 8 + body.len());
+        bytes.extend(&body);
+        assert_eq!(
+            namespaces_record(&a, 300, 301, &links, &sid(9)).unwrap(),
+            bytes
+        );
+        let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+        let Ok(RecordKind::Namespaces(ns)) = view.side_band(&a) else {
+            panic!("not namespaces: {:?}", view.side_band(&a));
+        };
+        assert_eq!((ns.pid, ns.tid, ns.len()), (300, 301, 8));
+        let got: Vec<_> = (0..ns.len()).map(|i| ns.link(i).unwrap()).collect();
+        assert_eq!(got, links);
+        assert_eq!(ns.link(8), None);
+    }
+
+    /// Records shorter than their fields: each refused with what ran out, never read past
+    /// their size (a count that claims more pairs than the record holds, a path cut before
+    /// its NUL, no room for the id or the count).
+    #[test]
+    fn short_cgroup_and_namespaces_records_are_refused() {
+        let a = attr();
+        let side_band = |rtype: u32, fields: &[u8]| {
+            let mut bytes = header(rtype, 8 + fields.len() + 32);
+            bytes.extend(fields);
+            bytes.extend(trailer(1));
+            let view = RecordView::parse(&bytes, Endian::NATIVE).unwrap();
+            view.side_band(&a).map(|_| ())
+        };
+        assert_eq!(side_band(record::CGROUP, &[1, 2, 3, 4]), Err("cgroup id"));
+        let mut no_nul = 5u64.to_ne_bytes().to_vec();
+        no_nul.extend(b"/abcdefg");
+        assert_eq!(
+            side_band(record::CGROUP, &no_nul),
+            Err("cgroup path without its NUL")
+        );
+        let mut claims = Vec::new();
+        claims.extend(1u32.to_ne_bytes());
+        claims.extend(1u32.to_ne_bytes());
+        claims.extend(3u64.to_ne_bytes());
+        claims.extend([0u8; 32]); // two pairs for a count of three
+        assert_eq!(
+            side_band(record::NAMESPACES, &claims),
+            Err("namespaces links (fewer bytes than the count says)")
+        );
+        let mut huge = claims[..8].to_vec();
+        huge.extend(u64::MAX.to_ne_bytes());
+        assert_eq!(
+            side_band(record::NAMESPACES, &huge),
+            Err("namespaces links (fewer bytes than the count says)")
+        );
+        assert_eq!(
+            side_band(record::NAMESPACES, &claims[..12]),
+            Err("namespaces pid/tid/count")
+        );
     }
 }

@@ -23,6 +23,10 @@ pub struct U64s<'a> {
 }
 
 impl<'a> U64s<'a> {
+    /// The values in `bytes` (a multiple of 8 long; a rest is not a value).
+    pub(crate) fn new(bytes: &'a [u8], endian: Endian) -> U64s<'a> {
+        U64s { bytes, endian }
+    }
     pub fn len(&self) -> usize {
         self.bytes.len() / 8
     }

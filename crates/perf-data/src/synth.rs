@@ -21,8 +21,8 @@ use std::io::{BufWriter, Cursor, Seek, Write};
 use std::path::PathBuf;
 
 use crate::write::{
-    comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2, PerfDataWriter,
-    SampleFields, SampleId,
+    cgroup_record, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
+    PerfDataWriter, SampleFields, SampleId,
 };
 
 /// A perf.data file being written: to a file ([`Recording::create`]) or to memory
@@ -109,6 +109,13 @@ impl<W: Write + Seek> Recording<W> {
     pub fn comm(&mut self, pid: i32, tid: i32, name: &str, time: u64) -> &mut Self {
         let sid = self.sid(pid, tid, time);
         self.record(&comm_record(&self.attrs[0], pid, tid, name, true, &sid).unwrap())
+    }
+
+    /// A CGROUP record: cgroup `id` is at `path` (its sample id: pid and tid -1, as perf
+    /// synthesizes it).
+    pub fn cgroup(&mut self, id: u64, path: &str, time: u64) -> &mut Self {
+        let sid = self.sid(-1, -1, time);
+        self.record(&cgroup_record(&self.attrs[0], id, path, &sid).unwrap())
     }
 
     /// An MMAP2 record, its sample id from the map's own pid and tid.

@@ -223,3 +223,60 @@ fn feature_sections_agree_with_linux_perf_data() {
     assert_eq!(names, their_names);
     assert_eq!(names, [Some("cpu-clock"), Some("task-clock")]);
 }
+
+/// perf's `--namespaces` records read as perf reads them (`perf script -D`: the offset,
+/// pid/tid and count of each PERF_RECORD_NAMESPACES), and their (dev, inode) pairs are the
+/// namespaces of this process, which the recorded command shares (`/proc/self/ns/*`, in the
+/// kernel's order).
+#[test]
+fn namespaces_records_match_perf_script_and_proc() {
+    use std::os::unix::fs::MetadataExt;
+    if !perf_works() {
+        cpiflame_testkit::unavailable(
+            "perf is not installed or cannot record here (`perf record -e cpu-clock` fails)",
+        );
+        return;
+    }
+    let data = tmp("namespaces.data");
+    record(&data, &["--namespaces", "-e", "cpu-clock", "--", "true"]);
+    let out = Command::new("perf")
+        .args(["script", "-D", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // `0 0x270 [0x98]: PERF_RECORD_NAMESPACES 30640/30640 - nr_namespaces: 7`
+    let theirs: Vec<(u64, i32, i32, usize)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (head, rest) = l.split_once(": PERF_RECORD_NAMESPACES ")?;
+            let offset = head.split_whitespace().nth(1)?.strip_prefix("0x")?;
+            let (ids, nr) = rest.split_once(" - nr_namespaces: ")?;
+            let (pid, tid) = ids.split_once('/')?;
+            Some((
+                u64::from_str_radix(offset, 16).ok()?,
+                pid.parse().ok()?,
+                tid.parse().ok()?,
+                nr.trim().parse().ok()?,
+            ))
+        })
+        .collect();
+    assert!(!theirs.is_empty(), "perf wrote no NAMESPACES record");
+    let file = PerfData::open(&data).unwrap();
+    let mut ours = Vec::new();
+    for r in file.records_in_file_order() {
+        let r = r.unwrap();
+        if let RecordKind::Namespaces(ns) = r.kind {
+            ours.push((r.offset, ns.pid, ns.tid, ns.len()));
+            let names = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup", "time"];
+            for (i, name) in names.iter().enumerate().take(ns.len()) {
+                let Ok(m) = std::fs::metadata(format!("/proc/self/ns/{name}")) else {
+                    continue;
+                };
+                assert_eq!(ns.link(i), Some((m.dev(), m.ino())), "{name}");
+            }
+        }
+    }
+    assert_eq!(ours, theirs);
+    let _ = std::fs::remove_file(&data);
+}

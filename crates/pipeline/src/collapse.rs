@@ -3,7 +3,6 @@
 //! sample is named with the mappings and thread names of its moment.
 
 use foldhash::HashMap;
-use std::sync::Arc;
 
 use std::ops::Range;
 use std::sync::mpsc;
@@ -21,15 +20,19 @@ use cpiflame_profile::{
     wall, Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, SourceLines,
 };
 
+use crate::group::{GroupBy, Roots};
 use crate::offcpu::WallPlan;
 use crate::time::TimeRanges;
 
-/// What goes into the root frame, as `stackcollapse-perf --pid/--tid` do.
+/// What goes into the root frames (`group_by`; with [`GroupBy::Comm`], `pid` and `tid` as
+/// `stackcollapse-perf --pid/--tid` do), and which frames are kept.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CollapseOptions {
-    /// Root frame `comm-PID`.
+    /// The root frames: cgroup, process, thread or comm (see [`crate::group`]).
+    pub group_by: GroupBy,
+    /// Comm root frame `comm-PID`.
     pub pid: bool,
-    /// Root frame `comm-PID/TID`.
+    /// Comm root frame `comm-PID/TID`.
     pub tid: bool,
     /// Keep kernel frames (on by default in the CLI, as perf shows them).
     pub kernel: bool,
@@ -384,8 +387,7 @@ pub fn collapse_all(
     // Stacks are first counted by resolver frame ids, which are cheap to hash and final
     // only once every name is (kernel names arrive late); they become named profile frames
     // at the end, where stacks that turn out to have the same names merge.
-    let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
+    let mut roots = Roots::new(options.group_by, options.pid, options.tid);
     let mut raw: HashMap<Vec<u32>, RawStack> = HashMap::default();
     let mut key: Vec<u32> = Vec::new();
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
@@ -398,29 +400,7 @@ pub fn collapse_all(
             return;
         };
         let pid = sample.pid.unwrap_or(-1);
-        let tid = sample.tid.unwrap_or(-1);
-        let comm = resolver.thread_name(pid, tid);
-        let root_key = (
-            comm,
-            if options.pid || options.tid { pid } else { 0 },
-            if options.tid { tid } else { 0 },
-        );
-        let root = match root_ids.get(&root_key) {
-            Some(&id) => id,
-            None => {
-                let (comm, pid, tid) = &root_key;
-                roots.push(if options.tid {
-                    format!("{comm}-{pid}/{tid}")
-                } else if options.pid {
-                    format!("{comm}-{pid}")
-                } else {
-                    comm.to_string()
-                });
-                let id = (roots.len() - 1) as u32;
-                root_ids.insert(root_key, id);
-                id
-            }
-        };
+        let root = roots.of(sample, resolver);
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
@@ -456,7 +436,7 @@ pub fn collapse_all(
             .into_iter()
             .map(|name| EventColumn { name })
             .collect(),
-        roots,
+        roots.into_chains(),
         resolver,
         options.kernel,
     );
@@ -652,8 +632,8 @@ impl LineNames {
                     }
                     continue;
                 }
-                // Root first, the root (a process) without a line.
-                let mut lines = vec![NO_LINE];
+                // Root first, the root frames (cgroup, process, thread) without a line.
+                let mut lines = vec![NO_LINE; names.roots[key[0] as usize].len()];
                 for i in (0..frames.len()).rev() {
                     if kept[i] {
                         lines.push(if i < chain {
@@ -874,7 +854,7 @@ impl ReadDeltas {
 /// `kernel`.
 pub(crate) fn named_profile(
     columns: Vec<EventColumn>,
-    roots: Vec<String>,
+    roots: Vec<Vec<Frame>>,
     raw: impl IntoIterator<Item = (Vec<u32>, Vec<Count>)>,
     resolver: &Resolver,
     kernel: bool,
@@ -887,7 +867,8 @@ pub(crate) fn named_profile(
 /// Resolver frames made profile frames, once each.
 pub(crate) struct Names<'a> {
     profile: Profile,
-    roots: Vec<FrameId>,
+    /// Each root id's root frames, root first.
+    roots: Vec<Vec<FrameId>>,
     map: Vec<Option<FrameId>>,
     resolver: &'a Resolver,
     kernel: bool,
@@ -896,20 +877,14 @@ pub(crate) struct Names<'a> {
 impl<'a> Names<'a> {
     fn new(
         columns: Vec<EventColumn>,
-        roots: Vec<String>,
+        roots: Vec<Vec<Frame>>,
         resolver: &'a Resolver,
         kernel: bool,
     ) -> Names<'a> {
         let mut profile = Profile::new(columns);
         let roots = roots
             .into_iter()
-            .map(|name| {
-                profile.intern(Frame {
-                    name,
-                    module: String::new(),
-                    kind: FrameKind::Process,
-                })
-            })
+            .map(|chain| chain.into_iter().map(|f| profile.intern(f)).collect())
             .collect();
         Names {
             profile,
@@ -937,7 +912,7 @@ impl<'a> Names<'a> {
     /// The profile stack (root first) of `key` (a root, then resolver frames leaf first).
     fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
         stack.clear();
-        stack.push(self.roots[key[0] as usize]);
+        stack.extend_from_slice(&self.roots[key[0] as usize]);
         for &frame in key[1..].iter().rev() {
             if let Some(id) = self.frame(frame) {
                 stack.push(id);

@@ -42,6 +42,7 @@ mod collapse;
 pub mod compare;
 pub mod draw;
 mod fold;
+pub mod group;
 mod hybrid;
 mod load;
 mod marks;
@@ -61,6 +62,7 @@ pub use collapse::{
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;
 pub use fold::{write_fold, FoldError};
+pub use group::{GroupBy, GroupByError};
 pub use hybrid::{event_columns, ratio_cycles_events};
 pub use load::{
     load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions, Loaded,

@@ -18,6 +18,7 @@ use cpiflame_profile::{
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
+use crate::group::{GroupBy, GroupByError};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
 use crate::offcpu::{WallPlan, WallStats};
@@ -36,6 +37,9 @@ pub struct LoadOptions {
     pub resolve: ResolveOptions,
     /// Keep kernel frames.
     pub kernel: bool,
+    /// The root frames (`--group-by`); `None`: the recording's default (see
+    /// [`GroupBy::default_for`]).
+    pub group_by: Option<GroupBy>,
     /// Root frame `comm-PID`.
     pub pid: bool,
     /// Root frame `comm-PID/TID`.
@@ -107,6 +111,28 @@ impl LoadOptions {
         .into()
     }
 
+    /// The root frames to read `file` with: `--group-by`, else the recording's default (an
+    /// error naming the file when the flags ask for what it cannot give).
+    pub fn group_by(&self, file: &PerfData) -> Result<GroupBy, LoadError> {
+        GroupBy::choose(self.group_by, self.pid, self.tid, file).map_err(|source| {
+            LoadError::GroupBy {
+                file: self.file.clone(),
+                source,
+            }
+        })
+    }
+
+    /// Text input keeps its root frames: an error for a `--group-by` that would change them.
+    fn check_text_group_by(&self) -> Result<(), LoadError> {
+        match self.group_by {
+            Some(g) if g != GroupBy::Comm => Err(LoadError::GroupBy {
+                file: self.file.clone(),
+                source: GroupByError::Text(g),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// An error naming the `--kallsyms` file when it cannot be read.
     pub fn check_kallsyms(&self) -> Result<(), LoadError> {
         if let Some(path) = &self.resolve.kallsyms {
@@ -173,6 +199,9 @@ pub enum LoadError {
     /// `--time` cannot be applied (bad syntax, no timestamps, no sample in the ranges).
     #[error(transparent)]
     Time(Box<crate::time::TimeError>),
+    /// `--group-by` (or `--pid`/`--tid`) asked for root frames the input cannot give.
+    #[error("{}: {source}", file.display())]
+    GroupBy { file: PathBuf, source: GroupByError },
 }
 
 impl From<crate::time::TimeError> for LoadError {
@@ -236,8 +265,7 @@ impl Loaded {
         let mut frames = top_frames_at(&self.profile, columns, confidence);
         if let (true, Some(lines)) = (lines, &self.lines) {
             let hot = lines.hottest_self(&self.profile, &self.line_columns(), |f| {
-                (f.kind != cpiflame_profile::FrameKind::Process)
-                    .then(|| (f.name.clone(), f.module.clone()))
+                (!f.kind.is_root()).then(|| (f.name.clone(), f.module.clone()))
             });
             for f in &mut frames {
                 let line = hot.get(&(f.name.clone(), f.module.clone())).and_then(|h| {
@@ -392,6 +420,7 @@ pub fn load_input(
 }
 
 fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    options.check_text_group_by()?;
     let source = options.file.display().to_string();
     if options.time.is_some() {
         return Err(crate::time::TimeError::NoTimestamps {
@@ -419,6 +448,7 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
 /// column per event, roots and kernel frames as `options` say. Roles are detected by event
 /// name and, where `perf script --header` gave an event's type and config, by encoding too.
 fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
+    options.check_text_group_by()?;
     let source = options.file.display().to_string();
     let script_options = PerfScriptOptions {
         pid: options.pid,
@@ -508,6 +538,7 @@ pub fn load_opened(
         file,
         &mut resolver,
         CollapseOptions {
+            group_by: options.group_by(file)?,
             pid: options.pid,
             tid: options.tid,
             kernel: options.kernel,

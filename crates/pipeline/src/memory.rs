@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
@@ -12,6 +11,7 @@ use cpiflame_profile::{Count, EventColumn, Profile};
 use cpiflame_unwind::Resolver;
 
 use crate::collapse::named_profile;
+use crate::group::Roots;
 use crate::time::TimeRanges;
 use crate::{
     walk_samples_in, CollapseOptions, CollapseStats, LoadError, LoadOptions, SampleFilter,
@@ -36,6 +36,7 @@ pub(crate) fn load_profile(
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = options.resolver(&file.meta)?;
     let collapse = CollapseOptions {
+        group_by: options.group_by(file)?,
         pid: options.pid,
         tid: options.tid,
         kernel: options.kernel,
@@ -162,8 +163,7 @@ pub fn collapse_loads(
     let classes: Vec<ServedFrom> = ServedFrom::ALL.to_vec();
     let column = |c: ServedFrom| classes.iter().position(|k| *k == c).unwrap_or(0);
     let mut stats = LoadStats::default();
-    let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
+    let mut roots = Roots::new(options.group_by, options.pid, options.tid);
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
     let filter = SampleFilter::new(times, None);
@@ -183,25 +183,7 @@ pub fn collapse_loads(
         let weight = sample.weight.map_or(0, latency);
         stats.loads += 1;
         stats.load_weight = stats.load_weight.saturating_add(weight);
-        let pid = sample.pid.unwrap_or(-1);
-        let tid = sample.tid.unwrap_or(-1);
-        let comm = resolver.thread_name(pid, tid);
-        let root_key = (
-            comm,
-            if options.pid || options.tid { pid } else { 0 },
-            if options.tid { tid } else { 0 },
-        );
-        let root = *root_ids.entry(root_key.clone()).or_insert_with(|| {
-            let (comm, pid, tid) = &root_key;
-            roots.push(if options.tid {
-                format!("{comm}-{pid}/{tid}")
-            } else if options.pid {
-                format!("{comm}-{pid}")
-            } else {
-                comm.to_string()
-            });
-            (roots.len() - 1) as u32
-        });
+        let root = roots.of(sample, resolver);
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
@@ -232,7 +214,7 @@ pub fn collapse_loads(
                 name: format!("loads from {}", c.name()),
             })
             .collect(),
-        roots,
+        roots.into_chains(),
         raw,
         resolver,
         options.kernel,

@@ -47,8 +47,9 @@ struct LocationData {
 /// A location and what is known of it.
 type Location = (LocationKey, LocationData);
 
-/// A distinct sample: thread, process, stack of location indexes (leaf first).
-type SampleKey = (Arc<str>, i32, i32, Vec<u32>);
+/// A distinct sample: thread name, process, thread, stack of location indexes (leaf first),
+/// cgroup path (when the sample has a cgroup id).
+type SampleKey = (Arc<str>, i32, i32, Vec<u32>, Option<Arc<str>>);
 
 /// The profile of `source`: every sample walked again with a fresh resolver, weighed as
 /// `collapse` weighs it, its stack kept as addresses.
@@ -129,7 +130,18 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
             stack.push(index);
         }
         sample_weights.weights(file, sample, &mut weights);
-        let key = (resolver.thread_name(pid, tid), pid, tid, stack.clone());
+        let cgroup = sample.cgroup.map(|id| {
+            resolver
+                .cgroup_path(id)
+                .unwrap_or_else(|| format!("[unknown cgroup {id:#x}]").into())
+        });
+        let key = (
+            resolver.thread_name(pid, tid),
+            pid,
+            tid,
+            stack.clone(),
+            cgroup,
+        );
         let values = samples
             .entry(key)
             .or_insert_with(|| vec![0; 2 * names.len()]);
@@ -216,7 +228,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
     // executable of the process with the most samples, found by its name (comm is the
     // executable's file name, cut to 15 bytes).
     let mut per_pid: HashMap<i32, u64> = HashMap::new();
-    for ((_, pid, _, _), values) in &samples {
+    for ((_, pid, _, _, _), values) in &samples {
         *per_pid.entry(*pid).or_default() += values.iter().sum::<u64>();
     }
     if let Some((&pid, _)) = per_pid.iter().max_by_key(|(&pid, &n)| (n, -pid)) {
@@ -253,15 +265,19 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         }
         ids.push(b.location(mapping_id, key.address.address().0, &frames));
     }
-    for ((thread, pid, tid, stack), values) in samples {
+    for ((thread, pid, tid, stack, cgroup), values) in samples {
+        let mut labels = vec![
+            ("thread", LabelValue::Str(thread.to_string())),
+            ("pid", LabelValue::Num(i64::from(pid))),
+            ("tid", LabelValue::Num(i64::from(tid))),
+        ];
+        if let Some(cgroup) = cgroup {
+            labels.push(("cgroup", LabelValue::Str(cgroup.to_string())));
+        }
         b.sample(
             stack.iter().map(|&i| ids[i as usize]).collect(),
             values.into_iter().map(value).collect(),
-            &[
-                ("thread", LabelValue::Str(thread.to_string())),
-                ("pid", LabelValue::Num(i64::from(pid))),
-                ("tid", LabelValue::Num(i64::from(tid))),
-            ],
+            &labels,
         );
     }
     Ok(b.finish())
@@ -299,10 +315,10 @@ fn merge_by_final_names(
         merged_into.push(index);
     }
     let mut merged: std::collections::BTreeMap<SampleKey, Vec<u64>> = Default::default();
-    for ((thread, pid, tid, stack), values) in samples {
+    for ((thread, pid, tid, stack, cgroup), values) in samples {
         let stack = stack.iter().map(|&i| merged_into[i as usize]).collect();
         let sum = merged
-            .entry((thread, pid, tid, stack))
+            .entry((thread, pid, tid, stack, cgroup))
             .or_insert_with(|| vec![0; values.len()]);
         for (sum, v) in sum.iter_mut().zip(values) {
             *sum = sum.saturating_add(v);
@@ -448,7 +464,7 @@ mod tests {
             let mut samples: HashMap<SampleKey, Vec<u64>> = HashMap::new();
             for (stack, values) in [(a, [1, 10]), (b, [2, 20])] {
                 let sum = samples
-                    .entry((thread.clone(), 7, 7, stack))
+                    .entry((thread.clone(), 7, 7, stack, None))
                     .or_insert_with(|| vec![0, 0]);
                 sum.iter_mut().zip(values).for_each(|(s, v)| *s += v);
             }
@@ -463,7 +479,7 @@ mod tests {
                 .collect();
             let stacks: Vec<(Vec<u32>, Vec<u64>)> = samples
                 .into_iter()
-                .map(|((_, _, _, s), v)| (s, v))
+                .map(|((_, _, _, s, _), v)| (s, v))
                 .collect();
             (before, named, stacks)
         };

@@ -24,7 +24,7 @@ fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::R
             FrameKind::Kernel => out.write_all(b"_[k]")?,
             FrameKind::Inline => out.write_all(b"_[i]")?,
             FrameKind::Jit => out.write_all(b"_[j]")?,
-            FrameKind::Process | FrameKind::User => {}
+            FrameKind::Process | FrameKind::Thread | FrameKind::Cgroup | FrameKind::User => {}
         }
     }
     Ok(())

@@ -9,11 +9,12 @@ pub type FrameId = u32;
 /// annotations stay possible without parsing names.
 ///
 /// In JSON (the `kind` field of reports and diffs) it is the lowercase variant name:
-/// `"process"`, `"user"`, `"inline"`, `"kernel"`, `"jit"`.
+/// `"process"`, `"user"`, `"inline"`, `"kernel"`, `"jit"`, `"thread"`, `"cgroup"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
-    /// The root frame: the process (command) name.
+    /// The root frame: the process (command) name; with `--group-by process`, `cgroup` or
+    /// `thread`, the process as `comm [pid]`.
     Process,
     /// A user-space function (or `module+0xOFFSET` when it could not be named).
     User,
@@ -25,6 +26,23 @@ pub enum FrameKind {
     /// `perf inject --jit` wrote (`jitted-PID-N.so`): stackcollapse-perf's and inferno's
     /// `_[j]` frames.
     Jit,
+    /// A thread of the process below it, `comm [tid]` (`--group-by thread`): a root frame
+    /// above the process's, not a function.
+    Thread,
+    /// A cgroup, by its path (`/system.slice/nginx.service`, `/` for the root): the first
+    /// root frame with `--group-by cgroup`, not a function.
+    Cgroup,
+}
+
+impl FrameKind {
+    /// Whether frames of this kind say whose the stack is (cgroup, process, thread) rather
+    /// than which code ran: the root frames.
+    pub fn is_root(self) -> bool {
+        matches!(
+            self,
+            FrameKind::Process | FrameKind::Thread | FrameKind::Cgroup
+        )
+    }
 }
 
 /// One named frame. Two frames are the same frame when all three fields are equal.

@@ -747,8 +747,11 @@ impl Agg<'_> {
     }
 }
 
-fn is_process(f: &Frame) -> bool {
-    f.kind == FrameKind::Process
+/// What sets a root frame (a process, thread or cgroup: not a function) apart from functions
+/// of the same name, and from roots of other kinds: its kind; `None` for functions, whose
+/// kinds merge (see [`FrameSummary::kind`]).
+fn root_kind(f: &Frame) -> Option<FrameKind> {
+    f.kind.is_root().then_some(f.kind)
 }
 
 /// Every function of `p` with its self and total cycles samples, shares and inclusive stall
@@ -773,7 +776,7 @@ pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
 pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<FrameSummary> {
     let (stalls, instructions) = (columns.stalls, columns.instructions);
     let (aggs, whole) = aggregate(p, columns, |f| {
-        (is_process(f), f.name.as_str(), f.module.as_str())
+        (root_kind(f), f.name.as_str(), f.module.as_str())
     });
     let all = whole.cycles;
     let wall = |part: u128| whole.wall.map(|_| saturate(part));
@@ -826,13 +829,13 @@ type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
 /// For each (is process, name): the module to show, the first non-empty module in
 /// [`top_frames`] order (most wall time first when there is wall time, then most total
 /// samples).
-fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(bool, String), String> {
+fn modules_by_name(p: &Profile, columns: Columns) -> HashMap<(Option<FrameKind>, String), String> {
     let mut map = HashMap::new();
     for f in top_frames_of(p, columns) {
         if f.module.is_empty() {
             continue;
         }
-        map.entry((f.kind == FrameKind::Process, f.name))
+        map.entry((f.kind.is_root().then_some(f.kind), f.name))
             .or_insert(f.module);
     }
     map
@@ -872,7 +875,7 @@ pub fn diff_frames_of(
     a_columns: Columns,
 ) -> Vec<FrameDiff> {
     let (b_stalls, a_stalls) = (b_columns.stalls, a_columns.stalls);
-    let key = |f: &Frame| (is_process(f), f.name.clone());
+    let key = |f: &Frame| (root_kind(f), f.name.clone());
     let (b_aggs, b_whole) = aggregate(before, b_columns, key);
     let (a_aggs, a_whole) = aggregate(after, a_columns, key);
     let (b_all, a_all) = (b_whole.cycles, a_whole.cycles);
@@ -881,16 +884,16 @@ pub fn diff_frames_of(
     let b_modules = modules_by_name(before, b_columns);
     let a_modules = modules_by_name(after, a_columns);
 
-    let mut pairs: HashMap<(bool, &str), Pair> = HashMap::new();
+    let mut pairs: HashMap<(Option<FrameKind>, &str), Pair> = HashMap::new();
     for a in &b_aggs {
         pairs
-            .entry((is_process(a.frame), a.frame.name.as_str()))
+            .entry((root_kind(a.frame), a.frame.name.as_str()))
             .or_default()
             .0 = Some(a);
     }
     for a in &a_aggs {
         pairs
-            .entry((is_process(a.frame), a.frame.name.as_str()))
+            .entry((root_kind(a.frame), a.frame.name.as_str()))
             .or_default()
             .1 = Some(a);
     }
@@ -987,7 +990,7 @@ impl Default for ChangeTest {
 }
 
 /// A function's key as [`diff_frames`] matches functions: process or not, and the name.
-type DiffKey<'p> = (bool, &'p str);
+type DiffKey<'p> = (Option<FrameKind>, &'p str);
 
 /// A run's counts per function and its column total ([`measured_counts`]).
 type RunCounts<'p> = (HashMap<DiffKey<'p>, (Count, &'p Frame)>, Count);
@@ -1021,7 +1024,7 @@ fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -> RunCounts
                 continue;
             };
             let entry = counts
-                .entry((is_process(frame), frame.name.as_str()))
+                .entry((root_kind(frame), frame.name.as_str()))
                 .or_insert((Count::default(), frame, usize::MAX));
             // Recursion counts a stack once.
             if entry.2 != i {
@@ -1069,9 +1072,9 @@ pub fn diff_runs<'p>(
     };
     let (b_runs, a_runs) = (side(before), side(after));
 
-    let mut known: HashSet<(bool, String)> = diffs
+    let mut known: HashSet<(Option<FrameKind>, String)> = diffs
         .iter()
-        .map(|d| (d.kind == FrameKind::Process, d.name.clone()))
+        .map(|d| (d.kind.is_root().then_some(d.kind), d.name.clone()))
         .collect();
     let mut added = false;
     for (counts, _) in b_runs.iter().chain(&a_runs) {
@@ -1090,7 +1093,7 @@ pub fn diff_runs<'p>(
 
     let several = before.len() > 1 || after.len() > 1;
     for d in &mut diffs {
-        let key = (d.kind == FrameKind::Process, d.name.as_str());
+        let key = (d.kind.is_root().then_some(d.kind), d.name.as_str());
         let shares = |runs: &[RunCounts]| -> Vec<Share> {
             runs.iter()
                 .map(|(counts, total)| Share {
@@ -1227,8 +1230,12 @@ fn line_cell(line: Option<&LineSummary>) -> String {
 
 fn function_cell(name: &str, module: &str, kind: FrameKind) -> String {
     let mut s = name.to_string();
-    if kind == FrameKind::Inline {
-        s.push_str(" (inlined)");
+    match kind {
+        FrameKind::Inline => s.push_str(" (inlined)"),
+        // Root frames that are not processes (a process's is its name alone, as ever).
+        FrameKind::Thread => s.push_str(" (thread)"),
+        FrameKind::Cgroup => s.push_str(" (cgroup)"),
+        _ => {}
     }
     if !module.is_empty() {
         s.push_str(" [");

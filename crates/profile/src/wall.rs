@@ -19,7 +19,7 @@
 //! names the kind of wait ([`WaitKind`]: a lock or futex, a sleep, pipe/socket/poll I/O, disk
 //! or page-fault I/O, other) and the function it was recognised by.
 
-use crate::{Frame, FrameKind, Profile};
+use crate::{Frame, Profile};
 
 /// Name of the column of on-CPU nanoseconds.
 pub const ON_CPU: &str = "on-cpu-time";
@@ -126,7 +126,7 @@ impl<'a> WaitReason<'a> {
         let mut other = None;
         let mut rest = frames.into_iter().rev();
         while let Some(frame) = rest.next() {
-            if frame.kind == FrameKind::Process {
+            if frame.kind.is_root() {
                 continue;
             }
             let name = base_name(&frame.name);
@@ -147,7 +147,7 @@ impl<'a> WaitReason<'a> {
                 // Waiting for a disk read or write: say for what, when a caller tells.
                 let what = rest
                     .by_ref()
-                    .take_while(|f| f.kind != FrameKind::Process)
+                    .take_while(|f| !f.kind.is_root())
                     .find(|f| kind_of(base_name(&f.name)) == Some(WaitKind::DiskIo));
                 return WaitReason {
                     kind: WaitKind::DiskIo,
@@ -392,7 +392,7 @@ fn kind_of(name: &str) -> Option<WaitKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EventColumn;
+    use crate::{EventColumn, FrameKind};
 
     fn profile(names: &[&str]) -> Profile {
         Profile::new(

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
 use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::ratios::{RatioIntervals, RatioKind};
-use cpiflame_profile::{Count, FrameId, Profile, SourceLines};
+use cpiflame_profile::{Count, FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
     cpi_color, cpi_position, stall_color, uncertain_color, warm_color, Rgb, CPI_HIGH, CPI_LOW,
@@ -355,6 +355,10 @@ impl Picture for Cpi<'_> {
     fn name(&self, node: &CpiNode) -> &str {
         node.frame
             .map_or("all", |id| self.profile.frame(id).name.as_str())
+    }
+
+    fn kind(&self, node: &CpiNode) -> Option<FrameKind> {
+        node.frame.map(|id| self.profile.frame(id).kind)
     }
 
     fn fill(&self, node: &CpiNode) -> Rgb {

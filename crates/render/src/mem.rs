@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{Count, FrameId, Profile, Stack};
+use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
 
 use crate::color::{stall_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
 use crate::page::{self, write_origin, Legend, Look, Picture};
@@ -205,6 +205,10 @@ impl Picture for Mem<'_> {
     fn name(&self, node: &MemNode) -> &str {
         node.frame
             .map_or("all", |id| self.profile.frame(id).name.as_str())
+    }
+
+    fn kind(&self, node: &MemNode) -> Option<FrameKind> {
+        node.frame.map(|id| self.profile.frame(id).kind)
     }
 
     fn fill(&self, node: &MemNode) -> Rgb {

@@ -71,6 +71,11 @@ pub(crate) trait Picture {
     /// The label of a frame, and the first line of its tooltip (which the script searches).
     fn name(&self, node: &Node<Self::Frame, Self::Weight>) -> &str;
     fn fill(&self, node: &Node<Self::Frame, Self::Weight>) -> Rgb;
+    /// The frame's kind, where the picture knows it: root frames that group processes
+    /// (cgroups, threads) are outlined ([`GROUP_OUTLINE`]).
+    fn kind(&self, _node: &Node<Self::Frame, Self::Weight>) -> Option<FrameKind> {
+        None
+    }
     /// The `<title>` text after the name: the name is written by the page.
     fn write_details<O: Write>(
         &self,
@@ -383,9 +388,13 @@ impl<P: Picture + Sync> Frames<'_, P> {
             p.write_pattern(w, &id, node, ROW - 1)?;
             return writeln!(w, "</g>");
         }
+        let outline = match p.kind(node) {
+            Some(FrameKind::Cgroup | FrameKind::Thread) => GROUP_OUTLINE,
+            _ => "",
+        };
         writeln!(
             w,
-            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"/><text x="{:.2}" y="{}">{}</text></g>"#,
+            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"{outline}/><text x="{:.2}" y="{}">{}</text></g>"#,
             ROW - 1,
             p.fill(node),
             x + LABEL_PAD,
@@ -394,6 +403,11 @@ impl<P: Picture + Sync> Frames<'_, P> {
         )
     }
 }
+
+/// The outline of a cgroup's or a thread's frame (`--group-by`): filled like any frame (its
+/// stall share or CPI is the group's), but not a function, and drawn so.
+pub(crate) const GROUP_OUTLINE: &str =
+    r##" stroke="#303030" stroke-width="1" stroke-dasharray="4 2""##;
 
 /// Pixels from a swatch's left edge to the next one's, for a label of `label` characters:
 /// the square, a gap, the label and a wider gap.
@@ -561,6 +575,8 @@ pub(crate) fn write_origin<W: Write>(w: &mut W, frame: &Frame) -> io::Result<()>
         FrameKind::Inline => "inlined",
         FrameKind::Kernel => "kernel",
         FrameKind::Jit => "jit",
+        FrameKind::Thread => "thread",
+        FrameKind::Cgroup => "cgroup",
     };
     match (frame.module.is_empty(), kind.is_empty()) {
         (true, true) => Ok(()),

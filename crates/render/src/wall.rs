@@ -38,7 +38,7 @@ use std::io::{self, BufWriter, Write};
 use cpiflame_profile::interval::Interval;
 use cpiflame_profile::lines::{HotLine, LineColumns};
 use cpiflame_profile::wall::{WaitReason, WallColumns};
-use cpiflame_profile::{FrameId, Profile, SourceLines};
+use cpiflame_profile::{FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
     cpi_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
@@ -304,6 +304,10 @@ impl Picture for Wall<'_> {
     fn name(&self, node: &WallNode) -> &str {
         node.frame
             .map_or("all", |id| self.profile.frame(id).name.as_str())
+    }
+
+    fn kind(&self, node: &WallNode) -> Option<FrameKind> {
+        node.frame.map(|id| self.profile.frame(id).kind)
     }
 
     fn fill(&self, node: &WallNode) -> Rgb {

@@ -172,6 +172,17 @@ impl Resolver {
         self.namer.thread_name(pid, tid)
     }
 
+    /// The name of process `pid` (its main thread's comm, else thread `tid`'s) at this point
+    /// of the recording.
+    pub fn process_name(&self, pid: i32, tid: i32) -> Arc<str> {
+        self.namer.process_name(pid, tid)
+    }
+
+    /// The path of cgroup `id` (PERF_RECORD_CGROUP), when the recording has said it.
+    pub fn cgroup_path(&self, id: u64) -> Option<Arc<str>> {
+        self.namer.cgroup_path(id)
+    }
+
     /// Modules whose frames could not be named, with why and how many frames.
     pub fn unnamed(&self) -> Vec<Unnamed> {
         self.namer.unnamed()

@@ -468,7 +468,9 @@ fn the_perf_3_8_branch_file_folds_as_before() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../perf-data/tests/wild/q-callgraph_and_branch-3.8.data.xz");
     let out = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(["fold", file.to_str().unwrap()])
+        // Recorded with `-a`: comm roots as when the expected stacks were written (the
+        // default for a system-wide recording is `comm [pid]`).
+        .args(["fold", "--group-by", "comm", file.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -25,6 +25,7 @@ mod event_attrs;
 mod faults;
 mod gate;
 mod golden;
+mod group_by;
 mod hot_lines;
 mod kallsyms;
 mod lbr;

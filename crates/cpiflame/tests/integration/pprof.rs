@@ -378,7 +378,16 @@ fn every_wild_file_converts_with_fold_stacks_per_event() {
             .collect();
         assert!(!events.is_empty(), "{}", input.display());
         for event in events {
-            let fold = fold_stacks(&ok(&cpiflame(&["fold", "--event", &event, s(&input)])));
+            // pprof's root is the `thread` label, the comm: fold's comm roots (a
+            // system-wide file's default is `comm [pid]`).
+            let fold = fold_stacks(&ok(&cpiflame(&[
+                "fold",
+                "--group-by",
+                "comm",
+                "--event",
+                &event,
+                s(&input),
+            ])));
             let index = format!("-sample_index={event}_sample");
             let traces = trace_stacks(&go_pprof(&["-traces", &index], &out));
             assert_eq!(fold, traces, "{}: {event}", input.display());

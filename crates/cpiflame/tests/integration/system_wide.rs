@@ -15,7 +15,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 /// `perf script -F FIELDS` on `data`.
-fn perf_script(data: &Path, fields: &str) -> String {
+pub(crate) fn perf_script(data: &Path, fields: &str) -> String {
     let out = Command::new("perf")
         .args(["script", "-i", s(data), "-F", fields])
         .output()

@@ -107,6 +107,8 @@ pub struct SampleFields {
     pub data_src: u64,
     /// PERF_SAMPLE_PHYS_ADDR.
     pub phys_addr: u64,
+    /// PERF_SAMPLE_CGROUP: the id of the sampled task's cgroup (see [`cgroup_record`]).
+    pub cgroup: u64,
     /// PERF_SAMPLE_DATA_PAGE_SIZE.
     pub data_page_size: u64,
     /// PERF_SAMPLE_CODE_PAGE_SIZE.
@@ -257,6 +259,43 @@ pub fn mmap2_record(attr: &EventAttr, m: &Mmap2, sample_id: &SampleId) -> Result
     b.record_string(&m.filename, "mmap filename")?;
     b.sample_id(attr, sample_id);
     frame(record::MMAP2, misc, b)
+}
+
+/// PERF_RECORD_CGROUP: cgroup `id` is at `path` under the cgroup root (`/` for the root), as
+/// the kernel writes it (`perf_event_cgroup_output`) and perf synthesizes it for the cgroups
+/// that exist when it starts.
+pub fn cgroup_record(
+    attr: &EventAttr,
+    id: u64,
+    path: &str,
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(id);
+    b.record_string(path, "cgroup path")?;
+    b.sample_id(attr, sample_id);
+    frame(record::CGROUP, 0, b)
+}
+
+/// PERF_RECORD_NAMESPACES: thread `tid` of `pid` is in the namespaces `links` (`(dev,
+/// inode)` each, in the kernel's order: net, uts, ipc, pid, user, mnt, cgroup, time).
+pub fn namespaces_record(
+    attr: &EventAttr,
+    pid: i32,
+    tid: i32,
+    links: &[(u64, u64)],
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(pid);
+    b.i32(tid);
+    b.u64(links.len() as u64);
+    for &(dev, ino) in links {
+        b.u64(dev);
+        b.u64(ino);
+    }
+    b.sample_id(attr, sample_id);
+    frame(record::NAMESPACES, 0, b)
 }
 
 /// PERF_RECORD_FORK: `pid`/`tid` was created by `ppid`/`ptid` at `time`.
@@ -490,14 +529,15 @@ pub fn sample_record(attr: &EventAttr, s: &SampleFields) -> Result<Vec<u8>> {
             b.u64(s.stack_dyn_size);
         }
     }
-    // The kernel's order after the user stack (TRANSACTION, REGS_INTR and CGROUP, which sit
-    // between these, are not supported).
+    // The kernel's order after the user stack (TRANSACTION and REGS_INTR, which sit between
+    // these, are not supported).
     if st & (sample::WEIGHT | sample::WEIGHT_STRUCT) != 0 {
         b.u64(s.weight);
     }
     let words = [
         (sample::DATA_SRC, s.data_src),
         (sample::PHYS_ADDR, s.phys_addr),
+        (sample::CGROUP, s.cgroup),
         (sample::DATA_PAGE_SIZE, s.data_page_size),
         (sample::CODE_PAGE_SIZE, s.code_page_size),
     ];

@@ -38,6 +38,8 @@ pub struct Namer {
     load_kernel_ahead: bool,
     /// Thread names (comm) by tid.
     threads: HashMap<i32, Arc<str>>,
+    /// Cgroup paths by id (PERF_RECORD_CGROUP).
+    cgroups: HashMap<u64, Arc<str>>,
     /// JIT maps by process, `Some` once looked for; a fork's child starts with its parent's,
     /// an exec with none.
     perf_maps: HashMap<i32, Option<Rc<PerfMap>>>,
@@ -89,6 +91,7 @@ impl Namer {
             recorded_here,
             load_kernel_ahead: !options.single_threaded && !options.unwind_only,
             threads: HashMap::default(),
+            cgroups: HashMap::default(),
             perf_maps: HashMap::default(),
             kernel_symbol_files,
             kernel_starts: Vec::new(),
@@ -143,6 +146,10 @@ impl Namer {
                     };
                 }
             }
+            RecordKind::Cgroup { id, path } => {
+                self.cgroups
+                    .insert(*id, String::from_utf8_lossy(path).into());
+            }
             _ => {}
         }
     }
@@ -153,6 +160,20 @@ impl Namer {
             Some(comm) => comm.clone(),
             None => format!(":{pid}").into(),
         }
+    }
+
+    /// The name of process `pid` at this point of the recording: its main thread's (`tid ==
+    /// pid`), else that of its thread `tid`, else `:PID`.
+    pub fn process_name(&self, pid: i32, tid: i32) -> Arc<str> {
+        match self.threads.get(&pid).or_else(|| self.threads.get(&tid)) {
+            Some(comm) => comm.clone(),
+            None => format!(":{pid}").into(),
+        }
+    }
+
+    /// The path of cgroup `id` (from the recording's PERF_RECORD_CGROUP records so far).
+    pub fn cgroup_path(&self, id: u64) -> Option<Arc<str>> {
+        self.cgroups.get(&id).cloned()
     }
 
     /// The frame table entry for `frame`.
