@@ -103,7 +103,10 @@ fn record_by_size(f: &support::Fixtures, dir: &Dir, flags: &[&str]) -> String {
 
 /// Checks each finished file alone (perf script reads it; perf and cpiflame name the
 /// fixture's functions from the file's own records) and returns its samples' (cpu, time).
-fn check_alone(file: &Path, dumped_samples: u64) -> Vec<(u32, u64)> {
+/// The first and last files may hold only the workload's start or exit (a loaded machine
+/// can switch there), so only files between them (`edge` false) must have samples in the
+/// fixture's functions; every file must name every user frame it has.
+fn check_alone(file: &Path, dumped_samples: u64, edge: bool) -> Vec<(u32, u64)> {
     let name = file.display();
     let samples = perf_script_samples(file).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(
@@ -125,7 +128,15 @@ fn check_alone(file: &Path, dumped_samples: u64) -> Vec<(u32, u64)> {
         .count();
     let with_user = samples.iter().filter(|x| x.user_leaf().is_some()).count();
     assert_eq!(named, with_user, "{name}: user frames perf cannot name");
-    assert!(in_fixture > 0, "{name}: perf names none of {FUNCTIONS:?}");
+    assert!(
+        edge || in_fixture > 0,
+        "{name}: perf names none of {FUNCTIONS:?}"
+    );
+    if dumped_samples == 0 {
+        // The workload's exit, with no sample: cpiflame refuses to draw nothing.
+        assert!(edge, "{name}: no samples");
+        return Vec::new();
+    }
     let (all, ours) = fold_counts(file, &FUNCTIONS);
     assert_eq!(all, dumped_samples, "{name}: cpiflame fold's samples");
     assert!(
@@ -161,8 +172,8 @@ fn size_switches_give_files_that_each_read_alone() {
     let mut previous: BTreeMap<u32, u64> = BTreeMap::new();
     let mut seen = BTreeSet::new();
     let mut sum = 0;
-    for (file, n) in &dumped {
-        let times = check_alone(file, *n);
+    for (i, (file, n)) in dumped.iter().enumerate() {
+        let times = check_alone(file, *n, i == 0 || i + 1 == dumped.len());
         let mut first: BTreeMap<u32, u64> = BTreeMap::new();
         let mut last: BTreeMap<u32, u64> = BTreeMap::new();
         for &(cpu, t) in &times {
@@ -258,8 +269,8 @@ fn max_files_keeps_the_newest() {
         newest[1].display()
     );
     assert!(stderr.contains(&summary), "{stderr}");
-    for (file, n) in &dumped[dumped.len() - 2..] {
-        check_alone(file, *n);
+    for (i, (file, n)) in dumped[dumped.len() - 2..].iter().enumerate() {
+        check_alone(file, *n, i == 1);
     }
 }
 
@@ -304,8 +315,8 @@ fn a_killed_recorder_leaves_the_finished_files_whole() {
         finished(dir.root()),
         dumped.iter().map(|d| d.0.clone()).collect::<Vec<_>>()
     );
-    for (file, n) in &dumped {
-        check_alone(file, *n);
+    for (i, (file, n)) in dumped.iter().enumerate() {
+        check_alone(file, *n, i == 0);
         let header = perf_stdout(&["report", "--header-only", "-i", s(file)]);
         for line in ["# cmdline : ", "# time of last sample : "] {
             assert!(
@@ -378,7 +389,7 @@ fn system_wide_files_name_processes_started_before() {
         assert!(
             folded
                 .lines()
-                .any(|l| l.starts_with("loop_rot;") && l.contains(";main;work_a ")),
+                .any(|l| l.starts_with("loop_rot [") && l.contains(";main;work_a ")),
             "{}: loop_rot's work_a not named",
             file.display()
         );
