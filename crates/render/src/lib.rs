@@ -53,6 +53,17 @@ pub use color::{
     WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
+
+/// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from
+/// this crate, so that both draw it alike: the layout constants of the SVG, its script
+/// (hover, zoom, search) and the colour scale's washed-out end.
+pub mod look {
+    pub use crate::color::{PALE, UNCERTAIN_WASH};
+    pub use crate::page::{BACKGROUND, FOOTER, ROW, SCRIPT, XPAD};
+    pub use crate::text::{CHAR_WIDTH, LABEL_PAD};
+    /// The colour of a frame whose ratio is unknown (no cycles, or no instructions).
+    pub const UNKNOWN: crate::Rgb = crate::color::UNKNOWN_GREY;
+}
 pub use diff::render_diff;
 pub use mem::{mem_color, mem_position, render_mem, ServedClass, MAX_SERVED_CLASSES};
 

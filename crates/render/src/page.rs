@@ -16,15 +16,16 @@ use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};
 use crate::tree::{Node, Tree, Weight};
 
 /// Left and right margin of the frames, in pixels.
-pub(crate) const XPAD: f64 = 10.0;
+pub const XPAD: f64 = 10.0;
 /// Vertical distance between two rows of frames; frames are one pixel lower than this.
-pub(crate) const ROW: u32 = 16;
+pub const ROW: u32 = 16;
 /// Space below the frames for the hover details line and, under it, the search result line.
-const FOOTER: u32 = 46;
+pub const FOOTER: u32 = 46;
 /// Image background.
-pub(crate) const BACKGROUND: &str = "#f8f8f6";
+pub const BACKGROUND: &str = "#f8f8f6";
 
-const SCRIPT: &str = include_str!("flame.js");
+/// The script of the SVG: hover details, click-to-zoom, search.
+pub const SCRIPT: &str = include_str!("flame.js");
 
 /// The options of the page itself (the fields of [`Options`](crate::Options) and
 /// [`DiffOptions`](crate::DiffOptions) that both pictures have).
