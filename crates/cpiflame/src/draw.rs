@@ -248,3 +248,40 @@ pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     })?;
     Ok(Outcome::Done)
 }
+
+#[derive(Args)]
+pub struct TimelineArgs {
+    /// perf.data file to read (the time of each sample).
+    #[arg(default_value = "out.data")]
+    file: PathBuf,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Write the HTML page to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[arg(long, default_value = "CPI Timeline")]
+    title: String,
+    /// Width of the flame graph in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: u32,
+    /// Leave out frames narrower than this many pixels.
+    #[arg(long, default_value_t = 0.1)]
+    minwidth: f64,
+    /// Heat map rows per second (a divisor of 1000000).
+    #[arg(long, default_value_t = cpiflame_timeline::DEFAULT_ROWS)]
+    rows: u32,
+}
+
+pub fn timeline(a: TimelineArgs, env: &Environment) -> Result<Outcome> {
+    crate::progress::show_on_terminal(env);
+    let options = a.source.options(&a.file, false, false, env);
+    let timed = warned(|w| cpiflame_pipeline::timeline::read_timed(&options, w))?;
+    let look = LayoutArgs {
+        width: a.width,
+        minwidth: a.minwidth,
+        inverted: false,
+    };
+    let look = look.look(a.title, env);
+    write_out(&a.output, |out| Ok(timed.write_page(look, a.rows, out)?))?;
+    Ok(Outcome::Done)
+}

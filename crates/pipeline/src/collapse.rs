@@ -874,7 +874,7 @@ impl<'a> Names<'a> {
     }
 }
 
-fn profile_frame(
+pub(crate) fn profile_frame(
     profile: &mut Profile,
     map: &mut Vec<Option<FrameId>>,
     resolver: &Resolver,

@@ -45,6 +45,7 @@ mod symbols;
 mod synthetic;
 mod system_wide;
 mod threads_and_progress;
+mod timeline;
 mod tracepoints;
 mod variants;
 mod wall_time;

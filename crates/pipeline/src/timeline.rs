@@ -1,0 +1,226 @@
+//! When each sample was taken: a recording read as [`load_opened`] reads it (the profile,
+//! its roles and wall-time columns), and a second walk over the same records that keeps,
+//! for every sample, its time, thread, profile stack and weights
+//! ([`cpiflame_profile::timed::Timed`]): `cpiflame timeline` and `render --strip` sum any time
+//! range of it again.
+//!
+//! The second walk names stacks as [`collapse`](crate::collapse) does (the root frame from
+//! the thread's name, with `--pid`/`--tid` its ids; kernel frames left out unless kept) and
+//! weighs samples with the same [`SampleWeights`], so the table's sums over all time are the
+//! profile's counts exactly (a test checks it).
+
+use foldhash::HashMap;
+use std::sync::Arc;
+
+use cpiflame_perf_data::PerfData;
+use cpiflame_profile::timed::{Thread, Timed, TimedSample};
+use cpiflame_profile::{Frame, FrameId, FrameKind};
+
+use crate::collapse::{profile_frame, walk_samples, SampleWeights};
+use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
+
+/// A recording read with the time of each sample.
+#[derive(Debug)]
+pub struct TimedLoad {
+    /// The recording read as every other command reads it.
+    pub loaded: Loaded,
+    /// Every sample's time, thread, stack (an index into `loaded.profile.stacks`) and
+    /// weights, in the profile's columns.
+    pub timed: Timed,
+}
+
+/// Reads `file` as [`load_opened`] does, then walks it again for the time of each sample.
+pub fn load_timed(
+    file: &PerfData,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<TimedLoad, LoadError> {
+    let mut loaded = load_opened(file, options, warnings)?;
+    let mut resolver = options.resolver(&file.meta)?;
+    let (names, column_of) = crate::event_columns(file);
+    let (_, wall) = wall_plan(file, options)?;
+    // The wall-time columns come after the events' (attrs' columns after merging).
+    let n_attrs = file.attrs.len();
+    let column = |c: usize| -> u32 {
+        if c < n_attrs {
+            column_of[c] as u32
+        } else {
+            (names.len() + (c - n_attrs)) as u32
+        }
+    };
+    let mut weights = SampleWeights::new(file).with_wall(wall);
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    let mut roots: Vec<String> = Vec::new();
+    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
+    let mut raw_ids: HashMap<Vec<u32>, u32> = HashMap::default();
+    let mut raw: Vec<Vec<u32>> = Vec::new();
+    let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
+    let mut timed = Timed::default();
+    let mut key: Vec<u32> = Vec::new();
+    walk_samples(file, &mut resolver, |sample, entries, resolver| {
+        let (pid, tid) = (sample.pid.unwrap_or(-1), sample.tid.unwrap_or(-1));
+        let comm = resolver.thread_name(pid, tid);
+        let thread = *thread_ids.entry((pid, tid)).or_insert_with(|| {
+            timed.threads.push(Thread {
+                pid,
+                tid,
+                comm: comm.to_string(),
+            });
+            (timed.threads.len() - 1) as u32
+        });
+        let root_key = (
+            comm,
+            if options.pid || options.tid { pid } else { 0 },
+            if options.tid { tid } else { 0 },
+        );
+        let root = *root_ids.entry(root_key.clone()).or_insert_with(|| {
+            let (comm, pid, tid) = &root_key;
+            roots.push(if options.tid {
+                format!("{comm}-{pid}/{tid}")
+            } else if options.pid {
+                format!("{comm}-{pid}")
+            } else {
+                comm.to_string()
+            });
+            (roots.len() - 1) as u32
+        });
+        key.clear();
+        key.push(root);
+        key.extend(entries.iter().map(|e| e.frame));
+        let stack = match raw_ids.get(key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                raw.push(key.clone());
+                raw_ids.insert(key.clone(), (raw.len() - 1) as u32);
+                (raw.len() - 1) as u32
+            }
+        };
+        weights.weights(file, sample, &mut out);
+        let time = sample.time.unwrap_or(0);
+        for &(c, period) in &out {
+            timed.samples.push(TimedSample {
+                time,
+                thread,
+                stack,
+                column: column(c),
+                period,
+            });
+        }
+    })?;
+    resolver.finish_names();
+
+    // Each raw stack's profile stack: its frames named as the collapse names them.
+    let profile = &mut loaded.profile;
+    let mut map: Vec<Option<FrameId>> = Vec::new();
+    let root_frames: Vec<FrameId> = roots
+        .into_iter()
+        .map(|name| {
+            profile.intern(Frame {
+                name,
+                module: String::new(),
+                kind: FrameKind::Process,
+            })
+        })
+        .collect();
+    let mut named: Vec<Vec<FrameId>> = Vec::with_capacity(raw.len());
+    for key in &raw {
+        let mut frames = vec![root_frames[key[0] as usize]];
+        for &f in key[1..].iter().rev() {
+            let id = profile_frame(profile, &mut map, &resolver, f);
+            if options.kernel || profile.frame(id).kind != FrameKind::Kernel {
+                frames.push(id);
+            }
+        }
+        named.push(frames);
+    }
+    let index: HashMap<&[FrameId], u32> = profile
+        .stacks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.frames.as_slice(), i as u32))
+        .collect();
+    let stack_of: Vec<u32> = named
+        .iter()
+        .map(|f| index.get(f.as_slice()).copied().unwrap_or(u32::MAX))
+        .collect();
+    // A stack the profile does not have had no weight in it (a sample of period 0 only).
+    timed.samples.retain_mut(|s| {
+        s.stack = stack_of[s.stack as usize];
+        s.stack != u32::MAX
+    });
+    Ok(TimedLoad { loaded, timed })
+}
+
+/// Why a recording's timeline could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// Text input (folded, `perf script`) keeps no time per sample here.
+    #[error("{}: the timeline needs a perf.data recording (the time of each sample); this is {kind} text", file.display())]
+    NotPerfData {
+        file: std::path::PathBuf,
+        kind: &'static str,
+    },
+    #[error(transparent)]
+    Draw(#[from] cpiflame_timeline::TimelineError),
+    #[error(transparent)]
+    NothingToDraw(#[from] crate::draw::NothingToDraw),
+}
+
+/// Opens and reads `options.file` with the time of each sample ([`load_timed`]); text
+/// input is an error naming the file.
+pub fn read_timed(
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<TimedLoad, TimelineError> {
+    let recording = crate::Recording::open(options)?;
+    if !recording.is_perf_data() {
+        let kind = match recording.kind() {
+            cpiflame_perf_data::InputKind::Folded => "folded",
+            _ => "perf script",
+        };
+        return Err(TimelineError::NotPerfData {
+            file: options.file.clone(),
+            kind,
+        });
+    }
+    let file = recording.perf_data()?;
+    Ok(load_timed(&file, options, warnings)?)
+}
+
+impl TimedLoad {
+    /// Writes the timeline page (`cpiflame timeline`) with `look` (title, width, minimum
+    /// width; the page draws no icicle) and `rows` cells per second: the recording's roles,
+    /// wall-time columns, notes and stall legend, as `render` draws them.
+    pub fn write_page(
+        &self,
+        look: crate::draw::Look,
+        rows: u32,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), TimelineError> {
+        let loaded = &self.loaded;
+        let cycles = loaded
+            .roles
+            .cycles
+            .ok_or_else(|| crate::draw::NothingToDraw {
+                file: loaded.file.clone(),
+            })?;
+        let columns = cpiflame_timeline::Columns {
+            cycles,
+            stalls: loaded.roles.stalls,
+            instructions: loaded.roles.instructions,
+            wall: loaded.wall,
+        };
+        let options = cpiflame_timeline::Options {
+            title: look.title,
+            subtitle: loaded.subtitle(),
+            width: look.width,
+            min_width: look.min_width,
+            rows,
+            stall_caption: loaded.stall_legend(),
+        };
+        cpiflame_timeline::write_timeline(&loaded.profile, &columns, &self.timed, &options, out)?;
+        Ok(())
+    }
+}
