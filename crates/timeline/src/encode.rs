@@ -3,9 +3,10 @@
 //! with their counts, every number an unsigned LEB128 varint, the bytes in base64.
 //!
 //! `cells` holds, for each non-empty cell in (column, row) order: the number of empty cells
-//! skipped since the previous one, the number of entries, then per entry its thread, its
-//! stack and, for each value column, its samples and its summed period divided by the
-//! column's unit (the greatest common divisor of its samples' periods: 1 in frequency mode,
+//! skipped since the previous one and the number of threads with samples in it; per thread,
+//! its index and number of stacks; per stack (in increasing order), its index less the
+//! previous one's and, for each value column, its samples and its summed period divided by
+//! the column's unit (the greatest common divisor of its samples' periods: 1 in frequency mode,
 //! the period itself with a fixed one, so that a fixed-period column costs a byte).
 //! `stacks` holds, per stack, its length and its frames' indexes, root first.
 
@@ -137,24 +138,24 @@ pub fn encode(profile: &Profile, columns: &Columns, timed: &Timed, rows: u32) ->
     sorted.sort_unstable_by_key(|&i| keys[i]);
     let mut bytes = Vec::new();
     let mut next = 0u32;
-    let mut i = 0;
-    while i < sorted.len() {
-        let cell = keys[sorted[i]].0;
-        let n = sorted[i..]
-            .iter()
-            .take_while(|&&j| keys[j].0 == cell)
-            .count();
-        varint(&mut bytes, u64::from(cell - next));
-        varint(&mut bytes, n as u64);
-        for &j in &sorted[i..i + n] {
-            varint(&mut bytes, u64::from(keys[j].1));
-            varint(&mut bytes, u64::from(keys[j].2));
-            for &x in &sums[j * 2 * k..(j + 1) * 2 * k] {
-                varint(&mut bytes, x);
+    for cell in sorted.chunk_by(|&a, &b| keys[a].0 == keys[b].0) {
+        let at = keys[cell[0]].0;
+        let threads: Vec<&[usize]> = cell.chunk_by(|&a, &b| keys[a].1 == keys[b].1).collect();
+        varint(&mut bytes, u64::from(at - next));
+        varint(&mut bytes, threads.len() as u64);
+        for group in threads {
+            varint(&mut bytes, u64::from(keys[group[0]].1));
+            varint(&mut bytes, group.len() as u64);
+            let mut stack = 0;
+            for &j in group {
+                varint(&mut bytes, u64::from(keys[j].2 - stack));
+                stack = keys[j].2;
+                for &x in &sums[j * 2 * k..(j + 1) * 2 * k] {
+                    varint(&mut bytes, x);
+                }
             }
         }
-        next = cell + 1;
-        i += n;
+        next = at + 1;
     }
     Some(Encoded {
         frames,
@@ -275,16 +276,17 @@ pub(crate) mod tests {
         let (mut at, mut next) = (0, 0u32);
         while at < v.len() {
             let cell = next + v[at] as u32;
-            let n = v[at + 1] as usize;
+            let groups = v[at + 1];
             at += 2;
-            for _ in 0..n {
-                out.push((
-                    cell,
-                    v[at] as u32,
-                    v[at + 1] as u32,
-                    v[at + 2..at + 2 + 2 * k].to_vec(),
-                ));
-                at += 2 + 2 * k;
+            for _ in 0..groups {
+                let (thread, n) = (v[at] as u32, v[at + 1] as usize);
+                at += 2;
+                let mut stack = 0;
+                for _ in 0..n {
+                    stack += v[at] as u32;
+                    out.push((cell, thread, stack, v[at + 1..at + 1 + 2 * k].to_vec()));
+                    at += 1 + 2 * k;
+                }
             }
             next = cell + 1;
         }

@@ -7,6 +7,7 @@
 (function () {
   "use strict";
 
+  var started = performance.now();
   var D = JSON.parse(document.getElementById("data").textContent);
   var FLAME_JS = document.getElementById("flame-js").textContent;
   var S = D.scale;
@@ -57,16 +58,19 @@
   var entThread, entStack, entVals;
   (function () {
     var v = varints(D.cells);
-    var entries = 0;
-    var i = 0;
-    var next = 0;
     var counts = new Int32Array(NCELLS);
-    while (i < v.length) {
+    var entries = 0;
+    // First pass: how many entries each cell has.
+    for (var i = 0, next = 0; i < v.length; ) {
       var cell = next + v[i];
-      var n = v[i + 1];
-      counts[cell] = n;
-      entries += n;
-      i += 2 + n * (2 + 2 * K);
+      var groups = v[i + 1];
+      i += 2;
+      for (var g = 0; g < groups; g++) {
+        var n = v[i + 1];
+        counts[cell] += n;
+        i += 2 + n * (1 + 2 * K);
+      }
+      entries += counts[cell];
       next = cell + 1;
     }
     entThread = new Int32Array(entries);
@@ -78,19 +82,25 @@
       e += counts[c];
     }
     cellStart[NCELLS] = e;
-    i = 0;
     e = 0;
-    while (i < v.length) {
-      n = v[i + 1];
+    for (i = 0; i < v.length; ) {
+      groups = v[i + 1];
       i += 2;
-      for (var j = 0; j < n; j++, e++) {
-        entThread[e] = v[i];
-        entStack[e] = v[i + 1];
-        for (var k = 0; k < 2 * K; k++) {
-          // Periods back in events: units multiplied out.
-          entVals[e * 2 * K + k] = k % 2 ? v[i + 2 + k] * UNIT[k >> 1] : v[i + 2 + k];
+      for (g = 0; g < groups; g++) {
+        var thread = v[i];
+        n = v[i + 1];
+        i += 2;
+        var stack = 0;
+        for (var j = 0; j < n; j++, e++) {
+          stack += v[i];
+          entThread[e] = thread;
+          entStack[e] = stack;
+          for (var k = 0; k < 2 * K; k++) {
+            // Periods back in events: units multiplied out.
+            entVals[e * 2 * K + k] = k % 2 ? v[i + 1 + k] * UNIT[k >> 1] : v[i + 1 + k];
+          }
+          i += 1 + 2 * K;
         }
-        i += 2 + 2 * K;
       }
     }
   })();
@@ -302,18 +312,17 @@
     var row = c % ROWS;
     return [LEFT + col * CW, TOP + (ROWS - 1 - row) * CH];
   }
-  function drawHeatmap() {
+  // Each cell's fill, and its faded fill (outside a selection): worked out once per filter.
+  var fills = new Array(NCELLS);
+  function cellFills() {
     var max = 0;
     for (var c = 0; c < NCELLS; c++) {
       max = Math.max(max, shade(c));
     }
-    ctx.fillStyle = L.background;
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
-    ctx.fillStyle = "#ffffff";
-    ctx.fillRect(LEFT, TOP, COLS * CW, ROWS * CH);
     for (c = 0; c < NCELLS; c++) {
       var n = shade(c);
       if (n <= 0) {
+        fills[c] = null;
         continue;
       }
       var off = c * 2 * K;
@@ -322,17 +331,22 @@
         hue = lerp(hue, S.pale, S.wash);
       }
       var t = 0.15 + 0.85 * (n / max);
-      var xy = cellRect(c);
-      ctx.fillStyle = hex(lerp([255, 255, 255], hue, t));
-      ctx.fillRect(xy[0], xy[1], CW - 1, CH - 1);
+      fills[c] = [hex(lerp([255, 255, 255], hue, t)), hex(lerp([255, 255, 255], hue, t * 0.3))];
     }
-    ctx.strokeStyle = "#000000";
-    ctx.lineWidth = 1;
-    for (c = 0; c < NCELLS; c++) {
-      if (selected[c]) {
-        xy = cellRect(c);
-        ctx.strokeRect(xy[0] + 0.5, xy[1] + 0.5, CW - 2, CH - 2);
+  }
+  function drawHeatmap() {
+    ctx.fillStyle = L.background;
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(LEFT, TOP, COLS * CW, ROWS * CH);
+    var faded = ranges.length ? 1 : 0;
+    for (var c = 0; c < NCELLS; c++) {
+      if (fills[c] === null) {
+        continue;
       }
+      var xy = cellRect(c);
+      ctx.fillStyle = fills[c][selected[c] ? 0 : faded];
+      ctx.fillRect(xy[0], xy[1], CW - 1, CH - 1);
     }
     ctx.fillStyle = "#000000";
     ctx.font = "10px monospace";
@@ -679,7 +693,7 @@
     holder.appendChild(frame);
     var doc = frame.contentDocument;
     doc.open();
-    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; }</style></head><body>' + out.svg +
+    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; overflow: hidden; } svg { display: block; }</style></head><body>' + out.svg +
       "<script>" + FLAME_JS + "<\/script></body></html>");
     doc.close();
     var ms = performance.now() - t0;
@@ -733,7 +747,7 @@
       }
       info.textContent = text;
     }
-    if (dragFrom !== null && c !== null) {
+    if (dragFrom !== null && c !== null && ranges[ranges.length - 1][1] !== c) {
       ranges[ranges.length - 1] = [dragFrom, c];
       showTime();
       drawHeatmap();
@@ -749,6 +763,7 @@
   filterBox.addEventListener("change", function () {
     applyFilter();
     sumCells();
+    cellFills();
     drawHeatmap();
     drawGraph();
   });
@@ -778,5 +793,7 @@
   })();
   applyFilter();
   sumCells();
+  cellFills();
   drawHeatmap();
+  canvas.setAttribute("data-load-ms", (performance.now() - started).toFixed(1));
 })();
