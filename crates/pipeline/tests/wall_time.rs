@@ -339,3 +339,73 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
         "{warnings:?}"
     );
 }
+
+/// `timeline::read_timed` keeps every sample's time, thread and stack: summed per stack and
+/// column, its entries are the profile's counts exactly (on-CPU events and the three
+/// wall-time columns), each at the time and on the thread written.
+#[test]
+fn the_timed_samples_add_up_to_the_profile_counts() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1000, 8, Comm("idle")),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1300, 8, OnCpu(0x3000, 50)),
+        (1490, 8, Stack(0x3100)),
+        (1500, 8, Out { preempt: false }),
+        (2000, 7, OnCpu(0x1000, 100)),
+        (2500, 7, OnCpu(0x2000, 200)),
+        (2990, 7, Stack(0x1100)),
+        (3000, 7, Out { preempt: true }),
+        (4000, 7, In),
+        (5000, 7, OnCpu(0x2000, 100)),
+        (5990, 7, Stack(0x2100)),
+        (6000, 7, Out { preempt: false }),
+        (9000, 8, Exit),
+        (10000, 9, Comm("late")),
+    ];
+    let dir = Dir::new("wall-timed");
+    let path = write(&dir, "timed.data", &events);
+    for on_cpu_only in [false, true] {
+        let options = LoadOptions {
+            file: path.clone(),
+            kernel: true,
+            on_cpu_only,
+            ..Default::default()
+        };
+        let t = cpiflame_pipeline::timeline::read_timed(&options, &mut Vec::new()).unwrap();
+        let profile = &t.loaded.profile;
+        assert_eq!(t.loaded.wall.is_some(), !on_cpu_only);
+        let mut sums: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
+        for s in &t.timed.samples {
+            let e = sums.entry((s.stack, s.column)).or_default();
+            e.0 += 1;
+            e.1 += s.period;
+        }
+        for (i, stack) in profile.stacks.iter().enumerate() {
+            for (c, count) in stack.counts.iter().enumerate() {
+                let got = sums.get(&(i as u32, c as u32)).copied().unwrap_or_default();
+                assert_eq!(got, (count.samples, count.period), "stack {i} column {c}");
+            }
+        }
+        // The cpu-clock samples (column 0) at their times, on their threads.
+        let mut on_cpu: Vec<(u64, i32, u64)> = t
+            .timed
+            .samples
+            .iter()
+            .filter(|s| s.column == 0)
+            .map(|s| (s.time, t.timed.threads[s.thread as usize].tid, s.period))
+            .collect();
+        on_cpu.sort();
+        let written: Vec<(u64, i32, u64)> = events
+            .iter()
+            .filter_map(|(time, tid, ev)| match ev {
+                OnCpu(_, period) => Some((*time, *tid, *period)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(on_cpu, written);
+        let names: Vec<&str> = t.timed.threads.iter().map(|t| t.comm.as_str()).collect();
+        assert_eq!(names, ["worker", "idle"]);
+    }
+}
