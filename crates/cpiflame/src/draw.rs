@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use cpiflame_pipeline::draw::{Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::timeline::{read_timed, TimedLoad};
 use cpiflame_pipeline::{
     load_all, write_fold, write_script, FoldError, LoadOptions, Loaded, Roles, ScriptError,
 };
@@ -105,6 +106,14 @@ impl InputArgs {
         Ok(self.source.options(file, self.pid, self.tid, env))
     }
 
+    /// Reads the one recording with the time of each sample (`timeline`, `render --strip`).
+    fn timed(&self, what: &str, lines: bool, env: &Environment) -> Result<TimedLoad> {
+        crate::progress::show_on_terminal(env);
+        let mut options = self.options(what, env)?;
+        options.lines = lines;
+        Ok(warned(|w| read_timed(&options, w))?)
+    }
+
     fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
         self.source
             .load(&self.files, self.pid, self.tid, lines, env)
@@ -169,6 +178,9 @@ pub struct RenderArgs {
     /// too wide for the colour scale are drawn washed out.
     #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
+    /// A strip of the stall share (or CPI) over time above the frames (one perf.data file).
+    #[arg(long, conflicts_with_all = ["classic", "mem"])]
+    strip: bool,
 }
 
 #[derive(Args)]
@@ -203,12 +215,17 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
         return render_mem(args, env);
     }
-    // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
-    let loaded = args.input.load(!args.classic, env)?;
     let look = Look {
         confidence: Some(args.confidence),
-        ..args.layout.look(args.title, env)
+        ..args.layout.look(args.title.clone(), env)
     };
+    if args.strip {
+        let timed = args.input.timed("render --strip", true, env)?;
+        write_out(&args.output, |out| Ok(timed.graph(look)?.write(out)?))?;
+        return Ok(Outcome::Done);
+    }
+    // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
+    let loaded = args.input.load(!args.classic, env)?;
     let graph = loaded.graph(args.classic, look)?;
     write_out(&args.output, |out| Ok(graph.write(out)?))?;
     Ok(Outcome::Done)
@@ -251,37 +268,23 @@ pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
 
 #[derive(Args)]
 pub struct TimelineArgs {
-    /// perf.data file to read (the time of each sample).
-    #[arg(default_value = "out.data")]
-    file: PathBuf,
     #[command(flatten)]
-    source: SourceArgs,
+    input: InputArgs,
     /// Write the HTML page to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[arg(long, default_value = "CPI Timeline")]
     title: String,
-    /// Width of the flame graph in pixels.
-    #[arg(long, default_value_t = 1200)]
-    width: u32,
-    /// Leave out frames narrower than this many pixels.
-    #[arg(long, default_value_t = 0.1)]
-    minwidth: f64,
+    #[command(flatten)]
+    layout: LayoutArgs,
     /// Heat map rows per second (a divisor of 1000000).
     #[arg(long, default_value_t = cpiflame_timeline::DEFAULT_ROWS)]
     rows: u32,
 }
 
 pub fn timeline(a: TimelineArgs, env: &Environment) -> Result<Outcome> {
-    crate::progress::show_on_terminal(env);
-    let options = a.source.options(&a.file, false, false, env);
-    let timed = warned(|w| cpiflame_pipeline::timeline::read_timed(&options, w))?;
-    let look = LayoutArgs {
-        width: a.width,
-        minwidth: a.minwidth,
-        inverted: false,
-    };
-    let look = look.look(a.title, env);
+    let timed = a.input.timed("timeline", false, env)?;
+    let look = a.layout.look(a.title, env);
     write_out(&a.output, |out| Ok(timed.write_page(look, a.rows, out)?))?;
     Ok(Outcome::Done)
 }

@@ -65,7 +65,8 @@ pub struct Graph<'a> {
     loaded: &'a Loaded,
     cycles: usize,
     classic: bool,
-    options: Options,
+    /// Render's options (`timeline` adds the strip).
+    pub(crate) options: Options,
 }
 
 impl Loaded {

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_profile::timed::{Thread, Timed, TimedSample};
-use cpiflame_profile::{Frame, FrameId, FrameKind};
+use cpiflame_profile::{Count, Frame, FrameId, FrameKind};
+use cpiflame_render::{Strip, StripBucket};
 
 use crate::collapse::{profile_frame, walk_samples, SampleWeights};
 use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
@@ -191,7 +192,7 @@ pub fn read_timed(
 
 impl TimedLoad {
     /// Writes the timeline page (`cpiflame timeline`) with `look` (title, width, minimum
-    /// width; the page draws no icicle) and `rows` cells per second: the recording's roles,
+    /// width, icicle) and `rows` cells per second: the recording's roles,
     /// wall-time columns, notes and stall legend, as `render` draws them.
     pub fn write_page(
         &self,
@@ -217,6 +218,7 @@ impl TimedLoad {
             subtitle: loaded.subtitle(),
             width: look.width,
             min_width: look.min_width,
+            inverted: look.inverted,
             rows,
             stall_caption: loaded.stall_legend(),
         };
@@ -224,3 +226,55 @@ impl TimedLoad {
         Ok(())
     }
 }
+
+impl TimedLoad {
+    /// The CPI graph of the recording (as [`Loaded::graph`]) with the strip of its stall
+    /// share (or CPI) over time above the frames (`render --strip`).
+    pub fn graph(&self, look: crate::draw::Look) -> Result<crate::draw::Graph<'_>, TimelineError> {
+        let mut graph = self.loaded.graph(false, look)?;
+        let buckets = (graph.options.width.saturating_sub(20) / STRIP_PX).max(1);
+        graph.options.strip = Some(Arc::new(self.strip(buckets as usize)));
+        Ok(graph)
+    }
+
+    /// The recording's counts of the graph's columns in `n` equal buckets from its first
+    /// sample to its last.
+    pub fn strip(&self, n: usize) -> Strip {
+        let roles = self.loaded.roles;
+        let samples = &self.timed.samples;
+        let (Some(first), Some(last)) = (
+            samples.iter().map(|s| s.time).min(),
+            samples.iter().map(|s| s.time).max(),
+        ) else {
+            return Strip::default();
+        };
+        let n = n.max(1);
+        let bucket_ns = ((last - first) / n as u64 + 1).max(1);
+        let mut buckets = vec![StripBucket::default(); n];
+        for s in samples {
+            let b = &mut buckets[((s.time - first) / bucket_ns) as usize];
+            let column = Some(s.column as usize);
+            let count = Count {
+                samples: 1,
+                period: s.period,
+            };
+            if column == roles.cycles {
+                b.cycles.add(count);
+            }
+            if column == roles.stalls {
+                b.stalls.add(count);
+            }
+            if column == roles.instructions {
+                b.instructions.add(count);
+            }
+        }
+        Strip {
+            start_ns: first,
+            bucket_ns,
+            buckets,
+        }
+    }
+}
+
+/// Pixels per bucket of the strip.
+const STRIP_PX: u32 = 4;

@@ -37,7 +37,7 @@ pub const STALL_BLUE: Rgb = Rgb(70, 130, 240);
 /// Colour of a frame whose stall share is unknown (no cycles period in it).
 pub(crate) const UNKNOWN_GREY: Rgb = Rgb(190, 190, 190);
 
-fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
+pub(crate) fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
     let ch = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * t).round() as u8;
     Rgb(ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
 }

@@ -101,6 +101,14 @@ pub(crate) trait Picture {
     fn style(&self) -> &str {
         ""
     }
+    /// Height in pixels of the strip above the frames (0: none).
+    fn strip_height(&self) -> u32 {
+        0
+    }
+    /// Writes the strip above the frames, whose top is at `top`.
+    fn write_strip<O: Write>(&self, _w: &mut O, _top: u32, _width: u32) -> io::Result<()> {
+        Ok(())
+    }
     /// Height in pixels of the section under the frames (0: none).
     fn section_height(&self) -> u32 {
         0
@@ -120,6 +128,8 @@ struct Layout {
     legend: Option<u32>,
     /// Top of the first row of frames.
     frames_top: u32,
+    /// Top of the strip above the frames (at `frames_top` when there is none).
+    strip_top: u32,
     /// Top of the section under the frames.
     section_top: u32,
     max_depth: u32,
@@ -169,6 +179,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
     } else {
         (None, last + 14)
     };
+    let (strip_top, frames_top) = (frames_top, frames_top + p.strip_height());
     let section_top = frames_top + (max_depth + 1) * ROW;
     let height = section_top + p.section_height() + FOOTER;
     Layout {
@@ -176,6 +187,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
         lines,
         legend,
         frames_top,
+        strip_top,
         section_top,
         max_depth,
     }
@@ -262,6 +274,9 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
         write_legend(w, legend, top, width)?;
     }
 
+    if p.strip_height() > 0 {
+        p.write_strip(w, layout.strip_top, width)?;
+    }
     let span = span(look);
     let total = p.total();
     let scale = span / total as f64;

@@ -49,6 +49,8 @@ pub struct Options {
     pub width: u32,
     /// Frames narrower than this many pixels are left out, as `render --minwidth`.
     pub min_width: f64,
+    /// Icicle layout of the flame graph: the root at the top.
+    pub inverted: bool,
     /// Rows per second; a divisor of 1,000,000, so that every cell starts on a whole
     /// microsecond (the `--time` text has six decimals).
     pub rows: u32,
@@ -63,6 +65,7 @@ impl Default for Options {
             subtitle: None,
             width: 1200,
             min_width: 0.1,
+            inverted: false,
             rows: DEFAULT_ROWS,
             stall_caption: None,
         }
@@ -180,7 +183,7 @@ fn page_data(profile: &Profile, columns: &Columns, opts: &Options, e: &Encoded) 
         .collect();
     format!(
         concat!(
-            "{{\"title\":{title},\"subtitle\":{subtitle},\"width\":{width},\"minWidth\":{min_width},",
+            "{{\"title\":{title},\"subtitle\":{subtitle},\"width\":{width},\"minWidth\":{min_width},\"inverted\":{inverted},",
             "\"rows\":{rows},\"columns\":{columns},\"origin\":{origin},\"colour\":\"{colour}\",",
             "\"wall\":{wall},\"cyclesEvent\":{cycles},\"stallsEvent\":{stalls},",
             "\"instructionsEvent\":{instructions},\"stallCaption\":{caption},",
@@ -197,6 +200,7 @@ fn page_data(profile: &Profile, columns: &Columns, opts: &Options, e: &Encoded) 
         subtitle = opts.subtitle.as_deref().map_or("null".to_string(), json_str),
         width = opts.width,
         min_width = opts.min_width,
+        inverted = opts.inverted,
         rows = opts.rows,
         columns = e.cells.columns,
         origin = e.cells.origin / cpiflame_profile::timed::NS_PER_SEC,

@@ -653,11 +653,11 @@
       o.push(g + "</g>");
     }
     o.push('<g id="frames" data-total="' + total + '" data-span="' + span.toFixed(1) + '" data-xpad="' + L.xpad.toFixed(1) +
-      '" data-char="' + L.charWidth.toFixed(2) + '" data-pad="' + L.labelPad.toFixed(1) + '" data-inverted="0">');
+      '" data-char="' + L.charWidth.toFixed(2) + '" data-pad="' + L.labelPad.toFixed(1) + '" data-inverted="' + (D.inverted ? 1 : 0) + '">');
     var totals = { cycles: get(root.total, 0, "cycles", 1), width: total };
     visible.forEach(function (i) {
       var node = nodes[i];
-      var y = framesTop + (maxDepth - node.depth) * L.row;
+      var y = framesTop + (D.inverted ? node.depth : maxDepth - node.depth) * L.row;
       var n = width(node.total, 0);
       var x = L.xpad + node.start * scale;
       var fw = n * scale;

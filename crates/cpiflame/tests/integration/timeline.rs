@@ -376,3 +376,61 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
         &reference(&dir, "worker", kallsyms, worker),
     );
 }
+
+/// `render --strip`: a bucket of the strip above the frames for every stretch of the
+/// recording, each coloured by the stall share of exactly the samples written in it.
+#[test]
+fn the_strip_colours_each_bucket_by_the_stall_share_of_its_samples() {
+    let dir = Dir::new("timeline-strip");
+    let kallsyms = dir.path("kallsyms.txt");
+    std::fs::write(&kallsyms, KALLSYMS).unwrap();
+    let data = dir.path("full.data");
+    write(&data, |_| true);
+    let svg = dir.path("strip.svg");
+    let args = [
+        "render",
+        "--strip",
+        "--kallsyms",
+        support::s(&kallsyms),
+        support::s(&data),
+        "-o",
+        support::s(&svg),
+    ];
+    support::ok(&cpiflame(&args));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let strip = &svg[svg.find("<g id=\"strip\"").expect("a strip")..];
+    let strip = &strip[..strip.find("</g>").unwrap()];
+    let attr = |s: &str, name: &str| -> String {
+        let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        s[at..at + s[at..].find('"').unwrap()].to_string()
+    };
+    let start: u64 = attr(strip, "data-start").parse().unwrap();
+    let bucket: u64 = attr(strip, "data-bucket").parse().unwrap();
+    let known = known();
+    assert_eq!(start, known.iter().map(|k| k.time).min().unwrap());
+    let mut seen = 0;
+    for rect in strip.split("<rect").skip(1) {
+        let i: u64 = attr(rect, "data-i").parse().unwrap();
+        let (from, to) = (start + i * bucket, start + (i + 1) * bucket);
+        let inside: Vec<&Known> = known
+            .iter()
+            .filter(|k| (from..to).contains(&k.time))
+            .collect();
+        let cycles = inside.iter().filter(|k| !k.stall).count() as u64;
+        let stalls = inside.len() as u64 - cycles;
+        // Every sample has the same period: the share is a ratio of counts.
+        let expected = cpiflame_render::stall_color(Some(stalls as f64 / cycles as f64));
+        assert_eq!(
+            attr(rect, "fill"),
+            expected.to_string(),
+            "bucket {i}: {rect}"
+        );
+        assert!(
+            rect.contains(&format!(": {cycles} samples, stalled ")),
+            "bucket {i}: {rect}"
+        );
+        seen += cycles;
+    }
+    // Every cycles sample is in a drawn bucket.
+    assert_eq!(seen, known.iter().filter(|k| !k.stall).count() as u64);
+}
