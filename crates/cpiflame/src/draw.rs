@@ -278,7 +278,7 @@ pub struct TimelineArgs {
     #[command(flatten)]
     layout: LayoutArgs,
     /// Heat map rows per second (a divisor of 1000000).
-    #[arg(long, default_value_t = cpiflame_timeline::DEFAULT_ROWS)]
+    #[arg(long, default_value_t = cpiflame_timeline::DEFAULT_ROWS, value_parser = cpiflame_timeline::parse_rows)]
     rows: u32,
 }
 

@@ -158,7 +158,7 @@ pub enum TimelineError {
     #[error(transparent)]
     Load(#[from] LoadError),
     /// Text input (folded, `perf script`) keeps no time per sample here.
-    #[error("{}: the timeline needs a perf.data recording (the time of each sample); this is {kind} text", file.display())]
+    #[error("{}: this is {kind} text, which keeps no time per sample: `timeline` and `render --strip` read perf.data", file.display())]
     NotPerfData {
         file: std::path::PathBuf,
         kind: &'static str,

@@ -89,6 +89,16 @@ pub enum TimelineError {
     Io(#[from] io::Error),
 }
 
+/// `--rows`'s parser: a number of rows per second that divides 1,000,000.
+pub fn parse_rows(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(rows) if rows > 0 && 1_000_000 % rows == 0 => Ok(rows),
+        _ => Err(format!(
+            "`{text}` is not a number of rows per second that divides 1000000 (cells start on whole microseconds), such as 50 or 100"
+        )),
+    }
+}
+
 const TEMPLATE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("timeline.js");
 

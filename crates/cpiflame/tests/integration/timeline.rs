@@ -200,6 +200,8 @@ fn reference(dir: &Dir, name: &str, kallsyms: &str, keep: impl Fn(&Known) -> boo
 /// with mouse events, read the drawn frames, then choose the worker thread in the filter
 /// and read them again. The results go into `<pre id="result-N">` for `--dump-dom`.
 const HARNESS: &str = r##"<script>
+var errors = [];
+window.addEventListener("error", function (e) { errors.push(String(e.message)); });
 window.addEventListener("load", function () {
   var c = document.getElementById("heatmap");
   var box = c.getBoundingClientRect();
@@ -218,7 +220,8 @@ window.addEventListener("load", function () {
     });
     var pre = document.createElement("pre");
     pre.id = "result-" + n;
-    pre.textContent = JSON.stringify({ time: document.getElementById("time").value, frames: frames });
+    pre.textContent = JSON.stringify({ time: document.getElementById("time").value, frames: frames,
+      loaded: c.hasAttribute("data-load-ms"), errors: errors });
     document.body.appendChild(pre);
   }
   c.dispatchEvent(new MouseEvent("mousedown", at(0, 40)));
@@ -260,6 +263,9 @@ fn result(dom: &str, n: u32) -> (String, Vec<Drawn>) {
             )
         })
         .collect();
+    // The page's script ran to its end, and nothing threw since.
+    assert_eq!(v["loaded"], true, "the page's script did not finish");
+    assert_eq!(v["errors"], serde_json::json!([]), "script errors");
     (v["time"].as_str().unwrap().to_string(), frames)
 }
 
