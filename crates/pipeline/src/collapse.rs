@@ -806,7 +806,7 @@ pub(crate) fn named_profile(
 
 /// Resolver frames made profile frames, once each.
 pub(crate) struct Names<'a> {
-    profile: Profile,
+    pub(crate) profile: Profile,
     roots: Vec<FrameId>,
     map: Vec<Option<FrameId>>,
     resolver: &'a Resolver,
@@ -814,7 +814,7 @@ pub(crate) struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    fn new(
+    pub(crate) fn new(
         columns: Vec<EventColumn>,
         roots: Vec<String>,
         resolver: &'a Resolver,
@@ -855,7 +855,7 @@ impl<'a> Names<'a> {
     }
 
     /// The profile stack (root first) of `key` (a root, then resolver frames leaf first).
-    fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
+    pub(crate) fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
         stack.clear();
         stack.push(self.roots[key[0] as usize]);
         for &frame in key[1..].iter().rev() {
@@ -874,7 +874,7 @@ impl<'a> Names<'a> {
     }
 }
 
-pub(crate) fn profile_frame(
+fn profile_frame(
     profile: &mut Profile,
     map: &mut Vec<Option<FrameId>>,
     resolver: &Resolver,

@@ -63,7 +63,7 @@ pub struct NothingToDraw {
 /// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
-    cycles: usize,
+    pub(crate) cycles: usize,
     classic: bool,
     /// Render's options (`timeline` adds the strip).
     pub(crate) options: Options,

@@ -51,6 +51,7 @@ pub mod offcpu;
 pub mod options;
 mod progress;
 mod recording;
+mod roots;
 mod script;
 pub mod timeline;
 

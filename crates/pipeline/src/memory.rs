@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
@@ -151,8 +150,7 @@ pub fn collapse_loads(
     let classes: Vec<ServedFrom> = ServedFrom::ALL.to_vec();
     let column = |c: ServedFrom| classes.iter().position(|k| *k == c).unwrap_or(0);
     let mut stats = LoadStats::default();
-    let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::new();
+    let mut roots = crate::roots::Roots::default();
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
     let walk = walk_samples(file, resolver, |sample, entries, resolver| {
@@ -173,22 +171,7 @@ pub fn collapse_loads(
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
         let comm = resolver.thread_name(pid, tid);
-        let root_key = (
-            comm,
-            if options.pid || options.tid { pid } else { 0 },
-            if options.tid { tid } else { 0 },
-        );
-        let root = *root_ids.entry(root_key.clone()).or_insert_with(|| {
-            let (comm, pid, tid) = &root_key;
-            roots.push(if options.tid {
-                format!("{comm}-{pid}/{tid}")
-            } else if options.pid {
-                format!("{comm}-{pid}")
-            } else {
-                comm.to_string()
-            });
-            (roots.len() - 1) as u32
-        });
+        let root = roots.of(comm, pid, tid, options.pid, options.tid);
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
@@ -218,7 +201,7 @@ pub fn collapse_loads(
                 name: format!("loads from {}", c.name()),
             })
             .collect(),
-        roots,
+        roots.names,
         raw,
         resolver,
         options.kernel,

@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_profile::timed::{Thread, Timed, TimedSample};
-use cpiflame_profile::{Count, Frame, FrameId, FrameKind};
+use cpiflame_profile::{Count, FrameId};
 use cpiflame_render::{Strip, StripBucket};
 
-use crate::collapse::{profile_frame, walk_samples, SampleWeights};
+use crate::collapse::{walk_samples, Names, SampleWeights};
 use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
 
 /// A recording read with the time of each sample.
@@ -51,8 +51,8 @@ pub fn load_timed(
     };
     let mut weights = SampleWeights::new(file).with_wall(wall);
     let mut out: Vec<(usize, u64)> = Vec::new();
-    let mut roots: Vec<String> = Vec::new();
-    let mut root_ids: HashMap<(Arc<str>, i32, i32), u32> = HashMap::default();
+    // Roots named as the collapse names them (`collapse_all`).
+    let mut roots = crate::roots::Roots::default();
     let mut raw_ids: HashMap<Vec<u32>, u32> = HashMap::default();
     let mut raw: Vec<Vec<u32>> = Vec::new();
     let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
@@ -69,22 +69,7 @@ pub fn load_timed(
             });
             (timed.threads.len() - 1) as u32
         });
-        let root_key = (
-            comm,
-            if options.pid || options.tid { pid } else { 0 },
-            if options.tid { tid } else { 0 },
-        );
-        let root = *root_ids.entry(root_key.clone()).or_insert_with(|| {
-            let (comm, pid, tid) = &root_key;
-            roots.push(if options.tid {
-                format!("{comm}-{pid}/{tid}")
-            } else if options.pid {
-                format!("{comm}-{pid}")
-            } else {
-                comm.to_string()
-            });
-            (roots.len() - 1) as u32
-        });
+        let root = roots.of(comm.clone(), pid, tid, options.pid, options.tid);
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
@@ -110,29 +95,24 @@ pub fn load_timed(
     })?;
     resolver.finish_names();
 
-    // Each raw stack's profile stack: its frames named as the collapse names them.
+    // Each raw stack's profile stack: its frames named as the collapse names them, then
+    // found among the profile's frames.
+    let mut names = Names::new(Vec::new(), roots.names, &resolver, options.kernel);
     let profile = &mut loaded.profile;
-    let mut map: Vec<Option<FrameId>> = Vec::new();
-    let root_frames: Vec<FrameId> = roots
-        .into_iter()
-        .map(|name| {
-            profile.intern(Frame {
-                name,
-                module: String::new(),
-                kind: FrameKind::Process,
-            })
-        })
-        .collect();
+    let mut ids: Vec<Option<FrameId>> = Vec::new();
+    let mut frames = Vec::new();
     let mut named: Vec<Vec<FrameId>> = Vec::with_capacity(raw.len());
     for key in &raw {
-        let mut frames = vec![root_frames[key[0] as usize]];
-        for &f in key[1..].iter().rev() {
-            let id = profile_frame(profile, &mut map, &resolver, f);
-            if options.kernel || profile.frame(id).kind != FrameKind::Kernel {
-                frames.push(id);
-            }
-        }
-        named.push(frames);
+        names.stack_of(key, &mut frames);
+        ids.resize(names.profile.frames.len(), None);
+        let stack = frames
+            .iter()
+            .map(|&f| {
+                *ids[f as usize]
+                    .get_or_insert_with(|| profile.intern(names.profile.frame(f).clone()))
+            })
+            .collect();
+        named.push(stack);
     }
     let index: HashMap<&[FrameId], u32> = profile
         .stacks
@@ -144,11 +124,20 @@ pub fn load_timed(
         .iter()
         .map(|f| index.get(f.as_slice()).copied().unwrap_or(u32::MAX))
         .collect();
-    // A stack the profile does not have had no weight in it (a sample of period 0 only).
+    // A stack the profile does not have had no weight in it (a sample of period 0 only);
+    // one with weight would be a walk that names stacks unlike the collapse: said, not hidden.
+    let mut unmatched = 0;
     timed.samples.retain_mut(|s| {
         s.stack = stack_of[s.stack as usize];
+        unmatched += usize::from(s.stack == u32::MAX && s.period > 0);
         s.stack != u32::MAX
     });
+    if unmatched > 0 {
+        warnings.push(format!(
+            "{}: {unmatched} sample weights match no stack of the graph: the timeline leaves them out",
+            options.file.display()
+        ));
+    }
     Ok(TimedLoad { loaded, timed })
 }
 
@@ -200,29 +189,15 @@ impl TimedLoad {
         rows: u32,
         out: &mut dyn std::io::Write,
     ) -> Result<(), TimelineError> {
-        let loaded = &self.loaded;
-        let cycles = loaded
-            .roles
-            .cycles
-            .ok_or_else(|| crate::draw::NothingToDraw {
-                file: loaded.file.clone(),
-            })?;
-        let columns = cpiflame_timeline::Columns {
-            cycles,
-            stalls: loaded.roles.stalls,
-            instructions: loaded.roles.instructions,
-            wall: loaded.wall,
-        };
+        // The graph's options as `render` completes them from the recording.
+        let graph = self.loaded.graph(false, look)?;
         let options = cpiflame_timeline::Options {
-            title: look.title,
-            subtitle: loaded.subtitle(),
-            width: look.width,
-            min_width: look.min_width,
-            inverted: look.inverted,
+            graph: graph.options,
             rows,
-            stall_caption: loaded.stall_legend(),
         };
-        cpiflame_timeline::write_timeline(&loaded.profile, &columns, &self.timed, &options, out)?;
+        let (profile, stalls) = (&self.loaded.profile, self.loaded.roles.stalls);
+        let timed = &self.timed;
+        cpiflame_timeline::write_timeline(profile, graph.cycles, stalls, timed, &options, out)?;
         Ok(())
     }
 }

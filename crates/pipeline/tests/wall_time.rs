@@ -146,13 +146,10 @@ fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
     per
 }
 
-/// Thread `worker` lives 1000..10000: on 1000..3000, preempted 3000..4000, on 4000..6000,
-/// blocked 6000..10000 (never woken within the recording, which ends at 10000 with the
-/// other thread's last event); thread `idle` is on 1000..1500 then blocked to its exit at 9000.
-#[test]
-fn every_nanosecond_of_each_thread_lands_in_its_state() {
+/// The two threads of [`every_nanosecond_of_each_thread_lands_in_its_state`].
+fn worker_and_idle() -> [(u64, i32, Ev); 16] {
     use Ev::*;
-    let events = [
+    [
         (1000, 7, Comm("worker")),
         (1000, 8, Comm("idle")),
         (1200, 7, OnCpu(0x1000, 100)),
@@ -169,7 +166,15 @@ fn every_nanosecond_of_each_thread_lands_in_its_state() {
         (6000, 7, Out { preempt: false }),
         (9000, 8, Exit),
         (10000, 9, Comm("late")),
-    ];
+    ]
+}
+
+/// Thread `worker` lives 1000..10000: on 1000..3000, preempted 3000..4000, on 4000..6000,
+/// blocked 6000..10000 (never woken within the recording, which ends at 10000 with the
+/// other thread's last event); thread `idle` is on 1000..1500 then blocked to its exit at 9000.
+#[test]
+fn every_nanosecond_of_each_thread_lands_in_its_state() {
+    let events = worker_and_idle();
     let dir = Dir::new("wall-states");
     let path = write(&dir, "states.data", &events);
     let (l, _) = load(&path, false);
@@ -346,24 +351,7 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
 #[test]
 fn the_timed_samples_add_up_to_the_profile_counts() {
     use Ev::*;
-    let events = [
-        (1000, 7, Comm("worker")),
-        (1000, 8, Comm("idle")),
-        (1200, 7, OnCpu(0x1000, 100)),
-        (1300, 8, OnCpu(0x3000, 50)),
-        (1490, 8, Stack(0x3100)),
-        (1500, 8, Out { preempt: false }),
-        (2000, 7, OnCpu(0x1000, 100)),
-        (2500, 7, OnCpu(0x2000, 200)),
-        (2990, 7, Stack(0x1100)),
-        (3000, 7, Out { preempt: true }),
-        (4000, 7, In),
-        (5000, 7, OnCpu(0x2000, 100)),
-        (5990, 7, Stack(0x2100)),
-        (6000, 7, Out { preempt: false }),
-        (9000, 8, Exit),
-        (10000, 9, Comm("late")),
-    ];
+    let events = worker_and_idle();
     let dir = Dir::new("wall-timed");
     let path = write(&dir, "timed.data", &events);
     for on_cpu_only in [false, true] {

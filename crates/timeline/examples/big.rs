@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use cpiflame_profile::timed::{Thread, Timed, TimedSample, NS_PER_SEC};
 use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
-use cpiflame_timeline::{write_timeline, Columns, Options};
+use cpiflame_timeline::{write_timeline, Options};
 
 fn main() {
     let out = std::env::args().nth(1).unwrap_or_else(|| "big.html".into());
@@ -95,17 +95,12 @@ fn main() {
         }
     }
     let timed = Timed { samples, threads };
-    let columns = Columns {
-        cycles: 0,
-        stalls: Some(1),
-        instructions: None,
-        wall: None,
-    };
     let t = Instant::now();
     let file = std::fs::File::create(&out).unwrap();
     write_timeline(
         &profile,
-        &columns,
+        0,
+        Some(1),
         &timed,
         &Options::default(),
         BufWriter::new(file),

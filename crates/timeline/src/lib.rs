@@ -39,35 +39,25 @@ pub struct Columns {
     pub wall: Option<WallColumns>,
 }
 
-/// How to draw the page.
+/// How to draw the page: the flame graph's options as `render` takes them (title, subtitle,
+/// width, minimum width, icicle, instructions column, wall-time columns, stall caption;
+/// no intervals, source lines or strip: the page draws none), and the heat map's rows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
-    pub title: String,
-    /// A line under the title (the recording's notes).
-    pub subtitle: Option<String>,
-    /// Width of the flame graph in pixels, as `render --width`.
-    pub width: u32,
-    /// Frames narrower than this many pixels are left out, as `render --minwidth`.
-    pub min_width: f64,
-    /// Icicle layout of the flame graph: the root at the top.
-    pub inverted: bool,
+    pub graph: cpiflame_render::Options,
     /// Rows per second; a divisor of 1,000,000, so that every cell starts on a whole
     /// microsecond (the `--time` text has six decimals).
     pub rows: u32,
-    /// The stall legend's caption (`cpiflame_pipeline::Loaded::stall_legend`).
-    pub stall_caption: Option<&'static str>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            title: "CPI Timeline".to_string(),
-            subtitle: None,
-            width: 1200,
-            min_width: 0.1,
-            inverted: false,
+            graph: cpiflame_render::Options {
+                title: "CPI Timeline".to_string(),
+                ..cpiflame_render::Options::default()
+            },
             rows: DEFAULT_ROWS,
-            stall_caption: None,
         }
     }
 }
@@ -103,22 +93,31 @@ const TEMPLATE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("timeline.js");
 
 /// Writes the timeline page of `profile` and its per-sample table `timed` (whose stacks are
-/// indexes into `profile.stacks`).
+/// indexes into `profile.stacks`): widths from event column `cycles`, colours from `stalls`
+/// or the options' instructions column, as [`render_cpi`](cpiflame_render::render_cpi).
 pub fn write_timeline<W: Write>(
     profile: &Profile,
-    columns: &Columns,
+    cycles: usize,
+    stalls: Option<usize>,
     timed: &Timed,
-    opts: &Options,
+    options: &Options,
     mut out: W,
 ) -> Result<(), TimelineError> {
+    let (opts, rows) = (&options.graph, options.rows);
+    let columns = &Columns {
+        cycles,
+        stalls,
+        instructions: opts.instructions,
+        wall: opts.wall,
+    };
     if opts.width < cpiflame_render::MIN_IMAGE_WIDTH {
         return Err(TimelineError::WidthTooSmall(opts.width));
     }
     if !opts.min_width.is_finite() || opts.min_width < 0.0 {
         return Err(TimelineError::BadMinWidth(opts.min_width));
     }
-    if opts.rows == 0 || 1_000_000 % opts.rows != 0 {
-        return Err(TimelineError::BadRows(opts.rows));
+    if rows == 0 || 1_000_000 % rows != 0 {
+        return Err(TimelineError::BadRows(rows));
     }
     let count = profile.events.len();
     let wall = columns.wall.map(|w| [w.on_cpu, w.runnable, w.blocked]);
@@ -131,9 +130,9 @@ pub fn write_timeline<W: Write>(
             return Err(TimelineError::NoSuchEvent { index, count });
         }
     }
-    let encoded = encode(profile, columns, timed, opts.rows)
+    let encoded = encode(profile, columns, timed, rows)
         .ok_or_else(|| TimelineError::NoSamples(profile.events[columns.cycles].name.clone()))?;
-    let data = page_data(profile, columns, opts, &encoded);
+    let data = page_data(profile, columns, opts, rows, &encoded);
     let (head, tail) = TEMPLATE
         .split_once("/*DATA*/")
         .expect("the template has a data slot");
@@ -158,7 +157,13 @@ pub fn write_timeline<W: Write>(
 }
 
 /// The page's data: a JSON object (with `</` escaped, as it sits in a `<script>`).
-fn page_data(profile: &Profile, columns: &Columns, opts: &Options, e: &Encoded) -> String {
+fn page_data(
+    profile: &Profile,
+    columns: &Columns,
+    opts: &cpiflame_render::Options,
+    rows: u32,
+    e: &Encoded,
+) -> String {
     let colour = match (columns.stalls, columns.instructions) {
         (Some(_), _) => "stalls",
         (None, Some(_)) => "cpi",
@@ -211,7 +216,7 @@ fn page_data(profile: &Profile, columns: &Columns, opts: &Options, e: &Encoded) 
         width = opts.width,
         min_width = opts.min_width,
         inverted = opts.inverted,
-        rows = opts.rows,
+        rows = rows,
         columns = e.cells.columns,
         origin = e.cells.origin / cpiflame_profile::timed::NS_PER_SEC,
         wall = columns.wall.is_some(),

@@ -143,10 +143,6 @@ type Drawn = (String, f64, f64, f64, String);
 
 /// The frames of a CPI SVG `render` wrote.
 fn svg_frames(svg: &str) -> Vec<Drawn> {
-    let attr = |s: &str, name: &str| -> String {
-        let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
-        s[at..at + s[at..].find('"').unwrap()].to_string()
-    };
     svg.split("<g class=\"f\"")
         .skip(1)
         .map(|g| {
@@ -168,6 +164,12 @@ fn hex(c: Rgb) -> String {
     c.to_string()
 }
 
+/// The value of attribute `name` of the first element in `s` that has it.
+fn attr(s: &str, name: &str) -> String {
+    let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+    s[at..at + s[at..].find('"').unwrap()].to_string()
+}
+
 fn unescape(s: &str) -> String {
     s.replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -176,23 +178,28 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// `cpiflame COMMAND --kallsyms KALLSYMS --width 1000 DATA -o OUT`, which must succeed.
+fn draw(command: &str, kallsyms: &str, data: &Path, out: &Path) {
+    let args = [
+        command,
+        "--kallsyms",
+        kallsyms,
+        "--width",
+        "1000",
+        support::s(data),
+        "-o",
+        support::s(out),
+    ];
+    support::ok(&cpiflame(&args));
+}
+
 /// The reference graph of the selected samples. With `render --time`, this becomes
 /// `cpiflame render --time TIME_TEXT full.data`.
 fn reference(dir: &Dir, name: &str, kallsyms: &str, keep: impl Fn(&Known) -> bool) -> Vec<Drawn> {
     let data = dir.path(&format!("{name}.data"));
     write(&data, keep);
     let svg = dir.path(&format!("{name}.svg"));
-    let out = cpiflame(&[
-        "render",
-        "--kallsyms",
-        kallsyms,
-        "--width",
-        "1000",
-        support::s(&data),
-        "-o",
-        support::s(&svg),
-    ]);
-    support::ok(&out);
+    draw("render", kallsyms, &data, &svg);
     svg_frames(&std::fs::read_to_string(&svg).unwrap())
 }
 
@@ -320,17 +327,7 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
     let data = dir.path("full.data");
     write(&data, |_| true);
     let page = dir.path("timeline.html");
-    let out = cpiflame(&[
-        "timeline",
-        "--kallsyms",
-        kallsyms,
-        "--width",
-        "1000",
-        support::s(&data),
-        "-o",
-        support::s(&page),
-    ]);
-    support::ok(&out);
+    draw("timeline", kallsyms, &data, &page);
     let html = std::fs::read_to_string(&page).unwrap();
     // Self-contained: nothing loaded from anywhere (the SVG namespace is only a name).
     for outside in ["src=", "<link", "@import", "url(http", "fetch("] {
@@ -406,10 +403,6 @@ fn the_strip_colours_each_bucket_by_the_stall_share_of_its_samples() {
     let svg = std::fs::read_to_string(&svg).unwrap();
     let strip = &svg[svg.find("<g id=\"strip\"").expect("a strip")..];
     let strip = &strip[..strip.find("</g>").unwrap()];
-    let attr = |s: &str, name: &str| -> String {
-        let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
-        s[at..at + s[at..].find('"').unwrap()].to_string()
-    };
     let start: u64 = attr(strip, "data-start").parse().unwrap();
     let bucket: u64 = attr(strip, "data-bucket").parse().unwrap();
     let known = known();
