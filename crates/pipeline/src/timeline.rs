@@ -152,6 +152,9 @@ pub enum TimelineError {
         file: std::path::PathBuf,
         kind: &'static str,
     },
+    /// No event of the recording samples the time (PERF_SAMPLE_TIME).
+    #[error("{}: its samples carry no time (record with perf record -T, or cpiflame record)", file.display())]
+    NoTimes { file: std::path::PathBuf },
     #[error(transparent)]
     Draw(#[from] cpiflame_timeline::TimelineError),
     #[error(transparent)]
@@ -176,6 +179,12 @@ pub fn read_timed(
         });
     }
     let file = recording.perf_data()?;
+    let time = cpiflame_perf_data::abi::sample::TIME;
+    if file.attrs.iter().all(|a| a.sample_type & time == 0) {
+        return Err(TimelineError::NoTimes {
+            file: options.file.clone(),
+        });
+    }
     Ok(load_timed(&file, options, warnings)?)
 }
 

@@ -89,10 +89,15 @@ fn known() -> Vec<Known> {
 /// Writes the samples `keep` selects as a recording from another host (kernel frames named
 /// from the test's kallsyms text): a stall event and a cycles event, as synthetic.rs's.
 fn write(path: &Path, keep: impl Fn(&Known) -> bool) {
-    let sample_type = sample::IDENTIFIER
+    write_with(path, sample::TIME, keep)
+}
+
+/// [`write`], the samples carrying the fields `time` (`sample::TIME`, or none) says.
+fn write_with(path: &Path, time: u64, keep: impl Fn(&Known) -> bool) {
+    let sample_type = time
+        | sample::IDENTIFIER
         | sample::IP
         | sample::TID
-        | sample::TIME
         | sample::ID
         | sample::PERIOD
         | sample::CALLCHAIN;
@@ -443,4 +448,26 @@ fn the_strip_colours_each_bucket_by_the_stall_share_of_its_samples() {
     }
     // Every cycles sample is in a drawn bucket.
     assert_eq!(seen, known.iter().filter(|k| !k.stall).count() as u64);
+}
+
+/// A recording whose samples carry no time has no timeline: one error line naming the file.
+#[test]
+fn a_recording_without_sample_times_is_one_error_line() {
+    let dir = Dir::new("timeline-no-time");
+    let data = dir.path("untimed.data");
+    write_with(&data, 0, |_| true);
+    let out = cpiflame(&[
+        "timeline",
+        support::s(&data),
+        "-o",
+        support::s(&dir.path("t.html")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("untimed.data") && errors[0].contains("no time"),
+        "{stderr}"
+    );
 }
