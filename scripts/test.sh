@@ -14,6 +14,7 @@ tools=(
 	g++:g++            # the C++ fixture (mangled names)
 	c++filt:binutils   # unwind's C++ names are checked against c++filt
 	node:nodejs        # node --check of the flame graphs' JavaScript
+	chromium:chromium  # timeline.rs: the timeline page driven in headless Chromium
 	python3:python3    # the CI artifact check below
 	script:bsdutils    # threads_and_progress.rs: a terminal for the progress display
 	setpriv:util-linux # faults.rs: an unprivileged user under perf_event_paranoid 2 and 3

@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use cpiflame_pipeline::draw::{Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
+use cpiflame_pipeline::timeline::{read_timed, TimedLoad};
 use cpiflame_pipeline::{
     load_all, write_fold, write_script, FoldError, GroupBy, LoadOptions, Loaded, Roles, ScriptError,
 };
@@ -130,6 +131,14 @@ impl InputArgs {
         Ok(self.source.options(file, self.roots, env))
     }
 
+    /// Reads the one recording with the time of each sample (`timeline`, `render --strip`).
+    fn timed(&self, what: &str, lines: bool, env: &Environment) -> Result<TimedLoad> {
+        crate::progress::show_on_terminal(env);
+        let mut options = self.options(what, env)?;
+        options.lines = lines;
+        Ok(warned(|w| read_timed(&options, w))?)
+    }
+
     fn load(&self, lines: bool, env: &Environment) -> Result<Loaded> {
         self.source.load(&self.files, self.roots, lines, env)
     }
@@ -193,6 +202,9 @@ pub struct RenderArgs {
     /// too wide for the colour scale are drawn washed out.
     #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
+    /// A strip of the stall share (or CPI) over time above the frames (one perf.data file).
+    #[arg(long, conflicts_with_all = ["classic", "mem"])]
+    strip: bool,
 }
 
 #[derive(Args)]
@@ -229,12 +241,17 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     if args.mem {
         return render_mem(args, env);
     }
-    // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
-    let loaded = args.input.load(!args.classic, env)?;
     let look = Look {
         confidence: Some(args.confidence),
-        ..args.layout.look(args.title, env)
+        ..args.layout.look(args.title.clone(), env)
     };
+    if args.strip {
+        let timed = args.input.timed("render --strip", true, env)?;
+        write_out(&args.output, |out| Ok(timed.graph(look)?.write(out)?))?;
+        return Ok(Outcome::Done);
+    }
+    // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
+    let loaded = args.input.load(!args.classic, env)?;
     let graph = loaded.graph(args.classic, look)?;
     write_out(&args.output, |out| Ok(graph.write(out)?))?;
     Ok(Outcome::Done)
@@ -273,5 +290,28 @@ pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
             other => Ok(other?),
         }
     })?;
+    Ok(Outcome::Done)
+}
+
+#[derive(Args)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the HTML page to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[arg(long, default_value = "CPI Timeline")]
+    title: String,
+    #[command(flatten)]
+    layout: LayoutArgs,
+    /// Heat map rows per second (a divisor of 1000000).
+    #[arg(long, default_value_t = cpiflame_timeline::DEFAULT_ROWS, value_parser = cpiflame_timeline::parse_rows)]
+    rows: u32,
+}
+
+pub fn timeline(a: TimelineArgs, env: &Environment) -> Result<Outcome> {
+    let timed = a.input.timed("timeline", false, env)?;
+    let look = a.layout.look(a.title, env);
+    write_out(&a.output, |out| Ok(timed.write_page(look, a.rows, out)?))?;
     Ok(Outcome::Done)
 }

@@ -35,6 +35,9 @@ struct Cli {
 enum Command {
     /// Draw a CPI flame graph (SVG) from a recording (perf.data, perf script text, folded).
     Render(draw::RenderArgs),
+    /// A FlameScope-style heat map over time coloured by stall share or CPI; a dragged
+    /// range drawn as its CPI flame graph (one HTML page).
+    Timeline(draw::TimelineArgs),
     /// Print folded stacks (`frame;frame;frame count`) for FlameGraph or inferno.
     Fold(draw::FoldArgs),
     /// Convert a recording for other tools: `--to pprof` (gzip protobuf, every event a
@@ -105,6 +108,7 @@ fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Render(args) => draw::render(args, env),
         Command::Fold(args) => draw::fold(args, env),
+        Command::Timeline(args) => draw::timeline(args, env),
         Command::Script(args) => draw::script(args, env),
         Command::Convert(args) => convert::convert(args, env),
         Command::Record(args) => record::record_command(args, env),

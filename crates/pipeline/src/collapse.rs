@@ -866,7 +866,7 @@ pub(crate) fn named_profile(
 
 /// Resolver frames made profile frames, once each.
 pub(crate) struct Names<'a> {
-    profile: Profile,
+    pub(crate) profile: Profile,
     /// Each root id's root frames, root first.
     roots: Vec<Vec<FrameId>>,
     map: Vec<Option<FrameId>>,
@@ -875,7 +875,7 @@ pub(crate) struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    fn new(
+    pub(crate) fn new(
         columns: Vec<EventColumn>,
         roots: Vec<Vec<Frame>>,
         resolver: &'a Resolver,
@@ -910,7 +910,7 @@ impl<'a> Names<'a> {
     }
 
     /// The profile stack (root first) of `key` (a root, then resolver frames leaf first).
-    fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
+    pub(crate) fn stack_of(&mut self, key: &[u32], stack: &mut Vec<FrameId>) {
         stack.clear();
         stack.extend_from_slice(&self.roots[key[0] as usize]);
         for &frame in key[1..].iter().rev() {

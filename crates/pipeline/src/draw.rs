@@ -63,9 +63,10 @@ pub struct NothingToDraw {
 /// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
-    cycles: usize,
+    pub(crate) cycles: usize,
     classic: bool,
-    options: Options,
+    /// Render's options (`timeline` adds the strip).
+    pub(crate) options: Options,
 }
 
 impl Loaded {

@@ -23,6 +23,8 @@
 //!   their latency, for `render --mem`.
 //! - [`offcpu`]: where each thread's wall-clock time went (on a CPU, runnable, blocked),
 //!   from a recording's context-switch data, as three extra columns ([`WallPlan`]).
+//! - [`timeline`]: a recording read with the time, thread and stack of each sample
+//!   (`cpiflame timeline`, `render --strip`).
 //! - [`write_script`]: every sample with its stack in `perf script`'s layout.
 //! - [`observe_progress`]: how far the read of a large file has come ([`ReadProgress`]), for
 //!   the binary to show; [`show_progress`]: that text ([`ProgressLines`]) written to the
@@ -54,6 +56,7 @@ mod progress;
 mod recording;
 mod script;
 pub mod time;
+pub mod timeline;
 
 pub use collapse::{
     collapse, collapse_all, collapse_with_wall, event_names, walk_samples, walk_samples_in,

@@ -12,6 +12,8 @@
 //!   of a frame or a function (the graph's tooltips, `report --lines`).
 //! - [`interval`]: confidence intervals for stall shares and CPI (independently sampled
 //!   events, leader-sampled groups) and the `diff` gate's test of a frame's growth.
+//! - [`timed`]: when each sample was taken (time, thread, stack), FlameScope's cells of
+//!   seconds and sub-second slices: `cpiflame timeline` and `render --strip`.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
@@ -27,6 +29,7 @@ mod profile;
 pub mod ratios;
 pub mod read;
 pub mod summary;
+pub mod timed;
 pub mod wall;
 
 pub use folded::{write_folded, write_folded_pair, write_folded_periods};

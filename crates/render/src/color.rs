@@ -37,13 +37,15 @@ pub const STALL_BLUE: Rgb = Rgb(70, 130, 240);
 /// Colour of a frame whose stall share is unknown (no cycles period in it).
 pub(crate) const UNKNOWN_GREY: Rgb = Rgb(190, 190, 190);
 
-fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
+pub(crate) fn lerp(a: Rgb, b: Rgb, t: f64) -> Rgb {
     let ch = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * t).round() as u8;
     Rgb(ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
 }
 
 /// What an uncertain frame's colour is washed towards (see [`uncertain_color`]).
-const PALE: Rgb = Rgb(244, 244, 242);
+pub const PALE: Rgb = Rgb(244, 244, 242);
+/// How far [`uncertain_color`] washes a colour towards [`PALE`].
+pub const UNCERTAIN_WASH: f64 = 0.6;
 
 /// A frame whose ratio's confidence interval is too wide to place it on the colour scale
 /// (`cpiflame_profile::interval`): its colour washed out, 60% of the way to near-white, so
@@ -52,7 +54,7 @@ const PALE: Rgb = Rgb(244, 244, 242);
 /// violet, 0.58 blue, against 0.23-0.24), and tinted where the grey of frames without cycles
 /// (0.52) is neutral.
 pub fn uncertain_color(colour: Rgb) -> Rgb {
-    lerp(colour, PALE, 0.6)
+    lerp(colour, PALE, UNCERTAIN_WASH)
 }
 
 /// The colour for a stall share (stalled cycles / all cycles). The share is clamped to

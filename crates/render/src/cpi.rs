@@ -128,6 +128,7 @@ pub fn render_cpi<W: Write>(
         colour,
         total,
         stall_caption: opts.stall_caption.unwrap_or("cycles stalled:"),
+        strip: opts.strip.as_deref(),
     };
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -162,6 +163,7 @@ struct Cpi<'a> {
     /// Cycles counts of the whole profile; the period spans the full width.
     total: Count,
     stall_caption: &'static str,
+    strip: Option<&'a crate::Strip>,
 }
 
 type CpiNode = Node<FrameId, CpiWeight>;
@@ -346,6 +348,17 @@ impl Picture for Cpi<'_> {
 
     fn tree(&self) -> &Tree<FrameId, CpiWeight> {
         &self.tree
+    }
+
+    fn strip_height(&self) -> u32 {
+        self.strip.map_or(0, |_| crate::strip::STRIP_HEIGHT)
+    }
+
+    fn write_strip<O: Write>(&self, w: &mut O, top: u32, width: u32) -> io::Result<()> {
+        match self.strip {
+            Some(strip) => crate::strip::write(w, strip, self.colour, top, width),
+            None => Ok(()),
+        }
     }
 
     fn total(&self) -> u64 {

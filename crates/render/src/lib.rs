@@ -37,6 +37,7 @@ mod diff;
 mod hot;
 mod mem;
 mod page;
+mod strip;
 mod text;
 mod tree;
 mod wall;
@@ -53,6 +54,18 @@ pub use color::{
     WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
+pub use strip::{Strip, StripBucket};
+
+/// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from
+/// this crate, so that both draw it alike: the layout constants of the SVG, its script
+/// (hover, zoom, search) and the colour scale's washed-out end.
+pub mod look {
+    pub use crate::color::{PALE, UNCERTAIN_WASH};
+    pub use crate::page::{BACKGROUND, FOOTER, ROW, SCRIPT, XPAD};
+    pub use crate::text::{CHAR_WIDTH, LABEL_PAD};
+    /// The colour of a frame whose ratio is unknown (no cycles, or no instructions).
+    pub const UNKNOWN: crate::Rgb = crate::color::UNKNOWN_GREY;
+}
 pub use diff::render_diff;
 pub use mem::{mem_color, mem_position, render_mem, ServedClass, MAX_SERVED_CLASSES};
 
@@ -103,6 +116,9 @@ pub struct Options {
     /// drawn washed out, with a legend entry saying so (`cpiflame_profile::interval`).
     /// `None`: no intervals.
     pub confidence: Option<f64>,
+    /// The recording's stall share (or CPI) over time, drawn as a strip of buckets above
+    /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
+    pub strip: Option<Arc<Strip>>,
 }
 
 impl Default for Options {
@@ -120,6 +136,7 @@ impl Default for Options {
             wall: None,
             lines: None,
             confidence: None,
+            strip: None,
         }
     }
 }

@@ -16,15 +16,16 @@ use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};
 use crate::tree::{Node, Tree, Weight};
 
 /// Left and right margin of the frames, in pixels.
-pub(crate) const XPAD: f64 = 10.0;
+pub const XPAD: f64 = 10.0;
 /// Vertical distance between two rows of frames; frames are one pixel lower than this.
-pub(crate) const ROW: u32 = 16;
+pub const ROW: u32 = 16;
 /// Space below the frames for the hover details line and, under it, the search result line.
-const FOOTER: u32 = 46;
+pub const FOOTER: u32 = 46;
 /// Image background.
-pub(crate) const BACKGROUND: &str = "#f8f8f6";
+pub const BACKGROUND: &str = "#f8f8f6";
 
-const SCRIPT: &str = include_str!("flame.js");
+/// The script of the SVG: hover details, click-to-zoom, search.
+pub const SCRIPT: &str = include_str!("flame.js");
 
 /// The options of the page itself (the fields of [`Options`](crate::Options) and
 /// [`DiffOptions`](crate::DiffOptions) that both pictures have).
@@ -105,6 +106,14 @@ pub(crate) trait Picture {
     fn style(&self) -> &str {
         ""
     }
+    /// Height in pixels of the strip above the frames (0: none).
+    fn strip_height(&self) -> u32 {
+        0
+    }
+    /// Writes the strip above the frames, whose top is at `top`.
+    fn write_strip<O: Write>(&self, _w: &mut O, _top: u32, _width: u32) -> io::Result<()> {
+        Ok(())
+    }
     /// Height in pixels of the section under the frames (0: none).
     fn section_height(&self) -> u32 {
         0
@@ -124,6 +133,8 @@ struct Layout {
     legend: Option<u32>,
     /// Top of the first row of frames.
     frames_top: u32,
+    /// Top of the strip above the frames (at `frames_top` when there is none).
+    strip_top: u32,
     /// Top of the section under the frames.
     section_top: u32,
     max_depth: u32,
@@ -173,6 +184,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
     } else {
         (None, last + 14)
     };
+    let (strip_top, frames_top) = (frames_top, frames_top + p.strip_height());
     let section_top = frames_top + (max_depth + 1) * ROW;
     let height = section_top + p.section_height() + FOOTER;
     Layout {
@@ -180,6 +192,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
         lines,
         legend,
         frames_top,
+        strip_top,
         section_top,
         max_depth,
     }
@@ -266,6 +279,9 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
         write_legend(w, legend, top, width)?;
     }
 
+    if p.strip_height() > 0 {
+        p.write_strip(w, layout.strip_top, width)?;
+    }
     let span = span(look);
     let total = p.total();
     let scale = span / total as f64;

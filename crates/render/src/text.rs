@@ -50,9 +50,9 @@ impl fmt::Display for Thousands {
 }
 
 /// Pixels per character of the 12 px monospace label font (FlameGraph's 0.59 em estimate).
-pub(crate) const CHAR_WIDTH: f64 = 12.0 * 0.59;
+pub const CHAR_WIDTH: f64 = 12.0 * 0.59;
 /// Horizontal padding between a frame's left edge and its label.
-pub(crate) const LABEL_PAD: f64 = 3.0;
+pub const LABEL_PAD: f64 = 3.0;
 
 /// The label shown inside a frame `width` pixels wide: the whole name when it fits, else its
 /// start followed by `..`, else nothing when not even three characters fit.

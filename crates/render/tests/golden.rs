@@ -60,6 +60,7 @@ fn golden_opts() -> Options {
         wall: None,
         lines: None,
         confidence: None,
+        strip: None,
     }
 }
 

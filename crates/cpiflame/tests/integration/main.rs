@@ -48,6 +48,7 @@ mod synthetic;
 mod system_wide;
 mod threads_and_progress;
 mod time_ranges;
+mod timeline;
 mod tracepoints;
 mod variants;
 mod wall_time;

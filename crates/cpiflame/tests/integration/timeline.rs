@@ -1,0 +1,495 @@
+//! `cpiflame timeline`: the page loaded in headless Chromium (Debian's `chromium`), a range
+//! dragged on its heat map with mouse events, and the flame graph the page draws compared,
+//! frame by frame (name, position, width, colour), with `render`'s SVG of exactly the samples
+//! in that range; then the same with the thread filter set.
+//!
+//! The oracle: the synthetic recording's samples are known by construction, so the samples
+//! of the selected cells are written to a second recording of their own and drawn with
+//! `render`, and, for the range without a thread filter, `render --time TEXT` of the whole
+//! recording with the `--time` text the page shows draws the same frames.
+
+use crate::support;
+
+use std::path::Path;
+use std::process::Command;
+
+use cpiflame_perf_data::abi::{callchain, misc, sample};
+use cpiflame_perf_data::synth::{test_features, Recording};
+use cpiflame_perf_data::write::{attr_flags, EventAttr, SampleFields};
+use cpiflame_render::{uncertain_color, Rgb};
+use support::{cpiflame, Dir};
+
+const PID: i32 = 4321;
+const WORKER: i32 = 4322;
+/// The first sample's second: the heat map's column 0.
+const ORIGIN: u64 = 1000;
+const NS: u64 = 1_000_000_000;
+const KALLSYMS: &str = "ffffffff81001000 T phase_leaf\n\
+ffffffff81002000 T stall_leaf\n\
+ffffffff81003000 T caller\n\
+ffffffff81004000 T entry\n";
+
+/// One sample: time, thread, whether it is a stall (else cycles) sample, its chain.
+struct Known {
+    time: u64,
+    tid: i32,
+    stall: bool,
+    chain: Vec<u64>,
+}
+
+/// Three seconds, a sample pair every 5 ms: second 0 on the main thread in `stall_leaf`
+/// (every cycles sample with a stall sample), second 1 on the worker in `phase_leaf` (one
+/// stall sample in four), second 2 both threads alternating.
+fn known() -> Vec<Known> {
+    let stalled = vec![
+        callchain::KERNEL,
+        0xffff_ffff_8100_2010,
+        0xffff_ffff_8100_3008,
+        0xffff_ffff_8100_4008,
+    ];
+    let working = vec![
+        callchain::KERNEL,
+        0xffff_ffff_8100_1010,
+        0xffff_ffff_8100_3008,
+        0xffff_ffff_8100_4008,
+    ];
+    let shallow = vec![
+        callchain::KERNEL,
+        0xffff_ffff_8100_3010,
+        0xffff_ffff_8100_4008,
+    ];
+    let mut out = Vec::new();
+    for i in 0..600u64 {
+        let time = ORIGIN * NS + 3_000_000 + i * 5_000_000;
+        let second = i / 200;
+        let (tid, chain, stall) = match second {
+            0 => (PID, &stalled, true),
+            1 => (WORKER, &working, i % 4 == 0),
+            _ if i % 2 == 0 => (PID, &shallow, i % 3 == 0),
+            _ => (WORKER, &working, false),
+        };
+        out.push(Known {
+            time,
+            tid,
+            stall: false,
+            chain: chain.clone(),
+        });
+        if stall {
+            out.push(Known {
+                time: time + 1000,
+                tid,
+                stall: true,
+                chain: chain.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Writes the samples `keep` selects as a recording from another host (kernel frames named
+/// from the test's kallsyms text): a stall event and a cycles event, as synthetic.rs's.
+fn write(path: &Path, keep: impl Fn(&Known) -> bool) {
+    write_with(path, sample::TIME, keep)
+}
+
+/// [`write`], the samples carrying the fields `time` (`sample::TIME`, or none) says.
+fn write_with(path: &Path, time: u64, keep: impl Fn(&Known) -> bool) {
+    let sample_type = time
+        | sample::IDENTIFIER
+        | sample::IP
+        | sample::TID
+        | sample::ID
+        | sample::PERIOD
+        | sample::CALLCHAIN;
+    let attrs: Vec<EventAttr> = [
+        (0x1a2, "resource_stalls_any"),
+        (0x3c, "cpu_clk_unhalted_thread_p"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(config, name))| EventAttr {
+        type_: 4,
+        config,
+        sample_period_or_freq: 100_003,
+        sample_type,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM,
+        name: Some(name.to_string()),
+        ids: vec![100 + i as u64],
+        ..EventAttr::default()
+    })
+    .collect();
+    let mut rec = Recording::create(path, attrs);
+    rec.comm(PID, PID, "app", 1);
+    rec.comm(PID, WORKER, "worker", 2);
+    for k in known().iter().filter(|k| keep(k)) {
+        let event = usize::from(!k.stall);
+        let fields = SampleFields {
+            ip: k.chain[1],
+            pid: PID,
+            tid: k.tid,
+            time: k.time,
+            id: 100 + event as u64,
+            period: 100_003,
+            callchain: k.chain.clone(),
+            misc: misc::KERNEL,
+            ..SampleFields::default()
+        };
+        rec.sample(event, &fields);
+    }
+    let mut features = test_features();
+    features.arch = Some("x86_64".into());
+    features.hostname = Some("elsewhere.example".into());
+    features.os_release = Some("0.0.0-elsewhere".into());
+    rec.finish(&features);
+}
+
+/// One frame as drawn: name, x, width, y, fill.
+type Drawn = (String, f64, f64, f64, String);
+
+/// The frames of a CPI SVG `render` wrote.
+fn svg_frames(svg: &str) -> Vec<Drawn> {
+    svg.split("<g class=\"f\"")
+        .skip(1)
+        .map(|g| {
+            let title = &g[g.find("<title>").unwrap() + 7..g.find("</title>").unwrap()];
+            let name = unescape(title.lines().next().unwrap());
+            let rect = &g[g.find("<rect").unwrap()..];
+            let num = |n: &str| attr(rect, n).parse::<f64>().unwrap();
+            (name, num("x"), num("width"), num("y"), attr(rect, "fill"))
+        })
+        .collect()
+}
+
+fn rgb(hex: &str) -> Rgb {
+    let c = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap();
+    Rgb(c(1), c(3), c(5))
+}
+
+fn hex(c: Rgb) -> String {
+    c.to_string()
+}
+
+/// The value of attribute `name` of the first element in `s` that has it.
+fn attr(s: &str, name: &str) -> String {
+    let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+    s[at..at + s[at..].find('"').unwrap()].to_string()
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// `cpiflame COMMAND --kallsyms KALLSYMS --width 1000 DATA -o OUT`, which must succeed.
+fn draw(command: &[&str], kallsyms: &str, data: &Path, out: &Path) {
+    let tail = [
+        "--kallsyms",
+        kallsyms,
+        "--width",
+        "1000",
+        support::s(data),
+        "-o",
+        support::s(out),
+    ];
+    support::ok(&cpiflame(&[command, &tail].concat()));
+}
+
+/// `render`'s graph of the samples `keep` selects: written to a recording of their own and
+/// drawn; with `time` (the page's text, no thread filter: `render` has none) also checked to
+/// equal `render --time` of the whole recording.
+fn reference(
+    dir: &Dir,
+    name: &str,
+    kallsyms: &str,
+    time: Option<&str>,
+    keep: impl Fn(&Known) -> bool,
+) -> Vec<Drawn> {
+    let (data, svg) = (
+        dir.path(&format!("{name}.data")),
+        dir.path(&format!("{name}.svg")),
+    );
+    write(&data, keep);
+    draw(&["render"], kallsyms, &data, &svg);
+    let subset = svg_frames(&std::fs::read_to_string(&svg).unwrap());
+    if let Some(t) = time {
+        // The issue's oracle: `render --time` of the whole recording with the page's text
+        // draws the same frames as the samples written apart.
+        draw(
+            &["render", "--time", t],
+            kallsyms,
+            &dir.path("full.data"),
+            &svg,
+        );
+        let timed = svg_frames(&std::fs::read_to_string(&svg).unwrap());
+        // The --time graph's subtitle line moves every frame down by the same amount.
+        let below = |frames: &[Drawn]| -> Vec<Drawn> {
+            let bottom = frames.iter().map(|f| f.3).fold(f64::MIN, f64::max);
+            frames
+                .iter()
+                .map(|f| (f.0.clone(), f.1, f.2, bottom - f.3, f.4.clone()))
+                .collect()
+        };
+        assert_eq!(
+            below(&timed),
+            below(&subset),
+            "render --time {t} against the selected samples' render"
+        );
+    }
+    subset
+}
+
+/// What the harness does once the page has loaded: drag from cell (0, 40) to cell (1, 10)
+/// with mouse events, read the drawn frames, then choose the worker thread in the filter
+/// and read them again. The results go into `<pre id="result-N">` for `--dump-dom`.
+const HARNESS: &str = r##"<script>
+var errors = [];
+window.addEventListener("error", function (e) { errors.push(String(e.message)); });
+window.addEventListener("load", function () {
+  var c = document.getElementById("heatmap");
+  var box = c.getBoundingClientRect();
+  var d = c.dataset;
+  function at(col, row) {
+    return { bubbles: true, cancelable: true, view: window, button: 0,
+      clientX: box.left + Number(d.left) + col * Number(d.cw) + Number(d.cw) / 2,
+      clientY: box.top + Number(d.top) + (Number(d.rows) - 1 - row) * Number(d.ch) + Number(d.ch) / 2 };
+  }
+  function report(n) {
+    var doc = document.querySelector("#flamegraph iframe").contentDocument;
+    var frames = Array.prototype.map.call(doc.querySelectorAll("#frames g.f"), function (g) {
+      var r = g.querySelector("rect");
+      return [g.querySelector("title").textContent.split("\n")[0], Number(r.getAttribute("x")),
+        Number(r.getAttribute("width")), Number(r.getAttribute("y")), r.getAttribute("fill")];
+    });
+    var pre = document.createElement("pre");
+    pre.id = "result-" + n;
+    pre.textContent = JSON.stringify({ time: document.getElementById("time").value, frames: frames,
+      loaded: c.hasAttribute("data-load-ms"), errors: errors });
+    document.body.appendChild(pre);
+  }
+  c.dispatchEvent(new MouseEvent("mousedown", at(0, 40)));
+  c.dispatchEvent(new MouseEvent("mousemove", at(1, 5)));
+  c.dispatchEvent(new MouseEvent("mousemove", at(1, 10)));
+  c.dispatchEvent(new MouseEvent("mouseup", at(1, 10)));
+  report(1);
+  var f = document.getElementById("filter");
+  Array.prototype.forEach.call(f.options, function (o) {
+    if (o.textContent.indexOf("thread 4322") >= 0) { f.value = o.value; }
+  });
+  f.dispatchEvent(new Event("change"));
+  report(2);
+});
+</script>"##;
+
+/// `(time text, frames)` of result `n` of the dumped DOM.
+fn result(dom: &str, n: u32) -> (String, Vec<Drawn>) {
+    let tag = format!("<pre id=\"result-{n}\">");
+    let at = dom.find(&tag).unwrap_or_else(|| {
+        panic!(
+            "no result {n} in the page:\n{}",
+            &dom[dom.len().saturating_sub(3000)..]
+        )
+    }) + tag.len();
+    let json = unescape(&dom[at..at + dom[at..].find("</pre>").unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let frames = v["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f[0].as_str().unwrap().to_string(),
+                f[1].as_f64().unwrap(),
+                f[2].as_f64().unwrap(),
+                f[3].as_f64().unwrap(),
+                f[4].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // The page's script ran to its end, and nothing threw since.
+    assert_eq!(v["loaded"], true, "the page's script did not finish");
+    assert_eq!(v["errors"], serde_json::json!([]), "script errors");
+    (v["time"].as_str().unwrap().to_string(), frames)
+}
+
+/// Frames equal: same names at the same rows, positions and widths within a pixel, same fill.
+fn assert_same(what: &str, page: &[Drawn], reference: &[Drawn]) {
+    let sorted = |v: &[Drawn]| {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| a.3.total_cmp(&b.3).then(a.1.total_cmp(&b.1)));
+        v
+    };
+    let (page, reference) = (sorted(page), sorted(reference));
+    assert!(
+        reference.len() >= 4,
+        "{what}: reference has too few frames: {reference:?}"
+    );
+    assert_eq!(
+        page.len(),
+        reference.len(),
+        "{what}: frames\npage: {page:?}\nrender: {reference:?}"
+    );
+    for (p, r) in page.iter().zip(&reference) {
+        assert_eq!((&p.0, p.3), (&r.0, r.3), "{what}: frame {p:?} vs {r:?}");
+        // The same colour, or render's washed-out form of it: the page's graph draws no
+        // confidence intervals (render's default --confidence 0.95 washes out frames whose
+        // interval is too wide for the scale).
+        let washed = hex(uncertain_color(rgb(&p.4)));
+        assert!(
+            p.4 == r.4 || washed == r.4,
+            "{what}: colour of {p:?} vs {r:?}"
+        );
+        assert!(
+            (p.1 - r.1).abs() < 1.0 && (p.2 - r.2).abs() < 1.0,
+            "{what}: {p:?} vs {r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_range() {
+    if Command::new("chromium")
+        .arg("--version")
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        cpiflame_testkit::unavailable("chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    let dir = Dir::new("timeline-browser");
+    let kallsyms = dir.path("kallsyms.txt");
+    std::fs::write(&kallsyms, KALLSYMS).unwrap();
+    let kallsyms = support::s(&kallsyms);
+    let data = dir.path("full.data");
+    write(&data, |_| true);
+    let page = dir.path("timeline.html");
+    draw(&["timeline"], kallsyms, &data, &page);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing loaded from anywhere (the SVG namespace is only a name).
+    for outside in ["src=", "<link", "@import", "url(http", "fetch("] {
+        assert!(
+            !html.contains(outside),
+            "the page loads something: {outside}"
+        );
+    }
+    let harness = dir.path("harness.html");
+    // Before the page's own `</body>` (its script writes one into the graph's frame).
+    let end = html.rfind("</body>").unwrap();
+    std::fs::write(
+        &harness,
+        format!("{}{HARNESS}\n{}", &html[..end], &html[end..]),
+    )
+    .unwrap();
+    let profile = dir.path("chromium-profile");
+    let dom = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", harness.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+
+    // Cell (0, 40) starts at 0.800 s into second 0; cell (1, 10) ends at 0.220 s into second 1.
+    let (start, end) = (ORIGIN * NS + 800_000_000, (ORIGIN + 1) * NS + 220_000_000);
+    let (time, frames) = result(&dom, 1);
+    assert_eq!(time, "1000.800000,1001.220000");
+    let in_range = |k: &Known| (start..end).contains(&k.time);
+    assert_same(
+        "range",
+        &frames,
+        &reference(&dir, "range", kallsyms, Some(&time), in_range),
+    );
+
+    let (time, frames) = result(&dom, 2);
+    assert_eq!(time, "1000.800000,1001.220000");
+    let worker = |k: &Known| in_range(k) && k.tid == WORKER;
+    assert_same(
+        "worker thread",
+        &frames,
+        &reference(&dir, "worker", kallsyms, None, worker),
+    );
+}
+
+/// `render --strip`: a bucket of the strip above the frames for every stretch of the
+/// recording, each coloured by the stall share of exactly the samples written in it.
+#[test]
+fn the_strip_colours_each_bucket_by_the_stall_share_of_its_samples() {
+    let dir = Dir::new("timeline-strip");
+    let kallsyms = dir.path("kallsyms.txt");
+    std::fs::write(&kallsyms, KALLSYMS).unwrap();
+    let data = dir.path("full.data");
+    write(&data, |_| true);
+    let svg = dir.path("strip.svg");
+    let args = [
+        "render",
+        "--strip",
+        "--kallsyms",
+        support::s(&kallsyms),
+        support::s(&data),
+        "-o",
+        support::s(&svg),
+    ];
+    support::ok(&cpiflame(&args));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let strip = &svg[svg.find("<g id=\"strip\"").expect("a strip")..];
+    let strip = &strip[..strip.find("</g>").unwrap()];
+    let start: u64 = attr(strip, "data-start").parse().unwrap();
+    let bucket: u64 = attr(strip, "data-bucket").parse().unwrap();
+    let known = known();
+    assert_eq!(start, known.iter().map(|k| k.time).min().unwrap());
+    let mut seen = 0;
+    for rect in strip.split("<rect").skip(1) {
+        let i: u64 = attr(rect, "data-i").parse().unwrap();
+        let (from, to) = (start + i * bucket, start + (i + 1) * bucket);
+        let inside: Vec<&Known> = known
+            .iter()
+            .filter(|k| (from..to).contains(&k.time))
+            .collect();
+        let cycles = inside.iter().filter(|k| !k.stall).count() as u64;
+        let stalls = inside.len() as u64 - cycles;
+        // Every sample has the same period: the share is a ratio of counts.
+        let expected = cpiflame_render::stall_color(Some(stalls as f64 / cycles as f64));
+        assert_eq!(
+            attr(rect, "fill"),
+            expected.to_string(),
+            "bucket {i}: {rect}"
+        );
+        assert!(
+            rect.contains(&format!(": {cycles} samples, stalled ")),
+            "bucket {i}: {rect}"
+        );
+        seen += cycles;
+    }
+    // Every cycles sample is in a drawn bucket.
+    assert_eq!(seen, known.iter().filter(|k| !k.stall).count() as u64);
+}
+
+/// A recording whose samples carry no time has no timeline: one error line naming the file.
+#[test]
+fn a_recording_without_sample_times_is_one_error_line() {
+    let dir = Dir::new("timeline-no-time");
+    let data = dir.path("untimed.data");
+    write_with(&data, 0, |_| true);
+    let out = cpiflame(&[
+        "timeline",
+        support::s(&data),
+        "-o",
+        support::s(&dir.path("t.html")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("untimed.data") && errors[0].contains("no time"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,264 @@
+//! When each sample was taken: a recording read as [`load_opened`] reads it (the profile,
+//! its roles and wall-time columns), and a second walk over the same records that keeps,
+//! for every sample, its time, thread, profile stack and weights
+//! ([`cpiflame_profile::timed::Timed`]): `cpiflame timeline` and `render --strip` sum any time
+//! range of it again.
+//!
+//! The second walk names stacks as [`collapse`](crate::collapse) does (the root frame from
+//! the thread's name, with `--pid`/`--tid` its ids; kernel frames left out unless kept) and
+//! weighs samples with the same [`SampleWeights`], so the table's sums over all time are the
+//! profile's counts exactly (a test checks it).
+
+use foldhash::HashMap;
+use std::sync::Arc;
+
+use cpiflame_perf_data::PerfData;
+use cpiflame_profile::timed::{Thread, Timed, TimedSample};
+use cpiflame_profile::{Count, FrameId};
+use cpiflame_render::{Strip, StripBucket};
+
+use crate::collapse::{walk_samples, Names, SampleWeights};
+use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
+
+/// A recording read with the time of each sample.
+#[derive(Debug)]
+pub struct TimedLoad {
+    /// The recording read as every other command reads it.
+    pub loaded: Loaded,
+    /// Every sample's time, thread, stack (an index into `loaded.profile.stacks`) and
+    /// weights, in the profile's columns.
+    pub timed: Timed,
+}
+
+/// Reads `file` as [`load_opened`] does, then walks it again for the time of each sample.
+pub fn load_timed(
+    file: &PerfData,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<TimedLoad, LoadError> {
+    let mut loaded = load_opened(file, options, warnings)?;
+    let mut resolver = options.resolver(&file.meta)?;
+    let (names, column_of) = crate::event_columns(file);
+    let (_, wall) = wall_plan(file, options)?;
+    // The wall-time columns come after the events' (attrs' columns after merging).
+    let n_attrs = file.attrs.len();
+    let column = |c: usize| -> u32 {
+        if c < n_attrs {
+            column_of[c] as u32
+        } else {
+            (names.len() + (c - n_attrs)) as u32
+        }
+    };
+    let mut weights = SampleWeights::new(file).with_wall(wall);
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    // Roots named as the collapse names them (`collapse_all`).
+    let mut roots = crate::group::Roots::new(options.group_by(file)?, options.pid, options.tid);
+    let mut raw_ids: HashMap<Vec<u32>, u32> = HashMap::default();
+    let mut raw: Vec<Vec<u32>> = Vec::new();
+    let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
+    let mut timed = Timed::default();
+    let mut key: Vec<u32> = Vec::new();
+    walk_samples(file, &mut resolver, |sample, entries, resolver| {
+        let (pid, tid) = (sample.pid.unwrap_or(-1), sample.tid.unwrap_or(-1));
+        let comm = resolver.thread_name(pid, tid);
+        let thread = *thread_ids.entry((pid, tid)).or_insert_with(|| {
+            timed.threads.push(Thread {
+                pid,
+                tid,
+                comm: comm.to_string(),
+            });
+            (timed.threads.len() - 1) as u32
+        });
+        let root = roots.of(sample, resolver);
+        key.clear();
+        key.push(root);
+        key.extend(entries.iter().map(|e| e.frame));
+        let stack = match raw_ids.get(key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                raw.push(key.clone());
+                raw_ids.insert(key.clone(), (raw.len() - 1) as u32);
+                (raw.len() - 1) as u32
+            }
+        };
+        weights.weights(file, sample, &mut out);
+        let time = sample.time.unwrap_or(0);
+        for &(c, period) in &out {
+            timed.samples.push(TimedSample {
+                time,
+                thread,
+                stack,
+                column: column(c),
+                period,
+            });
+        }
+    })?;
+    resolver.finish_names();
+
+    // Each raw stack's profile stack: its frames named as the collapse names them, then
+    // found among the profile's frames.
+    let mut names = Names::new(Vec::new(), roots.into_chains(), &resolver, options.kernel);
+    let profile = &mut loaded.profile;
+    let mut ids: Vec<Option<FrameId>> = Vec::new();
+    let mut frames = Vec::new();
+    let mut named: Vec<Vec<FrameId>> = Vec::with_capacity(raw.len());
+    for key in &raw {
+        names.stack_of(key, &mut frames);
+        ids.resize(names.profile.frames.len(), None);
+        let stack = frames
+            .iter()
+            .map(|&f| {
+                *ids[f as usize]
+                    .get_or_insert_with(|| profile.intern(names.profile.frame(f).clone()))
+            })
+            .collect();
+        named.push(stack);
+    }
+    let index: HashMap<&[FrameId], u32> = profile
+        .stacks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.frames.as_slice(), i as u32))
+        .collect();
+    let stack_of: Vec<u32> = named
+        .iter()
+        .map(|f| index.get(f.as_slice()).copied().unwrap_or(u32::MAX))
+        .collect();
+    // A stack the profile does not have had no weight in it (a sample of period 0 only);
+    // one with weight would be a walk that names stacks unlike the collapse: said, not hidden.
+    let mut unmatched = 0;
+    timed.samples.retain_mut(|s| {
+        s.stack = stack_of[s.stack as usize];
+        unmatched += usize::from(s.stack == u32::MAX && s.period > 0);
+        s.stack != u32::MAX
+    });
+    if unmatched > 0 {
+        warnings.push(format!(
+            "{}: {unmatched} sample weights match no stack of the graph: the timeline leaves them out",
+            options.file.display()
+        ));
+    }
+    Ok(TimedLoad { loaded, timed })
+}
+
+/// Why a recording's timeline could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// Text input (folded, `perf script`) keeps no time per sample here.
+    #[error("{}: this is {kind} text, which keeps no time per sample: `timeline` and `render --strip` read perf.data", file.display())]
+    NotPerfData {
+        file: std::path::PathBuf,
+        kind: &'static str,
+    },
+    /// No event of the recording samples the time (PERF_SAMPLE_TIME).
+    #[error("{}: its samples carry no time (record with perf record -T, or cpiflame record)", file.display())]
+    NoTimes { file: std::path::PathBuf },
+    #[error(transparent)]
+    Draw(#[from] cpiflame_timeline::TimelineError),
+    #[error(transparent)]
+    NothingToDraw(#[from] crate::draw::NothingToDraw),
+}
+
+/// Opens and reads `options.file` with the time of each sample ([`load_timed`]); text
+/// input is an error naming the file.
+pub fn read_timed(
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<TimedLoad, TimelineError> {
+    let recording = crate::Recording::open(options)?;
+    if !recording.is_perf_data() {
+        let kind = match recording.kind() {
+            cpiflame_perf_data::InputKind::Folded => "folded",
+            _ => "perf script",
+        };
+        return Err(TimelineError::NotPerfData {
+            file: options.file.clone(),
+            kind,
+        });
+    }
+    let file = recording.perf_data()?;
+    let time = cpiflame_perf_data::abi::sample::TIME;
+    if file.attrs.iter().all(|a| a.sample_type & time == 0) {
+        return Err(TimelineError::NoTimes {
+            file: options.file.clone(),
+        });
+    }
+    Ok(load_timed(&file, options, warnings)?)
+}
+
+impl TimedLoad {
+    /// Writes the timeline page (`cpiflame timeline`) with `look` (title, width, minimum
+    /// width, icicle) and `rows` cells per second: the recording's roles,
+    /// wall-time columns, notes and stall legend, as `render` draws them.
+    pub fn write_page(
+        &self,
+        look: crate::draw::Look,
+        rows: u32,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), TimelineError> {
+        // The graph's options as `render` completes them from the recording.
+        let graph = self.loaded.graph(false, look)?;
+        let options = cpiflame_timeline::Options {
+            graph: graph.options,
+            rows,
+        };
+        let (profile, stalls) = (&self.loaded.profile, self.loaded.roles.stalls);
+        let timed = &self.timed;
+        cpiflame_timeline::write_timeline(profile, graph.cycles, stalls, timed, &options, out)?;
+        Ok(())
+    }
+}
+
+impl TimedLoad {
+    /// The CPI graph of the recording (as [`Loaded::graph`]) with the strip of its stall
+    /// share (or CPI) over time above the frames (`render --strip`).
+    pub fn graph(&self, look: crate::draw::Look) -> Result<crate::draw::Graph<'_>, TimelineError> {
+        let mut graph = self.loaded.graph(false, look)?;
+        let buckets = (graph.options.width.saturating_sub(20) / STRIP_PX).max(1);
+        graph.options.strip = Some(Arc::new(self.strip(buckets as usize)));
+        Ok(graph)
+    }
+
+    /// The recording's counts of the graph's columns in `n` equal buckets from its first
+    /// sample to its last.
+    pub fn strip(&self, n: usize) -> Strip {
+        let roles = self.loaded.roles;
+        let samples = &self.timed.samples;
+        let (Some(first), Some(last)) = (
+            samples.iter().map(|s| s.time).min(),
+            samples.iter().map(|s| s.time).max(),
+        ) else {
+            return Strip::default();
+        };
+        let n = n.max(1);
+        let bucket_ns = ((last - first) / n as u64 + 1).max(1);
+        let mut buckets = vec![StripBucket::default(); n];
+        for s in samples {
+            let b = &mut buckets[((s.time - first) / bucket_ns) as usize];
+            let column = Some(s.column as usize);
+            let count = Count {
+                samples: 1,
+                period: s.period,
+            };
+            if column == roles.cycles {
+                b.cycles.add(count);
+            }
+            if column == roles.stalls {
+                b.stalls.add(count);
+            }
+            if column == roles.instructions {
+                b.instructions.add(count);
+            }
+        }
+        Strip {
+            start_ns: first,
+            bucket_ns,
+            buckets,
+        }
+    }
+}
+
+/// Pixels per bucket of the strip.
+const STRIP_PX: u32 = 4;

@@ -1,0 +1,289 @@
+//! `cpiflame timeline`: one self-contained HTML page of a recording over time. A
+//! FlameScope-style heat map (`id="heatmap"`: columns are seconds, rows the position within
+//! the second) shaded by samples (or wall time) and coloured by each cell's stall share or
+//! CPI on the CPI graph's scale; a range dragged on it is drawn as the CPI flame graph of
+//! that range (`id="flamegraph"`), with the SVG's layout rules, colours and script (hover,
+//! zoom, search), and shown as the `--time` argument that selects it on the command line.
+//!
+//! The page carries its data compactly ([`encode`]): the frames and stacks once, and per
+//! cell the (thread, stack) pairs with their counts, as variable-length integers in base64;
+//! the page's script sums the selected cells into a call tree and lays it out as
+//! `cpiflame-render` does (`timeline.js`). The colour scale and layout constants come from
+//! `cpiflame_render` (one source of truth).
+//!
+//! This crate draws a profile and its per-sample table (`cpiflame_profile::timed`) and
+//! nothing else: it must never read perf.data, unwind or name frames, nor print.
+
+mod encode;
+
+use std::io::{self, Write};
+
+use cpiflame_profile::timed::Timed;
+use cpiflame_profile::{Profile, WallColumns};
+use cpiflame_render::look;
+use cpiflame_render::{stall_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED};
+
+pub use encode::{encode, Encoded, ValueColumn};
+
+/// FlameScope's default: 50 rows per second (20 ms each).
+pub const DEFAULT_ROWS: u32 = 50;
+
+/// The event columns the page reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Columns {
+    /// Widths (unhalted cycles, or cpu-clock time without a PMU), and what the ratios divide.
+    pub cycles: usize,
+    pub stalls: Option<usize>,
+    pub instructions: Option<usize>,
+    /// With off-CPU data: widths and cell shades are wall time (on-CPU + runnable + blocked).
+    pub wall: Option<WallColumns>,
+}
+
+/// How to draw the page: the flame graph's options as `render` takes them (title, subtitle,
+/// width, minimum width, icicle, instructions column, wall-time columns, stall caption;
+/// no intervals, source lines or strip: the page draws none), and the heat map's rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub graph: cpiflame_render::Options,
+    /// Rows per second; a divisor of 1,000,000, so that every cell starts on a whole
+    /// microsecond (the `--time` text has six decimals).
+    pub rows: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            graph: cpiflame_render::Options {
+                title: "CPI Timeline".to_string(),
+                ..cpiflame_render::Options::default()
+            },
+            rows: DEFAULT_ROWS,
+        }
+    }
+}
+
+/// Why the page could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error("no timed samples of event `{0}`: there is nothing to draw")]
+    NoSamples(String),
+    #[error("rows per second {0} must divide 1000000 (cells start on whole microseconds)")]
+    BadRows(u32),
+    #[error("image width {0} px is too small: it must be at least {min} px", min = cpiflame_render::MIN_IMAGE_WIDTH)]
+    WidthTooSmall(u32),
+    #[error("minimum frame width {0} px must be a finite number that is not negative")]
+    BadMinWidth(f64),
+    #[error("event column {index} does not exist: the profile has {count} event column(s)")]
+    NoSuchEvent { index: usize, count: usize },
+    #[error("writing the page failed: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// `--rows`'s parser: a number of rows per second that divides 1,000,000.
+pub fn parse_rows(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(rows) if rows > 0 && 1_000_000 % rows == 0 => Ok(rows),
+        _ => Err(format!(
+            "`{text}` is not a number of rows per second that divides 1000000 (cells start on whole microseconds), such as 50 or 100"
+        )),
+    }
+}
+
+const TEMPLATE: &str = include_str!("page.html");
+const SCRIPT: &str = include_str!("timeline.js");
+
+/// Writes the timeline page of `profile` and its per-sample table `timed` (whose stacks are
+/// indexes into `profile.stacks`): widths from event column `cycles`, colours from `stalls`
+/// or the options' instructions column, as [`render_cpi`](cpiflame_render::render_cpi).
+pub fn write_timeline<W: Write>(
+    profile: &Profile,
+    cycles: usize,
+    stalls: Option<usize>,
+    timed: &Timed,
+    options: &Options,
+    mut out: W,
+) -> Result<(), TimelineError> {
+    let (opts, rows) = (&options.graph, options.rows);
+    let columns = &Columns {
+        cycles,
+        stalls,
+        instructions: opts.instructions,
+        wall: opts.wall,
+    };
+    if opts.width < cpiflame_render::MIN_IMAGE_WIDTH {
+        return Err(TimelineError::WidthTooSmall(opts.width));
+    }
+    if !opts.min_width.is_finite() || opts.min_width < 0.0 {
+        return Err(TimelineError::BadMinWidth(opts.min_width));
+    }
+    if rows == 0 || 1_000_000 % rows != 0 {
+        return Err(TimelineError::BadRows(rows));
+    }
+    let count = profile.events.len();
+    let wall = columns.wall.map(|w| [w.on_cpu, w.runnable, w.blocked]);
+    let all = [Some(columns.cycles), columns.stalls, columns.instructions]
+        .into_iter()
+        .flatten()
+        .chain(wall.into_iter().flatten());
+    for index in all {
+        if index >= count {
+            return Err(TimelineError::NoSuchEvent { index, count });
+        }
+    }
+    let encoded = encode(profile, columns, timed, rows)
+        .ok_or_else(|| TimelineError::NoSamples(profile.events[columns.cycles].name.clone()))?;
+    let data = page_data(profile, columns, opts, rows, &encoded);
+    let (head, tail) = TEMPLATE
+        .split_once("/*DATA*/")
+        .expect("the template has a data slot");
+    let (middle, end) = tail
+        .split_once("/*FLAME*/")
+        .expect("the template has a script slot");
+    let (middle2, end) = end
+        .split_once("/*SCRIPT*/")
+        .expect("the template has a script slot");
+    out.write_all(
+        head.replace("{{TITLE}}", &html_escape(&opts.title))
+            .as_bytes(),
+    )?;
+    out.write_all(data.as_bytes())?;
+    out.write_all(middle.as_bytes())?;
+    out.write_all(look::SCRIPT.replace("</", "<\\/").as_bytes())?;
+    out.write_all(middle2.as_bytes())?;
+    out.write_all(SCRIPT.as_bytes())?;
+    out.write_all(end.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The page's data: a JSON object (with `</` escaped, as it sits in a `<script>`).
+fn page_data(
+    profile: &Profile,
+    columns: &Columns,
+    opts: &cpiflame_render::Options,
+    rows: u32,
+    e: &Encoded,
+) -> String {
+    let colour = match (columns.stalls, columns.instructions) {
+        (Some(_), _) => "stalls",
+        (None, Some(_)) => "cpi",
+        (None, None) => "name",
+    };
+    let event =
+        |c: Option<usize>| c.map_or("null".to_string(), |c| json_str(&profile.events[c].name));
+    let rgb = |c: Rgb| format!("[{},{},{}]", c.0, c.1, c.2);
+    let frames: Vec<String> = e
+        .frames
+        .iter()
+        .map(|f| {
+            let kind = match f.kind {
+                cpiflame_profile::FrameKind::Process => "process",
+                cpiflame_profile::FrameKind::User => "",
+                cpiflame_profile::FrameKind::Inline => "inlined",
+                cpiflame_profile::FrameKind::Kernel => "kernel",
+                cpiflame_profile::FrameKind::Jit => "jit",
+                cpiflame_profile::FrameKind::Thread => "thread",
+                cpiflame_profile::FrameKind::Cgroup => "cgroup",
+            };
+            format!("[{},{},\"{kind}\"]", json_str(&f.name), json_str(&f.module))
+        })
+        .collect();
+    let threads: Vec<String> = e
+        .threads
+        .iter()
+        .map(|t| format!("[{},{},{}]", t.pid, t.tid, json_str(&t.comm)))
+        .collect();
+    let values: Vec<String> = e
+        .values
+        .iter()
+        .map(|v| format!("[\"{}\",{}]", v.role, v.unit))
+        .collect();
+    format!(
+        concat!(
+            "{{\"title\":{title},\"subtitle\":{subtitle},\"width\":{width},\"minWidth\":{min_width},\"inverted\":{inverted},",
+            "\"rows\":{rows},\"columns\":{columns},\"origin\":{origin},\"colour\":\"{colour}\",",
+            "\"wall\":{wall},\"cyclesEvent\":{cycles},\"stallsEvent\":{stalls},",
+            "\"instructionsEvent\":{instructions},\"stallCaption\":{caption},",
+            "\"scale\":{{\"red\":{red},\"mid\":{mid},\"blue\":{blue},\"unknown\":{unknown},",
+            "\"pale\":{pale},\"wash\":{wash},\"cpiLow\":{cpi_low},\"cpiHigh\":{cpi_high},",
+            "\"uncertainWidth\":{uncertain}}},",
+            "\"look\":{{\"xpad\":{xpad},\"row\":{row},\"charWidth\":{char_width},",
+            "\"labelPad\":{label_pad},\"footer\":{footer},\"background\":\"{background}\"}},",
+            "\"values\":[{values}],\"frames\":[{frames}],\"threads\":[{threads}],",
+            "\"stacks\":\"{stacks}\",\"cells\":\"{cells}\"}}"
+        ),
+        colour = colour,
+        title = json_str(&opts.title),
+        subtitle = opts.subtitle.as_deref().map_or("null".to_string(), json_str),
+        width = opts.width,
+        min_width = opts.min_width,
+        inverted = opts.inverted,
+        rows = rows,
+        columns = e.cells.columns,
+        origin = e.cells.origin / cpiflame_profile::timed::NS_PER_SEC,
+        wall = columns.wall.is_some(),
+        cycles = event(Some(columns.cycles)),
+        stalls = event(columns.stalls),
+        instructions = event(columns.instructions),
+        caption = json_str(opts.stall_caption.unwrap_or("cycles stalled:")),
+        red = rgb(STALL_RED),
+        mid = rgb(STALL_MID),
+        blue = rgb(STALL_BLUE),
+        unknown = rgb(stall_color(None)),
+        pale = rgb(look::PALE),
+        wash = look::UNCERTAIN_WASH,
+        cpi_low = CPI_LOW,
+        cpi_high = CPI_HIGH,
+        uncertain = cpiflame_profile::interval::STALL_COLOUR_WIDTH,
+        xpad = look::XPAD,
+        row = look::ROW,
+        char_width = look::CHAR_WIDTH,
+        label_pad = look::LABEL_PAD,
+        footer = look::FOOTER,
+        background = look::BACKGROUND,
+        values = values.join(","),
+        frames = frames.join(","),
+        threads = threads.join(","),
+        stacks = e.stacks,
+        cells = e.cell_data,
+    )
+}
+
+/// `s` as a JSON string, with `<` escaped so that no `</script>` can close the page's script.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '<' => out.push_str("\\u003c"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_cannot_close_the_script() {
+        assert_eq!(
+            json_str("a\"b\\c</script>\n"),
+            "\"a\\\"b\\\\c\\u003c/script>\\u000a\""
+        );
+    }
+}
