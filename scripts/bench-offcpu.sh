@@ -52,16 +52,9 @@ CPIFLAME="$TARGET_DIR/release/cpiflame"
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
 install_bench_tools
-command -v rustc >/dev/null 2>&1 || die "rustc not found on PATH (scripts/build-fixtures.sh needs it)"
 
-log "cargo build --release -p cpiflame"
-cargo build --release -p cpiflame
-[ -x "$CPIFLAME" ] || die "cargo build did not produce $CPIFLAME"
-
-FIX="$OUT/fixtures"
-log "bash scripts/build-fixtures.sh $FIX"
-bash "$root/scripts/build-fixtures.sh" "$FIX"
-[ -x "$FIX/pingpong" ] || die "workload $FIX/pingpong was not built"
+build_cpiflame
+build_fixtures pingpong
 
 W="$OUT/offcpu"
 mkdir -p "$W/runs"
@@ -126,15 +119,7 @@ run_tool() {
 	echo "$M_WALL $M_RSS $M_CPU $(stat -c %s "$t.data") $outs $samples $lost $errs" >>"runs/$t.tsv"
 }
 
-median() {
-	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-colmax() { awk -v c="$2" 'NR == 1 || $c > m { m = $c } END { print m }' "$1"; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-per() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.0f", a / b }'; }
-yesno() { if [ "$1" = 1 ]; then echo "**met**"; else echo "**NOT met**"; fi; }
 
 log "workload: $WORKLOAD; $RUNS runs of each command"
 log "warm-up (untimed): each command once"

@@ -2,24 +2,25 @@
 # Benchmark `cpiflame record -a` (system-wide) against `perf record -a`: what each costs a load
 # it did not start. Two copies of fixtures/workloads/rate.c (one thread each, a hash loop five
 # calls deep) run for the whole benchmark, started outside any recorder; each reports the work
-# it has done (and its CPU time) on SIGUSR1. Every run is a window: both loads are asked for their count, then the
-# recorder records the whole machine for SECS seconds (`-a -- sleep SECS`) and exits, then the
-# loads are asked again. A window with no recorder (`sleep SECS`) is the baseline. Windows
-# alternate in a rotating order: no recorder, cpiflame, perf.
+# it has done (and its CPU time) on SIGUSR1. Every run is a window: the recorder records the
+# whole machine while its command, `bash window.sh`, asks both loads for their counts, sleeps
+# SECS seconds and asks again, so the loads' rates are measured while the recorder records
+# (its start and its finishing work, e.g. perf's build-id pass, are in its CPU time and wall
+# time instead). The same command with no recorder is the baseline. Windows alternate in a
+# rotating order: no recorder, cpiflame, perf.
 #
-#   cf    cpiflame record -a -N -e cpu-clock -c PERIOD --call-graph dwarf,STACK -- sleep SECS
-#   perf  perf record -a -N -q -e cpu-clock -c PERIOD --call-graph dwarf,STACK -- sleep SECS
+#   cf    cpiflame record -a -N -e cpu-clock -c PERIOD --call-graph dwarf,STACK -- bash window.sh
+#   perf  perf record -a -N -q -e cpu-clock -c PERIOD --call-graph dwarf,STACK -- bash window.sh
 #
-# Per recorder, medians over the runs: the loads' work rate in its windows as a share of their
-# rate with no recorder, per second of wall time (what the recorder and everything else
-# running took from them; the window includes the recorder's start and its finishing work, e.g.
-# perf's build-id pass over the file) and per second of the loads' own CPU time (the sampling
-# work done in their context: interrupts, stack copies; unlike the first, other programs on the
-# machine do not move it), bytes per sample (file size / samples the file holds),
-# lost samples (the PERF_RECORD_LOST sum; both read back with `perf script`), the recorder's
-# peak RSS and CPU time (user + sys, `/usr/bin/time`; the `sleep` child's are negligible), and
-# the ratio cpiflame / perf of each. Targets (issue 26): slowdown no worse than perf's, at most
-# half its bytes per sample.
+# Per recorder, medians over the runs: the loads' work rate while it records, as a share of
+# their rate with no recorder in the same round, per second of wall time (what the recorder,
+# and everything else running, took from them) and per second of the loads' own CPU time (the
+# sampling work done in their context: interrupts, stack copies; other programs on the machine
+# do not move it), bytes per sample (file size / samples the file holds), lost samples (the
+# PERF_RECORD_LOST sum; both read back with `perf script`), the recorder's peak RSS, CPU time
+# (user + sys, `/usr/bin/time`, its start and finish included; window.sh's are negligible) and
+# wall time, and the ratio cpiflame / perf of each. Targets (issue 26): slowdown no worse than
+# perf's, at most half its bytes per sample.
 #
 # Usage (from anywhere; paths are relative to the repository root):
 #   scripts/bench-system.sh
@@ -64,20 +65,13 @@ CPIFLAME="$TARGET_DIR/release/cpiflame"
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
 install_bench_tools
-command -v rustc >/dev/null 2>&1 || die "rustc not found on PATH (scripts/build-fixtures.sh needs it)"
 # System-wide recording needs perf_event_paranoid <= 0 or CAP_PERFMON: root, or say so.
 if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
 	die "record -a needs root or kernel.perf_event_paranoid <= 0 (it is $(cat /proc/sys/kernel/perf_event_paranoid))"
 fi
 
-log "cargo build --release -p cpiflame"
-cargo build --release -p cpiflame
-[ -x "$CPIFLAME" ] || die "cargo build did not produce $CPIFLAME"
-
-FIX="$OUT/fixtures"
-log "bash scripts/build-fixtures.sh $FIX"
-bash "$root/scripts/build-fixtures.sh" "$FIX"
-[ -x "$FIX/rate" ] || die "workload $FIX/rate was not built"
+build_cpiflame
+build_fixtures rate
 
 W="$OUT/system"
 mkdir -p "$W/runs"
@@ -86,9 +80,9 @@ rm -f runs/* ./*.data ./*.data.old
 
 tools=(bare cf perf)
 declare -A cmd title
-cmd[bare]="sleep $SECS"
-cmd[cf]="$CPIFLAME record -a -N -o cf.data -e cpu-clock -c $PERIOD --call-graph dwarf,$STACK -- sleep $SECS"
-cmd[perf]="perf record -a -N -q -o perf.data -e cpu-clock -c $PERIOD --call-graph dwarf,$STACK -- sleep $SECS"
+cmd[bare]="bash window.sh"
+cmd[cf]="$CPIFLAME record -a -N -o cf.data -e cpu-clock -c $PERIOD --call-graph dwarf,$STACK -- bash window.sh"
+cmd[perf]="perf record -a -N -q -o perf.data -e cpu-clock -c $PERIOD --call-graph dwarf,$STACK -- bash window.sh"
 title[bare]="no recorder"
 title[cf]="cpiflame record -a"
 title[perf]="perf record -a"
@@ -110,18 +104,23 @@ for n in 1 2; do
 	until grep -q ready "runs/load$n.out"; do sleep 0.05; done
 done
 
-# mark: asks both loads for their count and waits for the answers; prints
+# The recorded command: both loads' counts (each load answers SIGUSR1 with a line), SECS
+# seconds, both loads' counts again; runs/window.marks gets the two lines
 # "UNITS1 NS1 CPU_NS1 UNITS2 NS2 CPU_NS2".
+cat >window.sh <<EOF
 mark() {
-	local n lines=() before
+	local n pid before lines=""
 	for n in 1 2; do
-		before=$(wc -l <"runs/load$n.out")
-		kill -USR1 "${load_pids[n - 1]}"
-		until [ "$(wc -l <"runs/load$n.out")" -gt "$before" ]; do sleep 0.01; done
-		lines+=("$(tail -n 1 "runs/load$n.out")")
+		pid=\$([ "\$n" = 1 ] && echo ${load_pids[0]} || echo ${load_pids[1]})
+		before=\$(wc -l <"runs/load\$n.out")
+		kill -USR1 "\$pid"
+		until [ "\$(wc -l <"runs/load\$n.out")" -gt "\$before" ]; do sleep 0.01; done
+		lines="\$lines\$(tail -n 1 "runs/load\$n.out") "
 	done
-	echo "${lines[0]} ${lines[1]}"
+	echo "\$lines"
 }
+{ mark; sleep $SECS; mark; } >runs/window.marks
+EOF
 
 # count_file FILE: prints "SAMPLES LOST" read back with perf script.
 count_file() {
@@ -137,19 +136,18 @@ count_file() {
 # loads' CPU time)
 run_window() {
 	local t=$1 status=0 t0 t1 m0 m1 e rss u s rates size=0 n=0 lost=0 own=NA
-	rm -f "$t.data" "$t.data.old"
-	m0=$(mark)
+	rm -f "$t.data" "$t.data.old" runs/window.marks
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086
 	/usr/bin/time -f '%e %M %U %S' -o "runs/$t.time" ${cmd[$t]} </dev/null >"runs/$t.stdout" 2>"runs/$t.stderr" || status=$?
 	t1=$(date +%s%N)
-	m1=$(mark)
 	if [ "$status" -ne 0 ]; then
 		printf 'bench-system: error: %s failed (exit %d): %s\n' "$t" "$status" "${cmd[$t]}" >&2
 		tail -n 20 "runs/$t.stderr" | sed 's/^/    /' >&2
 		exit 1
 	fi
 	read -r e rss u s < <(tail -n 1 "runs/$t.time")
+	{ read -r m0 && read -r m1; } <runs/window.marks || die "$t: no counts from the loads in runs/window.marks"
 	rates=$(awk -v a="$m0" -v b="$m1" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		wall = (y[1] - x[1]) / ((y[2] - x[2]) / 1e9) + (y[4] - x[4]) / ((y[5] - x[5]) / 1e9)
@@ -164,14 +162,6 @@ run_window() {
 	echo "$rates $((t1 - t0)) $rss $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $size $n $lost ${own:-NA}" >>"runs/$t.tsv"
 }
 
-median() {
-	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-colmax() { awk -v c="$2" 'NR == 1 || $c > m { m = $c } END { print m }' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-per() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.0f", a / b }'; }
-yesno() { if [ "$1" = 1 ]; then echo "**met**"; else echo "**NOT met**"; fi; }
 
 log "loads: 2 × $FIX/rate (pids ${load_pids[*]}); $RUNS windows of each kind, $SECS s each"
 log "warm-up (untimed): each kind once"
