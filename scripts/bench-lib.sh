@@ -37,7 +37,28 @@ install_bench_tools() {
 	perf --version >/dev/null 2>&1 || die "perf is installed but does not run: $(perf --version 2>&1 | head -n1)"
 }
 
-# The release binary: $CPIFLAME (set by the sourcing script) built with cargo.
+# OUT made and absolute, TARGET_DIR absolute, CPIFLAME the release binary in it.
+bench_paths() {
+	mkdir -p "$OUT"
+	OUT="$(cd "$OUT" && pwd)"
+	case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
+	CPIFLAME="$TARGET_DIR/release/cpiflame"
+}
+
+# The first rows of a report's table of facts: date, machine, perf, cpiflame.
+report_facts() {
+	local cpu_model git_rev
+	cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+	git_rev="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "| | |"
+	echo "| --- | --- |"
+	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC') |"
+	echo "| machine | $(nproc) CPUs, ${cpu_model:-unknown CPU}, kernel $(uname -r); perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'), perf_event_mlock_kb $(cat /proc/sys/kernel/perf_event_mlock_kb 2>/dev/null || echo '?'); load average at the end $(cut -d' ' -f1-3 /proc/loadavg) |"
+	echo "| perf | $(perf --version) |"
+	echo "| cpiflame | $("$CPIFLAME" --version) ($git_rev) |"
+}
+
+# The release binary: $CPIFLAME built with cargo.
 build_cpiflame() {
 	log "cargo build --release -p cpiflame"
 	cargo build --release -p cpiflame

@@ -44,13 +44,10 @@ die() { printf 'bench-offcpu: error: %s\n' "$*" >&2; exit 1; }
 case "$RUNS" in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, got '$RUNS'" ;; esac
 case "$ROUNDS" in '' | *[!0-9]* | 0) die "ROUNDS must be a positive integer, got '$ROUNDS'" ;; esac
 
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
-CPIFLAME="$TARGET_DIR/release/cpiflame"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
+bench_paths
 install_bench_tools
 
 build_cpiflame
@@ -139,19 +136,12 @@ for ((i = 1; i <= RUNS; i++)); do
 		done)"
 done
 
-cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-git_rev="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
 bt="$(median runs/bare.tsv 1)"
 md="$OUT/bench-offcpu.md"
 {
 	echo "# cpiflame record --off-cpu vs. perf record"
 	echo
-	echo "| | |"
-	echo "| --- | --- |"
-	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC') |"
-	echo "| machine | $(nproc) CPUs, ${cpu_model:-unknown CPU}, kernel $(uname -r); perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'), perf_event_mlock_kb $(cat /proc/sys/kernel/perf_event_mlock_kb 2>/dev/null || echo '?') |"
-	echo "| perf | $(perf --version) |"
-	echo "| cpiflame | $("$CPIFLAME" --version) ($git_rev) |"
+	report_facts
 	echo "| workload | \`$WORKLOAD\`, bare median $(secs "$bt") s |"
 	echo "| runs | $RUNS timed runs of each command after one untimed warm-up, rotating order; medians |"
 	echo

@@ -62,16 +62,12 @@ die() { printf 'bench-record: error: %s\n' "$*" >&2; exit 1; }
 case "$RUNS" in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, got '$RUNS'" ;; esac
 case "$PERIOD" in '' | *[!0-9]* | 0) die "PERIOD must be a positive integer, got '$PERIOD'" ;; esac
 
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
-CPIFLAME="$TARGET_DIR/release/cpiflame"
-
 # ---------------------------------------------------------------------------------------------
 # 1. Tools
 # ---------------------------------------------------------------------------------------------
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
+bench_paths
 install_bench_tools
 
 # ---------------------------------------------------------------------------------------------

@@ -57,13 +57,10 @@ for v in RUNS SECS PERIOD STACK; do
 	case "${!v}" in '' | *[!0-9]* | 0) die "$v must be a positive integer, got '${!v}'" ;; esac
 done
 
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
-CPIFLAME="$TARGET_DIR/release/cpiflame"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
+bench_paths
 install_bench_tools
 # System-wide recording needs perf_event_paranoid <= 0 or CAP_PERFMON: root, or say so.
 if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
@@ -189,8 +186,6 @@ mib() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1024 }'; }
 mb() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1e6 }'; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.2f", x / 1e9 }'; }
 
-cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-git_rev="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
 md="$OUT/bench-system.md"
 declare -A wall_r cpu_r bps
 for t in cf perf; do
@@ -201,12 +196,7 @@ done
 {
 	echo "# cpiflame record -a vs. perf record -a"
 	echo
-	echo "| | |"
-	echo "| --- | --- |"
-	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC') |"
-	echo "| machine | $(nproc) CPUs, ${cpu_model:-unknown CPU}, kernel $(uname -r); load average at the end $(cut -d' ' -f1-3 /proc/loadavg) |"
-	echo "| perf | $(perf --version) |"
-	echo "| cpiflame | $("$CPIFLAME" --version) ($git_rev) |"
+	report_facts
 	echo "| load | 2 × \`rate\` (fixtures/workloads/rate.c), started outside the recorders; with no recorder: $(median runs/bare.tsv 1 | cut -d. -f1) units/s (median; $(awk 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 } END { printf "%.0f–%.0f", lo, hi }' runs/bare.tsv) over the windows), $(median runs/bare.tsv 2 | cut -d. -f1) units per CPU second |"
 	echo "| runs | $RUNS rounds after an untimed warm-up, each a window of every kind, rotating order; medians |"
 	echo
