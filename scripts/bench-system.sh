@@ -103,7 +103,7 @@ done
 
 # The recorded command: both loads' counts (each load answers SIGUSR1 with a line), SECS
 # seconds, both loads' counts again; runs/window.marks gets the two lines
-# "UNITS1 NS1 CPU_NS1 UNITS2 NS2 CPU_NS2".
+# "UNITS1 NS1 CPU_NS1 UNITS2 NS2 CPU_NS2 RECORDER_TICKS".
 cat >window.sh <<EOF
 mark() {
 	local n pid before lines=""
@@ -114,7 +114,8 @@ mark() {
 		until [ "\$(wc -l <"runs/load\$n.out")" -gt "\$before" ]; do sleep 0.01; done
 		lines="\$lines\$(tail -n 1 "runs/load\$n.out") "
 	done
-	echo "\$lines"
+	# The recorder's CPU time so far (utime + stime, clock ticks): window.sh's parent.
+	echo "\$lines\$(awk '{ print \$14 + \$15 }' /proc/\$PPID/stat)"
 }
 { mark; sleep $SECS; mark; } >runs/window.marks
 EOF
@@ -128,11 +129,11 @@ count_file() {
 }
 
 # One window of TOOL; appends to runs/TOOL.tsv:
-#   RATE CPU_RATE WALL_NS RSS_KB CPU_S FILE_BYTES SAMPLES LOST OWN_SAMPLES
+#   RATE CPU_RATE WALL_NS RSS_KB CPU_S FILE_BYTES SAMPLES LOST OWN_SAMPLES WINDOW_CPU_S
 # (RATE: units per second of wall time, both loads added; CPU_RATE: units per second of the
-# loads' CPU time)
+# loads' CPU time; WINDOW_CPU_S: the recorder's CPU time while window.sh ran)
 run_window() {
-	local t=$1 status=0 t0 t1 m0 m1 e rss u s rates size=0 n=0 lost=0 own=NA
+	local t=$1 status=0 t0 t1 m0 m1 e rss u s rates rate cpu_rate window_cpu size=0 n=0 lost=0 own=NA
 	rm -f "$t.data" "$t.data.old" runs/window.marks
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086
@@ -145,18 +146,19 @@ run_window() {
 	fi
 	read -r e rss u s < <(tail -n 1 "runs/$t.time")
 	{ read -r m0 && read -r m1; } <runs/window.marks || die "$t: no counts from the loads in runs/window.marks"
-	rates=$(awk -v a="$m0" -v b="$m1" 'BEGIN {
+	rates=$(awk -v a="$m0" -v b="$m1" -v tck="$(getconf CLK_TCK)" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		wall = (y[1] - x[1]) / ((y[2] - x[2]) / 1e9) + (y[4] - x[4]) / ((y[5] - x[5]) / 1e9)
 		cpu = (y[1] - x[1] + y[4] - x[4]) / ((y[3] - x[3] + y[6] - x[6]) / 1e9)
-		printf "%.1f %.1f", wall, cpu }')
+		printf "%.1f %.1f %.2f", wall, cpu, (y[7] - x[7]) / tck }')
 	if [ "$t" != bare ]; then
 		[ -s "$t.data" ] || die "${title[$t]} did not write $W/$t.data"
 		size=$(stat -c %s "$t.data")
 		read -r n lost < <(count_file "$t.data")
 		[ "$t" = cf ] && own=$(sed -n 's/^cpiflame: wrote .*: \([0-9][0-9]*\) samples.*/\1/p' "runs/cf.stderr" | tail -n 1)
 	fi
-	echo "$rates $((t1 - t0)) $rss $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $size $n $lost ${own:-NA}" >>"runs/$t.tsv"
+	read -r rate cpu_rate window_cpu <<<"$rates"
+	echo "$rate $cpu_rate $((t1 - t0)) $rss $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') $size $n $lost ${own:-NA} $window_cpu" >>"runs/$t.tsv"
 }
 
 
@@ -207,13 +209,13 @@ done
 	echo
 	echo "Work rates are the median over rounds of the window's rate over the same round's window with no recorder."
 	echo
-	echo "| recorder | load's rate per wall s (vs none) | per load CPU s (vs none) | recorder CPU (s) | recorder wall (s) | peak RSS (MiB) | file (MB) | samples | bytes/sample | lost (median / max) |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| recorder | load's rate per wall s (vs none) | per load CPU s (vs none) | recorder CPU while recording (s) | recorder CPU, all (s) | recorder wall (s) | peak RSS (MiB) | file (MB) | samples | bytes/sample | lost (median / max) |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for t in cf perf; do
 		f="runs/$t.tsv"
-		echo "| ${title[$t]} | ${wall_r[$t]} | ${cpu_r[$t]} | $(median "$f" 5) | $(secs "$(median "$f" 3)") | $(mib "$(median "$f" 4)") | $(mb "$(median "$f" 6)") | $(median "$f" 7) | ${bps[$t]} | $(median "$f" 8) / $(colmax "$f" 8) |"
+		echo "| ${title[$t]} | ${wall_r[$t]} | ${cpu_r[$t]} | $(median "$f" 10) | $(median "$f" 5) | $(secs "$(median "$f" 3)") | $(mib "$(median "$f" 4)") | $(mb "$(median "$f" 6)") | $(median "$f" 7) | ${bps[$t]} | $(median "$f" 8) / $(colmax "$f" 8) |"
 	done
-	echo "| **cpiflame / perf** | $(ratio "${wall_r[cf]}" "${wall_r[perf]}") | $(ratio "${cpu_r[cf]}" "${cpu_r[perf]}") | $(ratio "$(median runs/cf.tsv 5)" "$(median runs/perf.tsv 5)") | $(ratio "$(median runs/cf.tsv 3)" "$(median runs/perf.tsv 3)") | $(ratio "$(median runs/cf.tsv 4)" "$(median runs/perf.tsv 4)") | $(ratio "$(median runs/cf.tsv 6)" "$(median runs/perf.tsv 6)") | $(ratio "$(median runs/cf.tsv 7)" "$(median runs/perf.tsv 7)") | $(ratio "${bps[cf]}" "${bps[perf]}") | |"
+	echo "| **cpiflame / perf** | $(ratio "${wall_r[cf]}" "${wall_r[perf]}") | $(ratio "${cpu_r[cf]}" "${cpu_r[perf]}") | $(ratio "$(median runs/cf.tsv 10)" "$(median runs/perf.tsv 10)") | $(ratio "$(median runs/cf.tsv 5)" "$(median runs/perf.tsv 5)") | $(ratio "$(median runs/cf.tsv 3)" "$(median runs/perf.tsv 3)") | $(ratio "$(median runs/cf.tsv 4)" "$(median runs/perf.tsv 4)") | $(ratio "$(median runs/cf.tsv 6)" "$(median runs/perf.tsv 6)") | $(ratio "$(median runs/cf.tsv 7)" "$(median runs/perf.tsv 7)") | $(ratio "${bps[cf]}" "${bps[perf]}") | |"
 	echo
 	mism="$(awk '$9 != $7 { n++ } END { print n + 0 }' runs/cf.tsv)"
 	echo "| target | result |"
@@ -225,7 +227,7 @@ done
 	echo "| cpiflame's own sample count = \`perf script\`'s count of its file | $([ "$mism" -eq 0 ] && echo "yes, all $RUNS runs" || echo "**no, in $mism of $RUNS runs**") |"
 	echo "| stderr, cpiflame record (last run) | $(awk 'NF && !seen[$0]++' runs/cf.stderr | tr '\n' ' ' | sed 's/|/\\|/g' | cut -c 1-400) |"
 	echo
-	echo "Per-window rows (rate per wall s, rate per CPU s, wall ns, RSS KiB, CPU s, bytes, samples, lost, own count), in round order:"
+	echo "Per-window rows (rate per wall s, rate per CPU s, wall ns, RSS KiB, CPU s, bytes, samples, lost, own count, recorder CPU s while recording), in round order:"
 	echo
 	echo '```'
 	for t in "${tools[@]}"; do sed "s/^/$t /" "runs/$t.tsv"; done
