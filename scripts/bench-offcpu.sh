@@ -44,24 +44,14 @@ die() { printf 'bench-offcpu: error: %s\n' "$*" >&2; exit 1; }
 case "$RUNS" in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, got '$RUNS'" ;; esac
 case "$ROUNDS" in '' | *[!0-9]* | 0) die "ROUNDS must be a positive integer, got '$ROUNDS'" ;; esac
 
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
-CPIFLAME="$TARGET_DIR/release/cpiflame"
 
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
+bench_paths
 install_bench_tools
-command -v rustc >/dev/null 2>&1 || die "rustc not found on PATH (scripts/build-fixtures.sh needs it)"
 
-log "cargo build --release -p cpiflame"
-cargo build --release -p cpiflame
-[ -x "$CPIFLAME" ] || die "cargo build did not produce $CPIFLAME"
-
-FIX="$OUT/fixtures"
-log "bash scripts/build-fixtures.sh $FIX"
-bash "$root/scripts/build-fixtures.sh" "$FIX"
-[ -x "$FIX/pingpong" ] || die "workload $FIX/pingpong was not built"
+build_cpiflame
+build_fixtures pingpong
 
 W="$OUT/offcpu"
 mkdir -p "$W/runs"
@@ -126,15 +116,7 @@ run_tool() {
 	echo "$M_WALL $M_RSS $M_CPU $(stat -c %s "$t.data") $outs $samples $lost $errs" >>"runs/$t.tsv"
 }
 
-median() {
-	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-colmax() { awk -v c="$2" 'NR == 1 || $c > m { m = $c } END { print m }' "$1"; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-per() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.0f", a / b }'; }
-yesno() { if [ "$1" = 1 ]; then echo "**met**"; else echo "**NOT met**"; fi; }
 
 log "workload: $WORKLOAD; $RUNS runs of each command"
 log "warm-up (untimed): each command once"
@@ -154,19 +136,12 @@ for ((i = 1; i <= RUNS; i++)); do
 		done)"
 done
 
-cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-git_rev="$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
 bt="$(median runs/bare.tsv 1)"
 md="$OUT/bench-offcpu.md"
 {
 	echo "# cpiflame record --off-cpu vs. perf record"
 	echo
-	echo "| | |"
-	echo "| --- | --- |"
-	echo "| date | $(date -u '+%Y-%m-%d %H:%M:%S UTC') |"
-	echo "| machine | $(nproc) CPUs, ${cpu_model:-unknown CPU}, kernel $(uname -r); perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'), perf_event_mlock_kb $(cat /proc/sys/kernel/perf_event_mlock_kb 2>/dev/null || echo '?') |"
-	echo "| perf | $(perf --version) |"
-	echo "| cpiflame | $("$CPIFLAME" --version) ($git_rev) |"
+	report_facts
 	echo "| workload | \`$WORKLOAD\`, bare median $(secs "$bt") s |"
 	echo "| runs | $RUNS timed runs of each command after one untimed warm-up, rotating order; medians |"
 	echo

@@ -62,30 +62,19 @@ die() { printf 'bench-record: error: %s\n' "$*" >&2; exit 1; }
 case "$RUNS" in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, got '$RUNS'" ;; esac
 case "$PERIOD" in '' | *[!0-9]* | 0) die "PERIOD must be a positive integer, got '$PERIOD'" ;; esac
 
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
-CPIFLAME="$TARGET_DIR/release/cpiflame"
-
 # ---------------------------------------------------------------------------------------------
 # 1. Tools
 # ---------------------------------------------------------------------------------------------
 # shellcheck source=scripts/bench-lib.sh
 . "$root/scripts/bench-lib.sh"
+bench_paths
 install_bench_tools
-command -v rustc >/dev/null 2>&1 || die "rustc not found on PATH (scripts/build-fixtures.sh needs it)"
 
 # ---------------------------------------------------------------------------------------------
 # 2. Build cpiflame and the workload
 # ---------------------------------------------------------------------------------------------
-log "cargo build --release -p cpiflame"
-cargo build --release -p cpiflame
-[ -x "$CPIFLAME" ] || die "cargo build did not produce $CPIFLAME"
-
-FIX="$OUT/fixtures"
-log "bash scripts/build-fixtures.sh $FIX"
-bash "$root/scripts/build-fixtures.sh" "$FIX"
-[ -x "$FIX/threads" ] || die "workload $FIX/threads was not built"
+build_cpiflame
+build_fixtures threads
 
 # Everything below runs in W, so that the commands in the report are the literal ones.
 W="$OUT/record"
@@ -225,17 +214,10 @@ run_perfnb() {
 	rm -f "$f"
 }
 
-# median FILE COLUMN
-median() {
-	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-colmax() { awk -v c="$2" 'NR == 1 || $c > m { m = $c } END { print m }' "$1"; }
 minmax() { awk -v c="$2" 'NR == 1 || $c < lo { lo = $c } NR == 1 || $c > hi { hi = $c } END { printf "%.3f–%.3f", lo / 1e9, hi / 1e9 }' "$1"; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
 mib_k() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1024 }'; }
 mib_b() { awk -v x="$1" 'BEGIN { printf "%.2f", x / 1048576 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 bps() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.0f", a / b }'; }
 sub_() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 
@@ -313,7 +295,6 @@ warnings() {
 		echo "none"
 	fi
 }
-yesno() { if [ "$1" = 1 ]; then echo "**met**"; else echo "**NOT met**"; fi; }
 
 cpu_model="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 cpiflame_version="$("$CPIFLAME" --version)"

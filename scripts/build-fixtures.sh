@@ -12,6 +12,7 @@
 #   churn             fixtures/workloads/churn.c           (gcc -O2 -g -pthread)
 #   pingpong          fixtures/workloads/pingpong.c        (gcc -O2 -g -pthread)
 #   shift             fixtures/workloads/shift.c           (gcc -O2 -g)
+#   rate              fixtures/workloads/rate.c            (gcc -O2 -g; scripts/bench-system.sh)
 #   hotloop           fixtures/workloads/hotloop.c         (gcc -O2 -g)
 #   hotloop_cpp       fixtures/workloads/hotloop_cpp.cpp   (g++ -O2 -g)
 #   hotloop_rust      fixtures/workloads/hotloop_rust.rs   (rustc -C opt-level=2 -g)
@@ -64,6 +65,7 @@ run "$CC" -O2 -g -pthread -o "$out/swarm" "$root/fixtures/workloads/swarm.c"
 run "$CC" -O2 -g -pthread -o "$out/churn" "$root/fixtures/workloads/churn.c"
 run "$CC" -O2 -g -pthread -o "$out/pingpong" "$root/fixtures/workloads/pingpong.c"
 run "$CC" -O2 -g -o "$out/shift" "$root/fixtures/workloads/shift.c"
+run "$CC" -O2 -g -o "$out/rate" "$root/fixtures/workloads/rate.c"
 run "$CC" -O2 -g -o "$out/hotloop" "$root/fixtures/workloads/hotloop.c"
 run "$CXX" -O2 -g -o "$out/hotloop_cpp" "$root/fixtures/workloads/hotloop_cpp.cpp"
 run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
@@ -80,4 +82,4 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift rate hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2

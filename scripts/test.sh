@@ -31,6 +31,9 @@ tools=(
 	aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu # its oracle text
 	cc:gcc             # unwind's in-memory source test builds a tiny C program
 	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
+	curl:curl          # fleet.rs: scripts/fleet-push.sh uploads with curl
+	base64:coreutils   # fleet.rs: the script's Parca body, and the test's decoding of it
+	od:coreutils       # fleet.rs: the script reads perf.data headers with od
 	bash:bash
 	sh:dash
 )

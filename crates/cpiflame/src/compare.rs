@@ -39,15 +39,15 @@ pub struct ReportArgs {
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The earlier run (perf.data, perf script text, or folded); the graph's before.
+    /// The earlier run (perf.data, perf script text, folded; a folder: its files added up).
     before: PathBuf,
-    /// The later run; the graph (of these two runs only) takes its widths from it.
+    /// The later run (a file or a folder); the graph takes its widths from it.
     after: PathBuf,
     /// One more earlier run (repeatable): changes are tested against between-run variance.
-    #[arg(long = "before", value_name = "FILE")]
+    #[arg(long = "before", value_name = "FILE|DIR")]
     more_before: Vec<PathBuf>,
-    /// One more later run (repeatable).
-    #[arg(long = "after", value_name = "FILE")]
+    /// One more later run, a file or a folder (repeatable).
+    #[arg(long = "after", value_name = "FILE|DIR")]
     more_after: Vec<PathBuf>,
     /// Write the SVG to FILE (default: standard output; with --summary, no SVG unless -o).
     #[arg(short, long, value_name = "FILE")]

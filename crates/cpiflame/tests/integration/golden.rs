@@ -28,10 +28,10 @@ fn addr_of(name: &str) -> u64 {
 }
 
 /// A stack (root first) with its stall and cycles samples.
-type Stack = (&'static [&'static str], u64, u64);
+pub(crate) type Stack = (&'static [&'static str], u64, u64);
 
 /// The BEFORE run: a stalled path, a busy path that never stalls, a little of both.
-const BEFORE: &[Stack] = &[
+pub(crate) const BEFORE: &[Stack] = &[
     (&["main", "compute", "stall_here"], 30, 40),
     (&["main", "busy"], 0, 60),
     (&["main", "compute", "helper"], 4, 10),
@@ -39,7 +39,7 @@ const BEFORE: &[Stack] = &[
 ];
 
 /// The AFTER run: the stalled path grew, `busy` shrank, `helper` is gone, `parse` is new.
-const AFTER: &[Stack] = &[
+pub(crate) const AFTER: &[Stack] = &[
     (&["main", "compute", "stall_here"], 50, 70),
     (&["main", "busy"], 0, 30),
     (&["main", "parse"], 2, 20),
@@ -66,7 +66,7 @@ fn features() -> Features {
 
 /// Writes `stacks` as process `cpiapp` (pid `pid`) with Intel's stall and cycles events;
 /// the perf map naming [`FUNCTIONS`] is written too.
-fn write(dir: &Path, name: &str, pid: i32, stacks: &[Stack]) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, pid: i32, stacks: &[Stack]) -> PathBuf {
     let events = [
         (0x1a2, "resource_stalls_any"),
         (0x3c, "cpu_clk_unhalted_thread_p"),

@@ -23,6 +23,7 @@ mod c2c;
 mod compare;
 mod event_attrs;
 mod faults;
+mod fleet;
 mod gate;
 mod golden;
 mod group_by;

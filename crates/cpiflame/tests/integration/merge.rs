@@ -1,6 +1,7 @@
 //! Several recordings read as one (`render a b`, `fold DIR`, `report a b`): the stacks of
 //! every file added up, exactly, whatever the inputs (folded text, perf.data); a folder
-//! stands for its files; commands that read one recording say so in one line.
+//! stands for its files (for `diff` too: BEFORE, AFTER and each `--before`/`--after`);
+//! commands that read one recording say so in one line.
 
 use crate::support;
 
@@ -96,4 +97,77 @@ fn two_perf_recordings_report_and_fold_as_their_sum() {
         svg.contains("hottest lines:"),
         "no hottest lines in the merged graph"
     );
+}
+
+/// `diff` with a folder for BEFORE (and for a further run, `--before DIR`): the files of one
+/// run cut into two, known by construction (the stacks of golden.rs's BEFORE split between
+/// them), compare with AFTER exactly as the whole run written as one file does: the same
+/// summary, JSON and graph. An empty folder is one line naming it.
+#[test]
+fn diff_reads_a_folder_as_one_run() {
+    use crate::golden::{write, Stack, AFTER, BEFORE};
+    const PART_A: &[Stack] = &[
+        (&["main", "compute", "stall_here"], 10, 15),
+        (&["main", "busy"], 0, 60),
+    ];
+    const PART_B: &[Stack] = &[
+        (&["main", "compute", "stall_here"], 20, 25),
+        (&["main", "compute", "helper"], 4, 10),
+        (&["main"], 1, 5),
+    ];
+    // One process (one pid, one perf map) in every file, as the pieces of one recording are.
+    let pid = support::synthetic_pid(3, 8);
+    struct Map(i32);
+    impl Drop for Map {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", self.0));
+        }
+    }
+    let _map = Map(pid);
+    let dir = Dir::new("merge-diff");
+    let pieces = dir.path("pieces");
+    std::fs::create_dir(&pieces).unwrap();
+    write(&pieces, "perf.data.2026112601000000", pid, PART_A);
+    write(&pieces, "perf.data.2026112601010000", pid, PART_B);
+    let whole = write(&dir.0, "whole.data", pid, BEFORE);
+    let after = write(&dir.0, "after.data", pid, AFTER);
+
+    let (p, w, a) = (s(&pieces), s(&whole), s(&after));
+    for extra in [&["--summary"][..], &["--summary", "--json"], &[]] {
+        let diff = |before: &str| ok(&cpiflame(&[&["diff", before, a], extra].concat()));
+        assert_eq!(diff(p), diff(w), "diff {extra:?}");
+    }
+    // The pieces' folder as a further run of BEFORE's side.
+    let runs = |more: &str| {
+        ok(&cpiflame(&[
+            "diff",
+            "--summary",
+            "--json",
+            w,
+            a,
+            "--before",
+            more,
+            "--after",
+            a,
+        ]))
+    };
+    let json = runs(p);
+    assert_eq!(json, runs(w));
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["runs"]["before"], 2);
+    // BEFORE's totals are the sum of the pieces': 115 cycles samples.
+    assert_eq!(v["before"]["cycles_samples"], 115);
+
+    let empty = dir.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for args in [
+        vec!["diff", s(&empty), a],
+        vec!["diff", w, a, "--after", s(&empty)],
+    ] {
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(s(&empty)), "{err}");
+    }
 }
