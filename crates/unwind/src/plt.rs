@@ -7,6 +7,11 @@
 //! n-th stub. The stubs are in `.plt.sec` when the file has one (x86 with IBT: `.plt` then
 //! holds only the lazy-binding trampolines), else in `.plt` after its header.
 //!
+//! x86-64's `.plt.got` holds stubs for functions whose GOT slot is also used as data (their
+//! address is taken; libc's `free` and `malloc`): each jumps through a slot that a
+//! `GLOB_DAT` relocation of `.rela.dyn` fills, and the stub is named by that relocation's
+//! symbol, as objdump labels it.
+//!
 //! Works from the file's bytes; never panics or allocates more than the file's own tables
 //! hold, whatever the bytes say: a stub table is at most one entry per relocation that fits
 //! in the stub section.
@@ -30,7 +35,7 @@ pub(crate) struct PltStub {
 /// the stub table, which is built on first use.
 pub(crate) fn plt_ranges(file: &object::File<'_>) -> Vec<std::ops::Range<u64>> {
     use object::{Object, ObjectSection};
-    [".plt", ".plt.sec"]
+    [".plt", ".plt.sec", ".plt.got"]
         .iter()
         .filter_map(|name| file.section_by_name(name))
         .filter(|s| s.kind() != object::SectionKind::UninitializedData && s.size() > 0)
@@ -43,11 +48,70 @@ pub(crate) fn plt_ranges(file: &object::File<'_>) -> Vec<std::ops::Range<u64>> {
 pub(crate) fn plt_stubs(data: &[u8]) -> Vec<PltStub> {
     use object::elf::{FileHeader32, FileHeader64};
     use object::FileKind;
-    match FileKind::parse(data) {
+    let mut all = match FileKind::parse(data) {
         Ok(FileKind::Elf32) => stubs::<FileHeader32<Endianness>>(data).unwrap_or_default(),
-        Ok(FileKind::Elf64) => stubs::<FileHeader64<Endianness>>(data).unwrap_or_default(),
+        Ok(FileKind::Elf64) => {
+            let mut all = stubs::<FileHeader64<Endianness>>(data).unwrap_or_default();
+            all.extend(got_stubs::<FileHeader64<Endianness>>(data).unwrap_or_default());
+            all
+        }
         _ => Vec::new(),
+    };
+    all.sort_by_key(|s| s.start);
+    all
+}
+
+/// x86-64's `.plt.got` stubs: each entry's `jmp *disp32(%rip)` (`ff 25`, after an `endbr64`
+/// with IBT) names the GOT slot, and the `.rela.dyn` relocation of that slot its symbol.
+fn got_stubs<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<PltStub>> {
+    let header = Elf::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    if header.e_machine(endian) != EM_X86_64 {
+        return None;
     }
+    let sections = header.sections(endian, data).ok()?;
+    let (_, got_plt) = sections.section_by_name(endian, b".plt.got")?;
+    let bytes = got_plt.data(endian, data).ok()?;
+    let (relas, link) = sections
+        .section_by_name(endian, b".rela.dyn")
+        .and_then(|(_, s)| s.rela(endian, data).ok().flatten())?;
+    let symbols = sections.symbol_table_by_index(endian, data, link).ok()?;
+    let slots: std::collections::HashMap<u64, u32> = relas
+        .iter()
+        .map(|r| (r.r_offset(endian).into(), r.r_sym(endian, false)))
+        .collect();
+    let entry = match got_plt.sh_entsize(endian).into() {
+        0 => 8,
+        n => n.min(64) as usize,
+    };
+    let start: u64 = got_plt.sh_addr(endian).into();
+    let mut stubs = Vec::new();
+    for (i, stub) in bytes.chunks_exact(entry).enumerate() {
+        let at = start.checked_add((i * entry) as u64)?;
+        let Some(p) = stub.windows(6).position(|w| w[0] == 0xff && w[1] == 0x25) else {
+            continue;
+        };
+        let disp = i32::from_le_bytes(stub[p + 2..p + 6].try_into().ok()?);
+        let slot = at
+            .checked_add(p as u64 + 6)?
+            .checked_add_signed(i64::from(disp))?;
+        let Some(&index) = slots.get(&slot) else {
+            continue;
+        };
+        let name = symbols
+            .symbol(object::SymbolIndex(index as usize))
+            .ok()
+            .and_then(|s| s.name(endian, symbols.strings()).ok())
+            .filter(|n| !n.is_empty());
+        if let Some(name) = name {
+            stubs.push(PltStub {
+                start: at,
+                end: at + entry as u64,
+                name: format!("{}@plt", demangle(&String::from_utf8_lossy(name))).into(),
+            });
+        }
+    }
+    Some(stubs)
 }
 
 fn stubs<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<PltStub>> {

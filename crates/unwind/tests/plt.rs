@@ -1,6 +1,7 @@
 //! PLT stubs are named `name@plt`, as objdump labels them, in every PLT layout gcc and ld make
 //! on x86_64: lazy binding (`.plt` after a 16-byte header), IBT (`-fcf-protection`: the stubs
-//! in `.plt.sec`, `.plt` holding the lazy trampolines) and immediate binding (`-z now`).
+//! in `.plt.sec`, `.plt` holding the lazy trampolines) and immediate binding (`-z now`);
+//! and `.plt.got`'s stubs (a PIE's `__cxa_finalize`, libc's `free` and `malloc`).
 //!
 //! The oracle is `objdump -d`, whose `<puts@plt>:` labels come from binutils' own reading of
 //! the PLT; a program calling four library functions through it is built with `cc` per layout.
@@ -42,10 +43,10 @@ fn build(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
 }
 
 /// objdump's `<NAME@plt>` labels of the stubs called, in `.plt.sec` when there is one, else in
-/// `.plt`: (address, name), and whether they are `.plt.sec`'s.
+/// `.plt`, and in `.plt.got`: (address, name), and whether they are `.plt.sec`'s.
 fn objdump_stubs(binary: &Path) -> Option<(Vec<(u64, String)>, bool)> {
     let out = match Command::new("objdump")
-        .args(["-d", "-j", ".plt", "-j", ".plt.sec"])
+        .args(["-d", "-j", ".plt", "-j", ".plt.sec", "-j", ".plt.got"])
         .arg(binary)
         .output()
     {
@@ -55,12 +56,16 @@ fn objdump_stubs(binary: &Path) -> Option<(Vec<(u64, String)>, bool)> {
             return None;
         }
     };
-    // (address, name, in `.plt.sec`)
+    // (address, name, section)
     let mut stubs = Vec::new();
-    let mut in_sec = false;
+    let mut in_sec = "";
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         if let Some(name) = line.strip_prefix("Disassembly of section ") {
-            in_sec = name == ".plt.sec:";
+            in_sec = match name {
+                ".plt.sec:" => ".plt.sec",
+                ".plt.got:" => ".plt.got",
+                _ => ".plt",
+            };
             continue;
         }
         let Some((addr, label)) = line.strip_suffix(">:").and_then(|l| l.split_once(" <")) else {
@@ -76,11 +81,11 @@ fn objdump_stubs(binary: &Path) -> Option<(Vec<(u64, String)>, bool)> {
         }
     }
     // With `.plt.sec`, `.plt` holds the lazy trampolines: the stubs called are `.plt.sec`'s.
-    let sec = stubs.iter().any(|s| s.2);
+    let sec = stubs.iter().any(|s| s.2 == ".plt.sec");
     Some((
         stubs
             .into_iter()
-            .filter(|s| s.2 == sec)
+            .filter(|s| s.2 == ".plt.got" || (s.2 == ".plt.sec") == sec)
             .map(|(a, n, _)| (a, n))
             .collect(),
         sec,
@@ -118,7 +123,8 @@ fn plt_stubs_are_named_as_objdump_labels_them_in_every_layout() {
         }
         let image = Image::open(&binary).unwrap();
         for (addr, label) in &stubs {
-            for at in [*addr, addr + 15] {
+            // `.plt.got`'s entries are 8 bytes (16 with IBT); the others 16.
+            for at in [*addr, addr + 7] {
                 let frames = image.frames_at(at, || None);
                 let named: Vec<&str> = frames.iter().map(|f| f.name.as_str()).collect();
                 assert_eq!(named, [label.as_str()], "{name}: {at:#x}");
@@ -126,4 +132,41 @@ fn plt_stubs_are_named_as_objdump_labels_them_in_every_layout() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// libc's `.plt.got` (its `free` and `malloc`, called through GOT slots that are also data):
+/// every stub objdump labels is named so, at its first and last byte. A sample there was
+/// `libc.so.6+0x26360` before.
+#[test]
+fn libcs_plt_got_stubs_are_named_as_objdump_labels_them() {
+    let out = Command::new("cc")
+        .arg("-print-file-name=libc.so.6")
+        .output()
+        .expect("cc runs");
+    let libc = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let libc = std::fs::canonicalize(&libc).unwrap_or(libc);
+    let out = Command::new("objdump")
+        .args(["-d", "-j", ".plt.got"])
+        .arg(&libc)
+        .output()
+        .expect("objdump runs");
+    // `0000000000026360 <free@plt>:`
+    let stubs: Vec<(u64, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(">:")?.split_once(" <"))
+        .map(|(a, n)| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
+        .collect();
+    let image = Image::open(&libc).unwrap();
+    assert!(
+        stubs.iter().any(|(_, n)| n == "free@plt"),
+        "{}: objdump labels {stubs:?}",
+        libc.display()
+    );
+    for (addr, label) in &stubs {
+        for at in [*addr, addr + 7] {
+            let frames = image.frames_at(at, || None);
+            let named: Vec<&str> = frames.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(named, [label.as_str()], "{}: {at:#x}", libc.display());
+        }
+    }
 }
