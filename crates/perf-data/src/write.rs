@@ -39,10 +39,10 @@ use enc::{check_no_nul, Enc};
 use features::encode_features;
 pub use features::{Features, GroupDesc};
 pub use records::{
-    auxtrace_record, comm_record, compressed2_record, compressed_record, exit_record,
-    finished_round_record, fork_record, header_attr_record, lost_record, lost_samples_record,
-    mmap2_record, read_record, sample_record, switch_record, Mmap2, ReadValue, ReadValues,
-    SampleFields, SampleId,
+    auxtrace_record, cgroup_record, comm_record, compressed2_record, compressed_record,
+    exit_record, finished_round_record, fork_record, header_attr_record, lost_record,
+    lost_samples_record, mmap2_record, namespaces_record, read_record, sample_record,
+    switch_record, Mmap2, ReadValue, ReadValues, SampleFields, SampleId, NAMESPACE_NAMES,
 };
 pub use tracing::TracingData;
 

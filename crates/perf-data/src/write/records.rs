@@ -366,6 +366,46 @@ pub fn read_record(
     frame(record::READ, 0, b)
 }
 
+/// The namespaces of PERF_RECORD_NAMESPACES, in the kernel's order (`NET_NS_INDEX` ...
+/// `CGROUP_NS_INDEX` of `perf_event.h`): the names under `/proc/PID/ns/`.
+pub const NAMESPACE_NAMES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+
+/// PERF_RECORD_NAMESPACES: the namespaces of thread `tid` of `pid`, one (dev, inode) pair
+/// each, in the order of [`NAMESPACE_NAMES`].
+pub fn namespaces_record(
+    attr: &EventAttr,
+    pid: i32,
+    tid: i32,
+    namespaces: &[(u64, u64)],
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(pid);
+    b.i32(tid);
+    b.u64(namespaces.len() as u64);
+    for &(dev, inode) in namespaces {
+        b.u64(dev);
+        b.u64(inode);
+    }
+    b.sample_id(attr, sample_id);
+    frame(record::NAMESPACES, 0, b)
+}
+
+/// PERF_RECORD_CGROUP: the cgroup with id `id` (what PERF_SAMPLE_CGROUP carries) is at
+/// `path`, relative to the cgroup file system's root (`/` for the root).
+pub fn cgroup_record(
+    attr: &EventAttr,
+    id: u64,
+    path: &str,
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(id);
+    b.record_string(path, "cgroup path")?;
+    b.sample_id(attr, sample_id);
+    frame(record::CGROUP, 0, b)
+}
+
 /// PERF_RECORD_FINISHED_ROUND: everything before it may be sorted and processed (perf writes
 /// one after each pass over the ring buffers). A bare header, no trailer.
 pub fn finished_round_record() -> Vec<u8> {
