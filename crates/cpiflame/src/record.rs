@@ -80,6 +80,10 @@ pub struct RecordArgs {
     /// System-wide on these CPUs only (`0,2-3`; with or without `-a`).
     #[arg(short = 'C', long = "cpu", value_name = "LIST")]
     cpu: Option<String>,
+    /// With -a/-C: only the tasks of this cgroup (a path under the cgroup v2 mount, or the
+    /// v1 perf_event hierarchy), as perf's -G. One cgroup for all events.
+    #[arg(short = 'G', long = "cgroup", value_name = "NAME")]
+    cgroup: Option<String>,
     /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
@@ -138,6 +142,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             .flatten(),
         cmdline: std::env::args().collect(),
         off_cpu: args.off_cpu,
+        cgroup: args.cgroup,
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

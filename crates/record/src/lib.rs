@@ -31,6 +31,8 @@
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
+pub mod cgroup;
+
 mod drain;
 mod finish;
 pub mod machine;
@@ -52,7 +54,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use cpiflame_events::{Rate, ResolvedEvent};
-use cpiflame_perf_data::write::{PerfDataWriter, WriteError};
+use cpiflame_perf_data::write::{attr_flags, PerfDataWriter, WriteError};
 use cpiflame_perf_data::EventAttr;
 
 pub use cpiflame_counters::child::ExitStatus;
@@ -155,6 +157,17 @@ pub struct RecordOptions {
     /// System-wide (`-a`, `-C LIST`): the events are opened on these CPUs for every process
     /// (pid -1) rather than on the target's threads; `None`: per thread, on every CPU.
     pub cpus: Option<Vec<i32>>,
+    /// `--cgroup` (system-wide only): the cgroup's directory; the events count the tasks of
+    /// that cgroup only (PERF_FLAG_PID_CGROUP).
+    pub cgroup: Option<PathBuf>,
+    /// The cgroup hierarchy's mount ([`cgroup::find_mount`]): samples carry their task's
+    /// cgroup id (PERF_SAMPLE_CGROUP), new cgroups are recorded (`attr.cgroup`) and those
+    /// already there are written at the start (PERF_RECORD_CGROUP), as perf's
+    /// `--all-cgroups` does. `None`: no cgroup ids.
+    pub cgroup_mount: Option<PathBuf>,
+    /// Namespaces of every task (`attr.namespaces`, and PERF_RECORD_NAMESPACES of the
+    /// processes already running), as perf's `--namespaces` records them.
+    pub namespaces: bool,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -391,12 +404,41 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     // A CPU-wide event is not tied to the command's exec: it is enabled once the processes
     // already running are written, before the command starts.
     let enable_on_exec = child.is_some() && options.cpus.is_none();
-    let mut attrs = build_attrs(options, kernel_callchains, enable_on_exec)?;
-    let mut leads = vec![false; attrs.len()];
+    let mut leads = vec![false; options.events.len()];
     for (start, _) in group_ranges(options)? {
         leads[start] = true;
     }
-    let opened = open_all(&attrs, &names, &leads, &threads, &cpus)?;
+    let cgroup = options
+        .cgroup
+        .as_ref()
+        .map(|dir| {
+            File::open(dir)
+                .map_err(|e| RecordError::Open(format!("--cgroup {}: {e}", dir.display())))
+        })
+        .transpose()?;
+    let open = |o: &RecordOptions| -> Result<_, RecordError> {
+        let attrs = build_attrs(o, kernel_callchains, enable_on_exec)?;
+        let opened = open_all(&attrs, &names, &leads, &threads, &cpus, cgroup.as_ref())?;
+        Ok((attrs, opened))
+    };
+    let (mut attrs, opened) = match open(options) {
+        // A kernel without PERF_SAMPLE_CGROUP (before 5.7), or a user without CAP_PERFMON
+        // (`attr.namespaces` needs it): recorded without them, said once.
+        Err(e) if options.cgroup_mount.is_some() || options.namespaces => {
+            let plain = RecordOptions {
+                cgroup_mount: None,
+                namespaces: false,
+                ..options.clone()
+            };
+            let opened = open(&plain).map_err(|_| e)?;
+            report.warnings.push(format!(
+                "the kernel refused {} (cgroup ids need Linux 5.7, namespaces CAP_PERFMON or root): recorded without them",
+                if options.namespaces { "cgroup ids per sample and namespace records" } else { "cgroup ids per sample" }
+            ));
+            opened
+        }
+        other => other?,
+    };
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
@@ -412,6 +454,16 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     if kernel_callchains {
         // perf names kernel frames through this record, as it synthesizes it for itself.
         if let Some(record) = proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()) {
+            writer.write_record(&record).map_err(out_err)?;
+        }
+    }
+    // The cgroups there now (those made later the kernel records): their ids' paths.
+    if let Some(mount) = options
+        .cgroup_mount
+        .as_ref()
+        .filter(|_| attrs[0].flags & attr_flags::CGROUP != 0)
+    {
+        for record in cgroup::synthesize(mount, &attrs[0]) {
             writer.write_record(&record).map_err(out_err)?;
         }
     }
@@ -443,9 +495,12 @@ fn start_target(
         };
         for pid in proc::processes() {
             // A process that ended since /proc was listed has nothing left to describe.
-            let Ok(records) = proc::synthesize(pid, &session.attrs[0]) else {
+            let Ok(mut records) = proc::synthesize(pid, &session.attrs[0]) else {
                 continue;
             };
+            if session.attrs[0].flags & attr_flags::NAMESPACES != 0 {
+                records.extend(proc::namespaces(pid, &session.attrs[0]).unwrap_or_default());
+            }
             for record in records {
                 drain::write_one(&record, &mut session.writer, drain, report).map_err(write_err)?;
             }
@@ -547,6 +602,9 @@ mod tests {
             buildid_cache: None,
             off_cpu: None,
             cpus: None,
+            cgroup: None,
+            cgroup_mount: None,
+            namespaces: false,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
-use crate::{offcpu, system};
+use crate::{cgroup, offcpu, system};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -46,6 +46,8 @@ pub struct RecordRequest {
     pub cmdline: Vec<String>,
     /// `--off-cpu`: also record context switches and wakeups ([`crate::offcpu`]).
     pub off_cpu: bool,
+    /// `--cgroup NAME` (`-G`): only the tasks of this cgroup (with `-a`/`-C`).
+    pub cgroup: Option<String>,
 }
 
 impl RecordRequest {
@@ -59,6 +61,18 @@ impl RecordRequest {
         let cpus = self.system_wide_cpus(crate::online_cpus(), || {
             system::check_permission(cpiflame_counters::sys::paranoid(), system::effective_caps())
         })?;
+        let mountinfo = std::fs::read_to_string(cgroup::MOUNTINFO).ok();
+        let cgroup_dir = match (&self.cgroup, &cpus) {
+            (Some(name), None) => {
+                return Err(PlanError::Usage(format!(
+                    "--cgroup {name}: only with -a or -C (as in perf, a cgroup is recorded system-wide)"
+                )))
+            }
+            (Some(name), Some(_)) => {
+                Some(cgroup::resolve(name, mountinfo.as_deref()).map_err(PlanError::Usage)?)
+            }
+            (None, _) => None,
+        };
         let attach = match (&self.pid, &self.tid) {
             (Some(list), None) => Some(Target::Pids(id_list("-p", list)?)),
             (None, Some(list)) => Some(Target::Tids(id_list("-t", list)?)),
@@ -124,7 +138,13 @@ impl RecordRequest {
             memory: plan.memory,
             buildid_cache: self.buildid_cache,
             off_cpu,
+            namespaces: cpus.is_some(),
             cpus,
+            cgroup: cgroup_dir,
+            cgroup_mount: mountinfo
+                .as_deref()
+                .and_then(cgroup::find_mount)
+                .map(|m| m.path),
         };
         Ok((options, plan.notes))
     }
