@@ -17,6 +17,7 @@ use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteErro
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
+use crate::container::Containers;
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
 
@@ -122,6 +123,9 @@ pub(crate) struct Drain {
     pub(crate) trimmed: Vec<u8>,
     /// Files mapped executable (for their build ids at the end).
     pub(crate) mapped: BTreeSet<Vec<u8>>,
+    /// Containers' processes' files, held open for their build ids (and the build-id
+    /// cache) at the end.
+    pub(crate) containers: Containers,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
 }
@@ -136,6 +140,7 @@ impl Drain {
                 &cpiflame_perf_data::Meta::default(),
                 cpiflame_unwind::Options {
                     unwind_only: true,
+                    recording_now: true,
                     ..cpiflame_unwind::Options::default()
                 },
             )
@@ -152,6 +157,7 @@ impl Drain {
             attrs: attrs.to_vec(),
             trimmed: Vec::new(),
             mapped: BTreeSet::new(),
+            containers: Containers::default(),
             first_time: None,
             last_time: 0,
         }
@@ -231,11 +237,22 @@ pub(crate) fn write_one(
             if let (Some(unwinder), Ok(kind)) = (&mut state.unwinder, &kind) {
                 unwinder.observe(kind);
             }
-            if let (rt::MMAP2, Ok(RecordKind::Mmap(m))) = (view.record_type, &kind) {
-                // Executable mappings of files, for their build ids at the end.
-                if m.executable && m.path.starts_with(b"/") {
+            match kind {
+                // Executable mappings of files, for their build ids at the end (a
+                // container's read through its process's root).
+                Ok(RecordKind::Mmap(m))
+                    if view.record_type == rt::MMAP2
+                        && m.executable
+                        && m.path.starts_with(b"/")
+                        && !state.containers.mapped(m.pid, m.path) =>
+                {
                     state.mapped.insert(m.path.to_vec());
                 }
+                Ok(RecordKind::Comm {
+                    pid, exec: true, ..
+                }) => state.containers.forget(pid),
+                Ok(RecordKind::Fork { pid, .. }) => state.containers.forget(pid),
+                _ => {}
             }
         }
         _ => {}

@@ -32,7 +32,7 @@
 //! This crate must never leave the recorded command running unrecorded or unreaped.
 
 pub mod cgroup;
-
+mod container;
 mod drain;
 mod finish;
 pub mod machine;

@@ -1,0 +1,260 @@
+//! Cgroups in recordings: `record -a --cgroup NAME` records that cgroup's tasks only, and a
+//! system-wide recording carries each sample's cgroup id with the cgroups' paths, which
+//! `perf report --sort cgroup` reads. The oracles are perf's: `perf script -F pid,tid` and
+//! `perf report --sort cgroup[,pid]` on cpiflame's file.
+//!
+//! The tests that make a cgroup are `host_changing_*` (root): each removes its cgroup (its
+//! processes killed first) even when it fails.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+use cpiflame_record::cgroup::{find_mount, MOUNTINFO};
+use support::{s, sampling_fixtures, Dir, Fixtures};
+
+fn run(args: &[&str]) -> Output {
+    support::cpiflame(args)
+}
+
+/// A cgroup made for a test under the mount the recorder uses, with the processes moved
+/// into it; dropped: those processes killed and reaped, the cgroup removed.
+pub struct TestCgroup {
+    /// Its path relative to the mount (what `--cgroup` takes), e.g. `cpiflame-test-12-0`.
+    pub name: String,
+    dir: PathBuf,
+    children: Vec<Child>,
+}
+
+impl TestCgroup {
+    /// A new cgroup, or why there cannot be one here (not root, no cgroup mount).
+    pub fn new(tag: &str) -> Result<TestCgroup, String> {
+        if !cpiflame_testkit::is_root() {
+            return Err("needs root: makes a cgroup".into());
+        }
+        let mount = std::fs::read_to_string(MOUNTINFO)
+            .ok()
+            .and_then(|t| find_mount(&t))
+            .ok_or("no cgroup v2 mount nor v1 perf_event hierarchy")?;
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("cpiflame-test-{tag}-{}-{n}", std::process::id());
+        let dir = mount.path.join(&name);
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(TestCgroup {
+            name,
+            dir,
+            children: Vec::new(),
+        })
+    }
+
+    /// Moves `child` (all its threads) into the cgroup; it is killed when the cgroup goes.
+    pub fn adopt(&mut self, child: Child) {
+        let pid = child.id();
+        self.children.push(child);
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // A cgroup is removable once its last task has gone.
+        for _ in 0..200 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        eprintln!("could not remove {}", self.dir.display());
+    }
+}
+
+/// A copy of `shift` under `name` doing `work_a` for longer than the recordings, returned
+/// once it has exec'd.
+fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
+    let exe = dir.path(name);
+    std::fs::copy(&f.shift, &exe).unwrap();
+    let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
+    let comm = format!("/proc/{}/comm", child.id());
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
+        std::thread::yield_now();
+    }
+    child
+}
+
+fn perf(args: &[&str]) -> String {
+    let out = Command::new("perf").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "perf {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn cgroup_or_skip(tag: &str) -> Option<TestCgroup> {
+    TestCgroup::new(tag)
+        .map_err(cpiflame_testkit::unavailable)
+        .ok()
+}
+
+/// `-a --cgroup NAME`: of two busy processes, only the one in the cgroup is sampled (every
+/// sample perf script shows is its pid, and there are many), the other not at all.
+#[test]
+fn host_changing_cgroup_records_only_its_tasks() {
+    let Some(f) = sampling_fixtures() else { return };
+    let Some(mut cgroup) = cgroup_or_skip("only") else {
+        return;
+    };
+    let dir = Dir::new("cgroup-only");
+    let data = dir.path("out.data");
+    let inside = start_loop(f, &dir, "in_cgroup");
+    let inside_pid = inside.id();
+    cgroup.adopt(inside);
+    let mut outside = start_loop(f, &dir, "outside");
+    let out = run(&[
+        "record",
+        "-a",
+        "-e",
+        "cpu-clock",
+        "--call-graph",
+        "none",
+        "--cgroup",
+        &cgroup.name,
+        "--duration",
+        "1",
+        "-o",
+        s(&data),
+    ]);
+    let outside_pid = outside.id();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    support::ok(&out);
+    let script = perf(&["script", "-i", s(&data), "-F", "pid,tid"]);
+    let pids: Vec<u32> = script
+        .lines()
+        .filter_map(|l| l.split('/').next()?.trim().parse().ok())
+        .collect();
+    assert!(
+        pids.iter().filter(|&&p| p == inside_pid).count() > 20,
+        "{inside_pid} busy in the cgroup for 1 s: {script}"
+    );
+    let others: Vec<&u32> = pids.iter().filter(|&&p| p != inside_pid).collect();
+    assert!(others.is_empty(), "not in the cgroup: {others:?}");
+    assert!(!pids.contains(&outside_pid));
+}
+
+/// A system-wide recording's samples carry their cgroup: `perf report --sort cgroup` lists
+/// the test cgroup's path and `/`, and by `--sort cgroup,pid` the process in the cgroup is
+/// under its path only, the one outside under `/` only.
+#[test]
+fn host_changing_samples_carry_their_cgroup_for_perf_report() {
+    let Some(f) = sampling_fixtures() else { return };
+    let Some(mut cgroup) = cgroup_or_skip("ids") else {
+        return;
+    };
+    let dir = Dir::new("cgroup-ids");
+    let data = dir.path("out.data");
+    let inside = start_loop(f, &dir, "in_cgroup");
+    let inside_pid = inside.id();
+    cgroup.adopt(inside);
+    let mut outside = start_loop(f, &dir, "outside");
+    let out = run(&[
+        "record",
+        "-a",
+        "-e",
+        "cpu-clock",
+        "--call-graph",
+        "none",
+        "--duration",
+        "1",
+        "-o",
+        s(&data),
+    ]);
+    let outside_pid = outside.id();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    support::ok(&out);
+    let path = format!("/{}", cgroup.name);
+    let report = |sort: &str| {
+        perf(&[
+            "report",
+            "-i",
+            s(&data),
+            "--sort",
+            sort,
+            "--stdio",
+            "--no-children",
+            "-g",
+            "none",
+        ])
+    };
+    let rows = report("cgroup");
+    let names: Vec<&str> = rows
+        .lines()
+        .filter(|l| l.contains('%') && !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert!(names.contains(&path.as_str()), "{rows}");
+    assert!(names.contains(&"/"), "{rows}");
+    let rows = report("cgroup,pid");
+    let cgroups_of = |pid: u32| -> Vec<&str> {
+        rows.lines()
+            .filter(|l| l.contains(&format!(" {pid}:")))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .collect()
+    };
+    assert_eq!(cgroups_of(inside_pid), [path.as_str()], "{rows}");
+    assert_eq!(cgroups_of(outside_pid), ["/"], "{rows}");
+}
+
+/// Bad `--cgroup` uses are one error line each (exit status 2) naming the flag, and no file.
+#[test]
+fn bad_cgroup_flags_are_one_line() {
+    let dir = Dir::new("cgroup-errors");
+    let data = dir.path("out.data");
+    let mount = std::fs::read_to_string(MOUNTINFO)
+        .ok()
+        .and_then(|t| find_mount(&t))
+        .map(|m| m.path);
+    let looked_in = mount.as_deref().map_or("".into(), |p: &Path| {
+        format!(
+            "{} is not a directory",
+            p.join("cpiflame-no-such").display()
+        )
+    });
+    // `-a` is refused first to a user who may not record every process.
+    let system_wide = cpiflame_testkit::is_root();
+    for (args, says) in [
+        (
+            vec!["-a", "--cgroup", "cpiflame-no-such"],
+            looked_in.as_str(),
+        ),
+        (
+            vec!["--cgroup", "x", "--", "true"],
+            "--cgroup x: only with -a or -C",
+        ),
+        (
+            vec!["-a", "-G", "a,b"],
+            "--cgroup a,b: one cgroup for all events",
+        ),
+    ] {
+        if args[0] == "-a" && !system_wide {
+            eprintln!("{args:?}: not checked (not root: -a is refused first)");
+            continue;
+        }
+        let mut all = vec!["record", "-o", s(&data)];
+        all.extend(&args);
+        let out = run(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!data.exists());
+    }
+}

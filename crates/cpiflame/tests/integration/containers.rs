@@ -1,0 +1,199 @@
+//! A container's binary named from the host: a process in its own mount namespace runs a
+//! copy of a fixture from a tmpfs mounted only inside that namespace, so its path does not
+//! exist on the host. Recorded system-wide (`-a`) and by pid (`-p`), `fold` names the
+//! fixture's functions while it runs (read through `/proc/PID/root`) and after it has gone
+//! (from the build-id cache the recording filled), and `perf report` names them from the same
+//! cache; the system-wide file holds the process's namespaces (`perf script
+//! --show-namespace-events`), its mount namespace the one `/proc/PID/ns/mnt` shows.
+
+use crate::support;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Child, Command, Output};
+
+use support::{s, sampling_fixtures, Dir};
+
+/// `cpiflame ARGS...` with `HOME` at `home` (perf's build-id cache is `$HOME/.debug`).
+fn cpiflame_at(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(args)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+fn perf_at(home: &Path, args: &[&str]) -> String {
+    let out = Command::new("perf")
+        .args(args)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "perf {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The folded lines of `comm`.
+fn lines_of(folded: &str, comm: &str) -> Vec<String> {
+    folded
+        .lines()
+        .filter(|l| l.split([';', ' ']).next() == Some(comm))
+        .map(String::from)
+        .collect()
+}
+
+/// The process in its own mount namespace: `unshare -m` mounts a tmpfs on `inner` (empty on
+/// the host), copies `exe` there as `name` and execs it (same pid throughout); returned
+/// once it runs as `name`.
+fn start_contained(exe: &Path, inner: &Path, name: &str) -> Result<Child, String> {
+    std::fs::create_dir_all(inner).unwrap();
+    let script = format!(
+        "mount -t tmpfs cpiflame-test {d} && cp {exe} {d}/{name} && exec {d}/{name} 100 1000",
+        d = s(inner),
+        exe = s(exe)
+    );
+    let mut child = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .spawn()
+        .map_err(|e| format!("unshare: {e}"))?;
+    let comm = format!("/proc/{}/comm", child.id());
+    loop {
+        if std::fs::read_to_string(&comm).unwrap_or_default().trim() == name {
+            return Ok(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("unshare -m sh -c {script:?}: {status}"));
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone() {
+    let Some(f) = sampling_fixtures() else { return };
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: unshare -m and a tmpfs mount");
+        return;
+    }
+    let dir = Dir::new("containers");
+    let inner = dir.path("inner");
+    let name = "ctr_app";
+    let mut child = match start_contained(&f.shift, &inner, name) {
+        Ok(c) => c,
+        Err(e) => {
+            cpiflame_testkit::unavailable(e);
+            return;
+        }
+    };
+    let pid = child.id();
+    let pid_arg = pid.to_string();
+    let inside = inner.join(name);
+    assert!(!inside.exists(), "{} exists on the host", inside.display());
+    let mnt = |p: &str| std::fs::metadata(format!("/proc/{p}/ns/mnt")).unwrap();
+    let (theirs, ours) = (mnt(&pid_arg), mnt("self"));
+    assert_ne!(theirs.ino(), ours.ino(), "not in its own mount namespace");
+
+    // Each recording with its own empty build-id cache.
+    let recordings = [
+        ("all", vec!["-a", "--duration", "1"]),
+        ("pid", vec!["-p", pid_arg.as_str(), "--duration", "0.5"]),
+    ];
+    let mut files = Vec::new();
+    for (tag, args) in &recordings {
+        let home = dir.path(&format!("home-{tag}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let data = dir.path(&format!("{tag}.data"));
+        let mut all = vec!["record", "-e", "cpu-clock", "-o", s(&data)];
+        all.extend(args);
+        let out = cpiflame_at(&home, &all);
+        support::ok(&out);
+        let folded = support::ok(&cpiflame_at(&home, &["fold", s(&data), "--no-kernel"]));
+        let lines = lines_of(&folded, name);
+        assert!(
+            !lines.is_empty() && lines.iter().all(|l| l.contains(";work_a")),
+            "{tag}, running: {lines:?}"
+        );
+        files.push((tag, home, data));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+
+    for (tag, home, data) in &files {
+        // The file names the binary by build id, and the cache holds it under that id.
+        let ids = perf_at(home, &["buildid-list", "-i", s(data)]);
+        let id = ids
+            .lines()
+            .find_map(|l| l.strip_suffix(s(&inside))?.trim().split(' ').next())
+            .unwrap_or_else(|| panic!("{tag}: no build id for {}: {ids}", inside.display()))
+            .to_string();
+        let elf = home.join(format!(".debug/.build-id/{}/{}/elf", &id[..2], &id[2..]));
+        assert_eq!(
+            std::fs::read(&elf).unwrap_or_default(),
+            std::fs::read(&f.shift).unwrap(),
+            "{tag}: {} is a copy of the binary",
+            elf.display()
+        );
+
+        let folded = support::ok(&cpiflame_at(home, &["fold", s(data), "--no-kernel"]));
+        let lines = lines_of(&folded, name);
+        assert!(
+            !lines.is_empty() && lines.iter().all(|l| l.contains(";work_a")),
+            "{tag}, gone, from the cache: {lines:?}"
+        );
+        // Without the cache nothing names it any more: the cache is what did.
+        let nowhere = dir.path("no-home");
+        let folded = support::ok(&cpiflame_at(&nowhere, &["fold", s(data), "--no-kernel"]));
+        assert!(
+            !lines_of(&folded, name).iter().any(|l| l.contains("work_a")),
+            "{tag}: named without a cache: {folded}"
+        );
+
+        let report = perf_at(
+            home,
+            &[
+                "report",
+                "-i",
+                s(data),
+                "--comm",
+                name,
+                "--stdio",
+                "--no-children",
+                "-g",
+                "none",
+                "--sort",
+                "dso,sym",
+            ],
+        );
+        assert!(
+            report
+                .lines()
+                .any(|l| l.contains(&format!("{name} ")) && l.contains("[.] work_a")),
+            "{tag}: perf report: {report}"
+        );
+    }
+
+    // The system-wide file's namespaces of the process: its mount namespace is the one
+    // /proc/PID/ns/mnt had (perf prints dev/inode, the inode in hex).
+    let (_, _, all) = &files[0];
+    let script = perf_at(
+        &dir.path("no-home"),
+        &[
+            "script",
+            "-i",
+            s(all),
+            "--show-namespace-events",
+            "-F",
+            "pid",
+        ],
+    );
+    let at = script
+        .find(&format!("PERF_RECORD_NAMESPACES {pid}/{pid} "))
+        .unwrap_or_else(|| panic!("no NAMESPACES record of {pid}"));
+    let record = &script[at..at + script[at..].find(']').unwrap()];
+    let want = format!("5/mnt: {}/{:#x}", theirs.dev(), theirs.ino());
+    assert!(record.contains(&want), "{want} not in {record}");
+}
