@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 
 use cpiflame_record::cgroup::{find_mount, MOUNTINFO};
-use support::{s, sampling_fixtures, Dir, Fixtures};
+use support::{s, sampling_fixtures, start_loop, Dir};
 
 fn run(args: &[&str]) -> Output {
     support::cpiflame(args)
@@ -74,19 +74,6 @@ impl Drop for TestCgroup {
     }
 }
 
-/// A copy of `shift` under `name` doing `work_a` for longer than the recordings, returned
-/// once it has exec'd.
-fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
-    let exe = dir.path(name);
-    std::fs::copy(&f.shift, &exe).unwrap();
-    let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
-    let comm = format!("/proc/{}/comm", child.id());
-    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
-        std::thread::yield_now();
-    }
-    child
-}
-
 fn perf(args: &[&str]) -> String {
     let out = Command::new("perf").args(args).output().unwrap();
     assert!(
@@ -103,39 +90,42 @@ fn cgroup_or_skip(tag: &str) -> Option<TestCgroup> {
         .ok()
 }
 
-/// `-a --cgroup NAME`: of two busy processes, only the one in the cgroup is sampled (every
-/// sample perf script shows is its pid, and there are many), the other not at all.
-#[test]
-fn host_changing_cgroup_records_only_its_tasks() {
-    let Some(f) = sampling_fixtures() else { return };
-    let Some(mut cgroup) = cgroup_or_skip("only") else {
-        return;
-    };
-    let dir = Dir::new("cgroup-only");
+/// A system-wide recording (`--call-graph none`, cpu-clock, 1 s, and `flags`) of two busy
+/// processes, one in a test cgroup: the file (in the returned directory), the cgroup, the
+/// pid inside and the pid outside. `None`: no cgroup can be made here (said why).
+fn record_two(tag: &str, flags: &[&str]) -> Option<(Dir, TestCgroup, u32, u32)> {
+    let f = sampling_fixtures()?;
+    let mut cgroup = cgroup_or_skip(tag)?;
+    let dir = Dir::new(&format!("cgroup-{tag}"));
     let data = dir.path("out.data");
     let inside = start_loop(f, &dir, "in_cgroup");
     let inside_pid = inside.id();
     cgroup.adopt(inside);
     let mut outside = start_loop(f, &dir, "outside");
-    let out = run(&[
-        "record",
-        "-a",
-        "-e",
-        "cpu-clock",
-        "--call-graph",
-        "none",
-        "--cgroup",
-        &cgroup.name,
-        "--duration",
-        "1",
-        "-o",
-        s(&data),
-    ]);
+    let mut args = vec!["record", "-a", "-e", "cpu-clock", "--call-graph", "none"];
+    let with_name: Vec<&str> = flags
+        .iter()
+        .map(|&a| if a == "NAME" { cgroup.name.as_str() } else { a })
+        .collect();
+    args.extend(with_name);
+    args.extend(["--duration", "1", "-o", s(&data)]);
+    let out = run(&args);
     let outside_pid = outside.id();
     let _ = outside.kill();
     let _ = outside.wait();
     support::ok(&out);
-    let script = perf(&["script", "-i", s(&data), "-F", "pid,tid"]);
+    Some((dir, cgroup, inside_pid, outside_pid))
+}
+
+/// `-a --cgroup NAME`: of two busy processes, only the one in the cgroup is sampled (every
+/// sample perf script shows is its pid, and there are many), the other not at all.
+#[test]
+fn host_changing_cgroup_records_only_its_tasks() {
+    let Some((dir, _cgroup, inside_pid, outside_pid)) = record_two("only", &["--cgroup", "NAME"])
+    else {
+        return;
+    };
+    let script = perf(&["script", "-i", s(&dir.path("out.data")), "-F", "pid,tid"]);
     let pids: Vec<u32> = script
         .lines()
         .filter_map(|l| l.split('/').next()?.trim().parse().ok())
@@ -154,32 +144,10 @@ fn host_changing_cgroup_records_only_its_tasks() {
 /// under its path only, the one outside under `/` only.
 #[test]
 fn host_changing_samples_carry_their_cgroup_for_perf_report() {
-    let Some(f) = sampling_fixtures() else { return };
-    let Some(mut cgroup) = cgroup_or_skip("ids") else {
+    let Some((dir, cgroup, inside_pid, outside_pid)) = record_two("ids", &[]) else {
         return;
     };
-    let dir = Dir::new("cgroup-ids");
     let data = dir.path("out.data");
-    let inside = start_loop(f, &dir, "in_cgroup");
-    let inside_pid = inside.id();
-    cgroup.adopt(inside);
-    let mut outside = start_loop(f, &dir, "outside");
-    let out = run(&[
-        "record",
-        "-a",
-        "-e",
-        "cpu-clock",
-        "--call-graph",
-        "none",
-        "--duration",
-        "1",
-        "-o",
-        s(&data),
-    ]);
-    let outside_pid = outside.id();
-    let _ = outside.kill();
-    let _ = outside.wait();
-    support::ok(&out);
     let path = format!("/{}", cgroup.name);
     let report = |sort: &str| {
         perf(&[
@@ -248,13 +216,6 @@ fn bad_cgroup_flags_are_one_line() {
             eprintln!("{args:?}: not checked (not root: -a is refused first)");
             continue;
         }
-        let mut all = vec!["record", "-o", s(&data)];
-        all.extend(&args);
-        let out = run(&all);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert!(!data.exists());
+        support::refused_in_one_line(&data, &args, says);
     }
 }

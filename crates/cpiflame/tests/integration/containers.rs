@@ -10,18 +10,9 @@ use crate::support;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command};
 
-use support::{s, sampling_fixtures, Dir};
-
-/// `cpiflame ARGS...` with `HOME` at `home` (perf's build-id cache is `$HOME/.debug`).
-fn cpiflame_at(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .env("HOME", home)
-        .output()
-        .unwrap()
-}
+use support::{cpiflame_at_home, s, sampling_fixtures, Dir};
 
 fn perf_at(home: &Path, args: &[&str]) -> String {
     let out = Command::new("perf")
@@ -109,9 +100,9 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
         let data = dir.path(&format!("{tag}.data"));
         let mut all = vec!["record", "-e", "cpu-clock", "-o", s(&data)];
         all.extend(args);
-        let out = cpiflame_at(&home, &all);
+        let out = cpiflame_at_home(&home, &all);
         support::ok(&out);
-        let folded = support::ok(&cpiflame_at(&home, &["fold", s(&data), "--no-kernel"]));
+        let folded = support::ok(&cpiflame_at_home(&home, &["fold", s(&data), "--no-kernel"]));
         let lines = lines_of(&folded, name);
         assert!(
             !lines.is_empty() && lines.iter().all(|l| l.contains(";work_a")),
@@ -138,7 +129,7 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
             elf.display()
         );
 
-        let folded = support::ok(&cpiflame_at(home, &["fold", s(data), "--no-kernel"]));
+        let folded = support::ok(&cpiflame_at_home(home, &["fold", s(data), "--no-kernel"]));
         let lines = lines_of(&folded, name);
         assert!(
             !lines.is_empty() && lines.iter().all(|l| l.contains(";work_a")),
@@ -146,7 +137,10 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
         );
         // Without the cache nothing names it any more: the cache is what did.
         let nowhere = dir.path("no-home");
-        let folded = support::ok(&cpiflame_at(&nowhere, &["fold", s(data), "--no-kernel"]));
+        let folded = support::ok(&cpiflame_at_home(
+            &nowhere,
+            &["fold", s(data), "--no-kernel"],
+        ));
         assert!(
             !lines_of(&folded, name).iter().any(|l| l.contains("work_a")),
             "{tag}: named without a cache: {folded}"

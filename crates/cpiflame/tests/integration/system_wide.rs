@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-use support::{s, sampling_fixtures, Dir, Fixtures};
+use support::{s, sampling_fixtures, start_loop, Dir};
 
 fn run(args: &[&str]) -> Output {
     support::cpiflame(args)
@@ -26,19 +26,6 @@ fn perf_script(data: &Path, fields: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// A copy of `shift` under `name`, started with all its work in `work_a` and enough of it
-/// to outlast the recording; returned once it has exec'd (its comm is `name`).
-fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
-    let exe = dir.path(name);
-    std::fs::copy(&f.shift, &exe).unwrap();
-    let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
-    let comm = format!("/proc/{}/comm", child.id());
-    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
-        std::thread::yield_now();
-    }
-    child
 }
 
 /// The folded lines of thread `comm` (a sample in kernel space only, folded without kernel
@@ -156,14 +143,7 @@ fn bad_scope_flags_are_one_line() {
         (vec!["-a", "-p", "1"], "-p/-t and -a/-C exclude each other"),
         (vec!["-p", "1,x"], "-p 1,x: expected a comma list of ids"),
     ] {
-        let mut all = vec!["record", "-o", s(&data)];
-        all.extend(&args);
-        let out = run(&all);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert!(!data.exists());
+        support::refused_in_one_line(&data, &args, says);
     }
 }
 
