@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use cpiflame_perf_data::write::{cgroup_record, EventAttr, SampleId};
 
+use crate::RecordOptions;
+
 /// Where mounts are listed.
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 
@@ -189,6 +191,35 @@ pub fn synthesize(mount: &Path, attr: &EventAttr) -> Vec<Vec<u8>> {
     records
 }
 
+/// The options to retry with when the kernel refuses `options`' events, in order, each with
+/// the line that says what it leaves out: without namespaces (`attr.namespaces` needs
+/// CAP_PERFMON or root), without cgroup ids (PERF_SAMPLE_CGROUP is Linux 5.7's), without
+/// both. Empty when there is nothing to leave out.
+pub(crate) fn without_extras(options: &RecordOptions) -> Vec<(RecordOptions, String)> {
+    let namespaces = "namespaces not recorded: the kernel refused attr.namespaces (it needs CAP_PERFMON or root)";
+    let cgroups = "cgroup ids not recorded: the kernel refused PERF_SAMPLE_CGROUP (Linux 5.7 and later have it)";
+    let (has_ns, has_cg) = (options.namespaces, options.cgroup_mount.is_some());
+    let mut out = Vec::new();
+    let mut with = |ns: bool, cg: bool, line: String| {
+        let o = RecordOptions {
+            namespaces: ns,
+            cgroup_mount: options.cgroup_mount.clone().filter(|_| cg),
+            ..options.clone()
+        };
+        out.push((o, line));
+    };
+    if has_ns {
+        with(false, has_cg, namespaces.into());
+    }
+    if has_cg {
+        with(has_ns, false, cgroups.into());
+    }
+    if has_ns && has_cg {
+        with(false, false, format!("{namespaces}; {cgroups}"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,5 +302,41 @@ mod tests {
         // The root first, as `/`: id then the path.
         assert_eq!(&records[0][8..16], &id.to_ne_bytes());
         assert_eq!(&records[0][16..18], b"/\0");
+    }
+
+    /// The retries leave out one thing at a time, namespaces first, then both; each says
+    /// in one line what it left out.
+    #[test]
+    fn retries_leave_out_one_thing_at_a_time() {
+        let options = |namespaces, mount: Option<&str>| RecordOptions {
+            namespaces,
+            cgroup_mount: mount.map(PathBuf::from),
+            ..crate::open::probe_options()
+        };
+        let got = |o: &RecordOptions| -> Vec<(bool, bool, String)> {
+            without_extras(o)
+                .into_iter()
+                .map(|(o, line)| (o.namespaces, o.cgroup_mount.is_some(), line))
+                .collect()
+        };
+        assert!(got(&options(false, None)).is_empty());
+        let both = got(&options(true, Some("/sys/fs/cgroup")));
+        let shape: Vec<(bool, bool)> = both.iter().map(|(n, c, _)| (*n, *c)).collect();
+        assert_eq!(shape, [(false, true), (true, false), (false, false)]);
+        assert!(
+            both[0].2.starts_with("namespaces not recorded"),
+            "{}",
+            both[0].2
+        );
+        assert!(
+            both[1].2.starts_with("cgroup ids not recorded"),
+            "{}",
+            both[1].2
+        );
+        assert!(both[2].2.contains("namespaces") && both[2].2.contains("cgroup ids"));
+        assert!(both.iter().all(|(_, _, l)| !l.contains('\n')));
+        let only = got(&options(false, Some("/sys/fs/cgroup")));
+        assert_eq!(only.len(), 1);
+        assert!(!only[0].0 && !only[0].1);
     }
 }

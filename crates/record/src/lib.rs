@@ -422,22 +422,17 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         Ok((attrs, opened))
     };
     let (mut attrs, opened) = match open(options) {
-        // A kernel without PERF_SAMPLE_CGROUP (before 5.7), or a user without CAP_PERFMON
-        // (`attr.namespaces` needs it): recorded without them, said once.
-        Err(e) if options.cgroup_mount.is_some() || options.namespaces => {
-            let plain = RecordOptions {
-                cgroup_mount: None,
-                namespaces: false,
-                ..options.clone()
-            };
-            let opened = open(&plain).map_err(|_| e)?;
-            report.warnings.push(format!(
-                "the kernel refused {} (cgroup ids need Linux 5.7, namespaces CAP_PERFMON or root): recorded without them",
-                if options.namespaces { "cgroup ids per sample and namespace records" } else { "cgroup ids per sample" }
-            ));
+        Ok(opened) => opened,
+        // A user without CAP_PERFMON (`attr.namespaces` needs it), or a kernel without
+        // PERF_SAMPLE_CGROUP (before 5.7): recorded without what was refused, said once.
+        Err(e) => {
+            let (opened, dropped) = cgroup::without_extras(options)
+                .into_iter()
+                .find_map(|(o, dropped)| Some((open(&o).ok()?, dropped)))
+                .ok_or(e)?;
+            report.warnings.push(dropped);
             opened
         }
-        other => other?,
     };
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();

@@ -281,6 +281,30 @@ pub(crate) fn enable_all(opened: &Opened, names: &[String], pid: i32) -> Result<
     Ok(())
 }
 
+/// The options of [`probe_sampling`] before its events: one buffer page, no call graph,
+/// no side-band extras, no file.
+pub(crate) fn probe_options() -> RecordOptions {
+    RecordOptions {
+        events: Vec::new(),
+        groups: Vec::new(),
+        sampling: Rate::Period(1_000_000),
+        call_graph: CallGraph::None,
+        target: Target::Pids(vec![0]),
+        output: PathBuf::new(),
+        duration: None,
+        buffer_pages: 1,
+        status_line: false,
+        cmdline: Vec::new(),
+        memory: None,
+        buildid_cache: None,
+        off_cpu: None,
+        cpus: None,
+        cgroup: None,
+        cgroup_mount: None,
+        namespaces: false,
+    }
+}
+
 /// Checks that `events` open here, as one group on this process, without recording.
 pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
     probe_sampling(events, None)
@@ -294,22 +318,8 @@ pub fn probe_sampling(
 ) -> Result<(), RecordError> {
     let options = RecordOptions {
         events: events.to_vec(),
-        groups: Vec::new(),
-        sampling: Rate::Period(1_000_000),
-        call_graph: CallGraph::None,
-        target: Target::Pids(vec![0]),
-        output: PathBuf::new(),
-        duration: None,
-        buffer_pages: 1,
-        status_line: false,
-        cmdline: Vec::new(),
         memory,
-        buildid_cache: None,
-        off_cpu: None,
-        cpus: None,
-        cgroup: None,
-        cgroup_mount: None,
-        namespaces: false,
+        ..probe_options()
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

@@ -219,3 +219,57 @@ fn bad_cgroup_flags_are_one_line() {
         support::refused_in_one_line(&data, &args, says);
     }
 }
+
+/// Without CAP_PERFMON (root's uid with every capability dropped) and with
+/// kernel.perf_event_paranoid 0, `-a` may record every process but the kernel refuses
+/// `attr.namespaces`: the recording goes on without namespaces, said in one warning line, and
+/// keeps its cgroup ids (perf script shows no NAMESPACES record, the root cgroup's CGROUP).
+#[test]
+fn host_changing_namespaces_refused_are_left_out_in_one_line() {
+    use crate::faults::Paranoid;
+    if sampling_fixtures().is_none() {
+        return;
+    }
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: sets kernel.perf_event_paranoid");
+        return;
+    }
+    let dir = Dir::new("cgroup-no-ns");
+    let data = dir.path("out.data");
+    let saved = match Paranoid::save() {
+        Ok(p) => p,
+        Err(e) => {
+            cpiflame_testkit::unavailable(format!("kernel.perf_event_paranoid: {e}"));
+            return;
+        }
+    };
+    saved.set(0).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["record", "-a", "-e", "cpu-clock", "--call-graph", "none"])
+        .args(["--duration", "0.3", "-o", s(&data)])
+        .output()
+        .unwrap();
+    drop(saved);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not recorded"))
+        .collect();
+    assert_eq!(
+        said,
+        ["cpiflame: warning: namespaces not recorded: the kernel refused attr.namespaces (it needs CAP_PERFMON or root)"],
+        "{stderr}"
+    );
+    let events = perf(&[
+        "script",
+        "-i",
+        s(&data),
+        "--show-namespace-events",
+        "--show-cgroup-events",
+    ]);
+    assert!(!events.contains("PERF_RECORD_NAMESPACES"), "{events}");
+    assert!(events.contains("PERF_RECORD_CGROUP cgroup: "), "{events}");
+}
