@@ -1,13 +1,15 @@
 //! Containers' files: a process in another mount namespace maps paths that are its own
 //! files, not the host's. While recording, each such file is opened once through the
 //! process's root (`/proc/PID/root/PATH`) and held open, so it can still be read at the end
-//! when the process (or the whole container) is gone: its build id goes into the file's
-//! build-id table, and a copy into perf's build-id cache, so cpiflame and `perf report` name
-//! the container's code after it has gone.
+//! when the process (or the whole container) is gone. Its build id goes into its mappings'
+//! MMAP2 records (as the kernel writes them with `attr.build_id`: a host file at the same
+//! path keeps its own) and, where no host process maps that path, the file's build-id
+//! table; a copy goes into perf's build-id cache, so cpiflame and `perf report` name the
+//! container's code after it has gone.
 //!
 //! It must never write anything but entries of the build-id cache it is given.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -28,7 +30,23 @@ pub(crate) struct Containers {
     roots: HashMap<i32, Option<(u64, PathBuf)>>,
     /// By recorded path and mount namespace: the file, opened through a process's root
     /// (`None`: the host's own file, shared with the container).
-    files: BTreeMap<(Vec<u8>, u64), Option<File>>,
+    files: BTreeMap<(Vec<u8>, u64), Option<Kept>>,
+}
+
+/// A container's file held open, and its build id.
+struct Kept {
+    file: File,
+    build_id: Option<Vec<u8>>,
+}
+
+/// The GNU build id of the ELF file `file`.
+fn build_id_of(file: &File) -> Option<Vec<u8>> {
+    use object::Object;
+    // SAFETY: a read-only map of a file held open; a container rewriting its binary while
+    // it runs is the same limitation perf has.
+    let bytes = unsafe { cpiflame_unwind::SharedBytes::map_file(file.try_clone().ok()?) }.ok()?;
+    let id = object::File::parse(&*bytes).ok()?.build_id().ok()??;
+    (!id.is_empty() && id.len() <= 20).then(|| id.to_vec())
 }
 
 impl Containers {
@@ -37,61 +55,71 @@ impl Containers {
         self.roots.remove(&pid);
     }
 
-    /// An executable mapping of `path` by `pid`: whether it is a container's own file (then
-    /// it is held open; the host's file at that path, if any, is another). A file the
-    /// container shares with the host (the same device and inode) is the host's.
-    pub(crate) fn mapped(&mut self, pid: i32, path: &[u8]) -> bool {
-        use std::os::unix::fs::MetadataExt;
+    /// An executable mapping of `path` by `pid`: `None` for a host file, else a container's
+    /// own file (held open; the host's file at that path, if any, is another) with its build
+    /// id. A file the container shares with the host (the same device and inode) is the
+    /// host's.
+    pub(crate) fn mapped(&mut self, pid: i32, path: &[u8]) -> Option<Option<&[u8]>> {
         let root = self
             .roots
             .entry(pid)
             .or_insert_with(|| cpiflame_unwind::foreign_root(pid));
-        let Some((ns, root)) = root else {
-            return false;
-        };
+        let (ns, root) = root.as_ref()?;
         let key = (path.to_vec(), *ns);
-        if let Some(file) = self.files.get(&key) {
-            return file.is_some();
+        if !self.files.contains_key(&key) {
+            let kept = Self::open(root, path)?;
+            if self.files.len() >= MAX_FILES {
+                return Some(None);
+            }
+            self.files.insert(key.clone(), kept);
         }
+        let kept = self.files.get(&key)?.as_ref()?;
+        Some(kept.build_id.as_deref())
+    }
+
+    /// The file at `path` under `root`, and whether it is the container's own: `None` when it
+    /// cannot be opened (gone already: read at its host path, as any other), `Some(None)`
+    /// when it is the host's file.
+    fn open(root: &Path, path: &[u8]) -> Option<Option<Kept>> {
+        use std::os::unix::fs::MetadataExt;
         let host_path = Path::new(std::ffi::OsStr::from_bytes(path));
         let inside = root.join(host_path.strip_prefix("/").unwrap_or(host_path));
-        let Ok(file) = File::open(inside) else {
-            // Gone already: read at its host path, as any other.
-            return false;
-        };
+        let file = File::open(inside).ok()?;
         let same = |m: std::fs::Metadata| (m.dev(), m.ino());
         let shared = match (file.metadata(), std::fs::metadata(host_path)) {
             (Ok(a), Ok(b)) => same(a) == same(b),
             _ => false,
         };
-        if self.files.len() < MAX_FILES {
-            self.files.insert(key, (!shared).then_some(file));
-        }
-        !shared
+        Some((!shared).then(|| Kept {
+            build_id: build_id_of(&file),
+            file,
+        }))
     }
 
-    /// The build ids of the files held (each path once, the first namespace's) and, with
-    /// `cache`, each file kept in perf's build-id cache. Best effort: a file that cannot be
-    /// read or kept is left out.
-    pub(crate) fn finish(&self, cache: Option<&Path>) -> Vec<BuildIdEntry> {
-        use object::Object;
+    /// The build-id table's entries of the files held, for paths no host process mapped
+    /// (`host`; each path once, the first namespace's) and, with `cache`, each file kept in
+    /// perf's build-id cache. Best effort: a file that cannot be read or kept is left out.
+    pub(crate) fn finish(
+        &self,
+        cache: Option<&Path>,
+        host: &BTreeSet<Vec<u8>>,
+    ) -> Vec<BuildIdEntry> {
         let mut entries: Vec<BuildIdEntry> = Vec::new();
-        for ((path, _), file) in &self.files {
-            let Some(file) = file else { continue };
-            let mut data = Vec::new();
-            if io::Read::read_to_end(&mut &*file, &mut data).is_err() {
-                continue;
-            }
-            let Ok(Ok(Some(id))) = object::File::parse(&*data).map(|f| f.build_id()) else {
+        for ((path, _), kept) in &self.files {
+            let Some(Kept {
+                file,
+                build_id: Some(id),
+            }) = kept
+            else {
                 continue;
             };
-            if id.is_empty() || id.len() > 20 {
-                continue;
-            }
             if let Some(cache) = cache {
-                let _ = keep_in_cache(cache, path, id, &data);
+                let mut data = Vec::new();
+                if io::Read::read_to_end(&mut &*file, &mut data).is_ok() {
+                    let _ = keep_in_cache(cache, path, id, &data);
+                }
             }
-            if !entries.iter().any(|e| &e.path == path) {
+            if !host.contains(path) && !entries.iter().any(|e| &e.path == path) {
                 entries.push(BuildIdEntry {
                     pid: HOST_PID,
                     misc: misc::USER,

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use cpiflame_counters::{child, ring};
 use cpiflame_perf_data::abi::record as rt;
-use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteError};
+use cpiflame_perf_data::write::{
+    finished_round_record, set_mmap2_build_id, PerfDataWriter, WriteError,
+};
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
@@ -238,15 +240,26 @@ pub(crate) fn write_one(
                 unwinder.observe(kind);
             }
             match kind {
-                // Executable mappings of files, for their build ids at the end (a
-                // container's read through its process's root).
+                // Executable mappings of files, for their build ids at the end; a
+                // container's own file is read through its process's root, and its build id
+                // written into the record.
                 Ok(RecordKind::Mmap(m))
                     if view.record_type == rt::MMAP2
                         && m.executable
-                        && m.path.starts_with(b"/")
-                        && !state.containers.mapped(m.pid, m.path) =>
+                        && m.path.starts_with(b"/") =>
                 {
-                    state.mapped.insert(m.path.to_vec());
+                    match state.containers.mapped(m.pid, m.path) {
+                        None => {
+                            state.mapped.insert(m.path.to_vec());
+                        }
+                        Some(Some(id)) if m.build_id.is_none() => {
+                            let mut with_id = record.to_vec();
+                            if set_mmap2_build_id(&mut with_id, id) {
+                                return writer.write_record(&with_id);
+                            }
+                        }
+                        Some(_) => {}
+                    }
                 }
                 Ok(RecordKind::Comm {
                     pid, exec: true, ..

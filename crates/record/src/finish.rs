@@ -51,9 +51,11 @@ pub(crate) fn finish(
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped);
-    features
-        .build_ids
-        .extend(state.containers.finish(options.buildid_cache.as_deref()));
+    features.build_ids.extend(
+        state
+            .containers
+            .finish(options.buildid_cache.as_deref(), &state.mapped),
+    );
     features.groups = group_descs(options);
     // The wakeup tracepoint's format, so perf script can print its fields.
     features.tracing_data = options

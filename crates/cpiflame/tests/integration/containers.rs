@@ -37,26 +37,39 @@ fn lines_of(folded: &str, comm: &str) -> Vec<String> {
         .collect()
 }
 
+/// A process this test started, killed and reaped when dropped (a failing assertion must not
+/// leave it running: the next system-wide recordings would see it).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The process in its own mount namespace: `unshare -m` mounts a tmpfs on `inner` (empty on
 /// the host), copies `exe` there as `name` and execs it (same pid throughout); returned
 /// once it runs as `name`.
-fn start_contained(exe: &Path, inner: &Path, name: &str) -> Result<Child, String> {
+fn start_contained(exe: &Path, inner: &Path, name: &str) -> Result<Running, String> {
     std::fs::create_dir_all(inner).unwrap();
     let script = format!(
         "mount -t tmpfs cpiflame-test {d} && cp {exe} {d}/{name} && exec {d}/{name} 100 1000",
         d = s(inner),
         exe = s(exe)
     );
-    let mut child = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", &script])
-        .spawn()
-        .map_err(|e| format!("unshare: {e}"))?;
-    let comm = format!("/proc/{}/comm", child.id());
+    let mut child = Running(
+        Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .spawn()
+            .map_err(|e| format!("unshare: {e}"))?,
+    );
+    let comm = format!("/proc/{}/comm", child.0.id());
     loop {
         if std::fs::read_to_string(&comm).unwrap_or_default().trim() == name {
             return Ok(child);
         }
-        if let Ok(Some(status)) = child.try_wait() {
+        if let Ok(Some(status)) = child.0.try_wait() {
             return Err(format!("unshare -m sh -c {script:?}: {status}"));
         }
         std::thread::yield_now();
@@ -73,14 +86,14 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
     let dir = Dir::new("containers");
     let inner = dir.path("inner");
     let name = "ctr_app";
-    let mut child = match start_contained(&f.shift, &inner, name) {
+    let child = match start_contained(&f.shift, &inner, name) {
         Ok(c) => c,
         Err(e) => {
             cpiflame_testkit::unavailable(e);
             return;
         }
     };
-    let pid = child.id();
+    let pid = child.0.id();
     let pid_arg = pid.to_string();
     let inside = inner.join(name);
     assert!(!inside.exists(), "{} exists on the host", inside.display());
@@ -110,8 +123,7 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
         );
         files.push((tag, home, data));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 
     for (tag, home, data) in &files {
         // The file names the binary by build id, and the cache holds it under that id.
@@ -190,4 +202,83 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
     let record = &script[at..at + script[at..].find(']').unwrap()];
     let want = format!("5/mnt: {}/{:#x}", theirs.dev(), theirs.ino());
     assert!(record.contains(&want), "{want} not in {record}");
+}
+
+/// The host has a file of its own at the path the container's binary has inside (another
+/// program, run on the host too): each process is named from its own file, while the
+/// container runs and after it has gone (the container's mappings carry its build id; the
+/// file's build-id table keeps the host's for that path), by cpiflame and by perf report.
+#[test]
+fn host_changing_a_host_file_at_the_containers_path_is_another() {
+    let Some(f) = sampling_fixtures() else { return };
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: unshare -m and a tmpfs mount");
+        return;
+    }
+    let dir = Dir::new("containers-shadowed");
+    let inner = dir.path("inner");
+    // Not the other test's name: each -a recording sees the other test's processes.
+    let name = "ctr_shadowed";
+    // On the host: `threads` at inner/ctr_app, run through a link so its comm differs.
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::copy(&f.threads, inner.join(name)).unwrap();
+    let link = dir.path("host_app");
+    std::os::unix::fs::symlink(inner.join(name), &link).unwrap();
+    let host = Running(Command::new(&link).arg("30").spawn().unwrap());
+    let child = match start_contained(&f.shift, &inner, name) {
+        Ok(c) => c,
+        Err(e) => {
+            cpiflame_testkit::unavailable(e);
+            return;
+        }
+    };
+    let home = dir.path("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = dir.path("out.data");
+    let out = cpiflame_at_home(
+        &home,
+        &[
+            "record",
+            "-a",
+            "-e",
+            "cpu-clock",
+            "--duration",
+            "1",
+            "-o",
+            s(&data),
+        ],
+    );
+    let fold = || support::ok(&cpiflame_at_home(&home, &["fold", s(&data), "--no-kernel"]));
+    let running = fold();
+    drop((child, host));
+    support::ok(&out);
+    for (when, folded) in [("running", running), ("gone", fold())] {
+        let ours = lines_of(&folded, name);
+        assert!(
+            !ours.is_empty() && ours.iter().all(|l| l.contains(";work_a")),
+            "{when}: the container's: {ours:?}"
+        );
+        let heavy = lines_of(&folded, "heavy");
+        assert!(
+            !heavy.is_empty() && heavy.iter().all(|l| l.contains("thread_heavy")),
+            "{when}: the host's: {heavy:?}"
+        );
+    }
+    let report = perf_at(
+        &home,
+        &[
+            "report",
+            "-i",
+            s(&data),
+            "--comm",
+            name,
+            "--stdio",
+            "--no-children",
+            "-g",
+            "none",
+            "--sort",
+            "sym",
+        ],
+    );
+    assert!(report.contains("[.] work_a"), "perf report: {report}");
 }

@@ -259,6 +259,31 @@ pub fn mmap2_record(attr: &EventAttr, m: &Mmap2, sample_id: &SampleId) -> Result
     frame(record::MMAP2, misc, b)
 }
 
+/// Puts `build_id` into a PERF_RECORD_MMAP2 record (native byte order) in place of its
+/// device and inode, as the kernel writes it with `attr.build_id` (misc MMAP_BUILD_ID; the
+/// record keeps its size). False, and the record untouched, when it is not an MMAP2 record
+/// or the build id is empty or longer than [`MAX_BUILD_ID_SIZE`].
+pub fn set_mmap2_build_id(record: &mut [u8], build_id: &[u8]) -> bool {
+    // header (8), pid, tid (8), addr, len, pgoff (24), then maj, min, ino, ino_generation
+    // (24) or build_id_size, 3 reserved bytes and 20 bytes of build id (24).
+    const AT: usize = abi::EVENT_HEADER_SIZE + 8 + 24;
+    let is_mmap2 = record.get(..4) == Some(&record::MMAP2.to_ne_bytes()[..]);
+    if !is_mmap2
+        || record.len() < AT + 24
+        || build_id.is_empty()
+        || build_id.len() > MAX_BUILD_ID_SIZE
+    {
+        return false;
+    }
+    let misc = u16::from_ne_bytes([record[4], record[5]]) | misc::MMAP_BUILD_ID;
+    record[4..6].copy_from_slice(&misc.to_ne_bytes());
+    let field = &mut record[AT..AT + 24];
+    field.fill(0);
+    field[0] = build_id.len() as u8;
+    field[4..4 + build_id.len()].copy_from_slice(build_id);
+    true
+}
+
 /// PERF_RECORD_FORK: `pid`/`tid` was created by `ppid`/`ptid` at `time`.
 pub fn fork_record(
     attr: &EventAttr,
