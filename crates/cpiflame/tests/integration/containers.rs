@@ -111,7 +111,7 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
         let home = dir.path(&format!("home-{tag}"));
         std::fs::create_dir_all(&home).unwrap();
         let data = dir.path(&format!("{tag}.data"));
-        let mut all = vec!["record", "-e", "cpu-clock", "-o", s(&data)];
+        let mut all = vec!["record", "-e", "cpu-clock", "-F", "997", "-o", s(&data)];
         all.extend(args);
         let out = cpiflame_at_home(&home, &all);
         support::ok(&out);
@@ -205,8 +205,8 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
 }
 
 /// The host has a file of its own at the path the container's binary has inside (another
-/// program, run on the host too): each process is named from its own file, while the
-/// container runs and after it has gone (the container's mappings carry its build id; the
+/// program, run on the host too): recording both (`-p`), each process is named from its own
+/// file, while the container runs and after it has gone (the container's mappings carry its build id; the
 /// file's build-id table keeps the host's for that path), by cpiflame and by perf report.
 #[test]
 fn host_changing_a_host_file_at_the_containers_path_is_another() {
@@ -235,13 +235,19 @@ fn host_changing_a_host_file_at_the_containers_path_is_another() {
     let home = dir.path("home");
     std::fs::create_dir_all(&home).unwrap();
     let data = dir.path("out.data");
+    // The two processes only (the other test records -a): on a loaded machine a system-wide
+    // recording's ring buffers can lose every sample of one of them.
+    let pids = format!("{},{}", child.0.id(), host.0.id());
     let out = cpiflame_at_home(
         &home,
         &[
             "record",
-            "-a",
+            "-p",
+            &pids,
             "-e",
             "cpu-clock",
+            "-F",
+            "997",
             "--duration",
             "1",
             "-o",
