@@ -80,8 +80,7 @@ pub struct RecordArgs {
     /// System-wide on these CPUs only (`0,2-3`; with or without `-a`).
     #[arg(short = 'C', long = "cpu", value_name = "LIST")]
     cpu: Option<String>,
-    /// With -a/-C: only the tasks of this cgroup (a path under the cgroup v2 mount, or the
-    /// v1 perf_event hierarchy), as perf's -G. One cgroup for all events.
+    /// With -a/-C: only this cgroup's tasks (path under the cgroup mount; perf's -G, one cgroup).
     #[arg(short = 'G', long = "cgroup", value_name = "NAME")]
     cgroup: Option<String>,
     /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
