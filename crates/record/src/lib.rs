@@ -587,19 +587,7 @@ mod tests {
                 .collect(),
             sampling: Rate::Period(250_000),
             call_graph: CallGraph::Dwarf { stack_size: 8192 },
-            target: Target::Pids(vec![0]),
-            output: PathBuf::new(),
-            duration: None,
-            buffer_pages: 1,
-            status_line: false,
-            cmdline: Vec::new(),
-            memory: None,
-            buildid_cache: None,
-            off_cpu: None,
-            cpus: None,
-            cgroup: None,
-            cgroup_mount: None,
-            namespaces: false,
+            ..crate::open::probe_options()
         }
     }
 

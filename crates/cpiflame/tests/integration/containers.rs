@@ -28,6 +28,26 @@ fn perf_at(home: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `perf report` of `comm`'s samples in `data` by `sort`, with `HOME` at `home`.
+fn perf_report_of(home: &Path, data: &Path, comm: &str, sort: &str) -> String {
+    perf_at(
+        home,
+        &[
+            "report",
+            "-i",
+            s(data),
+            "--comm",
+            comm,
+            "--stdio",
+            "--no-children",
+            "-g",
+            "none",
+            "--sort",
+            sort,
+        ],
+    )
+}
+
 /// The folded lines of `comm`.
 fn lines_of(folded: &str, comm: &str) -> Vec<String> {
     folded
@@ -46,6 +66,17 @@ impl Drop for Running {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// [`start_contained`] as root; `None` (said why) where it cannot be.
+fn contained(exe: &Path, inner: &Path, name: &str) -> Option<Running> {
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: unshare -m and a tmpfs mount");
+        return None;
+    }
+    start_contained(exe, inner, name)
+        .map_err(cpiflame_testkit::unavailable)
+        .ok()
 }
 
 /// The process in its own mount namespace: `unshare -m` mounts a tmpfs on `inner` (empty on
@@ -79,19 +110,11 @@ fn start_contained(exe: &Path, inner: &Path, name: &str) -> Result<Running, Stri
 #[test]
 fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone() {
     let Some(f) = sampling_fixtures() else { return };
-    if !cpiflame_testkit::is_root() {
-        cpiflame_testkit::unavailable("needs root: unshare -m and a tmpfs mount");
-        return;
-    }
     let dir = Dir::new("containers");
     let inner = dir.path("inner");
     let name = "ctr_app";
-    let child = match start_contained(&f.shift, &inner, name) {
-        Ok(c) => c,
-        Err(e) => {
-            cpiflame_testkit::unavailable(e);
-            return;
-        }
+    let Some(child) = contained(&f.shift, &inner, name) else {
+        return;
     };
     let pid = child.0.id();
     let pid_arg = pid.to_string();
@@ -158,22 +181,7 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
             "{tag}: named without a cache: {folded}"
         );
 
-        let report = perf_at(
-            home,
-            &[
-                "report",
-                "-i",
-                s(data),
-                "--comm",
-                name,
-                "--stdio",
-                "--no-children",
-                "-g",
-                "none",
-                "--sort",
-                "dso,sym",
-            ],
-        );
+        let report = perf_report_of(home, data, name, "dso,sym");
         assert!(
             report
                 .lines()
@@ -206,31 +214,24 @@ fn host_changing_a_containers_binary_is_named_while_it_runs_and_after_it_is_gone
 
 /// The host has a file of its own at the path the container's binary has inside (another
 /// program, run on the host too): recording both (`-p`), each process is named from its own
-/// file, while the container runs and after it has gone (the container's mappings carry its build id; the
-/// file's build-id table keeps the host's for that path), by cpiflame and by perf report.
+/// file, while the container runs and after it has gone (the container's mappings carry its
+/// build id; the file's build-id table keeps the host's for that path), by cpiflame and by
+/// perf report.
 #[test]
 fn host_changing_a_host_file_at_the_containers_path_is_another() {
     let Some(f) = sampling_fixtures() else { return };
-    if !cpiflame_testkit::is_root() {
-        cpiflame_testkit::unavailable("needs root: unshare -m and a tmpfs mount");
-        return;
-    }
     let dir = Dir::new("containers-shadowed");
     let inner = dir.path("inner");
     // Not the other test's name: each -a recording sees the other test's processes.
     let name = "ctr_shadowed";
-    // On the host: `threads` at inner/ctr_app, run through a link so its comm differs.
+    // On the host: `threads` at inner/NAME, run through a link so its comm differs.
     std::fs::create_dir_all(&inner).unwrap();
     std::fs::copy(&f.threads, inner.join(name)).unwrap();
     let link = dir.path("host_app");
     std::os::unix::fs::symlink(inner.join(name), &link).unwrap();
     let host = Running(Command::new(&link).arg("30").spawn().unwrap());
-    let child = match start_contained(&f.shift, &inner, name) {
-        Ok(c) => c,
-        Err(e) => {
-            cpiflame_testkit::unavailable(e);
-            return;
-        }
+    let Some(child) = contained(&f.shift, &inner, name) else {
+        return;
     };
     let home = dir.path("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -270,21 +271,6 @@ fn host_changing_a_host_file_at_the_containers_path_is_another() {
             "{when}: the host's: {heavy:?}"
         );
     }
-    let report = perf_at(
-        &home,
-        &[
-            "report",
-            "-i",
-            s(&data),
-            "--comm",
-            name,
-            "--stdio",
-            "--no-children",
-            "-g",
-            "none",
-            "--sort",
-            "sym",
-        ],
-    );
+    let report = perf_report_of(&home, &data, name, "sym");
     assert!(report.contains("[.] work_a"), "perf report: {report}");
 }
