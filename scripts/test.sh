@@ -18,7 +18,8 @@ tools=(
 	python3:python3    # the CI artifact check below
 	script:bsdutils    # threads_and_progress.rs: a terminal for the progress display
 	setpriv:util-linux # faults.rs: an unprivileged user under perf_event_paranoid 2 and 3
-	mount:mount        # faults.rs: a full disk (a small tmpfs)
+	mount:mount        # faults.rs: a full disk (a small tmpfs); containers.rs: a tmpfs in a mount namespace
+	unshare:util-linux # containers.rs: a process in its own mount namespace
 	umount:mount
 	useradd:passwd     # faults.rs: the test user
 	id:coreutils

@@ -9,6 +9,29 @@ use perf_event_open_sys as sys;
 
 /// Opens the event `attr` for `pid` on `cpu` (in the group of `group`, if any).
 pub fn open(attr: &EventAttr, pid: i32, cpu: i32, group: Option<&File>) -> io::Result<File> {
+    open_flags(attr, pid, cpu, group, 0)
+}
+
+/// [`open`] on `cpu` for the tasks of the cgroup whose directory is open as `cgroup`
+/// (PERF_FLAG_PID_CGROUP: the directory's fd in place of a pid; `cpu` must be one CPU).
+pub fn open_in_cgroup(
+    attr: &EventAttr,
+    cgroup: &File,
+    cpu: i32,
+    group: Option<&File>,
+) -> io::Result<File> {
+    let flag = sys::bindings::PERF_FLAG_PID_CGROUP as u64;
+    open_flags(attr, cgroup.as_raw_fd(), cpu, group, flag)
+}
+
+/// perf_event_open with `flags` besides PERF_FLAG_FD_CLOEXEC.
+fn open_flags(
+    attr: &EventAttr,
+    pid: i32,
+    cpu: i32,
+    group: Option<&File>,
+    flags: u64,
+) -> io::Result<File> {
     let bytes = attr.encode();
     // SAFETY: perf_event_attr is plain old data; the encoded bytes are a complete attr of
     // the size its `size` field states, which is no larger than the struct.
@@ -25,7 +48,7 @@ pub fn open(attr: &EventAttr, pid: i32, cpu: i32, group: Option<&File>) -> io::R
             pid,
             cpu,
             group_fd,
-            sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
+            (sys::bindings::PERF_FLAG_FD_CLOEXEC as u64 | flags) as _,
         )
     };
     if fd < 0 {

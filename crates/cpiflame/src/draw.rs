@@ -57,8 +57,8 @@ pub struct SourceArgs {
 #[derive(Args, Clone, Copy, Default)]
 pub struct Roots {
     /// Root frames: cgroup (its path, then `comm [pid]`), process (`comm [pid]`), thread
-    /// (`comm [pid]`, then `comm [tid]`) or comm. Default: cgroup when samples carry cgroup
-    /// ids, process for a system-wide recording (-a, -C), else comm.
+    /// (`comm [pid]`, then `comm [tid]`) or comm. Default for a system-wide recording (-a,
+    /// -C): cgroup when samples carry cgroup ids, else process; else comm.
     #[arg(long, value_name = "HOW")]
     pub group_by: Option<GroupBy>,
     /// Root frame `comm-PID` instead of `comm`.

@@ -80,6 +80,9 @@ pub struct RecordArgs {
     /// System-wide on these CPUs only (`0,2-3`; with or without `-a`).
     #[arg(short = 'C', long = "cpu", value_name = "LIST")]
     cpu: Option<String>,
+    /// With -a/-C: only this cgroup's tasks (path under the cgroup mount; perf's -G, one cgroup).
+    #[arg(short = 'G', long = "cgroup", value_name = "NAME")]
+    cgroup: Option<String>,
     /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
@@ -151,6 +154,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         off_cpu: args.off_cpu,
         switch_output: args.switch_output,
         max_files: args.max_files,
+        cgroup: args.cgroup,
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

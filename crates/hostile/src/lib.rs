@@ -62,6 +62,7 @@ pub fn perf_data(bytes: &[u8]) {
             assume_local: false,
             unwind_only: false,
             single_threaded: false,
+            recording_now: false,
         },
     );
     // Root frames by cgroup where the samples carry cgroup ids (the CGROUP records' paths

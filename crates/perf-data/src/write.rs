@@ -42,7 +42,8 @@ pub use records::{
     auxtrace_record, cgroup_record, comm_record, compressed2_record, compressed_record,
     exit_record, finished_round_record, fork_record, header_attr_record, lost_record,
     lost_samples_record, mmap2_record, namespaces_record, read_record, sample_record,
-    switch_record, Mmap2, ReadValue, ReadValues, SampleFields, SampleId,
+    set_mmap2_build_id, switch_record, Mmap2, ReadValue, ReadValues, SampleFields, SampleId,
+    NAMESPACE_NAMES,
 };
 pub use tracing::TracingData;
 

@@ -726,3 +726,65 @@ fn unsupported_or_inconsistent_samples_are_errors() {
         vec![]
     )));
 }
+
+/// A device-and-inode MMAP2 record given a build id in place is, byte for byte, the record
+/// written with that build id (what the kernel writes with `attr.build_id`); other records
+/// and unusable build ids are left alone.
+#[test]
+fn a_build_id_put_into_an_mmap2_record_is_the_record_written_with_it() {
+    use cpiflame_perf_data::write::{mmap2_record, set_mmap2_build_id, Mmap2, SampleId};
+    let attr = EventAttr {
+        sample_type: sample::TID | sample::TIME | sample::IDENTIFIER,
+        flags: cpiflame_perf_data::write::attr_flags::SAMPLE_ID_ALL,
+        ..EventAttr::default()
+    };
+    let sid = SampleId {
+        pid: 7,
+        tid: 8,
+        time: 99,
+        id: 3,
+        ..SampleId::default()
+    };
+    let plain = Mmap2 {
+        pid: 7,
+        tid: 8,
+        addr: 0x40_0000,
+        len: 0x2000,
+        pgoff: 0x1000,
+        maj: 0xfe,
+        min: 1,
+        ino: 123456,
+        ino_generation: 5,
+        prot: 5,
+        flags: 2,
+        filename: "/opt/app/bin/app".into(),
+        misc: misc::USER,
+        ..Mmap2::default()
+    };
+    let id: Vec<u8> = (1..=20).collect();
+    let with_id = Mmap2 {
+        build_id: Some(id.clone()),
+        ..plain.clone()
+    };
+    let mut record = mmap2_record(&attr, &plain, &sid).unwrap();
+    assert!(set_mmap2_build_id(&mut record, &id));
+    assert_eq!(record, mmap2_record(&attr, &with_id, &sid).unwrap());
+    // A shorter id (MD5's 16 bytes) likewise.
+    let mut record = mmap2_record(&attr, &plain, &sid).unwrap();
+    let short = Mmap2 {
+        build_id: Some(id[..16].to_vec()),
+        ..plain.clone()
+    };
+    assert!(set_mmap2_build_id(&mut record, &id[..16]));
+    assert_eq!(record, mmap2_record(&attr, &short, &sid).unwrap());
+    let untouched = mmap2_record(&attr, &plain, &sid).unwrap();
+    for bad in [&[][..], &[0u8; 21][..]] {
+        let mut record = untouched.clone();
+        assert!(!set_mmap2_build_id(&mut record, bad));
+        assert_eq!(record, untouched);
+    }
+    let mut comm = cpiflame_perf_data::write::comm_record(&attr, 7, 8, "app", false, &sid).unwrap();
+    let before = comm.clone();
+    assert!(!set_mmap2_build_id(&mut comm, &id));
+    assert_eq!(comm, before);
+}

@@ -734,3 +734,85 @@ fn linux_perf_data_reads_software_events_with_user_regs_and_stack() {
     assert_eq!(i, n as u64);
     let _ = std::fs::remove_file(&path);
 }
+
+/// PERF_RECORD_CGROUP and PERF_RECORD_NAMESPACES as the writer lays them out, read back by
+/// perf script's `--show-cgroup-events` and `--show-namespace-events` (which print every
+/// field), beside a sample of the same process.
+#[test]
+fn perf_reads_cgroup_and_namespaces_records() {
+    use cpiflame_perf_data::write::{cgroup_record, namespaces_record, NAMESPACE_NAMES};
+    let path = tmp_path("cgroup-ns.data");
+    let attrs = sw_attrs();
+    let mut w = Recording::create(&path, attrs.clone());
+    let sid = SampleId {
+        pid: PID,
+        tid: TID2,
+        time: 10,
+        id: 7,
+        stream_id: 0,
+        cpu: 0,
+    };
+    w.record(&comm_record(&attrs[0], PID, TID2, "nstest", false, &sid).unwrap());
+    w.record(&cgroup_record(&attrs[0], 1, "/", &sid).unwrap());
+    w.record(&cgroup_record(&attrs[0], 0x1234, "/a/much/longer/cgroup-path", &sid).unwrap());
+    let namespaces: Vec<(u64, u64)> = (0..NAMESPACE_NAMES.len() as u64)
+        .map(|i| (4 + i, 0xf000_0000 + i))
+        .collect();
+    w.record(&namespaces_record(&attrs[0], PID, TID2, &namespaces, &sid).unwrap());
+    w.sample(
+        0,
+        &SampleFields {
+            ip: MAP_START,
+            pid: PID,
+            tid: TID2,
+            time: 20,
+            id: 7,
+            period: 1,
+            regs_abi: REGS_ABI_64,
+            user_regs: sw_regs(0),
+            misc: misc::USER,
+            ..Default::default()
+        },
+    );
+    w.finish(&Features::default());
+    let p = path.to_str().unwrap();
+    let args = [
+        "script",
+        "-i",
+        p,
+        "--show-cgroup-events",
+        "--show-namespace-events",
+        "-F",
+        "pid,tid,event",
+    ];
+    let Some(out) = perf(&args) else { return };
+    let stdout = stdout_of(&args, &out);
+    assert!(
+        stdout.contains("PERF_RECORD_CGROUP cgroup: 1 /\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("PERF_RECORD_CGROUP cgroup: 4660 /a/much/longer/cgroup-path\n"),
+        "{stdout}"
+    );
+    // The record and its namespaces, which perf prints over the next lines up to `]`.
+    let at = stdout
+        .find("PERF_RECORD_NAMESPACES")
+        .unwrap_or_else(|| panic!("no NAMESPACES record in:\n{stdout}"));
+    let line = &stdout[at..at + stdout[at..].find(']').unwrap()];
+    assert!(
+        line.starts_with(&format!(
+            "PERF_RECORD_NAMESPACES {PID}/{TID2} - nr_namespaces: 7"
+        )),
+        "{line}"
+    );
+    for (i, name) in NAMESPACE_NAMES.iter().enumerate() {
+        let want = format!("{i}/{name}: {}/{:#x}", 4 + i, 0xf000_0000 + i);
+        assert!(line.contains(&want), "no {want:?} in {line}");
+    }
+    assert!(
+        stdout.contains("cpu-clock"),
+        "the sample after them: {stdout}"
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -3,9 +3,11 @@
 //! `comm-PID/TID` with its `--pid`/`--tid`), `process` is `comm [pid]`, `thread` adds the
 //! thread `comm [tid]` above its process, `cgroup` puts the cgroup's path under the process.
 //!
-//! When no flag chooses, the recording does: `cgroup` when its samples carry cgroup ids
-//! (PERF_SAMPLE_CGROUP: `perf record --all-cgroups`), `process` when it is system-wide (its
-//! command line, perf's or cpiflame's, has `-a`/`--all-cpus`/`-C`/`--cpu`), else `comm`.
+//! When no flag chooses, the recording does: when it is system-wide (its command line,
+//! perf's or cpiflame's, has `-a`/`--all-cpus`/`-C`/`--cpu`), `cgroup` if its samples carry
+//! cgroup ids (PERF_SAMPLE_CGROUP: `perf record -a --all-cgroups`, `cpiflame record -a`),
+//! else `process`; any other recording `comm` (`cpiflame record` keeps cgroup ids in every
+//! recording, yet a graph of one program keeps its plain roots).
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,12 +40,12 @@ impl GroupBy {
 
     /// The grouping of `file` when no flag chose one (see the [module docs](self)).
     pub fn default_for(file: &PerfData) -> GroupBy {
-        if carries_cgroups(file) {
-            GroupBy::Cgroup
-        } else if system_wide(&file.meta.cmdline) {
-            GroupBy::Process
-        } else {
+        if !system_wide(&file.meta.cmdline) {
             GroupBy::Comm
+        } else if carries_cgroups(file) {
+            GroupBy::Cgroup
+        } else {
+            GroupBy::Process
         }
     }
 

@@ -13,10 +13,13 @@ use std::time::{Duration, Instant};
 
 use cpiflame_counters::{child, ring};
 use cpiflame_perf_data::abi::record as rt;
-use cpiflame_perf_data::write::{finished_round_record, PerfDataWriter, WriteError};
+use cpiflame_perf_data::write::{
+    finished_round_record, set_mmap2_build_id, PerfDataWriter, WriteError,
+};
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
+use crate::container::Containers;
 use crate::finish::KnownBuildIds;
 use crate::rotate::{self, SideBand};
 use crate::spool::Spool;
@@ -135,6 +138,9 @@ pub(crate) struct Drain {
     pub(crate) mapped: BTreeSet<Vec<u8>>,
     /// The build ids of files read so far.
     pub(crate) build_ids: KnownBuildIds,
+    /// Containers' processes' files, held open for their build ids (and the build-id
+    /// cache) at the end.
+    pub(crate) containers: Containers,
     pub(crate) first_time: Option<u64>,
     pub(crate) last_time: u64,
     /// With `--switch-output`: what every new file starts with.
@@ -151,6 +157,7 @@ impl Drain {
                 &cpiflame_perf_data::Meta::default(),
                 cpiflame_unwind::Options {
                     unwind_only: true,
+                    recording_now: true,
                     ..cpiflame_unwind::Options::default()
                 },
             )
@@ -168,6 +175,7 @@ impl Drain {
             trimmed: Vec::new(),
             mapped: BTreeSet::new(),
             build_ids: HashMap::new(),
+            containers: Containers::default(),
             first_time: None,
             last_time: 0,
             side_band: rotating.then(SideBand::default),
@@ -243,16 +251,30 @@ pub(crate) fn write_one(
             }
         }
         rt::THROTTLE => report.throttled += 1,
+        rt::CGROUP => {
+            if let Some(side_band) = &mut state.side_band {
+                side_band.keep_cgroup(record);
+            }
+        }
         rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT => {
             if let Ok(kind) = view.side_band(&state.attrs[0]) {
                 if let Some(unwinder) = &mut state.unwinder {
                     unwinder.observe(&kind);
                 }
-                if let Some(side_band) = &mut state.side_band {
-                    side_band.observe(record, &kind);
+                // A container's own file's build id goes into its record.
+                let mut with_id = None;
+                if let Some(id) = note_mapped(&kind, &mut state.mapped, &mut state.containers) {
+                    let mut patched = record.to_vec();
+                    if set_mmap2_build_id(&mut patched, &id) {
+                        with_id = Some(patched);
+                    }
                 }
-                if view.record_type == rt::MMAP2 {
-                    note_mapped(&kind, &mut state.mapped);
+                let written = with_id.as_deref().unwrap_or(record);
+                if let Some(side_band) = &mut state.side_band {
+                    side_band.observe(written, &kind);
+                }
+                if with_id.is_some() {
+                    return writer.write_record(written);
                 }
             }
         }
@@ -261,12 +283,37 @@ pub(crate) fn write_one(
     writer.write_record(record)
 }
 
-/// Keeps the path of an executable mapping of a file, for its build id at the end.
-pub(crate) fn note_mapped(kind: &RecordKind<'_>, mapped: &mut BTreeSet<Vec<u8>>) {
-    if let RecordKind::Mmap(m) = kind {
-        if m.executable && m.path.starts_with(b"/") {
-            mapped.insert(m.path.to_vec());
+/// Notes an executable mapping of a file, for its build id at the end: a host file's path
+/// goes into `mapped`; a container's own file is held open by `containers`, and its build id
+/// returned, to be written into the record (none when the record has one already, as a
+/// `--switch-output` file's replayed records do). An exec or a new process has its namespace
+/// asked again.
+pub(crate) fn note_mapped(
+    kind: &RecordKind<'_>,
+    mapped: &mut BTreeSet<Vec<u8>>,
+    containers: &mut Containers,
+) -> Option<Vec<u8>> {
+    match kind {
+        RecordKind::Mmap(m) if m.executable && m.path.starts_with(b"/") => {
+            if m.build_id.is_some() {
+                return None;
+            }
+            match containers.mapped(m.pid, m.path) {
+                None => {
+                    mapped.insert(m.path.to_vec());
+                    None
+                }
+                Some(id) => id.map(<[u8]>::to_vec),
+            }
         }
+        RecordKind::Comm {
+            pid, exec: true, ..
+        }
+        | RecordKind::Fork { pid, .. } => {
+            containers.forget(*pid);
+            None
+        }
+        _ => None,
     }
 }
 

@@ -50,6 +50,10 @@ pub(crate) fn finish(
     drop(opened);
 
     let features = file_features(options, state, outcome.is_ok());
+    if let Some(cache) = options.buildid_cache.as_deref() {
+        // Containers' files kept in perf's build-id cache, once, at the end.
+        state.containers.finish(Some(cache), &state.mapped);
+    }
     report.bytes_written = writer.bytes_written();
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();
@@ -135,6 +139,9 @@ pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: b
     let mut features = Features::from_host(options.cmdline.clone());
     features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
     features.build_ids = build_ids(&state.mapped, &mut state.build_ids);
+    features
+        .build_ids
+        .extend(state.containers.finish(None, &state.mapped));
     features.groups = group_descs(options);
     // The wakeup tracepoint's format, so perf script can print its fields.
     features.tracing_data = options

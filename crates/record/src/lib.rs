@@ -33,6 +33,8 @@
 //! This crate must never leave the recorded command running unrecorded or unreaped, nor
 //! rename a `--switch-output` file (or remove one for `--max-files`) before it is finished.
 
+pub mod cgroup;
+mod container;
 mod drain;
 mod finish;
 pub mod machine;
@@ -55,7 +57,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use cpiflame_events::{Rate, ResolvedEvent};
-use cpiflame_perf_data::write::{PerfDataWriter, WriteError};
+use cpiflame_perf_data::write::{attr_flags, PerfDataWriter, WriteError};
 use cpiflame_perf_data::EventAttr;
 
 pub use cpiflame_counters::child::ExitStatus;
@@ -164,6 +166,17 @@ pub struct RecordOptions {
     /// `--switch-max-files`/`--max-files`: with [`RecordOptions::switch_output`], only the
     /// newest this many finished files are kept.
     pub max_files: Option<usize>,
+    /// `--cgroup` (system-wide only): the cgroup's directory; the events count the tasks of
+    /// that cgroup only (PERF_FLAG_PID_CGROUP).
+    pub cgroup: Option<PathBuf>,
+    /// The cgroup hierarchy's mount ([`cgroup::find_mount`]): samples carry their task's
+    /// cgroup id (PERF_SAMPLE_CGROUP), new cgroups are recorded (`attr.cgroup`) and those
+    /// already there are written at the start (PERF_RECORD_CGROUP), as perf's
+    /// `--all-cgroups` does. `None`: no cgroup ids.
+    pub cgroup_mount: Option<PathBuf>,
+    /// Namespaces of every task (`attr.namespaces`, and PERF_RECORD_NAMESPACES of the
+    /// processes already running), as perf's `--namespaces` records them.
+    pub namespaces: bool,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -414,12 +427,36 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     // A CPU-wide event is not tied to the command's exec: it is enabled once the processes
     // already running are written, before the command starts.
     let enable_on_exec = child.is_some() && options.cpus.is_none();
-    let mut attrs = build_attrs(options, kernel_callchains, enable_on_exec)?;
-    let mut leads = vec![false; attrs.len()];
+    let mut leads = vec![false; options.events.len()];
     for (start, _) in group_ranges(options)? {
         leads[start] = true;
     }
-    let opened = open_all(&attrs, &names, &leads, &threads, &cpus)?;
+    let cgroup = options
+        .cgroup
+        .as_ref()
+        .map(|dir| {
+            File::open(dir)
+                .map_err(|e| RecordError::Open(format!("--cgroup {}: {e}", dir.display())))
+        })
+        .transpose()?;
+    let open = |o: &RecordOptions| -> Result<_, RecordError> {
+        let attrs = build_attrs(o, kernel_callchains, enable_on_exec)?;
+        let opened = open_all(&attrs, &names, &leads, &threads, &cpus, cgroup.as_ref())?;
+        Ok((attrs, opened))
+    };
+    let (mut attrs, opened) = match open(options) {
+        Ok(opened) => opened,
+        // A user without CAP_PERFMON (`attr.namespaces` needs it), or a kernel without
+        // PERF_SAMPLE_CGROUP (before 5.7): recorded without what was refused, said once.
+        Err(e) => {
+            let (opened, dropped) = cgroup::without_extras(options)
+                .into_iter()
+                .find_map(|(o, dropped)| Some((open(&o).ok()?, dropped)))
+                .ok_or(e)?;
+            report.warnings.push(dropped);
+            opened
+        }
+    };
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
@@ -441,8 +478,20 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     if let Some(record) = &kernel {
         writer.write_record(record).map_err(out_err)?;
     }
+    let mut start: Vec<Vec<u8>> = kernel.into_iter().collect();
+    // The cgroups there now (those made later the kernel records): their ids' paths.
+    if let Some(mount) = options
+        .cgroup_mount
+        .as_ref()
+        .filter(|_| attrs[0].flags & attr_flags::CGROUP != 0)
+    {
+        for record in cgroup::synthesize(mount, &attrs[0]) {
+            writer.write_record(&record).map_err(out_err)?;
+            start.push(record);
+        }
+    }
     Ok(Session {
-        rotating: rotating.map(|r| r.starting_with(kernel)),
+        rotating: rotating.map(|r| r.starting_with(start)),
         child,
         processes,
         watched,
@@ -470,9 +519,12 @@ fn start_target(
         };
         for pid in proc::processes() {
             // A process that ended since /proc was listed has nothing left to describe.
-            let Ok(records) = proc::synthesize(pid, &session.attrs[0]) else {
+            let Ok(mut records) = proc::synthesize(pid, &session.attrs[0]) else {
                 continue;
             };
+            if session.attrs[0].flags & attr_flags::NAMESPACES != 0 {
+                records.extend(proc::namespaces(pid, &session.attrs[0]).unwrap_or_default());
+            }
             for record in records {
                 drain::write_one(&record, &mut session.writer, drain, report).map_err(write_err)?;
             }
@@ -564,18 +616,7 @@ mod tests {
                 .collect(),
             sampling: Rate::Period(250_000),
             call_graph: CallGraph::Dwarf { stack_size: 8192 },
-            target: Target::Pids(vec![0]),
-            output: PathBuf::new(),
-            duration: None,
-            buffer_pages: 1,
-            status_line: false,
-            cmdline: Vec::new(),
-            memory: None,
-            buildid_cache: None,
-            off_cpu: None,
-            cpus: None,
-            switch_output: None,
-            max_files: None,
+            ..crate::open::probe_options()
         }
     }
 

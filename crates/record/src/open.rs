@@ -151,6 +151,9 @@ pub(crate) fn event_attr(
             flags |= attr_flags::ENABLE_ON_EXEC;
         }
     }
+    if o.cgroup_mount.is_some() {
+        sample_type |= st::CGROUP;
+    }
     if i == 0 {
         // MMAP_DATA: perf's unwinder finds `.eh_frame_hdr` through the read-only
         // mappings of a binary, which the kernel reports only as data mappings.
@@ -160,6 +163,12 @@ pub(crate) fn event_attr(
             | attr_flags::COMM
             | attr_flags::COMM_EXEC
             | attr_flags::TASK;
+        if o.cgroup_mount.is_some() {
+            flags |= attr_flags::CGROUP;
+        }
+        if o.namespaces {
+            flags |= attr_flags::NAMESPACES;
+        }
     }
     if !kernel_callchains && !no_exclude {
         flags |= attr_flags::EXCLUDE_KERNEL;
@@ -209,13 +218,15 @@ pub(crate) struct Opened {
     pub(crate) event_of: Vec<usize>,
 }
 
-/// `leads[i]`: event `i` starts a kernel group.
+/// `leads[i]`: event `i` starts a kernel group. With `cgroup` (a cgroup's directory), the
+/// events are opened per CPU for that cgroup's tasks instead of `threads`.
 pub(crate) fn open_all(
     attrs: &[EventAttr],
     names: &[String],
     leads: &[bool],
     threads: &[i32],
     cpus: &[i32],
+    cgroup: Option<&File>,
 ) -> Result<Opened, RecordError> {
     let mut opened = Opened {
         fds: Vec::new(),
@@ -233,9 +244,11 @@ pub(crate) fn open_all(
                     leader = None;
                 }
                 let group = leader.map(|l| &opened.fds[l]);
-                let fd = sys::open(attr, tid, cpu, group).map_err(|e| {
-                    RecordError::Open(sys::explain_open_error_for(&names[i], tid, &e))
-                })?;
+                let fd = match cgroup {
+                    Some(dir) => sys::open_in_cgroup(attr, dir, cpu, group),
+                    None => sys::open(attr, tid, cpu, group),
+                }
+                .map_err(|e| RecordError::Open(sys::explain_open_error_for(&names[i], tid, &e)))?;
                 let id = sys::event_id(&fd)
                     .map_err(|e| RecordError::Open(format!("event {}: {e}", names[i])))?;
                 opened.ids[i].push(id);
@@ -268,6 +281,32 @@ pub(crate) fn enable_all(opened: &Opened, names: &[String], pid: i32) -> Result<
     Ok(())
 }
 
+/// The options of [`probe_sampling`] before its events: one buffer page, no call graph,
+/// no side-band extras, no file.
+pub(crate) fn probe_options() -> RecordOptions {
+    RecordOptions {
+        events: Vec::new(),
+        groups: Vec::new(),
+        sampling: Rate::Period(1_000_000),
+        call_graph: CallGraph::None,
+        target: Target::Pids(vec![0]),
+        output: PathBuf::new(),
+        duration: None,
+        buffer_pages: 1,
+        status_line: false,
+        cmdline: Vec::new(),
+        memory: None,
+        buildid_cache: None,
+        off_cpu: None,
+        cpus: None,
+        cgroup: None,
+        cgroup_mount: None,
+        namespaces: false,
+        switch_output: None,
+        max_files: None,
+    }
+}
+
 /// Checks that `events` open here, as one group on this process, without recording.
 pub fn probe(events: &[ResolvedEvent]) -> Result<(), RecordError> {
     probe_sampling(events, None)
@@ -281,21 +320,8 @@ pub fn probe_sampling(
 ) -> Result<(), RecordError> {
     let options = RecordOptions {
         events: events.to_vec(),
-        groups: Vec::new(),
-        sampling: Rate::Period(1_000_000),
-        call_graph: CallGraph::None,
-        target: Target::Pids(vec![0]),
-        output: PathBuf::new(),
-        duration: None,
-        buffer_pages: 1,
-        status_line: false,
-        cmdline: Vec::new(),
         memory,
-        buildid_cache: None,
-        off_cpu: None,
-        cpus: None,
-        switch_output: None,
-        max_files: None,
+        ..probe_options()
     };
     let attrs = build_attrs(&options, kernel_allowed(), false)?;
     let names: Vec<String> = events.iter().map(|e| e.name.clone()).collect();

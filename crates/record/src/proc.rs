@@ -6,7 +6,9 @@ use std::path::Path;
 
 use cpiflame_perf_data::abi::misc;
 use cpiflame_perf_data::host;
-use cpiflame_perf_data::write::{comm_record, mmap2_record, EventAttr, Mmap2, SampleId};
+use cpiflame_perf_data::write::{
+    comm_record, mmap2_record, namespaces_record, EventAttr, Mmap2, SampleId, NAMESPACE_NAMES,
+};
 
 /// Thread ids of process `pid` (`/proc/PID/task`).
 pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
@@ -118,6 +120,32 @@ pub fn synthesize(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
             ..Mmap2::default()
         };
         records.push(mmap2_record(attr, &record, &sample_id(pid)).map_err(io::Error::other)?);
+    }
+    Ok(records)
+}
+
+/// PERF_RECORD_NAMESPACES for every thread of `pid`, as perf's `--namespaces` synthesizes
+/// them: each namespace's (device, inode) from `/proc/PID/task/TID/ns/NAME`, (0, 0) for one
+/// the kernel does not show.
+pub fn namespaces(pid: i32, attr: &EventAttr) -> io::Result<Vec<Vec<u8>>> {
+    use std::os::unix::fs::MetadataExt;
+    let mut records = Vec::new();
+    for tid in threads(pid)? {
+        let ns: Vec<(u64, u64)> = NAMESPACE_NAMES
+            .iter()
+            .map(|name| {
+                std::fs::metadata(format!("/proc/{pid}/task/{tid}/ns/{name}"))
+                    .map_or((0, 0), |m| (m.dev(), m.ino()))
+            })
+            .collect();
+        let sample_id = SampleId {
+            pid,
+            tid,
+            id: attr.ids.first().copied().unwrap_or(0),
+            stream_id: attr.ids.first().copied().unwrap_or(0),
+            ..SampleId::default()
+        };
+        records.push(namespaces_record(attr, pid, tid, &ns, &sample_id).map_err(io::Error::other)?);
     }
     Ok(records)
 }

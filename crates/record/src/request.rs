@@ -10,7 +10,7 @@ use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::rotate::SwitchOutput;
-use crate::{offcpu, system};
+use crate::{cgroup, offcpu, system};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -51,6 +51,8 @@ pub struct RecordRequest {
     pub switch_output: Option<String>,
     /// `--switch-max-files N` (`--max-files N`).
     pub max_files: Option<usize>,
+    /// `--cgroup NAME` (`-G`): only the tasks of this cgroup (with `-a`/`-C`).
+    pub cgroup: Option<String>,
 }
 
 impl RecordRequest {
@@ -65,6 +67,18 @@ impl RecordRequest {
         let cpus = self.system_wide_cpus(crate::online_cpus(), || {
             system::check_permission(cpiflame_counters::sys::paranoid(), system::effective_caps())
         })?;
+        let mountinfo = std::fs::read_to_string(cgroup::MOUNTINFO).ok();
+        let cgroup_dir = match (&self.cgroup, &cpus) {
+            (Some(name), None) => {
+                return Err(PlanError::Usage(format!(
+                    "--cgroup {name}: only with -a or -C (as in perf, a cgroup is recorded system-wide)"
+                )))
+            }
+            (Some(name), Some(_)) => {
+                Some(cgroup::resolve(name, mountinfo.as_deref()).map_err(PlanError::Usage)?)
+            }
+            (None, _) => None,
+        };
         let attach = match (&self.pid, &self.tid) {
             (Some(list), None) => Some(Target::Pids(id_list("-p", list)?)),
             (None, Some(list)) => Some(Target::Tids(id_list("-t", list)?)),
@@ -130,9 +144,15 @@ impl RecordRequest {
             memory: plan.memory,
             buildid_cache: self.buildid_cache,
             off_cpu,
+            namespaces: cpus.is_some(),
             cpus,
             switch_output,
             max_files,
+            cgroup: cgroup_dir,
+            cgroup_mount: mountinfo
+                .as_deref()
+                .and_then(cgroup::find_mount)
+                .map(|m| m.path),
         };
         Ok((options, plan.notes))
     }

@@ -91,8 +91,9 @@ pub(crate) struct Rotating {
     max_files: Option<usize>,
     /// When the file being written was started.
     opened: Instant,
-    /// The kernel image's MMAP2 record, which every file starts with.
-    kernel: Option<Vec<u8>>,
+    /// The records every file starts with: the kernel image's MMAP2 record, the CGROUP
+    /// records of the cgroups there at the start and of those made since.
+    start: Vec<Vec<u8>>,
     /// Finished files still on disk, oldest first.
     kept: VecDeque<PathBuf>,
     /// Files finished, those `--max-files` removed included.
@@ -121,7 +122,7 @@ impl Rotating {
             when,
             max_files: options.max_files,
             opened: Instant::now(),
-            kernel: None,
+            start: Vec::new(),
             kept: VecDeque::new(),
             written: 0,
             bytes: 0,
@@ -129,9 +130,9 @@ impl Rotating {
         })
     }
 
-    /// Every file starts with the kernel image's record `kernel`.
-    pub(crate) fn starting_with(self, kernel: Option<Vec<u8>>) -> Rotating {
-        Rotating { kernel, ..self }
+    /// Every file starts with `start` (the kernel image's record, the cgroups' records).
+    pub(crate) fn starting_with(self, start: Vec<Vec<u8>>) -> Rotating {
+        Rotating { start, ..self }
     }
 
     /// Whether the file being written (`bytes` of records so far) is due to be switched.
@@ -299,7 +300,7 @@ pub(crate) fn switch(
     state.first_time = None;
     state.last_time = 0;
     state.mapped.clear();
-    let mut start: Vec<Vec<u8>> = rotating.kernel.iter().cloned().collect();
+    let mut start: Vec<Vec<u8>> = rotating.start.clone();
     if let Some(side_band) = &mut state.side_band {
         side_band.next_file();
         start.extend(side_band.replay(&attrs[0])?);
@@ -308,7 +309,7 @@ pub(crate) fn switch(
         if let Some(Ok(kind)) =
             RecordView::parse(record, Endian::NATIVE).map(|v| v.side_band(&attrs[0]))
         {
-            note_mapped(&kind, &mut state.mapped);
+            note_mapped(&kind, &mut state.mapped, &mut state.containers);
         }
         writer.write_record(record)?;
     }
@@ -320,6 +321,8 @@ pub(crate) fn switch(
 #[derive(Debug, Default)]
 pub(crate) struct SideBand {
     processes: BTreeMap<i32, Process>,
+    /// The CGROUP records the kernel wrote (cgroups made while recording).
+    cgroups: Vec<Vec<u8>>,
     /// The file being written (the number of switches so far).
     file: u32,
 }
@@ -342,6 +345,10 @@ struct Thread {
 }
 
 impl SideBand {
+    /// A CGROUP record the kernel wrote: every later file starts with it too.
+    pub(crate) fn keep_cgroup(&mut self, record: &[u8]) {
+        self.cgroups.push(record.to_vec());
+    }
     /// Keeps what a side-band record `record` (read as `kind`) says.
     pub(crate) fn observe(&mut self, record: &[u8], kind: &RecordKind<'_>) {
         match *kind {
@@ -440,7 +447,7 @@ impl SideBand {
     /// The records a new file starts with: per process, a COMM record per thread (the
     /// process's own first) and its mappings' records.
     pub(crate) fn replay(&self, attr: &EventAttr) -> Result<Vec<Vec<u8>>, WriteError> {
-        let mut records = Vec::new();
+        let mut records = self.cgroups.clone();
         let id = attr.ids.first().copied().unwrap_or(0);
         for (&pid, process) in &self.processes {
             let leader = process.threads.get_key_value(&pid);
@@ -632,6 +639,9 @@ mod tests {
             // Never due by itself: the test switches.
             switch_output: Some(SwitchOutput::Size(u64::MAX)),
             max_files,
+            cgroup: None,
+            cgroup_mount: None,
+            namespaces: false,
         }
     }
 
@@ -644,7 +654,7 @@ mod tests {
         let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).unwrap();
         let kernel = mmap(-1, 0xffff_ffff_8000_0000, "[kernel.kallsyms]_text", 0);
         writer.write_record(&kernel).unwrap();
-        let mut rotating = Rotating::new(&options).unwrap().starting_with(Some(kernel));
+        let mut rotating = Rotating::new(&options).unwrap().starting_with(vec![kernel]);
         let mut state = Drain::new(&attrs, CallGraph::None, true);
         let mut report = Report {
             samples: vec![0],

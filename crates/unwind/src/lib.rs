@@ -63,4 +63,4 @@ pub use perfmap::PerfMap;
 pub use resolver::locations::{CodeAddress, MappingInfo, SourceFrame, SourceLine};
 pub use resolver::{Namer, Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
 pub use shared::SharedBytes;
-pub use source::{HostSource, Machine, Source};
+pub use source::{foreign_root, HostSource, Machine, Source};

@@ -1,4 +1,5 @@
-//! Finding the files behind recorded paths: `--symfs`, perf's build-id cache (`~/.debug`),
+//! Finding the files behind recorded paths: a container's process's root (`/proc/PID/root`),
+//! `--symfs`, perf's build-id cache (`~/.debug`),
 //! separate debug info by build id (`/usr/lib/debug/.build-id/`) and `.gnu_debuglink`, and the
 //! vDSO of this machine. Decides which paths to try, in which order, and which file to
 //! trust; reading them is the [`Source`]'s business.
@@ -46,12 +47,22 @@ impl Locator {
     }
 
     /// Opens the image recorded at `path`, checking `build_id` when the recording has one.
-    pub fn open_image(&self, path: &str, build_id: Option<&[u8]>) -> Result<Image, ImageError> {
+    /// `root`: the root of the (running, containerized) process that mapped it
+    /// ([`Source::process_root`]), under which its path is tried first.
+    pub fn open_image(
+        &self,
+        path: &str,
+        build_id: Option<&[u8]>,
+        root: Option<&Path>,
+    ) -> Result<Image, ImageError> {
         if path == "[vdso]" {
             return self.open_vdso(build_id);
         }
         let path = Path::new(path.strip_suffix(" (deleted)").unwrap_or(path));
         let mut candidates = Vec::new();
+        if let Some(root) = root {
+            candidates.push(root.join(path.strip_prefix("/").unwrap_or(path)));
+        }
         if let Some(p) = self.under_symfs(path) {
             candidates.push(p);
         }

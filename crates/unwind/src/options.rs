@@ -25,4 +25,8 @@ pub struct Options {
     /// Do everything on the calling thread: no symbol tables, debug info or kernel symbols
     /// read ahead on other threads (`CPIFLAME_THREADS=1`). The result is the same either way.
     pub single_threaded: bool,
+    /// The recording is being made now (the recorder's unwinder): a container's process
+    /// is read through its root (`/proc/PID/root`) even when no build id can vouch for the
+    /// file; reading a finished recording, only a file whose build id matches is.
+    pub recording_now: bool,
 }

@@ -8,7 +8,7 @@
 //! caller passes the paths it gives in [`Options`](crate::Options).
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cpiflame_perf_data::host::parse_maps;
@@ -53,6 +53,15 @@ pub trait Source: Send + Sync {
 
     /// This machine's host name, kernel release and kernel build id.
     fn machine(&self) -> Machine;
+
+    /// When process `pid` runs on this machine in another mount namespace than the
+    /// resolver (a container): that namespace's id and the process's root as seen from
+    /// here (`/proc/PID/root`), under which the paths it maps are its files. `None`
+    /// otherwise, and by default.
+    fn process_root(&self, pid: i32) -> Option<(u64, PathBuf)> {
+        let _ = pid;
+        None
+    }
 
     /// The entry at `path` of the cache of decompressed debug sections, mapped; `None` when
     /// there is none. By default there is no cache.
@@ -133,6 +142,10 @@ impl Source for HostSource {
         }
     }
 
+    fn process_root(&self, pid: i32) -> Option<(u64, PathBuf)> {
+        foreign_root(pid)
+    }
+
     fn cached(&self, path: &Path) -> Option<SharedBytes> {
         let file = std::fs::File::open(path).ok()?;
         // SAFETY: entries are written once to a temporary file and renamed into place
@@ -164,6 +177,20 @@ impl Source for HostSource {
         }
         kept
     }
+}
+
+/// The mount namespace id and root (`/proc/PID/root`) of process `pid` when it is in another
+/// mount namespace than this process (its `/proc/PID/ns/mnt` is another inode): the files a
+/// container's process maps are found under its root, not at their paths on the host.
+pub fn foreign_root(pid: i32) -> Option<(u64, PathBuf)> {
+    use std::os::unix::fs::MetadataExt;
+    if pid <= 0 {
+        return None;
+    }
+    let ns = |p: &str| std::fs::metadata(format!("/proc/{p}/ns/mnt")).ok();
+    let (theirs, ours) = (ns(&pid.to_string())?, ns("self")?);
+    ((theirs.dev(), theirs.ino()) != (ours.dev(), ours.ino()))
+        .then(|| (theirs.ino(), PathBuf::from(format!("/proc/{pid}/root"))))
 }
 
 /// Opens `path` for reading only if it is a regular file. Paths come from recordings, which

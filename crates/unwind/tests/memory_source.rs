@@ -40,6 +40,8 @@ struct MemorySource {
     vdso: Option<Vec<u8>>,
     machine: Machine,
     asked: Mutex<Vec<PathBuf>>,
+    /// Processes in a container: pid to (mount namespace, root).
+    roots: HashMap<i32, (u64, PathBuf)>,
 }
 
 impl MemorySource {
@@ -83,6 +85,9 @@ impl Source for MemorySource {
     }
     fn machine(&self) -> Machine {
         self.machine.clone()
+    }
+    fn process_root(&self, pid: i32) -> Option<(u64, PathBuf)> {
+        self.roots.get(&pid).cloned()
     }
 }
 
@@ -171,7 +176,12 @@ fn build_id(binary: &[u8]) -> Vec<u8> {
 /// The code segment of the program (PIE: file offset 0x1000 at SVMA 0x1000) mapped at
 /// `start`, as the kernel records it.
 fn map_code(resolver: &mut Resolver, path: &[u8], start: u64) {
-    resolver.observe(&RecordKind::Mmap(MmapRecord {
+    resolver.observe(&code_mapping(path, start));
+}
+
+/// The record of [`map_code`].
+fn code_mapping(path: &[u8], start: u64) -> RecordKind<'_> {
+    RecordKind::Mmap(MmapRecord {
         pid: PID,
         tid: PID,
         addr: start,
@@ -182,7 +192,7 @@ fn map_code(resolver: &mut Resolver, path: &[u8], start: u64) {
         prot: 5,
         executable: true,
         cpumode: misc::USER,
-    }));
+    })
 }
 
 /// Resolves a sample whose kernel-recorded call chain is `chain` (context markers included).
@@ -733,4 +743,86 @@ fn kernel_symbols_come_from_the_buildid_cache_only_when_it_matches_the_recording
         (name.as_str(), asked),
         ("[kernel]+0xffffffff81000150", false)
     );
+}
+
+/// A container's process (in another mount namespace, still running): its binary is read
+/// under its root (`/proc/PID/root/PATH`; nothing is at PATH on the host) when the recording's
+/// build id checks it, and not without one (the pid may be another process's by now); its
+/// JIT map is its own `/tmp/perf-NSPID.map`, by its pid in its pid namespace.
+#[test]
+fn a_containers_files_are_read_under_its_root() {
+    let Some(built) = build("container") else {
+        return;
+    };
+    let leaf = symbol(&built.binary, "leaf");
+    let root = format!("/proc/{PID}/root");
+    let inside = format!("{root}{APP}");
+    let source = || {
+        Arc::new(
+            MemorySource {
+                machine: this_machine(),
+                roots: [(PID, (4026532000, PathBuf::from(&root)))].into(),
+                ..MemorySource::default()
+            }
+            .with(&inside, built.binary.clone())
+            .with(
+                &format!("/proc/{PID}/status"),
+                "Name:\tapp\nNSpid:\t4242\t7\n",
+            )
+            .with(
+                &format!("{root}/tmp/perf-7.map"),
+                "7f0000001000 40 jitted_in_container\n",
+            ),
+        )
+    };
+    let mut meta = meta_from("memory-host");
+    meta.build_ids.push(BuildIdEntry {
+        pid: HOST_PID,
+        misc: misc::USER,
+        build_id: build_id(&built.binary),
+        path: APP.as_bytes().to_vec(),
+    });
+    let mut resolver = Resolver::with_source(&meta, Options::default(), source());
+    map_code(&mut resolver, APP.as_bytes(), START);
+    let stack = resolve(
+        &mut resolver,
+        &[callchain::USER, BASE + leaf, 0x7f00_0000_1011],
+    );
+    assert_eq!(
+        named(&mut resolver, &stack),
+        [
+            frame("leaf", "tiny", FrameKind::User, BASE + leaf),
+            frame(
+                "jitted_in_container",
+                &format!("perf-{PID}.map"),
+                FrameKind::Jit,
+                0x7f00_0000_1011
+            ),
+        ]
+    );
+
+    // Without a build id to check it, the file under the root is not read.
+    let unchecked = source();
+    let mut resolver = Resolver::with_source(
+        &meta_from("memory-host"),
+        Options::default(),
+        unchecked.clone(),
+    );
+    map_code(&mut resolver, APP.as_bytes(), START);
+    let stack = resolve(&mut resolver, &[callchain::USER, BASE + leaf]);
+    assert_ne!(named(&mut resolver, &stack)[0].0, "leaf");
+    assert!(!unchecked.was_asked_for(&inside));
+    // While recording (the recorder's unwinder) it is.
+    let recording = source();
+    let mut unwinder = cpiflame_unwind::Unwinder::with_source(
+        &meta_from("memory-host"),
+        Options {
+            unwind_only: true,
+            recording_now: true,
+            ..Options::default()
+        },
+        recording.clone(),
+    );
+    unwinder.observe(&code_mapping(APP.as_bytes(), START));
+    assert!(recording.was_asked_for(&inside));
 }

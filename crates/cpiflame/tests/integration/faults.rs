@@ -488,14 +488,25 @@ fn the_output_is_private_and_never_written_through_a_planted_link() {
 // An unprivileged user.
 
 /// kernel.perf_event_paranoid set for a test and put back when dropped (also on failure).
-pub(crate) struct Paranoid(String);
+/// One test at a time holds it (the tests of this binary run in parallel, and each needs
+/// its own level).
+pub(crate) struct Paranoid {
+    saved: String,
+    _held: std::sync::MutexGuard<'static, ()>,
+}
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 
+static PARANOID_HELD: Mutex<()> = Mutex::new(());
+
 impl Paranoid {
     pub(crate) fn save() -> Result<Paranoid, String> {
+        let held = PARANOID_HELD.lock().unwrap_or_else(|e| e.into_inner());
         std::fs::read_to_string(PARANOID)
-            .map(|v| Paranoid(v.trim().to_string()))
+            .map(|v| Paranoid {
+                saved: v.trim().to_string(),
+                _held: held,
+            })
             .map_err(|e| format!("{PARANOID}: {e}"))
     }
     pub(crate) fn set(&self, value: i32) -> Result<(), String> {
@@ -505,8 +516,8 @@ impl Paranoid {
 
 impl Drop for Paranoid {
     fn drop(&mut self) {
-        if let Err(e) = std::fs::write(PARANOID, &self.0) {
-            eprintln!("cannot restore {PARANOID} to {}: {e}", self.0);
+        if let Err(e) = std::fs::write(PARANOID, &self.saved) {
+            eprintln!("cannot restore {PARANOID} to {}: {e}", self.saved);
         }
     }
 }

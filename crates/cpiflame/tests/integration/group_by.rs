@@ -120,11 +120,12 @@ fn by_comm(p: [i32; 3]) -> BTreeMap<String, u64> {
 
 /// Every grouping on known stacks: the cgroup's path from its CGROUP record (or the id when
 /// none names it), the process named by its main thread for all its threads, threads by
-/// their own names, comm roots as before; the default is cgroup for samples with cgroup ids.
+/// their own names, comm roots as before; the default is cgroup for a system-wide recording
+/// whose samples carry cgroup ids.
 #[test]
 fn synthetic_roots_by_cgroup_process_thread_and_comm() {
     let dir = Dir::new("group-by");
-    let (file, p) = synthetic(&dir, "cg.data", true, "perf record -e cpu-clock -- app");
+    let (file, p) = synthetic(&dir, "cg.data", true, "perf record -a -e cpu-clock");
     let cgroup = expect(&[
         (format!("/;init [{}]", p[0]), 3),
         (format!("/system.slice/nginx.service;nginx [{}]", p[1]), 6),
@@ -295,7 +296,11 @@ fn samples_of_an_event_without_cgroup_ids_have_a_root_of_their_own() {
             rec.sample(event, &fields);
         }
     }
-    rec.finish(&Features::from_host(vec!["perf".into()]));
+    rec.finish(&Features::from_host(vec![
+        "perf".into(),
+        "record".into(),
+        "-a".into(),
+    ]));
     let want = |event: &str, root: &str, n| {
         let folded = ok(&cpiflame(&["fold", "--event", event, s(&path)]));
         assert_eq!(
@@ -307,8 +312,8 @@ fn samples_of_an_event_without_cgroup_ids_have_a_root_of_their_own() {
     want("task-clock", "[no cgroup id]", 3);
 }
 
-/// The default without cgroup ids: `comm [pid]` for a system-wide command line (perf's `-a`,
-/// `-C`), the comm otherwise (so graphs of one program do not change).
+/// The default: `comm [pid]` for a system-wide command line (perf's `-a`, `-C`) without
+/// cgroup ids, the comm otherwise (so graphs of one program do not change), cgroup ids or not.
 #[test]
 fn default_roots_follow_the_recording() {
     let dir = Dir::new("group-by-default");
@@ -318,6 +323,8 @@ fn default_roots_follow_the_recording() {
     assert_eq!(fold(&cpus, &[]), by_process(p));
     let (one, p) = synthetic(&dir, "p.data", false, "perf record -g -- ./app -a");
     assert_eq!(fold(&one, &[]), by_comm(p));
+    let (ids, p) = synthetic(&dir, "g.data", true, "cpiflame record -- ./app");
+    assert_eq!(fold(&ids, &[]), by_comm(p));
 }
 
 /// One error line, naming the file or the flag, for groupings the input cannot give.
@@ -399,7 +406,11 @@ fn a_short_namespaces_record_is_one_error_line_with_its_offset() {
             ..SampleFields::default()
         },
     );
-    rec.finish(&Features::from_host(vec!["perf".into()]));
+    rec.finish(&Features::from_host(vec![
+        "perf".into(),
+        "record".into(),
+        "-a".into(),
+    ]));
     let bytes = std::fs::read(&path).unwrap();
     let offset = bytes.windows(bad.len()).position(|w| w == bad).unwrap();
     let out = cpiflame(&["fold", s(&path)]);
@@ -577,8 +588,8 @@ fn host_changing_system_wide_cgroup_and_process_shares_match_perf_report() {
     };
     let dir = Dir::new("group-by-cgroups");
     let busy = Reaped(vec![
-        crate::system_wide::start_loop(f, &dir, "gb_outside"),
-        crate::system_wide::start_loop(f, &dir, "gb_inside"),
+        support::start_loop(f, &dir, "gb_outside"),
+        support::start_loop(f, &dir, "gb_inside"),
     ]);
     let (outside, inside) = (busy.0[0].id(), busy.0[1].id());
     cgroup.admit(inside);

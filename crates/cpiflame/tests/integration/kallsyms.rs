@@ -207,15 +207,6 @@ fn a_file_from_another_host_is_named_from_the_given_kallsyms() {
     );
 }
 
-/// `cpiflame ARGS...` with `HOME` at `home` (perf's build-id cache is `$HOME/.debug`).
-fn cpiflame_at_home(home: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cpiflame"))
-        .args(args)
-        .env("HOME", home)
-        .output()
-        .unwrap()
-}
-
 /// `cpiflame record` keeps a copy of the kernel's symbols in perf's build-id cache, as perf
 /// record does, and naming reads that copy instead of making the kernel generate
 /// /proc/kallsyms again; but only while the copy matches the recording.
@@ -249,7 +240,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
     std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
     std::fs::write(&cached, "ffffffff00000000 T _text\n").unwrap();
     // Page faults: most samples are in the kernel.
-    let recorded = cpiflame_at_home(
+    let recorded = support::cpiflame_at_home(
         &home,
         &[
             "record",
@@ -282,7 +273,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
     let other_home = dir.path("other-home");
     std::fs::create_dir_all(&other_home).unwrap();
     let unrecorded = dir.path("n.data");
-    let quiet = cpiflame_at_home(
+    let quiet = support::cpiflame_at_home(
         &other_home,
         &[
             "record",
@@ -301,7 +292,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
 
     // One kernel function of the file, renamed in the cached copy only: the name shows that
     // the copy was read.
-    let before = stdout(cpiflame_at_home(&home, &["fold", data]));
+    let before = stdout(support::cpiflame_at_home(&home, &["fold", data]));
     let name = kernel_frames(&before)
         .into_iter()
         .map(|(name, _)| name)
@@ -323,7 +314,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
             .collect()
     };
     std::fs::write(&cached, rename(&copy, &name, &renamed)).unwrap();
-    let frames = kernel_frames(&stdout(cpiflame_at_home(&home, &["fold", data])));
+    let frames = kernel_frames(&stdout(support::cpiflame_at_home(&home, &["fold", data])));
     assert!(
         frames.iter().any(|(n, _)| *n == renamed),
         "{renamed} not among {frames:?}"
@@ -332,7 +323,7 @@ fn record_caches_the_kernel_symbols_and_naming_uses_the_copy_only_when_it_matche
     let moved = rename(&copy, &name, &renamed).replacen(" T _text", " T _text_elsewhere", 1)
         + "ffffffff00000000 T _text\n";
     std::fs::write(&cached, moved).unwrap();
-    let frames = kernel_frames(&stdout(cpiflame_at_home(&home, &["fold", data])));
+    let frames = kernel_frames(&stdout(support::cpiflame_at_home(&home, &["fold", data])));
     assert!(
         frames.iter().any(|(n, _)| *n == name),
         "{name} not among {frames:?}"

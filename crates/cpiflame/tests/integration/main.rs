@@ -20,7 +20,9 @@ mod support;
 
 mod annotate;
 mod c2c;
+mod cgroup;
 mod compare;
+mod containers;
 mod event_attrs;
 mod faults;
 mod fleet;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-use support::{s, sampling_fixtures, Dir, Fixtures};
+use support::{s, sampling_fixtures, start_loop, Dir};
 
 fn run(args: &[&str]) -> Output {
     support::cpiflame(args)
@@ -26,19 +26,6 @@ pub(crate) fn perf_script(data: &Path, fields: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// A copy of `shift` under `name`, started with all its work in `work_a` and enough of it
-/// to outlast the recording; returned once it has exec'd (its comm is `name`).
-pub(crate) fn start_loop(f: &Fixtures, dir: &Dir, name: &str) -> Child {
-    let exe = dir.path(name);
-    std::fs::copy(&f.shift, &exe).unwrap();
-    let child = Command::new(&exe).args(["100", "1000"]).spawn().unwrap();
-    let comm = format!("/proc/{}/comm", child.id());
-    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
-        std::thread::yield_now();
-    }
-    child
 }
 
 /// The folded lines of thread `comm` (a sample in kernel space only, folded without kernel
@@ -100,7 +87,13 @@ fn two_processes_started_outside_are_named() {
         "perf script's pids and comms"
     );
 
-    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    let folded = support::ok(&run(&[
+        "fold",
+        s(&data),
+        "--no-kernel",
+        "--group-by",
+        "comm",
+    ]));
     for (i, name) in ["loop_one", "loop_two"].iter().enumerate() {
         let (lines, ours) = folded_of(&folded, name);
         assert_eq!(
@@ -156,14 +149,7 @@ fn bad_scope_flags_are_one_line() {
         (vec!["-a", "-p", "1"], "-p/-t and -a/-C exclude each other"),
         (vec!["-p", "1,x"], "-p 1,x: expected a comma list of ids"),
     ] {
-        let mut all = vec!["record", "-o", s(&data)];
-        all.extend(&args);
-        let out = run(&all);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
-        assert!(!data.exists());
+        support::refused_in_one_line(&data, &args, says);
     }
 }
 
@@ -226,7 +212,13 @@ fn a_tid_list_records_those_threads_only() {
     for line in tids.lines() {
         assert_eq!(line.trim(), heavy);
     }
-    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    let folded = support::ok(&run(&[
+        "fold",
+        s(&data),
+        "--no-kernel",
+        "--group-by",
+        "comm",
+    ]));
     assert!(folded.lines().all(|l| l.starts_with("heavy;")), "{folded}");
 }
 
@@ -249,7 +241,13 @@ fn all_cpus_until_the_command_exits() {
     let comms = perf_script(&data, "comm");
     let theirs = comms.lines().filter(|l| l.trim() == "shift").count() as u64;
     assert!(theirs > 0, "no samples of the command");
-    let folded = support::ok(&run(&["fold", s(&data), "--no-kernel"]));
+    let folded = support::ok(&run(&[
+        "fold",
+        s(&data),
+        "--no-kernel",
+        "--group-by",
+        "comm",
+    ]));
     let (lines, ours) = folded_of(&folded, "shift");
     assert_eq!(ours, theirs, "{lines:?}");
     assert!(lines.iter().any(|l| l.contains(";work_a")), "{lines:?}");

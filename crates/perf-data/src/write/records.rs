@@ -261,41 +261,29 @@ pub fn mmap2_record(attr: &EventAttr, m: &Mmap2, sample_id: &SampleId) -> Result
     frame(record::MMAP2, misc, b)
 }
 
-/// PERF_RECORD_CGROUP: cgroup `id` is at `path` under the cgroup root (`/` for the root), as
-/// the kernel writes it (`perf_event_cgroup_output`) and perf synthesizes it for the cgroups
-/// that exist when it starts.
-pub fn cgroup_record(
-    attr: &EventAttr,
-    id: u64,
-    path: &str,
-    sample_id: &SampleId,
-) -> Result<Vec<u8>> {
-    let mut b = Enc::default();
-    b.u64(id);
-    b.record_string(path, "cgroup path")?;
-    b.sample_id(attr, sample_id);
-    frame(record::CGROUP, 0, b)
-}
-
-/// PERF_RECORD_NAMESPACES: thread `tid` of `pid` is in the namespaces `links` (`(dev,
-/// inode)` each, in the kernel's order: net, uts, ipc, pid, user, mnt, cgroup, time).
-pub fn namespaces_record(
-    attr: &EventAttr,
-    pid: i32,
-    tid: i32,
-    links: &[(u64, u64)],
-    sample_id: &SampleId,
-) -> Result<Vec<u8>> {
-    let mut b = Enc::default();
-    b.i32(pid);
-    b.i32(tid);
-    b.u64(links.len() as u64);
-    for &(dev, ino) in links {
-        b.u64(dev);
-        b.u64(ino);
+/// Puts `build_id` into a PERF_RECORD_MMAP2 record (native byte order) in place of its
+/// device and inode, as the kernel writes it with `attr.build_id` (misc MMAP_BUILD_ID; the
+/// record keeps its size). False, and the record untouched, when it is not an MMAP2 record
+/// or the build id is empty or longer than [`MAX_BUILD_ID_SIZE`].
+pub fn set_mmap2_build_id(record: &mut [u8], build_id: &[u8]) -> bool {
+    // header (8), pid, tid (8), addr, len, pgoff (24), then maj, min, ino, ino_generation
+    // (24) or build_id_size, 3 reserved bytes and 20 bytes of build id (24).
+    const AT: usize = abi::EVENT_HEADER_SIZE + 8 + 24;
+    let is_mmap2 = record.get(..4) == Some(&record::MMAP2.to_ne_bytes()[..]);
+    if !is_mmap2
+        || record.len() < AT + 24
+        || build_id.is_empty()
+        || build_id.len() > MAX_BUILD_ID_SIZE
+    {
+        return false;
     }
-    b.sample_id(attr, sample_id);
-    frame(record::NAMESPACES, 0, b)
+    let misc = u16::from_ne_bytes([record[4], record[5]]) | misc::MMAP_BUILD_ID;
+    record[4..6].copy_from_slice(&misc.to_ne_bytes());
+    let field = &mut record[AT..AT + 24];
+    field.fill(0);
+    field[0] = build_id.len() as u8;
+    field[4..4 + build_id.len()].copy_from_slice(build_id);
+    true
 }
 
 /// PERF_RECORD_FORK: `pid`/`tid` was created by `ppid`/`ptid` at `time`.
@@ -403,6 +391,46 @@ pub fn read_record(
     b.read_values(attr.read_format, values)?;
     b.sample_id(attr, sample_id);
     frame(record::READ, 0, b)
+}
+
+/// The namespaces of PERF_RECORD_NAMESPACES, in the kernel's order (`NET_NS_INDEX` ...
+/// `CGROUP_NS_INDEX` of `perf_event.h`): the names under `/proc/PID/ns/`.
+pub const NAMESPACE_NAMES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+
+/// PERF_RECORD_NAMESPACES: the namespaces of thread `tid` of `pid`, one (dev, inode) pair
+/// each, in the order of [`NAMESPACE_NAMES`].
+pub fn namespaces_record(
+    attr: &EventAttr,
+    pid: i32,
+    tid: i32,
+    namespaces: &[(u64, u64)],
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.i32(pid);
+    b.i32(tid);
+    b.u64(namespaces.len() as u64);
+    for &(dev, inode) in namespaces {
+        b.u64(dev);
+        b.u64(inode);
+    }
+    b.sample_id(attr, sample_id);
+    frame(record::NAMESPACES, 0, b)
+}
+
+/// PERF_RECORD_CGROUP: the cgroup with id `id` (what PERF_SAMPLE_CGROUP carries) is at
+/// `path`, relative to the cgroup file system's root (`/` for the root).
+pub fn cgroup_record(
+    attr: &EventAttr,
+    id: u64,
+    path: &str,
+    sample_id: &SampleId,
+) -> Result<Vec<u8>> {
+    let mut b = Enc::default();
+    b.u64(id);
+    b.record_string(path, "cgroup path")?;
+    b.sample_id(attr, sample_id);
+    frame(record::CGROUP, 0, b)
 }
 
 /// PERF_RECORD_FINISHED_ROUND: everything before it may be sorted and processed (perf writes

@@ -7,7 +7,7 @@
 //! never changes them: the images are opened once, for both.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -303,7 +303,9 @@ impl Namer {
     }
 
     /// The JIT map's name for `addr` in process `pid`; JIT maps are read only for files
-    /// recorded here, where the map's process was.
+    /// recorded here, where the map's process was. A container's process (one still running
+    /// in another mount namespace) writes its map in its own `/tmp`, named by its pid in its
+    /// pid namespace (the last of `NSpid:` in its status), as perf reads it.
     fn perf_map_name(&mut self, pid: i32, addr: Avma) -> Option<String> {
         if !self.recorded_here {
             return None;
@@ -312,7 +314,20 @@ impl Namer {
         let map = self
             .perf_maps
             .entry(pid)
-            .or_insert_with(|| PerfMap::load_from(source, &PerfMap::path_for(pid)).map(Rc::new))
+            .or_insert_with(|| {
+                let inside = source.process_root(pid).map(|(_, root)| {
+                    let status = source.read_text(Path::new(&format!("/proc/{pid}/status")));
+                    let nspid = status.ok().and_then(|text| {
+                        let line = text.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
+                        line.split_whitespace().last()?.parse::<i32>().ok()
+                    });
+                    root.join(format!("tmp/perf-{}.map", nspid.unwrap_or(pid)))
+                });
+                inside
+                    .and_then(|path| PerfMap::load_from(source, &path))
+                    .or_else(|| PerfMap::load_from(source, &PerfMap::path_for(pid)))
+                    .map(Rc::new)
+            })
             .clone()?;
         map.lookup(addr.0).map(String::from)
     }

@@ -22,8 +22,9 @@ use crate::source::{HostSource, Source};
 
 use super::{recorded_on, short_name, Stats};
 
-/// A recorded path and the build id the recording gives for it.
-type ImageKey = (Arc<str>, Option<Vec<u8>>);
+/// A recorded path, the build id the recording gives for it, and the mount namespace of a
+/// container whose root it was read under.
+type ImageKey = (Arc<str>, Option<Vec<u8>>, Option<u64>);
 
 /// The processes of a recording as unwinding sees them, and their user stacks unwound.
 pub struct Unwinder {
@@ -34,6 +35,10 @@ pub struct Unwinder {
     /// Images opened (or failed) per recorded path and build id.
     image_index: HashMap<ImageKey, Result<usize, ImageError>>,
     pub(super) processes: HashMap<i32, Process>,
+    /// Per pid, what [`Source::process_root`] said (asked once per process image).
+    roots: HashMap<i32, Option<(u64, std::path::PathBuf)>>,
+    /// [`Options::recording_now`].
+    recording_now: bool,
     pub(super) cache: CacheX86_64,
     /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
     /// purpose), by image and address, for the addresses unwinds went through
@@ -78,6 +83,8 @@ impl Unwinder {
             images: Vec::new(),
             image_index: HashMap::default(),
             processes: HashMap::default(),
+            roots: HashMap::default(),
+            recording_now: options.recording_now,
             cache: CacheX86_64::new(),
             stack_ends_at: HashMap::default(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
@@ -105,7 +112,7 @@ impl Unwinder {
             // for that path): the same image then, and an error is kept for then.
             let build_id = self.build_ids.get(&entry.path).cloned();
             let path: Arc<str> = String::from_utf8_lossy(&entry.path).into();
-            let _ = self.image_for(&path, build_id);
+            let _ = self.image_for(&path, build_id, None);
         }
     }
 
@@ -117,12 +124,15 @@ impl Unwinder {
             RecordKind::Comm {
                 pid, exec: true, ..
             } => {
-                // A new program image: the old mappings are gone.
+                // A new program image: the old mappings are gone (and it may have entered
+                // another mount namespace before the exec).
                 self.processes.insert(*pid, Process::default());
+                self.roots.remove(pid);
             }
             RecordKind::Fork { pid, ppid, .. } if pid != ppid => {
                 let child = self.processes.get(ppid).cloned().unwrap_or_default();
                 self.processes.insert(*pid, child);
+                self.roots.remove(pid);
             }
             _ => {}
         }
@@ -142,7 +152,8 @@ impl Unwinder {
             (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/memfd:"))
                 || &*path == "[vdso]";
         let (image, image_error) = if is_file {
-            match self.image_for(&path, build_id) {
+            let root = self.root_of(m.pid);
+            match self.image_for(&path, build_id, root) {
                 Ok(i) => (Some(i), None),
                 Err(e) => (None, Some(e)),
             }
@@ -175,18 +186,34 @@ impl Unwinder {
             .map(mapping, module);
     }
 
+    /// The root of process `pid` when it runs here in a container, its files to be read
+    /// under it: while recording, or when a build id will check the file read (a finished
+    /// recording's pid may be another process's by now).
+    fn root_of(&mut self, pid: i32) -> Option<(u64, std::path::PathBuf)> {
+        if !self.locator.recorded_here {
+            return None;
+        }
+        let source = &self.locator.source;
+        self.roots
+            .entry(pid)
+            .or_insert_with(|| source.process_root(pid))
+            .clone()
+    }
+
     fn image_for(
         &mut self,
         path: &Arc<str>,
         build_id: Option<Vec<u8>>,
+        root: Option<(u64, std::path::PathBuf)>,
     ) -> Result<usize, ImageError> {
-        let key = (path.clone(), build_id);
+        let root = root.filter(|_| self.recording_now || build_id.is_some());
+        let key = (path.clone(), build_id, root.as_ref().map(|r| r.0));
         if let Some(r) = self.image_index.get(&key) {
             return r.clone();
         }
         let result = self
             .locator
-            .open_image(path, key.1.as_deref())
+            .open_image(path, key.1.as_deref(), root.as_ref().map(|r| r.1.as_path()))
             .map(|image| {
                 // perf lists in the build-id table the files that samples hit: where the
                 // table is there, only those are read ahead (a system-wide recording maps

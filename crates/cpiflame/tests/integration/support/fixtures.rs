@@ -234,3 +234,19 @@ fn build_shared() -> Result<Fixtures, String> {
     existing.check()?;
     Ok(existing)
 }
+
+/// A copy of `shift` under `name` in `dir`, started with all its work in `work_a` and enough
+/// of it to outlast a recording of seconds; returned once it has exec'd (its comm is `name`).
+pub fn start_loop(f: &Fixtures, dir: &cpiflame_testkit::Dir, name: &str) -> std::process::Child {
+    let exe = dir.path(name);
+    std::fs::copy(&f.shift, &exe).unwrap();
+    let child = std::process::Command::new(&exe)
+        .args(["100", "1000"])
+        .spawn()
+        .unwrap();
+    let comm = format!("/proc/{}/comm", child.id());
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != name {
+        std::thread::yield_now();
+    }
+    child
+}

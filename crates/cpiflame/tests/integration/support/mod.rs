@@ -25,9 +25,11 @@ mod perf;
 pub mod perf_script;
 mod pids;
 
-pub use cli::{cpiflame, ok, s};
+pub use cli::{cpiflame, cpiflame_at_home, ok, refused_in_one_line, s};
 pub use cpiflame_testkit::{perf_works, Dir};
-pub use fixtures::{build_fixtures, repo_root, sampling_fixtures, shared_fixtures, Fixtures};
+pub use fixtures::{
+    build_fixtures, repo_root, sampling_fixtures, shared_fixtures, start_loop, Fixtures,
+};
 pub use perf::{perf_record, perf_record_with, perf_stdout, PERF_RECORD_DEFAULT_ARGS};
 pub use perf_script::{
     parse_perf_script, perf_script_args, perf_script_samples, perf_script_samples_with,
