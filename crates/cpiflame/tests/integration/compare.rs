@@ -27,8 +27,7 @@ fn runs() -> Option<&'static Runs> {
             return None;
         }
         let f = shared_fixtures().expect("fixtures build");
-        let dir = std::env::temp_dir().join(format!("cpiflame-compare-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::support::run_scratch("compare");
         let rec = |name: &str, percent: &str| {
             let data = dir.join(name);
             ok(&cpiflame(&[

@@ -43,7 +43,6 @@ pub(crate) fn go_available() -> bool {
 
 /// A recording of the threads fixture with two events, and its pprof conversion.
 struct Recording {
-    _dir: Dir,
     data: std::path::PathBuf,
     pprof: std::path::PathBuf,
 }
@@ -61,10 +60,10 @@ fn recording() -> Option<&'static Recording> {
             return None;
         }
         let f = shared_fixtures().expect("fixtures build");
-        let dir = Dir::new("pprof");
-        let data = dir.path("threads.data");
+        let dir = crate::support::run_scratch("pprof");
+        let data = dir.join("threads.data");
         perf_record(&data, "cpu-clock,task-clock", &[], &[&f.threads]).expect("perf record");
-        let pprof = dir.path("threads.pb.gz");
+        let pprof = dir.join("threads.pb.gz");
         ok(&cpiflame(&[
             "convert",
             s(&data),
@@ -73,11 +72,7 @@ fn recording() -> Option<&'static Recording> {
             "-o",
             s(&pprof),
         ]));
-        Some(Recording {
-            _dir: dir,
-            data,
-            pprof,
-        })
+        Some(Recording { data, pprof })
     })
     .as_ref()
 }

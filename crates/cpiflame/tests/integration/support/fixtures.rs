@@ -250,3 +250,18 @@ pub fn start_loop(f: &Fixtures, dir: &cpiflame_testkit::Dir, name: &str) -> std:
     }
     child
 }
+
+/// A scratch directory for a recording a test keeps in a `static` for the whole run (statics
+/// are never dropped, so a [`cpiflame_testkit::Dir`] there would never be removed): one
+/// fixed directory per `name` under `CARGO_TARGET_TMPDIR`, emptied when asked for, so each run
+/// replaces the last instead of leaving its copy behind.
+pub fn run_scratch(name: &str) -> PathBuf {
+    let base = match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::temp_dir(),
+    };
+    let dir = base.join(format!("cpiflame-run-{name}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
