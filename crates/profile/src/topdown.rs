@@ -35,7 +35,8 @@ pub enum Role {
     MemBound,
     /// `INT_MISC.UOP_DROPPING` (Ice Lake, Golden Cove front-end correction).
     UopDropping,
-    /// `INT_MISC.CLEARS_COUNT` (Ice Lake back-end correction).
+    /// `INT_MISC.CLEARS_COUNT`, or `INT_MISC.RECOVERY_CYCLES,cmask=1,edge` as perf's Ice
+    /// Lake JSON writes it (the back-end correction).
     ClearsCount,
     /// Core cycles: `cycles`, `cpu_clk_unhalted.thread`, AMD `ls_not_halted_cyc`, Arm
     /// `cpu_cycles`.
@@ -139,8 +140,9 @@ const NAMES: &[(&str, Role)] = &[
 
 /// The role of an event named as perf names it: `topdown-retiring`, `cpu_core/slots/`,
 /// `cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/`, `STALL_SLOT:u`. A PMU
-/// prefix and perf's modifiers after `:` are ignored, case too. `None` for any other event
-/// (and for terms other than `cmask` on the AMD front-end event).
+/// prefix and perf's modifiers after `:` are ignored, case too. `None` for any other event,
+/// and for terms other than `cmask` on the AMD front-end event and `cmask=1,edge` on
+/// `int_misc.recovery_cycles`.
 pub fn role_of(name: &str) -> Option<Role> {
     let name = name.trim().to_ascii_lowercase();
     let inner = match name.split_once('/') {
@@ -154,15 +156,21 @@ pub fn role_of(name: &str) -> Option<Role> {
     let event = terms.next()?.trim();
     let rest: Vec<&str> = terms.map(str::trim).filter(|t| !t.is_empty()).collect();
     let role = NAMES.iter().find(|(n, _)| *n == event).map(|&(_, r)| r)?;
-    match rest.as_slice() {
-        [] => Some(role),
-        [term] if role == Role::AmdNoOpsFromFrontend => {
-            let value = term.strip_prefix("cmask=")?;
-            let cmask = match value.strip_prefix("0x") {
-                Some(hex) => u8::from_str_radix(hex, 16).ok()?,
-                None => value.parse().ok()?,
-            };
-            Some(Role::AmdNoOpsFromFrontendCmask(cmask))
+    let number = |value: &str| match value.strip_prefix("0x") {
+        Some(hex) => u8::from_str_radix(hex, 16).ok(),
+        None => value.parse().ok(),
+    };
+    match (role, rest.as_slice()) {
+        (_, []) => Some(role),
+        (Role::AmdNoOpsFromFrontend, [term]) => Some(Role::AmdNoOpsFromFrontendCmask(number(
+            term.strip_prefix("cmask=")?,
+        )?)),
+        // icx-metrics.json's `cpu@INT_MISC.RECOVERY_CYCLES\,cmask\=1\,edge@`, which is
+        // INT_MISC.CLEARS_COUNT's encoding.
+        (Role::RecoveryCycles, [a, b]) => {
+            let cmask_one = |t: &str| t.strip_prefix("cmask=").and_then(number) == Some(1);
+            let edge = |t: &str| t == "edge" || t == "edge=1";
+            ((cmask_one(a) && edge(b)) || (edge(a) && cmask_one(b))).then_some(Role::ClearsCount)
         }
         _ => None,
     }

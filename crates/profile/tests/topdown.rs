@@ -339,12 +339,13 @@ fn ice_lake_perf_stat_vector() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Intel Ice Lake: icl-metrics.json / icx-metrics.json, as transcribed in the project's
-// TOPDOWN.md §2.5(a) (not re-read here):
+// Intel Ice Lake: tools/perf/pmu-events/arch/x86/icelakex/icx-metrics.json at torvalds/linux
+// 06f609b3119876b42f19fdb690b10896d3c648e6:
 //   tma_frontend_bound:  "topdown\\-fe\\-bound / M - INT_MISC.UOP_DROPPING / tma_info_thread_slots"
-//   tma_backend_bound:   "topdown\\-be\\-bound / M + 5 * INT_MISC.CLEARS_COUNT / tma_info_thread_slots"
-//   tma_retiring:        "topdown\\-retiring / M"
+//   tma_backend_bound:   "topdown\\-be\\-bound / M + 5 * cpu@INT_MISC.RECOVERY_CYCLES\\,cmask\\=1\\,edge@ / tma_info_thread_slots"
 //   tma_bad_speculation: "max(1 - (tma_frontend_bound + tma_backend_bound + tma_retiring), 0)"
+//   tma_retiring:        "topdown\\-retiring / M" (TOPDOWN.md §2.5(a); not re-read here)
+// (RECOVERY_CYCLES with cmask=1,edge is INT_MISC.CLEARS_COUNT's encoding, 0x104010d.)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -356,7 +357,7 @@ fn ice_lake_matches_icx_metrics_json() {
         "cpu/topdown-fe-bound/",
         "cpu/topdown-be-bound/",
         "int_misc.uop_dropping",
-        "int_misc.clears_count",
+        "cpu/INT_MISC.RECOVERY_CYCLES,cmask=1,edge/",
     ];
     let json = |e: &Ev| {
         let m = e["r"] + e["b"] + e["f"] + e["e"];
@@ -754,6 +755,16 @@ fn names_as_perf_prints_them() {
         Some(Role::AmdNoOpsFromFrontendCmask(6))
     );
     assert_eq!(role_of("cpu/topdown-retiring,cmask=1/"), None);
+    assert_eq!(role_of("int_misc.clears_count"), Some(Role::ClearsCount));
+    assert_eq!(
+        role_of("cpu/int_misc.recovery_cycles,edge,cmask=0x1/"),
+        Some(Role::ClearsCount)
+    );
+    assert_eq!(
+        role_of("int_misc.recovery_cycles"),
+        Some(Role::RecoveryCycles)
+    );
+    assert_eq!(role_of("cpu/int_misc.recovery_cycles,cmask=2,edge/"), None);
     assert_eq!(role_of("instructions"), None);
     assert_eq!(role_of("cpu-clock"), None);
 }
