@@ -502,23 +502,22 @@ impl FormulaSet {
                 }
                 r
             }
-            FormulaSet::ArmSbsa { .. } | FormulaSet::ArmNeoverseN2V2 { .. } => vec![
-                Cycles,
-                StallSlotFrontend,
-                StallSlotBackend,
-                StallSlot,
-                OpRetired,
-                OpSpec,
-            ],
-            FormulaSet::ArmNeoverseV1 { .. } => vec![
-                Cycles,
-                StallSlotFrontend,
-                StallSlotBackend,
-                StallSlot,
-                OpRetired,
-                OpSpec,
-                BrMisPred,
-            ],
+            FormulaSet::ArmSbsa { .. }
+            | FormulaSet::ArmNeoverseN2V2 { .. }
+            | FormulaSet::ArmNeoverseV1 { .. } => {
+                let mut r = vec![
+                    Cycles,
+                    StallSlotFrontend,
+                    StallSlotBackend,
+                    StallSlot,
+                    OpRetired,
+                    OpSpec,
+                ];
+                if let FormulaSet::ArmNeoverseV1 { .. } = self {
+                    r.push(BrMisPred);
+                }
+                r
+            }
         }
     }
 }
