@@ -248,14 +248,18 @@ impl Cpu {
     }
 }
 
+/// perf's x86 `mapfile.csv` (the directory whose metrics perf uses): skylake
+/// (4E|5E|8E|9E|A5|A6), skylakex/cascadelakex 55; icelake 7[DE], icelakex 6[AC], tigerlake
+/// 8[CD], rocketlake A7; alderlake (97|9A|B7|BA|BF), sapphirerapids 8F, emeraldrapids CF,
+/// graniterapids A[DE], meteorlake (AA|AC|B5); lunarlake BD, arrowlake C[56], pantherlake CC.
 fn intel_of_model(model: u32) -> Cpu {
     match model {
         0x4e | 0x5e | 0x55 | 0x8e | 0x9e | 0xa5 | 0xa6 => Cpu::IntelSkylake,
         0x7d | 0x7e | 0x6a | 0x6c | 0x8c | 0x8d | 0xa7 => Cpu::IntelIceLake,
-        0x8f | 0xcf | 0x97 | 0x9a | 0xb7 | 0xba | 0xbf | 0xaa | 0xac | 0xad | 0xae => {
+        0x97 | 0x9a | 0xb7 | 0xba | 0xbf | 0x8f | 0xcf | 0xad | 0xae | 0xaa | 0xac | 0xb5 => {
             Cpu::IntelGoldenCove
         }
-        0xbd | 0xc5 | 0xc6 | 0xb5 | 0xcc => Cpu::IntelLionCove,
+        0xbd | 0xc5 | 0xc6 | 0xcc => Cpu::IntelLionCove,
         _ => Cpu::IntelOther,
     }
 }

@@ -394,11 +394,13 @@ fn ice_lake_matches_icx_metrics_json() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Intel Lion Cove (Lunar Lake, Arrow Lake cpu_core): every node a plain ratio of M, e.g.
-// "cpu_core@topdown\\-bad\\-spec@ / (cpu_core@topdown\\-fe\\-bound@ + cpu_core@topdown\\-bad\\-spec@
-//  + cpu_core@topdown\\-retiring@ + cpu_core@topdown\\-be\\-bound@) + 0 * tma_info_thread_slots"
-// (a 2024 LKML vendor-events patch of a hybrid cpu_core metrics file; TOPDOWN.md §2.5(c)); the
-// level-2 residuals as on Golden Cove.
+// Intel Lion Cove: tools/perf/pmu-events/arch/x86/lunarlake/lnl-metrics.json (cpu_core) at
+// torvalds/linux 23878069de3016656ea38d289150cf359db06a7b:
+//   tma_backend_bound:   "topdown\\-be\\-bound / M + 0 * slots"
+//   tma_bad_speculation: "topdown\\-bad\\-spec / M + 0 * slots"
+// (bad speculation its own ratio, not Golden Cove's remainder); the other level-1 and
+// level-2 nodes plain ratios of M and the residuals as on Golden Cove per TOPDOWN.md §2.5(c)
+// (not re-read here).
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -760,6 +762,9 @@ fn cpus_from_perf_cpuid() {
         ("GenuineIntel-6-6A-6", Cpu::IntelIceLake),
         ("GenuineIntel,6,151,2", Cpu::IntelGoldenCove),
         ("GenuineIntel,6,189,1", Cpu::IntelLionCove),
+        ("GenuineIntel-6-C6-2", Cpu::IntelLionCove),
+        ("GenuineIntel-6-B5-0", Cpu::IntelGoldenCove),
+        ("GenuineIntel-6-BE-0", Cpu::IntelOther),
         ("AuthenticAMD,25,1,1", Cpu::AmdBeforeZen4),
         ("AuthenticAMD,25,97,2", Cpu::AmdZen4),
         ("AuthenticAMD,23,49,0", Cpu::AmdBeforeZen4),
