@@ -445,7 +445,8 @@ fn lion_cove_matches_lnl_metrics_json() {
 //   tma_bad_speculation: "(UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + 4 * (INT_MISC.RECOVERY_CYCLES_ANY / 2 if #SMT_on else INT_MISC.RECOVERY_CYCLES)) / tma_info_thread_slots"
 //   tma_retiring:        "UOPS_RETIRED.RETIRE_SLOTS / tma_info_thread_slots"
 //   tma_backend_bound:   "1 - tma_frontend_bound - (UOPS_ISSUED.ANY + 4 * (INT_MISC.RECOVERY_CYCLES_ANY / 2 if #SMT_on else INT_MISC.RECOVERY_CYCLES)) / tma_info_slots"
-//                        (this one read in a 2023 LKML patch of clx-metrics.json)
+//                        (this one and tma_bad_speculation read in 2023 LKML patches of the
+//                        clx/skl-family metrics files; the others per TOPDOWN.md)
 // ---------------------------------------------------------------------------------------
 
 #[test]
