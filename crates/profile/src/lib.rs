@@ -14,6 +14,8 @@
 //!   events, leader-sampled groups) and the `diff` gate's test of a frame's growth.
 //! - [`timed`]: when each sample was taken (time, thread, stack), FlameScope's cells of
 //!   seconds and sub-second slices: `cpiflame timeline` and `render --strip`.
+//! - [`topdown`]: top-down (TMA) fractions of a frame's summed counter deltas, per the
+//!   kernel's metric JSON of the CPU the events belong to.
 //! - [`summary`]: per-function tables and JSON (`cpiflame report`) and the comparison of two
 //!   profiles (`cpiflame diff`), of cycles and, with the [`wall`] columns, of wall time.
 //!
@@ -30,6 +32,7 @@ pub mod ratios;
 pub mod read;
 pub mod summary;
 pub mod timed;
+pub mod topdown;
 pub mod wall;
 
 pub use folded::{write_folded, write_folded_pair, write_folded_periods};
