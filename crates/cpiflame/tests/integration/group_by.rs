@@ -677,3 +677,53 @@ fn fold_lines_under(roots: &BTreeMap<String, u64>, prefix: &str) -> u64 {
         .map(|(_, n)| n)
         .sum()
 }
+
+/// The idle task (pid 0) has no COMM record, yet perf names it `swapper`: so do the roots of
+/// every grouping (a thread of no COMM record stays `:PID`).
+#[test]
+fn the_idle_task_is_swapper_as_perf_names_it() {
+    let dir = Dir::new("group-by-idle");
+    let attr = EventAttr {
+        type_: attr_type::SOFTWARE,
+        sample_period_or_freq: 250_000,
+        sample_type: sample::IDENTIFIER | sample::IP | sample::TID | sample::TIME,
+        flags: attr_flags::SAMPLE_ID_ALL | attr_flags::COMM,
+        name: Some("cpu-clock".into()),
+        ids: vec![5],
+        ..EventAttr::default()
+    };
+    let path = dir.path("idle.data");
+    let mut rec = Recording::create(&path, vec![attr]);
+    for (time, pid) in [(11, 0), (12, 0), (13, 77)] {
+        rec.sample(
+            0,
+            &SampleFields {
+                id: 5,
+                ip: 0xffff_ffff_8100_0000,
+                pid,
+                tid: pid,
+                time,
+                misc: misc::KERNEL,
+                ..SampleFields::default()
+            },
+        );
+    }
+    rec.finish(&Features::from_host(vec![
+        "perf".into(),
+        "record".into(),
+        "-a".into(),
+    ]));
+    let comm = crate::system_wide::perf_script(&path, "comm,pid");
+    assert!(
+        comm.contains("swapper     0"),
+        "perf names pid 0 swapper: {comm}"
+    );
+    assert_eq!(
+        fold(&path, &[]),
+        expect(&[("swapper [0]".to_string(), 2), (":77 [77]".to_string(), 1)])
+    );
+    assert_eq!(
+        fold(&path, &["--group-by", "comm"]),
+        expect(&[("swapper".to_string(), 2), (":77".to_string(), 1)])
+    );
+}

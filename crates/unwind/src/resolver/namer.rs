@@ -158,16 +158,16 @@ impl Namer {
     pub fn thread_name(&self, pid: i32, tid: i32) -> Arc<str> {
         match self.threads.get(&tid).or_else(|| self.threads.get(&pid)) {
             Some(comm) => comm.clone(),
-            None => format!(":{pid}").into(),
+            None => unnamed(pid),
         }
     }
 
     /// The name of process `pid` at this point of the recording: its main thread's (`tid ==
-    /// pid`), else that of its thread `tid`, else `:PID`.
+    /// pid`), else that of its thread `tid`, else `:PID` (`swapper` for the idle task).
     pub fn process_name(&self, pid: i32, tid: i32) -> Arc<str> {
         match self.threads.get(&pid).or_else(|| self.threads.get(&tid)) {
             Some(comm) => comm.clone(),
-            None => format!(":{pid}").into(),
+            None => unnamed(pid),
         }
     }
 
@@ -416,4 +416,14 @@ fn unnamed_kernel(addr: Avma) -> String {
 /// module name): its frames are JIT frames, as inferno's perf collapser annotates them.
 fn jitted_image(module: &str) -> bool {
     module.starts_with("jitted-") && module.ends_with(".so")
+}
+
+/// The name of a thread no COMM record named: `:PID`, but `swapper` for pid 0, the idle task,
+/// which has no COMM record (the kernel never reports one), as perf names it.
+fn unnamed(pid: i32) -> Arc<str> {
+    if pid == 0 {
+        "swapper".into()
+    } else {
+        format!(":{pid}").into()
+    }
 }
