@@ -50,7 +50,11 @@ fn perf_counts(text: &str, pids: &[u32]) -> BTreeMap<(u32, String), u64> {
         let (Some(pid), Some(comm)) = (words.next(), words.next()) else {
             continue;
         };
-        let pid: u32 = pid.parse().unwrap();
+        // Only the pids asked about count: another process's line may end otherwise (a
+        // sample of pid -1, a comm perf prints with spaces).
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
         if pids.contains(&pid) {
             *counts.entry((pid, comm.to_string())).or_insert(0) += 1;
         }
