@@ -48,6 +48,7 @@ pub mod rotate;
 mod spool;
 pub mod stat_groups;
 pub mod system;
+pub mod topdown;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
