@@ -27,6 +27,8 @@ pub struct EventRequest {
     pub with_instructions: bool,
     /// `--leader-sampling`: the pair as one group sampled by its cycles event.
     pub leader_sampling: bool,
+    /// `--topdown`: this CPU's top-down group ([`crate::topdown::decide`]), or an error.
+    pub topdown: bool,
 }
 
 /// The events to open and how.
@@ -118,6 +120,9 @@ impl EventPlan {
     /// The events `request` asks for: `--stalls`/`--cycles`, else `-e`, else this CPU's
     /// preset pair, else cpu-clock alone (no PMU).
     pub fn choose(request: &EventRequest) -> Result<EventPlan, PlanError> {
+        if request.topdown {
+            return EventPlan::topdown();
+        }
         let instructions = || one_spec("instructions", "--with-instructions");
         if request.stalls.is_some() || request.cycles.is_some() {
             let (Some(s), Some(c)) = (&request.stalls, &request.cycles) else {
@@ -207,6 +212,25 @@ impl EventPlan {
             if leader { leader_note } else { "" }
         ));
         plan
+    }
+
+    /// `record --topdown`: this machine's top-down group, leader-sampled, or the one-line
+    /// reason there is none (never a fallback to other events).
+    fn topdown() -> Result<EventPlan, PlanError> {
+        let g = machine::Machine::here()?
+            .topdown()
+            .map_err(|why| PlanError::Usage(format!("--topdown: {why}")))?;
+        let events = resolve(&g.spec(), "--topdown")?;
+        let mut plan = EventPlan::one_group(events, true, false);
+        plan.notes.push(format!(
+            "recording top-down level {} ({}), sampled by {}: {}",
+            g.level,
+            g.formulas,
+            g.sampler,
+            g.spec()
+        ));
+        plan.notes.extend(g.notes);
+        Ok(plan)
     }
 
     /// `record --mem`: the first memory preset of this machine that opens, else
