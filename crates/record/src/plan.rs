@@ -285,10 +285,12 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
     let mut start = 0;
     for g in &options.groups {
         let group = options.events.get(start..start + g.len).unwrap_or_default();
-        if let Some(leader) = group.first().filter(|l| l.sample_read) {
-            for (k, e) in group.iter().enumerate().skip(1) {
-                if e.rate.is_none() {
-                    read_by[start + k] = Some(&leader.name);
+        if group.first().is_some_and(|l| l.sample_read) {
+            // The leader samples, or the second member after a `slots` leader.
+            let sampler = crate::open::read_sampler(group);
+            for (k, e) in group.iter().enumerate() {
+                if k != sampler && (e.rate.is_none() || k == 0) {
+                    read_by[start + k] = Some(&group[sampler].name);
                 }
             }
         }
