@@ -304,7 +304,9 @@ mod tests {
 
     use std::path::PathBuf;
 
-    use cpiflame_events::resolve_groups;
+    use cpiflame_events::{resolve_groups, Pmus};
+
+    use super::TopdownInput;
 
     use crate::machine::Machine;
 
@@ -445,5 +447,24 @@ mod tests {
             let w = why(name);
             assert!(w.contains(part) && !w.contains('\n'), "{name}: {w}");
         }
+    }
+
+    /// A hybrid Intel part whose only core PMU is the E-cores' (`cpu_atom`), and the same
+    /// CPU with `cpu_core` but no `slots` alias: none, each with its one line.
+    #[test]
+    fn e_cores_only_is_none() {
+        let cpu = cpiflame_events::parse_cpuinfo(
+            "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\nstepping\t: 2\nflags\t\t: hybrid_cpu\n",
+        )
+        .unwrap();
+        let atom = Pmus::from_entries([("cpu_atom", Some("10"))]);
+        let why = super::decide(&cpu, &atom, TopdownInput::default()).unwrap_err();
+        assert!(why.contains("only E-core PMUs"), "{why}");
+        let core = Pmus::from_entries([("cpu_core", Some("4")), ("cpu_atom", Some("10"))]);
+        let why = super::decide(&cpu, &core, TopdownInput::default()).unwrap_err();
+        assert!(why.contains("cpu_core has no slots event"), "{why}");
+        let core = core.with_events("cpu_core", &["slots"]);
+        let g = super::decide(&cpu, &core, TopdownInput::default()).unwrap();
+        assert_eq!((g.level, g.events.len()), (1, 7), "{g:?}");
     }
 }

@@ -323,6 +323,12 @@ fn list_json_says_which_topdown_group_each_cpu_opens() {
             "Intel Lion Cove PERF_METRICS (lnl/arl metrics)",
         ),
         (
+            "alder-lake",
+            2,
+            ev("cpu_core", &spr),
+            "Intel Golden Cove PERF_METRICS (spr/adl metrics)",
+        ),
+        (
             "skylake-x",
             1,
             ev("cpu", &skl),
