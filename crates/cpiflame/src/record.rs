@@ -45,6 +45,10 @@ pub struct RecordArgs {
     /// without one, an error: there is no fallback.
     #[arg(long, conflicts_with_all = ["events", "stalls", "cycles", "with_instructions", "leader_sampling"])]
     mem: bool,
+    /// Record this CPU's top-down group, leader-sampled (`cpiflame list` shows it); an error
+    /// naming the reason where the CPU has none.
+    #[arg(long, conflicts_with_all = ["events", "stalls", "cycles", "with_instructions", "leader_sampling", "mem"])]
+    topdown: bool,
     /// With --mem: sample loads taking more than N core cycles. Intel: ldlat, 1-65535,
     /// default 30. AMD: IBS's load-latency filter, 128-2048, Zen 5 and later only (refused
     /// on older parts); without it every op is sampled.
@@ -132,6 +136,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             cycles: args.cycles,
             with_instructions: args.with_instructions,
             leader_sampling: args.leader_sampling,
+            topdown: args.topdown,
         },
         mem: args.mem.then_some(MemOptions {
             ldlat: args.ldlat,

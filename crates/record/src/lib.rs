@@ -48,6 +48,7 @@ pub mod rotate;
 mod spool;
 pub mod stat_groups;
 pub mod system;
+pub mod topdown;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -618,6 +619,43 @@ mod tests {
             call_graph: CallGraph::Dwarf { stack_size: 8192 },
             ..crate::open::probe_options()
         }
+    }
+
+    /// `record --topdown` on Ice Lake and later: `{slots,cycles,topdown-*}:S` opens as perf's
+    /// read-sampler rule and topdown.txt say: slots counts (period 0), the second member
+    /// samples, the metrics count, every member reads the group.
+    #[test]
+    fn a_slots_leader_of_metric_events_lets_the_second_member_sample() {
+        let spec = "{cpu/event=0x00,umask=0x4,name=slots/,cpu/event=0x3c,name=cycles/,\
+                    cpu/event=0x00,umask=0x80,name=topdown-retiring/}:S";
+        // The core PMU's type, as `cpu`'s sysfs type (4) gives it.
+        let on_cpu = |spec: &str, groups: &[(usize, bool)]| RecordOptions {
+            events: cpiflame_events::parse_events(spec)
+                .unwrap()
+                .iter()
+                .map(|e| e.resolve(4))
+                .collect(),
+            ..options(spec, groups)
+        };
+        let attrs = build_attrs(&on_cpu(spec, &[(3, true)]), true, true).unwrap();
+        let periods: Vec<u64> = attrs.iter().map(|a| a.sample_period_or_freq).collect();
+        assert_eq!(periods, [0, 250_000, 0]);
+        for a in &attrs {
+            assert_ne!(a.sample_type & st::READ, 0);
+            assert_eq!(a.read_format & !rf::LOST, rf::ID | rf::GROUP);
+        }
+        assert_eq!((attrs[0].config, attrs[2].config), (0x400, 0x8000));
+        // Without a metric event slots may sample, as perf keeps `{slots,branches}:S`.
+        let o = on_cpu(
+            "{cpu/event=0x00,umask=0x4,name=slots/,cpu/event=0xc4,name=branches/}:S",
+            &[(2, true)],
+        );
+        let periods: Vec<u64> = build_attrs(&o, true, true)
+            .unwrap()
+            .iter()
+            .map(|a| a.sample_period_or_freq)
+            .collect();
+        assert_eq!(periods, [250_000, 0]);
     }
 
     /// What perf 6.1 writes for `{cpu-clock,task-clock}:S,page-faults` (`perf evlist -v`):

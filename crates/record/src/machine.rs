@@ -12,6 +12,7 @@ use cpiflame_events::{
     Presets, ResolvedEvent, Vendor, SYSFS_ROOT,
 };
 
+use crate::topdown::{decide, TopdownGroup, TopdownInput};
 use crate::{probe, probe_sampling, Group, MemorySampling};
 
 /// A machine to decide for: this one (its `/proc` and `/sys`, events probed with
@@ -26,6 +27,8 @@ pub struct Machine {
     pub presets: Presets,
     /// Where `/sys` is for this machine.
     sysfs: PathBuf,
+    /// What the top-down decision reads besides the CPU and PMUs.
+    topdown_input: TopdownInput,
     /// A saved root: nothing is opened.
     saved: bool,
 }
@@ -52,7 +55,27 @@ impl Machine {
         let cpu = cpiflame_events::cpu::detect_from(cpuinfo)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", cpuinfo.display())))?;
         let pmus = discover_pmus(sysfs).unwrap_or_default();
+        let read = |p: &Path| std::fs::read_to_string(p).ok();
+        let proc_dir = cpuinfo.parent().unwrap_or(Path::new("/proc"));
+        let arm_variant = read(cpuinfo).and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("CPU variant"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok())
+        });
+        let arm_slots = pmus.arm_pmus().first().and_then(|p| {
+            let text = read(&devices_dir(sysfs).join(&p.name).join("caps/slots"))?;
+            u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok()
+        });
+        let topdown_input = TopdownInput {
+            arm_slots,
+            arm_variant: arm_variant.unwrap_or(0),
+            nmi_watchdog: read(&proc_dir.join("sys/kernel/nmi_watchdog"))
+                .and_then(|t| t.trim().parse::<u32>().ok())
+                .map(|v| v != 0),
+        };
         Ok(Machine {
+            topdown_input,
             presets: presets(&cpu, &pmus),
             cpu,
             pmus,
@@ -91,6 +114,11 @@ impl Machine {
             .choose(&self.cpu, &self.pmus, with_instructions, &mut |specs| {
                 self.opens(specs)
             })
+    }
+
+    /// The group `record --topdown` opens here, or why there is none (one line).
+    pub fn topdown(&self) -> Result<TopdownGroup, String> {
+        decide(&self.cpu, &self.pmus, self.topdown_input)
     }
 
     /// The events of `choice`, resolved to open.
@@ -132,8 +160,18 @@ impl Machine {
             c["implementer"] = implementer.into();
             c["part"] = part.into();
         }
+        let topdown = self.topdown();
         serde_json::json!({
             "cpu": c,
+            "topdown": topdown.as_ref().ok().map(|g| serde_json::json!({
+                "level": g.level,
+                "events": g.events,
+                "leader": g.leader,
+                "sampler": g.sampler,
+                "formulas": g.formulas,
+                "notes": g.notes,
+            })),
+            "topdown_why": topdown.as_ref().err(),
             "pmus": self.pmus.list().iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
             "record": {
                 "mode": choice.mode.as_str(),
@@ -346,6 +384,23 @@ pub fn write_list(out: &mut impl Write, root: Option<&Path>) -> io::Result<()> {
     )?;
     for r in &choice.refused {
         writeln!(out, "  not chosen: {r}")?;
+    }
+    writeln!(out)?;
+    match m.topdown() {
+        Ok(g) => {
+            writeln!(
+                out,
+                "cpiflame record --topdown would open (level {}, {}): {}",
+                g.level,
+                g.formulas,
+                g.spec()
+            )?;
+            writeln!(out, "  sampler: {}", g.sampler)?;
+            for n in &g.notes {
+                writeln!(out, "  note: {n}")?;
+            }
+        }
+        Err(why) => writeln!(out, "cpiflame record --topdown: {why}")?,
     }
     Ok(())
 }

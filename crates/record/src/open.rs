@@ -79,6 +79,11 @@ pub(crate) fn build_attrs(
     for (start, len) in group_ranges(o)? {
         let group = &o.events[start..start + len];
         let sampled_by_leader = leader_sampling(group)?;
+        let sampler = if sampled_by_leader {
+            read_sampler(group)
+        } else {
+            0
+        };
         let read_format = if sampled_by_leader {
             let lost = *lost.get_or_insert_with(kernel_has_read_lost);
             rf::ID | if len > 1 { rf::GROUP } else { 0 } | if lost { rf::LOST } else { 0 }
@@ -95,8 +100,8 @@ pub(crate) fn build_attrs(
                     attr.flags &= !attr_flags::INHERIT;
                 }
                 // Members are counted, not sampled, unless their own spec sets a rate (perf
-                // keeps those sampling too).
-                if k > 0 && e.rate.is_none() {
+                // keeps those sampling too); a `slots` leader of metric events counts.
+                if (k > 0 && k != sampler && e.rate.is_none()) || (k == 0 && sampler != 0) {
                     attr.sample_period_or_freq = 0;
                     attr.flags &= !attr_flags::FREQ;
                 }
@@ -105,6 +110,22 @@ pub(crate) fn build_attrs(
         }
     }
     Ok(attrs)
+}
+
+/// Which member of a leader-sampled group samples: perf's read-sampler rule
+/// (tools/perf/util/record.c `evsel__read_sampler`, x86 `arch_topdown_sample_read`): the
+/// second when the leader is Intel's `slots` (config 0x400 on a core PMU) and a `topdown-*`
+/// metric event (event 0, umask 0x80-0x87) is in the group, since the kernel refuses a
+/// sampling `slots` leader of metric events; else the leader.
+pub(crate) fn read_sampler(group: &[ResolvedEvent]) -> usize {
+    let core = |e: &ResolvedEvent| !matches!(e.type_, 0 | 1 | 2 | 3 | 5);
+    let metric = |e: &ResolvedEvent| {
+        core(e) && (0x8000..=0x87ff).contains(&e.config) && e.config & 0xff == 0
+    };
+    match group {
+        [leader, _, ..] if core(leader) && leader.config == 0x400 && group.iter().any(metric) => 1,
+        _ => 0,
+    }
 }
 
 /// The attr of event `e`, the `i`th; `leader`: it leads its group.

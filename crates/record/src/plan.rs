@@ -27,6 +27,8 @@ pub struct EventRequest {
     pub with_instructions: bool,
     /// `--leader-sampling`: the pair as one group sampled by its cycles event.
     pub leader_sampling: bool,
+    /// `--topdown`: this CPU's top-down group ([`crate::topdown::decide`]), or an error.
+    pub topdown: bool,
 }
 
 /// The events to open and how.
@@ -118,6 +120,9 @@ impl EventPlan {
     /// The events `request` asks for: `--stalls`/`--cycles`, else `-e`, else this CPU's
     /// preset pair, else cpu-clock alone (no PMU).
     pub fn choose(request: &EventRequest) -> Result<EventPlan, PlanError> {
+        if request.topdown {
+            return EventPlan::topdown();
+        }
         let instructions = || one_spec("instructions", "--with-instructions");
         if request.stalls.is_some() || request.cycles.is_some() {
             let (Some(s), Some(c)) = (&request.stalls, &request.cycles) else {
@@ -209,6 +214,25 @@ impl EventPlan {
         plan
     }
 
+    /// `record --topdown`: this machine's top-down group, leader-sampled, or the one-line
+    /// reason there is none (never a fallback to other events).
+    fn topdown() -> Result<EventPlan, PlanError> {
+        let g = machine::Machine::here()?
+            .topdown()
+            .map_err(|why| PlanError::Usage(format!("--topdown: {why}")))?;
+        let events = resolve(&g.spec(), "--topdown")?;
+        let mut plan = EventPlan::one_group(events, true, false);
+        plan.notes.push(format!(
+            "recording top-down level {} ({}), sampled by {}: {}",
+            g.level,
+            g.formulas,
+            g.sampler,
+            g.spec()
+        ));
+        plan.notes.extend(g.notes);
+        Ok(plan)
+    }
+
     /// `record --mem`: the first memory preset of this machine that opens, else
     /// [`PlanError::NoMemoryPmu`] (never a fallback to other events); a flag that preset
     /// cannot honour (`--ldlat` on AMD IBS without the filter) is [`PlanError::Usage`].
@@ -261,10 +285,12 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
     let mut start = 0;
     for g in &options.groups {
         let group = options.events.get(start..start + g.len).unwrap_or_default();
-        if let Some(leader) = group.first().filter(|l| l.sample_read) {
-            for (k, e) in group.iter().enumerate().skip(1) {
-                if e.rate.is_none() {
-                    read_by[start + k] = Some(&leader.name);
+        if group.first().is_some_and(|l| l.sample_read) {
+            // The leader samples, or the second member after a `slots` leader.
+            let sampler = crate::open::read_sampler(group);
+            for (k, e) in group.iter().enumerate() {
+                if k != sampler && (e.rate.is_none() || k == 0) {
+                    read_by[start + k] = Some(&group[sampler].name);
                 }
             }
         }

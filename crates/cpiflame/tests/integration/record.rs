@@ -432,3 +432,43 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// `record --topdown` opens what `list --json` says this machine's top-down group is; where
+/// there is none (this VM: no core PMU) it refuses with `list`'s reason as its one error
+/// line, with `-a`, `-p` and `--off-cpu` too, and writes no file: never a silent fallback.
+#[test]
+fn record_topdown_opens_lists_group_or_refuses_with_its_reason() {
+    let list: serde_json::Value = serde_json::from_str(&ok(&run(&["list", "--json"]))).unwrap();
+    let dir = Dir::new("record-topdown");
+    let out = dir.0.join("td.data");
+    let out_s = out.to_str().unwrap();
+    let base = ["record", "--topdown", "-o", out_s];
+    let runs: [&[&str]; 4] = [
+        &["--", "true"],
+        &["-a", "--duration", "0.2", "--", "true"],
+        &["--off-cpu", "--", "true"],
+        &["-p", "1", "--duration", "0.2"],
+    ];
+    match list["topdown"].as_object() {
+        None => {
+            let why = list["topdown_why"].as_str().unwrap();
+            for extra in runs {
+                let r = run(&[&base[..], extra].concat());
+                let err = String::from_utf8_lossy(&r.stderr);
+                assert!(!r.status.success(), "{extra:?}: {err}");
+                assert_eq!(err.trim_end(), format!("cpiflame: error: --topdown: {why}"));
+                assert!(!out.exists(), "{extra:?}");
+            }
+        }
+        // A machine with a PMU (not this VM: untested here): the file has the group's events.
+        Some(t) => {
+            ok(&run(&[&base[..], runs[0]].concat()));
+            let evlist = Command::new("perf")
+                .args(["evlist", "-i", out_s])
+                .output()
+                .unwrap();
+            let n = String::from_utf8_lossy(&evlist.stdout).lines().count();
+            assert_eq!(n, t["events"].as_array().unwrap().len());
+        }
+    }
+}

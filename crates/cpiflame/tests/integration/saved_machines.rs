@@ -238,3 +238,158 @@ fn a_root_that_is_not_there_is_one_error_line() {
     assert!(!out.status.success());
     assert!(err.contains("proc/cpuinfo"), "{err}");
 }
+
+/// `list --json`'s `"topdown"` on each saved machine: the group `record --topdown` would
+/// open, written out by hand from shared/TOPDOWN.md §1-§6 (the kernel's sysfs aliases, the
+/// vendors' event tables), or `null` and the reason.
+#[test]
+fn list_json_says_which_topdown_group_each_cpu_opens() {
+    let ev = |pmu: &str, list: &[&str]| -> Vec<String> {
+        list.iter().map(|e| format!("{pmu}/{e}/")).collect()
+    };
+    const SLOTS_CYCLES_L1: [&str; 6] = [
+        "event=0x00,umask=0x4,name=slots",
+        "event=0x3c,umask=0x0,name=cycles",
+        "event=0x00,umask=0x80,name=topdown-retiring",
+        "event=0x00,umask=0x81,name=topdown-bad-spec",
+        "event=0x00,umask=0x82,name=topdown-fe-bound",
+        "event=0x00,umask=0x83,name=topdown-be-bound",
+    ];
+    const L2: [&str; 4] = [
+        "event=0x00,umask=0x84,name=topdown-heavy-ops",
+        "event=0x00,umask=0x85,name=topdown-br-mispredict",
+        "event=0x00,umask=0x86,name=topdown-fetch-lat",
+        "event=0x00,umask=0x87,name=topdown-mem-bound",
+    ];
+    const ZEN_L1: [&str; 5] = [
+        "event=0x76,umask=0x0,name=ls_not_halted_cyc",
+        "event=0x1a0,umask=0x1,name=de_no_dispatch_per_slot.no_ops_from_frontend",
+        "event=0x1a0,umask=0x1e,name=de_no_dispatch_per_slot.backend_stalls",
+        "event=0xaa,umask=0x7,name=de_src_op_disp.all",
+        "event=0xc1,umask=0x0,name=ex_ret_ops",
+    ];
+    const ARM: [&str; 6] = [
+        "event=0x11,name=cpu_cycles",
+        "event=0x3e,name=stall_slot_frontend",
+        "event=0x3d,name=stall_slot_backend",
+        "event=0x3f,name=stall_slot",
+        "event=0x3a,name=op_retired",
+        "event=0x3b,name=op_spec",
+    ];
+    let icx = [
+        &SLOTS_CYCLES_L1[..],
+        &[
+            "event=0xd,umask=0x10,name=int_misc.uop_dropping",
+            "event=0xd,umask=0x1,cmask=1,edge=1,name=int_misc.clears_count",
+        ],
+    ]
+    .concat();
+    let spr = [
+        &SLOTS_CYCLES_L1[..],
+        &L2,
+        &["event=0xad,umask=0x10,name=int_misc.uop_dropping"],
+    ]
+    .concat();
+    let arl = [&SLOTS_CYCLES_L1[..], &L2].concat();
+    let zen5 = [
+        &ZEN_L1[..],
+        &["event=0x1a0,umask=0x60,name=de_no_dispatch_per_slot.smt_contention"],
+    ]
+    .concat();
+    let skl = [
+        "event=0x3c,umask=0x0,name=cpu_clk_unhalted.thread",
+        "event=0x9c,umask=0x1,name=idq_uops_not_delivered.core",
+        "event=0xe,umask=0x1,name=uops_issued.any",
+        "event=0xc2,umask=0x2,name=uops_retired.retire_slots",
+        "event=0xd,umask=0x1,name=int_misc.recovery_cycles",
+    ];
+    let groups: Vec<(&str, u64, Vec<String>, &str)> = vec![
+        (
+            "icelake-x",
+            1,
+            ev("cpu", &icx),
+            "Intel Ice Lake PERF_METRICS (icl/icx metrics)",
+        ),
+        (
+            "sapphire-rapids",
+            2,
+            ev("cpu", &spr),
+            "Intel Golden Cove PERF_METRICS (spr/adl metrics)",
+        ),
+        (
+            "arrow-lake-h",
+            2,
+            ev("cpu_core", &arl),
+            "Intel Lion Cove PERF_METRICS (lnl/arl metrics)",
+        ),
+        (
+            "alder-lake",
+            2,
+            ev("cpu_core", &spr),
+            "Intel Golden Cove PERF_METRICS (spr/adl metrics)",
+        ),
+        (
+            "skylake-x",
+            1,
+            ev("cpu", &skl),
+            "Intel Skylake-class events (skl metrics)",
+        ),
+        (
+            "zen4",
+            1,
+            ev("cpu", &ZEN_L1),
+            "AMD Zen 4 pipeline (6 slots per cycle)",
+        ),
+        (
+            "zen5",
+            1,
+            ev("cpu", &zen5),
+            "AMD Zen 5 pipeline (8 slots per cycle)",
+        ),
+        (
+            "neoverse-n2-dt",
+            1,
+            ev("armv9_neoverse_n2", &ARM),
+            "Arm Neoverse N2 before r0p3",
+        ),
+        (
+            "neoverse-n2-r0p3",
+            1,
+            ev("armv8_pmuv3_0", &ARM),
+            "Arm Neoverse N2/V2",
+        ),
+    ];
+    for (name, level, events, formulas) in groups {
+        let j = list_json(name);
+        let t = &j["topdown"];
+        assert_eq!(t["level"], level, "{name}: {t:#}");
+        assert_eq!(t["events"], serde_json::json!(events), "{name}");
+        assert_eq!(t["formulas"], formulas, "{name}");
+        assert_eq!(t["leader"], t["events"][0], "{name}");
+        // perf's read-sampler rule: after a slots leader the second member samples.
+        let sampler = usize::from(t["leader"].as_str().unwrap().ends_with("name=slots/"));
+        assert_eq!(t["sampler"], t["events"][sampler], "{name}");
+        assert!(j["topdown_why"].is_null(), "{name}");
+    }
+    // The watchdog's counter: Zen 4's root has it on (5 events, no smt_contention), Zen 5's
+    // off (6 events); a root without the file is counted as on.
+    let notes = |name: &str| list_json(name)["topdown"]["notes"].to_string();
+    assert!(notes("zen4").contains("kernel.nmi_watchdog=1"));
+    assert!(notes("zen5").contains("NMI watchdog is off"));
+    assert!(notes("skylake-x").contains("could not be read"));
+    assert!(notes("skylake-x").contains("SMT on"));
+    assert!(notes("arrow-lake-h").contains("cpu_core (P-cores) only"));
+    for (name, why) in [
+        ("neoverse-n1", "Neoverse N1 has no STALL_SLOT events"),
+        ("zen3", "Zen 3 has no de_no_dispatch_per_slot events"),
+        ("zen2", "Zen 2 has no de_no_dispatch_per_slot events"),
+        ("vm-no-pmu", "no core PMU (cpu)"),
+        ("intel-family-18", "cpu_core has no slots event"),
+        ("neoverse-v1", "lists no stall_slot_frontend event"),
+    ] {
+        let j = list_json(name);
+        assert!(j["topdown"].is_null(), "{name}: {j:#}");
+        let w = j["topdown_why"].as_str().unwrap();
+        assert!(w.contains(why), "{name}: {w}");
+    }
+}
