@@ -84,7 +84,11 @@
 //!     "on_cpu_ns": 500000000 | null,     // these four added to /1 later: nanoseconds of
 //!     "runnable_ns": 100000000 | null,   // the wall-time columns (null without them)
 //!     "blocked_ns": 1400000000 | null,
-//!     "wall_ns": 2000000000 | null       // on_cpu_ns + runnable_ns + blocked_ns
+//!     "wall_ns": 2000000000 | null,      // on_cpu_ns + runnable_ns + blocked_ns
+//!     "topdown": {"retiring": 0.3, "bad_speculation": 0.1, "frontend_bound": 0.1,
+//!                 "backend_bound": 0.5, "level2": {...} | null} | null
+//!                                        // added to /1 later, only when the columns are
+//!                                        // a top-down group ([`add_topdown`])
 //!   },
 //!   "frames": [                          // sorted: wall_ns desc (with wall time),
 //!     {                                  //   total_samples desc, self_samples desc,
@@ -104,7 +108,9 @@
 //!       "runnable_ns": 0 | null,         //   null without the wall-time columns)
 //!       "blocked_ns": 900000000 | null,
 //!       "wall_ns": 1200000000 | null,    // on_cpu_ns + runnable_ns + blocked_ns
-//!       "wall_share": 0.6 | null         // wall_ns / totals.wall_ns
+//!       "wall_share": 0.6 | null,        // wall_ns / totals.wall_ns
+//!       "topdown": {...} | null,         // inclusive, as in totals; with self_topdown
+//!       "self_topdown": {...} | null     //   only when the columns are a top-down group
 //!     }, ...
 //!   ]
 //! }
