@@ -11,15 +11,14 @@ use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cpiflame_perf_data::abi::{attr_type, misc, read_format, sample};
-use cpiflame_perf_data::synth::{user_chain, write_perf_map, Recording};
+use cpiflame_perf_data::synth::{anon_code, user_chain, write_perf_map, Recording};
 use cpiflame_perf_data::write::{
-    attr_flags, EventAttr, Features, GroupDesc, Mmap2, ReadValue, ReadValues, SampleFields,
+    attr_flags, EventAttr, Features, GroupDesc, ReadValue, ReadValues, SampleFields,
 };
 use serde_json::Value;
-use support::{cpiflame, ok, s, Dir};
+use support::{cpiflame, ok, perf_stdout, s, Dir};
 
 const CODE: u64 = 0x7f10_0000_0000;
 /// perf's names, in the group's order: the `slots` leader, the `cycles` sampler, the metrics.
@@ -117,20 +116,7 @@ fn write_recording(dir: &Dir) -> PathBuf {
     let path = dir.path("topdown.data");
     let mut rec = Recording::create(&path, attrs);
     rec.comm(pid, pid, "app", 1);
-    rec.mmap(
-        &Mmap2 {
-            pid,
-            tid: pid,
-            addr: CODE,
-            len: 0x1000,
-            prot: 5,
-            flags: 2,
-            filename: "//anon".into(),
-            misc: misc::USER,
-            ..Mmap2::default()
-        },
-        2,
-    );
+    rec.mmap(&anon_code(pid, CODE, 0x1000), 2);
     let addr = |f: &str| {
         CODE + if f == "main" {
             0
@@ -239,18 +225,9 @@ fn check_fractions(doc: &Value) {
 /// The leaf is told by its address (perf 6.1 names only the first function of the perf map
 /// here, so names are not compared).
 fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
-    let out = Command::new("perf")
-        .args(["script", "-F", "ip,event,period", "-G", "-i"])
-        .arg(data)
-        .output()
-        .expect("perf script");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = perf_stdout(&["script", "-F", "ip,event,period", "-G", "-i", s(data)]);
     let mut sums = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in out.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         let [period, event, ip] = w[..] else {
             panic!("unexpected perf script line {line:?}");
@@ -283,6 +260,16 @@ fn synthetic_topdown_group_gives_the_planted_fractions_per_frame() {
         }
     }
     check_fractions(&report(&[s(&data)]));
+    // perf script's text of the file (each member a line with its delta), read back with
+    // the CPU given: the same totals.
+    let text = dir.path("topdown.script");
+    std::fs::write(&text, perf_stdout(&["script", "-i", s(&data)])).unwrap();
+    let doc = report(&[s(&text), "--topdown-cpu", SPR]);
+    let sums = sums_by_leaf();
+    assert_eq!(
+        level1(&doc["totals"]["topdown"]),
+        golden_cove(add(sums["f"], sums["g"]))
+    );
     // The text report's column: the largest category of each function.
     let text = ok(&cpiflame(&["report", s(&data)]));
     assert!(text.contains("Top-down"), "{text}");
