@@ -49,6 +49,10 @@ pub struct SourceArgs {
     /// Leave off-CPU time out: the on-CPU graph of a recording with context-switch data.
     #[arg(long)]
     pub on_cpu_only: bool,
+    /// CPU of the top-down events, as perf.data's CPUID (GenuineIntel,6,143,8;
+    /// AuthenticAMD,25,17,1; an Arm MIDR 0x410fd490): for text input, or to override.
+    #[arg(long, value_name = "CPUID")]
+    pub topdown_cpu: Option<String>,
     #[command(flatten)]
     pub time: TimeArg,
 }
@@ -82,6 +86,7 @@ impl SourceArgs {
             kernel: !self.no_kernel,
             on_cpu_only: self.on_cpu_only,
             time: self.time.time.clone(),
+            topdown_cpu: self.topdown_cpu.clone(),
             group_by: roots.group_by,
             pid: roots.pid,
             tid: roots.tid,

@@ -136,6 +136,22 @@ impl<W: Write + Seek> Recording<W> {
     }
 }
 
+/// The MMAP2 of `len` bytes of anonymous executable code at `addr` in process `pid` (named
+/// `//anon`, as perf records JIT code: a perf map names its functions).
+pub fn anon_code(pid: i32, addr: u64, len: u64) -> Mmap2 {
+    Mmap2 {
+        pid,
+        tid: pid,
+        addr,
+        len,
+        prot: 5,
+        flags: 2,
+        filename: "//anon".into(),
+        misc: crate::abi::misc::USER,
+        ..Mmap2::default()
+    }
+}
+
 /// The features of a file from this host (`Features::from_host`) with the command line
 /// `cpiflame-test`.
 pub fn test_features() -> Features {

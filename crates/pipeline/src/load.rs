@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::lines::LineColumns;
+use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
+use cpiflame_profile::{
+    add_topdown, top_frames_at, write_report_json_at, write_report_text_of, LineSummary,
+    SourceLines, WallColumns,
+};
 use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_with, Columns, Count, FoldedError,
     PerfScriptError, PerfScriptOptions, Profile,
-};
-use cpiflame_profile::{
-    top_frames_at, write_report_json_at, write_report_text_of, LineSummary, SourceLines,
-    WallColumns,
 };
 use cpiflame_unwind::{Options as ResolveOptions, Resolver};
 
@@ -53,6 +54,10 @@ pub struct LoadOptions {
     /// `--time`: only the samples in these ranges (perf's syntax, see [`crate::time`]),
     /// resolved against each recording read ([`LoadOptions::time_ranges`]).
     pub time: Option<String>,
+    /// `--topdown-cpu`: the CPU the top-down events were counted on, as perf.data's CPUID
+    /// (`GenuineIntel,6,143,8`, `AuthenticAMD,25,17,1`, an Arm MIDR `0x...`), overriding
+    /// the recording's; what text input needs where the formulas depend on the model.
+    pub topdown_cpu: Option<String>,
 }
 
 impl LoadOptions {
@@ -165,6 +170,10 @@ pub struct Loaded {
     /// With [`LoadOptions::lines`] and a perf.data recording: the profile's stacks split by
     /// each frame's source line, in the profile's columns.
     pub lines: Option<std::sync::Arc<SourceLines>>,
+    /// The top-down formulas that apply to the columns (perf's event names) on the
+    /// recording's CPU (its CPUID, or `--topdown-cpu`); `None` without top-down events or
+    /// when they are incomplete (then a note says why).
+    pub topdown: Option<Plan>,
 }
 
 /// Why a recording could not be read.
@@ -199,6 +208,10 @@ pub enum LoadError {
     /// `--time` cannot be applied (bad syntax, no timestamps, no sample in the ranges).
     #[error(transparent)]
     Time(Box<crate::time::TimeError>),
+    /// Top-down events whose formulas need a CPU that is neither in the recording nor given
+    /// (or a `--topdown-cpu` that names none).
+    #[error("{}: {reason}", file.display())]
+    Topdown { file: PathBuf, reason: String },
     /// `--group-by` (or `--pid`/`--tid`) asked for root frames the input cannot give.
     #[error("{}: {source}", file.display())]
     GroupBy { file: PathBuf, source: GroupByError },
@@ -280,8 +293,12 @@ impl Loaded {
                 f.hottest_line = Some(line);
             }
         }
+        let topdown = self
+            .topdown
+            .as_ref()
+            .map(|plan| add_topdown(&self.profile, plan, &mut frames));
         if json {
-            write_report_json_at(&self.profile, columns, confidence, &frames, out)
+            write_report_json_at(&self.profile, columns, confidence, &frames, topdown, out)
         } else {
             write_report_text_of(&self.profile, columns, &frames, limit, out)
         }
@@ -441,7 +458,14 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
         })
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
-    finish(options, profile, detected, &RecordingMarks::default(), None)
+    finish(
+        options,
+        profile,
+        detected,
+        &RecordingMarks::default(),
+        None,
+        None,
+    )
 }
 
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
@@ -511,6 +535,7 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
         script.profile,
         detected,
         &RecordingMarks::default(),
+        None,
         None,
     )
 }
@@ -645,6 +670,7 @@ pub fn load_opened(
         detected,
         &marks,
         Some((&hybrid, original)),
+        file.meta.cpuid.as_deref(),
     )?;
     if let Some(raw) = lines {
         // The columns as `hybrid` merged them, the wall-time ones after, then the ratio
@@ -866,8 +892,10 @@ fn finish(
     detected: Roles,
     marks: &RecordingMarks,
     hybrid: Option<(&Hybrid, Vec<Vec<Count>>)>,
+    cpuid: Option<&str>,
 ) -> Result<Loaded, LoadError> {
     let mut notes = Vec::new();
+    let topdown = topdown_plan(options, &profile, cpuid, &mut notes)?;
     if marks.no_pmu {
         notes.push(NO_PMU_NOTE.to_string());
     }
@@ -907,7 +935,48 @@ fn finish(
         ratio_cycles,
         wall,
         lines: None,
+        topdown,
     })
+}
+
+/// The top-down formulas for `profile`'s columns on the CPU `--topdown-cpu` names, else the
+/// recording's `cpuid`, else the one the event names imply. An error where the formulas
+/// need the model and nothing says it; a note where the events are there in part.
+fn topdown_plan(
+    options: &LoadOptions,
+    profile: &Profile,
+    cpuid: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<Option<Plan>, LoadError> {
+    let error = |reason: String| LoadError::Topdown {
+        file: options.file.clone(),
+        reason,
+    };
+    let cpu = match &options.topdown_cpu {
+        Some(flag) => match Cpu::from_perf_cpuid(flag) {
+            Cpu::Unknown => {
+                return Err(error(format!(
+                    "--topdown-cpu {flag}: not a CPUID as perf writes it \
+                     (GenuineIntel,6,143,8, AuthenticAMD,25,17,1 or an Arm MIDR 0x410fd490)"
+                )))
+            }
+            cpu => cpu,
+        },
+        None => cpuid.map_or(Cpu::Unknown, Cpu::from_perf_cpuid),
+    };
+    let names: Vec<&str> = profile.events.iter().map(|e| e.name.as_str()).collect();
+    match plan(&names, &Machine::of(cpu)) {
+        Ok(plan) => Ok(Some(plan)),
+        Err(NoTopdown::NoEvents) => Ok(None),
+        Err(e @ NoTopdown::CpuNeeded(_)) => Err(error(format!(
+            "{e}: the recording does not say which; give --topdown-cpu CPUID"
+        ))),
+        Err(e) if options.topdown_cpu.is_some() => Err(error(format!("--topdown-cpu: {e}"))),
+        Err(e) => {
+            notes.push(format!("no top-down breakdown: {e}"));
+            Ok(None)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -43,7 +43,9 @@
 //!   one name) before the first stack names the columns instead, when it names as many as
 //!   there are counts: `cpiflame fold` writes `# columns: instructions cycles` before the
 //!   CPI form, so that reading it back finds instructions, not stalls. FlameGraph's and
-//!   inferno's tools skip it as a line without counts.
+//!   inferno's tools skip it as a line without counts. A `# columns:` line naming three to
+//!   [`MAX_COLUMNS`] columns makes the wide form: every stack line then ends in exactly that
+//!   many counts (e.g. a top-down group, `# columns: slots cycles topdown-retiring ...`).
 //! - **Periods.** Folded files carry no periods, so each [`Count`] has `period == samples`
 //!   and every share computed from the profile is a ratio of samples.
 //! - Lines with the same stack add up. A line whose counts are all zero is valid and adds
@@ -169,16 +171,48 @@ fn split_last(line: &str) -> Option<(&str, &str)> {
     Some((line[..at].trim_end_matches(is_blank), &line[at + 1..]))
 }
 
+/// The most counts a line of the wide form (`# columns:` naming more than two) may have.
+pub const MAX_COLUMNS: usize = 16;
+
 /// One parsed line: the stack text and its counts (`counts[..n]`).
 struct Line<'a> {
     stack: &'a str,
-    counts: [u64; 2],
+    counts: [u64; MAX_COLUMNS],
     n: usize,
+}
+
+/// Parses a line of the wide form: exactly `n` counts (more than two) after the stack.
+fn parse_wide(line: &str, n: usize) -> Result<Line<'_>, FoldedErrorKind> {
+    let mut counts = [0u64; MAX_COLUMNS];
+    let mut rest = line;
+    for i in (0..n).rev() {
+        let (before, token) = split_last(rest).unwrap_or(("", rest));
+        counts[i] = match number_like(token) {
+            Some(r) => r?,
+            None => {
+                return Err(FoldedErrorKind::NotACount {
+                    found: token.to_string(),
+                })
+            }
+        };
+        rest = before;
+    }
+    if rest.is_empty() {
+        return Err(FoldedErrorKind::EmptyStack);
+    }
+    Ok(Line {
+        stack: rest,
+        counts,
+        n,
+    })
 }
 
 /// Parses one trimmed, non-empty, non-comment line. `expected` is the number of counts the
 /// file has, once known.
 fn parse_line(line: &str, expected: Option<usize>) -> Result<Line<'_>, FoldedErrorKind> {
+    if let Some(n) = expected.filter(|&n| n > 2) {
+        return parse_wide(line, n);
+    }
     let Some((rest, last)) = split_last(line) else {
         return Err(match number_like(line) {
             Some(Ok(_)) => FoldedErrorKind::EmptyStack,
@@ -206,17 +240,24 @@ fn parse_line(line: &str, expected: Option<usize>) -> Result<Line<'_>, FoldedErr
             None => (None, rest),
         },
     };
+    let mut counts = [0u64; MAX_COLUMNS];
     let line = match second {
-        Some(first) => Line {
-            stack,
-            counts: [first?, last],
-            n: 2,
-        },
-        None => Line {
-            stack: rest,
-            counts: [last, 0],
-            n: 1,
-        },
+        Some(first) => {
+            counts[..2].copy_from_slice(&[first?, last]);
+            Line {
+                stack,
+                counts,
+                n: 2,
+            }
+        }
+        None => {
+            counts[0] = last;
+            Line {
+                stack: rest,
+                counts,
+                n: 1,
+            }
+        }
     };
     if let Some(expected) = expected {
         if expected != line.n {
@@ -265,7 +306,7 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
     // (number of counts, line that decided it)
     let mut shape: Option<(usize, usize)> = None;
     let mut profile = Profile::default();
-    let mut totals = [0u64; 2];
+    let mut totals = [0u64; MAX_COLUMNS];
     // Column names from a `# columns: A B` line before the first stack (see the module docs).
     let mut named: Option<Vec<String>> = None;
     // Interned frames by their text in the file (annotation included), so a frame already
@@ -292,7 +333,12 @@ pub fn read_folded(mut input: impl BufRead, source: &str) -> Result<Profile, Fol
             }
             continue;
         }
-        let parsed = parse_line(text, shape.map(|(n, _)| n)).map_err(|kind| {
+        // A `# columns:` line naming more than two columns: the wide form, that many counts.
+        let wide = named
+            .as_ref()
+            .map(Vec::len)
+            .filter(|&n| (3..=MAX_COLUMNS).contains(&n));
+        let parsed = parse_line(text, shape.map(|(n, _)| n).or(wide)).map_err(|kind| {
             let kind = match kind {
                 FoldedErrorKind::CountsMismatch {
                     found, expected, ..

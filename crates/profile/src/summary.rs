@@ -84,7 +84,11 @@
 //!     "on_cpu_ns": 500000000 | null,     // these four added to /1 later: nanoseconds of
 //!     "runnable_ns": 100000000 | null,   // the wall-time columns (null without them)
 //!     "blocked_ns": 1400000000 | null,
-//!     "wall_ns": 2000000000 | null       // on_cpu_ns + runnable_ns + blocked_ns
+//!     "wall_ns": 2000000000 | null,      // on_cpu_ns + runnable_ns + blocked_ns
+//!     "topdown": {"retiring": 0.3, "bad_speculation": 0.1, "frontend_bound": 0.1,
+//!                 "backend_bound": 0.5, "level2": {...} | null} | null
+//!                                        // added to /1 later, only when the columns are
+//!                                        // a top-down group ([`add_topdown`])
 //!   },
 //!   "frames": [                          // sorted: wall_ns desc (with wall time),
 //!     {                                  //   total_samples desc, self_samples desc,
@@ -104,7 +108,9 @@
 //!       "runnable_ns": 0 | null,         //   null without the wall-time columns)
 //!       "blocked_ns": 900000000 | null,
 //!       "wall_ns": 1200000000 | null,    // on_cpu_ns + runnable_ns + blocked_ns
-//!       "wall_share": 0.6 | null         // wall_ns / totals.wall_ns
+//!       "wall_share": 0.6 | null,        // wall_ns / totals.wall_ns
+//!       "topdown": {...} | null,         // inclusive, as in totals; with self_topdown
+//!       "self_topdown": {...} | null     //   only when the columns are a top-down group
 //!     }, ...
 //!   ]
 //! }
@@ -162,6 +168,7 @@ use serde::Serialize;
 use crate::interval::{growth_test, PairedMoments, Share};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::{RatioIntervals, RatioKind};
+use crate::topdown::{Breakdown, Plan};
 use crate::wall::WallColumns;
 
 /// One function (frames with the same name and module merged across all stacks).
@@ -209,6 +216,15 @@ pub struct FrameSummary {
     /// when lines were not asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hottest_line: Option<Option<LineSummary>>,
+    /// Inclusive top-down fractions: the formulas applied to the summed deltas of every
+    /// stack containing the function, each once ([`add_topdown`]); `Some(None)` where they
+    /// give none (no slots); `None` (left out of the JSON) when the recording has no
+    /// top-down events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topdown: Option<Option<Breakdown>>,
+    /// As `topdown`, of the stacks with the function as the leaf.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_topdown: Option<Option<Breakdown>>,
 }
 
 /// A function's hottest self line (`report --lines`).
@@ -806,6 +822,8 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
                 wall_ns: wall(a.wall.iter().sum()),
                 wall_share: whole.wall.map(|all| share(a.wall_ns(), all)),
                 hottest_line: None,
+                topdown: None,
+                self_topdown: None,
             }
         })
         .collect();
@@ -821,6 +839,58 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
             .then(a.kind.cmp(&b.kind))
     });
     out
+}
+
+/// Each function's top-down fractions under `plan` ([`FrameSummary::topdown`] and
+/// `self_topdown`), `frames` from [`top_frames_at`] of `p`: every column's deltas summed over
+/// the function's stacks first (each stack once for the inclusive sums), then the formulas
+/// applied to the sums. Returns the whole profile's fractions.
+pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Option<Breakdown> {
+    let n = p.events.len();
+    let mut index: HashMap<(Option<FrameKind>, &str, &str), usize> = HashMap::new();
+    let key_of: Vec<usize> = p
+        .frames
+        .iter()
+        .map(|f| {
+            let next = index.len();
+            *index
+                .entry((root_kind(f), f.name.as_str(), f.module.as_str()))
+                .or_insert(next)
+        })
+        .collect();
+    let mut self_sums = vec![vec![0u64; n]; index.len()];
+    let mut total_sums = vec![vec![0u64; n]; index.len()];
+    let mut all = vec![0u64; n];
+    let mut counted_in = vec![usize::MAX; index.len()];
+    let add = |sums: &mut [u64], stack: &Stack| {
+        for (sum, c) in sums.iter_mut().zip(&stack.counts) {
+            *sum = sum.saturating_add(c.period);
+        }
+    };
+    for (i, stack) in p.stacks.iter().enumerate() {
+        add(&mut all, stack);
+        if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
+            add(&mut self_sums[k], stack);
+        }
+        for &f in &stack.frames {
+            let Some(&k) = key_of.get(f as usize) else {
+                continue;
+            };
+            if counted_in[k] != i {
+                counted_in[k] = i;
+                add(&mut total_sums[k], stack);
+            }
+        }
+    }
+    for f in frames.iter_mut() {
+        let root = f.kind.is_root().then_some(f.kind);
+        let Some(&k) = index.get(&(root, f.name.as_str(), f.module.as_str())) else {
+            continue;
+        };
+        f.topdown = Some(plan.apply(&total_sums[k]));
+        f.self_topdown = Some(plan.apply(&self_sums[k]));
+    }
+    plan.apply(&all)
 }
 
 /// A function's sums in before and after.
@@ -1287,6 +1357,29 @@ fn write_table<W: Write>(header: &[&str], rows: &[Vec<String>], out: &mut W) -> 
     Ok(())
 }
 
+/// The largest level-1 top-down category of a frame's inclusive fractions and its share
+/// (`BE 62%`); `-` where there are none.
+fn topdown_cell(b: Option<Breakdown>) -> String {
+    let Some(b) = b else {
+        return "-".into();
+    };
+    let (name, value) = [
+        ("RET", b.retiring),
+        ("BS", b.bad_speculation),
+        ("FE", b.frontend_bound),
+        ("BE", b.backend_bound),
+    ]
+    .into_iter()
+    .fold(("RET", f64::NEG_INFINITY), |best, c| {
+        if c.1 > best.1 {
+            c
+        } else {
+            best
+        }
+    });
+    format!("{name} {:.0}%", value * 100.0)
+}
+
 fn totals_line(t: &Totals) -> String {
     let mut s = format!(
         "{} samples of {}",
@@ -1376,6 +1469,7 @@ pub fn write_report_text_of<W: Write>(
     let with_cpi = columns.instructions.is_some();
     let with_wall = t.wall_ns.is_some();
     let with_lines = frames.iter().any(|f| f.hottest_line.is_some());
+    let with_topdown = frames.iter().any(|f| f.topdown.is_some());
     let shown = limited(frames, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
@@ -1401,6 +1495,9 @@ pub fn write_report_text_of<W: Write>(
             if with_cpi {
                 row.push(with_interval(cpi_cell(f.cpi), f.cpi, f.cpi_interval, 1.0));
             }
+            if with_topdown {
+                row.push(topdown_cell(f.topdown.flatten()));
+            }
             row.push(f.total_samples.to_string());
             if with_lines {
                 row.push(line_cell(f.hottest_line.as_ref().and_then(Option::as_ref)));
@@ -1419,6 +1516,9 @@ pub fn write_report_text_of<W: Write>(
     }
     if with_cpi {
         header.push("CPI");
+    }
+    if with_topdown {
+        header.push("Top-down");
     }
     header.push("Samples");
     if with_lines {
@@ -1618,8 +1718,18 @@ fn percent_text(confidence: f64) -> String {
 #[derive(Serialize)]
 struct ReportDoc<'a> {
     schema: &'static str,
-    totals: &'a Totals,
+    totals: ReportTotals<'a>,
     frames: &'a [FrameSummary],
+}
+
+/// `report`'s totals: [`Totals`] and, when the recording has top-down events, the whole
+/// profile's fractions (`null` where they give none).
+#[derive(Serialize)]
+struct ReportTotals<'a> {
+    #[serde(flatten)]
+    totals: &'a Totals,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topdown: Option<Option<Breakdown>>,
 }
 
 #[derive(Serialize)]
@@ -1664,21 +1774,33 @@ pub fn write_report_json_of<W: Write>(
     frames: &[FrameSummary],
     out: W,
 ) -> io::Result<()> {
-    write_report_json_at(p, columns, crate::interval::DEFAULT_CONFIDENCE, frames, out)
+    write_report_json_at(
+        p,
+        columns,
+        crate::interval::DEFAULT_CONFIDENCE,
+        frames,
+        None,
+        out,
+    )
 }
 
 /// [`write_report_json_of`] with the totals' intervals at `confidence` (the frames carry
-/// their own: [`top_frames_at`]).
+/// their own: [`top_frames_at`]) and, for a recording with top-down events, the whole
+/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]).
 pub fn write_report_json_at<W: Write>(
     p: &Profile,
     columns: Columns,
     confidence: f64,
     frames: &[FrameSummary],
+    topdown: Option<Option<Breakdown>>,
     mut out: W,
 ) -> io::Result<()> {
     let doc = ReportDoc {
         schema: REPORT_SCHEMA,
-        totals: &totals_at(p, columns, confidence),
+        totals: ReportTotals {
+            totals: &totals_at(p, columns, confidence),
+            topdown,
+        },
         frames,
     };
     serde_json::to_writer(&mut out, &doc)?;

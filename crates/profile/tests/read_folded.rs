@@ -534,3 +534,38 @@ fn a_columns_comment_names_the_counts() {
     let one = read("# columns: cpu-clock\napp;fast 16\n");
     assert_eq!(events(&one), ["cpu-clock"]);
 }
+
+#[test]
+fn a_columns_comment_of_more_than_two_names_makes_the_wide_form() {
+    // A top-down group as perf names its events: every line has that many counts.
+    let p = read(
+        "# columns: slots cycles topdown-retiring topdown-be-bound\n\
+         app;f 1000 250 600 400\napp;g 10 20 30 0\napp;f 1 2 3 4\n",
+    );
+    assert_eq!(
+        events(&p),
+        ["slots", "cycles", "topdown-retiring", "topdown-be-bound"]
+    );
+    let f = p
+        .stacks
+        .iter()
+        .find(|s| s.frames.len() == 2 && p.frame(s.frames[1]).name == "f");
+    let counts: Vec<u64> = f.unwrap().counts.iter().map(|c| c.period).collect();
+    assert_eq!(counts, [1001, 252, 603, 404]);
+    // A frame name with spaces stays the stack's: only the last four tokens are counts.
+    let spaced = read("# columns: a b c\napp;operator() const 1 2 3\n");
+    assert_eq!(p_frame_names(&spaced), ["app", "operator() const"]);
+    // Too few counts on a line: its line and the token that is no count.
+    assert_eq!(
+        error("# columns: a b c\napp;f 1 2 3\napp;g 1 2\n"),
+        "before.folded: line 3: expected a count after the stack, found \"app;g\""
+    );
+    assert_eq!(
+        error("# columns: a b c\n1 2 3\n"),
+        "before.folded: line 2: empty stack"
+    );
+}
+
+fn p_frame_names(p: &Profile) -> Vec<&str> {
+    p.frames.iter().map(|f| f.name.as_str()).collect()
+}

@@ -113,6 +113,8 @@ fn summary(
         wall_ns: None,
         wall_share: None,
         hottest_line: None,
+        topdown: None,
+        self_topdown: None,
     }
 }
 

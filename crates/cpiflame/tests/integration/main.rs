@@ -52,6 +52,7 @@ mod system_wide;
 mod threads_and_progress;
 mod time_ranges;
 mod timeline;
+mod topdown;
 mod tracepoints;
 mod variants;
 mod wall_time;
