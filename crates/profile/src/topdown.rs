@@ -210,6 +210,29 @@ pub enum Cpu {
 }
 
 impl Cpu {
+    /// The core in words, for messages: `an Intel Golden Cove core`.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Cpu::Unknown => "an unknown CPU",
+            Cpu::IntelSkylake => "an Intel Skylake-class core",
+            Cpu::IntelIceLake => "an Intel Ice Lake-class core",
+            Cpu::IntelGoldenCove => "an Intel Golden Cove-class core",
+            Cpu::IntelLionCove => "an Intel Lion Cove-class core",
+            Cpu::IntelOther => "an Intel core",
+            Cpu::AmdBeforeZen4 => "an AMD Zen 1-3 core",
+            Cpu::AmdZen4 => "an AMD Zen 4 core",
+            Cpu::AmdZen5 => "an AMD Zen 5 core",
+            Cpu::AmdOther => "an AMD core",
+            Cpu::ArmNeoverseN1 => "an Arm Neoverse N1",
+            Cpu::ArmNeoverseV1 => "an Arm Neoverse V1",
+            Cpu::ArmNeoverseN2 { .. } => "an Arm Neoverse N2",
+            Cpu::ArmNeoverseV2 => "an Arm Neoverse V2",
+            Cpu::ArmOther => "an Arm core",
+        }
+    }
+}
+
+impl Cpu {
     /// The core of perf.data's `HEADER_CPUID` string: x86 `GenuineIntel,6,143,8` (vendor,
     /// family, model, stepping in decimal) or the pmu-events form `GenuineIntel-6-8F-8` (hex),
     /// arm64 the MIDR `0x00000000410fd490`. [`Cpu::Unknown`] for anything else.
@@ -559,7 +582,7 @@ impl fmt::Display for NoTopdown {
             NoTopdown::CpuWithout(why) => write!(f, "{why}"),
             NoTopdown::CpuNeeded(why) => write!(f, "{why}"),
             NoTopdown::Mismatch { events, cpu } => {
-                write!(f, "{events} events recorded on a {cpu:?} CPU")
+                write!(f, "{events} events recorded on {}", cpu.describe())
             }
         }
     }
