@@ -61,19 +61,46 @@ pub fn load_all(
     let Some((first, rest)) = files.split_first() else {
         return read(&options.file, warnings);
     };
-    let mut all = read(first, warnings)?;
-    for file in rest {
-        let next = read(file, warnings)?;
-        all.add(next);
+    if rest.is_empty() {
+        return read(first, warnings);
     }
-    if !rest.is_empty() {
-        if !options.on_cpu_only {
-            all.wall = WallColumns::of(&all.profile);
+    // Of several files, one with no sample (the last of a `--switch-output` run may hold
+    // none; `--time` may select none of a file) is left out, said in a warning; only when
+    // every file is empty is that the error.
+    let mut all: Option<Loaded> = None;
+    let mut empty: Vec<LoadError> = Vec::new();
+    for file in &files {
+        match read(file, warnings) {
+            Ok(next) => match all.as_mut() {
+                Some(all) => all.add(next),
+                None => all = Some(next),
+            },
+            Err(e) if is_empty(&e) => empty.push(e),
+            Err(e) => return Err(e),
         }
-        all.profile.sort();
-        all.notes.push(format!("{} files", files.len()));
     }
+    let Some(mut all) = all else {
+        return match empty.into_iter().next() {
+            Some(e) => Err(e),
+            None => read(first, warnings),
+        };
+    };
+    warnings.extend(empty.iter().map(|e| format!("{e}: left out")));
+    if !options.on_cpu_only {
+        all.wall = WallColumns::of(&all.profile);
+    }
+    all.profile.sort();
+    all.notes.push(format!("{} files", files.len()));
     Ok(all)
+}
+
+/// Whether `e` says a file holds no sample (at all, or in the `--time` ranges).
+fn is_empty(e: &LoadError) -> bool {
+    match e {
+        LoadError::NoSamples { .. } => true,
+        LoadError::Time(t) => matches!(**t, crate::time::TimeError::NothingIn(_)),
+        _ => false,
+    }
 }
 
 impl Loaded {

@@ -171,3 +171,59 @@ fn diff_reads_a_folder_as_one_run() {
         assert!(err.contains(s(&empty)), "{err}");
     }
 }
+
+/// A file of a folder that holds no sample (the last of a `--switch-output` run can) is left
+/// out with one warning; the others are read as without it. A folder of empty files only is
+/// one error line.
+#[test]
+fn an_empty_file_among_several_is_left_out_with_a_warning() {
+    use crate::golden::{write, Stack};
+    const STACKS: &[Stack] = &[
+        (&["main", "compute", "stall_here"], 10, 15),
+        (&["main"], 1, 5),
+    ];
+    let pid = support::synthetic_pid(3, 9);
+    let _map = PerfMap(pid);
+    let dir = Dir::new("merge-empty");
+    let full = write(&dir.0, "full.data", pid, STACKS);
+    let folder = dir.path("run");
+    std::fs::create_dir(&folder).unwrap();
+    write(&folder, "out.data.2026112601000000", pid, STACKS);
+    let empty = write(&folder, "out.data.2026112601010000", pid, &[]);
+    let alone = ok(&cpiflame(&["fold", s(&full)]));
+    let out = cpiflame(&["fold", s(&folder)]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), alone);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "cpiflame: warning: {}: contains no samples: left out",
+            empty.display()
+        ),
+        "{stderr}"
+    );
+    let only_empty = dir.path("empty");
+    std::fs::create_dir(&only_empty).unwrap();
+    write(&only_empty, "a.data", pid, &[]);
+    write(&only_empty, "b.data", pid, &[]);
+    let out = cpiflame(&["fold", s(&only_empty)]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("cpiflame: error: ")
+                && l.ends_with("a.data: contains no samples")),
+        "{stderr}"
+    );
+}
+
+/// Removes the perf map a synthetic recording of `pid` wrote.
+struct PerfMap(i32);
+
+impl Drop for PerfMap {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", self.0));
+    }
+}
