@@ -110,9 +110,9 @@ art=target/ci-artifacts
 rm -rf "$art" && mkdir -p "$art"
 gcc -O2 -g -o "$art/cpu_mem_bound" fixtures/demo/cpu_mem_bound.c
 export CPIFLAME="$PWD/target/debug/cpiflame"
-bash scripts/ci-profile.sh "$art/baseline" -- "$art/cpu_mem_bound" 0.2
-bash scripts/ci-profile.sh "$art/run" --baseline "$art/baseline/profile.data" --fail-above 50 \
-	-- "$art/cpu_mem_bound" 0.2
+bash scripts/ci-profile.sh "$art/baseline" --runs 3 -- "$art/cpu_mem_bound" 0.2
+bash scripts/ci-profile.sh "$art/run" --runs 3 --baseline "$art/baseline/profile.data" \
+	--fail-above 50 -- "$art/cpu_mem_bound" 0.2
 python3 - "$art" <<'PY'
 import sys, xml.etree.ElementTree as ET
 art = sys.argv[1]
@@ -123,7 +123,10 @@ for svg in ("baseline/cpi.svg", "run/cpi.svg", "run/diff.svg"):
         assert fn in text, f"{svg}: {fn} missing"
 report = open(f"{art}/run/report.txt").read()
 assert "memory_bound" in report and "cpu_bound" in report, report
-print("ci artifact: 3 SVGs well-formed with memory_bound and cpu_bound; report and diff written")
+import json
+diff = json.load(open(f"{art}/run/diff.json"))
+assert diff["runs"] == {"before": 3, "after": 3}, diff["runs"]
+print("ci artifact: 3 SVGs well-formed with memory_bound and cpu_bound; report and diff (3 runs a side) written")
 PY
 # The pprof artifact, read by pprof itself.
 top="$(go tool pprof -top -symbolize=none "$art/run/profile.pb.gz")"
