@@ -186,7 +186,24 @@ pub(crate) fn two_places(v: Option<f64>) -> String {
 }
 
 /// The legend's entry for washed-out frames.
-const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
+pub(crate) const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
+
+/// Whether a frame's interval of the ratio `colour` shows is too wide to place it on the
+/// colour scale: wider than a quarter of the stall scale, or than one of the CPI scale's four
+/// octaves. No interval (none asked for, or no samples to make one of): not washed out.
+pub(crate) fn too_wide(colour: Colour, interval: Option<&Interval>) -> bool {
+    let Some(interval) = interval else {
+        return false;
+    };
+    match colour {
+        Colour::Stalls => interval.too_wide_for_stall_colour(),
+        Colour::Cpi => {
+            let at = |cpi: f64| cpi_position(cpi).unwrap_or(0.0);
+            !interval.hi.is_finite() || at(interval.hi) - at(interval.lo) > STALL_COLOUR_WIDTH
+        }
+        Colour::Name => false,
+    }
+}
 
 /// Each node's interval of the ratio `colour` shows, at `opts.confidence` (none without
 /// one, or for a graph coloured by name). Only for nodes wide enough to be drawn: a graph of
@@ -307,17 +324,9 @@ impl Cpi<'_> {
     /// Whether node `i`'s interval is too wide to place it on the colour scale: wider than
     /// a quarter of the stall scale, or than one of the CPI scale's four octaves.
     fn uncertain_at(&self, i: usize) -> bool {
-        let Some(Some(interval)) = self.intervals.get(i) else {
-            return false;
-        };
-        match self.colour {
-            Colour::Stalls => interval.too_wide_for_stall_colour(),
-            Colour::Cpi => {
-                let at = |cpi: f64| cpi_position(cpi).unwrap_or(0.0);
-                !interval.hi.is_finite() || at(interval.hi) - at(interval.lo) > STALL_COLOUR_WIDTH
-            }
-            Colour::Name => false,
-        }
+        self.intervals
+            .get(i)
+            .is_some_and(|interval| too_wide(self.colour, interval.as_ref()))
     }
 
     /// `, 95% interval LO–HI` after the ratio the colour shows, and a line saying the frame

@@ -41,10 +41,10 @@ use cpiflame_profile::wall::{WaitReason, WallColumns};
 use cpiflame_profile::{FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
-    cpi_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED, WALL_BLOCKED,
-    WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
+    cpi_color, uncertain_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED,
+    WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
-use crate::cpi::{cpi, ipc, two_places, write_interval, Colour};
+use crate::cpi::{cpi, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL};
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
@@ -269,6 +269,30 @@ pub(crate) struct Wall<'a> {
 type WallNode = Node<FrameId, WallWeight>;
 
 impl Wall<'_> {
+    /// Whether node `i`'s on-CPU ratio is too uncertain for the colour scale (as in the
+    /// on-CPU graph): its running/stalled split or CPI segment is then drawn washed out.
+    fn uncertain_at(&self, i: usize) -> bool {
+        self.intervals
+            .get(i)
+            .is_some_and(|interval| too_wide(self.colour, interval.as_ref()))
+    }
+
+    /// The frame's segments, the on-CPU ones washed out where the frame is uncertain: their
+    /// split (or CPI) is what the interval is of, while its off-CPU time is traced, not sampled.
+    fn segments_of(&self, node: &WallNode) -> Vec<Segment> {
+        let mut v = segments(&node.total, self.colour);
+        if self.uncertain_at(self.tree.index_of(node) as usize) {
+            for s in &mut v {
+                if matches!(s.state, State::Running | State::Stalled)
+                    || (s.state == State::OnCpu && self.colour == Colour::Cpi)
+                {
+                    s.fill = uncertain_color(s.fill);
+                }
+            }
+        }
+        v
+    }
+
     /// The places a frame's blocked time was spent in, most first: (reason index, ns).
     fn blocked_in(&self, node: &WallNode) -> Vec<(u32, u64)> {
         let nodes = &self.tree.nodes;
@@ -311,13 +335,13 @@ impl Picture for Wall<'_> {
     }
 
     fn fill(&self, node: &WallNode) -> Rgb {
-        segments(&node.total, self.colour)
+        self.segments_of(node)
             .first()
             .map_or(WALL_BLOCKED, |s| s.fill)
     }
 
     fn patterned(&self, node: &WallNode) -> bool {
-        let s = segments(&node.total, self.colour);
+        let s = self.segments_of(node);
         s.len() > 1 || s.iter().any(|s| s.state == State::Blocked)
     }
 
@@ -335,7 +359,7 @@ impl Picture for Wall<'_> {
         )?;
         let mut ns = 0u64;
         let mut x = 0u64;
-        for s in segments(&node.total, self.colour) {
+        for s in self.segments_of(node) {
             // Edges are rounded once each, so segments touch and the last ends at the edge.
             ns += s.len;
             let end = pattern_units(ns, n);
@@ -405,7 +429,11 @@ impl Picture for Wall<'_> {
             stripes: Some(WALL_BLOCKED_STRIPES),
             ..swatch(WALL_BLOCKED, "blocked")
         };
-        Some(match self.colour {
+        // Washed-out on-CPU parts get a legend entry when the graph has any.
+        let washed = (0..self.tree.nodes.len())
+            .any(|i| self.uncertain_at(i))
+            .then(|| swatch(uncertain_color(STALL_MID), UNCERTAIN_LABEL));
+        let mut legend = match self.colour {
             Colour::Stalls => Legend {
                 id: "wall-states",
                 caption: "wall time:",
@@ -441,7 +469,9 @@ impl Picture for Wall<'_> {
                 bar: 0.0,
                 swatches: vec![swatch(WALL_ON_CPU, "on-CPU"), runnable, blocked],
             },
-        })
+        };
+        legend.swatches.extend(washed);
+        Some(legend)
     }
 
     /// The `<title>` text after the name: origin, wall time and its states, where it was
@@ -539,6 +569,9 @@ impl Picture for Wall<'_> {
             if let (Colour::Cpi, Some((confidence, i))) = (self.colour, interval) {
                 write_interval(w, confidence, i, |v| two_places(Some(v)))?;
             }
+        }
+        if interval.is_some() && self.uncertain_at(index) {
+            write!(w, "\n{UNCERTAIN_LABEL}: on-CPU part drawn washed out")?;
         }
         if let (Some(lines), Some(hot)) = (self.lines, self.hot.get(&self.tree.index_of(node))) {
             hot::write_hot_lines(w, hot, lines)?;

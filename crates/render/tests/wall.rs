@@ -809,3 +809,88 @@ fn zoom_and_search_move_and_recolour_the_patterned_frames() {
         assert_eq!(v[3], "", "{name}");
     }
 }
+
+/// Issue 20's washing in the wall graph: a frame whose stall share's interval is too wide for
+/// the scale has its running and stalled segments washed out (the interval is of that split),
+/// its blocked segment (traced time, no sampling) drawn as ever; a well-sampled frame and the
+/// graph without intervals are unchanged; the legend and the tooltip say so.
+#[test]
+fn uncertain_frames_have_their_on_cpu_segments_washed_out() {
+    use cpiflame_render::uncertain_color;
+    // hot: 2,000 cycles samples, 800 stalled (confident); thin: 20, 6 stalled (its interval
+    // spans more than a quarter of the scale, as crates/render/tests/uncertainty.rs checks).
+    // Both 4 ms on the CPU and 2 ms blocked.
+    let p = Builder::new(&[
+        "cycles",
+        "stalls",
+        "instructions",
+        ON_CPU,
+        RUNNABLE,
+        BLOCKED,
+    ])
+    .stack(
+        "app;main;hot",
+        &[
+            (2000, 2_000_000),
+            (800, 800_000),
+            (0, 0),
+            (4, 4_000_000),
+            (0, 0),
+            (1, 2_000_000),
+        ],
+    )
+    .stack(
+        "app;main;thin",
+        &[
+            (20, 20_000),
+            (6, 6_000),
+            (0, 0),
+            (4, 4_000_000),
+            (0, 0),
+            (1, 2_000_000),
+        ],
+    )
+    .build();
+    let washed = |c| hex(uncertain_color(c));
+    let with = Options {
+        confidence: Some(0.95),
+        ..wall_opts()
+    };
+    let svg = render(&p, 0, Some(1), &with);
+    let all = painted(&svg);
+    let fills = |name| -> Vec<String> {
+        one(&all, name)
+            .segments
+            .iter()
+            .map(|s| s.2.clone())
+            .collect()
+    };
+    assert_eq!(
+        fills("hot"),
+        [hex(STALL_RED), hex(STALL_BLUE), hex(WALL_BLOCKED)]
+    );
+    assert_eq!(
+        fills("thin"),
+        [washed(STALL_RED), washed(STALL_BLUE), hex(WALL_BLOCKED)]
+    );
+    let titles = parse(&svg, false);
+    assert!(titles
+        .one("thin")
+        .title
+        .contains("on-CPU part drawn washed out"));
+    assert!(!titles.one("hot").title.contains("washed out"));
+    assert!(svg.contains("too few samples to place on the scale"));
+
+    // Without intervals nothing is washed out and the legend has no such entry.
+    let svg = render(&p, 0, Some(1), &wall_opts());
+    let all = painted(&svg);
+    assert_eq!(
+        one(&all, "thin")
+            .segments
+            .iter()
+            .map(|s| s.2.clone())
+            .collect::<Vec<_>>(),
+        [hex(STALL_RED), hex(STALL_BLUE), hex(WALL_BLOCKED)]
+    );
+    assert!(!svg.contains("too few samples"));
+}
