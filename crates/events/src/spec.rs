@@ -550,6 +550,25 @@ fn term_number(spec: &str, key: &str, value: Option<&str>) -> Result<u64, SpecEr
     }
 }
 
+/// `text` split at commas outside quotes (`name='a,b'` is one term).
+fn split_outside_quotes(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in text.char_indices() {
+        match (c, quote) {
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            (',', None) => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 /// A comma-separated term list: `name`, `period` and `freq` are handled here, every other
 /// term by `other(terms, key, value, term)`.
 fn parse_term_list<F>(spec: &str, text: &str, mut other: F) -> Result<Terms, SpecError>
@@ -562,7 +581,7 @@ where
     if text.trim().is_empty() {
         return Ok(t);
     }
-    for term in text.split(',') {
+    for term in split_outside_quotes(text) {
         let term = term.trim();
         if term.is_empty() {
             return Err(SpecError::BadTerm {
@@ -878,6 +897,12 @@ mod tests {
             "cycle_activity.stalls_total"
         );
         assert_eq!(one(" cycles:u ").name, "cycles:u");
+        // A quoted name may hold commas (perf's name of a metric's `event,cmask=N` event).
+        let s = one("cpu/event=0x1a0,umask=0x1,cmask=0x6,name='no_ops,cmask=0x6'/");
+        assert_eq!(
+            (s.name.as_str(), pmu_config(&s)),
+            ("no_ops,cmask=0x6", 0x1060001a0)
+        );
     }
 
     #[test]
