@@ -49,6 +49,10 @@ pub struct RecordArgs {
     /// naming the reason where the CPU has none.
     #[arg(long, conflicts_with_all = ["events", "stalls", "cycles", "with_instructions", "leader_sampling", "mem"])]
     topdown: bool,
+    /// With --topdown: the top-down level, 1 or 2 (perf stat's --td-level). AMD level 2 adds
+    /// two groups the kernel multiplexes; where the core has no level 2, an error.
+    #[arg(long, value_name = "N", requires = "topdown", value_parser = clap::value_parser!(u8).range(1..=2))]
+    td_level: Option<u8>,
     /// With --mem: sample loads taking more than N core cycles. Intel: ldlat, 1-65535,
     /// default 30. AMD: IBS's load-latency filter, 128-2048, Zen 5 and later only (refused
     /// on older parts); without it every op is sampled.
@@ -137,6 +141,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
             with_instructions: args.with_instructions,
             leader_sampling: args.leader_sampling,
             topdown: args.topdown,
+            td_level: args.td_level.unwrap_or(1),
         },
         mem: args.mem.then_some(MemOptions {
             ldlat: args.ldlat,

@@ -153,10 +153,12 @@ impl FormatField {
     }
 }
 
-/// A PMU's terms and where they go.
+/// A PMU's terms and where they go, and its event aliases (sysfs `events/`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PmuFormat {
     fields: BTreeMap<String, FormatField>,
+    /// Event name → its terms (`slots` → `event=0x00,umask=0x4`).
+    aliases: BTreeMap<String, String>,
 }
 
 impl PmuFormat {
@@ -173,7 +175,34 @@ impl PmuFormat {
             })?;
             fields.insert(term.to_string(), field);
         }
-        Ok(PmuFormat { fields })
+        Ok(PmuFormat {
+            fields,
+            aliases: BTreeMap::new(),
+        })
+    }
+
+    /// The same layout with `aliases`: (event name, terms) pairs, e.g. the files of a sysfs
+    /// `events/` directory (`slots` → `event=0x00,umask=0x4`).
+    pub fn with_aliases<'a, I>(mut self, aliases: I) -> PmuFormat
+    where
+        I: IntoIterator<Item = (&'a str, &'a str)>,
+    {
+        self.aliases.extend(
+            aliases
+                .into_iter()
+                .map(|(name, terms)| (name.to_string(), terms.trim().to_string())),
+        );
+        self
+    }
+
+    /// The terms of the event alias `name`, if this PMU has it.
+    pub fn alias(&self, name: &str) -> Option<&str> {
+        self.aliases.get(name).map(String::as_str)
+    }
+
+    /// The event aliases' names, sorted.
+    pub fn alias_names(&self) -> impl Iterator<Item = &str> {
+        self.aliases.keys().map(String::as_str)
     }
 
     fn from_static(entries: &[(&str, &str)]) -> PmuFormat {

@@ -21,7 +21,13 @@
 //!   (`cpu/event=0xa2,umask=0x1,name=resource_stalls_any,period=2000003/`), a term without a
 //!   value meaning 1 (`edge`), values decimal or `0x` hex. Terms are `config`, `config1`,
 //!   `config2`, `name`, `period`, `freq` and whatever the PMU's `format/` describes (`event`,
-//!   `umask`, `cmask`, `edge`, `inv`, `any`, ...);
+//!   `umask`, `cmask`, `edge`, `inv`, `any`, ...), and the names of the PMU's event aliases
+//!   (its `events/` files: `cpu/slots/`, `cpu_core/topdown-be-bound,name=x/`), which stand
+//!   for the alias's terms as perf expands them; a quoted value may hold commas
+//!   (`name='a,cmask=0x6'`);
+//! - event aliases by their bare name, as perf resolves them when the name is no generic
+//!   event: `slots`, `topdown-retiring`, `stall_slot` from the core PMU's `events/` (`cpu`,
+//!   else `cpu_core`, else an Arm PMUv3 PMU), with the modifiers above;
 //! - generic names and raw encodings with terms: `cpu-clock/freq=500/`,
 //!   `cycles/period=100000,name=foo/`, `r1a2/name=x/`. These take `period`, `freq` and
 //!   `name` only; the other terms perf takes there (`config`, `call-graph`, ...) are refused,
@@ -98,4 +104,6 @@ pub use spec::{
     generic_event, generic_names, parse_event, parse_event_with, parse_events, parse_events_with,
     parse_groups_with, AttrConfig, EventKind, EventSpec, Formats, GroupSpec, SpecError,
 };
-pub use sysfs::{devices_dir, discover_pmus, parse_pmu_type, pmu_format, pmu_type, SYSFS_ROOT};
+pub use sysfs::{
+    devices_dir, discover_pmus, parse_pmu_type, pmu_aliases, pmu_format, pmu_type, SYSFS_ROOT,
+};

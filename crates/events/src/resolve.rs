@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 
 use crate::attr_flags;
 use crate::spec::{
-    generic_names, named_item_base, nearest, or_list, parse_list_item, split_groups, EventSpec,
-    Formats, SpecError,
+    bare_alias_candidate, generic_names, named_item_base, nearest, or_list, parse_list_item,
+    split_groups, EventSpec, Formats, SpecError,
 };
-use crate::sysfs::{devices_dir, pmu_dir, pmu_format, pmu_type};
 #[cfg(doc)]
-use crate::{sysfs::SYSFS_ROOT, PmuFormat};
+use crate::sysfs::SYSFS_ROOT;
+use crate::sysfs::{devices_dir, pmu_aliases, pmu_dir, pmu_format, pmu_type};
+use crate::PmuFormat;
 
 /// How often a sampling event fires, when its spec says so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,6 +310,19 @@ pub fn resolve_groups(text: &str, sysfs_root: &Path) -> Result<Vec<EventGroup>, 
     for item in split_groups(text)? {
         for part in item.parts() {
             let part = part.trim();
+            // A bare name that is no generic event may be an alias of a core PMU's.
+            if bare_alias_candidate(part).is_some() {
+                for pmu in ["cpu", "cpu_core"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(arm_pmus(sysfs_root))
+                {
+                    if pmu_exists(sysfs_root, &pmu) {
+                        load_format(&mut formats, sysfs_root, part, &pmu)?;
+                    }
+                }
+                continue;
+            }
             // Bad PMU names are the parser's to report.
             let Some(pmu) = named_item_base(part).filter(|p| pmu_dir(sysfs_root, p).is_ok()) else {
                 continue;
@@ -316,23 +330,7 @@ pub fn resolve_groups(text: &str, sysfs_root: &Path) -> Result<Vec<EventGroup>, 
             if !pmu_exists(sysfs_root, pmu) {
                 return Err(no_pmu(part, pmu, sysfs_root));
             }
-            if formats.contains_key(pmu) {
-                continue;
-            }
-            match pmu_format(sysfs_root, pmu) {
-                Ok(format) => {
-                    formats.insert(pmu.to_string(), format);
-                }
-                // No format/ directory: the built-in layout.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(error) => {
-                    return Err(ResolveError::BadPmuFormat {
-                        spec: part.to_string(),
-                        pmu: pmu.to_string(),
-                        error,
-                    })
-                }
-            }
+            load_format(&mut formats, sysfs_root, part, pmu)?;
         }
         let group = parse_list_item(text, item, &formats)?;
         groups.push(EventGroup {
@@ -345,6 +343,46 @@ pub fn resolve_groups(text: &str, sysfs_root: &Path) -> Result<Vec<EventGroup>, 
         });
     }
     Ok(groups)
+}
+
+/// Reads `pmu`'s format (the built-in layout where it has no `format/`) and event aliases
+/// into `formats`, once.
+fn load_format(
+    formats: &mut Formats,
+    sysfs_root: &Path,
+    part: &str,
+    pmu: &str,
+) -> Result<(), ResolveError> {
+    if formats.contains_key(pmu) {
+        return Ok(());
+    }
+    let bad = |error| ResolveError::BadPmuFormat {
+        spec: part.to_string(),
+        pmu: pmu.to_string(),
+        error,
+    };
+    let format = match pmu_format(sysfs_root, pmu) {
+        Ok(format) => format,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => PmuFormat::default_for(pmu),
+        Err(error) => return Err(bad(error)),
+    };
+    let aliases = pmu_aliases(sysfs_root, pmu).map_err(bad)?;
+    let format = format.with_aliases(aliases.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+    formats.insert(pmu.to_string(), format);
+    Ok(())
+}
+
+/// The Arm PMUv3 PMUs under `sysfs_root` (`armv8_*`, `armv9_*`), sorted.
+fn arm_pmus(sysfs_root: &Path) -> Vec<String> {
+    let mut pmus: Vec<String> = std::fs::read_dir(devices_dir(sysfs_root))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("armv8") || n.starts_with("armv9"))
+        .collect();
+    pmus.sort();
+    pmus
 }
 
 /// cpiflame's grouping of a list: each `{...}` group is a group, and each run of events
@@ -379,6 +417,103 @@ pub fn resolve_event(text: &str, sysfs_root: &Path) -> Result<ResolvedEvent, Res
 mod tests {
     use super::*;
     use crate::spec::{parse_event, parse_events};
+
+    fn root(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/roots")
+            .join(name)
+            .join("sys")
+    }
+
+    /// (type, config, name) of each event of `text` resolved on the saved machine `name`.
+    fn on(name: &str, text: &str) -> Vec<(u32, u64, String)> {
+        resolve_events(text, &root(name))
+            .unwrap_or_else(|e| panic!("{name}: {text}: {e}"))
+            .into_iter()
+            .map(|e| (e.type_, e.config, e.name))
+            .collect()
+    }
+
+    fn encodings(name: &str, text: &str) -> Vec<(u32, u64)> {
+        on(name, text).into_iter().map(|e| (e.0, e.1)).collect()
+    }
+
+    /// perf's spellings of the top-down events resolve through the PMU's sysfs aliases, as
+    /// perf resolves them: the saved roots' `events/slots` is `event=0x00,umask=0x4` and
+    /// `events/topdown-*` `event=0x00,umask=0x80..0x87` (the kernel's
+    /// arch/x86/events/intel/core.c aliases, TOPDOWN.md §2.1), so the configs are 0x400 and
+    /// 0x8000..0x8700 on the core PMU's type (4 in these roots).
+    #[test]
+    fn pmu_event_aliases_as_perf_spells_them() {
+        let group =
+            "{slots,cycles,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound}:S";
+        let want = [
+            (4, 0x400),
+            (0, 0), // cycles stays perf's generic event
+            (4, 0x8000),
+            (4, 0x8100),
+            (4, 0x8200),
+            (4, 0x8300),
+        ];
+        assert_eq!(encodings("icelake-x", group), want);
+        assert_eq!(on("icelake-x", group)[0].2, "slots");
+        let groups = resolve_groups(group, &root("icelake-x")).unwrap();
+        assert!(groups[0].leader_sampling());
+        // pmu/alias/, with modifiers and other terms.
+        let got = on(
+            "sapphire-rapids",
+            "cpu/slots/,cpu/topdown-retiring/u,cpu/topdown-mem-bound,name=mem/",
+        );
+        assert_eq!(
+            got,
+            [
+                (4, 0x400, "cpu/slots/".to_string()),
+                (4, 0x8000, "cpu/topdown-retiring/u".to_string()),
+                (4, 0x8700, "mem".to_string()),
+            ]
+        );
+        let e = &resolve_events("cpu/topdown-retiring/u", &root("sapphire-rapids")).unwrap()[0];
+        assert!(e.exclude_kernel && !e.exclude_user);
+        // Hybrid: cpu_core/alias/, and a bare alias found on cpu_core (no cpu PMU there).
+        assert_eq!(
+            encodings("alder-lake", "cpu_core/topdown-be-bound/,slots:u"),
+            [(4, 0x8300), (4, 0x400)]
+        );
+        // Arm: armv8_pmuv3_0/events/stall_slot is `event=0x003f`.
+        assert_eq!(
+            encodings("neoverse-n2-r0p3", "stall_slot,armv8_pmuv3_0/stall_slot/"),
+            [(8, 0x3f), (8, 0x3f)]
+        );
+    }
+
+    /// Where the alias does not exist, one line naming the event.
+    #[test]
+    fn missing_aliases_are_one_line_naming_the_event() {
+        for (machine, text, part) in [
+            ("vm-no-pmu", "{slots,cycles}:S", "unknown event 'slots'"),
+            ("vm-no-pmu", "cpu/slots/", "no PMU 'cpu'"),
+            (
+                "icelake-x",
+                "topdown-mem-bound",
+                "unknown event 'topdown-mem-bound'",
+            ),
+            ("icelake-x", "cpu/topdown-mem-bound/", "topdown-mem-bound"),
+            // A near miss suggests the alias.
+            (
+                "icelake-x",
+                "topdown-retirin",
+                "did you mean topdown-retiring?",
+            ),
+        ] {
+            let e = resolve_events(text, &root(machine))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(part) && !e.contains('\n'),
+                "{machine}: {text}: {e}"
+            );
+        }
+    }
 
     /// `perf record -e SPEC -o x true; perf evlist -v -i x`, as observed from perf 6.1
     /// (Debian linux-perf 6.1) on a VM without a hardware PMU, trimmed of the fields perf

@@ -365,7 +365,7 @@ pub(crate) fn parse_item(
             Some(kind) => parse_named_terms_item(spec, part, slash, kind),
             None => parse_pmu_item(spec, part, slash, formats),
         },
-        None => parse_named_item(spec, part),
+        None => parse_named_item(spec, part, formats),
     }
 }
 
@@ -386,12 +386,71 @@ fn named_kind(spec: &str, base: &str) -> Result<Option<EventKind>, SpecError> {
     })
 }
 
-fn parse_named_item(spec: &str, part: &str) -> Result<EventSpec, SpecError> {
+/// The core PMUs whose event aliases a bare name may be, in perf's order of preference:
+/// `cpu`, then `cpu_core` (hybrid Intel's P-cores), then Arm PMUv3 PMUs.
+fn core_alias<'a>(name: &str, formats: &'a Formats) -> Option<(&'a str, &'a PmuFormat, &'a str)> {
+    let rank = |pmu: &str| match pmu {
+        "cpu" => Some(0),
+        "cpu_core" => Some(1),
+        p if p.starts_with("armv8") || p.starts_with("armv9") => Some(2),
+        _ => None,
+    };
+    formats
+        .iter()
+        .filter_map(|(pmu, f)| Some((rank(pmu)?, pmu.as_str(), f, f.alias(name)?)))
+        .min_by_key(|&(r, ..)| r)
+        .map(|(_, pmu, f, terms)| (pmu, f, terms))
+}
+
+/// The core PMUs a bare name could be an alias of, for the resolver to read: `part`'s
+/// name when it is neither a generic event nor a raw encoding nor `pmu/terms/`.
+pub(crate) fn bare_alias_candidate(part: &str) -> Option<&str> {
+    if part.contains('/') {
+        return None;
+    }
+    let base = part.split_once(':').map_or(part, |(b, _)| b).trim();
+    matches!(named_kind("", base), Ok(None)).then_some(base)
+}
+
+/// Each valueless term that is none of the PMU's format terms but one of its event aliases
+/// (`cpu/slots/`, `cpu_core/topdown-be-bound,name=x/`) replaced by the alias's terms.
+fn expand_aliases(text: &str, format: &PmuFormat) -> String {
+    split_outside_quotes(text)
+        .into_iter()
+        .map(|term| {
+            let t = term.trim();
+            match format.alias(t) {
+                Some(terms) if !t.contains('=') && format.get(t).is_none() => terms,
+                _ => term,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn pmu_kind(pmu: &str, t: &Terms) -> EventKind {
+    EventKind::Pmu {
+        pmu: pmu.to_string(),
+        config: t.words[0],
+        config1: t.words[1],
+        config2: t.words[2],
+    }
+}
+
+fn parse_named_item(spec: &str, part: &str, formats: &Formats) -> Result<EventSpec, SpecError> {
     let (base, mods) = match part.split_once(':') {
         Some((base, mods)) => (base, Some(mods)),
         None => (part, None),
     };
     let Some(kind) = named_kind(spec, base)? else {
+        if let Some((pmu, format, terms)) = core_alias(base, formats) {
+            let mods = match mods {
+                Some(m) => parse_modifiers(spec, part, m, true)?,
+                None => Modifiers::default(),
+            };
+            let t = parse_terms(spec, pmu, terms, format)?;
+            return Ok(mods.apply(new_spec(pmu_kind(pmu, &t), part, t)));
+        }
         if let Some(m) = mods {
             if !m.is_empty() && !m.chars().all(|c| PERF_MODIFIERS.contains(c)) {
                 return Err(SpecError::Unsupported {
@@ -401,10 +460,12 @@ fn parse_named_item(spec: &str, part: &str) -> Result<EventSpec, SpecError> {
                 });
             }
         }
+        let mut known: Vec<&str> = generic_names().collect();
+        known.extend(formats.values().flat_map(PmuFormat::alias_names));
         return Err(SpecError::UnknownEvent {
             spec: spec.to_string(),
             name: base.to_string(),
-            suggestions: nearest(base, generic_names()),
+            suggestions: nearest(base, known),
         });
     };
     let mods = match mods {
@@ -520,14 +581,8 @@ fn parse_pmu_item(
             &default_format
         }
     };
-    let t = parse_terms(spec, pmu, terms, format)?;
-    let kind = EventKind::Pmu {
-        pmu: pmu.to_string(),
-        config: t.words[0],
-        config1: t.words[1],
-        config2: t.words[2],
-    };
-    Ok(mods.apply(new_spec(kind, part, t)))
+    let t = parse_terms(spec, pmu, &expand_aliases(terms, format), format)?;
+    Ok(mods.apply(new_spec(pmu_kind(pmu, &t), part, t)))
 }
 
 #[derive(Default)]
@@ -550,6 +605,25 @@ fn term_number(spec: &str, key: &str, value: Option<&str>) -> Result<u64, SpecEr
     }
 }
 
+/// `text` split at commas outside quotes (`name='a,b'` is one term).
+fn split_outside_quotes(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in text.char_indices() {
+        match (c, quote) {
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            (',', None) => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 /// A comma-separated term list: `name`, `period` and `freq` are handled here, every other
 /// term by `other(terms, key, value, term)`.
 fn parse_term_list<F>(spec: &str, text: &str, mut other: F) -> Result<Terms, SpecError>
@@ -562,7 +636,7 @@ where
     if text.trim().is_empty() {
         return Ok(t);
     }
-    for term in text.split(',') {
+    for term in split_outside_quotes(text) {
         let term = term.trim();
         if term.is_empty() {
             return Err(SpecError::BadTerm {
@@ -878,6 +952,12 @@ mod tests {
             "cycle_activity.stalls_total"
         );
         assert_eq!(one(" cycles:u ").name, "cycles:u");
+        // A quoted name may hold commas (perf's name of a metric's `event,cmask=N` event).
+        let s = one("cpu/event=0x1a0,umask=0x1,cmask=0x6,name='no_ops,cmask=0x6'/");
+        assert_eq!(
+            (s.name.as_str(), pmu_config(&s)),
+            ("no_ops,cmask=0x6", 0x1060001a0)
+        );
     }
 
     #[test]
@@ -1111,7 +1191,10 @@ mod tests {
         let e = err("Cycles");
         assert!(e.to_string().contains("did you mean cycles"), "{e}");
         let e = err("zzzzzzzzzzzz");
-        assert_eq!(e.to_string(), "unknown event 'zzzzzzzzzzzz'");
+        assert_eq!(
+            e.to_string(),
+            "unknown event 'zzzzzzzzzzzz': neither a generic event nor an alias in a core PMU's events/ (cpu, cpu_core, armv8_*) on this machine"
+        );
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("abc", "ABC"), 0);

@@ -84,6 +84,33 @@ pub fn pmu_format(sysfs_root: &Path, pmu: &str) -> io::Result<PmuFormat> {
     )
 }
 
+/// The event aliases of `pmu`: every file of `<sysfs_root>/bus/event_source/devices/<pmu>/events/`
+/// except perf's companions (`NAME.scale`, `.unit`, `.per-pkg`, `.snapshot`), as (name, terms)
+/// pairs (`slots`, `event=0x00,umask=0x4`). None where there is no `events/` directory.
+pub fn pmu_aliases(sysfs_root: &Path, pmu: &str) -> io::Result<Vec<(String, String)>> {
+    let dir = pmu_dir(sysfs_root, pmu)?.join("events");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut aliases = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if [".scale", ".unit", ".per-pkg", ".snapshot"]
+            .iter()
+            .any(|s| name.ends_with(s))
+        {
+            continue;
+        }
+        aliases.push((name, std::fs::read_to_string(entry.path())?));
+    }
+    Ok(aliases)
+}
+
 /// Lists `<sysfs_root>/bus/event_source/devices/*` with their `type` numbers.
 pub fn discover_pmus(sysfs_root: &Path) -> io::Result<Pmus> {
     let mut entries = Vec::new();

@@ -65,7 +65,7 @@ pub enum Role {
     AmdBranchMispredicts,
     /// AMD Zen 4 `resyncs_or_nc_redirects`.
     AmdRestartsZen4,
-    /// AMD Zen 5 `bp_redirects.resync`.
+    /// AMD Zen 5 `bp_redirects.resync`, Zen 6 `bp_fe_redir.resync` (both 0x9f/0x01).
     AmdRestartsZen5,
     /// AMD `ex_no_retire.not_complete`.
     AmdNotComplete,
@@ -127,6 +127,7 @@ const NAMES: &[(&str, Role)] = &[
     ("ex_ret_brn_misp", Role::AmdBranchMispredicts),
     ("resyncs_or_nc_redirects", Role::AmdRestartsZen4),
     ("bp_redirects.resync", Role::AmdRestartsZen5),
+    ("bp_fe_redir.resync", Role::AmdRestartsZen5),
     ("ex_no_retire.not_complete", Role::AmdNotComplete),
     ("ex_no_retire.load_not_complete", Role::AmdLoadNotComplete),
     ("ex_ret_ucode_ops", Role::AmdUcodeOps),
@@ -195,7 +196,8 @@ pub enum Cpu {
     AmdBeforeZen4,
     AmdZen4,
     AmdZen5,
-    /// Any other AMD family.
+    AmdZen6,
+    /// Any other AMD family or model.
     AmdOther,
     /// Neoverse N1: no slot events, only cycle-based stalls.
     ArmNeoverseN1,
@@ -222,6 +224,7 @@ impl Cpu {
             Cpu::AmdBeforeZen4 => "an AMD Zen 1-3 core",
             Cpu::AmdZen4 => "an AMD Zen 4 core",
             Cpu::AmdZen5 => "an AMD Zen 5 core",
+            Cpu::AmdZen6 => "an AMD Zen 6 core",
             Cpu::AmdOther => "an AMD core",
             Cpu::ArmNeoverseN1 => "an Arm Neoverse N1",
             Cpu::ArmNeoverseV1 => "an Arm Neoverse V1",
@@ -234,8 +237,10 @@ impl Cpu {
 
 impl Cpu {
     /// The core of perf.data's `HEADER_CPUID` string: x86 `GenuineIntel,6,143,8` (vendor,
-    /// family, model, stepping in decimal) or the pmu-events form `GenuineIntel-6-8F-8` (hex),
-    /// arm64 the MIDR `0x00000000410fd490`. [`Cpu::Unknown`] for anything else.
+    /// family, model, stepping in decimal) or the pmu-events form `GenuineIntel-6-8F-8` and
+    /// `AuthenticAMD-26-50-0` (family decimal, model and stepping hex, as perf's x86
+    /// `get_cpuid_str` writes it), arm64 the MIDR `0x00000000410fd490`. [`Cpu::Unknown`] for
+    /// anything else.
     pub fn from_perf_cpuid(cpuid: &str) -> Cpu {
         let cpuid = cpuid.trim();
         if let Some(hex) = cpuid.strip_prefix("0x") {
@@ -246,7 +251,9 @@ impl Cpu {
         } else {
             (cpuid.split('-').collect(), 16)
         };
+        // perf's x86 `get_cpuid_str` writes "%s-%u-%X-%X": the family in decimal.
         let number = |i: usize| {
+            let radix = if i == 1 { 10 } else { radix };
             fields
                 .get(i)
                 .and_then(|f| u32::from_str_radix(f.trim(), radix).ok())
@@ -288,13 +295,17 @@ fn intel_of_model(model: u32) -> Cpu {
 }
 
 /// perf's x86 mapfile: family 0x19 models 0x00-0x0f and 0x20-0x5f are Zen 3, the others
-/// Zen 4; family 0x1a is Zen 5; 0x17 is Zen 1/2.
+/// Zen 4; 0x17 is Zen 1/2. Family 0x1a by the kernel's `bsp_init_amd` ranges (perf's
+/// mapfile limits its Zen 5 row to known models since Zen 6 came): Zen 5 models 0x00-0x2f,
+/// 0x40-0x4f, 0x60-0x7f; Zen 6 0x50-0x5f, 0x80-0xaf, 0xc0-0xcf; any other model is an AMD
+/// core these formulas do not know.
 fn amd_of(family: u32, model: u32) -> Cpu {
-    match family {
-        0x17 => Cpu::AmdBeforeZen4,
-        0x19 if model < 0x10 || (0x20..0x60).contains(&model) => Cpu::AmdBeforeZen4,
-        0x19 => Cpu::AmdZen4,
-        0x1a => Cpu::AmdZen5,
+    match (family, model) {
+        (0x17, _) => Cpu::AmdBeforeZen4,
+        (0x19, 0x00..=0x0f | 0x20..=0x5f) => Cpu::AmdBeforeZen4,
+        (0x19, _) => Cpu::AmdZen4,
+        (0x1a, 0x00..=0x2f | 0x40..=0x4f | 0x60..=0x7f) => Cpu::AmdZen5,
+        (0x1a, 0x50..=0x5f | 0x80..=0xaf | 0xc0..=0xcf) => Cpu::AmdZen6,
         _ => Cpu::AmdOther,
     }
 }
@@ -360,8 +371,12 @@ pub enum FormulaSet {
     /// `skl-metrics.json`: SLOTS = 4 × cycles. Exact with SMT off; with SMT on (or unknown)
     /// the per-thread events stand in for Intel's core-wide ones.
     IntelSkylake { smt_off: bool },
-    /// `amdzen4/pipeline.json` (width 6) or `amdzen5/pipeline.json` (width 8).
+    /// `amdzen4/pipeline.json` (width 6), `amdzen5/pipeline.json` or `amdzen6/pipeline.json`
+    /// (width 8). Level-2 events may be in other leader-sampled groups than level 1's, each
+    /// group led by its own cycles ([`plan`]).
     AmdZen {
+        /// 4, 5 or 6.
+        zen: u8,
         width: u8,
         smt_contention: bool,
         level2: bool,
@@ -391,11 +406,9 @@ impl FormulaSet {
             }
             FormulaSet::IntelPerfMetrics { .. } => "Intel PERF_METRICS, core unknown".into(),
             FormulaSet::IntelSkylake { .. } => "Intel Skylake-class events (skl metrics)".into(),
-            FormulaSet::AmdZen { width, .. } => format!(
-                "AMD Zen {} pipeline ({} slots per cycle)",
-                if width == 8 { 5 } else { 4 },
-                width
-            ),
+            FormulaSet::AmdZen { zen, width, .. } => {
+                format!("AMD Zen {zen} pipeline ({width} slots per cycle)")
+            }
             FormulaSet::ArmSbsa { slots } => format!("Arm SBSA ({slots} slots)"),
             FormulaSet::ArmNeoverseV1 { .. } => "Arm Neoverse V1".into(),
             FormulaSet::ArmNeoverseN2V2 { n2_workaround, .. } => if n2_workaround {
@@ -504,6 +517,7 @@ impl FormulaSet {
                 width,
                 smt_contention,
                 level2,
+                ..
             } => {
                 let mut r = vec![
                     Cycles,
@@ -613,27 +627,67 @@ pub struct Plan {
     pub set: FormulaSet,
     /// (role, column index), in [`FormulaSet::roles`] order.
     columns: Vec<(Role, usize)>,
+    /// AMD with several groups: for each entry of `columns`, the column of its group's cycles
+    /// (empty with one group).
+    group_cycles: Vec<usize>,
+}
+
+impl Plan {
+    /// How many leader-sampled groups the planned events come from (AMD level 2 recorded as
+    /// more groups, each led by its own cycles); 1 otherwise.
+    pub fn groups(&self) -> usize {
+        let mut cycles: Vec<usize> = self.group_cycles.clone();
+        cycles.sort_unstable();
+        cycles.dedup();
+        cycles.len().max(1)
+    }
 }
 
 /// Which formula set applies to columns named `names` (perf's event names) on `machine`, or
 /// why none does.
+///
+/// Columns are in the recording's event order (perf.data's attrs, a folded file's
+/// `# columns:`), where a group's members follow its leader. For AMD a cycles column after
+/// the first starts another group (perf names every group's cycles `cycles`, as in
+/// `-e '{cycles,a,b}:S,{cycles,c,d}:S'`): each event belongs to the group of the cycles
+/// before it, and [`Plan::apply`] scales it to the first group's time by the ratio of the
+/// two groups' cycles, as `perf stat` scales multiplexed counts. An event twice in one group
+/// is refused; in two groups the first is used. Other sets refuse a second cycles.
 pub fn plan(names: &[&str], machine: &Machine) -> Result<Plan, NoTopdown> {
-    let mut found: Vec<(Role, usize)> = Vec::new();
+    // (role, column, group), the group numbered by the cycles columns seen before it.
+    let mut found: Vec<(Role, usize, usize)> = Vec::new();
+    let mut cycles_of_group: Vec<usize> = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        if let Some(role) = role_of(name) {
-            if found.iter().any(|&(r, _)| r == role) {
-                return Err(NoTopdown::Duplicate(name.to_string()));
-            }
-            found.push((role, i));
+        let Some(role) = role_of(name) else { continue };
+        if role == Role::Cycles {
+            cycles_of_group.push(i);
+        }
+        let group = cycles_of_group.len().saturating_sub(1);
+        match found.iter().find(|&&(r, _, _)| r == role) {
+            Some(&(_, _, g)) if g == group => return Err(NoTopdown::Duplicate(name.to_string())),
+            // Another group's: the first is used (a later cycles leads its own group).
+            Some(_) => {}
+            None => found.push((role, i, group)),
         }
     }
-    let has = |role: Role| found.iter().any(|&(r, _)| r == role);
+    let has = |role: Role| found.iter().any(|&(r, _, _)| r == role);
     let set = choose(&has, machine)?;
+    let amd = matches!(set, FormulaSet::AmdZen { .. });
+    if cycles_of_group.len() > 1 && !amd {
+        return Err(NoTopdown::Duplicate(names[cycles_of_group[1]].to_string()));
+    }
     let mut columns = Vec::new();
+    let mut group_cycles = Vec::new();
     let mut missing = Vec::new();
     for role in set.roles() {
-        match found.iter().find(|&&(r, _)| r == role) {
-            Some(&c) => columns.push(c),
+        match found.iter().find(|&&(r, _, _)| r == role) {
+            Some(&(r, c, g)) => {
+                columns.push((r, c));
+                if cycles_of_group.len() > 1 {
+                    // Events before the first cycles count as its group's.
+                    group_cycles.push(cycles_of_group[g]);
+                }
+            }
             None => missing.push(perf_name(role)),
         }
     }
@@ -643,7 +697,11 @@ pub fn plan(names: &[&str], machine: &Machine) -> Result<Plan, NoTopdown> {
             missing,
         });
     }
-    Ok(Plan { set, columns })
+    Ok(Plan {
+        set,
+        columns,
+        group_cycles,
+    })
 }
 
 fn choose(has: &dyn Fn(Role) -> bool, machine: &Machine) -> Result<FormulaSet, NoTopdown> {
@@ -703,9 +761,10 @@ fn choose(has: &dyn Fn(Role) -> bool, machine: &Machine) -> Result<FormulaSet, N
         AmdOpsRetired,
         AmdSmtContention,
     ]) {
-        let width = match cpu {
-            Cpu::AmdZen4 => 6,
-            Cpu::AmdZen5 => 8,
+        let (zen, width) = match cpu {
+            Cpu::AmdZen4 => (4, 6),
+            Cpu::AmdZen5 => (5, 8),
+            Cpu::AmdZen6 => (6, 8),
             Cpu::AmdBeforeZen4 => {
                 return Err(NoTopdown::CpuWithout(
                     "Zen 1-3 have no de_no_dispatch_per_slot events",
@@ -713,7 +772,7 @@ fn choose(has: &dyn Fn(Role) -> bool, machine: &Machine) -> Result<FormulaSet, N
             }
             Cpu::Unknown | Cpu::AmdOther => {
                 return Err(NoTopdown::CpuNeeded(
-                    "AMD top-down needs the CPU: Zen 4 dispatches 6 slots per cycle, Zen 5 8",
+                    "AMD top-down needs the CPU: Zen 4 dispatches 6 slots per cycle, Zen 5 and 6 8 (a family 1Ah model outside the kernel's Zen 5 and Zen 6 ranges is an unknown AMD core)",
                 ))
             }
             _ => return Err(NoTopdown::Mismatch { events: "AMD", cpu }),
@@ -724,6 +783,7 @@ fn choose(has: &dyn Fn(Role) -> bool, machine: &Machine) -> Result<FormulaSet, N
             AmdRestartsZen4
         };
         return Ok(FormulaSet::AmdZen {
+            zen,
             width,
             smt_contention: has(AmdSmtContention),
             level2: all(&[
@@ -922,44 +982,66 @@ impl Plan {
                 width,
                 smt_contention,
                 level2,
+                ..
             } => {
+                // Each event scaled to the first group's time: × its cycles / the event's own
+                // group's cycles (1 with one group). `None` where that group has no cycles.
+                let first = |i: usize| sums.get(i).map_or(0.0, |&x| x as f64);
+                let scaled = |role: Role| -> Option<f64> {
+                    let k = self.columns.iter().position(|&(r, _)| r == role);
+                    let Some(k) = k.filter(|_| !self.group_cycles.is_empty()) else {
+                        return Some(v(role));
+                    };
+                    let (own, reference) = (self.group_cycles[k], self.group_cycles[0]);
+                    if own == reference {
+                        return Some(v(role));
+                    }
+                    let c = first(own);
+                    (c != 0.0).then(|| v(role) * first(reference) / c)
+                };
                 let w = f64::from(width);
-                let slots = w * v(Cycles);
+                let slots = w * scaled(Cycles)?;
                 if slots == 0.0 {
                     return None;
                 }
-                let fe = v(AmdNoOpsFromFrontend) / slots;
-                let bs = (v(AmdOpsDispatched) - v(AmdOpsRetired)) / slots;
-                let be = v(AmdBackendStalls) / slots;
-                let ret = v(AmdOpsRetired) / slots;
-                let level2 = level2.then(|| {
-                    let restarts = v(if width == 8 {
+                let no_ops = scaled(AmdNoOpsFromFrontend)?;
+                let fe = no_ops / slots;
+                let bs = (scaled(AmdOpsDispatched)? - scaled(AmdOpsRetired)?) / slots;
+                let be = scaled(AmdBackendStalls)? / slots;
+                let ret = scaled(AmdOpsRetired)? / slots;
+                let smt = if smt_contention {
+                    Some(scaled(AmdSmtContention)? / slots)
+                } else {
+                    None
+                };
+                let level2 = level2.then(|| -> Option<Level2> {
+                    let restarts = scaled(if width == 8 {
                         AmdRestartsZen5
                     } else {
                         AmdRestartsZen4
-                    });
-                    let misp = v(AmdBranchMispredicts);
-                    let latency = w * v(AmdNoOpsFromFrontendCmask(width));
-                    let memory = d_ratio(v(AmdLoadNotComplete), v(AmdNotComplete));
-                    let microcode = d_ratio(v(AmdUcodeOps), v(AmdOpsRetired));
-                    Level2 {
+                    })?;
+                    let misp = scaled(AmdBranchMispredicts)?;
+                    let latency = w * scaled(AmdNoOpsFromFrontendCmask(width))?;
+                    let memory = d_ratio(scaled(AmdLoadNotComplete)?, scaled(AmdNotComplete)?);
+                    let microcode = d_ratio(scaled(AmdUcodeOps)?, scaled(AmdOpsRetired)?);
+                    Some(Level2 {
                         fetch_latency: latency / slots,
-                        fetch_bandwidth: (v(AmdNoOpsFromFrontend) - latency) / slots,
+                        fetch_bandwidth: (no_ops - latency) / slots,
                         branch_mispredicts: d_ratio(bs * misp, misp + restarts),
                         machine_clears: d_ratio(bs * restarts, misp + restarts),
                         memory_bound: be * memory,
                         core_bound: be * (1.0 - memory),
                         heavy_operations: ret * microcode,
                         light_operations: ret * (1.0 - microcode),
-                    }
+                    })
                 });
                 Some(Breakdown {
                     retiring: ret,
                     bad_speculation: bs,
                     frontend_bound: fe,
                     backend_bound: be,
-                    smt_contention: smt_contention.then(|| v(AmdSmtContention) / slots),
-                    level2,
+                    smt_contention: smt,
+                    level2: level2.flatten(),
                 })
             }
             FormulaSet::ArmSbsa { slots }

@@ -502,6 +502,9 @@ fn skylake_matches_skl_metrics_json() {
 //   bad_speculation_mispredicts: "d_ratio(bad_speculation * ex_ret_brn_misp, ex_ret_brn_misp + R)"
 //   bad_speculation_pipeline_restarts: "d_ratio(bad_speculation * R, ex_ret_brn_misp + R)"
 //     (R = resyncs_or_nc_redirects on Zen 4, bp_redirects.resync on Zen 5)
+// Zen 6: amdzen6/pipeline.json (torvalds/linux d4eb7b2da66c): every expression the same with
+// W = 8 and R = bp_fe_redir.resync (branch-prediction.json c7decec2f2d2: 0x9f/0x01, Zen 5's
+// bp_redirects.resync encoding).
 //   backend_bound_memory: "backend_bound * d_ratio(ex_no_retire.load_not_complete, ex_no_retire.not_complete)"
 //   backend_bound_cpu:    "backend_bound * (1 - d_ratio(ex_no_retire.load_not_complete, ex_no_retire.not_complete))"
 //   retiring_fastpath:    "retiring * (1 - d_ratio(ex_ret_ucode_ops, ex_ret_ops))"
@@ -541,19 +544,28 @@ fn amd_json(e: &Ev, w: f64, restarts: &str) -> Want {
 }
 
 #[test]
-fn zen4_and_zen5_match_pipeline_json() {
-    for (cpuid, w, restarts, cmask) in [
+fn zen4_zen5_and_zen6_match_pipeline_json() {
+    for (cpuid, zen, w, restarts, cmask) in [
         (
             "AuthenticAMD,25,17,1",
+            4,
             6.0,
             "resyncs_or_nc_redirects",
             "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/",
         ),
         (
             "AuthenticAMD,26,2,0",
+            5,
             8.0,
             "bp_redirects.resync",
             "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x8/u",
+        ),
+        (
+            "AuthenticAMD,26,80,0",
+            6,
+            8.0,
+            "bp_fe_redir.resync",
+            "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x8/",
         ),
     ] {
         let machine = Machine::of(Cpu::from_perf_cpuid(cpuid));
@@ -578,10 +590,15 @@ fn zen4_and_zen5_match_pipeline_json() {
         assert_eq!(
             p.set,
             FormulaSet::AmdZen {
+                zen,
                 width: w as u8,
                 smt_contention: true,
                 level2: true
             }
+        );
+        assert_eq!(
+            p.set.name(),
+            format!("AMD Zen {zen} pipeline ({w} slots per cycle)")
         );
         for sums in &vectors(names.len(), 5 + w as u64) {
             let want = amd_json(&ev(&keys, sums), w, keys[8]);
@@ -610,11 +627,130 @@ fn zen4_and_zen5_match_pipeline_json() {
     assert_eq!(
         p.set,
         FormulaSet::AmdZen {
+            zen: 5,
             width: 8,
             smt_contention: false,
             level2: false
         }
     );
+}
+
+/// `record --topdown --td-level 2` on Zen 4/5/6: level 1 in one group, the level-2 events in
+/// two more, each led by its own cycles (perf names each `cycles`), multiplexed by the kernel.
+const AMD_GROUPS: [&str; 14] = [
+    "cycles",
+    "de_no_dispatch_per_slot.no_ops_from_frontend",
+    "de_no_dispatch_per_slot.backend_stalls",
+    "de_src_op_disp.all",
+    "ex_ret_ops",
+    "de_no_dispatch_per_slot.smt_contention",
+    "cycles",
+    "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/",
+    "ex_ret_ucode_ops",
+    "ex_ret_brn_misp",
+    "resyncs_or_nc_redirects",
+    "cycles",
+    "ex_no_retire.load_not_complete",
+    "ex_no_retire.not_complete",
+];
+
+/// The evaluator's names of [`AMD_GROUPS`], and the index of each column's group's cycles.
+const AMD_KEYS: [&str; 14] = [
+    "ls_not_halted_cyc",
+    "de_no_dispatch_per_slot.no_ops_from_frontend",
+    "de_no_dispatch_per_slot.backend_stalls",
+    "de_src_op_disp.all",
+    "ex_ret_ops",
+    "de_no_dispatch_per_slot.smt_contention",
+    "cycles2",
+    "cmask",
+    "ex_ret_ucode_ops",
+    "ex_ret_brn_misp",
+    "resyncs_or_nc_redirects",
+    "cycles3",
+    "ex_no_retire.load_not_complete",
+    "ex_no_retire.not_complete",
+];
+const AMD_GROUP_CYCLES: [usize; 14] = [0, 0, 0, 0, 0, 0, 6, 6, 6, 6, 6, 11, 11, 11];
+
+/// Multiplexed groups count different intervals: as `perf stat` scales a multiplexed count
+/// by time enabled / time running, each level-2 event is scaled to level 1's time by its
+/// group's cycles (× c1 / c_own), and the JSON applies to the scaled counts. With group
+/// counts that are exact fractions of one run's counts, that is the JSON on that run.
+#[test]
+fn zen4_level_2_from_multiplexed_groups() {
+    let machine = Machine::of(Cpu::AmdZen4);
+    let p = plan(&AMD_GROUPS, &machine).unwrap();
+    assert_eq!(
+        p.set,
+        FormulaSet::AmdZen {
+            zen: 4,
+            width: 6,
+            smt_contention: true,
+            level2: true
+        }
+    );
+    assert_eq!(p.groups(), 3);
+    for sums in &vectors(AMD_GROUPS.len(), 41) {
+        let c1 = sums[0] as f64;
+        let scaled: Ev = AMD_KEYS
+            .iter()
+            .zip(sums)
+            .zip(AMD_GROUP_CYCLES)
+            .map(|((&k, &x), g)| (k, x as f64 * c1 / sums[g] as f64))
+            .collect();
+        let got = p.apply(sums);
+        if sums[0] == 0 {
+            assert_eq!(got, None, "{sums:?}");
+            continue;
+        }
+        let mut want = amd_json(&scaled, 6.0, "resyncs_or_nc_redirects");
+        if sums[6] == 0 || sums[11] == 0 {
+            // A frame without samples of a level-2 group: level 1 alone.
+            want.l2 = None;
+        }
+        check(&AMD_GROUPS, &machine, sums, &want);
+    }
+    // One run's counts (the second group ran a third of the time, the third a quarter):
+    // the single-group JSON on the run.
+    let run: [u64; 12] = [
+        1_200_000, 2_400_000, 1_800_000, 4_800_000, 3_600_000, 240_000, 120_000, 360_000, 48_000,
+        24_000, 600_000, 1_440_000,
+    ];
+    // The run's events: AMD_KEYS without the later groups' cycles.
+    let names: Vec<&'static str> = AMD_KEYS
+        .into_iter()
+        .filter(|k| !matches!(*k, "cycles2" | "cycles3"))
+        .collect();
+    let want = amd_json(&ev(&names, &run), 6.0, "resyncs_or_nc_redirects");
+    let sums = [
+        run[0],
+        run[1],
+        run[2],
+        run[3],
+        run[4],
+        run[5],
+        run[0] / 3,
+        run[6] / 3,
+        run[7] / 3,
+        run[8] / 3,
+        run[9] / 3,
+        run[0] / 4,
+        run[10] / 4,
+        run[11] / 4,
+    ];
+    check(&AMD_GROUPS, &machine, &sums, &want);
+    // An event twice in one group is refused; in two groups the first counts.
+    let mut twice = AMD_GROUPS.to_vec();
+    twice[13] = "ex_no_retire.load_not_complete";
+    assert!(matches!(
+        plan(&twice, &machine),
+        Err(cpiflame_profile::topdown::NoTopdown::Duplicate(_))
+    ));
+    let mut again = AMD_GROUPS.to_vec();
+    again[8] = "ex_ret_ops";
+    assert!(plan(&again, &machine)
+        .is_ok_and(|p| !matches!(p.set, FormulaSet::AmdZen { level2: true, .. })));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -769,6 +905,11 @@ fn cpus_from_perf_cpuid() {
         ("AuthenticAMD,25,1,1", Cpu::AmdBeforeZen4),
         ("AuthenticAMD,25,97,2", Cpu::AmdZen4),
         ("AuthenticAMD,23,49,0", Cpu::AmdBeforeZen4),
+        // Family 1Ah by the kernel's bsp_init_amd ranges: Zen 5, Zen 6, neither.
+        ("AuthenticAMD,26,68,0", Cpu::AmdZen5),
+        ("AuthenticAMD-26-50-0", Cpu::AmdZen6),
+        ("AuthenticAMD,26,192,0", Cpu::AmdZen6),
+        ("AuthenticAMD,26,48,0", Cpu::AmdOther),
         ("0x00000000413fd0c1", Cpu::ArmNeoverseN1),
         (
             "0x00000000410fd492",
@@ -793,8 +934,15 @@ fn no_set_says_why() {
         "ex_ret_ops",
     ];
     let intel: &[&str] = &INTEL8;
-    let cases: [(&[&str], Cpu, &str); 7] = [
+    let cases: [(&[&str], Cpu, &str); 9] = [
         (&amd, Cpu::Unknown, "CpuNeeded"),
+        (&amd, Cpu::AmdOther, "CpuNeeded"),
+        // A second cycles is a second group for AMD only.
+        (
+            &[&["cycles"], &INTEL8[..], &["cycles"]].concat(),
+            Cpu::IntelGoldenCove,
+            "Duplicate",
+        ),
         (&amd, Cpu::AmdBeforeZen4, "CpuWithout"),
         (&ARM, Cpu::ArmNeoverseN1, "CpuWithout"),
         (&ARM, Cpu::ArmOther, "CpuNeeded"),

@@ -73,6 +73,7 @@ impl Machine {
             nmi_watchdog: read(&proc_dir.join("sys/kernel/nmi_watchdog"))
                 .and_then(|t| t.trim().parse::<u32>().ok())
                 .map(|v| v != 0),
+            level: 1,
         };
         Ok(Machine {
             topdown_input,
@@ -118,7 +119,16 @@ impl Machine {
 
     /// The group `record --topdown` opens here, or why there is none (one line).
     pub fn topdown(&self) -> Result<TopdownGroup, String> {
-        decide(&self.cpu, &self.pmus, self.topdown_input)
+        self.topdown_at(1)
+    }
+
+    /// The group(s) `record --topdown --td-level LEVEL` opens here, or why there are none.
+    pub fn topdown_at(&self, level: u8) -> Result<TopdownGroup, String> {
+        let input = TopdownInput {
+            level,
+            ..self.topdown_input
+        };
+        decide(&self.cpu, &self.pmus, input)
     }
 
     /// The events of `choice`, resolved to open.

@@ -29,6 +29,8 @@ pub struct EventRequest {
     pub leader_sampling: bool,
     /// `--topdown`: this CPU's top-down group ([`crate::topdown::decide`]), or an error.
     pub topdown: bool,
+    /// `--td-level`: 1 (default; 0 means 1) or 2 (AMD: two more multiplexed groups).
+    pub td_level: u8,
 }
 
 /// The events to open and how.
@@ -101,6 +103,24 @@ impl EventPlan {
         }
     }
 
+    /// The events of `groups` as parsed (`-e`, `--topdown`), each a kernel group.
+    fn of_groups(groups: Vec<EventGroup>) -> EventPlan {
+        EventPlan {
+            groups: groups
+                .iter()
+                .map(|g| Group {
+                    len: g.events.len(),
+                    described: g.braced,
+                })
+                .collect(),
+            events: groups.into_iter().flat_map(|g| g.events).collect(),
+            no_pmu: false,
+            roles: Roles::default(),
+            notes: Vec::new(),
+            memory: None,
+        }
+    }
+
     /// `[stalls, cycles, instructions?]` as the request says: one group, or with
     /// `--leader-sampling` one group led by cycles, every member with `S`, as perf's
     /// `{cycles,stalls,instructions}:S` resolves.
@@ -121,7 +141,7 @@ impl EventPlan {
     /// preset pair, else cpu-clock alone (no PMU).
     pub fn choose(request: &EventRequest) -> Result<EventPlan, PlanError> {
         if request.topdown {
-            return EventPlan::topdown();
+            return EventPlan::topdown(request.td_level.max(1));
         }
         let instructions = || one_spec("instructions", "--with-instructions");
         if request.stalls.is_some() || request.cycles.is_some() {
@@ -161,21 +181,7 @@ impl EventPlan {
                     braced: false,
                 });
             }
-            let groups = join_unbraced(groups);
-            return Ok(EventPlan {
-                groups: groups
-                    .iter()
-                    .map(|g| Group {
-                        len: g.events.len(),
-                        described: g.braced,
-                    })
-                    .collect(),
-                events: groups.into_iter().flat_map(|g| g.events).collect(),
-                no_pmu: false,
-                roles: Roles::default(),
-                notes: Vec::new(),
-                memory: None,
-            });
+            return Ok(EventPlan::of_groups(join_unbraced(groups)));
         }
         let (choice, events) = machine::default_events(request.with_instructions)?;
         Ok(EventPlan::default_for(
@@ -216,12 +222,16 @@ impl EventPlan {
 
     /// `record --topdown`: this machine's top-down group, leader-sampled, or the one-line
     /// reason there is none (never a fallback to other events).
-    fn topdown() -> Result<EventPlan, PlanError> {
+    fn topdown(level: u8) -> Result<EventPlan, PlanError> {
         let g = machine::Machine::here()?
-            .topdown()
+            .topdown_at(level)
             .map_err(|why| PlanError::Usage(format!("--topdown: {why}")))?;
-        let events = resolve(&g.spec(), "--topdown")?;
-        let mut plan = EventPlan::one_group(events, true, false);
+        let groups =
+            resolve_groups(&g.spec(), Path::new(SYSFS_ROOT)).map_err(|source| PlanError::Spec {
+                flag: "--topdown",
+                source: Box::new(source),
+            })?;
+        let mut plan = EventPlan::of_groups(groups);
         plan.notes.push(format!(
             "recording top-down level {} ({}), sampled by {}: {}",
             g.level,

@@ -8,8 +8,10 @@
 //!   `int_misc.clears_count`). perf's read-sampler rule: with a `slots` leader and metric
 //!   events, the second member samples (tools/perf/util/record.c `evsel__read_sampler`).
 //! - Intel Skylake-class: cycles and the four raw events of `skl-metrics.json` (level 1).
-//! - AMD Zen 4/5: `ls_not_halted_cyc` and the `de_no_dispatch_per_slot` events (level 1;
-//!   `smt_contention` only where the NMI watchdog leaves the sixth counter free).
+//! - AMD Zen 4/5/6: `ls_not_halted_cyc` and the `de_no_dispatch_per_slot` events (level 1;
+//!   `smt_contention` only where the NMI watchdog leaves the sixth counter free). Level 2
+//!   (`--td-level 2`) adds two more leader-sampled groups, each led by its own cycles, which
+//!   the kernel multiplexes with the first (11 events do not fit 6 counters).
 //! - Arm cores whose PMU lists the `stall_slot*`/`op_*` events and has `caps/slots`.
 //! - None elsewhere (Neoverse N1, Zen 1-3, E-cores only, no core PMU, unknown CPU), with the
 //!   reason in one line.
@@ -31,6 +33,9 @@ pub struct TopdownInput {
     pub arm_variant: u32,
     /// `/proc/sys/kernel/nmi_watchdog` is non-zero; `None` where it could not be read.
     pub nmi_watchdog: Option<bool>,
+    /// `--td-level`: 2 asks for level 2 where it costs more groups (AMD) and refuses a core
+    /// without it; 0 or 1: level 1, with level 2 where it comes in the same group (Intel).
+    pub level: u8,
 }
 
 /// The top-down group to open: event specs in group order.
@@ -38,8 +43,11 @@ pub struct TopdownInput {
 pub struct TopdownGroup {
     /// 1, or 2 where the level-2 events are in the group.
     pub level: u8,
-    /// Event specs in group order (the leader first).
+    /// Event specs of the (first) group in group order (the leader first).
     pub events: Vec<String>,
+    /// AMD level 2: the further leader-sampled groups, each led by its own cycles (the
+    /// kernel multiplexes them with the first); empty otherwise.
+    pub more_groups: Vec<Vec<String>>,
     /// The group's leader (`events[0]`).
     pub leader: String,
     /// The member whose overflow takes the samples: the leader, or the second member after a
@@ -52,9 +60,13 @@ pub struct TopdownGroup {
 }
 
 impl TopdownGroup {
-    /// The group as one `-e` spec: `{a,b,...}:S`.
+    /// The group(s) as one `-e` spec: `{a,b,...}:S[,{c,d,...}:S...]`.
     pub fn spec(&self) -> String {
-        format!("{{{}}}:S", self.events.join(","))
+        std::iter::once(&self.events)
+            .chain(&self.more_groups)
+            .map(|g| format!("{{{}}}:S", g.join(",")))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Index of the sampler in [`TopdownGroup::events`].
@@ -66,8 +78,14 @@ impl TopdownGroup {
 /// Event spec and perf's name (the name `cpiflame_profile::topdown::role_of` knows).
 type Member = (String, &'static str);
 
+/// `pmu/terms,name=NAME/`, the name quoted where it holds a comma (perf's name of a
+/// metric's `event,cmask=N` event).
 fn raw(pmu: &str, terms: &str, name: &'static str) -> Member {
-    (format!("{pmu}/{terms},name={name}/"), name)
+    if name.contains(',') {
+        (format!("{pmu}/{terms},name='{name}'/"), name)
+    } else {
+        (format!("{pmu}/{terms},name={name}/"), name)
+    }
 }
 
 /// A member written with the encoding of its sysfs alias (the alias is what says the event
@@ -102,6 +120,59 @@ const ARM_SLOT_EVENTS: [(&str, &str); 5] = [
     ("op_spec", "event=0x3b"),
 ];
 
+/// AMD level 2 (`amdzen{4,5,6}/pipeline.json`'s PipelineL2 events), as two leader-sampled
+/// groups each led by its own cycles, so each fits the 5 counters the NMI watchdog leaves:
+/// the front-end latency (`no_ops_from_frontend` with `cmask` = the width), microcode ops,
+/// mispredicts and restarts; then the two `ex_no_retire` events. Encodings: the kernel's
+/// JSON (TOPDOWN.md §4; Zen 6 `bp_fe_redir.resync` is Zen 5's 0x9f/0x01).
+fn amd_level2(zen: u8) -> Vec<Vec<Member>> {
+    let cycles = || raw("cpu", "event=0x76,umask=0x0", "ls_not_halted_cyc");
+    let (cmask, restarts) = match zen {
+        4 => (
+            raw(
+                "cpu",
+                "event=0x1a0,umask=0x1,cmask=0x6",
+                "de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6",
+            ),
+            raw("cpu", "event=0x96,umask=0x0", "resyncs_or_nc_redirects"),
+        ),
+        _ => (
+            raw(
+                "cpu",
+                "event=0x1a0,umask=0x1,cmask=0x8",
+                "de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x8",
+            ),
+            raw(
+                "cpu",
+                "event=0x9f,umask=0x1",
+                if zen == 5 {
+                    "bp_redirects.resync"
+                } else {
+                    "bp_fe_redir.resync"
+                },
+            ),
+        ),
+    };
+    vec![
+        vec![
+            cycles(),
+            cmask,
+            raw("cpu", "event=0x1c2,umask=0x0", "ex_ret_ucode_ops"),
+            raw("cpu", "event=0xc3,umask=0x0", "ex_ret_brn_misp"),
+            restarts,
+        ],
+        vec![
+            cycles(),
+            raw(
+                "cpu",
+                "event=0xd6,umask=0xa2",
+                "ex_no_retire.load_not_complete",
+            ),
+            raw("cpu", "event=0xd6,umask=0x2", "ex_no_retire.not_complete"),
+        ],
+    ]
+}
+
 fn watchdog_note(on: Option<bool>, holds: &str) -> String {
     match on {
         Some(true) => format!("the NMI watchdog is on (kernel.nmi_watchdog=1) and holds {holds}"),
@@ -116,6 +187,7 @@ fn watchdog_note(on: Option<bool>, holds: &str) -> String {
 pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGroup, String> {
     let watchdog = input.nmi_watchdog.unwrap_or(true);
     let mut notes = Vec::new();
+    let mut more: Vec<Vec<Member>> = Vec::new();
     let (members, sampler, td_cpu, level) = match &cpu.vendor {
         Vendor::Intel => {
             let td_cpu = td::Cpu::from_perf_cpuid(&format!(
@@ -138,6 +210,9 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
             }
             if pmus.has_event(pmu, "slots") {
                 let level2 = INTEL_L2.iter().all(|(e, _)| pmus.has_event(pmu, e));
+                if input.level == 2 && !level2 {
+                    return Err(format!("no top-down level 2: {pmu} lists no topdown-heavy-ops .. topdown-mem-bound (PERF_METRICS level 2 is Golden Cove and later); use --td-level 1"));
+                }
                 let mut m = vec![member(pmu, &INTEL_SLOTS), member(pmu, &INTEL_CYCLES)];
                 m.extend(INTEL_L1.iter().map(|e| member(pmu, e)));
                 if level2 {
@@ -162,6 +237,8 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
                     watchdog_note(input.nmi_watchdog, "one counter")
                 ));
                 (m, 1, td_cpu, if level2 { 2 } else { 1 })
+            } else if td_cpu == td::Cpu::IntelSkylake && input.level == 2 {
+                return Err("no top-down level 2: on Skylake-class cores it needs 9 more general-purpose events, more than one group; use --td-level 1".into());
             } else if td_cpu == td::Cpu::IntelSkylake {
                 let m = vec![
                     raw(pmu, "event=0x3c,umask=0x0", "cpu_clk_unhalted.thread"),
@@ -187,12 +264,12 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
                 cpu.family, cpu.model, cpu.stepping
             ));
             // amd.c's generations, not perf's mapfile (which calls every family 1Ah Zen 5).
-            match cpiflame_events::cpu::amd_zen(cpu.family, cpu.model) {
-                Some(4 | 5) => {}
+            let zen = match cpiflame_events::cpu::amd_zen(cpu.family, cpu.model) {
+                Some(z @ 4..=6) => z,
                 Some(z @ 1..=3) => return Err(format!("no top-down group: Zen {z} has no de_no_dispatch_per_slot events; use the stall or CPI graph")),
-                Some(z) => return Err(format!("no top-down group: no pipeline formulas for Zen {z} yet (perf's are for Zen 4 and 5); use the stall or CPI graph")),
-                None => return Err(format!("no top-down group: AMD family {:#x} model {:#x} is not a known Zen 4 or Zen 5", cpu.family, cpu.model)),
-            }
+                Some(z) => return Err(format!("no top-down group: no pipeline formulas for Zen {z} yet (perf's are for Zen 4 to 6); use the stall or CPI graph")),
+                None => return Err(format!("no top-down group: AMD family {:#x} model {:#x} is not a known Zen 4, 5 or 6", cpu.family, cpu.model)),
+            };
             if !pmus.has_cpu() {
                 return Err("no top-down group: no core PMU (cpu) under sysfs (a VM without a virtual PMU?); use cpu-clock".into());
             }
@@ -227,8 +304,17 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
                     watchdog_note(input.nmi_watchdog, "")
                 ));
             }
-            notes.push("level 2 needs 6 more events (11 in all): not one group".into());
-            (m, 0, td_cpu, 1)
+            if input.level == 2 {
+                more = amd_level2(zen);
+                notes.push(format!(
+                    "level 2: {} more groups led by their own cycles; the kernel multiplexes the {} groups (each samples only while it is scheduled), and the report scales each group's counts to the first's time by the ratio of their cycles",
+                    more.len(),
+                    more.len() + 1
+                ));
+            } else {
+                notes.push("level 2 needs 6 more events (11 in all), in 2 more multiplexed groups: --td-level 2".into());
+            }
+            (m, 0, td_cpu, if input.level == 2 { 2 } else { 1 })
         }
         Vendor::Arm { implementer, part } => {
             let midr = (u64::from(*implementer) << 24)
@@ -252,6 +338,9 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
                 return Err(format!(
                     "no top-down group: {pmu} lists no {missing} event (no slot events on this core, or a KVM guest); use the stall graph"
                 ));
+            }
+            if input.level == 2 {
+                return Err(format!("no top-down level 2 on {pmu}: the Arm slot events give level 1 only; use --td-level 1"));
             }
             let mut m = vec![member(&pmu, &ARM_CYCLES)];
             m.extend(ARM_SLOT_EVENTS.iter().map(|e| member(&pmu, e)));
@@ -277,7 +366,11 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
             ))
         }
     };
-    let names: Vec<&str> = members.iter().map(|(_, n)| *n).collect();
+    let names: Vec<&str> = members
+        .iter()
+        .chain(more.iter().flatten())
+        .map(|(_, n)| *n)
+        .collect();
     let machine = TdMachine {
         cpu: td_cpu,
         arm_slots: input.arm_slots,
@@ -286,8 +379,13 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
     let plan = td::plan(&names, &machine).map_err(|e| format!("no top-down group: {e}"))?;
     notes.extend(plan.set.approximation().map(String::from));
     let events: Vec<String> = members.into_iter().map(|(s, _)| s).collect();
+    let more_groups = more
+        .into_iter()
+        .map(|g| g.into_iter().map(|(s, _)| s).collect())
+        .collect();
     Ok(TopdownGroup {
         level,
+        more_groups,
         leader: events[0].clone(),
         sampler: events[sampler].clone(),
         formulas: plan.set.name(),
@@ -305,6 +403,7 @@ mod tests {
     use std::path::PathBuf;
 
     use cpiflame_events::{resolve_groups, Pmus};
+    use cpiflame_profile::topdown as td;
 
     use super::TopdownInput;
 
@@ -329,6 +428,21 @@ mod tests {
             .events
             .iter()
             .map(|e| (e.type_, e.config))
+            .collect()
+    }
+
+    /// (type, config) of each member of each group of `record --topdown --td-level 2`.
+    fn level2_encodings(name: &str) -> Vec<Vec<(u32, u64)>> {
+        let g = Machine::saved(&root(name)).unwrap().topdown_at(2).unwrap();
+        assert_eq!(g.level, 2, "{name}");
+        let groups = resolve_groups(&g.spec(), &root(name).join("sys"))
+            .unwrap_or_else(|e| panic!("{name}: {}: {e}", g.spec()));
+        groups
+            .iter()
+            .map(|group| {
+                assert!(group.leader_sampling(), "{name}");
+                group.events.iter().map(|e| (e.type_, e.config)).collect()
+            })
             .collect()
     }
 
@@ -409,6 +523,96 @@ mod tests {
         assert_eq!(encodings("zen5"), zen5);
     }
 
+    /// Level 2 on Zen 4, 5 and 6: the level-1 group and two more, each led by its own
+    /// cycles (0x76), each at most 5 events (what the NMI watchdog leaves of 6 counters).
+    /// Encodings: amdzen{4,5,6} JSON as TOPDOWN.md §4 lists them (config 0-7 and 32-35 the
+    /// event, 8-15 the umask, 24-31 the cmask); the plan reads them as 3 groups.
+    #[test]
+    fn amd_level_2_is_two_more_groups() {
+        for (name, cmask, restarts, formulas) in [
+            (
+                "zen4",
+                0x1060001a0,
+                0x96,
+                "AMD Zen 4 pipeline (6 slots per cycle)",
+            ),
+            (
+                "zen5",
+                0x1080001a0,
+                0x19f,
+                "AMD Zen 5 pipeline (8 slots per cycle)",
+            ),
+            (
+                "zen6",
+                0x1080001a0,
+                0x19f,
+                "AMD Zen 6 pipeline (8 slots per cycle)",
+            ),
+        ] {
+            let groups = level2_encodings(name);
+            assert_eq!(groups.len(), 3, "{name}");
+            assert_eq!(
+                groups[1],
+                [
+                    (4, 0x76),
+                    (4, cmask),
+                    (4, 0x1000000c2),
+                    (4, 0xc3),
+                    (4, restarts)
+                ],
+                "{name}"
+            );
+            assert_eq!(groups[2], [(4, 0x76), (4, 0xa2d6), (4, 0x2d6)], "{name}");
+            assert!(groups.iter().all(|g| g.len() <= 6), "{name}");
+            let m = Machine::saved(&root(name)).unwrap();
+            let g = m.topdown_at(2).unwrap();
+            assert_eq!(g.formulas, formulas);
+            assert!(g.notes.iter().any(|n| n.contains("multiplexes")), "{g:?}");
+            // The names the recording stores (EVENT_DESC) plan to level 2 from 3 groups.
+            let names: Vec<String> = resolve_groups(&g.spec(), &root(name).join("sys"))
+                .unwrap()
+                .into_iter()
+                .flat_map(|g| g.events)
+                .map(|e| e.name)
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let cpuid = format!(
+                "AuthenticAMD,{},{},{}",
+                m.cpu.family, m.cpu.model, m.cpu.stepping
+            );
+            let td_cpu = td::Cpu::from_perf_cpuid(&cpuid);
+            let plan = td::plan(&names, &td::Machine::of(td_cpu)).unwrap();
+            assert_eq!(plan.groups(), 3, "{name}");
+            assert!(matches!(
+                plan.set,
+                td::FormulaSet::AmdZen { level2: true, .. }
+            ));
+            // Level 1 stays one group.
+            assert!(m.topdown().unwrap().more_groups.is_empty());
+        }
+    }
+
+    #[test]
+    fn level_2_refused_in_one_line_where_the_core_has_none() {
+        for (name, part) in [
+            ("icelake-x", "no topdown-heavy-ops"),
+            ("skylake-x", "Skylake-class"),
+            ("neoverse-n2-r0p3", "level 1 only"),
+        ] {
+            let w = Machine::saved(&root(name))
+                .unwrap()
+                .topdown_at(2)
+                .unwrap_err();
+            assert!(w.contains(part) && !w.contains('\n'), "{name}: {w}");
+        }
+        // Intel with level-2 metrics: the one group already holds them.
+        let g = Machine::saved(&root("sapphire-rapids"))
+            .unwrap()
+            .topdown_at(2)
+            .unwrap();
+        assert_eq!((g.level, g.more_groups.len()), (2, 0));
+    }
+
     #[test]
     fn neoverse_n2_both_revisions() {
         let want = [
@@ -438,7 +642,6 @@ mod tests {
             ("neoverse-n1", "Neoverse N1"),
             ("zen3", "Zen 3"),
             ("zen2", "Zen 2"),
-            ("zen6", "Zen 6"),
             ("vm-no-pmu", "no core PMU"),
             ("intel-family-18", "no slots event"),
             ("apple-m1", "no Arm PMUv3"),

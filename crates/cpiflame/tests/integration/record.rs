@@ -435,7 +435,8 @@ extern "C" {
 
 /// `record --topdown` opens what `list --json` says this machine's top-down group is; where
 /// there is none (this VM: no core PMU) it refuses with `list`'s reason as its one error
-/// line, with `-a`, `-p` and `--off-cpu` too, and writes no file: never a silent fallback.
+/// line, with `-a`, `-p`, `--off-cpu` and `--td-level 2` too, and writes no file: never a
+/// silent fallback.
 #[test]
 fn record_topdown_opens_lists_group_or_refuses_with_its_reason() {
     let list: serde_json::Value = serde_json::from_str(&ok(&run(&["list", "--json"]))).unwrap();
@@ -443,8 +444,9 @@ fn record_topdown_opens_lists_group_or_refuses_with_its_reason() {
     let out = dir.0.join("td.data");
     let out_s = out.to_str().unwrap();
     let base = ["record", "--topdown", "-o", out_s];
-    let runs: [&[&str]; 4] = [
+    let runs: [&[&str]; 5] = [
         &["--", "true"],
+        &["--td-level", "2", "--", "true"],
         &["-a", "--duration", "0.2", "--", "true"],
         &["--off-cpu", "--", "true"],
         &["-p", "1", "--duration", "0.2"],

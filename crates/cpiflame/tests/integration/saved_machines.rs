@@ -346,6 +346,13 @@ fn list_json_says_which_topdown_group_each_cpu_opens() {
             ev("cpu", &zen5),
             "AMD Zen 5 pipeline (8 slots per cycle)",
         ),
+        // amdzen6/pipeline.json; the root has no nmi_watchdog file: counted as on.
+        (
+            "zen6",
+            1,
+            ev("cpu", &ZEN_L1),
+            "AMD Zen 6 pipeline (8 slots per cycle)",
+        ),
         (
             "neoverse-n2-dt",
             1,
@@ -376,6 +383,8 @@ fn list_json_says_which_topdown_group_each_cpu_opens() {
     let notes = |name: &str| list_json(name)["topdown"]["notes"].to_string();
     assert!(notes("zen4").contains("kernel.nmi_watchdog=1"));
     assert!(notes("zen5").contains("NMI watchdog is off"));
+    // `list` shows the default level; AMD's level 2 is named as a flag away.
+    assert!(notes("zen4").contains("2 more multiplexed groups: --td-level 2"));
     assert!(notes("skylake-x").contains("could not be read"));
     assert!(notes("skylake-x").contains("SMT on"));
     assert!(notes("arrow-lake-h").contains("cpu_core (P-cores) only"));

@@ -175,6 +175,8 @@ impl fmt::Display for SpecError {
                 write!(f, "unknown event '{name}'{}", In(spec, name))?;
                 if !suggestions.is_empty() {
                     write!(f, " (did you mean {}?)", or_list(suggestions))?;
+                } else {
+                    write!(f, ": neither a generic event nor an alias in a core PMU's events/ (cpu, cpu_core, armv8_*) on this machine")?;
                 }
                 Ok(())
             }
