@@ -133,8 +133,9 @@ impl Comparison {
             ),
             (None, None) => (None, None),
             (b, a) => {
-                let what =
-                    |p: &Option<cpiflame_profile::topdown::Plan>| set_text(p.as_ref().map(|p| p.set));
+                let what = |p: &Option<cpiflame_profile::topdown::Plan>| {
+                    set_text(p.as_ref().map(|p| p.set))
+                };
                 let why = format!(
                     "top-down not compared: {} has {}, {} {}",
                     b0.file.display(),

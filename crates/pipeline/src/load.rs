@@ -303,7 +303,15 @@ impl Loaded {
             .map(|plan| add_topdown(&self.profile, plan, &mut frames));
         let why = self.topdown_why.as_deref();
         if json {
-            write_report_json_at(&self.profile, columns, confidence, &frames, topdown, why, out)
+            write_report_json_at(
+                &self.profile,
+                columns,
+                confidence,
+                &frames,
+                topdown,
+                why,
+                out,
+            )
         } else {
             write_report_text_of(&self.profile, columns, &frames, limit, &mut *out)?;
             match why {

@@ -1440,7 +1440,10 @@ fn level1_cells(b: &Breakdown) -> [(&'static str, f64); 4] {
 /// The index in [`level1_cells`] of the largest category (the first of equals).
 fn dominant(b: &Breakdown) -> usize {
     let cells = level1_cells(b);
-    (1..cells.len()).fold(0, |best, k| if cells[k].1 > cells[best].1 { k } else { best })
+    (1..cells.len()).fold(
+        0,
+        |best, k| if cells[k].1 > cells[best].1 { k } else { best },
+    )
 }
 
 /// The largest level-1 top-down category of a frame's inclusive fractions and its share
