@@ -9,7 +9,12 @@
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
 //! is that instruction) and CPI (cycles period / instructions period); on a hybrid recording
 //! both divide by the cycles of the core types that recorded the colour events
-//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does.
+//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does. With a
+//! top-down group (`Loaded::topdown`), every column's deltas are summed per site too, and each
+//! instruction, line and the function get the formulas applied to their sums
+//! (`cpiflame_profile::topdown::Plan::apply`: a ratio of sums). Every sample's counter
+//! values are taken before the leaf and `--no-kernel` filters, as `fold` takes them, so a
+//! leader-sampled group's deltas are `fold`'s whatever is left out.
 //!
 //! A function's `.cold` part (code GCC moved out of line into the symbol `foo.cold`, which
 //! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
