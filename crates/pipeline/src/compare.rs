@@ -133,15 +133,15 @@ impl Comparison {
             ),
             (None, None) => (None, None),
             (b, a) => {
-                let what = |p: &Option<cpiflame_profile::topdown::Plan>| {
-                    set_text(p.as_ref().map(|p| p.set))
+                let what = |p: &Option<cpiflame_profile::topdown::Plan>, l: &Loaded| {
+                    set_text(p.as_ref().map(|p| p.set), l.topdown_why.as_deref())
                 };
                 let why = format!(
                     "top-down not compared: {} has {}, {} {}",
                     b0.file.display(),
-                    what(b),
+                    what(b, &b0),
                     a0.file.display(),
-                    what(a)
+                    what(a, &a0)
                 );
                 (None, Some(why))
             }

@@ -126,10 +126,14 @@ pub fn load_all(
 }
 
 /// A recording's top-down formula set in words, with why it is not perf's exact one where it
-/// is not: for the warnings of merged reads and comparisons.
-pub(crate) fn set_text(set: Option<FormulaSet>) -> String {
+/// is not, or why it has none (`why`, [`Loaded::topdown_why`]): for the warnings of merged
+/// reads and comparisons.
+pub(crate) fn set_text(set: Option<FormulaSet>, why: Option<&str>) -> String {
     match set {
-        None => "no top-down formulas".to_string(),
+        None => match why {
+            Some(why) => format!("no top-down formulas ({why})"),
+            None => "no top-down events".to_string(),
+        },
         Some(set) => match set.approximation() {
             Some(why) => format!("{} ({why})", set.name()),
             None => set.name(),
@@ -145,6 +149,7 @@ struct Formulas {
     file: PathBuf,
     set: Option<FormulaSet>,
     columns: Vec<String>,
+    why: Option<String>,
 }
 
 /// The file aside.
@@ -171,15 +176,19 @@ impl Formulas {
             file: l.file.clone(),
             set,
             columns,
+            why: l.topdown_why.clone(),
         }
     }
 
     /// `a.data has <set>, b.data <set>`: the two files and what each has.
     fn clash(&self, other: &Formulas) -> String {
         let same_set = self.set == other.set;
-        let what = |f: &Formulas| match f.set {
-            Some(_) if same_set => format!("{} over {}", set_text(f.set), f.columns.join(" ")),
-            set => set_text(set),
+        let what = |f: &Formulas| {
+            let set = set_text(f.set, f.why.as_deref());
+            match f.set {
+                Some(_) if same_set => format!("{set} over {}", f.columns.join(" ")),
+                _ => set,
+            }
         };
         format!(
             "{} has {}, {} {}",
