@@ -309,15 +309,18 @@ fn synthetic_topdown_group_gives_the_planted_fractions_per_frame() {
     // The text report's column: the largest category of each function.
     let text = ok(&cpiflame(&["report", s(&data)]));
     assert!(text.contains("Top-down"), "{text}");
-    let row = |f: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {f} [")))
-            .unwrap_or_else(|| panic!("no row {f} in {text}"))
-            .to_string()
-    };
+    let row = |f: &str| row(&text, f);
     // f: retiring 256/512; g: back end 352/512 = 68.75%.
     assert!(row("f").contains("RET 50%"), "{text}");
     assert!(row("g").contains("BE 69%"), "{text}");
+}
+
+/// The row of function `f` in a text table (`report`'s, `diff --summary`'s).
+pub(crate) fn row(text: &str, f: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(&format!(" {f} [")))
+        .unwrap_or_else(|| panic!("no row {f} in {text}"))
+        .to_string()
 }
 
 /// The wide folded form of the per-leaf sums, columns named as perf names the events.

@@ -9,8 +9,8 @@
 
 use crate::support;
 use crate::topdown::{
-    add, folded, frame, golden_cove, level1, perf_sums_in, report, write_topdown, Planted, EVENTS,
-    SPR,
+    add, folded, frame, golden_cove, level1, perf_sums_in, report, row, write_topdown, Planted,
+    EVENTS, SPR,
 };
 
 use std::collections::BTreeMap;
@@ -82,15 +82,6 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_str(&ok(&cpiflame(args))).unwrap()
 }
 
-fn diff_frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap_or_else(|| panic!("no frame {name} in {doc}"))
-}
-
 /// annotate's JSON of `symbol` (the one function).
 fn annotate(args: &[&str], symbol: &str) -> Value {
     let mut all = vec!["annotate", "--json"];
@@ -145,7 +136,7 @@ fn time_ranges_give_the_fractions_of_their_samples_in_report_diff_and_annotate()
         s(&data),
     ]);
     for leaf in ["f", "g"] {
-        let d = diff_frame(&doc, leaf);
+        let d = frame(&doc, leaf);
         assert_eq!(
             level1(&d["topdown_before"]),
             golden_cove(first[leaf]),
@@ -157,7 +148,7 @@ fn time_ranges_give_the_fractions_of_their_samples_in_report_diff_and_annotate()
             "{d}"
         );
     }
-    let main = diff_frame(&doc, "main");
+    let main = frame(&doc, "main");
     assert_eq!(level1(&main["topdown_before"]), golden_cove(all(&first)));
     assert_eq!(level1(&main["topdown_after"]), golden_cove(all(&second)));
     assert_eq!(level1(&doc["before"]["topdown"]), golden_cove(all(&first)));
@@ -174,12 +165,7 @@ fn diff_table_shows_the_after_dominant_category_before_and_after() {
     let a = perf_by_leaf(&after, &[]);
     let text = ok(&cpiflame(&["diff", "--summary", s(&before), s(&after)]));
     assert!(text.contains("Top-down before -> after"), "{text}");
-    let row = |f: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {f} [")))
-            .unwrap_or_else(|| panic!("no row {f} in {text}"))
-            .to_string()
-    };
+    let row = |f: &str| row(&text, f);
     // The category largest after, both sides' share of it in whole percent.
     let cell = |leaf: &str| {
         let (bf, af) = (golden_cove(b[leaf]), golden_cove(a[leaf]));
