@@ -17,8 +17,8 @@ use std::path::PathBuf;
 
 use cpiflame_profile::topdown::Breakdown;
 use cpiflame_profile::{
-    add_diff_topdown, diff_runs, totals_of, write_diff_json_with, write_diff_text_of, ChangeTest,
-    Columns, FrameDiff, Measure, WallColumns,
+    add_diff_topdown, diff_runs, topdown_totals_line, totals_of, write_diff_json_with,
+    write_diff_text_of, ChangeTest, Columns, FrameDiff, Measure, WallColumns,
 };
 
 use crate::load::Loaded;
@@ -173,7 +173,11 @@ impl Comparison {
         if json {
             write_diff_json_with(&tb, &ta, &self.diffs, &self.test, self.topdown, out)
         } else {
-            write_diff_text_of(&tb, &ta, &self.diffs, limit, &self.test, out)
+            write_diff_text_of(&tb, &ta, &self.diffs, limit, &self.test, &mut *out)?;
+            match self.topdown {
+                Some((b, a)) => writeln!(out, "#\n{}", topdown_totals_line(b, a)),
+                None => Ok(()),
+            }
         }
     }
 

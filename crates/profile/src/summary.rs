@@ -1456,6 +1456,25 @@ pub fn topdown_cell(b: Option<Breakdown>) -> String {
     format!("{name} {:.0}%", value * 100.0)
 }
 
+/// The last line of `diff`'s text summary with top-down fractions: the whole runs' change,
+/// as the table's cells and with all four categories, `# top-down of the whole runs: ...`.
+pub fn topdown_totals_line(before: Option<Breakdown>, after: Option<Breakdown>) -> String {
+    let side = |b: Option<Breakdown>| {
+        b.map_or("-".to_string(), |b| {
+            level1_cells(&b)
+                .iter()
+                .map(|(name, v)| format!("{name} {:.0}%", v * 100.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    format!(
+        "# top-down of the whole runs: {} -> {}",
+        side(before),
+        side(after)
+    )
+}
+
 /// A function's top-down change in `diff`'s table: the category largest in after (in
 /// before when after has none) and its share before and after, `BE 41% -> 63%`; `-` for a
 /// side without fractions, `-` alone when neither has any.

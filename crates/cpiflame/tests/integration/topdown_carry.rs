@@ -182,6 +182,27 @@ fn diff_table_shows_the_after_dominant_category_before_and_after() {
             cell(leaf)
         );
     }
+    // The last line: the whole runs' four categories, before and after.
+    let whole = |sums: &BTreeMap<String, [u64; 6]>| {
+        let v = golden_cove(all(sums));
+        format!(
+            "RET {:.0}% BS {:.0}% FE {:.0}% BE {:.0}%",
+            v[0] * 100.0,
+            v[1] * 100.0,
+            v[2] * 100.0,
+            v[3] * 100.0
+        )
+    };
+    let last = format!(
+        "# top-down of the whole runs: {} -> {}",
+        whole(&b),
+        whole(&a)
+    );
+    assert_eq!(
+        text.trim_end().lines().last(),
+        Some(last.as_str()),
+        "{text}"
+    );
     // A side without top-down events: a warning naming both files, no column, no keys.
     let plain = folded(
         &dir,
