@@ -9,7 +9,12 @@
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
 //! is that instruction) and CPI (cycles period / instructions period); on a hybrid recording
 //! both divide by the cycles of the core types that recorded the colour events
-//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does.
+//! (`Loaded::ratio_cycles`, through `ratio_cycles_events`), as the graph does. With a
+//! top-down group (`Loaded::topdown`), every column's deltas are summed per site too, and each
+//! instruction, line and the function get the formulas applied to their sums
+//! (`cpiflame_profile::topdown::Plan::apply`: a ratio of sums). Every sample's counter
+//! values are taken before the leaf and `--no-kernel` filters, as `fold` takes them, so a
+//! leader-sampled group's deltas are `fold`'s whatever is left out.
 //!
 //! A function's `.cold` part (code GCC moved out of line into the symbol `foo.cold`, which
 //! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
@@ -36,6 +41,8 @@ use cpiflame_pipeline::{
     event_columns, load_opened, ratio_cycles_events, walk_samples_in, LoadError, LoadOptions,
     Recording, SampleFilter, SampleWeights,
 };
+use cpiflame_profile::summary::topdown_cell;
+use cpiflame_profile::topdown::{Breakdown, Plan};
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
 use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
 use serde_json::{json, Value};
@@ -91,6 +98,12 @@ pub struct Function {
     pub skids: bool,
     pub has_stalls: bool,
     pub has_cpi: bool,
+    /// The top-down formulas of the recording's columns (`Loaded::topdown`); `None` without
+    /// top-down events. Each instruction's, line's and the function's fractions are the
+    /// formulas applied to its summed deltas ([`Weights::sums`]).
+    pub topdown_plan: Option<Plan>,
+    /// The function's summed deltas (every column), for its fractions.
+    pub sums: Vec<u64>,
     /// In address order.
     pub instructions: Vec<Instruction>,
     /// In descending period, then file and line.
@@ -120,7 +133,7 @@ fn is_cold_part(symbol: &str) -> bool {
 }
 
 /// The weights of the samples at one instruction or line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Weights {
     pub samples: u64,
     pub period: u64,
@@ -130,6 +143,10 @@ pub struct Weights {
     /// (`Loaded::ratio_cycles`), as the graph divides.
     pub cycles: u64,
     pub instructions: u64,
+    /// With top-down formulas ([`Function::topdown_plan`]): every column's summed deltas
+    /// of these samples, in the recording's columns (what [`Plan::apply`] takes); empty
+    /// without.
+    pub sums: Vec<u64>,
 }
 
 impl Weights {
@@ -139,6 +156,17 @@ impl Weights {
         self.stalls += other.stalls;
         self.cycles += other.cycles;
         self.instructions += other.instructions;
+        add_sums(&mut self.sums, &other.sums);
+    }
+}
+
+/// `sums += other`, column by column (`sums` grown to `other`'s width).
+fn add_sums(sums: &mut Vec<u64>, other: &[u64]) {
+    if sums.len() < other.len() {
+        sums.resize(other.len(), 0);
+    }
+    for (s, &o) in sums.iter_mut().zip(other) {
+        *s = s.saturating_add(o);
     }
 }
 
@@ -182,6 +210,8 @@ struct Columns {
     /// A hybrid recording's ratio cycles (`Loaded::ratio_cycles`): per attr, whether it adds
     /// to the cycles the colour events are divided by, instead of the cycles column.
     ratio: Option<Vec<bool>>,
+    /// With top-down formulas: the number of columns, each summed per site.
+    sums: Option<usize>,
 }
 
 impl AnnotateOptions {
@@ -234,14 +264,23 @@ pub fn annotate(
             None => return Err(AnnotateError::NoColumn(load.file.clone())),
         },
     };
+    let (names, column_of) = event_columns(&file);
+    // The plan's columns are the loaded profile's: the walk's must be the same.
+    let same_columns = loaded
+        .profile
+        .events
+        .iter()
+        .map(|e| &e.name)
+        .eq(names.iter());
+    let topdown_plan = loaded.topdown.clone().filter(|_| same_columns);
     let columns = Columns {
         width,
         stalls: loaded.roles.stalls,
         cycles: loaded.roles.cycles,
         instructions: loaded.roles.instructions,
         ratio: ratio_cycles_events(&file, &loaded),
+        sums: topdown_plan.as_ref().map(|_| names.len()),
     };
-    let (names, column_of) = event_columns(&file);
     let mut resolver = load.resolver(&file.meta)?;
     let times = load.time_ranges(&file)?;
     let sites = walk(
@@ -337,6 +376,7 @@ pub fn annotate(
             f.skids = skids;
             f.has_stalls = columns.stalls.is_some() && columns.cycles.is_some();
             f.has_cpi = columns.instructions.is_some() && columns.cycles.is_some();
+            f.topdown_plan = topdown_plan.clone();
             f.lines = lines(&f.instructions, &options.sources, &mut sources);
             f
         })
@@ -366,6 +406,9 @@ fn walk(
                 weights.pass(file, sample);
                 return;
             };
+            // Every sample's group values move the deltas on, as in `fold`, also those the
+            // filters below leave out: else the next sample's deltas would cover theirs.
+            weights.weights(file, sample, &mut out);
             let Some(leaf) = entries.first() else {
                 return;
             };
@@ -386,12 +429,15 @@ fn walk(
                     .map_or(Site::Raw(frame.address().0), Site::User),
                 other => Site::Raw(other.address().0),
             };
-            weights.weights(file, sample, &mut out);
             let w = sites.entry((function.frame, site)).or_default();
             for &(attr, period) in &out {
                 let Some(&column) = column_of.get(attr) else {
                     continue;
                 };
+                if let Some(n) = columns.sums.filter(|&n| column < n) {
+                    w.sums.resize(n, 0);
+                    w.sums[column] = w.sums[column].saturating_add(period);
+                }
                 if column == columns.width {
                     w.samples += 1;
                     w.period = w.period.saturating_add(period);
@@ -428,6 +474,7 @@ fn function(
     isa: Option<Isa>,
 ) -> Function {
     let mut by_address: HashMap<u64, Weights> = HashMap::new();
+    let mut sums = Vec::new();
     let mut image_weight: HashMap<usize, u64> = HashMap::new();
     let mut code_of: HashMap<u64, CodeAddress> = HashMap::new();
     for (site, w) in sites {
@@ -440,6 +487,7 @@ fn function(
             Site::Raw(a) => *a,
         };
         by_address.entry(address).or_default().add(w);
+        add_sums(&mut sums, &w.sums);
     }
     // The file with the most weight gives the code (one function, one file, nearly always).
     let image = image_weight
@@ -499,6 +547,8 @@ fn function(
         skids: false,
         has_stalls: false,
         has_cpi: false,
+        topdown_plan: None,
+        sums,
         instructions,
         lines: Vec::new(),
         cold_part: None,
@@ -641,6 +691,11 @@ impl Function {
             .then(|| percent(w.stalls, w.cycles))
             .flatten()
     }
+    /// The top-down fractions of `sums` (an instruction's, a line's, the function's);
+    /// `None` without top-down formulas, `Some(None)` where they give none.
+    pub fn topdown(&self, sums: &[u64]) -> Option<Option<Breakdown>> {
+        self.topdown_plan.as_ref().map(|plan| plan.apply(sums))
+    }
     fn cpi(&self, w: &Weights) -> Option<f64> {
         self.has_cpi
             .then(|| (w.instructions > 0).then(|| w.cycles as f64 / w.instructions as f64))
@@ -689,6 +744,16 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
         if f.has_cpi {
             head.push_str("     CPI");
         }
+        // The top-down column: the largest level-1 category, as `report` shows it.
+        let td = |sums: &[u64]| {
+            f.topdown(sums)
+                .map(|b| format!("  {:>8}", topdown_cell(b)))
+                .unwrap_or_default()
+        };
+        if let Some(whole) = f.topdown(&f.sums) {
+            writeln!(out, "top-down: {}", topdown_text(whole))?;
+            head.push_str("  top-down");
+        }
         writeln!(out, "{head}  address           instruction")?;
         let hot = hottest(f.instructions.iter().map(|i| i.weights.period));
         for (k, i) in f.instructions.iter().enumerate() {
@@ -700,6 +765,7 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
             if f.has_cpi {
                 row.push_str(&format!("  {}", cpi(f.cpi(&i.weights))));
             }
+            row.push_str(&td(&i.weights.sums));
             let text = i.text.as_deref().unwrap_or("");
             let line = i
                 .frames
@@ -727,6 +793,7 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
                 if f.has_cpi {
                     row.push_str(&format!("  {}", cpi(f.cpi(&l.weights))));
                 }
+                row.push_str(&td(&l.weights.sums));
                 let inlined = if l.inlined.is_empty() {
                     String::new()
                 } else {
@@ -741,6 +808,24 @@ pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Resul
         }
     }
     Ok(())
+}
+
+/// A function's whole top-down split in words: `retiring 50.0%, bad speculation 9.4%, ...`.
+fn topdown_text(b: Option<Breakdown>) -> String {
+    let Some(b) = b else {
+        return "none (no slots in its samples)".to_string();
+    };
+    let parts = [
+        ("retiring", b.retiring),
+        ("bad speculation", b.bad_speculation),
+        ("front-end bound", b.frontend_bound),
+        ("back-end bound", b.backend_bound),
+    ];
+    parts
+        .iter()
+        .map(|(name, v)| format!("{name} {:.1}%", v * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The index of the largest non-zero value.
@@ -778,6 +863,18 @@ fn fraction(percent: Option<f64>) -> Option<f64> {
     percent.map(|p| p / 100.0)
 }
 
+/// `object` with a `topdown` key (report's object, `null` where the formulas give none)
+/// when `f` has top-down formulas; as it is without.
+fn with_topdown(f: &Function, sums: &[u64], mut object: Value) -> Value {
+    if let (Some(b), Some(map)) = (f.topdown(sums), object.as_object_mut()) {
+        map.insert(
+            "topdown".into(),
+            serde_json::to_value(b).unwrap_or(Value::Null),
+        );
+    }
+    object
+}
+
 pub fn to_json(functions: &[Function]) -> Value {
     let functions: Vec<Value> = functions
         .iter()
@@ -787,50 +884,62 @@ pub fn to_json(functions: &[Function]) -> Value {
                 .iter()
                 .map(|i| {
                     let line = i.frames.first().map(|s| &s.line);
-                    json!({
-                        "address": format!("{:x}", i.address),
-                        "samples": i.weights.samples,
-                        "share": fraction(f.share(&i.weights)),
-                        "stall_share": fraction(f.stall_share(&i.weights)),
-                        "cpi": f.cpi(&i.weights),
-                        "file": line.and_then(|l| l.file.clone()),
-                        "line": line.and_then(|l| l.line),
-                        "text": i.text,
-                        "frames": i.frames.iter().map(|f| json!({
-                            "function": f.function,
-                            "inlined": f.inlined,
-                            "file": f.line.file,
-                            "line": f.line.line,
-                        })).collect::<Vec<Value>>(),
-                    })
+                    with_topdown(
+                        f,
+                        &i.weights.sums,
+                        json!({
+                            "address": format!("{:x}", i.address),
+                            "samples": i.weights.samples,
+                            "share": fraction(f.share(&i.weights)),
+                            "stall_share": fraction(f.stall_share(&i.weights)),
+                            "cpi": f.cpi(&i.weights),
+                            "file": line.and_then(|l| l.file.clone()),
+                            "line": line.and_then(|l| l.line),
+                            "text": i.text,
+                            "frames": i.frames.iter().map(|f| json!({
+                                "function": f.function,
+                                "inlined": f.inlined,
+                                "file": f.line.file,
+                                "line": f.line.line,
+                            })).collect::<Vec<Value>>(),
+                        }),
+                    )
                 })
                 .collect();
             let lines: Vec<Value> = f
                 .lines
                 .iter()
                 .map(|l| {
-                    json!({
-                        "file": l.file,
-                        "line": l.line,
-                        "samples": l.weights.samples,
-                        "share": fraction(f.share(&l.weights)),
-                        "stall_share": fraction(f.stall_share(&l.weights)),
-                        "cpi": f.cpi(&l.weights),
-                        "source": l.source,
-                    })
+                    with_topdown(
+                        f,
+                        &l.weights.sums,
+                        json!({
+                            "file": l.file,
+                            "line": l.line,
+                            "samples": l.weights.samples,
+                            "share": fraction(f.share(&l.weights)),
+                            "stall_share": fraction(f.stall_share(&l.weights)),
+                            "cpi": f.cpi(&l.weights),
+                            "source": l.source,
+                        }),
+                    )
                 })
                 .collect();
-            json!({
-                "function": f.name,
-                "module": f.module,
-                "samples": f.samples,
-                "cold_part": f.cold_part.as_ref().map(|p| json!({
-                    "function": p.name,
-                    "samples": p.samples,
-                })),
-                "instructions": instructions,
-                "lines": lines,
-            })
+            with_topdown(
+                f,
+                &f.sums,
+                json!({
+                    "function": f.name,
+                    "module": f.module,
+                    "samples": f.samples,
+                    "cold_part": f.cold_part.as_ref().map(|p| json!({
+                        "function": p.name,
+                        "samples": p.samples,
+                    })),
+                    "instructions": instructions,
+                    "lines": lines,
+                }),
+            )
         })
         .collect();
     Value::Array(functions)

@@ -116,6 +116,7 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     let before = load(&args.before, &args.more_before, time_before)?;
     let after = load(&args.after, &args.more_after, time_after)?;
     let c = Comparison::new(before, after, gate, args.confidence)?;
+    crate::warn_all(c.topdown_why.as_slice());
     if args.summary {
         write_out(
             &None,

@@ -6,17 +6,23 @@
 //! per-run columns of the summary come from the first run of each side. Shares are of
 //! cycles, or of wall time when the first runs both have the wall-time columns
 //! (`cpiflame_profile::Measure`): the summary's header and JSON say which, and the gate's
-//! lines say "of wall time" when it is.
+//! lines say "of wall time" when it is. When both first runs have the same top-down formula
+//! set, each frame's inclusive fractions before and after are in the summary (and the
+//! whole runs' in its totals); when only one has top-down events, or their sets differ
+//! (fractions of different formulas do not compare number for number), there are none and
+//! `Comparison::topdown_why` says why.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use cpiflame_profile::topdown::Breakdown;
 use cpiflame_profile::{
-    diff_runs, totals_of, write_diff_json_of, write_diff_text_of, ChangeTest, Columns, FrameDiff,
-    Measure, WallColumns,
+    add_diff_topdown, diff_runs, topdown_totals_line, totals_of, write_diff_json_with,
+    write_diff_text_of, ChangeTest, Columns, FrameDiff, Measure, WallColumns,
 };
 
 use crate::load::Loaded;
+use crate::merge::set_text;
 
 /// Runs read, compared frame by frame.
 #[derive(Debug)]
@@ -37,6 +43,11 @@ pub struct Comparison {
     pub measure: Measure,
     /// The runs per side, the intervals' confidence and the threshold.
     pub test: ChangeTest,
+    /// The first runs' whole top-down fractions, before and after, when both have the same
+    /// formula set (each frame's are in `diffs`); `None` otherwise.
+    pub topdown: Option<(Option<Breakdown>, Option<Breakdown>)>,
+    /// Why the runs' top-down fractions are not compared though a side has them: one line.
+    pub topdown_why: Option<String>,
 }
 
 /// Why runs cannot be compared.
@@ -105,12 +116,36 @@ impl Comparison {
         };
         let more_before = more(before)?;
         let more_after = more(after)?;
-        let diffs = diff_runs(
+        let mut diffs = diff_runs(
             &side(&b0, before_columns, &more_before),
             &side(&a0, after_columns, &more_after),
             fail_above,
             confidence,
         );
+        let (topdown, topdown_why) = match (&b0.topdown, &a0.topdown) {
+            (Some(b), Some(a)) if b.set == a.set => (
+                Some(add_diff_topdown(
+                    (&b0.profile, b),
+                    (&a0.profile, a),
+                    &mut diffs,
+                )),
+                None,
+            ),
+            (None, None) => (None, None),
+            (b, a) => {
+                let what = |p: &Option<cpiflame_profile::topdown::Plan>, l: &Loaded| {
+                    set_text(p.as_ref().map(|p| p.set), l.topdown_why.as_deref())
+                };
+                let why = format!(
+                    "top-down not compared: {} has {}, {} {}",
+                    b0.file.display(),
+                    what(b, &b0),
+                    a0.file.display(),
+                    what(a, &a0)
+                );
+                (None, Some(why))
+            }
+        };
         Ok(Comparison {
             before: b0,
             after: a0,
@@ -125,6 +160,8 @@ impl Comparison {
                 confidence,
                 fail_above,
             },
+            topdown,
+            topdown_why,
         })
     }
 
@@ -134,9 +171,13 @@ impl Comparison {
         let tb = totals_of(&self.before.profile, self.before_columns);
         let ta = totals_of(&self.after.profile, self.after_columns);
         if json {
-            write_diff_json_of(&tb, &ta, &self.diffs, &self.test, out)
+            write_diff_json_with(&tb, &ta, &self.diffs, &self.test, self.topdown, out)
         } else {
-            write_diff_text_of(&tb, &ta, &self.diffs, limit, &self.test, out)
+            write_diff_text_of(&tb, &ta, &self.diffs, limit, &self.test, &mut *out)?;
+            match self.topdown {
+                Some((b, a)) => writeln!(out, "#\n{}", topdown_totals_line(b, a)),
+                None => Ok(()),
+            }
         }
     }
 

@@ -174,6 +174,10 @@ pub struct Loaded {
     /// recording's CPU (its CPUID, or `--topdown-cpu`); `None` without top-down events or
     /// when they are incomplete (then a note says why).
     pub topdown: Option<Plan>,
+    /// Why top-down events give no fractions (a set's events there only in part, a core
+    /// without them, files of several sets read together): `report` says it under its
+    /// table and as `totals.topdown_why`, the graph in its subtitle (it is a note too).
+    pub topdown_why: Option<String>,
 }
 
 /// Why a recording could not be read.
@@ -297,10 +301,23 @@ impl Loaded {
             .topdown
             .as_ref()
             .map(|plan| add_topdown(&self.profile, plan, &mut frames));
+        let why = self.topdown_why.as_deref();
         if json {
-            write_report_json_at(&self.profile, columns, confidence, &frames, topdown, out)
+            write_report_json_at(
+                &self.profile,
+                columns,
+                confidence,
+                &frames,
+                topdown,
+                why,
+                out,
+            )
         } else {
-            write_report_text_of(&self.profile, columns, &frames, limit, out)
+            write_report_text_of(&self.profile, columns, &frames, limit, &mut *out)?;
+            match why {
+                Some(why) => writeln!(out, "#\n# no top-down breakdown: {why}"),
+                None => Ok(()),
+            }
         }
     }
 
@@ -895,7 +912,12 @@ fn finish(
     cpuid: Option<&str>,
 ) -> Result<Loaded, LoadError> {
     let mut notes = Vec::new();
-    let topdown = topdown_plan(options, &profile, cpuid, &mut notes)?;
+    let (topdown, topdown_why) = topdown_plan(options, &profile, cpuid)?;
+    notes.extend(
+        topdown_why
+            .iter()
+            .map(|why| format!("no top-down breakdown: {why}")),
+    );
     if marks.no_pmu {
         notes.push(NO_PMU_NOTE.to_string());
     }
@@ -936,18 +958,19 @@ fn finish(
         wall,
         lines: None,
         topdown,
+        topdown_why,
     })
 }
 
 /// The top-down formulas for `profile`'s columns on the CPU `--topdown-cpu` names, else the
 /// recording's `cpuid`, else the one the event names imply. An error where the formulas
-/// need the model and nothing says it; a note where the events are there in part.
+/// need the model and nothing says it; why there are none where the events are there in
+/// part (or on a core without them).
 fn topdown_plan(
     options: &LoadOptions,
     profile: &Profile,
     cpuid: Option<&str>,
-    notes: &mut Vec<String>,
-) -> Result<Option<Plan>, LoadError> {
+) -> Result<(Option<Plan>, Option<String>), LoadError> {
     let error = |reason: String| LoadError::Topdown {
         file: options.file.clone(),
         reason,
@@ -966,16 +989,13 @@ fn topdown_plan(
     };
     let names: Vec<&str> = profile.events.iter().map(|e| e.name.as_str()).collect();
     match plan(&names, &Machine::of(cpu)) {
-        Ok(plan) => Ok(Some(plan)),
-        Err(NoTopdown::NoEvents) => Ok(None),
+        Ok(plan) => Ok((Some(plan), None)),
+        Err(NoTopdown::NoEvents) => Ok((None, None)),
         Err(e @ NoTopdown::CpuNeeded(_)) => Err(error(format!(
             "{e}: the recording does not say which; give --topdown-cpu CPUID"
         ))),
         Err(e) if options.topdown_cpu.is_some() => Err(error(format!("--topdown-cpu: {e}"))),
-        Err(e) => {
-            notes.push(format!("no top-down breakdown: {e}"));
-            Ok(None)
-        }
+        Err(e) => Ok((None, Some(e.to_string()))),
     }
 }
 

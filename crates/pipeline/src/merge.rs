@@ -3,12 +3,16 @@
 //! and the profiles are added up. Frames are matched by (name, module, kind) and columns by
 //! event name; the first file's columns come first, so its roles (the stall, cycles and
 //! instructions columns) stand for the whole. Source lines are kept when every file has them.
+//! Top-down fractions need the same formulas in every file (the same set over the same
+//! columns): else there are none, with a warning naming two files and their sets, or an
+//! error when `--topdown-cpu` was given.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cpiflame_profile::lines::{LinedStack, NO_LINE};
+use cpiflame_profile::topdown::{role_of, FormulaSet};
 use cpiflame_profile::{Count, EventColumn, FrameId, PairMoments, SourceLines, WallColumns};
 
 use crate::load::{load_any, LoadError, LoadOptions, Loaded};
@@ -69,12 +73,33 @@ pub fn load_all(
     // every file is empty is that the error.
     let mut all: Option<Loaded> = None;
     let mut empty: Vec<LoadError> = Vec::new();
+    // The first file's top-down formulas, and why the files have none together.
+    let mut formulas: Option<Formulas> = None;
+    let mut mixed: Option<String> = None;
     for file in &files {
         match read(file, warnings) {
-            Ok(next) => match all.as_mut() {
-                Some(all) => all.add(next),
-                None => all = Some(next),
-            },
+            Ok(next) => {
+                let theirs = Formulas::of(&next);
+                match &formulas {
+                    Some(mine) if mixed.is_none() && *mine != theirs => {
+                        let why = mine.clash(&theirs);
+                        if options.topdown_cpu.is_some() {
+                            return Err(LoadError::Topdown {
+                                file: file.clone(),
+                                reason: format!("--topdown-cpu: {why}"),
+                            });
+                        }
+                        warnings.push(format!("{why}: no top-down breakdown of them together"));
+                        mixed = Some(why);
+                    }
+                    Some(_) => {}
+                    None => formulas = Some(theirs),
+                }
+                match all.as_mut() {
+                    Some(all) => all.add(next),
+                    None => all = Some(next),
+                }
+            }
             Err(e) if is_empty(&e) => empty.push(e),
             Err(e) => return Err(e),
         }
@@ -91,7 +116,88 @@ pub fn load_all(
     }
     all.profile.sort();
     all.notes.push(format!("{} files", files.len()));
+    if let Some(why) = mixed {
+        // The first file's plan would read the others' columns by its own names.
+        all.topdown = None;
+        all.notes.push(format!("no top-down breakdown: {why}"));
+        all.topdown_why = Some(why);
+    }
     Ok(all)
+}
+
+/// A recording's top-down formula set in words, with why it is not perf's exact one where it
+/// is not, or why it has none (`why`, [`Loaded::topdown_why`]): for the warnings of merged
+/// reads and comparisons.
+pub(crate) fn set_text(set: Option<FormulaSet>, why: Option<&str>) -> String {
+    match set {
+        None => match why {
+            Some(why) => format!("no top-down formulas ({why})"),
+            None => "no top-down events".to_string(),
+        },
+        Some(set) => match set.approximation() {
+            Some(why) => format!("{} ({why})", set.name()),
+            None => set.name(),
+        },
+    }
+}
+
+/// A file's top-down formulas as a merged read compares them: its formula set and the
+/// names of its top-down columns. Files that agree on both add up under the first file's
+/// plan: the merged columns are matched by name, the first file's first, so its plan's
+/// columns stay where they were.
+struct Formulas {
+    file: PathBuf,
+    set: Option<FormulaSet>,
+    columns: Vec<String>,
+    why: Option<String>,
+}
+
+/// The file aside.
+impl PartialEq for Formulas {
+    fn eq(&self, other: &Formulas) -> bool {
+        self.set == other.set && self.columns == other.columns
+    }
+}
+
+impl Formulas {
+    fn of(l: &Loaded) -> Formulas {
+        let set = l.topdown.as_ref().map(|p| p.set);
+        let columns = match set {
+            Some(_) => l
+                .profile
+                .events
+                .iter()
+                .filter(|e| role_of(&e.name).is_some())
+                .map(|e| e.name.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        Formulas {
+            file: l.file.clone(),
+            set,
+            columns,
+            why: l.topdown_why.clone(),
+        }
+    }
+
+    /// `a.data has <set>, b.data <set>`: the two files and what each has.
+    fn clash(&self, other: &Formulas) -> String {
+        let same_set = self.set == other.set;
+        let what = |f: &Formulas| {
+            let set = set_text(f.set, f.why.as_deref());
+            match f.set {
+                Some(_) if same_set => format!("{set} over {}", f.columns.join(" ")),
+                _ => set,
+            }
+        };
+        format!(
+            "{} has {}, {} {}",
+            self.file.display(),
+            what(self),
+            other.file.display(),
+            what(other)
+        )
+    }
 }
 
 /// Whether `e` says a file holds no sample (at all, or in the `--time` ranges).

@@ -89,6 +89,9 @@
 //!                 "backend_bound": 0.5, "level2": {...} | null} | null
 //!                                        // added to /1 later, only when the columns are
 //!                                        // a top-down group ([`add_topdown`])
+//!     "topdown_why": "Intel ... needs the events topdown-be-bound"
+//!                                        // added to /1 later, only when the columns have
+//!                                        // top-down events that give no fractions: why
 //!   },
 //!   "frames": [                          // sorted: wall_ns desc (with wall time),
 //!     {                                  //   total_samples desc, self_samples desc,
@@ -126,8 +129,9 @@
 //!   "runs": {"before": 3, "after": 3},   // these three added to /1 later: runs per side
 //!   "confidence": 0.95,                  //   (diff --before/--after), the intervals'
 //!   "fail_above": 5.0 | null,            //   confidence, the gate's threshold (points)
-//!   "before": { ...totals, as in cpiflame-report/1... },
-//!   "after":  { ...totals... },
+//!   "before": { ...totals, as in cpiflame-report/1... },  // "topdown" only when both
+//!   "after":  { ...totals... },          //   sides have the same top-down formulas
+//!                                        //   ([`add_diff_topdown`]); no "topdown_why"
 //!   "frames": [                          // sorted: |delta_points| desc (cycles) or
 //!                                        //   |wall_delta_points| desc (wall-time), name, kind
 //!     {
@@ -148,6 +152,9 @@
 //!       "after_mean_share": 0.4,         //   over each side's runs, in the measure
 //!       "change_interval": [8.1, 21.9] | null,  // the change of the means' interval
 //!       "exceeds_threshold": true | null //   (points); interval wholly above fail_above
+//!       "topdown_before": {...} | null,  // added to /1 later: inclusive, as report's
+//!       "topdown_after": {...} | null    //   "topdown", only when both sides have the
+//!                                        //   same top-down formulas (first runs)
 //!     }, ...
 //!   ]
 //! }
@@ -290,6 +297,15 @@ pub struct FrameDiff {
     /// With a threshold (`--fail-above`): whether the change's interval lies wholly above it,
     /// which is what trips the gate; `None` without a threshold.
     pub exceeds_threshold: Option<bool>,
+    /// Inclusive top-down fractions in before ([`add_diff_topdown`]: as
+    /// [`FrameSummary::topdown`]), `Some(None)` where there are none (not in before, no
+    /// slots); `None` (left out of the JSON) unless both sides have the same top-down
+    /// formulas.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topdown_before: Option<Option<Breakdown>>,
+    /// The same in after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topdown_after: Option<Option<Breakdown>>,
 }
 
 impl FrameDiff {
@@ -846,20 +862,74 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
 /// the function's stacks first (each stack once for the inclusive sums), then the formulas
 /// applied to the sums. Returns the whole profile's fractions.
 pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Option<Breakdown> {
+    let (sums, all) = column_sums(p, |f| (root_kind(f), f.name.as_str(), f.module.as_str()));
+    for f in frames.iter_mut() {
+        let root = f.kind.is_root().then_some(f.kind);
+        let Some(s) = sums.get(&(root, f.name.as_str(), f.module.as_str())) else {
+            continue;
+        };
+        f.topdown = Some(plan.apply(&s.total));
+        f.self_topdown = Some(plan.apply(&s.leaf));
+    }
+    plan.apply(&all)
+}
+
+/// Each function's inclusive top-down fractions in before and after
+/// ([`FrameDiff::topdown_before`], `topdown_after`), functions keyed as [`diff_frames`]
+/// matches them (process or not, and the name): the summed deltas of the stacks containing
+/// the function (each once) under each side's plan, as [`add_topdown`] sums them; `None`
+/// inside where a side has nothing to apply them to (the function is not there, or has no
+/// slots). `diffs` from [`diff_runs`] or [`diff_frames_of`] of the same two profiles.
+/// Returns the two profiles' whole fractions.
+pub fn add_diff_topdown(
+    before: (&Profile, &Plan),
+    after: (&Profile, &Plan),
+    diffs: &mut [FrameDiff],
+) -> (Option<Breakdown>, Option<Breakdown>) {
+    let key = |f: &Frame| (root_kind(f), f.name.clone());
+    let (b_sums, b_all) = column_sums(before.0, key);
+    let (a_sums, a_all) = column_sums(after.0, key);
+    for d in diffs.iter_mut() {
+        let k = (d.kind.is_root().then_some(d.kind), d.name.clone());
+        let side = |sums: &HashMap<_, FrameSums>, plan: &Plan| {
+            Some(sums.get(&k).and_then(|s| plan.apply(&s.total)))
+        };
+        d.topdown_before = side(&b_sums, before.1);
+        d.topdown_after = side(&a_sums, after.1);
+    }
+    (before.1.apply(&b_all), after.1.apply(&a_all))
+}
+
+/// A function's sums of every column: of the stacks with it as the leaf, and of the stacks
+/// containing it (each once).
+#[derive(Default)]
+struct FrameSums {
+    leaf: Vec<u64>,
+    total: Vec<u64>,
+}
+
+/// Every column's periods summed per function (`key` of its frames), leaf and inclusive,
+/// and over the whole profile.
+fn column_sums<'p, K: Hash + Eq>(
+    p: &'p Profile,
+    key: impl Fn(&'p Frame) -> K,
+) -> (HashMap<K, FrameSums>, Vec<u64>) {
     let n = p.events.len();
-    let mut index: HashMap<(Option<FrameKind>, &str, &str), usize> = HashMap::new();
+    let mut index: HashMap<K, usize> = HashMap::new();
     let key_of: Vec<usize> = p
         .frames
         .iter()
         .map(|f| {
             let next = index.len();
-            *index
-                .entry((root_kind(f), f.name.as_str(), f.module.as_str()))
-                .or_insert(next)
+            *index.entry(key(f)).or_insert(next)
         })
         .collect();
-    let mut self_sums = vec![vec![0u64; n]; index.len()];
-    let mut total_sums = vec![vec![0u64; n]; index.len()];
+    let mut sums: Vec<FrameSums> = (0..index.len())
+        .map(|_| FrameSums {
+            leaf: vec![0; n],
+            total: vec![0; n],
+        })
+        .collect();
     let mut all = vec![0u64; n];
     let mut counted_in = vec![usize::MAX; index.len()];
     let add = |sums: &mut [u64], stack: &Stack| {
@@ -870,7 +940,7 @@ pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Opt
     for (i, stack) in p.stacks.iter().enumerate() {
         add(&mut all, stack);
         if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
-            add(&mut self_sums[k], stack);
+            add(&mut sums[k].leaf, stack);
         }
         for &f in &stack.frames {
             let Some(&k) = key_of.get(f as usize) else {
@@ -878,19 +948,15 @@ pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Opt
             };
             if counted_in[k] != i {
                 counted_in[k] = i;
-                add(&mut total_sums[k], stack);
+                add(&mut sums[k].total, stack);
             }
         }
     }
-    for f in frames.iter_mut() {
-        let root = f.kind.is_root().then_some(f.kind);
-        let Some(&k) = index.get(&(root, f.name.as_str(), f.module.as_str())) else {
-            continue;
-        };
-        f.topdown = Some(plan.apply(&total_sums[k]));
-        f.self_topdown = Some(plan.apply(&self_sums[k]));
-    }
-    plan.apply(&all)
+    let by_key = index
+        .into_iter()
+        .map(|(k, i)| (k, std::mem::take(&mut sums[i])))
+        .collect();
+    (by_key, all)
 }
 
 /// A function's sums in before and after.
@@ -1016,6 +1082,8 @@ pub fn diff_frames_of(
                 },
                 change_interval: None,
                 exceeds_threshold: None,
+                topdown_before: None,
+                topdown_after: None,
             }
         })
         .collect();
@@ -1228,6 +1296,8 @@ fn absent_from_first_runs(name: &str, frame: &Frame, measure: Measure) -> FrameD
         after_mean_share: 0.0,
         change_interval: None,
         exceeds_threshold: None,
+        topdown_before: None,
+        topdown_after: None,
     }
 }
 
@@ -1357,27 +1427,68 @@ fn write_table<W: Write>(header: &[&str], rows: &[Vec<String>], out: &mut W) -> 
     Ok(())
 }
 
-/// The largest level-1 top-down category of a frame's inclusive fractions and its share
-/// (`BE 62%`); `-` where there are none.
-fn topdown_cell(b: Option<Breakdown>) -> String {
-    let Some(b) = b else {
-        return "-".into();
-    };
-    let (name, value) = [
+/// The level-1 top-down categories as the text tables name them, with their fractions.
+fn level1_cells(b: &Breakdown) -> [(&'static str, f64); 4] {
+    [
         ("RET", b.retiring),
         ("BS", b.bad_speculation),
         ("FE", b.frontend_bound),
         ("BE", b.backend_bound),
     ]
-    .into_iter()
-    .fold(("RET", f64::NEG_INFINITY), |best, c| {
-        if c.1 > best.1 {
-            c
-        } else {
-            best
-        }
-    });
+}
+
+/// The index in [`level1_cells`] of the largest category (the first of equals).
+fn dominant(b: &Breakdown) -> usize {
+    let cells = level1_cells(b);
+    (1..cells.len()).fold(
+        0,
+        |best, k| if cells[k].1 > cells[best].1 { k } else { best },
+    )
+}
+
+/// The largest level-1 top-down category of a frame's inclusive fractions and its share
+/// (`BE 62%`); `-` where there are none. `report`'s and `annotate`'s top-down column.
+pub fn topdown_cell(b: Option<Breakdown>) -> String {
+    let Some(b) = b else {
+        return "-".into();
+    };
+    let (name, value) = level1_cells(&b)[dominant(&b)];
     format!("{name} {:.0}%", value * 100.0)
+}
+
+/// The last line of `diff`'s text summary with top-down fractions: the whole runs' change,
+/// as the table's cells and with all four categories, `# top-down of the whole runs: ...`.
+pub fn topdown_totals_line(before: Option<Breakdown>, after: Option<Breakdown>) -> String {
+    let side = |b: Option<Breakdown>| {
+        b.map_or("-".to_string(), |b| {
+            level1_cells(&b)
+                .iter()
+                .map(|(name, v)| format!("{name} {:.0}%", v * 100.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    format!(
+        "# top-down of the whole runs: {} -> {}",
+        side(before),
+        side(after)
+    )
+}
+
+/// A function's top-down change in `diff`'s table: the category largest in after (in
+/// before when after has none) and its share before and after, `BE 41% -> 63%`; `-` for a
+/// side without fractions, `-` alone when neither has any.
+fn topdown_change_cell(before: Option<Breakdown>, after: Option<Breakdown>) -> String {
+    let Some(k) = after.or(before).map(|b| dominant(&b)) else {
+        return "-".into();
+    };
+    let side = |b: Option<Breakdown>| {
+        b.map_or("-".to_string(), |b| {
+            format!("{:.0}%", level1_cells(&b)[k].1 * 100.0)
+        })
+    };
+    let name = ["RET", "BS", "FE", "BE"][k];
+    format!("{name} {} -> {}", side(before), side(after))
 }
 
 fn totals_line(t: &Totals) -> String {
@@ -1633,6 +1744,7 @@ pub fn write_diff_text_of<W: Write>(
     }
     writeln!(out, "#")?;
     let with_cpi = before.instructions_event.is_some() || after.instructions_event.is_some();
+    let with_topdown = diffs.iter().any(|d| d.topdown_before.is_some());
     let shown = limited(diffs, limit);
     let rows: Vec<Vec<String>> = shown
         .iter()
@@ -1672,6 +1784,12 @@ pub fn write_diff_text_of<W: Write>(
                     cpi_cell(d.after_cpi)
                 ));
             }
+            if with_topdown {
+                row.push(topdown_change_cell(
+                    d.topdown_before.flatten(),
+                    d.topdown_after.flatten(),
+                ));
+            }
             if test.fail_above.is_some() {
                 row.push(
                     match d.exceeds_threshold {
@@ -1690,6 +1808,9 @@ pub fn write_diff_text_of<W: Write>(
     let mut header = vec!["Before", "After", "Change", "Stall before -> after"];
     if with_cpi {
         header.push("CPI before -> after");
+    }
+    if with_topdown {
+        header.push("Top-down before -> after");
     }
     if let Some(h) = &gate_header {
         header.push(h);
@@ -1730,6 +1851,9 @@ struct ReportTotals<'a> {
     totals: &'a Totals,
     #[serde(skip_serializing_if = "Option::is_none")]
     topdown: Option<Option<Breakdown>>,
+    /// Why a recording with top-down events has no fractions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topdown_why: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -1739,8 +1863,8 @@ struct DiffDoc<'a> {
     runs: Runs,
     confidence: f64,
     fail_above: Option<f64>,
-    before: &'a Totals,
-    after: &'a Totals,
+    before: ReportTotals<'a>,
+    after: ReportTotals<'a>,
     frames: &'a [FrameDiff],
 }
 
@@ -1780,19 +1904,22 @@ pub fn write_report_json_of<W: Write>(
         crate::interval::DEFAULT_CONFIDENCE,
         frames,
         None,
+        None,
         out,
     )
 }
 
 /// [`write_report_json_of`] with the totals' intervals at `confidence` (the frames carry
 /// their own: [`top_frames_at`]) and, for a recording with top-down events, the whole
-/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]).
+/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]), or
+/// `topdown_why`: why its events give none (`totals.topdown_why`, left out when `None`).
 pub fn write_report_json_at<W: Write>(
     p: &Profile,
     columns: Columns,
     confidence: f64,
     frames: &[FrameSummary],
     topdown: Option<Option<Breakdown>>,
+    topdown_why: Option<&str>,
     mut out: W,
 ) -> io::Result<()> {
     let doc = ReportDoc {
@@ -1800,6 +1927,7 @@ pub fn write_report_json_at<W: Write>(
         totals: ReportTotals {
             totals: &totals_at(p, columns, confidence),
             topdown,
+            topdown_why,
         },
         frames,
     };
@@ -1825,6 +1953,20 @@ pub fn write_diff_json_of<W: Write>(
     after: &Totals,
     diffs: &[FrameDiff],
     test: &ChangeTest,
+    out: W,
+) -> io::Result<()> {
+    write_diff_json_with(before, after, diffs, test, None, out)
+}
+
+/// [`write_diff_json_of`] with, when both sides have the same top-down formulas, each
+/// side's whole fractions (from [`add_diff_topdown`]) as `before.topdown` and
+/// `after.topdown` (`null` where they give none).
+pub fn write_diff_json_with<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    test: &ChangeTest,
+    topdown: Option<(Option<Breakdown>, Option<Breakdown>)>,
     mut out: W,
 ) -> io::Result<()> {
     let doc = DiffDoc {
@@ -1836,8 +1978,16 @@ pub fn write_diff_json_of<W: Write>(
         },
         confidence: test.confidence,
         fail_above: test.fail_above,
-        before,
-        after,
+        before: ReportTotals {
+            totals: before,
+            topdown: topdown.map(|t| t.0),
+            topdown_why: None,
+        },
+        after: ReportTotals {
+            totals: after,
+            topdown: topdown.map(|t| t.1),
+            topdown_why: None,
+        },
         frames: diffs,
     };
     serde_json::to_writer(&mut out, &doc)?;

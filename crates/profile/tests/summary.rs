@@ -314,6 +314,8 @@ fn diff(
         after_mean_share: after.0,
         change_interval: None,
         exceeds_threshold: None,
+        topdown_before: None,
+        topdown_after: None,
     }
 }
 

@@ -20,9 +20,9 @@ use cpiflame_perf_data::write::{
 use serde_json::Value;
 use support::{cpiflame, ok, perf_stdout, s, Dir};
 
-const CODE: u64 = 0x7f10_0000_0000;
+pub(crate) const CODE: u64 = 0x7f10_0000_0000;
 /// perf's names, in the group's order: the `slots` leader, the `cycles` sampler, the metrics.
-const EVENTS: [&str; 6] = [
+pub(crate) const EVENTS: [&str; 6] = [
     "slots",
     "cycles",
     "topdown-retiring",
@@ -31,7 +31,7 @@ const EVENTS: [&str; 6] = [
     "topdown-be-bound",
 ];
 /// Sapphire Rapids (family 6, model 0x8f): Golden Cove's formulas.
-const SPR: &str = "GenuineIntel,6,143,8";
+pub(crate) const SPR: &str = "GenuineIntel,6,143,8";
 
 /// Planted per-sample deltas (slots, cycles, retiring, bad-spec, fe-bound, be-bound) of each
 /// leaf (called from `main`).
@@ -64,20 +64,38 @@ fn pid() -> i32 {
 
 /// Golden Cove level 1 (spr-metrics.json without INT_MISC.UOP_DROPPING): each metric over
 /// their sum, bad speculation the rest, clamped at 0. [retiring, bad spec, fe, be].
-fn golden_cove(d: [u64; 6]) -> [f64; 4] {
+pub(crate) fn golden_cove(d: [u64; 6]) -> [f64; 4] {
     let sum = (d[2] + d[3] + d[4] + d[5]) as f64;
     let (ret, fe, be) = (d[2] as f64 / sum, d[4] as f64 / sum, d[5] as f64 / sum);
     [ret, (1.0 - (fe + be + ret)).max(0.0), fe, be]
 }
 
-fn add(a: [u64; 6], b: [u64; 6]) -> [u64; 6] {
+pub(crate) fn add(a: [u64; 6], b: [u64; 6]) -> [u64; 6] {
     std::array::from_fn(|i| a[i] + b[i])
 }
 
 /// Writes the recording: perf's attrs for the group (slots leader counting, cycles sampling
 /// with the group's values, metric events counting), GROUP_DESC and the CPUID.
 fn write_recording(dir: &Dir) -> PathBuf {
-    let pid = pid();
+    let samples: Vec<Planted> = planted()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (leaf, delta))| (leaf, 10 + i as u64, delta))
+        .collect();
+    write_topdown(&dir.path("topdown.data"), pid(), &samples)
+}
+
+/// A planted sample: its leaf (`f` or `g` called from `main`, or `kernel`: a kernel
+/// function called from `main`), its time (ns) and its group's deltas in [`EVENTS`]' order.
+pub(crate) type Planted = (&'static str, u64, [u64; 6]);
+
+/// The address of a kernel leaf's instruction (no kallsyms: a kernel frame all the same).
+pub(crate) const KERNEL_IP: u64 = 0xffff_ffff_8100_0040;
+
+/// Writes `path`, a recording of `{slots,cycles,topdown-*}:S` as perf lays it out (see
+/// [`write_recording`]) with the `samples` of process `pid` (its perf map names `main`,
+/// `f` and `g`).
+pub(crate) fn write_topdown(path: &Path, pid: i32, samples: &[Planted]) -> PathBuf {
     let sample_type = sample::IDENTIFIER
         | sample::IP
         | sample::TID
@@ -113,8 +131,7 @@ fn write_recording(dir: &Dir) -> PathBuf {
             }
         })
         .collect();
-    let path = dir.path("topdown.data");
-    let mut rec = Recording::create(&path, attrs);
+    let mut rec = Recording::create(path, attrs);
     rec.comm(pid, pid, "app", 1);
     rec.mmap(&anon_code(pid, CODE, 0x1000), 2);
     let addr = |f: &str| {
@@ -127,9 +144,19 @@ fn write_recording(dir: &Dir) -> PathBuf {
         }
     };
     let mut value = [0u64; 6];
-    for (i, (leaf, delta)) in planted().into_iter().enumerate() {
+    for &(leaf, time, delta) in samples {
         value = add(value, delta);
-        let callchain = user_chain(&[addr("main"), addr(leaf)], 0x10, 0x20);
+        let (callchain, misc) = match leaf {
+            "kernel" => {
+                let mut chain = vec![cpiflame_perf_data::abi::callchain::KERNEL, KERNEL_IP];
+                chain.extend(user_chain(&[addr("main")], 0x10, 0x20));
+                (chain, misc::KERNEL)
+            }
+            _ => (
+                user_chain(&[addr("main"), addr(leaf)], 0x10, 0x20),
+                misc::USER,
+            ),
+        };
         rec.sample(
             1,
             &SampleFields {
@@ -137,7 +164,7 @@ fn write_recording(dir: &Dir) -> PathBuf {
                 ip: callchain[1],
                 pid,
                 tid: pid,
-                time: 10 + i as u64,
+                time,
                 period: 250,
                 read: Some(ReadValues {
                     time_enabled: 0,
@@ -151,7 +178,7 @@ fn write_recording(dir: &Dir) -> PathBuf {
                         .collect(),
                 }),
                 callchain,
-                misc: misc::USER,
+                misc,
                 ..SampleFields::default()
             },
         );
@@ -173,16 +200,16 @@ fn write_recording(dir: &Dir) -> PathBuf {
             (addr("g"), 0x100, "g"),
         ],
     );
-    path
+    path.to_path_buf()
 }
 
-fn report(args: &[&str]) -> Value {
+pub(crate) fn report(args: &[&str]) -> Value {
     let mut all = vec!["report", "--json"];
     all.extend(args);
     serde_json::from_str(&ok(&cpiflame(&all))).unwrap()
 }
 
-fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["frames"]
         .as_array()
         .unwrap()
@@ -192,7 +219,7 @@ fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
 }
 
 /// [retiring, bad_speculation, frontend_bound, backend_bound] of a `topdown` object.
-fn level1(v: &Value) -> [f64; 4] {
+pub(crate) fn level1(v: &Value) -> [f64; 4] {
     [
         "retiring",
         "bad_speculation",
@@ -225,16 +252,25 @@ fn check_fractions(doc: &Value) {
 /// The leaf is told by its address (perf 6.1 names only the first function of the perf map
 /// here, so names are not compared).
 fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
-    let out = perf_stdout(&["script", "-F", "ip,event,period", "-G", "-i", s(data)]);
+    perf_sums_in(data, &[])
+}
+
+/// [`perf_sums`] with more `perf script` arguments (`--time RANGE`): per (leaf, event); a
+/// kernel leaf ([`KERNEL_IP`]) is `kernel`.
+pub(crate) fn perf_sums_in(data: &Path, more: &[&str]) -> BTreeMap<(String, String), u64> {
+    let mut args = vec!["script", "-F", "ip,event,period", "-G", "-i", s(data)];
+    args.extend(more);
+    let out = perf_stdout(&args);
     let mut sums = BTreeMap::new();
     for line in out.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         let [period, event, ip] = w[..] else {
             panic!("unexpected perf script line {line:?}");
         };
-        let leaf = match u64::from_str_radix(ip, 16).unwrap() - CODE {
+        let leaf = match u64::from_str_radix(ip, 16).unwrap().wrapping_sub(CODE) {
             0x110 => "f",
             0x210 => "g",
+            _ if u64::from_str_radix(ip, 16).unwrap() == KERNEL_IP => "kernel",
             other => panic!("leaf at {other:#x}"),
         };
         *sums
@@ -273,19 +309,27 @@ fn synthetic_topdown_group_gives_the_planted_fractions_per_frame() {
     // The text report's column: the largest category of each function.
     let text = ok(&cpiflame(&["report", s(&data)]));
     assert!(text.contains("Top-down"), "{text}");
-    let row = |f: &str| {
-        text.lines()
-            .find(|l| l.contains(&format!(" {f} [")))
-            .unwrap_or_else(|| panic!("no row {f} in {text}"))
-            .to_string()
-    };
+    let row = |f: &str| row(&text, f);
     // f: retiring 256/512; g: back end 352/512 = 68.75%.
     assert!(row("f").contains("RET 50%"), "{text}");
     assert!(row("g").contains("BE 69%"), "{text}");
 }
 
+/// The row of function `f` in a text table (`report`'s, `diff --summary`'s).
+pub(crate) fn row(text: &str, f: &str) -> String {
+    text.lines()
+        .find(|l| l.contains(&format!(" {f} [")))
+        .unwrap_or_else(|| panic!("no row {f} in {text}"))
+        .to_string()
+}
+
 /// The wide folded form of the per-leaf sums, columns named as perf names the events.
-fn folded(dir: &Dir, name: &str, columns: &[&str], rows: &[(&str, Vec<u64>)]) -> PathBuf {
+pub(crate) fn folded(
+    dir: &Dir,
+    name: &str,
+    columns: &[&str],
+    rows: &[(&str, Vec<u64>)],
+) -> PathBuf {
     let mut text = format!("# columns: {}\n", columns.join(" "));
     for (leaf, counts) in rows {
         let counts: Vec<String> = counts.iter().map(u64::to_string).collect();
