@@ -8,7 +8,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass};
+use cpiflame_render::{
+    Category, DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook,
+};
 
 use crate::compare::Comparison;
 use crate::load::Loaded;
@@ -36,6 +38,10 @@ pub struct Look {
     pub single_threaded: bool,
     /// The confidence of the CPI graph's intervals (`--confidence`); `None`: none drawn.
     pub confidence: Option<f64>,
+    /// `--topdown-color CATEGORY`: a recording with top-down events drawn with that
+    /// category's share on the stall scale (also in place of the wall-time graph); `None`:
+    /// each frame's dominant category.
+    pub topdown_colour: Option<String>,
 }
 
 impl Look {
@@ -60,6 +66,17 @@ pub struct NothingToDraw {
     pub file: PathBuf,
 }
 
+/// Why a recording's graph cannot be drawn as asked (see [`Loaded::graph`]).
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error(transparent)]
+    NothingToDraw(#[from] NothingToDraw),
+    /// `--topdown-color` names no category of the recording's formulas, or the recording
+    /// has none: the flag's one line.
+    #[error("--topdown-color {given}: {reason}")]
+    TopdownColour { given: String, reason: String },
+}
+
 /// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
@@ -72,21 +89,40 @@ pub struct Graph<'a> {
 impl Loaded {
     /// The CPI flame graph of this recording (`classic`: FlameGraph's differential picture of
     /// stalls against cycles, drawn with inferno) with `look`; the subtitle, instructions and
-    /// ratio columns and the stall legend are the recording's. An error without a cycles
-    /// column, before anything is written.
-    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, NothingToDraw> {
+    /// ratio columns and the stall legend are the recording's. A recording with top-down
+    /// events ([`Loaded::topdown`]) is drawn as the top-down picture, its subtitle naming the
+    /// formula set and its approximation, except a wall-time recording without
+    /// `look.topdown_colour` (the wall-time graph, as before). An error without a cycles
+    /// column, or for a `--topdown-color` the formulas do not have, before anything is
+    /// written.
+    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, GraphError> {
         let Some(cycles) = self.roles.cycles else {
             return Err(NothingToDraw {
                 file: self.file.clone(),
-            });
+            }
+            .into());
+        };
+        let topdown = self.topdown_look(look.topdown_colour.as_deref())?;
+        // --topdown-color draws the on-CPU top-down picture of a wall-time recording too.
+        let wall = self.wall.filter(|_| look.topdown_colour.is_none());
+        let subtitle = match (&topdown, wall) {
+            (Some(t), None) if !classic => {
+                let set = &t.plan.set;
+                let lines = [Some(format!("top-down: {}", set.name()))]
+                    .into_iter()
+                    .chain([set.approximation().map(str::to_string), self.subtitle()]);
+                Some(lines.flatten().collect::<Vec<_>>().join(" · "))
+            }
+            _ => self.subtitle(),
         };
         let options = Options {
-            subtitle: self.subtitle(),
+            subtitle,
             instructions: self.roles.instructions,
             ratio_cycles: self.ratio_cycles,
             stall_caption: self.stall_legend(),
-            wall: self.wall,
+            wall,
             lines: self.lines.clone(),
+            topdown,
             ..look.options()
         };
         Ok(Graph {
@@ -95,6 +131,39 @@ impl Loaded {
             classic,
             options,
         })
+    }
+}
+
+impl Loaded {
+    /// The top-down look of this recording with `--topdown-color` `colour` (`None`: the
+    /// dominant category): `None` without top-down formulas, an error for a colour the
+    /// formulas do not have or without them.
+    fn topdown_look(&self, colour: Option<&str>) -> Result<Option<TopdownLook>, GraphError> {
+        let Some(plan) = &self.topdown else {
+            return match colour {
+                Some(given) => Err(GraphError::TopdownColour {
+                    given: given.to_string(),
+                    reason: format!(
+                        "{} has no complete set of top-down events",
+                        self.file.display()
+                    ),
+                }),
+                None => Ok(None),
+            };
+        };
+        let colour = match colour {
+            Some(given) => TopdownColour::Category(Category::parse(given, plan).map_err(
+                |reason| GraphError::TopdownColour {
+                    given: given.to_string(),
+                    reason,
+                },
+            )?),
+            None => TopdownColour::Dominant,
+        };
+        Ok(Some(TopdownLook {
+            plan: plan.clone(),
+            colour,
+        }))
     }
 }
 

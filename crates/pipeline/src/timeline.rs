@@ -158,7 +158,7 @@ pub enum TimelineError {
     #[error(transparent)]
     Draw(#[from] cpiflame_timeline::TimelineError),
     #[error(transparent)]
-    NothingToDraw(#[from] crate::draw::NothingToDraw),
+    Graph(#[from] crate::draw::GraphError),
 }
 
 /// Opens and reads `options.file` with the time of each sample ([`load_timed`]); text

@@ -253,7 +253,7 @@ impl Picture for Mem<'_> {
         labels.sort_by(|a, b| a.0.total_cmp(&b.0));
         Some(Legend {
             id: "served-scale",
-            caption: "loads served from:",
+            caption: "loads served from:".into(),
             stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
             labels,
             bar,

@@ -408,7 +408,7 @@ impl Picture for Wall<'_> {
         Some(match self.colour {
             Colour::Stalls => Legend {
                 id: "wall-states",
-                caption: "wall time:",
+                caption: "wall time:".into(),
                 stops: Vec::new(),
                 labels: Vec::new(),
                 bar: 0.0,
@@ -421,7 +421,7 @@ impl Picture for Wall<'_> {
             },
             Colour::Cpi => Legend {
                 id: "cpi-scale",
-                caption: "on-CPU, CPI (log scale):",
+                caption: "on-CPU, CPI (log scale):".into(),
                 stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
                 labels: vec![
                     (0.0, format!("≤{CPI_LOW}")),
@@ -435,7 +435,7 @@ impl Picture for Wall<'_> {
             },
             Colour::Name => Legend {
                 id: "wall-states",
-                caption: "wall time:",
+                caption: "wall time:".into(),
                 stops: Vec::new(),
                 labels: Vec::new(),
                 bar: 0.0,
