@@ -152,12 +152,14 @@ impl Loaded {
             };
         };
         let colour = match colour {
-            Some(given) => TopdownColour::Category(Category::parse(given, plan).map_err(
-                |reason| GraphError::TopdownColour {
-                    given: given.to_string(),
-                    reason,
-                },
-            )?),
+            Some(given) => {
+                TopdownColour::Category(Category::parse(given, plan).map_err(|reason| {
+                    GraphError::TopdownColour {
+                        given: given.to_string(),
+                        reason,
+                    }
+                })?)
+            }
             None => TopdownColour::Dominant,
         };
         Ok(Some(TopdownLook {

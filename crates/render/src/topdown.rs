@@ -18,9 +18,9 @@ use cpiflame_profile::topdown::{role_of, Breakdown, FormulaSet, Plan, Role};
 use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
 
 use crate::color::{
-    stall_color, topdown_intensity, uncertain_color, Rgb, STALL_BLUE, STALL_MID,
-    STALL_RED, TOPDOWN_BACKEND, TOPDOWN_BAD_SPECULATION, TOPDOWN_FRONTEND, TOPDOWN_RETIRING,
-    TOPDOWN_SMT, UNKNOWN_GREY,
+    stall_color, topdown_intensity, uncertain_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED,
+    TOPDOWN_BACKEND, TOPDOWN_BAD_SPECULATION, TOPDOWN_FRONTEND, TOPDOWN_RETIRING, TOPDOWN_SMT,
+    UNKNOWN_GREY,
 };
 use crate::cpi::write_interval;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
@@ -209,7 +209,10 @@ impl Dominant {
     pub fn of(b: &Breakdown) -> Dominant {
         let shares: Vec<(Category, f64)> = LEVEL1
             .iter()
-            .filter_map(|&c| c.share(b).map(|s| (c, if s.is_nan() { f64::MIN } else { s })))
+            .filter_map(|&c| {
+                c.share(b)
+                    .map(|s| (c, if s.is_nan() { f64::MIN } else { s }))
+            })
             .collect();
         let mut best = 0;
         for (i, &(_, s)) in shares.iter().enumerate() {
@@ -225,10 +228,7 @@ impl Dominant {
             .map(|(_, &(_, s))| s)
             .fold(f64::MIN, f64::max);
         let child = category.children().and_then(|[a, c]| {
-            let (x, y) = (
-                Category::Level2(a).share(b)?,
-                Category::Level2(c).share(b)?,
-            );
+            let (x, y) = (Category::Level2(a).share(b)?, Category::Level2(c).share(b)?);
             Some(u8::from(y > x))
         });
         Dominant {
@@ -646,10 +646,11 @@ impl Picture for Topdown<'_> {
                         label: UNCERTAIN_DOMINANT,
                     });
                 }
-                let floor = 100 / Category::of(&self.look.plan)
-                    .iter()
-                    .filter(|c| !matches!(c, Category::Level2(_)))
-                    .count();
+                let floor = 100
+                    / Category::of(&self.look.plan)
+                        .iter()
+                        .filter(|c| !matches!(c, Category::Level2(_)))
+                        .count();
                 // The ramp in a neutral grey: every hue is drawn so.
                 let grey = Rgb(110, 110, 110);
                 Some(Legend {
@@ -685,17 +686,17 @@ impl Picture for Topdown<'_> {
         write!(w, "\ntop-down: ")?;
         self.write_split(w, b)?;
         if b.level2.is_some() {
-            for pair in [[6u8, 7], [2, 3], [0, 1], [4, 5]] {
-                write!(w, "\n ")?;
-                for k in pair {
-                    let c = Category::Level2(k);
-                    write!(
-                        w,
-                        " {} {}",
-                        c.label(self.set()),
-                        Percent(c.share(b), 1)
-                    )?;
-                }
+            for parent in &LEVEL1[..4] {
+                let [x, y] = parent.children().unwrap_or_default().map(Category::Level2);
+                write!(
+                    w,
+                    "\n  {}: {} {} · {} {}",
+                    parent.label(self.set()),
+                    x.label(self.set()),
+                    Percent(x.share(b), 1),
+                    y.label(self.set()),
+                    Percent(y.share(b), 1)
+                )?;
             }
         }
         let (shown, share) = match self.look.colour {
@@ -715,8 +716,7 @@ impl Picture for Topdown<'_> {
             shown.label(self.set()),
             Percent(share, 1)
         )?;
-        if let (Some(confidence), Some(Some(interval))) = (self.confidence, self.intervals.get(i))
-        {
+        if let (Some(confidence), Some(Some(interval))) = (self.confidence, self.intervals.get(i)) {
             write_interval(w, confidence, interval, |v| Percent(Some(v), 1).to_string())?;
             if self.uncertain_at(i) {
                 let why = match self.look.colour {
@@ -751,12 +751,18 @@ mod tests {
         let d = Dominant::of(&b(0.25, 0.25, 0.25, 0.25));
         assert_eq!((d.category, d.intensity()), (Category::Retiring, 0.0));
         let d = Dominant::of(&b(0.0, 0.0, 0.0, 1.0));
-        assert_eq!((d.category, d.intensity(), d.runner_up), (Category::BackendBound, 1.0, 0.0));
+        assert_eq!(
+            (d.category, d.intensity(), d.runner_up),
+            (Category::BackendBound, 1.0, 0.0)
+        );
         // 5/8 is half way from 1/4 to 1.
         let d = Dominant::of(&b(0.125, 0.125, 0.625, 0.125));
         assert_eq!((d.category, d.intensity()), (Category::FrontendBound, 0.5));
         assert_eq!(
-            topdown_color(Some(&b(0.125, 0.125, 0.625, 0.125)), TopdownColour::Dominant),
+            topdown_color(
+                Some(&b(0.125, 0.125, 0.625, 0.125)),
+                TopdownColour::Dominant
+            ),
             topdown_intensity(TOPDOWN_FRONTEND[0], 0.5)
         );
         assert_eq!(topdown_color(None, TopdownColour::Dominant), UNKNOWN_GREY);
