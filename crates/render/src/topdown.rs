@@ -422,7 +422,8 @@ fn pair_columns(profile: &Profile, plan: &Plan, c: Category) -> Option<(usize, u
 
 /// Each drawn node's interval of the share its colour shows (`shown`), by node index: from
 /// the per-sample deltas of the share's two columns where the stacks carry them
-/// (leader-sampled groups), else a bound from the number of cycles samples (a binomial
+/// (leader-sampled groups; the interval of their ratio scaled by share / ratio, since the
+/// share divides by the metrics' sum (Intel, about `slots`) or by width × cycles (AMD)), else a bound from the number of cycles samples (a binomial
 /// interval: a per-sample fraction in [0, 1] with mean p varies at most as a 0/1 one does),
 /// else (counts that are not samples: folded text) none.
 #[allow(clippy::too_many_arguments)]
@@ -469,14 +470,21 @@ fn intervals(
             let share = c.share(b)?;
             if let (Some((_, _, per)), m) = (pairs[i], &moments[i]) {
                 if m.n > 0 {
-                    return if per == 1.0 {
+                    let interval = if per == 1.0 {
                         paired_share_interval(m, confidence)
                     } else {
-                        paired_ratio_interval(m, confidence).map(|i| Interval {
-                            lo: i.lo / per,
-                            hi: i.hi / per,
-                        })
+                        paired_ratio_interval(m, confidence)
+                    }?;
+                    // The pair's ratio's interval, moved onto the share: scaled by share /
+                    // ratio (Intel: the metrics' sum in place of slots; AMD: 1 / width).
+                    let scale = match m.ratio() {
+                        Some(r) if r > 0.0 => share / r,
+                        _ => 1.0 / per,
                     };
+                    return Some(Interval {
+                        lo: interval.lo * scale,
+                        hi: interval.hi * scale,
+                    });
                 }
             }
             if !sampled {

@@ -53,6 +53,7 @@ mod threads_and_progress;
 mod time_ranges;
 mod timeline;
 mod topdown;
+mod topdown_graph;
 mod tracepoints;
 mod variants;
 mod wall_time;

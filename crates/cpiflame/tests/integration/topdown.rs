@@ -5,7 +5,8 @@
 //! reads the same file and delivers the same per-function deltas (the oracle that the layout
 //! is perf's). Folded text of the same sums, named as perf names the events, gives the same
 //! fractions; AMD Zen 4 names need the CPU (`--topdown-cpu`), refused in one line without it;
-//! a profile without top-down events has no `topdown` key.
+//! a profile without top-down events has no `topdown` key. The writer and the formulas are
+//! shared with `topdown_graph.rs`, the picture's test.
 
 use crate::support;
 
@@ -20,9 +21,9 @@ use cpiflame_perf_data::write::{
 use serde_json::Value;
 use support::{cpiflame, ok, perf_stdout, s, Dir};
 
-const CODE: u64 = 0x7f10_0000_0000;
+pub(crate) const CODE: u64 = 0x7f10_0000_0000;
 /// perf's names, in the group's order: the `slots` leader, the `cycles` sampler, the metrics.
-const EVENTS: [&str; 6] = [
+pub(crate) const EVENTS: [&str; 6] = [
     "slots",
     "cycles",
     "topdown-retiring",
@@ -31,11 +32,11 @@ const EVENTS: [&str; 6] = [
     "topdown-be-bound",
 ];
 /// Sapphire Rapids (family 6, model 0x8f): Golden Cove's formulas.
-const SPR: &str = "GenuineIntel,6,143,8";
+pub(crate) const SPR: &str = "GenuineIntel,6,143,8";
 
 /// Planted per-sample deltas (slots, cycles, retiring, bad-spec, fe-bound, be-bound) of each
 /// leaf (called from `main`).
-fn planted() -> Vec<(&'static str, [u64; 6])> {
+pub(crate) fn planted() -> Vec<(&'static str, [u64; 6])> {
     vec![
         ("f", [1000, 250, 128, 32, 64, 32]),
         ("g", [1000, 250, 16, 16, 32, 192]),
@@ -45,7 +46,7 @@ fn planted() -> Vec<(&'static str, [u64; 6])> {
 }
 
 /// The per-leaf sums of `planted`.
-fn sums_by_leaf() -> BTreeMap<&'static str, [u64; 6]> {
+pub(crate) fn sums_by_leaf() -> BTreeMap<&'static str, [u64; 6]> {
     let mut out: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
     for (leaf, d) in planted() {
         let sum = out.entry(leaf).or_default();
@@ -64,19 +65,19 @@ fn pid() -> i32 {
 
 /// Golden Cove level 1 (spr-metrics.json without INT_MISC.UOP_DROPPING): each metric over
 /// their sum, bad speculation the rest, clamped at 0. [retiring, bad spec, fe, be].
-fn golden_cove(d: [u64; 6]) -> [f64; 4] {
+pub(crate) fn golden_cove(d: [u64; 6]) -> [f64; 4] {
     let sum = (d[2] + d[3] + d[4] + d[5]) as f64;
     let (ret, fe, be) = (d[2] as f64 / sum, d[4] as f64 / sum, d[5] as f64 / sum);
     [ret, (1.0 - (fe + be + ret)).max(0.0), fe, be]
 }
 
-fn add(a: [u64; 6], b: [u64; 6]) -> [u64; 6] {
+pub(crate) fn add(a: [u64; 6], b: [u64; 6]) -> [u64; 6] {
     std::array::from_fn(|i| a[i] + b[i])
 }
 
 /// Writes the recording: perf's attrs for the group (slots leader counting, cycles sampling
 /// with the group's values, metric events counting), GROUP_DESC and the CPUID.
-fn write_recording(dir: &Dir) -> PathBuf {
+pub(crate) fn write_recording(dir: &Dir) -> PathBuf {
     let pid = pid();
     let sample_type = sample::IDENTIFIER
         | sample::IP
@@ -176,13 +177,13 @@ fn write_recording(dir: &Dir) -> PathBuf {
     path
 }
 
-fn report(args: &[&str]) -> Value {
+pub(crate) fn report(args: &[&str]) -> Value {
     let mut all = vec!["report", "--json"];
     all.extend(args);
     serde_json::from_str(&ok(&cpiflame(&all))).unwrap()
 }
 
-fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["frames"]
         .as_array()
         .unwrap()
@@ -192,7 +193,7 @@ fn frame<'a>(doc: &'a Value, name: &str) -> &'a Value {
 }
 
 /// [retiring, bad_speculation, frontend_bound, backend_bound] of a `topdown` object.
-fn level1(v: &Value) -> [f64; 4] {
+pub(crate) fn level1(v: &Value) -> [f64; 4] {
     [
         "retiring",
         "bad_speculation",
@@ -224,7 +225,7 @@ fn check_fractions(doc: &Value) {
 /// perf's reading of the file: per (leaf, event), the summed deltas `perf script` delivers.
 /// The leaf is told by its address (perf 6.1 names only the first function of the perf map
 /// here, so names are not compared).
-fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
+pub(crate) fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
     let out = perf_stdout(&["script", "-F", "ip,event,period", "-G", "-i", s(data)]);
     let mut sums = BTreeMap::new();
     for line in out.lines() {
@@ -285,7 +286,12 @@ fn synthetic_topdown_group_gives_the_planted_fractions_per_frame() {
 }
 
 /// The wide folded form of the per-leaf sums, columns named as perf names the events.
-fn folded(dir: &Dir, name: &str, columns: &[&str], rows: &[(&str, Vec<u64>)]) -> PathBuf {
+pub(crate) fn folded(
+    dir: &Dir,
+    name: &str,
+    columns: &[&str],
+    rows: &[(&str, Vec<u64>)],
+) -> PathBuf {
     let mut text = format!("# columns: {}\n", columns.join(" "));
     for (leaf, counts) in rows {
         let counts: Vec<String> = counts.iter().map(u64::to_string).collect();
@@ -315,7 +321,7 @@ fn folded_topdown_columns_give_the_same_fractions() {
     );
 }
 
-const ZEN: [&str; 5] = [
+pub(crate) const ZEN: [&str; 5] = [
     "cycles",
     "de_no_dispatch_per_slot.no_ops_from_frontend",
     "de_no_dispatch_per_slot.backend_stalls",
@@ -324,7 +330,7 @@ const ZEN: [&str; 5] = [
 ];
 
 /// Per leaf: cycles, no ops from the front end, back-end stalls, dispatched, retired.
-fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
+pub(crate) fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
     vec![
         ("f", vec![1000, 600, 3000, 2600, 2400]),
         ("g", vec![500, 1500, 300, 1300, 1200]),
@@ -333,7 +339,7 @@ fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
 
 /// amdzen4 metrics: slots = 6 × cycles; front end, back end and retiring each over slots,
 /// bad speculation (dispatched − retired) over slots.
-fn zen4(r: &[u64]) -> [f64; 4] {
+pub(crate) fn zen4(r: &[u64]) -> [f64; 4] {
     let slots = 6.0 * r[0] as f64;
     [
         r[4] as f64 / slots,
@@ -343,7 +349,7 @@ fn zen4(r: &[u64]) -> [f64; 4] {
     ]
 }
 
-fn close(a: [f64; 4], b: [f64; 4]) -> bool {
+pub(crate) fn close(a: [f64; 4], b: [f64; 4]) -> bool {
     a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12)
 }
 
