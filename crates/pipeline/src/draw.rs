@@ -19,6 +19,9 @@ use crate::memory::LoadProfile;
 /// The CPI graph's title unless the user gives one (`render --title`'s default).
 pub const CPI_TITLE: &str = "CPI Flame Graph";
 
+/// The top-down picture's title in place of [`CPI_TITLE`].
+const TOPDOWN_TITLE: &str = "Top-Down Flame Graph";
+
 /// The memory graph's title in place of [`CPI_TITLE`].
 const MEM_TITLE: &str = "Memory Load Flame Graph";
 
@@ -96,17 +99,39 @@ impl Loaded {
     /// column, or for a `--topdown-color` the formulas do not have, before anything is
     /// written.
     pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, GraphError> {
+        self.graph_of(classic, look, true)
+    }
+
+    /// [`Loaded::graph`] with the CPI graph's colours whatever the recording holds: the
+    /// picture `timeline`'s page and `render --strip` draw (their heat map and strip are of
+    /// the stall share or CPI).
+    pub fn cpi_graph(&self, look: Look) -> Result<Graph<'_>, GraphError> {
+        self.graph_of(false, look, false)
+    }
+
+    fn graph_of(
+        &self,
+        classic: bool,
+        mut look: Look,
+        topdown: bool,
+    ) -> Result<Graph<'_>, GraphError> {
         let Some(cycles) = self.roles.cycles else {
             return Err(NothingToDraw {
                 file: self.file.clone(),
             }
             .into());
         };
-        let topdown = self.topdown_look(look.topdown_colour.as_deref())?;
+        let topdown = match topdown {
+            true => self.topdown_look(look.topdown_colour.as_deref())?,
+            false => None,
+        };
         // --topdown-color draws the on-CPU top-down picture of a wall-time recording too.
         let wall = self.wall.filter(|_| look.topdown_colour.is_none());
         let subtitle = match (&topdown, wall) {
             (Some(t), None) if !classic => {
+                if look.title == CPI_TITLE {
+                    look.title = TOPDOWN_TITLE.to_string();
+                }
                 let set = &t.plan.set;
                 let lines = [Some(format!("top-down: {}", set.name()))]
                     .into_iter()

@@ -515,7 +515,7 @@ struct Topdown<'a> {
 type TdNode = Node<FrameId, CpiWeight>;
 
 /// The legend's entry for washed-out frames, and the tooltip's line.
-const UNCERTAIN_DOMINANT: &str = "dominant category not known (runner-up within interval)";
+const UNCERTAIN_DOMINANT: &str = "dominant category uncertain";
 const UNCERTAIN_SHARE: &str = "too few samples to place on the scale";
 
 impl Topdown<'_> {
@@ -728,7 +728,9 @@ impl Picture for Topdown<'_> {
             write_interval(w, confidence, interval, |v| Percent(Some(v), 1).to_string())?;
             if self.uncertain_at(i) {
                 let why = match self.look.colour {
-                    TopdownColour::Dominant => UNCERTAIN_DOMINANT,
+                    TopdownColour::Dominant => {
+                        "dominant category uncertain (the runner-up is within its interval)"
+                    }
                     TopdownColour::Category(_) => UNCERTAIN_SHARE,
                 };
                 write!(w, "\n{why}: drawn washed out")?;

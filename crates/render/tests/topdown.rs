@@ -134,8 +134,9 @@ fn dominant_fills_tooltips_and_legend_follow_the_planted_fractions() {
     let shade = topdown_intensity(TOPDOWN_RETIRING[2], (0.375 - 0.25) / 0.75);
     assert_eq!(thin.fill, uncertain_color(shade).to_string());
     assert!(
-        thin.title
-            .contains("dominant category not known (runner-up within interval): drawn washed out"),
+        thin.title.contains(
+            "dominant category uncertain (the runner-up is within its interval): drawn washed out"
+        ),
         "{}",
         thin.title
     );
@@ -168,7 +169,7 @@ fn dominant_fills_tooltips_and_legend_follow_the_planted_fractions() {
         "back end",
         "memory bound",
         "light operations",
-        "dominant category not known (runner-up within interval)",
+        "dominant category uncertain",
     ] {
         assert!(parsed.texts.iter().any(|t| t == label), "no {label:?}");
     }
@@ -202,7 +203,7 @@ fn legend_leaves_out_what_is_not_drawn() {
     for label in [
         "memory bound",
         "light operations",
-        "dominant category not known (runner-up within interval)",
+        "dominant category uncertain",
     ] {
         assert!(!parsed.texts.iter().any(|t| t == label), "{label:?}");
     }
