@@ -107,14 +107,7 @@ pub fn render_cpi<W: Write>(
         opts.ratio_cycles,
     );
     let mut w = BufWriter::with_capacity(1 << 16, out);
-    let look = Look {
-        title: &opts.title,
-        subtitle: opts.subtitle.as_deref(),
-        width: opts.width,
-        min_width: opts.min_width,
-        inverted: opts.inverted,
-        parallel: !opts.single_threaded,
-    };
+    let look = Look::of(opts);
     let colour = match (stalls, opts.instructions) {
         (Some(_), _) => Colour::Stalls,
         (None, Some(_)) => Colour::Cpi,

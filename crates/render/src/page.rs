@@ -39,6 +39,20 @@ pub(crate) struct Look<'a> {
     pub(crate) parallel: bool,
 }
 
+impl<'a> Look<'a> {
+    /// The page options of [`Options`](crate::Options).
+    pub(crate) fn of(opts: &'a crate::Options) -> Look<'a> {
+        Look {
+            title: &opts.title,
+            subtitle: opts.subtitle.as_deref(),
+            width: opts.width,
+            min_width: opts.min_width,
+            inverted: opts.inverted,
+            parallel: !opts.single_threaded,
+        }
+    }
+}
+
 /// A horizontal colour bar under the title, with a caption on its left and labels under it.
 pub(crate) struct Legend {
     /// Id of the `<linearGradient>` painting the bar.

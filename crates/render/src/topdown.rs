@@ -331,14 +331,7 @@ pub(crate) fn render<W: Write>(
         total,
         all: look_td.plan.apply(&sums[..n]),
     };
-    let look = Look {
-        title: &opts.title,
-        subtitle: opts.subtitle.as_deref(),
-        width: opts.width,
-        min_width: opts.min_width,
-        inverted: opts.inverted,
-        parallel: !opts.single_threaded,
-    };
+    let look = Look::of(opts);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
