@@ -178,6 +178,7 @@ impl LayoutArgs {
             inverted: self.inverted,
             single_threaded: env.single_threaded,
             confidence: None,
+            topdown_colour: None,
         }
     }
 }
@@ -210,6 +211,11 @@ pub struct RenderArgs {
     /// A strip of the stall share (or CPI) over time above the frames (one perf.data file).
     #[arg(long, conflicts_with_all = ["classic", "mem"])]
     strip: bool,
+    /// Top-down recordings: colour = this category's share on the stall scale (retiring,
+    /// bad-speculation, frontend, backend, a level-2 node, smt-contention) instead of the
+    /// dominant category.
+    #[arg(long, value_name = "CATEGORY", conflicts_with_all = ["classic", "mem", "strip"])]
+    topdown_color: Option<String>,
 }
 
 #[derive(Args)]
@@ -248,6 +254,7 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     }
     let look = Look {
         confidence: Some(args.confidence),
+        topdown_colour: args.topdown_color.clone(),
         ..args.layout.look(args.title.clone(), env)
     };
     if args.strip {

@@ -8,7 +8,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass};
+use cpiflame_render::{
+    Category, DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook,
+};
 
 use crate::compare::Comparison;
 use crate::load::Loaded;
@@ -16,6 +18,9 @@ use crate::memory::LoadProfile;
 
 /// The CPI graph's title unless the user gives one (`render --title`'s default).
 pub const CPI_TITLE: &str = "CPI Flame Graph";
+
+/// The top-down picture's title in place of [`CPI_TITLE`].
+const TOPDOWN_TITLE: &str = "Top-Down Flame Graph";
 
 /// The memory graph's title in place of [`CPI_TITLE`].
 const MEM_TITLE: &str = "Memory Load Flame Graph";
@@ -36,6 +41,10 @@ pub struct Look {
     pub single_threaded: bool,
     /// The confidence of the CPI graph's intervals (`--confidence`); `None`: none drawn.
     pub confidence: Option<f64>,
+    /// `--topdown-color CATEGORY`: a recording with top-down events drawn with that
+    /// category's share on the stall scale (also in place of the wall-time graph); `None`:
+    /// each frame's dominant category.
+    pub topdown_colour: Option<String>,
 }
 
 impl Look {
@@ -60,6 +69,17 @@ pub struct NothingToDraw {
     pub file: PathBuf,
 }
 
+/// Why a recording's graph cannot be drawn as asked (see [`Loaded::graph`]).
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error(transparent)]
+    NothingToDraw(#[from] NothingToDraw),
+    /// `--topdown-color` names no category of the recording's formulas, or the recording
+    /// has none: the flag's one line.
+    #[error("--topdown-color {given}: {reason}")]
+    TopdownColour { given: String, reason: String },
+}
+
 /// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
@@ -72,21 +92,62 @@ pub struct Graph<'a> {
 impl Loaded {
     /// The CPI flame graph of this recording (`classic`: FlameGraph's differential picture of
     /// stalls against cycles, drawn with inferno) with `look`; the subtitle, instructions and
-    /// ratio columns and the stall legend are the recording's. An error without a cycles
-    /// column, before anything is written.
-    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, NothingToDraw> {
+    /// ratio columns and the stall legend are the recording's. A recording with top-down
+    /// events ([`Loaded::topdown`]) is drawn as the top-down picture, its subtitle naming the
+    /// formula set and its approximation, except a wall-time recording without
+    /// `look.topdown_colour` (the wall-time graph, as before). An error without a cycles
+    /// column, or for a `--topdown-color` the formulas do not have, before anything is
+    /// written.
+    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, GraphError> {
+        self.graph_of(classic, look, true)
+    }
+
+    /// [`Loaded::graph`] with the CPI graph's colours whatever the recording holds: the
+    /// picture `timeline`'s page and `render --strip` draw (their heat map and strip are of
+    /// the stall share or CPI).
+    pub fn cpi_graph(&self, look: Look) -> Result<Graph<'_>, GraphError> {
+        self.graph_of(false, look, false)
+    }
+
+    fn graph_of(
+        &self,
+        classic: bool,
+        mut look: Look,
+        topdown: bool,
+    ) -> Result<Graph<'_>, GraphError> {
         let Some(cycles) = self.roles.cycles else {
             return Err(NothingToDraw {
                 file: self.file.clone(),
-            });
+            }
+            .into());
+        };
+        let topdown = match topdown {
+            true => self.topdown_look(look.topdown_colour.as_deref())?,
+            false => None,
+        };
+        // --topdown-color draws the on-CPU top-down picture of a wall-time recording too.
+        let wall = self.wall.filter(|_| look.topdown_colour.is_none());
+        let subtitle = match (&topdown, wall) {
+            (Some(t), None) if !classic => {
+                if look.title == CPI_TITLE {
+                    look.title = TOPDOWN_TITLE.to_string();
+                }
+                let set = &t.plan.set;
+                let lines = [Some(format!("top-down: {}", set.name()))]
+                    .into_iter()
+                    .chain([set.approximation().map(str::to_string), self.subtitle()]);
+                Some(lines.flatten().collect::<Vec<_>>().join(" · "))
+            }
+            _ => self.subtitle(),
         };
         let options = Options {
-            subtitle: self.subtitle(),
+            subtitle,
             instructions: self.roles.instructions,
             ratio_cycles: self.ratio_cycles,
             stall_caption: self.stall_legend(),
-            wall: self.wall,
+            wall,
             lines: self.lines.clone(),
+            topdown,
             ..look.options()
         };
         Ok(Graph {
@@ -95,6 +156,41 @@ impl Loaded {
             classic,
             options,
         })
+    }
+}
+
+impl Loaded {
+    /// The top-down look of this recording with `--topdown-color` `colour` (`None`: the
+    /// dominant category): `None` without top-down formulas, an error for a colour the
+    /// formulas do not have or without them.
+    fn topdown_look(&self, colour: Option<&str>) -> Result<Option<TopdownLook>, GraphError> {
+        let Some(plan) = &self.topdown else {
+            return match colour {
+                Some(given) => Err(GraphError::TopdownColour {
+                    given: given.to_string(),
+                    reason: format!(
+                        "{} has no complete set of top-down events",
+                        self.file.display()
+                    ),
+                }),
+                None => Ok(None),
+            };
+        };
+        let colour = match colour {
+            Some(given) => {
+                TopdownColour::Category(Category::parse(given, plan).map_err(|reason| {
+                    GraphError::TopdownColour {
+                        given: given.to_string(),
+                        reason,
+                    }
+                })?)
+            }
+            None => TopdownColour::Dominant,
+        };
+        Ok(Some(TopdownLook {
+            plan: plan.clone(),
+            colour,
+        }))
     }
 }
 

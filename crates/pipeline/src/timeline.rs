@@ -158,7 +158,7 @@ pub enum TimelineError {
     #[error(transparent)]
     Draw(#[from] cpiflame_timeline::TimelineError),
     #[error(transparent)]
-    NothingToDraw(#[from] crate::draw::NothingToDraw),
+    Graph(#[from] crate::draw::GraphError),
 }
 
 /// Opens and reads `options.file` with the time of each sample ([`load_timed`]); text
@@ -199,7 +199,7 @@ impl TimedLoad {
         out: &mut dyn std::io::Write,
     ) -> Result<(), TimelineError> {
         // The graph's options as `render` completes them from the recording.
-        let graph = self.loaded.graph(false, look)?;
+        let graph = self.loaded.cpi_graph(look)?;
         let options = cpiflame_timeline::Options {
             graph: graph.options,
             rows,
@@ -215,7 +215,7 @@ impl TimedLoad {
     /// The CPI graph of the recording (as [`Loaded::graph`]) with the strip of its stall
     /// share (or CPI) over time above the frames (`render --strip`).
     pub fn graph(&self, look: crate::draw::Look) -> Result<crate::draw::Graph<'_>, TimelineError> {
-        let mut graph = self.loaded.graph(false, look)?;
+        let mut graph = self.loaded.cpi_graph(look)?;
         let buckets = (graph.options.width.saturating_sub(20) / STRIP_PX).max(1);
         graph.options.strip = Some(Arc::new(self.strip(buckets as usize)));
         Ok(graph)

@@ -102,6 +102,54 @@ pub const WALL_BLOCKED: Rgb = Rgb(226, 223, 214);
 /// Colour of the horizontal stripes over [`WALL_BLOCKED`].
 pub const WALL_BLOCKED_STRIPES: Rgb = Rgb(184, 180, 168);
 
+// The top-down picture (`topdown.rs`): a frame's hue says which level-1 category dominates
+// its slots, its intensity how much (pale at the lowest share a dominant category can have,
+// 1/4 of four, full at 100%).
+// * The project's convention holds: red is work (retiring, as "running" on the stall scale)
+//   and blue is waiting in the core (back-end bound, as "stalled"); both are the stall
+//   scale's ends, so a reader of the CPI graph reads them the same way.
+// * The other two are Okabe and Ito's colour-blind-safe amber (front end) and bluish green
+//   (bad speculation): the four differ along the blue-yellow axis or in lightness as well as
+//   in hue, so deuteranopes and protanopes still tell red (dark yellow-brown to them) from
+//   amber (light yellow) and green (grey-blue) from blue (saturated blue). AMD's fifth,
+//   SMT contention, is a muted violet, away from the four.
+// * Every full hue has a relative luminance of 0.21-0.48, so black 12 px labels keep a
+//   contrast of 5.2:1 or better (WCAG AA asks 4.5:1); the pale end of the intensity ramp is
+//   lighter still.
+// * Level 2 shifts the hue a little within its family, at about the same luminance, so
+//   shade says which child dominates while lightness keeps meaning intensity: retiring's
+//   light operations are the base red and heavy operations (microcode) a rose; the front
+//   end's fetch latency a deeper amber and fetch bandwidth a yellow; bad speculation's branch
+//   mispredicts a deeper green and machine clears a teal; the back end's memory bound a
+//   deeper blue and core bound a sky blue.
+// * The intensity ramp runs from TOPDOWN_PALE_END of the way to PALE to the full hue; the
+//   washed-out marking of uncertain frames (`uncertain_color`, 60% of the way) starts
+//   beyond the ramp's pale end, so a weakly dominant frame is not mistaken for an uncertain
+//   one.
+
+/// Hues of the top-down categories: `[level 1, first level-2 child, second child]`, the
+/// children in `cpiflame_profile::topdown::Level2`'s order.
+pub const TOPDOWN_RETIRING: [Rgb; 3] = [STALL_RED, Rgb(222, 72, 128), STALL_RED];
+/// Bad speculation: branch mispredicts, machine clears.
+pub const TOPDOWN_BAD_SPECULATION: [Rgb; 3] =
+    [Rgb(0, 160, 120), Rgb(0, 150, 100), Rgb(40, 170, 160)];
+/// Front end: fetch latency, fetch bandwidth.
+pub const TOPDOWN_FRONTEND: [Rgb; 3] = [Rgb(226, 150, 0), Rgb(214, 128, 0), Rgb(226, 178, 20)];
+/// Back end: memory bound, core bound.
+pub const TOPDOWN_BACKEND: [Rgb; 3] = [STALL_BLUE, Rgb(70, 120, 240), Rgb(60, 165, 230)];
+/// AMD's SMT contention (no level 2).
+pub const TOPDOWN_SMT: Rgb = Rgb(170, 120, 200);
+/// How far towards [`PALE`] the intensity ramp's pale end (a dominant share at its lowest)
+/// is.
+pub const TOPDOWN_PALE_END: f64 = 0.4;
+
+/// `hue` at intensity `t` in `[0, 1]` (clamped): [`TOPDOWN_PALE_END`] of the way to
+/// [`PALE`] at 0, the hue itself at 1.
+pub fn topdown_intensity(hue: Rgb, t: f64) -> Rgb {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+    lerp(hue, PALE, TOPDOWN_PALE_END * (1.0 - t))
+}
+
 // The CPI scale, used when a file has cycles and instructions but no stall event: the same
 // three stops as the stall scale (so red still means "running" and blue "waiting", with the
 // same luminance and contrast properties), placed on a logarithmic CPI axis. CPI is a ratio,

@@ -54,6 +54,20 @@ use crate::{check_look, validate, Options, RenderError};
 /// in ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
 /// on-CPU columns need no samples there: only wall time must be non-zero. Without
 /// `Options::wall` the wall-time columns are ignored and the on-CPU graph is drawn.
+///
+/// With [`Options::topdown`] (and no `Options::wall`) the top-down picture is drawn instead:
+/// widths as above, every frame's inclusive sums of each column the formulas read (each stack
+/// through the frame once) put through [`Plan::apply`](cpiflame_profile::topdown::Plan::apply);
+/// colour by [`topdown_color`](crate::topdown_color) (the dominant level-1 category's hue,
+/// intensity its share from 1/4 pale to 100% full, the dominant level-2 child's shade; or one
+/// category's share on the stall scale); `stalls` and `opts.instructions` are not used.
+/// Tooltips give the level-1 split (and level 2), the legend the hues or the scale, the
+/// statistics line the whole profile's split. With [`Options::confidence`] each frame's
+/// shown share gets an interval (its two columns' per-sample deltas in a leader-sampled
+/// group, else a bound from its cycles samples; none for folded text, whose counts are not
+/// samples) and is washed out when the dominant category is not known (the interval holds
+/// the runner-up's share) or, for one category, when the interval is wider than a quarter of
+/// the scale.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
     cycles: usize,
@@ -81,6 +95,9 @@ pub fn render_cpi<W: Write>(
         };
         return crate::wall::render(profile, columns, wall, opts, out);
     }
+    if let Some(topdown) = &opts.topdown {
+        return crate::topdown::render(profile, cycles, topdown, opts, out);
+    }
     let total = validate(profile, cycles, stalls, opts)?;
     let tree = tree::build_cpi(
         profile,
@@ -90,14 +107,7 @@ pub fn render_cpi<W: Write>(
         opts.ratio_cycles,
     );
     let mut w = BufWriter::with_capacity(1 << 16, out);
-    let look = Look {
-        title: &opts.title,
-        subtitle: opts.subtitle.as_deref(),
-        width: opts.width,
-        min_width: opts.min_width,
-        inverted: opts.inverted,
-        parallel: !opts.single_threaded,
-    };
+    let look = Look::of(opts);
     let colour = match (stalls, opts.instructions) {
         (Some(_), _) => Colour::Stalls,
         (None, Some(_)) => Colour::Cpi,
@@ -451,7 +461,7 @@ impl Picture for Cpi<'_> {
         match self.colour {
             Colour::Stalls => Some(Legend {
                 id: "stall-scale",
-                caption: self.stall_caption,
+                caption: self.stall_caption.into(),
                 stops,
                 labels: vec![
                     (0.0, "0%".into()),
@@ -463,7 +473,7 @@ impl Picture for Cpi<'_> {
             }),
             Colour::Cpi => Some(Legend {
                 id: "cpi-scale",
-                caption: "CPI (log scale):",
+                caption: "CPI (log scale):".into(),
                 stops,
                 // One label per octave; the ends say that the scale saturates there.
                 labels: vec![

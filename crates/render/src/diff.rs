@@ -500,7 +500,7 @@ impl Picture for Diff<'_> {
             .collect();
         Some(Legend {
             id: "diff-scale",
-            caption: "share change (points):",
+            caption: "share change (points):".into(),
             stops: vec![(0.0, DIFF_SHRANK), (0.5, DIFF_NEUTRAL), (1.0, DIFF_GREW)],
             labels,
             bar,

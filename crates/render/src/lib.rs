@@ -18,6 +18,10 @@
 //!   cycles, frame colour the change of the frame's inclusive share of its run's cycles, on a
 //!   fixed blue (shrank) to red (grew) scale; stacks gone in AFTER are listed under the graph.
 //!
+//! * the top-down picture, drawn by [`render_cpi`] with [`Options::topdown`] (a recording of
+//!   the TMA events, `cpiflame_profile::topdown`): widths as the CPI graph's, colour the
+//!   frame's dominant level-1 category (fixed hues, its share as intensity, level 2 as a
+//!   shade) or one category's share on the stall scale ([`TopdownColour`]).
 //! * [`render_mem`], the memory flame graph of load samples: frame width is their summed
 //!   latency, frame colour where they were served (L1 red ... remote HITM blue) as the
 //!   latency-weighted mean position of their classes on a fixed scale ([`mem_color`]).
@@ -39,6 +43,7 @@ mod mem;
 mod page;
 mod strip;
 mod text;
+mod topdown;
 mod tree;
 mod wall;
 
@@ -49,12 +54,14 @@ use cpiflame_profile::{Count, Profile, SourceLines, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
-    cpi_color, cpi_position, diff_color, stall_color, uncertain_color, Rgb, CPI_HIGH, CPI_LOW,
-    DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID, STALL_RED,
-    WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
+    cpi_color, cpi_position, diff_color, stall_color, topdown_intensity, uncertain_color, Rgb,
+    CPI_HIGH, CPI_LOW, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK, DIFF_SPAN, STALL_BLUE, STALL_MID,
+    STALL_RED, TOPDOWN_BACKEND, TOPDOWN_BAD_SPECULATION, TOPDOWN_FRONTEND, TOPDOWN_PALE_END,
+    TOPDOWN_RETIRING, TOPDOWN_SMT, WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
 pub use cpi::render_cpi;
 pub use strip::{Strip, StripBucket};
+pub use topdown::{topdown_color, Category, Dominant, TopdownColour, TopdownLook};
 
 /// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from
 /// this crate, so that both draw it alike: the layout constants of the SVG, its script
@@ -119,6 +126,10 @@ pub struct Options {
     /// The recording's stall share (or CPI) over time, drawn as a strip of buckets above
     /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
     pub strip: Option<Arc<Strip>>,
+    /// The top-down formulas of the profile's columns and what the colour shows: the CPI
+    /// graph is then the top-down picture (see [`render_cpi`]), unless [`Options::wall`]
+    /// asks for the wall-time graph, which wins. `None`: the CPI graph.
+    pub topdown: Option<TopdownLook>,
 }
 
 impl Default for Options {
@@ -137,6 +148,7 @@ impl Default for Options {
             lines: None,
             confidence: None,
             strip: None,
+            topdown: None,
         }
     }
 }

@@ -102,14 +102,7 @@ pub fn render_mem<W: Write>(
         tree: tree::build(leaves),
         total,
     };
-    let look = Look {
-        title: &opts.title,
-        subtitle: opts.subtitle.as_deref(),
-        width: opts.width,
-        min_width: opts.min_width,
-        inverted: opts.inverted,
-        parallel: !opts.single_threaded,
-    };
+    let look = Look::of(opts);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -253,7 +246,7 @@ impl Picture for Mem<'_> {
         labels.sort_by(|a, b| a.0.total_cmp(&b.0));
         Some(Legend {
             id: "served-scale",
-            caption: "loads served from:",
+            caption: "loads served from:".into(),
             stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
             labels,
             bar,

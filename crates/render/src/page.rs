@@ -39,11 +39,25 @@ pub(crate) struct Look<'a> {
     pub(crate) parallel: bool,
 }
 
+impl<'a> Look<'a> {
+    /// The page options of [`Options`](crate::Options).
+    pub(crate) fn of(opts: &'a crate::Options) -> Look<'a> {
+        Look {
+            title: &opts.title,
+            subtitle: opts.subtitle.as_deref(),
+            width: opts.width,
+            min_width: opts.min_width,
+            inverted: opts.inverted,
+            parallel: !opts.single_threaded,
+        }
+    }
+}
+
 /// A horizontal colour bar under the title, with a caption on its left and labels under it.
 pub(crate) struct Legend {
     /// Id of the `<linearGradient>` painting the bar.
     pub(crate) id: &'static str,
-    pub(crate) caption: &'static str,
+    pub(crate) caption: std::borrow::Cow<'static, str>,
     /// Gradient stops: offset in `[0, 1]` along the bar and colour.
     pub(crate) stops: Vec<(f64, Rgb)>,
     /// Labels: position in `[0, 1]` along the bar and text.
@@ -503,7 +517,7 @@ fn write_swatch_legend<O: Write>(
         r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text>"#,
         x0 - 8.0,
         top + 10,
-        Esc(legend.caption)
+        Esc(&legend.caption)
     )?;
     let mut x = x0;
     if !legend.stops.is_empty() {
@@ -568,7 +582,7 @@ fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> i
         r#"<g id="legend"><text x="{:.1}" y="{}" text-anchor="end">{}</text><rect x="{x0:.1}" y="{top}" width="{bar:.1}" height="10" fill="url(#{})"/>"#,
         x0 - 8.0,
         top + 10,
-        Esc(legend.caption),
+        Esc(&legend.caption),
         legend.id
     )?;
     for (at, label) in &legend.labels {

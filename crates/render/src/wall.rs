@@ -218,14 +218,7 @@ pub(crate) fn render<W: Write>(
         reasons: reasons.list,
         blocked_at,
     };
-    let look = Look {
-        title: &opts.title,
-        subtitle: opts.subtitle.as_deref(),
-        width: opts.width,
-        min_width: opts.min_width,
-        inverted: opts.inverted,
-        parallel: !opts.single_threaded,
-    };
+    let look = Look::of(opts);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -436,7 +429,7 @@ impl Picture for Wall<'_> {
         let mut legend = match self.colour {
             Colour::Stalls => Legend {
                 id: "wall-states",
-                caption: "wall time:",
+                caption: "wall time:".into(),
                 stops: Vec::new(),
                 labels: Vec::new(),
                 bar: 0.0,
@@ -449,7 +442,7 @@ impl Picture for Wall<'_> {
             },
             Colour::Cpi => Legend {
                 id: "cpi-scale",
-                caption: "on-CPU, CPI (log scale):",
+                caption: "on-CPU, CPI (log scale):".into(),
                 stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
                 labels: vec![
                     (0.0, format!("≤{CPI_LOW}")),
@@ -463,7 +456,7 @@ impl Picture for Wall<'_> {
             },
             Colour::Name => Legend {
                 id: "wall-states",
-                caption: "wall time:",
+                caption: "wall time:".into(),
                 stops: Vec::new(),
                 labels: Vec::new(),
                 bar: 0.0,

@@ -61,6 +61,7 @@ fn golden_opts() -> Options {
         lines: None,
         confidence: None,
         strip: None,
+        topdown: None,
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use support::{cpiflame, ok, perf_record, perf_works, s, shared_fixtures, Dir};
 
 /// The tooltip of every frame named `name`.
-fn titles(svg: &str, name: &str) -> Vec<String> {
+pub(crate) fn titles(svg: &str, name: &str) -> Vec<String> {
     let mut out = Vec::new();
     for part in svg.split("<title>").skip(1) {
         let title = part.split("</title>").next().unwrap_or("");

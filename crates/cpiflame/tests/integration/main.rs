@@ -54,6 +54,7 @@ mod time_ranges;
 mod timeline;
 mod topdown;
 mod topdown_carry;
+mod topdown_graph;
 mod tracepoints;
 mod variants;
 mod wall_time;

@@ -5,7 +5,8 @@
 //! reads the same file and delivers the same per-function deltas (the oracle that the layout
 //! is perf's). Folded text of the same sums, named as perf names the events, gives the same
 //! fractions; AMD Zen 4 names need the CPU (`--topdown-cpu`), refused in one line without it;
-//! a profile without top-down events has no `topdown` key.
+//! a profile without top-down events has no `topdown` key. The writer and the formulas are
+//! shared with `topdown_graph.rs`, the picture's test.
 
 use crate::support;
 
@@ -35,7 +36,7 @@ pub(crate) const SPR: &str = "GenuineIntel,6,143,8";
 
 /// Planted per-sample deltas (slots, cycles, retiring, bad-spec, fe-bound, be-bound) of each
 /// leaf (called from `main`).
-fn planted() -> Vec<(&'static str, [u64; 6])> {
+pub(crate) fn planted() -> Vec<(&'static str, [u64; 6])> {
     vec![
         ("f", [1000, 250, 128, 32, 64, 32]),
         ("g", [1000, 250, 16, 16, 32, 192]),
@@ -45,7 +46,7 @@ fn planted() -> Vec<(&'static str, [u64; 6])> {
 }
 
 /// The per-leaf sums of `planted`.
-fn sums_by_leaf() -> BTreeMap<&'static str, [u64; 6]> {
+pub(crate) fn sums_by_leaf() -> BTreeMap<&'static str, [u64; 6]> {
     let mut out: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
     for (leaf, d) in planted() {
         let sum = out.entry(leaf).or_default();
@@ -76,7 +77,7 @@ pub(crate) fn add(a: [u64; 6], b: [u64; 6]) -> [u64; 6] {
 
 /// Writes the recording: perf's attrs for the group (slots leader counting, cycles sampling
 /// with the group's values, metric events counting), GROUP_DESC and the CPUID.
-fn write_recording(dir: &Dir) -> PathBuf {
+pub(crate) fn write_recording(dir: &Dir) -> PathBuf {
     let samples: Vec<Planted> = planted()
         .into_iter()
         .enumerate()
@@ -251,7 +252,7 @@ fn check_fractions(doc: &Value) {
 /// perf's reading of the file: per (leaf, event), the summed deltas `perf script` delivers.
 /// The leaf is told by its address (perf 6.1 names only the first function of the perf map
 /// here, so names are not compared).
-fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
+pub(crate) fn perf_sums(data: &Path) -> BTreeMap<(String, String), u64> {
     perf_sums_in(data, &[])
 }
 
@@ -359,7 +360,7 @@ fn folded_topdown_columns_give_the_same_fractions() {
     );
 }
 
-const ZEN: [&str; 5] = [
+pub(crate) const ZEN: [&str; 5] = [
     "cycles",
     "de_no_dispatch_per_slot.no_ops_from_frontend",
     "de_no_dispatch_per_slot.backend_stalls",
@@ -368,7 +369,7 @@ const ZEN: [&str; 5] = [
 ];
 
 /// Per leaf: cycles, no ops from the front end, back-end stalls, dispatched, retired.
-fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
+pub(crate) fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
     vec![
         ("f", vec![1000, 600, 3000, 2600, 2400]),
         ("g", vec![500, 1500, 300, 1300, 1200]),
@@ -377,7 +378,7 @@ fn zen_rows() -> Vec<(&'static str, Vec<u64>)> {
 
 /// amdzen4 metrics: slots = 6 × cycles; front end, back end and retiring each over slots,
 /// bad speculation (dispatched − retired) over slots.
-fn zen4(r: &[u64]) -> [f64; 4] {
+pub(crate) fn zen4(r: &[u64]) -> [f64; 4] {
     let slots = 6.0 * r[0] as f64;
     [
         r[4] as f64 / slots,
@@ -387,7 +388,7 @@ fn zen4(r: &[u64]) -> [f64; 4] {
     ]
 }
 
-fn close(a: [f64; 4], b: [f64; 4]) -> bool {
+pub(crate) fn close(a: [f64; 4], b: [f64; 4]) -> bool {
     a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12)
 }
 

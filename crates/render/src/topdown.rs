@@ -1,0 +1,778 @@
+//! The top-down flame graph: width = unhalted cycles as in the CPI graph, colour = the
+//! frame's top-down (TMA) breakdown under a [`Plan`]: its dominant level-1 category's hue at
+//! an intensity of its share (level 2: the shade of the dominant child), or one category's
+//! share on the stall scale (`--topdown-color`).
+//!
+//! A node's numbers are the formulas applied to its **inclusive sums** of every column (each
+//! stack through the node once), as `report --json`'s `topdown` of a function that appears
+//! once per stack and at one place in the graph.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Write};
+
+use cpiflame_profile::interval::{
+    mid_p, paired_ratio_interval, paired_share_interval, Interval, PairedMoments,
+    STALL_COLOUR_WIDTH,
+};
+use cpiflame_profile::topdown::{role_of, Breakdown, FormulaSet, Plan, Role};
+use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
+
+use crate::color::{
+    stall_color, topdown_intensity, uncertain_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED,
+    TOPDOWN_BACKEND, TOPDOWN_BAD_SPECULATION, TOPDOWN_FRONTEND, TOPDOWN_RETIRING, TOPDOWN_SMT,
+    UNKNOWN_GREY,
+};
+use crate::cpi::write_interval;
+use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
+use crate::text::{ratio, Esc, Events, Percent, Thousands};
+use crate::tree::{self, CpiWeight, Node, Tree, Weight};
+use crate::{validate, Options, RenderError};
+
+/// How [`render_cpi`](crate::render_cpi) draws a profile with top-down columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopdownLook {
+    /// The formulas and where their events are (`cpiflame_pipeline::Loaded::topdown`).
+    pub plan: Plan,
+    /// What a frame's colour shows.
+    pub colour: TopdownColour,
+}
+
+/// What a frame's colour shows in the top-down picture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopdownColour {
+    /// The dominant level-1 category's hue (the dominant level-2 child's shade where the
+    /// plan has level 2), its share as intensity: see [`topdown_color`].
+    Dominant,
+    /// One category's share on the stall scale ([`stall_color`]).
+    Category(Category),
+}
+
+/// A top-down category: level 1, or a level-2 node by its index in
+/// [`Level2`](cpiflame_profile::topdown::Level2)'s field order (0 fetch latency .. 7 light
+/// operations; AMD's nodes in the same places).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    Retiring,
+    BadSpeculation,
+    FrontendBound,
+    BackendBound,
+    /// AMD only.
+    SmtContention,
+    Level2(u8),
+}
+
+/// The level-1 categories in the order they are shown.
+const LEVEL1: [Category; 5] = [
+    Category::Retiring,
+    Category::BadSpeculation,
+    Category::FrontendBound,
+    Category::BackendBound,
+    Category::SmtContention,
+];
+
+impl Category {
+    /// Every category `plan` gives: level 1 (with SMT contention where counted), then its
+    /// level-2 nodes where it has them.
+    pub fn of(plan: &Plan) -> Vec<Category> {
+        let (smt, level2) = match plan.set {
+            FormulaSet::IntelGoldenCove { level2, .. }
+            | FormulaSet::IntelLionCove { level2 }
+            | FormulaSet::IntelPerfMetrics { level2 } => (false, level2),
+            FormulaSet::AmdZen {
+                smt_contention,
+                level2,
+                ..
+            } => (smt_contention, level2),
+            _ => (false, false),
+        };
+        let mut all: Vec<Category> = LEVEL1[..4].to_vec();
+        if smt {
+            all.push(Category::SmtContention);
+        }
+        if level2 {
+            all.extend((0..8).map(Category::Level2));
+        }
+        all
+    }
+
+    /// The name `--topdown-color` takes: `retiring`, `bad-speculation`, `frontend`,
+    /// `backend`, `smt-contention`, or the set's level-2 name with dashes (`memory-bound`).
+    pub fn flag_name(self, set: &FormulaSet) -> String {
+        match self {
+            Category::Retiring => "retiring".into(),
+            Category::BadSpeculation => "bad-speculation".into(),
+            Category::FrontendBound => "frontend".into(),
+            Category::BackendBound => "backend".into(),
+            Category::SmtContention => "smt-contention".into(),
+            Category::Level2(i) => set.level2_names()[usize::from(i) % 8].replace(' ', "-"),
+        }
+    }
+
+    /// The category of `plan` named `name` (as [`Category::flag_name`], case-insensitive;
+    /// `bad-spec`, `frontend-bound` and `backend-bound` too), or a line saying which names
+    /// the plan has.
+    pub fn parse(name: &str, plan: &Plan) -> Result<Category, String> {
+        let all = Category::of(plan);
+        let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
+        let alias = match wanted.as_str() {
+            "bad-spec" => "bad-speculation",
+            "frontend-bound" | "front-end" => "frontend",
+            "backend-bound" | "back-end" => "backend",
+            other => other,
+        };
+        all.iter()
+            .copied()
+            .find(|c| c.flag_name(&plan.set) == alias)
+            .ok_or_else(|| {
+                let names: Vec<String> = all.iter().map(|c| c.flag_name(&plan.set)).collect();
+                format!(
+                    "no top-down category `{name}` in the {} formulas: one of {}",
+                    plan.set.name(),
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The label of tooltips and legends (`bad spec`, `front end`, `memory bound`).
+    pub fn label(self, set: &FormulaSet) -> &'static str {
+        match self {
+            Category::Retiring => "retiring",
+            Category::BadSpeculation => "bad spec",
+            Category::FrontendBound => "front end",
+            Category::BackendBound => "back end",
+            Category::SmtContention => "SMT contention",
+            Category::Level2(i) => set.level2_names()[usize::from(i) % 8],
+        }
+    }
+
+    /// The category's fraction in `b`; `None` for one `b` does not have.
+    pub fn share(self, b: &Breakdown) -> Option<f64> {
+        match self {
+            Category::Retiring => Some(b.retiring),
+            Category::BadSpeculation => Some(b.bad_speculation),
+            Category::FrontendBound => Some(b.frontend_bound),
+            Category::BackendBound => Some(b.backend_bound),
+            Category::SmtContention => b.smt_contention,
+            Category::Level2(i) => b.level2.map(|l| {
+                [
+                    l.fetch_latency,
+                    l.fetch_bandwidth,
+                    l.branch_mispredicts,
+                    l.machine_clears,
+                    l.memory_bound,
+                    l.core_bound,
+                    l.heavy_operations,
+                    l.light_operations,
+                ][usize::from(i) % 8]
+            }),
+        }
+    }
+
+    /// The level-1 category's hues `[itself, first level-2 child, second child]`.
+    fn hues(self) -> [Rgb; 3] {
+        match self {
+            Category::Retiring => TOPDOWN_RETIRING,
+            Category::BadSpeculation => TOPDOWN_BAD_SPECULATION,
+            Category::FrontendBound => TOPDOWN_FRONTEND,
+            Category::BackendBound => TOPDOWN_BACKEND,
+            Category::SmtContention | Category::Level2(_) => [TOPDOWN_SMT; 3],
+        }
+    }
+
+    /// The indexes of a level-1 category's two level-2 children.
+    fn children(self) -> Option<[u8; 2]> {
+        match self {
+            Category::FrontendBound => Some([0, 1]),
+            Category::BadSpeculation => Some([2, 3]),
+            Category::BackendBound => Some([4, 5]),
+            Category::Retiring => Some([6, 7]),
+            _ => None,
+        }
+    }
+}
+
+/// The dominant category of a breakdown: the largest level-1 share (the first in the order
+/// retiring, bad spec, front end, back end, SMT contention on a tie), its share, the
+/// runner-up's share, how many level-1 categories there are, and its dominant level-2 child
+/// (0 or 1, the first on a tie) where `b` has level 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dominant {
+    pub category: Category,
+    pub share: f64,
+    pub runner_up: f64,
+    pub categories: usize,
+    pub child: Option<u8>,
+}
+
+impl Dominant {
+    /// The dominant category of `b`.
+    pub fn of(b: &Breakdown) -> Dominant {
+        let shares: Vec<(Category, f64)> = LEVEL1
+            .iter()
+            .filter_map(|&c| {
+                c.share(b)
+                    .map(|s| (c, if s.is_nan() { f64::MIN } else { s }))
+            })
+            .collect();
+        let mut best = 0;
+        for (i, &(_, s)) in shares.iter().enumerate() {
+            if s > shares[best].1 {
+                best = i;
+            }
+        }
+        let (category, share) = shares[best];
+        let runner_up = shares
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != best)
+            .map(|(_, &(_, s))| s)
+            .fold(f64::MIN, f64::max);
+        let child = category.children().and_then(|[a, c]| {
+            let (x, y) = (Category::Level2(a).share(b)?, Category::Level2(c).share(b)?);
+            Some(u8::from(y > x))
+        });
+        Dominant {
+            category,
+            share,
+            runner_up,
+            categories: shares.len(),
+            child,
+        }
+    }
+
+    /// The intensity of the dominant share: 0 at the lowest share a dominant category can
+    /// have (1/k of k categories), 1 at 100%, clamped.
+    pub fn intensity(&self) -> f64 {
+        let floor = 1.0 / self.categories as f64;
+        ((self.share - floor) / (1.0 - floor)).clamp(0.0, 1.0)
+    }
+}
+
+/// A frame's colour in the top-down picture: with [`TopdownColour::Dominant`] the dominant
+/// level-1 category's hue (its dominant level-2 child's shade where there is level 2) at
+/// the intensity of its share ([`Dominant::intensity`]); with
+/// [`TopdownColour::Category`] that category's share on the stall scale. No breakdown (no
+/// slots, no metrics): the grey of an unknown ratio.
+pub fn topdown_color(b: Option<&Breakdown>, colour: TopdownColour) -> Rgb {
+    let Some(b) = b else {
+        return UNKNOWN_GREY;
+    };
+    match colour {
+        TopdownColour::Category(c) => stall_color(c.share(b)),
+        TopdownColour::Dominant => {
+            let d = Dominant::of(b);
+            let hue = d.category.hues()[d.child.map_or(0, |c| 1 + usize::from(c))];
+            topdown_intensity(hue, d.intensity())
+        }
+    }
+}
+
+/// Draws the top-down picture (see [`render_cpi`](crate::render_cpi)).
+pub(crate) fn render<W: Write>(
+    profile: &Profile,
+    cycles: usize,
+    look_td: &TopdownLook,
+    opts: &Options,
+    out: W,
+) -> Result<(), RenderError> {
+    let total = validate(profile, cycles, None, opts)?;
+    let tree = tree::build_cpi(profile, cycles, None, None, None);
+    let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
+    let drawn: Vec<bool> = tree
+        .nodes
+        .iter()
+        .map(|n| (n.total.width() as f64) * px_per_unit >= opts.min_width)
+        .collect();
+    let child = child_map(&tree, &drawn);
+    let n = profile.events.len();
+    let mut sums = vec![0u64; tree.nodes.len() * n];
+    walk(profile, &child, |stack, node| {
+        let at = node as usize * n;
+        for (sum, c) in sums[at..at + n].iter_mut().zip(&stack.counts) {
+            *sum = sum.saturating_add(c.period);
+        }
+    });
+    let breakdowns: Vec<Option<Breakdown>> = (0..tree.nodes.len())
+        .map(|i| {
+            drawn[i]
+                .then(|| look_td.plan.apply(&sums[i * n..(i + 1) * n]))
+                .flatten()
+        })
+        .collect();
+    // The category each node's interval is of: the one its colour shows.
+    let shown: Vec<Option<Category>> = breakdowns
+        .iter()
+        .map(|b| match look_td.colour {
+            TopdownColour::Category(c) => Some(c),
+            TopdownColour::Dominant => b.as_ref().map(|b| Dominant::of(b).category),
+        })
+        .collect();
+    let intervals = match opts.confidence {
+        Some(confidence) => intervals(
+            profile,
+            &tree,
+            &child,
+            &look_td.plan,
+            cycles,
+            &shown,
+            &breakdowns,
+            confidence,
+        ),
+        None => Vec::new(),
+    };
+    let picture = Topdown {
+        profile,
+        tree,
+        look: look_td,
+        breakdowns,
+        intervals,
+        confidence: opts.confidence,
+        cycles,
+        total,
+        all: look_td.plan.apply(&sums[..n]),
+    };
+    let look = Look::of(opts);
+    let mut w = BufWriter::with_capacity(1 << 16, out);
+    page::write(&picture, &look, &mut w)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// The drawn nodes by (parent, frame).
+fn child_map(tree: &Tree<FrameId, CpiWeight>, drawn: &[bool]) -> HashMap<(u32, FrameId), u32> {
+    let mut child = HashMap::new();
+    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
+        if let (Some(frame), true) = (node.frame, drawn[i]) {
+            child.insert((node.parent, frame), i as u32);
+        }
+    }
+    child
+}
+
+/// Calls `visit` with every stack of `profile` and each drawn node it passes through, the
+/// root included: each stack once per node, as `report`'s inclusive sums.
+fn walk<'p>(
+    profile: &'p Profile,
+    child: &HashMap<(u32, FrameId), u32>,
+    mut visit: impl FnMut(&'p Stack, u32),
+) {
+    for stack in &profile.stacks {
+        visit(stack, 0);
+        let mut node = 0u32;
+        for &frame in &stack.frames {
+            let Some(&next) = child.get(&(node, frame)) else {
+                break;
+            };
+            visit(stack, next);
+            node = next;
+        }
+    }
+}
+
+/// The columns of a category's share whose per-sample deltas give its interval: numerator,
+/// denominator, and the slots per denominator unit (Intel: the metric over `slots`, 1; AMD:
+/// the category's event over cycles, the width). `None` where no single pair of columns
+/// is the share (bad speculation on AMD, level-2 residuals, Skylake's and Arm's formulas).
+fn pair_columns(profile: &Profile, plan: &Plan, c: Category) -> Option<(usize, usize, f64)> {
+    let column = |role: Role| {
+        profile
+            .events
+            .iter()
+            .position(|e| role_of(&e.name) == Some(role))
+    };
+    let (num, den, per) = match plan.set {
+        FormulaSet::IntelIceLake { .. }
+        | FormulaSet::IntelGoldenCove { .. }
+        | FormulaSet::IntelLionCove { .. }
+        | FormulaSet::IntelPerfMetrics { .. } => {
+            let num = match c {
+                Category::Retiring => Role::Retiring,
+                Category::BadSpeculation => Role::BadSpec,
+                Category::FrontendBound => Role::FeBound,
+                Category::BackendBound => Role::BeBound,
+                Category::Level2(0) => Role::FetchLat,
+                Category::Level2(2) => Role::BrMispredict,
+                Category::Level2(4) => Role::MemBound,
+                Category::Level2(6) => Role::HeavyOps,
+                _ => return None,
+            };
+            (num, Role::Slots, 1.0)
+        }
+        FormulaSet::AmdZen { width, .. } => {
+            let num = match c {
+                Category::Retiring => Role::AmdOpsRetired,
+                Category::FrontendBound => Role::AmdNoOpsFromFrontend,
+                Category::BackendBound => Role::AmdBackendStalls,
+                Category::SmtContention => Role::AmdSmtContention,
+                _ => return None,
+            };
+            (num, Role::Cycles, f64::from(width))
+        }
+        _ => return None,
+    };
+    Some((column(num)?, column(den)?, per))
+}
+
+/// Each drawn node's interval of the share its colour shows (`shown`), by node index: from
+/// the per-sample deltas of the share's two columns where the stacks carry them
+/// (leader-sampled groups; the interval of their ratio scaled by share / ratio, since the
+/// share divides by the metrics' sum (Intel, about `slots`) or by width × cycles (AMD)), else a bound from the number of cycles samples (a binomial
+/// interval: a per-sample fraction in [0, 1] with mean p varies at most as a 0/1 one does),
+/// else (counts that are not samples: folded text) none.
+#[allow(clippy::too_many_arguments)]
+fn intervals(
+    profile: &Profile,
+    tree: &Tree<FrameId, CpiWeight>,
+    child: &HashMap<(u32, FrameId), u32>,
+    plan: &Plan,
+    cycles: usize,
+    shown: &[Option<Category>],
+    breakdowns: &[Option<Breakdown>],
+    confidence: f64,
+) -> Vec<Option<Interval>> {
+    let mut pairs: Vec<Option<(usize, usize, f64)>> = Vec::new();
+    let mut cache: HashMap<Category, Option<(usize, usize, f64)>> = HashMap::new();
+    for c in shown {
+        pairs.push(c.and_then(|c| {
+            *cache
+                .entry(c)
+                .or_insert_with(|| pair_columns(profile, plan, c))
+        }));
+    }
+    let mut moments = vec![PairedMoments::default(); tree.nodes.len()];
+    if profile.stacks.iter().any(|s| !s.paired.is_empty()) {
+        walk(profile, child, |stack, node| {
+            if let Some((a, b, _)) = pairs[node as usize] {
+                if let Some(m) = stack.paired_moments(a, b) {
+                    moments[node as usize].add(m);
+                }
+            }
+        });
+    }
+    // Folded text's counts are the events' counts, not samples: every stack's samples then
+    // equal its period.
+    let sampled = profile.stacks.iter().any(|s| {
+        let c = s.counts[cycles];
+        c.samples != c.period
+    });
+    (0..tree.nodes.len())
+        .map(|i| {
+            let (Some(c), Some(b)) = (shown[i], breakdowns[i].as_ref()) else {
+                return None;
+            };
+            let share = c.share(b)?;
+            if let (Some((_, _, per)), m) = (pairs[i], &moments[i]) {
+                if m.n > 0 {
+                    let interval = if per == 1.0 {
+                        paired_share_interval(m, confidence)
+                    } else {
+                        paired_ratio_interval(m, confidence)
+                    }?;
+                    // The pair's ratio's interval, moved onto the share: scaled by share /
+                    // ratio (Intel: the metrics' sum in place of slots; AMD: 1 / width).
+                    let scale = match m.ratio() {
+                        Some(r) if r > 0.0 => share / r,
+                        _ => 1.0 / per,
+                    };
+                    return Some(Interval {
+                        lo: interval.lo * scale,
+                        hi: interval.hi * scale,
+                    });
+                }
+            }
+            if !sampled {
+                return None;
+            }
+            let n = tree.nodes[i].total.cycles.samples;
+            let k = (share.clamp(0.0, 1.0) * n as f64).round() as u64;
+            mid_p(k.min(n), n, confidence)
+        })
+        .collect()
+}
+
+struct Topdown<'a> {
+    profile: &'a Profile,
+    tree: Tree<FrameId, CpiWeight>,
+    look: &'a TopdownLook,
+    /// Each drawn node's breakdown, by node index (`None` when not drawn or none).
+    breakdowns: Vec<Option<Breakdown>>,
+    /// Each drawn node's interval of the share its colour shows; empty without intervals.
+    intervals: Vec<Option<Interval>>,
+    confidence: Option<f64>,
+    cycles: usize,
+    total: Count,
+    /// The whole profile's breakdown.
+    all: Option<Breakdown>,
+}
+
+type TdNode = Node<FrameId, CpiWeight>;
+
+/// The legend's entry for washed-out frames, and the tooltip's line.
+const UNCERTAIN_DOMINANT: &str = "dominant category uncertain";
+const UNCERTAIN_SHARE: &str = "too few samples to place on the scale";
+
+impl Topdown<'_> {
+    /// Whether node `i` is drawn washed out: dominant colour, its dominant share's interval
+    /// holds the runner-up's share (the hue is not known); one category, its interval is
+    /// wider than a quarter of the stall scale.
+    fn uncertain_at(&self, i: usize) -> bool {
+        let (Some(Some(interval)), Some(Some(b))) = (self.intervals.get(i), self.breakdowns.get(i))
+        else {
+            return false;
+        };
+        match self.look.colour {
+            TopdownColour::Dominant => interval.lo <= Dominant::of(b).runner_up,
+            TopdownColour::Category(_) => interval.too_wide(STALL_COLOUR_WIDTH),
+        }
+    }
+
+    fn set(&self) -> &FormulaSet {
+        &self.look.plan.set
+    }
+
+    /// `retiring 17.2% · bad spec 23.1% · front end 41.4% · back end 18.4%`.
+    fn write_split<O: Write>(&self, w: &mut O, b: &Breakdown) -> io::Result<()> {
+        let mut first = true;
+        for c in LEVEL1 {
+            if let Some(s) = c.share(b) {
+                let sep = if first { "" } else { " · " };
+                write!(w, "{sep}{} {}", c.label(self.set()), Percent(Some(s), 1))?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Picture for Topdown<'_> {
+    type Frame = FrameId;
+    type Weight = CpiWeight;
+
+    fn tree(&self) -> &Tree<FrameId, CpiWeight> {
+        &self.tree
+    }
+
+    fn total(&self) -> u64 {
+        self.total.period
+    }
+
+    fn name(&self, node: &TdNode) -> &str {
+        node.frame
+            .map_or("all", |id| self.profile.frame(id).name.as_str())
+    }
+
+    fn kind(&self, node: &TdNode) -> Option<FrameKind> {
+        node.frame.map(|id| self.profile.frame(id).kind)
+    }
+
+    fn fill(&self, node: &TdNode) -> Rgb {
+        let i = self.tree.index_of(node) as usize;
+        let colour = topdown_color(self.breakdowns[i].as_ref(), self.look.colour);
+        if self.uncertain_at(i) {
+            uncertain_color(colour)
+        } else {
+            colour
+        }
+    }
+
+    /// The statistics line: the whole profile's split.
+    fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()> {
+        write!(
+            w,
+            "{}: {} samples · ",
+            Esc(&self.profile.events[self.cycles].name),
+            Thousands(self.total.samples)
+        )?;
+        match &self.all {
+            Some(b) => {
+                write!(w, "top-down: ")?;
+                self.write_split(w, b)
+            }
+            None => write!(w, "top-down: n/a (no slots counted)"),
+        }
+    }
+
+    fn legend(&self, width: u32) -> Option<Legend> {
+        let width = f64::from(width);
+        let bar = if width >= 600.0 { 160.0 } else { width / 4.0 };
+        let uncertain = (0..self.tree.nodes.len()).any(|i| self.uncertain_at(i));
+        match self.look.colour {
+            TopdownColour::Category(c) => Some(Legend {
+                id: "stall-scale",
+                caption: format!("{} share:", c.label(self.set())).into(),
+                stops: vec![(0.0, STALL_RED), (0.5, STALL_MID), (1.0, STALL_BLUE)],
+                labels: vec![
+                    (0.0, "0%".into()),
+                    (0.5, "50%".into()),
+                    (1.0, "100%".into()),
+                ],
+                bar,
+                swatches: if uncertain {
+                    vec![Swatch {
+                        fill: uncertain_color(STALL_MID),
+                        stripes: None,
+                        label: UNCERTAIN_SHARE,
+                    }]
+                } else {
+                    Vec::new()
+                },
+            }),
+            TopdownColour::Dominant => {
+                let level2 = self.all.is_some_and(|b| b.level2.is_some());
+                let mut swatches = Vec::new();
+                for c in Category::of(&self.look.plan) {
+                    let hues = match c {
+                        Category::Level2(_) => continue,
+                        c => c.hues(),
+                    };
+                    swatches.push(Swatch {
+                        fill: hues[0],
+                        stripes: None,
+                        label: c.label(self.set()),
+                    });
+                    if let (true, Some(children)) = (level2, c.children()) {
+                        for (k, child) in children.into_iter().enumerate() {
+                            swatches.push(Swatch {
+                                fill: hues[1 + k],
+                                stripes: None,
+                                label: Category::Level2(child).label(self.set()),
+                            });
+                        }
+                    }
+                }
+                if uncertain {
+                    swatches.push(Swatch {
+                        fill: uncertain_color(STALL_MID),
+                        stripes: None,
+                        label: UNCERTAIN_DOMINANT,
+                    });
+                }
+                let floor = 100
+                    / Category::of(&self.look.plan)
+                        .iter()
+                        .filter(|c| !matches!(c, Category::Level2(_)))
+                        .count();
+                // The ramp in a neutral grey: every hue is drawn so.
+                let grey = Rgb(110, 110, 110);
+                Some(Legend {
+                    id: "intensity",
+                    caption: "dominant share:".into(),
+                    stops: vec![(0.0, topdown_intensity(grey, 0.0)), (1.0, grey)],
+                    labels: vec![(0.0, format!("{floor}%")), (1.0, "100%".into())],
+                    bar: bar / 2.0,
+                    swatches,
+                })
+            }
+        }
+    }
+
+    /// The `<title>` text after the name: origin, cycles, the level-1 split, level 2, the
+    /// shown share's interval.
+    fn write_details<O: Write>(&self, w: &mut O, node: &TdNode) -> io::Result<()> {
+        if let Some(id) = node.frame {
+            write_origin(w, self.profile.frame(id))?;
+        }
+        let i = self.tree.index_of(node) as usize;
+        let c = &node.total.cycles;
+        write!(
+            w,
+            "\ncycles: {} samples, {} events ({} of all)",
+            Thousands(c.samples),
+            Events(c.period),
+            Percent(ratio(c.period, self.total.period), 2)
+        )?;
+        let Some(b) = &self.breakdowns[i] else {
+            return write!(w, "\ntop-down: n/a (no slots counted)");
+        };
+        write!(w, "\ntop-down: ")?;
+        self.write_split(w, b)?;
+        if b.level2.is_some() {
+            for parent in &LEVEL1[..4] {
+                let [x, y] = parent.children().unwrap_or_default().map(Category::Level2);
+                write!(
+                    w,
+                    "\n  {}: {} {} · {} {}",
+                    parent.label(self.set()),
+                    x.label(self.set()),
+                    Percent(x.share(b), 1),
+                    y.label(self.set()),
+                    Percent(y.share(b), 1)
+                )?;
+            }
+        }
+        let (shown, share) = match self.look.colour {
+            TopdownColour::Dominant => {
+                let d = Dominant::of(b);
+                (d.category, Some(d.share))
+            }
+            TopdownColour::Category(c) => (c, c.share(b)),
+        };
+        let what = match self.look.colour {
+            TopdownColour::Dominant => "dominant",
+            TopdownColour::Category(_) => "shown",
+        };
+        write!(
+            w,
+            "\n{what}: {} {}",
+            shown.label(self.set()),
+            Percent(share, 1)
+        )?;
+        if let (Some(confidence), Some(Some(interval))) = (self.confidence, self.intervals.get(i)) {
+            write_interval(w, confidence, interval, |v| Percent(Some(v), 1).to_string())?;
+            if self.uncertain_at(i) {
+                let why = match self.look.colour {
+                    TopdownColour::Dominant => {
+                        "dominant category uncertain (the runner-up is within its interval)"
+                    }
+                    TopdownColour::Category(_) => UNCERTAIN_SHARE,
+                };
+                write!(w, "\n{why}: drawn washed out")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::color::PALE;
+
+    fn b(ret: f64, bs: f64, fe: f64, be: f64) -> Breakdown {
+        Breakdown {
+            retiring: ret,
+            bad_speculation: bs,
+            frontend_bound: fe,
+            backend_bound: be,
+            smt_contention: None,
+            level2: None,
+        }
+    }
+
+    #[test]
+    fn dominant_is_the_largest_and_intensity_runs_from_a_quarter() {
+        let d = Dominant::of(&b(0.25, 0.25, 0.25, 0.25));
+        assert_eq!((d.category, d.intensity()), (Category::Retiring, 0.0));
+        let d = Dominant::of(&b(0.0, 0.0, 0.0, 1.0));
+        assert_eq!(
+            (d.category, d.intensity(), d.runner_up),
+            (Category::BackendBound, 1.0, 0.0)
+        );
+        // 5/8 is half way from 1/4 to 1.
+        let d = Dominant::of(&b(0.125, 0.125, 0.625, 0.125));
+        assert_eq!((d.category, d.intensity()), (Category::FrontendBound, 0.5));
+        assert_eq!(
+            topdown_color(
+                Some(&b(0.125, 0.125, 0.625, 0.125)),
+                TopdownColour::Dominant
+            ),
+            topdown_intensity(TOPDOWN_FRONTEND[0], 0.5)
+        );
+        assert_eq!(topdown_color(None, TopdownColour::Dominant), UNKNOWN_GREY);
+        assert_eq!(topdown_intensity(STALL_BLUE, 1.0), STALL_BLUE);
+        assert_eq!(
+            topdown_intensity(STALL_BLUE, 0.0),
+            crate::color::lerp(STALL_BLUE, PALE, crate::color::TOPDOWN_PALE_END)
+        );
+    }
+}
