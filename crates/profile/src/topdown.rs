@@ -430,9 +430,22 @@ impl FormulaSet {
             | FormulaSet::IntelGoldenCove {
                 uop_dropping: true, ..
             } => None,
-            FormulaSet::IntelIceLake { .. } | FormulaSet::IntelGoldenCove { .. } => Some(
-                "without int_misc.uop_dropping (and on Ice Lake int_misc.clears_count) their corrections are left out",
+            FormulaSet::IntelIceLake {
+                uop_dropping: false,
+                clears_count: false,
+            } => Some(
+                "without int_misc.uop_dropping and int_misc.clears_count: their corrections are left out",
             ),
+            FormulaSet::IntelIceLake {
+                uop_dropping: false,
+                ..
+            }
+            | FormulaSet::IntelGoldenCove { .. } => {
+                Some("without int_misc.uop_dropping: its front-end correction is left out")
+            }
+            FormulaSet::IntelIceLake { .. } => {
+                Some("without int_misc.clears_count: its back-end correction is left out")
+            }
             FormulaSet::IntelPerfMetrics { .. } => {
                 Some("core unknown: plain ratios of the metrics' sum")
             }
