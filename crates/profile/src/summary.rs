@@ -1750,7 +1750,13 @@ pub fn write_diff_text_of<W: Write>(
         .iter()
         .map(|d| {
             let mut function = function_cell(&d.name, &d.module, d.kind);
-            match d.present() {
+            // With several runs a side, new and gone are of all its runs, as the shares shown.
+            let present = if several {
+                (d.before_mean_share > 0.0, d.after_mean_share > 0.0)
+            } else {
+                d.present()
+            };
+            match present {
                 (false, true) => function.push_str(" (new)"),
                 (true, false) => function.push_str(" (gone)"),
                 _ => {}

@@ -1100,3 +1100,48 @@ fn diff_runs_tests_every_function_over_all_runs() {
         .iter()
         .all(|x| x.exceeds_threshold.is_none() && x.change_interval.is_some()));
 }
+
+/// With several runs a side, `(new)` and `(gone)` go by all the side's runs, as the shares
+/// shown: a function missing from the first after run but in the second is neither.
+#[test]
+fn several_runs_mark_new_and_gone_by_all_runs() {
+    use cpiflame_profile::{diff_runs, write_diff_text_of, ChangeTest};
+    let folded = |text: &str| read_folded(text.as_bytes(), "run.folded").unwrap();
+    let one = Columns::new(0, None);
+    let b = [
+        folded("app;foo 20\napp;bar 70\napp;old 10\n"),
+        folded("app;foo 30\napp;bar 70\n"),
+    ];
+    let a = [
+        folded("app;bar 100\n"),
+        folded("app;foo 10\napp;bar 80\napp;late 10\n"),
+    ];
+    let (br, ar) = ([(&b[0], one), (&b[1], one)], [(&a[0], one), (&a[1], one)]);
+    let d = diff_runs(&br, &ar, None, 0.95);
+    let test = ChangeTest {
+        runs: (2, 2),
+        confidence: 0.95,
+        fail_above: None,
+    };
+    let mut out = Vec::new();
+    write_diff_text_of(
+        &totals_of(&b[0], one),
+        &totals_of(&a[0], one),
+        &d,
+        50,
+        &test,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {name}")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .to_string()
+    };
+    // foo: 25% before, 5% after (only in the second after run): still there.
+    assert!(line("foo").ends_with(" foo"), "{text}");
+    assert!(line("old").ends_with("old (gone)"), "{text}");
+    assert!(line("late").ends_with("late (new)"), "{text}");
+}
