@@ -445,3 +445,54 @@ fn profile_without_topdown_events_has_no_topdown_key() {
     let text = ok(&cpiflame(&["report", s(&path)]));
     assert!(!text.contains("Top-down"), "{text}");
 }
+
+/// `perf report --group` reads the synthetic file as the group it is (the oracle that the
+/// layout is perf's for its report too): one row per leaf with one column per member, each
+/// the leaf's share of that member's summed deltas, which the planted sums give (cpiflame's
+/// reading of the same file: the tests above).
+#[test]
+fn perf_report_group_reads_the_file_as_one_group() {
+    let dir = Dir::new("topdown-report-group");
+    let data = write_recording(&dir);
+    let out = perf_stdout(&[
+        "report",
+        "--group",
+        "--stdio",
+        "--no-children",
+        "--sort",
+        "sym",
+        "-g",
+        "none",
+        "-i",
+        s(&data),
+    ]);
+    assert!(
+        out.contains(&format!("anon group {{ {} }}", EVENTS.join(", "))),
+        "perf report saw no group of the six events:\n{out}"
+    );
+    let sums = sums_by_leaf();
+    let all = add(sums["f"], sums["g"]);
+    for (leaf, offset) in [("f", 0x110u64), ("g", 0x210)] {
+        let address = format!("{:#018x}", CODE + offset);
+        let line = out
+            .lines()
+            .find(|l| l.trim_end().ends_with(&format!("[.] {address}")))
+            .unwrap_or_else(|| panic!("no row of {leaf} ({address}) in\n{out}"));
+        let shown: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|w| w.strip_suffix('%'))
+            .map(|w| w.parse().unwrap())
+            .collect();
+        let want: Vec<f64> = (0..6)
+            .map(|k| 100.0 * sums[leaf][k] as f64 / all[k] as f64)
+            .collect();
+        assert_eq!(shown.len(), 6, "{line}");
+        for (k, (got, want)) in shown.iter().zip(&want).enumerate() {
+            assert!(
+                (got - want).abs() < 0.006,
+                "{leaf} {}: perf report {got}%, planted {want}%",
+                EVENTS[k]
+            );
+        }
+    }
+}
