@@ -1,6 +1,6 @@
 //! Top-down fractions carried beyond `report`: `diff` (each frame's before and after, and the
 //! totals'), `annotate` (each instruction's, line's and function's), `--time` (the fractions
-//! of only the samples in the ranges), merged reads (several files, a folder) and the note
+//! of only the samples in the ranges, in report, diff, annotate and the graph's tooltips), merged reads (several files, a folder) and the note
 //! of events there only in part. Synthetic perf.data in perf's layout of
 //! `{slots,cycles,topdown-*}:S` on a Sapphire Rapids CPUID (topdown.rs's writer); the oracle
 //! is `perf script`'s per-sample deltas summed per leaf by the test (with `--time` too) and
@@ -12,6 +12,7 @@ use crate::topdown::{
     add, folded, frame, golden_cove, level1, perf_sums_in, report, row, write_topdown, Planted,
     EVENTS, SPR,
 };
+use crate::topdown_graph::{split, title};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -124,6 +125,15 @@ fn time_ranges_give_the_fractions_of_their_samples_in_report_diff_and_annotate()
             .collect();
         assert_eq!(sampled.len(), 1, "{f}");
         assert_eq!(level1(&sampled[0]["topdown"]), golden_cove(sums["f"]));
+        // render: each leaf's tooltip gives the range's split.
+        let svg = ok(&cpiflame(&["render", s(&data), "--time", range]));
+        for leaf in ["f", "g"] {
+            let t = title(&svg, leaf);
+            assert!(
+                t.contains(&split(golden_cove(sums[leaf]))),
+                "render --time {range}, {leaf}: {t}"
+            );
+        }
     }
     // diff --time A:B: the first half before, the second after, of the same file.
     let doc = json(&[

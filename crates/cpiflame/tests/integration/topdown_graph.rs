@@ -19,7 +19,7 @@ use cpiflame_profile::interval::{paired_share_interval, PairedMoments};
 use support::{cpiflame, ok, s, Dir};
 
 /// `top-down: retiring R% · bad spec B% · front end F% · back end E%`.
-fn split(f: [f64; 4]) -> String {
+pub(crate) fn split(f: [f64; 4]) -> String {
     format!(
         "top-down: retiring {:.1}% · bad spec {:.1}% · front end {:.1}% · back end {:.1}%",
         100.0 * f[0],
@@ -29,7 +29,7 @@ fn split(f: [f64; 4]) -> String {
     )
 }
 
-fn title(svg: &str, name: &str) -> String {
+pub(crate) fn title(svg: &str, name: &str) -> String {
     let mut all = titles(svg, name);
     assert_eq!(all.len(), 1, "frames named {name}: {all:?}");
     all.remove(0)
