@@ -211,6 +211,25 @@ const FULL_GROUP: u64 = read_format::GROUP
     | read_format::TOTAL_TIME_ENABLED
     | read_format::TOTAL_TIME_RUNNING;
 
+/// The group's values of [`group_samples`] when inherited (each thread's rise from zero):
+/// thread 0 (1000,500) f, (1600,800) f, (2000,800) g; thread 1 (3000,1000) g, (3500,2000) h.
+const INHERITED: [(u64, u64); 5] = [
+    (1000, 500),
+    (3000, 1000),
+    (1600, 800),
+    (3500, 2000),
+    (2000, 800),
+];
+
+/// The same when not inherited: one counter per id, rising across the threads.
+const PLAIN: [(u64, u64); 5] = [
+    (1000, 500),
+    (3000, 1000),
+    (3600, 1300),
+    (4100, 2300),
+    (4500, 2300),
+];
+
 /// Leader samples of two threads, interleaved, on one id pair (10 = cycles, 20 =
 /// instructions). The sample's own period is off by 7 from the cycles delta: perf weighs
 /// the leader by its value's delta too.
@@ -233,13 +252,7 @@ fn inherited_group_weights_are_per_thread_deltas() {
     // Inherited: id 10 counts in both threads, each thread's values start at zero.
     // Thread 0: (1000,500) f, (1600,800) f, (2000,800) g.
     // Thread 1: (3000,1000) g, (3500,2000) h.
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (1600, 800),
-        (3500, 2000),
-        (2000, 800),
-    ];
+    let values = INHERITED;
     for rf in [
         FULL_GROUP,
         read_format::GROUP | read_format::ID,
@@ -271,13 +284,7 @@ fn inherited_group_weights_are_per_thread_deltas() {
 fn group_without_inherit_takes_deltas_per_counter_id() {
     // Not inherited (perf 6.1's `:S`, or a per-cpu counter): one counter per id, whatever
     // thread was running; its values rise across the threads.
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (3600, 1300),
-        (4100, 2300),
-        (4500, 2300),
-    ];
+    let values = PLAIN;
     let (_dir, path) = write(
         "plain.data",
         2,
@@ -301,13 +308,7 @@ fn group_without_inherit_takes_deltas_per_counter_id() {
 /// kernel's, at a thread's exit with `inherit_stat`) moves nothing.
 #[test]
 fn deltas_start_from_the_read_records_before_the_first_sample() {
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (1600, 800),
-        (3500, 2000),
-        (2000, 800),
-    ];
+    let values = INHERITED;
     let reads = [
         R {
             before: 0,
@@ -346,13 +347,7 @@ fn deltas_start_from_the_read_records_before_the_first_sample() {
 
     // Not inherited: one value per id, whichever thread the READ record names (the last
     // one of an id is the value).
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (3600, 1300),
-        (4100, 2300),
-        (4500, 2300),
-    ];
+    let values = PLAIN;
     let (_dir, path) = write_with_reads(
         "seeded-plain.data",
         5,
