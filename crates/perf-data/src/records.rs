@@ -50,6 +50,10 @@ pub struct MmapRecord<'a> {
 pub enum RecordKind<'a> {
     Sample(Sample<'a>),
     Mmap(MmapRecord<'a>),
+    /// Counter values of a thread at a time (PERF_RECORD_READ, laid out per the event's
+    /// read_format): the kernel's at a thread's exit with `inherit_stat`; the values a
+    /// `--switch-output` file starts from (see `crates/record/src/rotate.rs`).
+    Read(ReadRecord<'a>),
     /// A thread's name, set by exec (`exec` true) or prctl.
     Comm {
         pid: i32,
@@ -509,6 +513,18 @@ impl PerfData {
         let kind = match rtype {
             record::SAMPLE => RecordKind::Sample(
                 parse_sample(body, misc, attr, &self.attrs[attr], e).map_err(&short)?,
+            ),
+            record::READ => RecordKind::Read(
+                parse_read_record(fields, &self.attrs[attr], e).map_err(|detail| {
+                    if detail == READ_TOO_LONG {
+                        err(ErrorKind::BadRecordSize {
+                            record_type: rtype,
+                            size: size as u64,
+                        })
+                    } else {
+                        short(detail)
+                    }
+                })?,
             ),
             _ => with_trailer(
                 parse_side_band(rtype, misc, fields, e).map_err(&short)?,
@@ -982,16 +998,33 @@ impl<'a> RecordView<'a> {
         if self.record_type != record::READ {
             return Err("not a read record");
         }
-        let mut c = Cursor::new(self.fields(attr), self.endian);
-        let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
-            return Err("read pid/tid");
-        };
-        Ok(ReadRecord {
-            pid: pid as i32,
-            tid: tid as i32,
-            values: parse_read(&mut c, attr.read_format)?,
-        })
+        parse_read_record(self.fields(attr), attr, self.endian)
     }
+}
+
+/// A READ record with bytes after its values: the reader's error names its size.
+const READ_TOO_LONG: &str = "read values end before the record";
+
+/// The fields of a PERF_RECORD_READ of event `attr` (without header and sample_id trailer):
+/// pid, tid and a `struct read_format`, which must fill them exactly.
+fn parse_read_record<'a>(
+    fields: &'a [u8],
+    attr: &EventAttr,
+    e: Endian,
+) -> Result<ReadRecord<'a>, &'static str> {
+    let mut c = Cursor::new(fields, e);
+    let (Some(pid), Some(tid)) = (c.u32(), c.u32()) else {
+        return Err("read pid/tid");
+    };
+    let values = parse_read(&mut c, attr.read_format)?;
+    if !c.remaining().is_empty() {
+        return Err(READ_TOO_LONG);
+    }
+    Ok(ReadRecord {
+        pid: pid as i32,
+        tid: tid as i32,
+        values,
+    })
 }
 
 #[cfg(test)]

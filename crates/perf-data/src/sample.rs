@@ -148,33 +148,45 @@ enum ReadLayout<'a> {
         entries: U64s<'a>,
         words: usize,
         has_id: bool,
+        has_lost: bool,
     },
     Single {
         value: u64,
         id: Option<u64>,
+        lost: Option<u64>,
     },
 }
 
 impl ReadView<'_> {
     /// (value, id) per counter: one per group member, or one for a non-group read.
     pub fn values(&self) -> Vec<(u64, Option<u64>)> {
+        self.counters()
+            .into_iter()
+            .map(|(value, id, _)| (value, id))
+            .collect()
+    }
+
+    /// (value, id, lost) per counter, as [`ReadView::values`], with PERF_FORMAT_LOST's count.
+    pub fn counters(&self) -> Vec<(u64, Option<u64>, Option<u64>)> {
         match self.layout {
             ReadLayout::Group {
                 entries,
                 words,
                 has_id,
+                has_lost,
             } => (0..entries.len() / words)
                 .map(|i| {
-                    let value = entries.get(i * words).unwrap_or(0);
-                    let id = if has_id {
-                        entries.get(i * words + 1)
+                    let word = |k: usize| entries.get(i * words + k);
+                    let id = if has_id { word(1) } else { None };
+                    let lost = if has_lost {
+                        word(1 + usize::from(has_id))
                     } else {
                         None
                     };
-                    (value, id)
+                    (word(0).unwrap_or(0), id, lost)
                 })
                 .collect(),
-            ReadLayout::Single { value, id } => vec![(value, id)],
+            ReadLayout::Single { value, id, lost } => vec![(value, id, lost)],
         }
     }
 }
@@ -471,6 +483,7 @@ pub(crate) fn parse_read<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadView<'a>,
             },
             words,
             has_id,
+            has_lost,
         }
     } else {
         // value, [time_enabled], [time_running], [id], [lost].
@@ -481,10 +494,12 @@ pub(crate) fn parse_read<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadView<'a>,
         } else {
             None
         };
-        if has_lost {
-            c.u64().ok_or("read lost")?;
-        }
-        ReadLayout::Single { value, id }
+        let lost = if has_lost {
+            Some(c.u64().ok_or("read lost")?)
+        } else {
+            None
+        };
+        ReadLayout::Single { value, id, lost }
     };
     Ok(ReadView {
         time_enabled,

@@ -7,6 +7,7 @@ use foldhash::HashMap;
 use std::ops::Range;
 use std::sync::mpsc;
 
+use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::address::StackFrame;
@@ -799,9 +800,39 @@ impl ReadDeltas {
                 id_to_attr.entry(id).or_insert(i);
             }
         }
-        ReadDeltas {
+        let mut deltas = ReadDeltas {
             id_to_attr,
             last: HashMap::default(),
+        };
+        deltas.start_from_reads(file);
+        deltas
+    }
+
+    /// The counter values the file starts from: the PERF_RECORD_READs before its first
+    /// sample, which `record --switch-output` writes at the start of every file after the
+    /// first (the last values the file before it carried, `crates/record/src/rotate.rs`).
+    /// They are kept as each counter's last value, keyed as samples key it, so that the
+    /// first sample's delta is its increase since the file before, not its count since the
+    /// counters were enabled. A file without them starts from zero, as perf's do.
+    fn start_from_reads(&mut self, file: &PerfData) {
+        if !file.attrs.iter().any(|a| a.sample_type & st::READ != 0) {
+            return;
+        }
+        for record in file.records_in_file_order() {
+            // A bad record is the walk's error to report.
+            let Ok(record) = record else { break };
+            let read = match (&record.kind, record.attr) {
+                (RecordKind::Sample(_), _) => break,
+                (RecordKind::Read(read), Some(attr)) => (read, &file.attrs[attr]),
+                _ => continue,
+            };
+            let (read, attr) = read;
+            let thread = if per_thread(attr) { read.tid } else { -1 };
+            for (value, id) in read.values.values() {
+                if let Some(id) = id.filter(|id| self.id_to_attr.contains_key(id)) {
+                    self.last.insert((id, thread), value);
+                }
+            }
         }
     }
 
@@ -820,13 +851,9 @@ impl ReadDeltas {
             return false;
         };
         let attr = &file.attrs[sample.attr];
-        // perf's `perf_evsel__attr_has_per_thread_sample_period`: an inherited event's id is
-        // shared by the threads it was inherited into, so its values are per thread.
-        let per_thread = attr.flags & attr_flags::INHERIT != 0 && sample.tid.is_some();
-        let thread = if per_thread {
-            sample.tid.unwrap_or(-1)
-        } else {
-            -1
+        let thread = match sample.tid {
+            Some(tid) if per_thread(attr) => tid,
+            _ => -1,
         };
         let mut matched = false;
         for (value, id) in read.values() {
@@ -846,6 +873,13 @@ impl ReadDeltas {
         }
         matched
     }
+}
+
+/// Whether the values of event `attr`'s counters are kept per thread: perf's
+/// `perf_evsel__attr_has_per_thread_sample_period`: an inherited event's id is shared by the
+/// threads it was inherited into, each with its own count (known when samples carry TID).
+fn per_thread(attr: &cpiflame_perf_data::EventAttr) -> bool {
+    attr.flags & attr_flags::INHERIT != 0 && attr.sample_type & st::TID != 0
 }
 
 /// The profile of stacks counted by resolver frame ids, made once every name is final: `raw`

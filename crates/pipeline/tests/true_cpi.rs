@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use cpiflame_perf_data::abi::{misc, read_format, sample};
 use cpiflame_perf_data::write::{
-    attr_flags, comm_record, mmap2_record, sample_record, EventAttr, Features, Mmap2,
+    attr_flags, comm_record, mmap2_record, read_record, sample_record, EventAttr, Features, Mmap2,
     PerfDataWriter, ReadValue, ReadValues, SampleFields, SampleId,
 };
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded, Roles};
@@ -39,6 +39,25 @@ struct S {
 /// code is named by a perf map; returns its scratch directory (removed when dropped) and
 /// its path.
 fn write(name: &str, salt: u32, attrs: &[EventAttr], samples: &[S]) -> (Dir, PathBuf) {
+    write_with_reads(name, salt, attrs, &[], samples)
+}
+
+/// A READ record to write: before the sample with this index, of thread `pid + tid`, the
+/// group's values (value per counter id).
+struct R {
+    before: usize,
+    tid: i32,
+    read: Vec<(u64, u64)>,
+}
+
+/// [`write`], with READ records of the first attr's layout among the samples.
+fn write_with_reads(
+    name: &str,
+    salt: u32,
+    attrs: &[EventAttr],
+    reads: &[R],
+    samples: &[S],
+) -> (Dir, PathBuf) {
     let pid = pid_for(salt);
     let dir = Dir::new("true-cpi");
     let path = dir.path(name);
@@ -69,17 +88,28 @@ fn write(name: &str, salt: u32, attrs: &[EventAttr], samples: &[S]) -> (Dir, Pat
     };
     w.write_record(&mmap2_record(&attrs[0], &mmap, &sid(pid, 2)).unwrap())
         .unwrap();
+    let values = |read: &[(u64, u64)], i: usize| ReadValues {
+        time_enabled: 1000 + i as u64,
+        time_running: 900 + i as u64,
+        values: read
+            .iter()
+            .map(|&(id, value)| ReadValue { value, id, lost: 0 })
+            .collect(),
+    };
     for (i, s) in samples.iter().enumerate() {
+        for r in reads.iter().filter(|r| r.before == i) {
+            let tid = pid + r.tid;
+            let record = read_record(
+                &attrs[0],
+                pid,
+                tid,
+                &values(&r.read, i),
+                &sid(tid, 10 + i as u64),
+            );
+            w.write_record(&record.unwrap()).unwrap();
+        }
         let attr = &attrs[s.attr];
-        let read = (attr.sample_type & sample::READ != 0).then(|| ReadValues {
-            time_enabled: 1000 + i as u64,
-            time_running: 900 + i as u64,
-            values: s
-                .read
-                .iter()
-                .map(|&(id, value)| ReadValue { value, id, lost: 0 })
-                .collect(),
-        });
+        let read = (attr.sample_type & sample::READ != 0).then(|| values(&s.read, i));
         let fields = SampleFields {
             ip: addr_of(s.leaf),
             pid,
@@ -181,6 +211,25 @@ const FULL_GROUP: u64 = read_format::GROUP
     | read_format::TOTAL_TIME_ENABLED
     | read_format::TOTAL_TIME_RUNNING;
 
+/// The group's values of [`group_samples`] when inherited (each thread's rise from zero):
+/// thread 0 (1000,500) f, (1600,800) f, (2000,800) g; thread 1 (3000,1000) g, (3500,2000) h.
+const INHERITED: [(u64, u64); 5] = [
+    (1000, 500),
+    (3000, 1000),
+    (1600, 800),
+    (3500, 2000),
+    (2000, 800),
+];
+
+/// The same when not inherited: one counter per id, rising across the threads.
+const PLAIN: [(u64, u64); 5] = [
+    (1000, 500),
+    (3000, 1000),
+    (3600, 1300),
+    (4100, 2300),
+    (4500, 2300),
+];
+
 /// Leader samples of two threads, interleaved, on one id pair (10 = cycles, 20 =
 /// instructions). The sample's own period is off by 7 from the cycles delta: perf weighs
 /// the leader by its value's delta too.
@@ -203,13 +252,7 @@ fn inherited_group_weights_are_per_thread_deltas() {
     // Inherited: id 10 counts in both threads, each thread's values start at zero.
     // Thread 0: (1000,500) f, (1600,800) f, (2000,800) g.
     // Thread 1: (3000,1000) g, (3500,2000) h.
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (1600, 800),
-        (3500, 2000),
-        (2000, 800),
-    ];
+    let values = INHERITED;
     for rf in [
         FULL_GROUP,
         read_format::GROUP | read_format::ID,
@@ -241,13 +284,7 @@ fn inherited_group_weights_are_per_thread_deltas() {
 fn group_without_inherit_takes_deltas_per_counter_id() {
     // Not inherited (perf 6.1's `:S`, or a per-cpu counter): one counter per id, whatever
     // thread was running; its values rise across the threads.
-    let values = [
-        (1000, 500),
-        (3000, 1000),
-        (3600, 1300),
-        (4100, 2300),
-        (4500, 2300),
-    ];
+    let values = PLAIN;
     let (_dir, path) = write(
         "plain.data",
         2,
@@ -263,6 +300,74 @@ fn group_without_inherit_takes_deltas_per_counter_id() {
     assert_eq!(count(&l, 2, 1, "h", 1), c(1, 1000));
     assert_eq!(count(&l, 2, 0, "g", 0), c(1, 400));
     assert_eq!(count(&l, 2, 0, "g", 1), c(0, 0));
+}
+
+/// A file of `record --switch-output` after the first starts with READ records of the
+/// values the file before ended with: the first samples' deltas are taken from them, per
+/// thread when inherited, per id when not. A READ record after the first sample (the
+/// kernel's, at a thread's exit with `inherit_stat`) moves nothing.
+#[test]
+fn deltas_start_from_the_read_records_before_the_first_sample() {
+    let values = INHERITED;
+    let reads = [
+        R {
+            before: 0,
+            tid: 0,
+            read: vec![(10, 400), (20, 100)],
+        },
+        R {
+            before: 0,
+            tid: 1,
+            read: vec![(10, 2500), (20, 900)],
+        },
+        // After the first sample: not a starting value.
+        R {
+            before: 2,
+            tid: 0,
+            read: vec![(10, 1500), (20, 800)],
+        },
+    ];
+    let (_dir, path) = write_with_reads(
+        "seeded-inherit.data",
+        4,
+        &group_attrs(attr_flags::INHERIT, FULL_GROUP),
+        &reads,
+        &group_samples(values),
+    );
+    let l = load(&path, LoadOptions::default());
+    // Thread 0: (1000,500) f, (1600,800) f, (2000,800) g, from (400,100).
+    assert_eq!(count(&l, 4, 0, "f", 0), c(2, 600 + 600));
+    assert_eq!(count(&l, 4, 0, "f", 1), c(2, 400 + 300));
+    assert_eq!(count(&l, 4, 0, "g", 0), c(1, 400));
+    // Thread 1: (3000,1000) g, (3500,2000) h, from (2500,900).
+    assert_eq!(count(&l, 4, 1, "g", 0), c(1, 500));
+    assert_eq!(count(&l, 4, 1, "g", 1), c(1, 100));
+    assert_eq!(count(&l, 4, 1, "h", 0), c(1, 500));
+    assert_eq!(count(&l, 4, 1, "h", 1), c(1, 1000));
+
+    // Not inherited: one value per id, whichever thread the READ record names (the last
+    // one of an id is the value).
+    let values = PLAIN;
+    let (_dir, path) = write_with_reads(
+        "seeded-plain.data",
+        5,
+        &group_attrs(0, FULL_GROUP),
+        &reads[..2]
+            .iter()
+            .rev()
+            .map(|r| R {
+                read: r.read.clone(),
+                ..*r
+            })
+            .collect::<Vec<_>>(),
+        &group_samples(values),
+    );
+    let l = load(&path, LoadOptions::default());
+    // From (400,100), the last READ record written.
+    assert_eq!(count(&l, 5, 0, "f", 0), c(2, 600 + 600));
+    assert_eq!(count(&l, 5, 0, "f", 1), c(2, 400 + 300));
+    assert_eq!(l.profile.total(0), c(5, 4500 - 400));
+    assert_eq!(l.profile.total(1), c(4, 2300 - 100));
 }
 
 #[test]

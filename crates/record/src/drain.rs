@@ -344,6 +344,10 @@ pub(crate) fn on_sample<'a>(
     let event = event_of(view, &state.by_id);
     let sample = view.sample(event, &state.attrs[event]).ok();
     report.samples[event] += 1;
+    if let (Some(side_band), Some(sample)) = (&mut state.side_band, &sample) {
+        // With `--switch-output`: the counter values the next file starts from.
+        side_band.seeds.note(event, &state.attrs[event], sample);
+    }
     if let Some(t) = sample.and_then(|s| s.time) {
         // The earliest, not the first drained: rings drained in one pass are sorted, but a
         // later pass may hold a sample older than the first pass's first.

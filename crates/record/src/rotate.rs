@@ -15,6 +15,16 @@
 //! file after exit) and writes it at the start of every new file, so that every file names
 //! its samples alone.
 //!
+//! Counter values (a leader-sampled group's, PERF_SAMPLE_READ) run on across files, and a
+//! reader weighs each sample by its values' increase since the previous sample of the same
+//! counter (and thread, when inherited). So that the first sample of a file is weighed by its
+//! increase since the file before, not by the count since the counters were enabled, every
+//! new file also starts with a PERF_RECORD_READ per (counter group, thread) holding the last
+//! values the file before carried (`Seeds`): a record of the kernel's ABI (pid, tid, the
+//! event's `read_format`, sample_id trailer; the kernel writes the same at a thread's exit
+//! with `inherit_stat`), which cpiflame's reader starts from and perf reads past (its
+//! `perf script` and `perf report` use READ records for nothing else than `report -T`).
+//!
 //! It must never let a file be renamed, or removed by `--max-files`, before it is finished.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -24,8 +34,10 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cpiflame_perf_data::write::{comm_record, EventAttr, PerfDataWriter, SampleId, WriteError};
-use cpiflame_perf_data::{Endian, RecordKind, RecordView};
+use cpiflame_perf_data::write::{
+    comm_record, read_record, EventAttr, PerfDataWriter, ReadValues, SampleId, WriteError,
+};
+use cpiflame_perf_data::{attr_flags, Endian, RecordKind, RecordView, Sample};
 
 use crate::drain::{note_mapped, Drain};
 use crate::spool::{Closed, Spool};
@@ -313,6 +325,11 @@ pub(crate) fn switch(
         }
         writer.write_record(record)?;
     }
+    if let Some(side_band) = &state.side_band {
+        for record in side_band.seeds.records(attrs)? {
+            writer.write_record(&record)?;
+        }
+    }
     Ok(())
 }
 
@@ -325,6 +342,84 @@ pub(crate) struct SideBand {
     cgroups: Vec<Vec<u8>>,
     /// The file being written (the number of switches so far).
     file: u32,
+    /// The last counter values samples carried.
+    pub(crate) seeds: Seeds,
+}
+
+/// The last counter values (PERF_SAMPLE_READ) written, per counter group and thread, keyed
+/// as the reader keys a sample's values (`ReadDeltas` in `crates/pipeline/src/collapse.rs`):
+/// by the group's first counter id, and by thread when the event is inherited (one id then
+/// counts for every thread it was inherited into, each with its own count), else thread -1.
+#[derive(Debug, Default)]
+pub(crate) struct Seeds {
+    last: BTreeMap<(u64, i32), Seed>,
+}
+
+#[derive(Debug)]
+struct Seed {
+    /// The sampling event (its read_format and sample_id layout).
+    attr: usize,
+    /// The sample's pid, tid, time, id, cpu.
+    sample_id: SampleId,
+    values: ReadValues,
+    /// Kept per thread: the file during which the thread exited.
+    exited: Option<u32>,
+}
+
+impl Seeds {
+    /// Keeps the values `sample` (of event `attr`, index `event`) carries, if any.
+    pub(crate) fn note(&mut self, event: usize, attr: &EventAttr, sample: &Sample<'_>) {
+        let Some(read) = &sample.read else { return };
+        // Values without ids are matched to no counter by readers: nothing to start from.
+        let Some(first) = read.values().first().and_then(|&(_, id)| id) else {
+            return;
+        };
+        let thread = match sample.tid {
+            Some(tid) if attr.flags & attr_flags::INHERIT != 0 => tid,
+            _ => -1,
+        };
+        let sample_id = SampleId {
+            pid: sample.pid.unwrap_or(-1),
+            tid: sample.tid.unwrap_or(-1),
+            time: sample.time.unwrap_or(0),
+            id: sample.id.unwrap_or(first),
+            stream_id: sample.stream_id.unwrap_or(first),
+            cpu: sample.cpu.unwrap_or(0),
+        };
+        self.last.insert(
+            (first, thread),
+            Seed {
+                attr: event,
+                sample_id,
+                values: ReadValues::from(read),
+                exited: None,
+            },
+        );
+    }
+
+    /// Thread `tid` exited during file `file`: its own values are no more once the next
+    /// file is written.
+    fn exited(&mut self, tid: i32, file: u32) {
+        for ((_, thread), seed) in &mut self.last {
+            if *thread == tid {
+                seed.exited = Some(file);
+            }
+        }
+    }
+
+    /// The READ records a new file starts with, oldest first: one per group and thread,
+    /// with the time, ids and cpu of the sample whose values it holds.
+    fn records(&self, attrs: &[EventAttr]) -> Result<Vec<Vec<u8>>, WriteError> {
+        let mut seeds: Vec<&Seed> = self.last.values().collect();
+        seeds.sort_by_key(|s| s.sample_id.time);
+        seeds
+            .into_iter()
+            .map(|s| {
+                let id = &s.sample_id;
+                read_record(&attrs[s.attr], id.pid, id.tid, &s.values, id)
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -416,6 +511,7 @@ impl SideBand {
             }
             RecordKind::Exit { pid, tid, .. } => {
                 let file = self.file;
+                self.seeds.exited(tid, file);
                 if let Some(process) = self.processes.get_mut(&pid) {
                     if let Some(t) = process.threads.get_mut(&tid) {
                         t.exited = Some(file);
@@ -442,6 +538,7 @@ impl SideBand {
         // A process whose first thread exited lives on while another thread does.
         self.processes
             .retain(|_, p| !(gone(p.exited) && p.threads.is_empty()));
+        self.seeds.last.retain(|_, s| !gone(s.exited));
     }
 
     /// The records a new file starts with: per process, a COMM record per thread (the
@@ -484,10 +581,10 @@ mod tests {
     use super::*;
     use crate::drain::write_one;
     use crate::{CallGraph, Rate, Target};
-    use cpiflame_perf_data::abi::{attr_type, misc, sample as st};
+    use cpiflame_perf_data::abi::{attr_type, misc, read_format as rf, sample as st};
     use cpiflame_perf_data::attr_flags;
     use cpiflame_perf_data::write::{
-        exit_record, fork_record, mmap2_record, sample_record, Mmap2, SampleFields,
+        exit_record, fork_record, mmap2_record, sample_record, Mmap2, ReadValue, SampleFields,
     };
     use cpiflame_perf_data::PerfData;
     use cpiflame_testkit::Dir;
@@ -648,8 +745,18 @@ mod tests {
     /// Writes `records` as the recorder does, switching files before record `at[k]`;
     /// returns the files left, oldest first, and the report.
     fn record(dir: &Dir, records: &[Vec<u8>], at: &[usize], max: Option<usize>) -> Report {
+        record_with(dir, attrs(), records, at, max)
+    }
+
+    /// [`record`] with events `attrs`.
+    fn record_with(
+        dir: &Dir,
+        attrs: Vec<EventAttr>,
+        records: &[Vec<u8>],
+        at: &[usize],
+        max: Option<usize>,
+    ) -> Report {
         let options = options(dir.path("out.data"), max);
-        let attrs = attrs();
         let file = create_output(&options.output).unwrap();
         let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).unwrap();
         let kernel = mmap(-1, 0xffff_ffff_8000_0000, "[kernel.kallsyms]_text", 0);
@@ -789,6 +896,175 @@ mod tests {
             .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == 9)
             .count();
         assert_eq!(got, samples[before..]);
+    }
+
+    /// A leader-sampled group of two (ids 7 and 8), inherited or not.
+    fn group_attrs(inherit: bool) -> Vec<EventAttr> {
+        let mut leader = attrs().remove(0);
+        leader.sample_type |= st::READ;
+        leader.read_format = rf::ID | rf::GROUP | rf::LOST;
+        if inherit {
+            leader.flags |= attr_flags::INHERIT;
+        }
+        let member = EventAttr {
+            config: 1,
+            name: Some("task-clock".into()),
+            ids: vec![8],
+            ..leader.clone()
+        };
+        vec![leader, member]
+    }
+
+    /// A sample of the group: tid, time, [leader's value, member's value].
+    type Grouped = (i32, u64, [u64; 2]);
+
+    /// A READ record: pid, tid, time, the group's values, the member's lost count.
+    type Seeded = (i32, i32, u64, [u64; 2], Option<u64>);
+
+    /// Samples of threads 100 and 102 (pid 100) carrying the group's values, which rise by
+    /// thread when inherited and together when not.
+    fn group_stream(attrs: &[EventAttr]) -> (Vec<Vec<u8>>, Vec<Grouped>) {
+        let a = &attrs[0];
+        let inherit = a.flags & attr_flags::INHERIT != 0;
+        let mut records = vec![
+            comm_record(a, 100, 100, "app", true, &sid(100, 100, 1)).unwrap(),
+            mmap(100, program(100), "/bin/app", 2),
+            fork_record(a, 100, 100, 102, 100, 3, &sid(100, 102, 3)).unwrap(),
+        ];
+        let mut samples = Vec::new();
+        let mut counts = [[0u64; 2]; 2];
+        for time in 10..100u64 {
+            let k = (time % 2) as usize;
+            let tid = [100, 102][k];
+            let c = &mut counts[if inherit { k } else { 0 }];
+            c[0] += 1000 + time;
+            c[1] += 7 * time;
+            let values = ReadValues {
+                values: vec![
+                    ReadValue {
+                        value: c[0],
+                        id: ID,
+                        lost: 0,
+                    },
+                    ReadValue {
+                        value: c[1],
+                        id: 8,
+                        lost: time,
+                    },
+                ],
+                ..ReadValues::default()
+            };
+            let fields = SampleFields {
+                ip: program(100) + time,
+                pid: 100,
+                tid,
+                time,
+                id: ID,
+                cpu: 1,
+                read: Some(values),
+                ..SampleFields::default()
+            };
+            records.push(sample_record(a, &fields).unwrap());
+            samples.push((tid, time, *c));
+        }
+        (records, samples)
+    }
+
+    /// Every file after the first starts with a READ record per (group, thread) (per group
+    /// when not inherited) holding the last values a sample of the files before carried,
+    /// with that sample's thread, time, id and cpu; the first file has none, nor has a file
+    /// its READ records anywhere but before its first sample.
+    #[test]
+    fn every_file_after_the_first_starts_from_the_values_before_it() {
+        for inherit in [true, false] {
+            let attrs = group_attrs(inherit);
+            let (records, samples) = group_stream(&attrs);
+            let n = records.len();
+            let at = vec![3, 20, n / 2, n - 1];
+            let dir = Dir::new("rotate-reads");
+            let report = record_with(&dir, attrs.clone(), &records, &at, None);
+            assert_eq!(report.files.len(), at.len() + 1);
+            let mut seen: Vec<Grouped> = Vec::new();
+            for file in &report.files {
+                let before = seen.len();
+                let data = PerfData::open(file).unwrap();
+                // (pid, tid, time, values, member's lost) of the READ records.
+                let mut reads = Vec::new();
+                let mut sampled = false;
+                for r in data.records_in_file_order() {
+                    let r = r.unwrap();
+                    match r.kind {
+                        RecordKind::Read(read) => {
+                            assert!(!sampled, "{}: a READ record after a sample", file.display());
+                            let counters = read.values.counters();
+                            let values = [counters[0].0, counters[1].0];
+                            let ids = [counters[0].1, counters[1].1];
+                            assert_eq!(ids, [Some(ID), Some(8)]);
+                            reads.push((
+                                read.pid,
+                                read.tid,
+                                r.time.unwrap(),
+                                values,
+                                counters[1].2,
+                            ));
+                        }
+                        RecordKind::Sample(s) => {
+                            sampled = true;
+                            let c = s.read.unwrap().values();
+                            seen.push((s.tid.unwrap(), s.time.unwrap(), [c[0].0, c[1].0]));
+                        }
+                        _ => {}
+                    }
+                }
+                // What the files before ended with: the last sample of each thread (of the
+                // group when not inherited), oldest first.
+                let mut want: Vec<Seeded> = Vec::new();
+                for &(tid, time, values) in seen[..before].iter().rev() {
+                    if !want.iter().any(|w| !inherit || w.1 == tid) {
+                        want.push((100, tid, time, values, Some(time)));
+                    }
+                }
+                want.reverse();
+                assert_eq!(reads, want, "{} (inherit {inherit})", file.display());
+            }
+            assert_eq!(seen, samples);
+        }
+    }
+
+    /// An inherited group's values of a thread that exited are written once more (its last
+    /// samples may be drained after its exit), then forgotten; those kept per id stay.
+    #[test]
+    fn an_exited_threads_values_are_written_once_more() {
+        for inherit in [true, false] {
+            let attrs = group_attrs(inherit);
+            let a = &attrs[0];
+            let mut side_band = SideBand::default();
+            for record in group_stream(&attrs).0 {
+                let view = RecordView::parse(&record, Endian::NATIVE).unwrap();
+                if let Ok(sample) = view.sample(0, a) {
+                    side_band.seeds.note(0, a, &sample);
+                }
+            }
+            let tids = |side_band: &SideBand| -> Vec<i32> {
+                let records = side_band.seeds.records(&attrs).unwrap();
+                let view = |r| RecordView::parse(r, Endian::NATIVE).unwrap();
+                records
+                    .iter()
+                    .map(|r| view(r).read(a).unwrap().tid)
+                    .collect()
+            };
+            // The last samples: 100 at time 98, 102 at 99 (the group's last, per id).
+            let all: &[i32] = if inherit { &[100, 102] } else { &[102] };
+            assert_eq!(tids(&side_band), all);
+            let exit = exit_record(a, 100, 100, 102, 100, 100, &sid(100, 102, 100)).unwrap();
+            let view = RecordView::parse(&exit, Endian::NATIVE).unwrap();
+            side_band.observe(&exit, &view.side_band(a).unwrap());
+            side_band.next_file();
+            assert_eq!(tids(&side_band), all, "written once more");
+            side_band.next_file();
+            let left: &[i32] = if inherit { &[100] } else { &[102] };
+            assert_eq!(tids(&side_band), left, "inherit {inherit}");
+        }
     }
 
     /// The pids and tids of the COMM records a new file would start with.

@@ -42,6 +42,7 @@ mod oracle;
 mod perf_script_input;
 mod pprof;
 mod record;
+mod rotate_groups;
 mod saved_machines;
 mod stat;
 mod support_selftest;

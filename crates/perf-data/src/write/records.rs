@@ -54,6 +54,26 @@ pub struct ReadValues {
     pub values: Vec<ReadValue>,
 }
 
+impl From<&crate::sample::ReadView<'_>> for ReadValues {
+    /// The values a sample or READ record carried, to be written again (a counter without
+    /// an id or lost count in the read_format gets 0, which the writer leaves out).
+    fn from(read: &crate::sample::ReadView<'_>) -> ReadValues {
+        ReadValues {
+            time_enabled: read.time_enabled.unwrap_or(0),
+            time_running: read.time_running.unwrap_or(0),
+            values: read
+                .counters()
+                .into_iter()
+                .map(|(value, id, lost)| ReadValue {
+                    value,
+                    id: id.unwrap_or(0),
+                    lost: lost.unwrap_or(0),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The fields of a PERF_RECORD_SAMPLE; [`sample_record`] writes those the attr's
 /// `sample_type` selects and ignores the rest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
