@@ -413,6 +413,10 @@ fn pair_columns(profile: &Profile, plan: &Plan, c: Category) -> Option<(usize, u
     Some((column(num)?, column(den)?, per))
 }
 
+/// The fewest samples whose per-sample deltas give a frame's interval; fewer get the bound
+/// from the number of samples ([`intervals`]).
+const MIN_PAIRED_SAMPLES: u64 = 3;
+
 /// Each drawn node's interval of the share its colour shows (`shown`), by node index: from
 /// the per-sample deltas of the share's two columns where the stacks carry them
 /// (leader-sampled groups; the interval of their ratio scaled by share / ratio, since the
@@ -462,12 +466,17 @@ fn intervals(
             };
             let share = c.share(b)?;
             if let (Some((_, _, per)), m) = (pairs[i], &moments[i]) {
-                if m.n > 0 {
-                    let interval = if per == 1.0 {
-                        paired_share_interval(m, confidence)
-                    } else {
-                        paired_ratio_interval(m, confidence)
-                    }?;
+                // Fewer samples than the per-sample method was measured with (its coverage,
+                // docs/uncertainty.md, from 3 up; with 1 there is no variance at all, with 2
+                // identical ratios claim certainty): the samples' bound below.
+                let interval = if m.n < MIN_PAIRED_SAMPLES {
+                    None
+                } else if per == 1.0 {
+                    paired_share_interval(m, confidence)
+                } else {
+                    paired_ratio_interval(m, confidence)
+                };
+                if let Some(interval) = interval {
                     // The pair's ratio's interval, moved onto the share: scaled by share /
                     // ratio (Intel: the metrics' sum in place of slots; AMD: 1 / width).
                     let scale = match m.ratio() {
