@@ -27,6 +27,12 @@ pub enum RatioKind {
 /// Both counts at least this large: the Wilson score interval instead of mid-p.
 const WILSON_FROM: u64 = 200;
 
+/// The fewest samples whose per-sample deltas give a frame's interval: the method's
+/// coverage was measured from 3 samples up (docs/uncertainty.md); one sample has no
+/// variance, and two of equal ratios would claim certainty. Fewer: the interval of
+/// independently sampled events, from the sample counts.
+pub const MIN_PAIRED_SAMPLES: u64 = 3;
+
 /// [`interval::ratio_interval`](crate::interval::ratio_interval) for many frames at one
 /// confidence.
 pub struct RatioIntervals {
@@ -81,7 +87,8 @@ impl RatioIntervals {
     /// The interval of a frame's ratio `numerator.period / denominator.period`: from a
     /// leader-sampled group's per-sample deltas (`moments`, columns numerator then
     /// denominator) when they cover the whole ratio (their sums are exactly the two periods:
-    /// every sample carried both counters), else as for independently sampled events
+    /// every sample carried both counters) and there are at least [`MIN_PAIRED_SAMPLES`],
+    /// else as for independently sampled events
     /// ([`RatioIntervals::ratio`]). The one place that chooses the method.
     pub fn frame(
         &mut self,
@@ -92,7 +99,7 @@ impl RatioIntervals {
         kind: RatioKind,
     ) -> Option<Interval> {
         let covering = moments.filter(|m| {
-            m.n >= 2
+            m.n >= MIN_PAIRED_SAMPLES
                 && m.sum_a == u128::from(numerator.period)
                 && m.sum_b == u128::from(denominator.period)
         });

@@ -14,6 +14,7 @@ use cpiflame_profile::interval::{
     mid_p, paired_ratio_interval, paired_share_interval, Interval, PairedMoments,
     STALL_COLOUR_WIDTH,
 };
+use cpiflame_profile::ratios::MIN_PAIRED_SAMPLES;
 use cpiflame_profile::topdown::{role_of, Breakdown, FormulaSet, Plan, Role};
 use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
 
@@ -412,10 +413,6 @@ fn pair_columns(profile: &Profile, plan: &Plan, c: Category) -> Option<(usize, u
     };
     Some((column(num)?, column(den)?, per))
 }
-
-/// The fewest samples whose per-sample deltas give a frame's interval; fewer get the bound
-/// from the number of samples ([`intervals`]).
-const MIN_PAIRED_SAMPLES: u64 = 3;
 
 /// Each drawn node's interval of the share its colour shows (`shown`), by node index: from
 /// the per-sample deltas of the share's two columns where the stacks carry them
