@@ -394,6 +394,7 @@ pub fn collapse_all(
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
+    let mut caller_sites = CallerSites::default();
     let filter = SampleFilter::new(times, wall);
     let stats = walk_samples_in(file, resolver, filter, |sample, entries, resolver| {
         let Some(entries) = entries else {
@@ -424,10 +425,13 @@ pub fn collapse_all(
         }
         add_pairs(&mut stack.paired, sample_weights.group());
         if options.lines {
-            stack
-                .sites
-                .get_or_insert_with(Default::default)
-                .add(pid, entries, &weights, n_events);
+            stack.sites.get_or_insert_with(Default::default).add(
+                &mut caller_sites,
+                pid,
+                entries,
+                &weights,
+                n_events,
+            );
         }
     })?;
     resolver.finish_names();
@@ -446,7 +450,7 @@ pub fn collapse_all(
     for (key, raw) in raw {
         names.stack_of(&key, &mut stack);
         if let (Some(lines), Some(sites)) = (&mut lines, &raw.sites) {
-            lines.add(&stack, &key, sites, &mut names);
+            lines.add(&stack, &key, sites, &caller_sites, &mut names);
         }
         names.add_counts(&stack, raw.counts);
         for pair in raw.paired {
@@ -497,16 +501,46 @@ struct StackSites {
     callers: Vec<Callers>,
 }
 
+/// Every distinct (address, code) of a caller frame, kept once: stacks of deep programs
+/// share most of their callers, and a frame held as an index costs 4 bytes instead of the
+/// pair's 40 (rustc's deep stacks: 7.8 MiB of 44 MiB peak RSS before, `docs/benchmarks.md`).
+/// Interning the exact pair changes nothing a stack remembers.
+#[derive(Default)]
+struct CallerSites {
+    list: Vec<(EntryAddress, Option<CodeSite>)>,
+    index: HashMap<(EntryAddress, Option<CodeSite>), u32>,
+}
+
+impl CallerSites {
+    fn intern(&mut self, site: (EntryAddress, Option<CodeSite>)) -> u32 {
+        *self.index.entry(site).or_insert_with(|| {
+            self.list.push(site);
+            (self.list.len() - 1) as u32
+        })
+    }
+
+    fn get(&self, i: u32) -> (EntryAddress, Option<CodeSite>) {
+        self.list[i as usize]
+    }
+}
+
 /// One process's caller frames of a stack (the frames after the leaf's inline chain).
 struct Callers {
     pid: i32,
-    /// Each caller frame's address and code, leaf side first.
-    sites: Vec<(EntryAddress, Option<CodeSite>)>,
+    /// Each caller frame's address and code ([`CallerSites`]' index), leaf side first.
+    sites: Box<[u32]>,
     leaves: Vec<LeafSite>,
-    leaf_index: HashMap<u64, usize>,
+    /// The leaves by address once there are more than [`LEAVES_SEARCHED`]: most caller
+    /// lists have a few leaves, and a map for each cost more than the lists themselves.
+    leaf_index: Option<HashMap<u64, usize>>,
 }
 
+/// Up to this many leaves of a caller list are searched in order.
+const LEAVES_SEARCHED: usize = 8;
+
 struct LeafSite {
+    /// The leaf's address in the process (what the leaves are told apart by).
+    address: u64,
     /// The leaf's code; the frames of its inline chain are at depths 0, 1, ...
     code: Option<CodeAddress>,
     counts: Vec<Count>,
@@ -540,7 +574,14 @@ fn leaf_chain(entries: &[StackEntry]) -> usize {
 }
 
 impl StackSites {
-    fn add(&mut self, pid: i32, entries: &[StackEntry], weights: &[(usize, u64)], n_events: usize) {
+    fn add(
+        &mut self,
+        table: &mut CallerSites,
+        pid: i32,
+        entries: &[StackEntry],
+        weights: &[(usize, u64)],
+        n_events: usize,
+    ) {
         // A sample without frames still counts (on the root alone).
         let chain = if entries.is_empty() {
             0
@@ -554,31 +595,54 @@ impl StackSites {
                 && c.sites
                     .iter()
                     .zip(callers)
-                    .all(|(&(a, _), e)| a == e.address)
+                    .all(|(&i, e)| table.get(i).0 == e.address)
         };
         let at = match self.callers.iter().position(same) {
             Some(i) => i,
             None => {
                 self.callers.push(Callers {
                     pid,
-                    sites: callers.iter().map(|e| (e.address, e.code)).collect(),
+                    sites: callers
+                        .iter()
+                        .map(|e| table.intern((e.address, e.code)))
+                        .collect(),
                     leaves: Vec::new(),
-                    leaf_index: HashMap::default(),
+                    leaf_index: None,
                 });
                 self.callers.len() - 1
             }
         };
         let c = &mut self.callers[at];
         let leaf = entries.first().map_or(0, |e| e.address.lookup().0);
-        let i = match c.leaf_index.get(&leaf) {
-            Some(&i) => i,
+        let found = match &c.leaf_index {
+            Some(index) => index.get(&leaf).copied(),
+            None => c.leaves.iter().position(|l| l.address == leaf),
+        };
+        let i = match found {
+            Some(i) => i,
             None => {
                 c.leaves.push(LeafSite {
+                    address: leaf,
                     code: entries.first().and_then(|e| e.code).map(|c| c.code),
                     counts: vec![Count::default(); n_events],
                 });
-                c.leaf_index.insert(leaf, c.leaves.len() - 1);
-                c.leaves.len() - 1
+                let i = c.leaves.len() - 1;
+                match &mut c.leaf_index {
+                    Some(index) => {
+                        index.insert(leaf, i);
+                    }
+                    None if c.leaves.len() > LEAVES_SEARCHED => {
+                        c.leaf_index = Some(
+                            c.leaves
+                                .iter()
+                                .enumerate()
+                                .map(|(i, l)| (l.address, i))
+                                .collect(),
+                        );
+                    }
+                    None => {}
+                }
+                i
             }
         };
         let counts = &mut c.leaves[i].counts;
@@ -602,7 +666,14 @@ impl LineNames {
     /// Adds the lined stacks of `sites`, whose stack has resolver frames `key` (root, then
     /// leaf first) and profile frames `stack` (root first). A stack no frame of which has a
     /// line adds nothing: it has nothing to show.
-    fn add(&mut self, stack: &[FrameId], key: &[u32], sites: &StackSites, names: &mut Names<'_>) {
+    fn add(
+        &mut self,
+        stack: &[FrameId],
+        key: &[u32],
+        sites: &StackSites,
+        table: &CallerSites,
+        names: &mut Names<'_>,
+    ) {
         let frames = &key[1..];
         // Which resolver frames are in the profile's stack (kernel frames may be left out).
         let kept: Vec<bool> = frames.iter().map(|&f| names.frame(f).is_some()).collect();
@@ -614,7 +685,12 @@ impl LineNames {
             let callers: Vec<LineId> = c
                 .sites
                 .iter()
-                .map(|(_, site)| site.map_or(NO_LINE, |s| self.line(names, s.code, s.inline_depth)))
+                .map(|&i| {
+                    table
+                        .get(i)
+                        .1
+                        .map_or(NO_LINE, |s| self.line(names, s.code, s.inline_depth))
+                })
                 .collect();
             any |= callers.iter().any(|&l| l != NO_LINE);
             // Leaves whose inline chains are on the same lines merge.
