@@ -18,8 +18,8 @@ use cpiflame_perf_data::write::{cgroup_record, EventAttr, SampleId};
 
 use crate::RecordOptions;
 
-/// Where mounts are listed.
-pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+use crate::mounts::mounts;
+pub use crate::mounts::MOUNTINFO;
 
 /// The mounted cgroup hierarchy perf events use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,52 +45,19 @@ impl Mount {
 /// perf_event controller, else the first cgroup v2 mount.
 pub fn find_mount(mountinfo: &str) -> Option<Mount> {
     let mut v2 = None;
-    for line in mountinfo.lines() {
-        // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let Some(point) = left.split(' ').nth(4) else {
-            continue;
-        };
-        let mut right = right.split(' ');
-        let (fstype, super_options) = (right.next(), right.nth(1).unwrap_or(""));
-        match fstype {
-            Some("cgroup") if super_options.split(',').any(|o| o == "perf_event") => {
+    for m in mounts(mountinfo) {
+        match m.fstype {
+            "cgroup" if m.super_options.split(',').any(|o| o == "perf_event") => {
                 return Some(Mount {
-                    path: unescape(point),
+                    path: m.point,
                     v1: true,
                 });
             }
-            Some("cgroup2") if v2.is_none() => v2 = Some(unescape(point)),
+            "cgroup2" if v2.is_none() => v2 = Some(m.point),
             _ => {}
         }
     }
     v2.map(|path| Mount { path, v1: false })
-}
-
-/// A mountinfo path: space, tab, newline and backslash are written as `\OOO` octal.
-fn unescape(field: &str) -> PathBuf {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)))
-            .map(|d| d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0')));
-        match octal.and_then(|v| u8::try_from(v).ok()) {
-            Some(v) => {
-                out.push(v);
-                i += 4;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    PathBuf::from(std::ffi::OsStr::from_bytes(&out))
 }
 
 /// The directory of `--cgroup NAME` (NAME relative to the hierarchy of `mountinfo`, as perf

@@ -38,6 +38,7 @@ mod container;
 mod drain;
 mod finish;
 pub mod machine;
+mod mounts;
 pub mod offcpu;
 mod open;
 pub mod plan;
@@ -49,6 +50,7 @@ mod spool;
 pub mod stat_groups;
 pub mod system;
 pub mod topdown;
+pub mod tracefs;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};

@@ -54,9 +54,6 @@ pub const SWITCH_EVENT: &str = "context-switches";
 /// The wakeup tracepoint's name (perf's).
 pub const WAKING_EVENT: &str = "sched:sched_waking";
 
-/// Where tracefs is looked for, in order.
-pub const TRACEFS_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-
 /// What is lost without [`WAKING_EVENT`], told once.
 pub const WAKING_LOST: &str = "time after a wakeup waiting for a CPU counts as blocked";
 
@@ -90,52 +87,34 @@ pub struct FoundTracepoint {
     pub tracing: TracingData,
 }
 
-/// Reads `sched:sched_waking`'s id, its format and tracefs's headers from the first of
-/// `roots` that has them; `Err` says why none did.
-pub fn find_waking(roots: &[&Path]) -> Result<FoundTracepoint, String> {
-    let mut why = None;
-    for root in roots {
-        let events = root.join("events");
-        let read = |p: PathBuf| read_tracefs(&p).map_err(|e| (p, e));
-        let found = (|| {
-            let id = read(events.join("sched/sched_waking/id"))?;
-            let format = read(events.join("sched/sched_waking/format"))?;
-            let header_page = read(events.join("header_page"))?;
-            let header_event = read(events.join("header_event"))?;
-            Ok::<_, (PathBuf, io::Error)>((id, format, header_page, header_event))
-        })();
-        match found {
-            Ok((id, format, header_page, header_event)) => {
-                let text = String::from_utf8_lossy(&id);
-                let Ok(id) = text.trim().parse() else {
-                    return Err(format!(
-                        "{}: not a tracepoint id: {:?}",
-                        events.join("sched/sched_waking/id").display(),
-                        text.trim()
-                    ));
-                };
-                return Ok(FoundTracepoint {
-                    id,
-                    tracing: TracingData {
-                        page_size: page_size(),
-                        header_page,
-                        header_event,
-                        systems: vec![("sched".into(), vec![format])],
-                    },
-                });
-            }
-            // A root that is not there says less than one that refused.
-            Err((_, e)) if e.kind() == io::ErrorKind::NotFound && why.is_some() => {}
-            Err((p, e)) => why = Some(format!("{}: {}", p.display(), io_words(&e))),
-        }
-    }
-    Err(why.map_or_else(
-        || "tracefs is not mounted".to_string(),
-        |w| match w.contains("No such file") {
-            true => format!("{w}: tracefs is not mounted"),
-            false => w,
+/// Reads `sched:sched_waking`'s id, its format and tracefs's headers from the tracefs mounted
+/// at `root` ([`crate::tracefs::find_or_mount`]); `Err` names the file that could not be read.
+pub fn find_waking(root: &Path) -> Result<FoundTracepoint, String> {
+    let events = root.join("events");
+    let read =
+        |p: PathBuf| read_tracefs(&p).map_err(|e| format!("{}: {}", p.display(), io_words(&e)));
+    let id_path = events.join("sched/sched_waking/id");
+    let text = read(id_path.clone())?;
+    let text = String::from_utf8_lossy(&text);
+    let Ok(id) = text.trim().parse() else {
+        return Err(format!(
+            "{}: not a tracepoint id: {:?}",
+            id_path.display(),
+            text.trim()
+        ));
+    };
+    Ok(FoundTracepoint {
+        id,
+        tracing: TracingData {
+            page_size: page_size(),
+            header_page: read(events.join("header_page"))?,
+            header_event: read(events.join("header_event"))?,
+            systems: vec![(
+                "sched".into(),
+                vec![read(events.join("sched/sched_waking/format"))?],
+            )],
         },
-    ))
+    })
 }
 
 /// Reads a tracefs file whole. Not `std::fs::read`: its first read asks for 32 bytes, and
@@ -326,17 +305,32 @@ mod tests {
     }
 
     #[test]
-    fn the_tracepoint_is_read_from_the_first_tracefs_that_has_it() {
+    fn the_tracepoint_is_read_from_tracefs_or_the_missing_file_named() {
         let dir = cpiflame_testkit::Dir::new("offcpu-tracefs");
         let good = dir.path("good");
         tracefs(&good);
-        let missing = dir.path("missing");
-        let found = find_waking(&[&missing, &good]).unwrap();
+        let found = find_waking(&good).unwrap();
         assert_eq!(found.id, 317);
         assert_eq!(found.tracing.header_page, b"page");
         assert_eq!(found.tracing.systems[0].0, "sched");
-        let e = find_waking(&[&missing]).unwrap_err();
-        assert!(e.ends_with("tracefs is not mounted"), "{e}");
+        assert_eq!(
+            found.tracing.systems[0].1[0],
+            b"name: sched_waking\nID: 317\nformat:\n"
+        );
+        std::fs::remove_file(good.join("events/header_event")).unwrap();
+        let e = find_waking(&good).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "{}: No such file",
+                good.join("events/header_event").display()
+            )
+        );
+        let e = find_waking(&dir.path("missing")).unwrap_err();
+        assert!(
+            e.ends_with("events/sched/sched_waking/id: No such file"),
+            "{e}"
+        );
     }
 
     /// Not permitted: one line naming the event, why, and what is lost; permitted: kept.
@@ -353,13 +347,13 @@ mod tests {
         assert!(denied.starts_with("--off-cpu: sched:sched_waking not recorded (its raw data needs kernel.perf_event_paranoid -1 or CAP_PERFMON; it is "), "{denied}");
         assert!(denied.ends_with(WAKING_LOST), "{denied}");
         assert!(!denied.contains('\n'));
-        let unmounted = decide_waking(Err("tracefs is not mounted".into()), |_| {
+        let unmounted = decide_waking(Err("tracefs is not mounted, and mounting it at /sys/kernel/tracing: needs root or CAP_SYS_ADMIN".into()), |_| {
             panic!("no probe without an id")
         })
         .unwrap_err();
         assert_eq!(
             unmounted,
-            format!("--off-cpu: sched:sched_waking not recorded (tracefs is not mounted): {WAKING_LOST}")
+            format!("--off-cpu: sched:sched_waking not recorded (tracefs is not mounted, and mounting it at /sys/kernel/tracing: needs root or CAP_SYS_ADMIN): {WAKING_LOST}")
         );
         let mut probed = None;
         let kept = decide_waking(found(), |id| {

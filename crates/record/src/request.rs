@@ -3,14 +3,14 @@
 //! and the sampling rate decided the way the flags document.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::rotate::SwitchOutput;
-use crate::{cgroup, offcpu, system};
+use crate::{cgroup, offcpu, system, tracefs};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -121,8 +121,8 @@ impl RecordRequest {
         cmdline.extend(marks(&plan));
         // After the default rate is chosen: the off-CPU events set their own.
         let off_cpu = self.off_cpu.then(|| {
-            let roots: Vec<&Path> = offcpu::TRACEFS_ROOTS.iter().map(Path::new).collect();
-            let waking = offcpu::decide_waking(offcpu::find_waking(&roots), offcpu::probe_waking)
+            let found = tracefs::find_or_mount().and_then(|root| offcpu::find_waking(&root));
+            let waking = offcpu::decide_waking(found, offcpu::probe_waking)
                 .map_err(|line| plan.notes.push(line))
                 .ok();
             plan.notes

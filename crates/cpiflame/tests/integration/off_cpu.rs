@@ -460,3 +460,48 @@ fn host_changing_an_unprivileged_off_cpu_recording_goes_without_wakeups_and_says
     assert!(outs >= 100, "{outs} switch-outs");
     assert!(!lines.iter().any(|l| matches!(l.what, What::Waking { .. })));
 }
+
+/// A freshly booted machine has no tracefs mounted. In a mount namespace of its own (so no
+/// other test sees the change) with every tracefs unmounted, `record --off-cpu` mounts it as
+/// perf does, says nothing about it, and records the wakeups.
+#[test]
+fn without_tracefs_mounted_the_recorder_mounts_it_and_records_wakeups() {
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("needs root: unshare -m, umount and mount of tracefs");
+        return;
+    }
+    if !perf_works() {
+        cpiflame_testkit::unavailable("perf cannot record here");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("offcpu-fresh");
+    let data = dir.path("fresh.data");
+    // Unmount every tracefs of the namespace (the debugfs automount with debugfs), check
+    // none is left, then record.
+    let script = format!(
+        "umount -q /sys/kernel/debug/tracing; umount -q /sys/kernel/tracing; umount -q /sys/kernel/debug; \
+         if grep -q ' - tracefs ' /proc/self/mountinfo; then echo 'tracefs still mounted' >&2; exit 97; fi; \
+         exec {bin} record --off-cpu -m 8192 --call-graph dwarf,2048 -o {data} -- {pingpong} wake 30",
+        bin = env!("CARGO_BIN_EXE_cpiflame"),
+        data = s(&data),
+        pingpong = s(&f.dir.join("pingpong")),
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("tracefs"), "{stderr}");
+    assert!(!stderr.contains("not recorded"), "{stderr}");
+    let wakeups = script_lines_waking(&data);
+    assert!(wakeups >= 10, "{wakeups} sched_waking samples");
+}
+
+fn script_lines_waking(data: &Path) -> usize {
+    script(data)
+        .iter()
+        .filter(|l| matches!(l.what, What::Waking { .. }))
+        .count()
+}
