@@ -485,6 +485,7 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
         format!("{}{HARNESS}\n{}", &html[..end], &html[end..]),
     )
     .unwrap();
+    // Declared after `dir` (its profile's home), so closed before `dir` is removed.
     let mut browser = Browser::launch(&dir, 1400, 1000);
     browser.open(
         &format!("file://{}", harness.display()),
