@@ -1,7 +1,11 @@
-//! `cpiflame timeline`: the page loaded in headless Chromium (Debian's `chromium`), a range
-//! dragged on its heat map with mouse events, and the flame graph the page draws compared,
-//! frame by frame (name, position, width, colour), with `render`'s SVG of exactly the samples
-//! in that range; then the same with the thread filter set.
+//! `cpiflame timeline`: the page loaded in headless Chromium (Debian's `chromium`), driven
+//! over the DevTools protocol (`support::browser`) with input the browser treats as a
+//! mouse's and a keyboard's (`Input.dispatchMouseEvent`, `Input.dispatchKeyEvent`: the page
+//! sees only trusted events, which the test checks): a range dragged on its heat map, and the
+//! flame graph the page draws compared, frame by frame (name, position, width, colour), with
+//! `render`'s SVG of exactly the samples in that range; then the same with the thread filter
+//! set to one thread with the arrow keys (the filter focused by script, not by a click), and
+//! with all threads again and a second range added by a shift-drag.
 //!
 //! The oracle: the synthetic recording's samples are known by construction, so the samples
 //! of the selected cells are written to a second recording of their own and drawn with
@@ -13,10 +17,13 @@ use crate::support;
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::{json, Value};
+
 use cpiflame_perf_data::abi::{callchain, misc, sample};
 use cpiflame_perf_data::synth::{test_features, Recording};
 use cpiflame_perf_data::write::{attr_flags, EventAttr, SampleFields};
 use cpiflame_render::{uncertain_color, Rgb};
+use support::browser::{Browser, SHIFT};
 use support::{cpiflame, Dir};
 
 const PID: i32 = 4321;
@@ -241,59 +248,56 @@ fn reference(
     subset
 }
 
-/// What the harness does once the page has loaded: drag from cell (0, 40) to cell (1, 10)
-/// with mouse events, read the drawn frames, then choose the worker thread in the filter
-/// and read them again. The results go into `<pre id="result-N">` for `--dump-dom`.
+/// What the test adds to the page: a record of the input events the page receives (whether
+/// each is trusted, that is came from the browser's input pipeline and not from a script's
+/// `dispatchEvent`), where a heat map cell is on the screen, and what the page shows.
 const HARNESS: &str = r##"<script>
 var errors = [];
+var seen = [];
+var loaded = false;
 window.addEventListener("error", function (e) { errors.push(String(e.message)); });
-window.addEventListener("load", function () {
+window.addEventListener("load", function () { loaded = true; });
+["mousedown", "mousemove", "mouseup", "keydown", "change"].forEach(function (type) {
+  window.addEventListener(type, function (e) {
+    seen.push({ type: e.type, trusted: e.isTrusted, target: e.target.id || e.target.nodeName,
+      buttons: e.buttons === undefined ? null : e.buttons, shift: e.shiftKey === true });
+  }, true);
+});
+// The viewport point (CSS pixels) at the middle of heat map cell (col, row), and whether it
+// is inside the viewport.
+function cell(col, row) {
   var c = document.getElementById("heatmap");
   var box = c.getBoundingClientRect();
   var d = c.dataset;
-  function at(col, row) {
-    return { bubbles: true, cancelable: true, view: window, button: 0,
-      clientX: box.left + Number(d.left) + col * Number(d.cw) + Number(d.cw) / 2,
-      clientY: box.top + Number(d.top) + (Number(d.rows) - 1 - row) * Number(d.ch) + Number(d.ch) / 2 };
+  var x = box.left + Number(d.left) + col * Number(d.cw) + Number(d.cw) / 2;
+  var y = box.top + Number(d.top) + (Number(d.rows) - 1 - row) * Number(d.ch) + Number(d.ch) / 2;
+  return [x, y, x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight];
+}
+// The index of the thread filter's option whose text contains `text`.
+function option(text) {
+  var f = document.getElementById("filter");
+  for (var i = 0; i < f.options.length; i++) {
+    if (f.options[i].textContent.indexOf(text) >= 0) { return i; }
   }
-  function report(n) {
-    var doc = document.querySelector("#flamegraph iframe").contentDocument;
-    var frames = Array.prototype.map.call(doc.querySelectorAll("#frames g.f"), function (g) {
+  return -1;
+}
+// What the page shows, and the events seen since the last report.
+function report() {
+  var frame = document.querySelector("#flamegraph iframe");
+  var frames = frame === null ? [] : Array.prototype.map.call(
+    frame.contentDocument.querySelectorAll("#frames g.f"), function (g) {
       var r = g.querySelector("rect");
       return [g.querySelector("title").textContent.split("\n")[0], Number(r.getAttribute("x")),
         Number(r.getAttribute("width")), Number(r.getAttribute("y")), r.getAttribute("fill")];
     });
-    var pre = document.createElement("pre");
-    pre.id = "result-" + n;
-    pre.textContent = JSON.stringify({ time: document.getElementById("time").value, frames: frames,
-      loaded: c.hasAttribute("data-load-ms"), errors: errors });
-    document.body.appendChild(pre);
-  }
-  c.dispatchEvent(new MouseEvent("mousedown", at(0, 40)));
-  c.dispatchEvent(new MouseEvent("mousemove", at(1, 5)));
-  c.dispatchEvent(new MouseEvent("mousemove", at(1, 10)));
-  c.dispatchEvent(new MouseEvent("mouseup", at(1, 10)));
-  report(1);
-  var f = document.getElementById("filter");
-  Array.prototype.forEach.call(f.options, function (o) {
-    if (o.textContent.indexOf("thread 4322") >= 0) { f.value = o.value; }
-  });
-  f.dispatchEvent(new Event("change"));
-  report(2);
-});
+  return { time: document.getElementById("time").value, frames: frames,
+    loaded: document.getElementById("heatmap").hasAttribute("data-load-ms"), errors: errors,
+    seen: seen.splice(0) };
+}
 </script>"##;
 
-/// `(time text, frames)` of result `n` of the dumped DOM.
-fn result(dom: &str, n: u32) -> (String, Vec<Drawn>) {
-    let tag = format!("<pre id=\"result-{n}\">");
-    let at = dom.find(&tag).unwrap_or_else(|| {
-        panic!(
-            "no result {n} in the page:\n{}",
-            &dom[dom.len().saturating_sub(3000)..]
-        )
-    }) + tag.len();
-    let json = unescape(&dom[at..at + dom[at..].find("</pre>").unwrap()]);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+/// `(time text, frames, input events seen)` of a `report()`.
+fn result(v: &Value) -> (String, Vec<Drawn>, Vec<Value>) {
     let frames = v["frames"]
         .as_array()
         .unwrap()
@@ -310,8 +314,107 @@ fn result(dom: &str, n: u32) -> (String, Vec<Drawn>) {
         .collect();
     // The page's script ran to its end, and nothing threw since.
     assert_eq!(v["loaded"], true, "the page's script did not finish");
-    assert_eq!(v["errors"], serde_json::json!([]), "script errors");
-    (v["time"].as_str().unwrap().to_string(), frames)
+    assert_eq!(v["errors"], json!([]), "script errors");
+    let seen = v["seen"].as_array().unwrap().clone();
+    (v["time"].as_str().unwrap().to_string(), frames, seen)
+}
+
+/// Heat map cell `(col, row)`'s middle in the viewport, which it must be in.
+fn cell(browser: &mut Browser, col: u32, row: u32) -> (f64, f64) {
+    let v = browser.eval(&format!("cell({col}, {row})"));
+    assert_eq!(
+        v[2], true,
+        "cell ({col}, {row}) is outside the viewport: {v}"
+    );
+    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+}
+
+/// Drags with the mouse from cell `from` to cell `to` by way of `via`, Shift held if
+/// `shift`: the pointer moved onto `from`, the left button pressed, moved with it held,
+/// released; then waits for the page to have handled the release.
+fn drag(browser: &mut Browser, from: (u32, u32), via: (u32, u32), to: (u32, u32), shift: bool) {
+    let keys = if shift { SHIFT } else { 0 };
+    let (from, via, to) = (
+        cell(browser, from.0, from.1),
+        cell(browser, via.0, via.1),
+        cell(browser, to.0, to.1),
+    );
+    browser.mouse("mouseMoved", from, 0, keys);
+    browser.mouse("mousePressed", from, 1, keys);
+    browser.mouse("mouseMoved", via, 1, keys);
+    browser.mouse("mouseMoved", to, 1, keys);
+    browser.mouse("mouseReleased", to, 0, keys);
+    browser.wait_for(
+        "the page to see the mouse button released",
+        "seen.some(function (e) { return e.type === 'mouseup'; })",
+    );
+}
+
+/// The events of a [`drag`] as the page saw them: all trusted (from the browser's input
+/// pipeline), a move onto the heat map, the button pressed on it, moves with the button
+/// held, the release; Shift held throughout if `shift`.
+fn assert_dragged(what: &str, seen: &[Value], shift: bool) {
+    let mut kinds: Vec<&str> = seen.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        ["mousemove", "mousedown", "mousemove", "mouseup"],
+        "{what}: {seen:?}"
+    );
+    let down = seen.iter().position(|e| e["type"] == "mousedown").unwrap();
+    for (i, e) in seen.iter().enumerate() {
+        assert_eq!(e["trusted"], true, "{what}: an untrusted event: {e}");
+        assert_eq!(e["shift"], shift, "{what}: shift in {e}");
+        assert_eq!(e["target"], "heatmap", "{what}: {e}");
+        if i >= down && e["type"] != "mouseup" {
+            assert_eq!(e["buttons"], 1, "{what}: the left button not held: {e}");
+        }
+    }
+}
+
+/// Chooses the thread filter's option whose text contains `text` with the keyboard: the
+/// filter focused (by the script: `focus()`), then arrow keys pressed until it is selected.
+/// Checks that the page saw only trusted key and change events on the filter.
+fn choose_thread(browser: &mut Browser, text: &str) {
+    let want = browser.eval(&format!("option({text:?})")).as_i64().unwrap();
+    assert!(want >= 0, "no thread filter option {text}");
+    let now = browser
+        .eval("var f = document.getElementById('filter'); f.focus(); f.selectedIndex")
+        .as_i64()
+        .unwrap();
+    assert_eq!(browser.eval("document.activeElement.id"), "filter");
+    let (key, code) = if want > now {
+        ("ArrowDown", 40)
+    } else {
+        ("ArrowUp", 38)
+    };
+    for _ in 0..want.abs_diff(now) {
+        browser.key(key, key, code);
+    }
+    browser.wait_for(
+        "the thread filter to change",
+        &format!(
+            "document.getElementById('filter').selectedIndex === {want} && \
+             seen.filter(function (e) {{ return e.type === 'change'; }}).length === {}",
+            want.abs_diff(now)
+        ),
+    );
+}
+
+/// The events of a [`choose_thread`]: all trusted, keys and changes of the filter only.
+fn assert_chosen(what: &str, seen: &[Value]) {
+    assert!(
+        seen.iter().any(|e| e["type"] == "keydown"),
+        "{what}: {seen:?}"
+    );
+    for e in seen {
+        assert_eq!(e["trusted"], true, "{what}: an untrusted event: {e}");
+        assert_eq!(e["target"], "filter", "{what}: {e}");
+        assert!(
+            e["type"] == "keydown" || e["type"] == "change",
+            "{what}: {e}"
+        );
+    }
 }
 
 /// Frames equal: same names at the same rows, positions and widths within a pixel, same fill.
@@ -382,24 +485,18 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
         format!("{}{HARNESS}\n{}", &html[..end], &html[end..]),
     )
     .unwrap();
-    let profile = dir.path("chromium-profile");
-    let dom = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", harness.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    // Declared after `dir` (its profile's home), so closed before `dir` is removed.
+    let mut browser = Browser::launch(&dir, 1400, 1000);
+    browser.open(
+        &format!("file://{}", harness.display()),
+        "window.loaded === true && document.getElementById('heatmap').hasAttribute('data-load-ms')",
+    );
 
     // Cell (0, 40) starts at 0.800 s into second 0; cell (1, 10) ends at 0.220 s into second 1.
+    drag(&mut browser, (0, 40), (1, 5), (1, 10), false);
+    let (time, frames, seen) = result(&browser.eval("report()"));
+    assert_dragged("range", &seen, false);
     let (start, end) = (ORIGIN * NS + 800_000_000, (ORIGIN + 1) * NS + 220_000_000);
-    let (time, frames) = result(&dom, 1);
     assert_eq!(time, "1000.800000,1001.220000");
     let in_range = |k: &Known| (start..end).contains(&k.time);
     assert_same(
@@ -408,13 +505,35 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
         &reference(&dir, "range", kallsyms, Some(&time), in_range),
     );
 
-    let (time, frames) = result(&dom, 2);
+    choose_thread(&mut browser, "thread 4322");
+    let (time, frames, seen) = result(&browser.eval("report()"));
+    assert_chosen("worker thread", &seen);
     assert_eq!(time, "1000.800000,1001.220000");
     let worker = |k: &Known| in_range(k) && k.tid == WORKER;
     assert_same(
         "worker thread",
         &frames,
         &reference(&dir, "worker", kallsyms, None, worker),
+    );
+
+    // All threads again, and a shift-drag adds cells (2, 20) to (2, 29): 2.400 s to 2.600 s
+    // into second 2.
+    choose_thread(&mut browser, "all (");
+    let (_, _, seen) = result(&browser.eval("report()"));
+    assert_chosen("all threads", &seen);
+    drag(&mut browser, (2, 20), (2, 25), (2, 29), true);
+    let (time, frames, seen) = result(&browser.eval("report()"));
+    assert_dragged("two ranges", &seen, true);
+    assert_eq!(time, "1000.800000,1001.220000 1002.400000,1002.600000");
+    let (start2, end2) = (
+        (ORIGIN + 2) * NS + 400_000_000,
+        (ORIGIN + 2) * NS + 600_000_000,
+    );
+    let in_ranges = |k: &Known| in_range(k) || (start2..end2).contains(&k.time);
+    assert_same(
+        "two ranges",
+        &frames,
+        &reference(&dir, "ranges", kallsyms, Some(&time), in_ranges),
     );
 }
 

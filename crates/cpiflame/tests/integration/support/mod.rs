@@ -18,6 +18,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
 mod cli;
 mod fixtures;
 pub mod offcpu;
