@@ -758,10 +758,9 @@ mod tests {
         let fd = match crate::sys::open(&attr, 0, -1, None) {
             Ok(fd) => fd,
             Err(e) => {
-                eprintln!(
-                    "skipped: {}",
-                    crate::sys::explain_open_error("task-clock", &e)
-                );
+                // Skips locally, fails under CI=true (perf_event_open of a software event
+                // works wherever the suite's perf oracle does).
+                cpiflame_testkit::unavailable(crate::sys::explain_open_error("task-clock", &e));
                 return;
             }
         };
