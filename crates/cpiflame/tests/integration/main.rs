@@ -41,6 +41,7 @@ mod offcpu;
 mod oracle;
 mod perf_script_input;
 mod pprof;
+mod readme_picture;
 mod record;
 mod rotate_groups;
 mod saved_machines;
