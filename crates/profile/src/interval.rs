@@ -51,6 +51,17 @@ impl Interval {
         self.hi - self.lo
     }
 
+    /// The interval of a share (stall cycles of cycles, a top-down category of slots)
+    /// within [0, 1], where the true share lies: the bounds of independently sampled counts
+    /// (or of per-sample deltas read a few cycles apart) can pass 1, and cutting what lies
+    /// beyond 1 leaves out no value the share can take, so the coverage is unchanged.
+    pub fn within_share(self) -> Interval {
+        Interval {
+            lo: self.lo.clamp(0.0, 1.0),
+            hi: self.hi.clamp(0.0, 1.0),
+        }
+    }
+
     /// Whether `x` lies in the closed interval.
     pub fn contains(self, x: f64) -> bool {
         self.lo <= x && x <= self.hi
@@ -229,8 +240,8 @@ fn mean_period(count: Count) -> Option<f64> {
 ///
 /// `None` when the denominator has no samples (or no period), when the numerator's period is
 /// unknown (no samples in the frame or the column), or when the confidence is not in (0, 1).
-/// The interval is not clamped at 1: a sampled stall share can exceed 1 by chance (the two
-/// events are counted apart), and an interval that cuts the truth off would lie.
+/// The interval is not clamped here (this is also CPI's): a share's caller takes
+/// [`Interval::within_share`].
 pub fn ratio_interval(
     numerator: Count,
     denominator: Count,
@@ -358,7 +369,7 @@ pub fn paired_ratio_interval(moments: &PairedMoments, confidence: f64) -> Option
 /// on the share of samples with any (which bounds the ratio, a sample's stalls being at most
 /// its cycles); every sample entirely stalled gives the mirror image. A ratio at or above 1
 /// (the counters are read a few cycles apart, so a sample can show more stall cycles than
-/// cycles) falls back to the log scale.
+/// cycles) falls back to the log scale, cut to [0, 1] ([`Interval::within_share`]).
 ///
 /// `None` as for [`paired_ratio_interval`].
 pub fn paired_share_interval(moments: &PairedMoments, confidence: f64) -> Option<Interval> {
@@ -378,7 +389,7 @@ pub fn paired_share_interval(moments: &PairedMoments, confidence: f64) -> Option
         });
     }
     if e.unbounded || e.ratio >= 1.0 {
-        return paired_ratio_interval(moments, confidence);
+        return paired_ratio_interval(moments, confidence).map(Interval::within_share);
     }
     let (r, c) = (e.ratio, e.t * e.se / (e.ratio * (1.0 - e.ratio)));
     let logit = (r / (1.0 - r)).ln();

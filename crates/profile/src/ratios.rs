@@ -106,7 +106,10 @@ impl RatioIntervals {
         match (covering, kind) {
             (Some(m), RatioKind::Share) => paired_share_interval(m, self.confidence),
             (Some(m), RatioKind::Ratio) => paired_ratio_interval(m, self.confidence),
-            (None, _) => self.ratio(numerator, denominator, numerator_column),
+            (None, RatioKind::Share) => self
+                .ratio(numerator, denominator, numerator_column)
+                .map(Interval::within_share),
+            (None, RatioKind::Ratio) => self.ratio(numerator, denominator, numerator_column),
         }
     }
 
@@ -143,6 +146,42 @@ mod tests {
 
     fn c(samples: u64, period: u64) -> Count {
         Count { samples, period }
+    }
+
+    /// A stall share's interval stays within [0, 1] whatever the counts (issue 41: a report
+    /// said `100.00% ±5.85`, its JSON an upper end of 1.058); CPI's is not cut.
+    #[test]
+    fn a_share_s_interval_is_within_0_and_1_and_a_ratio_s_is_not() {
+        let mut r = RatioIntervals::new(0.95).unwrap();
+        for (stalls, cycles) in [(400, 400), (450, 400), (30, 30), (1, 1), (0, 5), (5, 0)] {
+            let (num, den) = (c(stalls, stalls * 1000), c(cycles, cycles * 1000));
+            let share = r.frame(num, den, num, None, RatioKind::Share);
+            let ratio = r.frame(num, den, num, None, RatioKind::Ratio);
+            if let Some(i) = share {
+                assert!(
+                    0.0 <= i.lo && i.lo <= i.hi && i.hi <= 1.0,
+                    "{stalls}/{cycles}: {i:?}"
+                );
+                let uncut = ratio.unwrap();
+                assert_eq!((i.lo, i.hi), (uncut.lo.min(1.0), uncut.hi.min(1.0)));
+            }
+        }
+        let ratio = r.frame(
+            c(400, 400_000),
+            c(400, 400_000),
+            c(400, 400_000),
+            None,
+            RatioKind::Ratio,
+        );
+        assert!(ratio.unwrap().hi > 1.0);
+        // Per-sample deltas whose stalls pass the cycles (counters read apart).
+        let mut m = PairedMoments::default();
+        for (a, b) in [(1010, 1000), (990, 1000), (1020, 1000), (1000, 1000)] {
+            m.push(a, b);
+        }
+        let (num, den) = (c(4, 4020), c(4, 4000));
+        let i = r.frame(num, den, num, Some(&m), RatioKind::Share).unwrap();
+        assert!(i.hi <= 1.0 && i.lo < 1.0, "{i:?}");
     }
 
     #[test]

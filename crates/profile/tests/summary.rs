@@ -119,7 +119,7 @@ fn summary(
 }
 
 /// `frames` with their intervals checked (one wherever there is a stall share, holding it,
-/// as `interval::ratio_interval` gives it for these small counts) and then left out, so the
+/// as `interval::ratio_interval` gives it for these small counts, cut to [0, 1]) and then left out, so the
 /// rest compares with [`summary`]'s.
 fn without_intervals(p: &Profile, mut frames: Vec<FrameSummary>) -> Vec<FrameSummary> {
     let all_stalls = p.total(STALLS);
@@ -131,7 +131,8 @@ fn without_intervals(p: &Profile, mut frames: Vec<FrameSummary>) -> Vec<FrameSum
                 let (stalls, cycles) = inclusive(p, &f.name);
                 let i =
                     cpiflame_profile::interval::ratio_interval(stalls, cycles, all_stalls, 0.95)
-                        .unwrap();
+                        .unwrap()
+                        .within_share();
                 assert_eq!([i.lo, i.hi], [lo, hi], "{}", f.name);
             }
             other => panic!("{}: stall share and interval {other:?}", f.name),
@@ -219,7 +220,8 @@ fn top_frames_by_hand() {
         p.total(STALLS),
         0.95,
     )
-    .unwrap();
+    .unwrap()
+    .within_share();
     assert_eq!(t.stall_share_interval, Some([i.lo, i.hi]));
 }
 
@@ -658,8 +660,9 @@ fn diff_json_has_the_documented_schema() {
 
 #[test]
 fn report_text_rows() {
-    // The intervals of so few samples are wide and lopsided (`[lo, hi]`, not `±`); their
-    // values are `ratio_interval`'s, checked in `top_frames_by_hand`.
+    // The intervals of so few samples are wide and lopsided (`[lo, hi]`, not `±`), cut at
+    // 100% (a share's interval; compute's `±` is the larger side); their values are
+    // `ratio_interval`'s, checked in `top_frames_by_hand`.
     let p = hand_built();
     let top = top_frames(&p, CYCLES, Some(STALLS));
     let mut out = Vec::new();
@@ -674,11 +677,11 @@ fn report_text_rows() {
 #   Total     Self                   Stall  Samples  Function [module]
 # .......  .......  ......................  .......  .................
 #
-  100.00%    0.00%  90.00% [19.93, 310.48]       10  app
-  100.00%    0.00%  90.00% [19.93, 310.48]       10  main [demo]
-   60.00%   60.00%   50.00% [2.16, 338.58]        6  compute [demo]
-   40.00%   40.00%   75.00% [3.03, 597.02]        4  load [demo]
-   10.00%    0.00%   0.00% [0.00, 5700.00]        1  rec [demo]
+  100.00%    0.00%  90.00% [19.93, 100.00]       10  app
+  100.00%    0.00%  90.00% [19.93, 100.00]       10  main [demo]
+   60.00%   60.00%           50.00% ±50.00        6  compute [demo]
+   40.00%   40.00%   75.00% [3.03, 100.00]        4  load [demo]
+   10.00%    0.00%    0.00% [0.00, 100.00]        1  rec [demo]
     0.00%    0.00%                       -        0  idle [demo]
 "
     );
