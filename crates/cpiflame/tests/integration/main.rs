@@ -21,6 +21,7 @@ mod support;
 mod annotate;
 mod c2c;
 mod cgroup;
+mod cli_docs;
 mod compare;
 mod containers;
 mod event_attrs;
