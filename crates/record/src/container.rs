@@ -1,6 +1,7 @@
 //! Containers' files: a process in another mount namespace maps paths that are its own
 //! files, not the host's. While recording, each such file is opened once through the
-//! process's root (`/proc/PID/root/PATH`) and held open, so it can still be read at the end
+//! process's root (`/proc/PID/root`, the path resolved inside it: a symlink in the container
+//! never leads to a host file) and held open, so it can still be read at the end
 //! when the process (or the whole container) is gone. Its build id goes into its mappings'
 //! MMAP2 records (as the kernel writes them with `attr.build_id`: a host file at the same
 //! path keeps its own) and, where no host process maps that path, the file's build-id
@@ -31,6 +32,8 @@ pub(crate) struct Containers {
     /// By recorded path and mount namespace: the file, opened through a process's root
     /// (`None`: the host's own file, shared with the container).
     files: BTreeMap<(Vec<u8>, u64), Option<Kept>>,
+    /// Why no file could be opened through a root (a kernel without openat2(2)), once.
+    refused: Option<String>,
 }
 
 /// A container's file held open, and its build id.
@@ -67,7 +70,15 @@ impl Containers {
         let (ns, root) = root.as_ref()?;
         let key = (path.to_vec(), *ns);
         if !self.files.contains_key(&key) {
-            let kept = Self::open(root, path)?;
+            let kept = match Self::open(root, path) {
+                Ok(kept) => kept,
+                Err(e) => {
+                    if e.kind() == io::ErrorKind::Unsupported {
+                        self.refused.get_or_insert_with(|| e.to_string());
+                    }
+                    return None;
+                }
+            };
             if self.files.len() >= MAX_FILES {
                 return Some(None);
             }
@@ -77,23 +88,28 @@ impl Containers {
         Some(kept.build_id.as_deref())
     }
 
-    /// The file at `path` under `root`, and whether it is the container's own: `None` when it
-    /// cannot be opened (gone already: read at its host path, as any other), `Some(None)`
-    /// when it is the host's file.
-    fn open(root: &Path, path: &[u8]) -> Option<Option<Kept>> {
+    /// The regular file at `path` as the process whose root is `root` sees it (resolved
+    /// inside the root: [`cpiflame_unwind::open_in_root`]), and whether it is the
+    /// container's own: an error when it cannot be opened (gone already: read at its host
+    /// path, as any other), `None` when it is the host's file.
+    fn open(root: &Path, path: &[u8]) -> io::Result<Option<Kept>> {
         use std::os::unix::fs::MetadataExt;
         let host_path = Path::new(std::ffi::OsStr::from_bytes(path));
-        let inside = root.join(host_path.strip_prefix("/").unwrap_or(host_path));
-        let file = File::open(inside).ok()?;
+        let file = cpiflame_unwind::open_in_root(root, host_path)?;
         let same = |m: std::fs::Metadata| (m.dev(), m.ino());
         let shared = match (file.metadata(), std::fs::metadata(host_path)) {
             (Ok(a), Ok(b)) => same(a) == same(b),
             _ => false,
         };
-        Some((!shared).then(|| Kept {
+        Ok((!shared).then(|| Kept {
             build_id: build_id_of(&file),
             file,
         }))
+    }
+
+    /// Why containers' files were not read through their roots, when that was refused.
+    pub(crate) fn refused(&self) -> Option<&str> {
+        self.refused.as_deref()
     }
 
     /// The build-id table's entries of the files held, for paths no host process mapped

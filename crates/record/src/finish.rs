@@ -54,6 +54,9 @@ pub(crate) fn finish(
         // Containers' files kept in perf's build-id cache, once, at the end.
         state.containers.finish(Some(cache), &state.mapped);
     }
+    if let Some(why) = state.containers.refused() {
+        report.warnings.push(why.to_string());
+    }
     report.bytes_written = writer.bytes_written();
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();

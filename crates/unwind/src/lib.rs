@@ -32,7 +32,8 @@
 //! user-stack unwinding, in `stack`), its `namer` and `locations`), `process` (one process's
 //! mappings), `frames` (the frame table), `image` (one ELF file), `plt` (its PLT stubs'
 //! names), `locate` (which files to try), `kernel` and `perfmap` (kernel symbols and JIT
-//! maps), `source` (the outside world), `address` (typed addresses), `demangle`, `shared`
+//! maps), `source` (the outside world), `in_root` (a container's files opened as it sees them,
+//! resolved inside its root), `address` (typed addresses), `demangle`, `shared`
 //! (byte ranges shared with framehop and gimli), `options`.
 
 pub mod address;
@@ -40,6 +41,7 @@ mod demangle;
 mod dwarf;
 mod frames;
 mod image;
+mod in_root;
 mod kernel;
 mod locate;
 mod notes;
@@ -55,6 +57,7 @@ mod source;
 pub use demangle::{demangle, strip_signature};
 pub use frames::{CodeSite, FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
+pub use in_root::{open_in_root, under_process_root, NO_OPENAT2};
 pub use kernel::{Kallsyms, KernelSymbolFiles};
 pub use locate::Locator;
 pub use notes::gnu_build_id_note;

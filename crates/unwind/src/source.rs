@@ -57,7 +57,9 @@ pub trait Source: Send + Sync {
     /// When process `pid` runs on this machine in another mount namespace than the
     /// resolver (a container): that namespace's id and the process's root as seen from
     /// here (`/proc/PID/root`), under which the paths it maps are its files. `None`
-    /// otherwise, and by default.
+    /// otherwise, and by default. A path under that root is resolved inside it by
+    /// [`HostSource`] (its symlinks and `..` never leave it; [`crate::open_in_root`]), so
+    /// joining a recorded path to it names the process's file, never the host's.
     fn process_root(&self, pid: i32) -> Option<(u64, PathBuf)> {
         let _ = pid;
         None
@@ -197,8 +199,15 @@ pub fn foreign_root(pid: i32) -> Option<(u64, PathBuf)> {
 /// may be hostile: a FIFO planted at a recorded path would block `open` forever, and a
 /// device would be read without end. O_NONBLOCK makes the open of a FIFO return at once; the
 /// type is then checked on the open file, so it cannot change in between.
+///
+/// A path under a process's root (`/proc/PID/root/PATH`, [`Source::process_root`] joined
+/// with a recorded path) is resolved inside that root, as the process sees it
+/// ([`crate::open_in_root`]): a container's symlinks never lead to the host's files.
 fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
+    if let Some((root, inside)) = crate::in_root::under_process_root(path) {
+        return crate::in_root::open_in_root(&root, inside);
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
