@@ -17,6 +17,8 @@ use support::repo_root;
 #[derive(Debug, Default)]
 struct Flags {
     takes: BTreeMap<String, Option<bool>>,
+    /// Its positionals end in a command with its own arguments (`record`, `stat`).
+    runs_a_command: bool,
 }
 
 fn help(args: &[&str]) -> String {
@@ -46,13 +48,20 @@ fn subcommands() -> Vec<String> {
 
 fn flags_of(sub: &str) -> Flags {
     let text = help(&[sub]);
-    let mut flags = Flags::default();
+    let mut flags = Flags {
+        runs_a_command: text
+            .lines()
+            .any(|l| l.starts_with("Usage:") && l.contains("COMMAND") && l.ends_with("...")),
+        ..Flags::default()
+    };
+    // What the option being described takes (its aliases take the same).
+    let mut current = None;
     for line in text.lines() {
         let trimmed = line.trim_start();
         // An option's own line: `-o, --output <FILE>`, `--mem`, `--switch-output [<X>]`.
         if trimmed.starts_with('-') && line.len() - trimmed.len() <= 6 {
             let head = trimmed.split("  ").next().unwrap_or("");
-            let takes = if head.contains(" [<") {
+            current = if head.contains(" [<") {
                 Some(false)
             } else if head.contains(" <") {
                 Some(true)
@@ -60,16 +69,14 @@ fn flags_of(sub: &str) -> Flags {
                 None
             };
             for name in head.split([',', ' ']).filter(|w| w.starts_with('-')) {
-                flags.takes.insert(name.to_string(), takes);
+                flags.takes.insert(name.to_string(), current);
             }
         }
         // `[alias: --max-files]`, `[aliases: --a, --b]`
         for part in line.split("[alias").skip(1) {
             let list = part.split(']').next().unwrap_or("");
             for name in list.split([',', ' ', ':']).filter(|w| w.starts_with('-')) {
-                let canonical = trimmed.split([',', ' ']).find(|w| w.starts_with("--"));
-                let takes = canonical.and_then(|c| flags.takes.get(c).copied().flatten());
-                flags.takes.insert(name.to_string(), takes);
+                flags.takes.insert(name.to_string(), current);
             }
         }
     }
@@ -162,7 +169,8 @@ fn every_flag_of_every_subcommand_is_in_cli_md() {
     let mut missing = Vec::new();
     for sub in subcommands() {
         for flag in flags_of(&sub).takes.keys() {
-            if flag.starts_with("--") && flag != "--help" && !named.contains(flag) {
+            let clap_s_own = flag == "--help" || flag == "--version";
+            if flag.starts_with("--") && !clap_s_own && !named.contains(flag) {
                 missing.push(format!("{sub} {flag}"));
             }
         }
@@ -217,9 +225,9 @@ fn every_flag_the_docs_give_a_command_exists() {
 }
 
 /// The words of a documented command up to where the recorded command starts (`--`, or
-/// `record`'s first positional), when it is an example rather than grammar (no `[`, `(`,
+/// a command's first positional, for `record` and `stat`), when it is an example rather than grammar (no `[`, `(`,
 /// `...`, `|` in it).
-fn example_words(sub: &str, words: &[String], flags: &Flags) -> Option<Vec<String>> {
+fn example_words(words: &[String], flags: &Flags) -> Option<Vec<String>> {
     let grammar = words
         .iter()
         .any(|w| w.contains('[') || w.contains('(') || w.contains("...") || w.contains('|'));
@@ -250,7 +258,7 @@ fn example_words(sub: &str, words: &[String], flags: &Flags) -> Option<Vec<Strin
                     i += 1;
                 }
             }
-            None if !w.starts_with('-') && sub == "record" => break,
+            None if !w.starts_with('-') && flags.runs_a_command => break,
             _ => out.push(w.clone()),
         }
         i += 1;
@@ -270,7 +278,7 @@ fn every_command_example_parses() {
             let Some(flags) = subs.get(&sub) else {
                 continue;
             };
-            let Some(args) = example_words(&sub, &words, flags) else {
+            let Some(args) = example_words(&words, flags) else {
                 continue;
             };
             tried += 1;
