@@ -70,7 +70,7 @@ pub struct RecordArgs {
     )]
     period: Option<u64>,
     /// Sample FREQ times a second.
-    #[arg(short = 'F', long = "freq", value_name = "FREQ")]
+    #[arg(short = 'F', long = "freq", value_name = "HZ")]
     freq: Option<u64>,
     /// `dwarf[,SIZE]` (default; SIZE bytes of stack per sample), `fp`, or `none`.
     #[arg(long = "call-graph", value_name = "MODE", default_value = "dwarf")]

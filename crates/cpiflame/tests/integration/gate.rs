@@ -409,11 +409,8 @@ fn bad_confidence_and_a_missing_run_are_one_error_line() {
         let out = cpiflame(&["diff", "--summary", r, r, &flag]);
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
-        // One error line, as for every flag clap rejects (its hint to try --help beside it).
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-            .collect();
+        // One error line, as for every flag clap rejects.
+        let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 1, "{err}");
         assert!(
             lines[0].contains(&format!("--confidence {bad}: expected a probability")),

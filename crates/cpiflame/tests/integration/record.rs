@@ -202,28 +202,81 @@ fn exit_status_is_the_commands() {
 }
 
 /// Regression (issue 21, item 12): `record --some-typo ./app` ran `--some-typo` as the
-/// command ("cannot execute --some-typo"). An unknown flag before the command is clap's
-/// error naming it, exit status 2, and nothing is run or written.
+/// command ("cannot execute --some-typo"). An unknown flag before the command is an error
+/// naming it, exit status 2, and nothing is run or written. Issue 41, item 4: in one line,
+/// without clap's tip to pass `-- --some-typo` (which would run a command of that name).
 #[test]
 fn an_unknown_flag_before_the_command_is_an_error_naming_it() {
     let dir = Dir::new("typo");
     let data = dir.path("out.data");
     let out = run(&["record", "-o", s(&data), "--some-typo", "./app"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error: unexpected argument '--some-typo' found"),
-        "{err}"
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpiflame record: error: unexpected argument '--some-typo' found\n"
     );
-    assert!(!err.contains("cannot execute"), "{err}");
     assert!(!data.exists());
     // stat parses its command the same way.
     let out = run(&["stat", "--some-typo", "true"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error: unexpected argument '--some-typo' found"),
-        "{err}"
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cpiflame stat: error: unexpected argument '--some-typo' found\n"
+    );
+}
+
+/// Regression (issue 41, item 4): clap's errors were 3 to 6 lines (a `tip:`, a `Usage:`
+/// line showing `--output <FILE>` as if required, "For more information"). Each is one line
+/// naming the flag (a did-you-mean kept), exit status 2, nothing on stdout; `--help` and
+/// `--version` still print to stdout with exit status 0.
+#[test]
+fn argument_errors_are_one_line_naming_the_flag() {
+    for (args, want) in [
+        (
+            &["record", "-F", "x", "true"][..],
+            "cpiflame record: error: invalid value 'x' for '--freq <HZ>': invalid digit found in string",
+        ),
+        (
+            &["record", "--output"],
+            "cpiflame record: error: a value is required for '--output <FILE>' but none was supplied",
+        ),
+        (
+            &["record", "--fre", "10", "true"],
+            "cpiflame record: error: unexpected argument '--fre' found (did you mean '--freq'?)",
+        ),
+        (
+            &["record", "--mem", "-e", "cpu-clock", "true"],
+            "cpiflame record: error: the argument '--mem' cannot be used with '--event <SPECS>'",
+        ),
+        (
+            &["stat"],
+            "cpiflame stat: error: the following required arguments were not provided: <COMMAND>...",
+        ),
+        (
+            &["fold", "--group-by", "pids", "x"],
+            "cpiflame fold: error: invalid value 'pids' for '--group-by <HOW>': unknown grouping \
+             (groupings: cgroup, process, thread, comm)",
+        ),
+        (
+            &["frobnicate"],
+            "cpiflame: error: unrecognized subcommand 'frobnicate'",
+        ),
+    ] {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr, format!("{want}\n"), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let help = run(&["record", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: cpiflame record [OPTIONS]"));
+    assert!(help.stderr.is_empty());
+    let version = run(&["--version"]);
+    assert_eq!(version.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        format!("cpiflame {}\n", env!("CARGO_PKG_VERSION"))
     );
 }
 
