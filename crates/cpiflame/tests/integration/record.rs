@@ -280,6 +280,93 @@ fn argument_errors_are_one_line_naming_the_flag() {
     );
 }
 
+/// Regression (issue 41, item 6): `record -F 0` and `-c 0` wrote a file of 0 samples with
+/// exit status 0 (perf refuses them); `-p` of a process that is not there said "No such
+/// file or directory"; `record` alone did not mention -a/-C. Each is one error line, exit
+/// status 2, and no file.
+#[test]
+fn rates_of_zero_missing_processes_and_nothing_to_record_are_refused() {
+    let dir = Dir::new("refused-41");
+    let data = dir.path("out.data");
+    support::refused_in_one_line(
+        &data,
+        &["-F", "0", "true"],
+        "cpiflame: error: -F 0: a frequency of 0 samples nothing",
+    );
+    support::refused_in_one_line(
+        &data,
+        &["-c", "0", "true"],
+        "cpiflame: error: -c 0: a period of 0 events samples nothing",
+    );
+    support::refused_in_one_line(
+        &data,
+        &[],
+        "or -a (every CPU) / -C LIST (these CPUs) to record the whole system",
+    );
+    // A pid no process has: the highest one not in /proc.
+    let pid_max: i32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = (2..pid_max)
+        .rev()
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap()
+        .to_string();
+    for (flag, what) in [("-p", "process"), ("-t", "thread")] {
+        let out = run(&["record", flag, &gone, "-o", s(&data)]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(
+            errors,
+            [format!("cpiflame: error: process {gone}: no such {what}")],
+            "{stderr}"
+        );
+        assert!(!data.exists());
+    }
+}
+
+/// Regression (issue 41, item 7): `record --duration N CMD` exited 130 after the planned
+/// stop (the command got SIGINT from the recorder), failing a CI step. When the recorder
+/// stopped the command, the exit status is 0; a command that ends by itself before
+/// `--duration` gives its own status, a SIGINT of its own included.
+#[test]
+fn a_stop_at_duration_exits_0_and_a_command_that_ends_first_its_own_status() {
+    let Some(_) = sampling_fixtures() else { return };
+    let dir = Dir::new("duration-status");
+    let data = dir.path("out.data");
+    let start = Instant::now();
+    let out = run(&["record", "--duration", "0.3", "-o", s(&data), "sleep", "20"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert!(PerfData::open(&data).is_ok());
+    for (script, status) in [("exit 3", 3), ("kill -INT $$", 130)] {
+        let out = run(&[
+            "record",
+            "--duration",
+            "20",
+            "-o",
+            s(&data),
+            "sh",
+            "-c",
+            script,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// Flags after the command are the command's, cpiflame's own included (`-o`).
 #[test]
 fn flags_after_the_command_belong_to_the_command() {
