@@ -425,3 +425,26 @@ fn bad_confidence_and_a_missing_run_are_one_error_line() {
     assert!(err.contains(s(&missing)), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Regression (issue 41, item 9): `diff a b --json > d.json` wrote an SVG (`--json` only
+/// worked with `--summary`). `--json` implies the summary: the same document as `--summary
+/// --json`, and no SVG unless `-o` asks for one.
+#[test]
+fn json_alone_prints_the_summary() {
+    let dir = Dir::new("gate-json-alone");
+    let before = write(&dir, "b", &["app;main;a 30\napp;main;b 10\n".to_string()]);
+    let after = write(&dir, "a", &["app;main;a 10\napp;main;b 30\n".to_string()]);
+    let (b, a) = (s(&before[0]), s(&after[0]));
+    let summary = cpiflame(&["diff", "--summary", "--json", b, a]);
+    let alone = cpiflame(&["diff", b, a, "--json"]);
+    assert_eq!(alone.status.code(), Some(0));
+    assert_eq!(alone.stdout, summary.stdout);
+    let json: Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(json["schema"], "cpiflame-diff/1");
+    assert!(frame(&json, "b")["delta_points"].as_f64().unwrap() > 0.0);
+    // With -o, the graph as well, in its file.
+    let svg = dir.path("d.svg");
+    let both = cpiflame(&["diff", b, a, "--json", "-o", s(&svg)]);
+    assert_eq!(both.stdout, summary.stdout);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+}
