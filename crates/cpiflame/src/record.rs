@@ -161,7 +161,10 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         buildid_cache: (!args.no_buildid_cache)
             .then(|| env.buildid_cache.clone())
             .flatten(),
-        cmdline: std::env::args().collect(),
+        // Lossy: `std::env::args` panics on an argument that is not UTF-8 (`./app $'\xff'`).
+        cmdline: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         off_cpu: args.off_cpu,
         switch_output: args.switch_output,
         max_files: args.max_files,

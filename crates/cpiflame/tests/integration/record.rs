@@ -367,6 +367,32 @@ fn a_stop_at_duration_exits_0_and_a_command_that_ends_first_its_own_status() {
     }
 }
 
+/// Regression (found with issue 41): an argument of the command that is not UTF-8 made
+/// `record` panic (`std::env::args` for the file's cmdline). It is recorded; the cmdline
+/// header has it with U+FFFD, as perf's `--header-only` prints it.
+#[test]
+fn a_command_argument_that_is_not_utf8_is_recorded() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(_) = sampling_fixtures() else { return };
+    let dir = Dir::new("not-utf8");
+    let data = dir.path("out.data");
+    let odd = std::ffi::OsStr::from_bytes(b"\xff");
+    let out = cpiflame()
+        .args(["record", "-o", s(&data), "true"])
+        .arg(odd)
+        .output()
+        .unwrap();
+    ok(&out);
+    let header = Command::new("perf")
+        .args(["report", "--header-only", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let header = String::from_utf8_lossy(&header.stdout);
+    assert!(header.contains("record -o"), "{header}");
+    assert!(header.contains("true \u{fffd}"), "{header}");
+}
+
 /// Flags after the command are the command's, cpiflame's own included (`-o`).
 #[test]
 fn flags_after_the_command_belong_to_the_command() {
