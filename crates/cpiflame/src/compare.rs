@@ -49,13 +49,14 @@ pub struct DiffArgs {
     /// One more later run, a file or a folder (repeatable).
     #[arg(long = "after", value_name = "FILE|DIR")]
     more_after: Vec<PathBuf>,
-    /// Write the SVG to FILE (default: standard output; with --summary, no SVG unless -o).
+    /// Write the SVG to FILE (default: standard output; with --summary or --json, no SVG
+    /// unless -o).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Print the text summary (or JSON with --json) instead of the SVG.
     #[arg(long)]
     summary: bool,
-    /// With --summary: JSON (schema cpiflame-diff/1).
+    /// Print the summary as JSON (schema cpiflame-diff/1) instead of the SVG: implies --summary.
     #[arg(long)]
     json: bool,
     /// Exit with status 3 when a frame's share of the total grew by more than PCT points
@@ -117,13 +118,15 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     let after = load(&args.after, &args.more_after, time_after)?;
     let c = Comparison::new(before, after, gate, args.confidence)?;
     crate::warn_all(c.topdown_why.as_slice());
-    if args.summary {
+    // `--json` alone used to write the SVG: JSON is only ever the summary's.
+    let summary = args.summary || args.json;
+    if summary {
         write_out(
             &None,
             |out| Ok(c.write_summary(args.json, args.limit, out)?),
         )?;
     }
-    if !args.summary || args.output.is_some() {
+    if !summary || args.output.is_some() {
         let look = args.layout.look(args.title, env);
         write_out(&args.output, |out| Ok(c.write_graph(look, out)?))?;
     }

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, Parser, Subcommand};
 use cpiflame_pipeline::{error_line, options::Environment};
 
 #[derive(Parser)]
@@ -96,7 +97,10 @@ const STATUS_CANNOT_EXECUTE: u8 = 127;
 const STATUS_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(argument_error(e)),
+    };
     let result = run(cli);
     cpiflame_pipeline::finish_progress();
     ExitCode::from(exit_status(result))
@@ -161,6 +165,46 @@ fn exit_status(result: Result<Outcome>) -> u8 {
             }
         }
     }
+}
+
+/// A command line clap refused, as one line naming the flag (`cpiflame record: error:
+/// unexpected argument '--some-typo' found`), exit status 2; `--help` and `--version` as clap
+/// prints them. clap's tips, usage and "For more information" lines are left out: `record`'s
+/// tip to pass `-- --some-typo` would run a command of that name, and the usage line shows
+/// flags with defaults as if they were required. A did-you-mean is kept.
+fn argument_error(e: clap::Error) -> u8 {
+    if !e.use_stderr() || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // --help and --version (0), and the help shown for a bare `cpiflame` (2).
+        let _ = e.print();
+        return e.exit_code() as u8;
+    }
+    // Lists (missing arguments, possible values) follow the first line, indented; tips,
+    // then usage after a blank line.
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim);
+    let first = lines.next().unwrap_or_default();
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for more in lines.take_while(|l| !l.is_empty() && !l.starts_with("tip:")) {
+        line = format!("{line} {more}");
+    }
+    let suggested = [ContextKind::SuggestedArg, ContextKind::SuggestedSubcommand]
+        .into_iter()
+        .find_map(|kind| match e.get(kind)? {
+            ContextValue::String(s) => Some(s.clone()),
+            ContextValue::Strings(v) => v.first().cloned(),
+            _ => None,
+        });
+    if let Some(s) = suggested {
+        line = format!("{line} (did you mean '{s}'?)");
+    }
+    // The subcommand, when one was named: flags are per subcommand.
+    let command = std::env::args_os()
+        .nth(1)
+        .and_then(|a| a.into_string().ok())
+        .filter(|a| Cli::command().find_subcommand(a).is_some())
+        .map_or_else(String::new, |a| format!(" {a}"));
+    eprintln!("cpiflame{command}: error: {line}");
+    STATUS_ERROR
 }
 
 /// Prints warnings, one line each.

@@ -70,7 +70,7 @@ pub struct RecordArgs {
     )]
     period: Option<u64>,
     /// Sample FREQ times a second.
-    #[arg(short = 'F', long = "freq", value_name = "FREQ")]
+    #[arg(short = 'F', long = "freq", value_name = "HZ")]
     freq: Option<u64>,
     /// `dwarf[,SIZE]` (default; SIZE bytes of stack per sample), `fp`, or `none`.
     #[arg(long = "call-graph", value_name = "MODE", default_value = "dwarf")]
@@ -91,7 +91,8 @@ pub struct RecordArgs {
     /// With -a/-C: only this cgroup's tasks (path under the cgroup mount; perf's -G, one cgroup).
     #[arg(short = 'G', long = "cgroup", value_name = "NAME")]
     cgroup: Option<String>,
-    /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C).
+    /// Stop after this many seconds (a command gets SIGINT, as with Ctrl-C; cpiflame then
+    /// exits 0, where a command that ends by itself gives its own status).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
     /// Ring buffer pages per CPU (a power of two; shrunk to what the kernel allows).
@@ -160,7 +161,10 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         buildid_cache: (!args.no_buildid_cache)
             .then(|| env.buildid_cache.clone())
             .flatten(),
-        cmdline: std::env::args().collect(),
+        // Lossy: `std::env::args` panics on an argument that is not UTF-8 (`./app $'\xff'`).
+        cmdline: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         off_cpu: args.off_cpu,
         switch_output: args.switch_output,
         max_files: args.max_files,
@@ -176,8 +180,9 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
     let (summary, warnings) = summary_lines(&options, &report);
     eprintln!("cpiflame: {summary}");
     warn_all(&warnings);
+    // A command stopped at --duration ends as planned: status 0, not its 130 (a CI step).
     Ok(match report.status {
-        Some(status) => Outcome::Command(status.code()),
-        None => Outcome::Done,
+        Some(status) if !report.stopped_at_duration => Outcome::Command(status.code()),
+        _ => Outcome::Done,
     })
 }

@@ -1,8 +1,10 @@
 //! `cpiflame stat`: counts events for a command and everything it starts, and prints a
-//! perf-stat-like table (or JSON), with derived ratios and optional per-thread rows.
+//! perf-stat-like table (or JSON), with derived ratios and optional per-thread rows, to
+//! standard error as perf stat does (the command's standard output stays its own) or `-o`.
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
@@ -10,7 +12,7 @@ use cpiflame_counters::stat::{stat, StatOptions};
 use cpiflame_counters::stat_report::StatPrintout;
 use cpiflame_record::stat_groups::{default_groups, event_refs, groups_of_lists};
 
-use crate::Outcome;
+use crate::{output, Outcome};
 
 #[derive(Args)]
 pub struct StatArgs {
@@ -25,6 +27,10 @@ pub struct StatArgs {
     /// Print JSON instead of the table (schema in docs/cli.md).
     #[arg(long)]
     json: bool,
+    /// Write the counts (table or JSON) to FILE instead of standard error, where they go
+    /// by default, as perf stat's, so that the command's standard output stays its own.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// The command to run; everything after it is its own arguments. A name that starts
     /// with `-` needs `--` before it. (An unknown flag before the command is an error, as
     /// for `record`.)
@@ -42,6 +48,12 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
     if let Some(n) = &note {
         eprintln!("cpiflame: {n}");
     }
+    // Created before the command runs: a path that cannot be written fails before it starts.
+    let mut file = args
+        .output
+        .as_ref()
+        .map(|_| output(&args.output))
+        .transpose()?;
     let options = StatOptions {
         groups,
         command: args.command.clone(),
@@ -49,8 +61,12 @@ pub fn stat_command(args: StatArgs) -> Result<Outcome> {
     let report = stat(&options)?;
     let (refs, command) = (event_refs(&options.groups), options.command_text());
     let printout = StatPrintout::new(&report, &refs, &command);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    printout.write(args.json, args.per_thread, &mut out)?;
+    let mut stderr = std::io::stderr().lock();
+    let out: &mut dyn Write = match &mut file {
+        Some(f) => f,
+        None => &mut stderr,
+    };
+    printout.write(args.json, args.per_thread, &mut &mut *out)?;
     out.flush()?;
     Ok(Outcome::Command(report.status.code()))
 }

@@ -9,9 +9,15 @@ pub enum ErrorKind {
     /// The file could not be opened or mapped.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// The first 8 bytes are not `PERFILE2` (or its byte-swapped form).
-    #[error("not a perf.data file (magic {})", hex(.0))]
-    BadMagic([u8; 8]),
+    /// None of the inputs cpiflame reads: no perf.data magic (`PERFILE2` or its byte-swapped
+    /// form), and neither `perf script` text nor folded stacks. `seen` is what the input
+    /// starts with (see `input::unrecognised`).
+    #[error("not perf.data, perf script text or folded stacks ({seen})")]
+    UnknownFormat { seen: String },
+    /// `perf script` text printed without the event field (`-F comm,tid,ip,sym`): a sample
+    /// line is told from a frame or a folded line by its event, so it is refused by name.
+    #[error("perf script text without the event field (sample line {line:?}): print it with at least -F comm,tid,event,ip,sym (perf script's default fields have them)")]
+    ScriptWithoutEvent { line: String },
     /// perf.data written on a big-endian machine (magic `2ELIFREP`). The reader's byte
     /// order is a parameter throughout, but such a file needs more than that: perf reverses
     /// the bits of the attr's bitfield word for it, the samples' registers and stack copies
@@ -82,7 +88,7 @@ pub enum ErrorKind {
 }
 
 /// Bytes as hex digits ("68656c6c6f2c2074").
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -448,21 +448,22 @@ fn read_header(map: &[u8], check: &Bounds<'_>) -> Result<Layout, ReadError> {
             },
         )
     };
-    // Magic and header size come first: pipe mode has a 16-byte header.
-    let (Some(magic), Some(size_bytes)) = (map.get(0..8), map.get(8..16)) else {
+    // An empty file is a recording cut short before its header (a recorder killed early).
+    if map.is_empty() {
         return Err(truncated());
-    };
-    // The magic says which kind of perf.data this is (one decision, InputKind's).
+    }
+    // The magic says which kind of perf.data this is (one decision, InputKind's); then the
+    // header size: pipe mode has a 16-byte header.
     let endian = match InputKind::from_magic(map) {
         Some(InputKind::PerfData | InputKind::PerfDataPipe) => Endian::Little,
         Some(InputKind::PerfDataBigEndian) => return Err(check.error(None, ErrorKind::BigEndian)),
         Some(InputKind::PerfDataVersion1) => {
             return Err(check.error(Some(0), ErrorKind::VersionOne))
         }
-        _ => {
-            let magic: [u8; 8] = magic.try_into().unwrap_or_default();
-            return Err(check.error(Some(0), ErrorKind::BadMagic(magic)));
-        }
+        _ => return Err(check.error(None, crate::input::unrecognised(map))),
+    };
+    let Some(size_bytes) = map.get(8..16) else {
+        return Err(truncated());
     };
     if u64_at(size_bytes, 0, endian) == Some(16) {
         return Ok(Layout::Pipe(endian));

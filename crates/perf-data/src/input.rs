@@ -85,7 +85,8 @@ pub enum InputKind {
     PerfScript,
     /// Folded stacks (`frame;frame count`, one or two counts).
     Folded,
-    /// None of these: handed to the perf.data reader, whose error names the magic found.
+    /// None of these (`perf script` text without its event field included): handed to the
+    /// perf.data reader, whose one-line error says what was seen ([`unrecognised`]).
     Unknown,
 }
 
@@ -109,6 +110,9 @@ impl InputKind {
         }
         if cpiflame_profile::looks_like_perf_script(&probe) {
             InputKind::PerfScript
+        } else if cpiflame_profile::perf_script_without_event(&probe).is_some() {
+            // Its sample lines (`sh  1456`) would pass for folded stacks.
+            InputKind::Unknown
         } else if cpiflame_profile::looks_folded(&probe) {
             InputKind::Folded
         } else {
@@ -165,6 +169,35 @@ impl InputKind {
             InputKind::Unknown => "unknown",
         }
     }
+}
+
+/// The error for an input of no known kind ([`InputKind::Unknown`]): `perf script` text
+/// without its event field named as such, anything else by what it starts with: its first
+/// line when that is text (cut at 60 characters), else its first 8 bytes in hex.
+pub(crate) fn unrecognised(bytes: &[u8]) -> ErrorKind {
+    let probe = &bytes[..bytes.len().min(DETECT_BYTES)];
+    if let Some(line) = cpiflame_profile::perf_script_without_event(probe) {
+        let line = line.to_string();
+        return ErrorKind::ScriptWithoutEvent { line };
+    }
+    let first = probe.split(|&b| b == b'\n').next().unwrap_or_default();
+    let text = match std::str::from_utf8(first) {
+        Ok(t) => Some(t),
+        // A character cut off at the probe's end.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&first[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    };
+    let seen = match text.filter(|t| !t.chars().any(|c| c.is_control() && c != '\t')) {
+        Some(t) if t.chars().count() > 60 => {
+            format!("first line {:?}...", t.chars().take(60).collect::<String>())
+        }
+        Some(t) => format!("first line {t:?}"),
+        None => format!(
+            "first bytes {}",
+            crate::error::hex(&bytes[..bytes.len().min(8)])
+        ),
+    };
+    ErrorKind::UnknownFormat { seen }
 }
 
 /// An opened input: its bytes (decompressed) over a map.
@@ -468,6 +501,32 @@ mod tests {
         // xz's magic is six bytes: five are not enough.
         assert_eq!(InputKind::detect(&xz[..5]), InputKind::Unknown);
         assert_eq!(Compression::detect(b"PERFILE2"), None);
+    }
+
+    /// What no reader takes is named by what it starts with (issue 41, item 5); perf script
+    /// text without its event field by name, not taken for folded stacks.
+    #[test]
+    fn unrecognised_inputs_say_what_was_seen() {
+        let seen = |bytes: &[u8]| unrecognised(bytes).to_string();
+        let unknown = "not perf.data, perf script text or folded stacks";
+        assert_eq!(
+            seen(b"# cpiflame\n\ntext"),
+            format!("{unknown} (first line \"# cpiflame\")")
+        );
+        assert_eq!(seen(b"hello"), format!("{unknown} (first line \"hello\")"));
+        let long = "x".repeat(100);
+        assert_eq!(
+            seen(long.as_bytes()),
+            format!("{unknown} (first line \"{}\"...)", &long[..60])
+        );
+        assert_eq!(
+            seen(&[0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4]),
+            format!("{unknown} (first bytes deadbeef00010203)")
+        );
+        let script = b"sh  1456 \n\t           1462a handle_amd\n";
+        assert_eq!(InputKind::detect(script), InputKind::Unknown);
+        assert!(seen(script)
+            .starts_with("perf script text without the event field (sample line \"sh  1456\")"));
     }
 
     #[test]

@@ -954,6 +954,38 @@ fn parse_header_event(line: &str) -> Option<HeaderEvent> {
     Some(event)
 }
 
+/// The first sample line of `perf script` text printed without the event field (`-F
+/// comm,tid,ip,sym`: `sh  1456`, optionally with `[CPU]` and a time, then tab-indented
+/// frames), which the reader does not take: without the event a sample line cannot be told
+/// from a frame or a folded line (`sh 1456` reads as a stack with its count). `None` for
+/// anything else, perf script text that has its event included.
+pub fn perf_script_without_event(first_bytes: &[u8]) -> Option<&str> {
+    let text = match std::str::from_utf8(first_bytes) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&first_bytes[..e.valid_up_to()]).ok()?,
+    };
+    let mut lines = text
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .skip_while(|l| l.starts_with('#') || l.trim().is_empty());
+    let (header, next) = (lines.next()?, lines.next()?);
+    if !next.starts_with('\t') || parse_frame(next).is_none() || parse_header(header).is_ok() {
+        return None;
+    }
+    // COMM (one or more words), then PID/TID or TID, [CPU] and a time if there, and no more.
+    let toks: Vec<&str> = tokens(header).take(64).map(|(_, t)| t).collect();
+    let fields = |rest: &[&str]| {
+        let mut rest = rest.iter().peekable();
+        let id = rest.next().is_some_and(|t| pid_tid(t).is_some());
+        rest.next_if(|t| is_cpu(t));
+        rest.next_if(|t| is_time(t));
+        id && rest.next().is_none()
+    };
+    (1..toks.len())
+        .any(|start| fields(&toks[start..]))
+        .then_some(header.trim())
+}
+
 /// A cheap guess, from the first bytes of a file (a few KiB), whether it is `perf script`
 /// text: the `perf script` half of `cpiflame_perf_data::InputKind::detect`, which decides an
 /// input's kind (magic numbers first) and is what readers are chosen by.
@@ -1145,5 +1177,40 @@ mod tests {
         .unwrap();
         assert_eq!((e.type_, e.config, e.fixed_period), (0, 0, None));
         assert_eq!(parse_header_event("# hostname : vm"), None);
+    }
+
+    /// perf's `-F comm,tid,ip,sym` and `-F comm,tid,time,ip,sym` (real output, perf 6.1):
+    /// named; with the event, or as folded stacks, not.
+    #[test]
+    fn perf_script_without_its_event_field() {
+        let no_event = "sh  1456 \n\t           1462a handle_amd\n\t               0 [unknown]\n";
+        assert_eq!(
+            perf_script_without_event(no_event.as_bytes()),
+            Some("sh  1456")
+        );
+        let timed = "# comment\n\nsh  1456  1295.260481: \n\tffffffff815a3303 filemap_map_pages\n";
+        assert_eq!(
+            perf_script_without_event(timed.as_bytes()),
+            Some("sh  1456  1295.260481:")
+        );
+        let comm_with_space =
+            "kworker/0:1 H  17/17 [000] \n\t ffffffff81000c82 x ([kernel.kallsyms])\n";
+        assert_eq!(
+            perf_script_without_event(comm_with_space.as_bytes()),
+            Some("kworker/0:1 H  17/17 [000]")
+        );
+        for other in [
+            "sh  1456 cpu-clock: \n\t           1462a handle_amd\n",
+            "sh;main 1456\nsh;work 3\n",
+            "sh  1456 \n",
+            "sh  1456 extra\n\t 1462a handle_amd\n",
+            "",
+        ] {
+            assert_eq!(
+                perf_script_without_event(other.as_bytes()),
+                None,
+                "{other:?}"
+            );
+        }
     }
 }

@@ -92,6 +92,7 @@ pub(crate) fn drain_until_done(
                         Some(c) if !stop_sent => {
                             c.kill(libc::SIGINT);
                             stop_sent = true;
+                            report.stopped_at_duration = true;
                         }
                         Some(_) => {}
                         None => break,

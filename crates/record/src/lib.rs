@@ -214,6 +214,9 @@ pub const DEFAULT_STACK_SIZE: u32 = 32768;
 pub struct Report {
     /// How the command ended (`None` when attached to a process).
     pub status: Option<ExitStatus>,
+    /// The recorder stopped the command itself (SIGINT at `duration`): its status is the
+    /// planned stop's, not a failure of its own.
+    pub stopped_at_duration: bool,
     /// Samples written, per event.
     pub samples: Vec<u64>,
     /// Samples the kernel dropped because a ring buffer was full.

@@ -12,7 +12,8 @@ use cpiflame_perf_data::write::{
 
 /// Thread ids of process `pid` (`/proc/PID/task`).
 pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
-    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))?
+    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map_err(|e| no_such("process", e))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
     tids.sort_unstable();
@@ -22,9 +23,21 @@ pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// "no such process" for a pid whose /proc directory is missing, rather than the "No such
+/// file or directory" of the path nobody asked about.
+fn no_such(what: &str, e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::NotFound => {
+            io::Error::new(io::ErrorKind::NotFound, format!("no such {what}"))
+        }
+        _ => e,
+    }
+}
+
 /// The process thread `tid` belongs to (`Tgid:` of `/proc/TID/status`).
 pub fn process_of(tid: i32) -> io::Result<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    let status =
+        std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|e| no_such("thread", e))?;
     status
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:")?.trim().parse().ok())

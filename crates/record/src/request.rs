@@ -103,7 +103,9 @@ impl RecordRequest {
             }
             (None, true) => {
                 return Err(PlanError::Usage(
-                    "nothing to record: give a command (cpiflame record ./app) or -p PID".into(),
+                    "nothing to record: give a command (cpiflame record ./app), -p PID, -t TID, \
+                     or -a (every CPU) / -C LIST (these CPUs) to record the whole system"
+                        .into(),
                 ))
             }
         };
@@ -113,6 +115,17 @@ impl RecordRequest {
             None => EventPlan::choose(&self.events)?,
         };
         let sampling = match (self.period, self.freq) {
+            // The kernel would take either and sample nothing (perf refuses them too).
+            (Some(0), _) => {
+                return Err(PlanError::Usage(
+                    "-c 0: a period of 0 events samples nothing; give 1 or more".into(),
+                ))
+            }
+            (None, Some(0)) => {
+                return Err(PlanError::Usage(
+                    "-F 0: a frequency of 0 samples nothing; give 1 or more (Hz)".into(),
+                ))
+            }
             (Some(p), _) => Rate::Period(p),
             (None, Some(f)) => Rate::Frequency(f),
             (None, None) => plan.default_rate(),

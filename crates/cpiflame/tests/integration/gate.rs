@@ -430,11 +430,8 @@ fn bad_confidence_and_a_missing_run_are_one_error_line() {
         let out = cpiflame(&["diff", "--summary", r, r, &flag]);
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
-        // One error line, as for every flag clap rejects (its hint to try --help beside it).
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-            .collect();
+        // One error line, as for every flag clap rejects.
+        let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 1, "{err}");
         assert!(
             lines[0].contains(&format!("--confidence {bad}: expected a probability")),
@@ -448,4 +445,27 @@ fn bad_confidence_and_a_missing_run_are_one_error_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(s(&missing)), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Regression (issue 41, item 9): `diff a b --json > d.json` wrote an SVG (`--json` only
+/// worked with `--summary`). `--json` implies the summary: the same document as `--summary
+/// --json`, and no SVG unless `-o` asks for one.
+#[test]
+fn json_alone_prints_the_summary() {
+    let dir = Dir::new("gate-json-alone");
+    let before = write(&dir, "b", &["app;main;a 30\napp;main;b 10\n".to_string()]);
+    let after = write(&dir, "a", &["app;main;a 10\napp;main;b 30\n".to_string()]);
+    let (b, a) = (s(&before[0]), s(&after[0]));
+    let summary = cpiflame(&["diff", "--summary", "--json", b, a]);
+    let alone = cpiflame(&["diff", b, a, "--json"]);
+    assert_eq!(alone.status.code(), Some(0));
+    assert_eq!(alone.stdout, summary.stdout);
+    let json: Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(json["schema"], "cpiflame-diff/1");
+    assert!(frame(&json, "b")["delta_points"].as_f64().unwrap() > 0.0);
+    // With -o, the graph as well, in its file.
+    let svg = dir.path("d.svg");
+    let both = cpiflame(&["diff", b, a, "--json", "-o", s(&svg)]);
+    assert_eq!(both.stdout, summary.stdout);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
 }

@@ -466,3 +466,72 @@ node 77/77 1.001: 1 cpu-clock:
         "node;main 1\nnode;main;irq_[k];LazyCompile:~fib_[j] 1\n"
     );
 }
+
+/// Regression (issue 41, item 5): input in no known format was refused as a perf.data file
+/// ("not a perf.data file (magic 2320637069666c61)" for a README, "file ends inside the
+/// file header" for a one-line text file), and `perf script -F comm,tid,ip,sym` text (no
+/// event, no time) was read as folded stacks ("expected a count after the stack"). Each is
+/// one line saying what cpiflame reads and what it saw; perf's text without the event field
+/// is named, with the fields needed, and perf's text with them reads.
+#[test]
+fn input_in_no_known_format_is_one_line_saying_what_was_seen() {
+    let dir = Dir::new("unknown-format");
+    let one_line = |cmd: &str, file: &Path, want: &str| {
+        let out = cpiflame(&[cmd, s(file)]);
+        assert_eq!(out.status.code(), Some(2), "{cmd} {}", file.display());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr,
+            format!("cpiflame: error: {}: {want}\n", file.display())
+        );
+    };
+    let unknown = "not perf.data, perf script text or folded stacks";
+    for (name, bytes, seen) in [
+        (
+            "README.md",
+            &b"# A project\n\nIt draws graphs.\n"[..],
+            "(first line \"# A project\")",
+        ),
+        ("one.txt", b"hello", "(first line \"hello\")"),
+        (
+            "blob",
+            &[0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6],
+            "(first bytes deadbeef00010203)",
+        ),
+    ] {
+        let file = dir.path(name);
+        std::fs::write(&file, bytes).unwrap();
+        for cmd in ["render", "fold", "report"] {
+            one_line(cmd, &file, &format!("{unknown} {seen}"));
+        }
+    }
+
+    let Some(f) = fixtures_or_skip() else { return };
+    let data = dir.path("perf.data");
+    perf_record(&data, "cpu-clock", &["-F", "500"], &[s(&f.cpu_mem_bound)]).expect("perf record");
+    for fields in ["comm,tid,ip,sym", "comm,tid,time,ip,sym"] {
+        let text = dir.path("no-event.perf");
+        perf_script_to(&data, &["-F", fields], &text);
+        let first = std::fs::read_to_string(&text).unwrap();
+        let header = first.lines().next().unwrap().trim();
+        for cmd in ["render", "fold"] {
+            one_line(
+                cmd,
+                &text,
+                &format!(
+                    "perf script text without the event field (sample line {header:?}): print \
+                     it with at least -F comm,tid,event,ip,sym (perf script's default fields \
+                     have them)"
+                ),
+            );
+        }
+    }
+    // As the line says: with the event, every sample perf printed is read.
+    let text = dir.path("event.perf");
+    perf_script_to(&data, &["-F", "comm,tid,event,ip,sym"], &text);
+    let printed = std::fs::read_to_string(&text).unwrap();
+    let samples = printed.lines().filter(|l| l.contains("cpu-clock:")).count() as u64;
+    let folded = folded_map(&ok(&cpiflame(&["fold", s(&text)])));
+    assert!(samples > 50, "{samples} samples");
+    assert_eq!(folded.values().sum::<u64>(), samples);
+}

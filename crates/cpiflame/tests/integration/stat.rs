@@ -1,5 +1,6 @@
 //! `cpiflame stat` on real processes with software events (this machine has no PMU): a known
-//! number of page faults, per-thread attribution, children, exit statuses, the JSON form.
+//! number of page faults, per-thread attribution, children, exit statuses, the JSON form;
+//! the counts on stderr (or `-o FILE`), the command's stdout its own.
 
 use crate::support;
 
@@ -46,7 +47,7 @@ fn page_faults_of_a_known_program() {
         f.faults.to_str().unwrap(),
         "0",
     ]);
-    let base_json = String::from_utf8(base.stdout).unwrap();
+    let base_json = String::from_utf8(base.stderr).unwrap();
     let startup = json_value(&base_json, 0, "page-faults");
     let out = stat(&[
         "--json",
@@ -60,7 +61,7 @@ fn page_faults_of_a_known_program() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json = String::from_utf8(out.stdout).unwrap();
+    let json = String::from_utf8(out.stderr).unwrap();
     let faults = json_value(&json, 0, "page-faults");
     // 5000 pages written, each faulting once, on top of the program's start-up faults.
     let extra = faults as i64 - startup as i64;
@@ -112,7 +113,7 @@ fn per_thread_counts_go_to_their_threads() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let json = String::from_utf8(out.stdout).unwrap();
+        let json = String::from_utf8(out.stderr).unwrap();
         let threads = json.find("\"threads\":").unwrap();
         // Every row, unattributed included, adds up to the total (raw counts).
         let total = raw_values(&json, 0, "task-clock")[0];
@@ -157,7 +158,7 @@ fn per_thread_counts_go_to_their_threads() {
             f.threads.to_str().unwrap(),
             "0.1",
         ])
-        .stdout,
+        .stderr,
     )
     .unwrap();
     assert!(
@@ -172,7 +173,7 @@ fn children_are_counted_and_exit_statuses_passed_on() {
     let forks = f.forks.to_str().unwrap();
     let out = stat(&["--json", "-e", "task-clock", forks, "0.05", "exit7"]);
     assert_eq!(out.status.code(), Some(7));
-    let json = String::from_utf8(out.stdout).unwrap();
+    let json = String::from_utf8(out.stderr).unwrap();
     // Three children and the parent each do the same work: the total holds all four, and
     // the parent's own row about a quarter of it.
     let total = raw_values(&json, 0, "task-clock")[0] as f64;
@@ -201,7 +202,8 @@ fn default_events_fall_back_to_the_software_set_without_a_pmu() {
     let out = stat(&[f.faults.to_str().unwrap(), "10"]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    let text = String::from_utf8_lossy(&out.stdout);
+    // The counts go to stderr too, after the note.
+    let text = &err;
     if err.contains("hardware counters are unavailable") {
         for e in [
             "task-clock",
@@ -218,4 +220,62 @@ fn default_events_fall_back_to_the_software_set_without_a_pmu() {
         );
     }
     assert!(text.contains("seconds time elapsed"));
+}
+
+/// Regression (issue 41, item 8): `stat --json ./app > stat.json` did not parse: the
+/// command's stdout and the counts shared the stream. The counts go to stderr, as perf
+/// stat's, or with `-o FILE` to the file alone; the command's stdout is its own. A file that
+/// cannot be created fails before the command runs.
+#[test]
+fn counts_go_to_stderr_or_a_file_and_stdout_stays_the_commands() {
+    let Some(_) = setup() else { return };
+    let dir = cpiflame_testkit::Dir::new("stat-output");
+    let script = "echo out; echo err >&2";
+    let out = stat(&["--json", "-e", "task-clock", "sh", "-c", script]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let (first, json) = stderr.trim_end().split_once('\n').unwrap();
+    assert_eq!(first, "err");
+    let json: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(json["schema"], "cpiflame-stat/1");
+    assert_eq!(json["command"], serde_json::json!(["sh", "-c", script]));
+    assert!(json["counts"][0]["value"].as_u64().unwrap() > 0);
+
+    let file = dir.path("stat.json");
+    let out = stat(&[
+        "--json",
+        "-o",
+        file.to_str().unwrap(),
+        "-e",
+        "task-clock",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(json["exit_status"], 0);
+    let table = dir.path("stat.txt");
+    let out = stat(&["-o", table.to_str().unwrap(), "-e", "task-clock", "true"]);
+    assert!(out.status.success() && out.stderr.is_empty());
+    let table = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        table.contains("Performance counter stats for 'true'"),
+        "{table}"
+    );
+
+    let ran = dir.path("ran");
+    let touch = format!("touch {}", ran.display());
+    let bad = dir.path("no/such/dir/stat.json");
+    let out = stat(&["-o", bad.to_str().unwrap(), "sh", "-c", &touch]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains(bad.to_str().unwrap()), "{stderr}");
+    assert!(!ran.exists());
 }

@@ -460,10 +460,13 @@ fn bad_input_gives_one_error_line_with_file_and_offset() {
     // Cut inside the data section.
     let e = render_error(&dir.0, "cut.data", &bytes[..data_offset + data_size / 2]);
     assert!(e.contains("offset 0x"), "{e}");
-    // Not a perf.data file.
+    // Not a perf.data file, nor text cpiflame reads: what it starts with (issue 41, item 5).
     let e = render_error(&dir.0, "magic.data", b"hello, this is not perf data at all");
     assert!(
-        e.contains("offset 0x0") && e.contains("not a perf.data file"),
+        e.contains(
+            "magic.data: not perf.data, perf script text or folded stacks \
+             (first line \"hello, this is not perf data at all\")"
+        ),
         "{e}"
     );
     // A big-endian machine's perf.data (perf's magic byte-swapped): recognised, one line
