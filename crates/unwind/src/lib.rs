@@ -55,7 +55,7 @@ mod source;
 pub use demangle::{demangle, strip_signature};
 pub use frames::{CodeSite, FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
-pub use kernel::{Kallsyms, KernelSymbolFiles};
+pub use kernel::{Kallsyms, KallsymsError, KernelSymbolFiles};
 pub use locate::Locator;
 pub use notes::gnu_build_id_note;
 pub use options::Options;
