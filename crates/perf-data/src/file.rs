@@ -502,7 +502,7 @@ fn locate_data(
         // exit; a recorder that was killed leaves it so. The records are still there.
         size = check.file_len - offset;
         warnings.push(format!(
-            "{}: header says data size 0 (recorder killed?); reading records to the end of the file",
+            "{}: header says data size 0 (still being written, or the recorder was killed); reading records to the end of the file",
             check.path.display()
         ));
     }

@@ -16,7 +16,7 @@ use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_with, Columns, Count, FoldedError,
     PerfScriptError, PerfScriptOptions, Profile,
 };
-use cpiflame_unwind::{Options as ResolveOptions, Resolver};
+use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
 use crate::group::{GroupBy, GroupByError};
@@ -138,10 +138,11 @@ impl LoadOptions {
         }
     }
 
-    /// An error naming the `--kallsyms` file when it cannot be read.
+    /// An error naming the `--kallsyms` file when it cannot be read or names no kernel
+    /// function (garbage, or a copy with hidden addresses).
     pub fn check_kallsyms(&self) -> Result<(), LoadError> {
         if let Some(path) = &self.resolve.kallsyms {
-            std::fs::File::open(path).map_err(|source| LoadError::Io {
+            Kallsyms::check(path).map_err(|source| LoadError::Kallsyms {
                 path: path.clone(),
                 source,
             })?;
@@ -188,6 +189,12 @@ pub enum LoadError {
     Io {
         path: PathBuf,
         source: std::io::Error,
+    },
+    /// The `--kallsyms` file cannot be read or names no kernel function.
+    #[error("--kallsyms {}: {source}", path.display())]
+    Kallsyms {
+        path: PathBuf,
+        source: KallsymsError,
     },
     /// A perf.data file that does not parse (the error names the file and offset).
     #[error(transparent)]

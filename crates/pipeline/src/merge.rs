@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cpiflame_perf_data::ErrorKind;
 use cpiflame_profile::lines::{LinedStack, NO_LINE};
 use cpiflame_profile::topdown::{role_of, FormulaSet};
 use cpiflame_profile::{Count, EventColumn, FrameId, PairMoments, SourceLines, WallColumns};
@@ -73,6 +74,11 @@ pub fn load_all(
     // every file is empty is that the error.
     let mut all: Option<Loaded> = None;
     let mut empty: Vec<LoadError> = Vec::new();
+    // Files that end before their records start: one a recorder has just created (the next
+    // file of `record --switch-output`); left out the same way.
+    let mut unstarted: Vec<LoadError> = Vec::new();
+    // Files of a folder removed since it was listed (`--max-files`, a rename).
+    let mut gone: Vec<LoadError> = Vec::new();
     // The first file's top-down formulas, and why the files have none together.
     let mut formulas: Option<Formulas> = None;
     let mut mixed: Option<String> = None;
@@ -101,16 +107,27 @@ pub fn load_all(
                 }
             }
             Err(e) if is_empty(&e) => empty.push(e),
+            Err(e) if is_unstarted(&e, file) => unstarted.push(e),
+            Err(e) if is_gone(&e) && !paths.contains(file) => gone.push(e),
             Err(e) => return Err(e),
         }
     }
     let Some(mut all) = all else {
-        return match empty.into_iter().next() {
+        return match empty.into_iter().chain(unstarted).chain(gone).next() {
             Some(e) => Err(e),
             None => read(first, warnings),
         };
     };
     warnings.extend(empty.iter().map(|e| format!("{e}: left out")));
+    warnings.extend(
+        unstarted
+            .iter()
+            .map(|e| format!("{e}: left out (a file a recorder has just started?)")),
+    );
+    warnings.extend(
+        gone.iter()
+            .map(|e| format!("{e}: left out (gone since the folder was listed)")),
+    );
     if !options.on_cpu_only {
         all.wall = WallColumns::of(&all.profile);
     }
@@ -207,6 +224,50 @@ fn is_empty(e: &LoadError) -> bool {
         LoadError::Time(t) => matches!(**t, crate::time::TimeError::NothingIn(_)),
         _ => false,
     }
+}
+
+/// Whether `e` says the perf.data file `file` ends before its first record: shorter than
+/// the file header, or with a header saying data size 0 (a recording in progress) and
+/// ending before its data section. A recorder that has just created a file has written no
+/// more yet; a finished file cut short says its data size, and stays an error.
+fn is_unstarted(e: &LoadError, file: &Path) -> bool {
+    let LoadError::PerfData(e) = e else {
+        return false;
+    };
+    match &e.kind {
+        ErrorKind::Truncated { what, .. } => *what == "file header",
+        ErrorKind::SectionOutsideFile { what, .. } => {
+            (what == "attrs" || what == "data" || what.starts_with("ids of event"))
+                && header_data_size(file) == Some(0)
+        }
+        _ => false,
+    }
+}
+
+/// The data size a perf.data file's header gives (0 in either byte order).
+fn header_data_size(file: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut header = [0u8; 56];
+    std::fs::File::open(file)
+        .ok()?
+        .read_exact(&mut header)
+        .ok()?;
+    // `struct perf_file_header`: magic, size, attr_size, attrs (offset, size), data
+    // (offset, size).
+    Some(u64::from_ne_bytes(header[48..56].try_into().ok()?))
+}
+
+/// Whether `e` says the file is not there (any more).
+fn is_gone(e: &LoadError) -> bool {
+    let source = match e {
+        LoadError::Io { source, .. } => source,
+        LoadError::PerfData(r) => match &r.kind {
+            ErrorKind::Io(source) => source,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    source.kind() == std::io::ErrorKind::NotFound
 }
 
 impl Loaded {

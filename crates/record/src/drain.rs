@@ -66,6 +66,15 @@ pub(crate) fn drain_until_done(
             if let Err(e) = drain_round(&mut session.rings, &mut session.writer, state, report) {
                 break 'recording Err(e);
             }
+            // What was drained reaches the file at a bounded interval, so a recorder that is
+            // killed leaves the records up to the last flush (the buffer alone would hold a
+            // mebibyte, a minute of a quiet recording).
+            if let Err(source) = session.writer.get_ref().flush_due() {
+                break 'recording Err(WriteError::Io {
+                    what: "a record",
+                    source,
+                });
+            }
             let bytes = session.writer.bytes_written();
             if let Some(r) = session.rotating.as_mut().filter(|r| !done && r.due(bytes)) {
                 let (attrs, writer) = (&session.attrs, &mut session.writer);

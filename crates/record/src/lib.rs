@@ -496,6 +496,14 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             start.push(record);
         }
     }
+    // The header and attrs on disk at once: a recorder killed from now on leaves a file
+    // that reads (the drain loop flushes the records at a bounded interval).
+    writer.get_ref().flush_now().map_err(|source| {
+        out_err(WriteError::Io {
+            what: "the header and attrs",
+            source,
+        })
+    })?;
     Ok(Session {
         rotating: rotating.map(|r| r.starting_with(start)),
         child,

@@ -330,7 +330,12 @@ pub(crate) fn switch(
             writer.write_record(&record)?;
         }
     }
-    Ok(())
+    // The new file's header and attrs on disk at once: a reader of the folder (or a kill)
+    // finds a file that reads, not an empty one.
+    writer
+        .get_ref()
+        .flush_now()
+        .map_err(|e| io("the header and attrs", e))
 }
 
 /// What the side-band records written so far say of every live process: what a file must

@@ -9,12 +9,19 @@
 //! by then. Finishing (after a failure or not) writes the header and feature sections the
 //! writer makes for the records kept ([`write::file_end`]) behind them; when they do not fit, the last few records make room for them, and when even that
 //! fails the header alone is fixed up.
+//!
+//! What is buffered reaches the file at least every [`FLUSH_INTERVAL`] ([`Spool::flush_due`],
+//! called by the drain loop after each round), and the header and attrs as soon as the file
+//! is started ([`Spool::flush_now`]): a recorder that is killed (SIGKILL, the OOM killer)
+//! leaves a file whose header says data size 0 and whose records end where the last flush
+//! ended, which perf and cpiflame read to its end. It loses at most the last interval.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
 
 use cpiflame_perf_data::write::{self, EventAttr, Features};
 
@@ -22,6 +29,10 @@ use cpiflame_perf_data::write::{self, EventAttr, Features};
 const CAPACITY: usize = 1 << 20;
 /// Record ends kept behind the buffer: room for the feature sections when the disk is full.
 const KEEP: u64 = 256 * 1024;
+/// The longest time records stay buffered (a killed recorder loses at most this much, plus
+/// the round being drained): one write call a fifth of a second when the buffer does not
+/// fill sooner.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(200);
 /// File system block: freeing fewer bytes than this may free no space at all.
 const BLOCK: u64 = 4096;
 
@@ -40,6 +51,8 @@ struct Inner {
     buf: Vec<u8>,
     /// File offset of `buf[0]`: every byte before it is on disk.
     at: u64,
+    /// When the buffer last went to the file.
+    flushed: Instant,
     /// Where write calls ended (file offsets), with the samples written by then.
     ends: VecDeque<(u64, u64)>,
     /// After a failed write: the bytes the file holds from its start.
@@ -80,6 +93,7 @@ impl Spool {
                 file,
                 buf: Vec::with_capacity(CAPACITY),
                 at: 0,
+                flushed: Instant::now(),
                 ends: VecDeque::new(),
                 broken: None,
                 closed: false,
@@ -102,6 +116,22 @@ impl Spool {
     /// next write is done.
     pub fn note_samples(&self, samples: u64) {
         self.samples.set(samples.saturating_sub(self.before));
+    }
+
+    /// Writes what is buffered to the file now (the header and attrs of a file just
+    /// started, so that a killed recorder leaves a file that reads).
+    pub fn flush_now(&self) -> io::Result<()> {
+        self.inner.borrow_mut().flush_buf()
+    }
+
+    /// Writes what is buffered to the file when it has waited [`FLUSH_INTERVAL`] or more.
+    /// Called between drain rounds, so the file on disk always ends at a record boundary.
+    pub fn flush_due(&self) -> io::Result<()> {
+        let mut inner = self.inner.borrow_mut();
+        if inner.buf.is_empty() || inner.flushed.elapsed() < FLUSH_INTERVAL {
+            return Ok(());
+        }
+        inner.flush_buf()
     }
 
     /// Makes what was written durable (fsync): a finished file of a recording that goes on
@@ -261,6 +291,7 @@ impl Inner {
         }
         self.at += self.buf.len() as u64;
         self.buf.clear();
+        self.flushed = Instant::now();
         while self
             .ends
             .front()
@@ -416,6 +447,29 @@ mod tests {
         );
         drop(w);
         assert_eq!(std::fs::read(&path).unwrap(), expected);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_header_at_once_and_records_at_the_flush_interval_reach_the_file() {
+        let rec = record(48);
+        let (path, file) = temp("interval");
+        let mut w = PerfDataWriter::new(Spool::new(file), attrs()).unwrap();
+        let on_disk = || std::fs::metadata(&path).unwrap().len();
+        assert_eq!(on_disk(), 0);
+        w.get_ref().flush_now().unwrap();
+        // The header (data size 0) and attrs, as a killed recorder leaves them.
+        assert_eq!(on_disk(), w.data_offset());
+        w.write_record(&rec).unwrap();
+        // Not yet due: the record stays buffered.
+        w.get_ref().flush_due().unwrap();
+        assert_eq!(on_disk(), w.data_offset());
+        std::thread::sleep(FLUSH_INTERVAL);
+        w.get_ref().flush_due().unwrap();
+        assert_eq!(on_disk(), w.data_offset() + 48);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[48..56], &0u64.to_ne_bytes());
+        drop(w);
         let _ = std::fs::remove_file(&path);
     }
 

@@ -192,23 +192,36 @@ impl Kallsyms {
     /// Adds the symbol of one kallsyms line when it is a text symbol with an address. `mapped`
     /// is the address of the mapped file the line lies in; without it the name is copied.
     fn add_line(&mut self, line: &str, mapped: Option<usize>) {
-        // Fields are separated by one space, the module by a tab: ASCII, split as bytes.
-        let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
-        let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
-        else {
-            return;
-        };
-        if !matches!(kind, "t" | "T" | "w" | "W") {
-            return;
+        if let Line::Text { addr, name, module } = Line::of(line) {
+            self.add_symbol(addr, name.as_bytes(), module.map(str::as_bytes), mapped);
         }
-        let Ok(addr) = u64::from_str_radix(addr, 16) else {
-            return;
-        };
-        if addr == 0 {
-            return;
+    }
+
+    /// Checks that the kallsyms text at `path` (`--kallsyms`) names a kernel function, read
+    /// up to its first one: a missing, unreadable or garbage file, or a copy whose addresses
+    /// were hidden, would otherwise leave every kernel frame unnamed without a word.
+    pub fn check(path: &Path) -> Result<(), KallsymsError> {
+        use std::io::BufRead;
+        let mut text = std::io::BufReader::new(std::fs::File::open(path)?);
+        let mut line = Vec::new();
+        let mut hidden = false;
+        loop {
+            line.clear();
+            if text.read_until(b'\n', &mut line)? == 0 {
+                return Err(match hidden {
+                    true => KallsymsError::Hidden,
+                    false => KallsymsError::NoFunctions,
+                });
+            }
+            let Ok(line) = std::str::from_utf8(&line) else {
+                continue;
+            };
+            match Line::of(line.trim_end_matches(['\n', '\r'])) {
+                Line::Text { .. } => return Ok(()),
+                Line::Hidden => hidden = true,
+                Line::Other => {}
+            }
         }
-        let module = words.next().map(str::as_bytes);
-        self.add_symbol(addr, name.as_bytes(), module, mapped);
     }
 
     /// Adds the text symbol `name` at `addr` (not zero); `module` is the line's fourth word.
@@ -492,6 +505,57 @@ fn address(rest: &[u8]) -> (u64, usize) {
 }
 
 /// Reads the line at the start of `rest` when it is laid out as the kernel writes it: 1 to
+/// Why a kallsyms text given with `--kallsyms` cannot name kernel frames.
+#[derive(Debug, thiserror::Error)]
+pub enum KallsymsError {
+    /// It cannot be opened or read.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// No line is a text symbol (`ADDRESS t NAME [MODULE]`, type t, T, w or W).
+    #[error("no kernel function in it (no `ADDRESS T NAME` line, as /proc/kallsyms has)")]
+    NoFunctions,
+    /// Its text symbols are all at address 0: copied while `kernel.kptr_restrict` hid them.
+    #[error("every kernel function is at address 0 (copied while kernel.kptr_restrict hid the addresses: copy /proc/kallsyms as root)")]
+    Hidden,
+}
+
+/// One line of kallsyms text, as [`Kallsyms::add_line`] reads it.
+enum Line<'a> {
+    /// A text symbol with an address: its address, name and module word.
+    Text {
+        addr: u64,
+        name: &'a str,
+        module: Option<&'a str>,
+    },
+    /// A text symbol at address 0 (addresses hidden).
+    Hidden,
+    /// Anything else (data symbols, other text).
+    Other,
+}
+
+impl<'a> Line<'a> {
+    fn of(line: &'a str) -> Line<'a> {
+        // Fields are separated by one space, the module by a tab: ASCII, split as bytes.
+        let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
+        let (Some(addr), Some(kind), Some(name)) = (words.next(), words.next(), words.next())
+        else {
+            return Line::Other;
+        };
+        if !matches!(kind, "t" | "T" | "w" | "W") {
+            return Line::Other;
+        }
+        match u64::from_str_radix(addr, 16) {
+            Ok(0) => Line::Hidden,
+            Ok(addr) => Line::Text {
+                addr,
+                name,
+                module: words.next(),
+            },
+            Err(_) => Line::Other,
+        }
+    }
+}
+
 /// 16 hex digits, one space, a one-byte type, one space, then for a text symbol an ASCII
 /// name and optionally one space or tab and one last ASCII word; the line ends at `\n`,
 /// `\r\n` or the end of `rest`. Returns what [`Kallsyms::add_line`] would read of it and where

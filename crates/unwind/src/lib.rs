@@ -58,7 +58,7 @@ pub use demangle::{demangle, strip_signature};
 pub use frames::{CodeSite, FrameInfo, FrameKind, FrameRef, StackEntry};
 pub use image::{Image, ImageError, NamedFrame};
 pub use in_root::{open_in_root, under_process_root, NO_OPENAT2};
-pub use kernel::{Kallsyms, KernelSymbolFiles};
+pub use kernel::{Kallsyms, KallsymsError, KernelSymbolFiles};
 pub use locate::Locator;
 pub use notes::gnu_build_id_note;
 pub use options::Options;

@@ -207,6 +207,52 @@ fn a_file_from_another_host_is_named_from_the_given_kallsyms() {
     );
 }
 
+/// A `--kallsyms` file that is missing, a folder, garbage, a list of data symbols only, or a
+/// copy made while the kernel hid its addresses (all 0) is refused in one line naming the flag
+/// and the file, by every command that names frames (issue 41: garbage was ignored, exit 0,
+/// every kernel frame `[kernel]+0x...`).
+#[test]
+fn a_kallsyms_file_that_names_no_kernel_function_is_refused_in_one_line() {
+    let dir = Dir::new("kallsyms-bad");
+    let data = dir.path("foreign.data");
+    write_foreign(&data);
+    let garbage = dir.path("garbage.txt");
+    std::fs::write(
+        &garbage,
+        b"this is not kallsyms\n\x7fELF\x02\x01\x00\xff\xfe\n",
+    )
+    .unwrap();
+    let data_only = dir.path("data-only.txt");
+    std::fs::write(&data_only, "ffffffff82001000 D remote_table\n").unwrap();
+    let hidden = dir.path("hidden.txt");
+    std::fs::write(
+        &hidden,
+        "0000000000000000 T remote_leaf\n0000000000000000 T remote_caller\n",
+    )
+    .unwrap();
+    let folder = dir.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let cases = [
+        (dir.path("missing.txt"), "No such file or directory"),
+        (folder, "Is a directory"),
+        (garbage, "no kernel function in it"),
+        (data_only, "no kernel function in it"),
+        (hidden, "every kernel function is at address 0"),
+    ];
+    let data = data.to_str().unwrap();
+    for (file, says) in &cases {
+        for command in ["fold", "report", "script", "render"] {
+            let out = cpiflame(&[command, "--kallsyms", file.to_str().unwrap(), data]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command} {file:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{command} {file:?}: {stderr}");
+            let line = format!("cpiflame: error: --kallsyms {}: ", file.display());
+            assert!(stderr.starts_with(&line), "{command}: {stderr}");
+            assert!(stderr.contains(says), "{command}: {stderr}");
+        }
+    }
+}
+
 /// `cpiflame record` keeps a copy of the kernel's symbols in perf's build-id cache, as perf
 /// record does, and naming reads that copy instead of making the kernel generate
 /// /proc/kallsyms again; but only while the copy matches the recording.

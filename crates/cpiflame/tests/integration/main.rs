@@ -32,6 +32,7 @@ mod golden;
 mod group_by;
 mod hot_lines;
 mod kallsyms;
+mod killed;
 mod lbr;
 mod leader_sampling;
 mod mem_render;
