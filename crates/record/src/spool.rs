@@ -14,7 +14,8 @@
 //! called by the drain loop after each round), and the header and attrs as soon as the file
 //! is started ([`Spool::flush_now`]): a recorder that is killed (SIGKILL, the OOM killer)
 //! leaves a file whose header says data size 0 and whose records end where the last flush
-//! ended, which perf and cpiflame read to its end. It loses at most the last interval.
+//! ended, which cpiflame reads to its end (perf 6.1 reads its header and, as with its own
+//! killed files, no sample: data size 0). It loses at most the last interval.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
