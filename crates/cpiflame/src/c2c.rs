@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use cpiflame_memaccess::c2c::HitmSort;
 use cpiflame_pipeline::options::Environment;
-use cpiflame_pipeline::{LoadOptions, Recording};
+use cpiflame_pipeline::Recording;
 
 use crate::{warned, write_out, Outcome};
 
@@ -33,22 +33,15 @@ pub struct C2cArgs {
     /// Print the report as JSON (schema `cpiflame-c2c/1`, see docs/cli.md).
     #[arg(long)]
     json: bool,
-    /// Look up the recorded binaries under DIR (for files recorded on another machine).
-    #[arg(long, value_name = "DIR")]
-    symfs: Option<PathBuf>,
-    /// Name kernel frames from FILE (/proc/kallsyms text).
-    #[arg(long, value_name = "FILE")]
-    kallsyms: Option<PathBuf>,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[command(flatten)]
-    time: crate::draw::TimeArg,
+    read: crate::draw::ReadArgs,
 }
 
 pub fn c2c(args: C2cArgs, env: &Environment) -> Result<Outcome> {
-    let options =
-        LoadOptions::new(args.file, args.symfs, args.kallsyms, env).with_time(args.time.time);
+    let options = args.read.options(args.file, env);
     let sort = match args.sort {
         SortBy::Tot => HitmSort::Total,
         SortBy::Rmt => HitmSort::Remote,

@@ -22,7 +22,7 @@ pub struct ReportArgs {
     /// Print JSON (schema cpiflame-report/1) instead of the table.
     #[arg(long)]
     json: bool,
-    /// Rows in the table.
+    /// Rows in the table (0: all; --json has every frame).
     #[arg(long, default_value_t = 25)]
     limit: usize,
     /// Each function's hottest source line by self weight (perf.data input).
@@ -38,6 +38,8 @@ pub struct ReportArgs {
 }
 
 #[derive(Args)]
+#[command(mut_arg("time", |a| a.help("Only samples in these ranges, as perf diff --time: \
+    BEFORE:AFTER (each as render's --time; either side empty: all), or one for both")))]
 pub struct DiffArgs {
     /// The earlier run (perf.data, perf script text, folded; a folder: its files added up).
     before: PathBuf,
@@ -66,7 +68,7 @@ pub struct DiffArgs {
     /// Confidence of the changes' intervals and of the gate's test.
     #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
-    /// Rows in the text summary.
+    /// Rows in the text summary (0: all; --json has every frame).
     #[arg(long, default_value_t = 25)]
     limit: usize,
     /// Title of the graph.
@@ -106,10 +108,10 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
         .map(parse_fail_above)
         .transpose()?;
     // `--time A:B`: A for the before runs, B for the after ones, as perf diff splits it.
-    let (time_before, time_after) = args.roles.time.time.as_deref().map_or((None, None), sides);
+    let (time_before, time_after) = args.roles.read.time.as_deref().map_or((None, None), sides);
     let load = |first: &PathBuf, more: &[PathBuf], time: Option<&str>| -> Result<Vec<_>> {
         let mut roles = args.roles.clone();
-        roles.time.time = time.map(str::to_string);
+        roles.read.time = time.map(str::to_string);
         let runs = std::iter::once(first).chain(more);
         runs.map(|f| roles.load(std::slice::from_ref(f), args.roots, false, env))
             .collect()

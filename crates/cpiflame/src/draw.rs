@@ -14,14 +14,28 @@ use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
 use crate::{warned, write_out, Outcome};
 
-/// `--time`, one flag for every reading command.
+/// The flags every reading command takes: where the binaries are, which samples.
 #[derive(Args, Clone)]
-pub struct TimeArg {
+pub struct ReadArgs {
+    /// Look up the recorded binaries under DIR (for files recorded on another machine).
+    #[arg(long, value_name = "DIR")]
+    pub symfs: Option<PathBuf>,
+    /// Name kernel frames from FILE (/proc/kallsyms text, e.g. copied from the machine that
+    /// recorded the file) instead of this machine's kernel.
+    #[arg(long, value_name = "FILE")]
+    pub kallsyms: Option<PathBuf>,
     /// Only samples in these ranges, as perf script --time: START,STOP (seconds as perf
     /// script prints them; either side empty), several separated by spaces, or percentages
-    /// (10%-20%, 0%-10%,30%-40%, 10%/2, 25%); diff: BEFORE:AFTER.
+    /// (10%-20%, 0%-10%,30%-40%, 10%/2, 25%).
     #[arg(long, value_name = "RANGES")]
     pub time: Option<String>,
+}
+
+impl ReadArgs {
+    /// How to read `file` with these flags (the defaults for every other choice).
+    pub fn options(self, file: PathBuf, env: &Environment) -> LoadOptions {
+        LoadOptions::new(file, self.symfs, self.kallsyms, env).with_time(self.time)
+    }
 }
 
 /// How to read a recording: which events play which role, where the binaries are.
@@ -36,13 +50,6 @@ pub struct SourceArgs {
     /// Event that CPI divides by (retired instructions); any event of the file, by name.
     #[arg(long, value_name = "NAME")]
     pub instructions: Option<String>,
-    /// Look up the recorded binaries under DIR (for files recorded on another machine).
-    #[arg(long, value_name = "DIR")]
-    pub symfs: Option<PathBuf>,
-    /// Name kernel frames from FILE (/proc/kallsyms text, e.g. copied from the machine that
-    /// recorded the file) instead of this machine's kernel.
-    #[arg(long, value_name = "FILE")]
-    pub kallsyms: Option<PathBuf>,
     /// Leave kernel frames out of the stacks.
     #[arg(long)]
     pub no_kernel: bool,
@@ -54,7 +61,7 @@ pub struct SourceArgs {
     #[arg(long, value_name = "CPUID")]
     pub topdown_cpu: Option<String>,
     #[command(flatten)]
-    pub time: TimeArg,
+    pub read: ReadArgs,
 }
 
 /// The root frames of the stacks.
@@ -76,7 +83,6 @@ pub struct Roots {
 impl SourceArgs {
     /// How to read `file` with these flags and what the environment says.
     pub fn options(&self, file: &Path, roots: Roots, env: &Environment) -> LoadOptions {
-        let (symfs, kallsyms) = (self.symfs.clone(), self.kallsyms.clone());
         LoadOptions {
             roles: Roles {
                 stalls: self.stalls.clone(),
@@ -85,12 +91,11 @@ impl SourceArgs {
             },
             kernel: !self.no_kernel,
             on_cpu_only: self.on_cpu_only,
-            time: self.time.time.clone(),
             topdown_cpu: self.topdown_cpu.clone(),
             group_by: roots.group_by,
             pid: roots.pid,
             tid: roots.tid,
-            ..LoadOptions::new(file.to_path_buf(), symfs, kallsyms, env)
+            ..self.read.clone().options(file.to_path_buf(), env)
         }
     }
 
@@ -157,8 +162,8 @@ pub fn confidence(text: &str) -> Result<f64, String> {
 /// How a flame graph is laid out (`render` and `diff`).
 #[derive(Args)]
 pub struct LayoutArgs {
-    /// Width of the image in pixels.
-    #[arg(long, default_value_t = 1200)]
+    /// Width of the image in pixels (at least 200).
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(200..))]
     pub width: u32,
     /// Leave out frames narrower than this many pixels (keeps huge profiles light).
     #[arg(long, default_value_t = 0.1)]
@@ -235,17 +240,11 @@ pub struct FoldArgs {
 
 #[derive(Args)]
 pub struct ScriptArgs {
-    /// perf.data file to read.
+    /// perf.data file to read (one recording).
     #[arg(default_value = "out.data")]
     file: PathBuf,
-    /// Look up the recorded binaries under DIR.
-    #[arg(long, value_name = "DIR")]
-    symfs: Option<PathBuf>,
-    /// Name kernel frames from FILE (/proc/kallsyms text) instead of this machine's kernel.
-    #[arg(long, value_name = "FILE")]
-    kallsyms: Option<PathBuf>,
     #[command(flatten)]
-    time: TimeArg,
+    read: ReadArgs,
 }
 
 pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
@@ -293,8 +292,7 @@ pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
 
 pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
     crate::progress::show_on_terminal(env);
-    let options =
-        LoadOptions::new(args.file, args.symfs, args.kallsyms, env).with_time(args.time.time);
+    let options = args.read.options(args.file, env);
     write_out(&None, |out| {
         match warned(|w| write_script(&options, &mut &mut *out, w)) {
             // A plain io::Error, so that a closed pipe is recognised as one.
@@ -306,12 +304,15 @@ pub fn script(args: ScriptArgs, env: &Environment) -> Result<Outcome> {
 }
 
 #[derive(Args)]
+#[command(mut_arg("files", |a| a.value_name("FILE")
+    .help("The one recording to read (its samples must carry their times)")))]
 pub struct TimelineArgs {
     #[command(flatten)]
     input: InputArgs,
     /// Write the HTML page to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Title of the page.
     #[arg(long, default_value = "CPI Timeline")]
     title: String,
     #[command(flatten)]

@@ -38,7 +38,7 @@ pub struct RecordArgs {
     /// {cycles,stalls,instructions}:S: cycles samples, and each sample reads the stall (and,
     /// with --with-instructions, instruction) counts. Needs a PMU: without one cpu-clock is
     /// recorded alone, as without this flag.
-    #[arg(long, alias = "group-sampling", conflicts_with = "events")]
+    #[arg(long, visible_alias = "group-sampling", conflicts_with = "events")]
     leader_sampling: bool,
     /// Sample memory accesses (loads with their latency, data address and data source, and
     /// stores) with this CPU's memory-sampling PMU (Intel PEBS load latency, AMD IBS);

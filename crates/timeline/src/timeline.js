@@ -237,7 +237,8 @@
   (function () {
     var opt = document.createElement("option");
     opt.value = "all";
-    opt.textContent = "all (" + D.threads.length + " threads)";
+    var n = D.threads.length;
+    opt.textContent = "all (" + n + (n === 1 ? " thread)" : " threads)");
     filterBox.appendChild(opt);
     var pids = {};
     D.threads.forEach(function (t, i) {

@@ -320,3 +320,154 @@ fn the_readers_find_what_they_should() {
         BTreeSet::from(["--json".to_string(), "--max-files".to_string()])
     );
 }
+
+/// The backticked spans of a text.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// docs/cli.md's table "Flags of the reading commands": for every row, the reading commands
+/// its second column names take each of its flags, and the reading commands it does not name
+/// refuse them (issue 41, item 15: `script`, `c2c` and `annotate` took fewer than it said).
+/// The reading commands are the page's list, which must be the subcommands that take `--time`.
+#[test]
+fn the_reading_flags_table_says_which_commands_take_each_flag() {
+    let cli = std::fs::read_to_string(repo_root().join("docs/cli.md")).unwrap();
+    let section = cli
+        .split_once("### Flags of the reading commands\n")
+        .expect("docs/cli.md has the section")
+        .1;
+    let section = section.split("\n###").next().unwrap();
+    let list = section
+        .split_once("The reading commands are ")
+        .expect("the section lists the reading commands")
+        .1;
+    let reading: BTreeSet<&str> = code_spans(list.split_once('.').unwrap().0)
+        .into_iter()
+        .collect();
+    let subs: BTreeMap<String, Flags> = subcommands()
+        .into_iter()
+        .map(|s| (s.clone(), flags_of(&s)))
+        .collect();
+    let with_time: BTreeSet<&str> = subs
+        .iter()
+        .filter(|(_, f)| f.takes.contains_key("--time"))
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert_eq!(reading, with_time, "the reading commands the page lists");
+
+    let (mut rows, mut wrong) = (0, Vec::new());
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line[2..].splitn(3, " | ").collect();
+        let claimed: BTreeSet<&str> = match cells[1] {
+            "every reading command" => reading.clone(),
+            named => code_spans(named).into_iter().collect(),
+        };
+        assert!(
+            !claimed.is_empty() && claimed.is_subset(&reading),
+            "row {:?}: its commands {claimed:?} are not reading commands",
+            cells[0]
+        );
+        rows += 1;
+        let flags = code_spans(cells[0])
+            .into_iter()
+            .filter(|s| s.starts_with('-'));
+        for flag in flags.map(|s| s.split(' ').next().unwrap()) {
+            for sub in &reading {
+                let takes = subs[*sub].takes.contains_key(flag);
+                if takes != claimed.contains(sub) {
+                    let what = if takes { "takes" } else { "refuses" };
+                    wrong.push(format!("{sub} {what} {flag}"));
+                }
+            }
+        }
+    }
+    assert!(rows >= 10, "only {rows} rows found");
+    assert!(
+        wrong.is_empty(),
+        "the table says otherwise:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The options of a `--help` that have no help text (clap prints the flag alone).
+fn options_without_help(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if !trimmed.starts_with('-') || indent(line) > 6 {
+            continue;
+        }
+        let said_here = trimmed
+            .split_once("  ")
+            .is_some_and(|(_, r)| !r.trim().is_empty());
+        let said_below = lines.get(i + 1).is_some_and(|n| indent(n) > 6);
+        if !said_here && !said_below {
+            out.push(trimmed.to_string());
+        }
+    }
+    out
+}
+
+/// Issue 41, items 12, 16, 17 and 18: what `--help` says of timeline's input, --title,
+/// --time and --group-sampling, and --width's minimum, is what the binary does.
+#[test]
+fn help_says_what_the_binary_does() {
+    let mut bare = Vec::new();
+    for sub in subcommands() {
+        let text = help(&[&sub]);
+        bare.extend(
+            options_without_help(&text)
+                .into_iter()
+                .map(|o| format!("{sub} {o}")),
+        );
+        let time = text.lines().find(|l| l.trim_start().starts_with("--time"));
+        if let Some(time) = time {
+            // Only diff's ranges come in two sides.
+            assert_eq!(
+                time.contains("BEFORE:AFTER"),
+                sub == "diff",
+                "{sub}: {time}"
+            );
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "options without help:\n{}",
+        bare.join("\n")
+    );
+    assert_eq!(
+        options_without_help("  -x, --y <Z>\n      --w  has help\n"),
+        ["-x, --y <Z>"]
+    );
+
+    let timeline = help(&["timeline"]);
+    let input = timeline
+        .lines()
+        .find(|l| l.contains("[default: out.data]"))
+        .unwrap();
+    assert!(input.contains("one recording"), "{input}");
+    assert!(!timeline.contains("folded"), "{timeline}");
+    assert!(help(&["record"]).contains("--group-sampling"));
+
+    // A width under 200 is refused as the command line is parsed: no file is read.
+    for sub in ["render", "timeline", "diff"] {
+        let mut args = vec![sub, "/nonexistent/a.data", "--width", "199"];
+        if sub == "diff" {
+            args.push("/nonexistent/b.data");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--width") && err.contains("200"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -535,6 +535,16 @@ fn a_range_dragged_on_the_heat_map_draws_the_flame_graph_render_draws_of_that_ra
         &frames,
         &reference(&dir, "ranges", kallsyms, Some(&time), in_ranges),
     );
+
+    // The filter's first option counts the threads: "1 thread", not "1 threads" (issue 41).
+    let all = "document.getElementById('filter').options[0].textContent";
+    assert_eq!(browser.eval(all), "all (2 threads)");
+    let (one, one_page) = (dir.path("one.data"), dir.path("one.html"));
+    write(&one, |k| k.tid == PID);
+    draw(&["timeline"], kallsyms, &one, &one_page);
+    let url = format!("file://{}", one_page.display());
+    browser.open(&url, "document.getElementById('filter').options.length > 0");
+    assert_eq!(browser.eval(all), "all (1 thread)");
 }
 
 /// `render --strip`: a bucket of the strip above the frames for every stretch of the
