@@ -7,14 +7,15 @@ use std::path::PathBuf;
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::lines::LineColumns;
+use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
     add_topdown, top_frames_at, write_report_json_at, write_report_text_of, LineSummary,
     SourceLines, WallColumns,
 };
 use cpiflame_profile::{
-    read_folded, read_perf_script_in, read_perf_script_with, Columns, Count, FoldedError,
-    PerfScriptError, PerfScriptOptions, Profile,
+    read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Columns,
+    Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
 };
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
@@ -451,7 +452,7 @@ pub fn load_input(
     // The kind is decided in one place (magic numbers, then the text heuristics); what no
     // reader recognises goes to the perf.data reader, whose error names the magic found.
     match input.kind() {
-        InputKind::PerfScript => load_perf_script(options, input.bytes()),
+        InputKind::PerfScript => Ok(load_perf_script(options, input.bytes(), false)?.0),
         InputKind::Folded => load_folded(options, input.bytes()),
         _ => {
             let file = PerfData::from_input(input)?;
@@ -495,7 +496,15 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
 /// column per event, roots and kernel frames as `options` say. Roles are detected by event
 /// name and, where `perf script --header` gave an event's type and config, by encoding too.
-fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
+///
+/// With `timed`, the same pass keeps each sample's time, thread and weight: the table, its
+/// stacks indices into the loaded profile's (sorted) stacks, and how many samples had no
+/// time and are not in it.
+pub(crate) fn load_perf_script(
+    options: &LoadOptions,
+    bytes: &[u8],
+    timed: bool,
+) -> Result<(Loaded, Option<(Timed, u64)>), LoadError> {
     options.check_text_group_by()?;
     let source = options.file.display().to_string();
     let script_options = PerfScriptOptions {
@@ -503,8 +512,15 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
         tid: options.tid,
         kernel: options.kernel,
     };
+    let read = |keep: &dyn Fn(u64) -> bool| {
+        if timed {
+            read_perf_script_timed(bytes, &source, script_options, keep)
+        } else {
+            read_perf_script_in(bytes, &source, script_options, keep)
+        }
+    };
     let script = match &options.time {
-        None => read_perf_script_with(bytes, &source, script_options)?,
+        None => read(&|_| true)?,
         Some(text) => {
             // Percentages need the first and last sample time: a first read finds them.
             let (first, last) = if TimeRanges::has_percent(text) {
@@ -516,8 +532,7 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
             };
             let times =
                 TimeRanges::parse(text, first, last).map_err(crate::time::TimeError::from)?;
-            let script =
-                read_perf_script_in(bytes, &source, script_options, &|t| times.contains(t))?;
+            let script = read(&|t| times.contains(t))?;
             let Some((first, last)) = script.span else {
                 return Err(crate::time::TimeError::NoTimestamps {
                     file: source,
@@ -554,14 +569,37 @@ fn load_perf_script(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadE
     // this machine's (perf script is most often run where perf record was).
     let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
-    finish(
+    // The stacks as read: `finish` sorts them, and the timed samples are found again by
+    // their frames.
+    let before: Vec<Vec<FrameId>> = match &script.timed {
+        Some(_) => script
+            .profile
+            .stacks
+            .iter()
+            .map(|s| s.frames.clone())
+            .collect(),
+        None => Vec::new(),
+    };
+    let (untimed, timed) = (script.untimed, script.timed);
+    let loaded = finish(
         options,
         script.profile,
         detected,
         &RecordingMarks::default(),
         None,
         None,
-    )
+    )?;
+    let timed = timed.map(|mut t| {
+        let now: Vec<u32> = before
+            .iter()
+            .map(|f| loaded.profile.stack_id(f).map_or(u32::MAX, |i| i as u32))
+            .collect();
+        for s in &mut t.samples {
+            s.stack = now[s.stack as usize];
+        }
+        (t, untimed)
+    });
+    Ok((loaded, timed))
 }
 
 /// Reads an opened perf.data file: every sample unwound and named, collapsed into a profile.

@@ -48,6 +48,11 @@ impl<'a> Recording<'a> {
         )
     }
 
+    /// The input's bytes (decompressed).
+    pub fn bytes(&self) -> &[u8] {
+        self.input.bytes()
+    }
+
     /// The profile with its roles chosen (perf.data, `perf script` text or folded text):
     /// see [`load_any`](crate::load_any). Warnings are pushed as they arise.
     pub fn load(self, warnings: &mut Vec<String>) -> Result<Loaded, LoadError> {

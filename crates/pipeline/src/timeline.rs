@@ -8,6 +8,10 @@
 //! the thread's name, with `--pid`/`--tid` its ids; kernel frames left out unless kept) and
 //! weighs samples with the same [`SampleWeights`], so the table's sums over all time are the
 //! profile's counts exactly (a test checks it).
+//!
+//! `perf script` text is read once ([`read_timed`]): the reader that builds its profile
+//! keeps each sample's time, thread and weight as it adds it, so the sums are the profile's
+//! by construction. Folded text has no times at all, and is refused saying so.
 
 use foldhash::HashMap;
 use std::sync::Arc;
@@ -146,12 +150,12 @@ pub fn load_timed(
 pub enum TimelineError {
     #[error(transparent)]
     Load(#[from] LoadError),
-    /// Text input (folded, `perf script`) keeps no time per sample here.
-    #[error("{}: this is {kind} text, which keeps no time per sample: `timeline` and `render --strip` read perf.data", file.display())]
-    NotPerfData {
-        file: std::path::PathBuf,
-        kind: &'static str,
-    },
+    /// Folded text: stacks and their counts, summed over the whole run.
+    #[error("{}: this is folded text, which keeps each stack's total only, no time per sample: `timeline` and `render --strip` read perf.data or perf script text with its time field", file.display())]
+    Folded { file: std::path::PathBuf },
+    /// `perf script` text printed without its `time` field (`-F comm,tid,event,ip,sym`).
+    #[error("{}: this perf script text has no time per sample: print it with the time field (perf script's default fields, or -F +time)", file.display())]
+    ScriptWithoutTimes { file: std::path::PathBuf },
     /// No event of the recording samples the time (PERF_SAMPLE_TIME).
     #[error("{}: its samples carry no time (record with perf record -T, or cpiflame record)", file.display())]
     NoTimes { file: std::path::PathBuf },
@@ -161,22 +165,24 @@ pub enum TimelineError {
     Graph(#[from] crate::draw::GraphError),
 }
 
-/// Opens and reads `options.file` with the time of each sample ([`load_timed`]); text
-/// input is an error naming the file.
+/// Opens and reads `options.file` with the time of each sample: a perf.data file as
+/// [`load_timed`] reads it, `perf script` text in one pass that keeps each sample's time
+/// as printed. Folded text, and `perf script` text printed without times, are an error
+/// naming the file and why.
 pub fn read_timed(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<TimedLoad, TimelineError> {
+    use cpiflame_perf_data::InputKind;
     let recording = crate::Recording::open(options)?;
-    if !recording.is_perf_data() {
-        let kind = match recording.kind() {
-            cpiflame_perf_data::InputKind::Folded => "folded",
-            _ => "perf script",
-        };
-        return Err(TimelineError::NotPerfData {
-            file: options.file.clone(),
-            kind,
-        });
+    match recording.kind() {
+        InputKind::Folded => {
+            return Err(TimelineError::Folded {
+                file: options.file.clone(),
+            })
+        }
+        InputKind::PerfScript => return read_timed_script(options, recording),
+        _ => {}
     }
     let file = recording.perf_data()?;
     let time = cpiflame_perf_data::abi::sample::TIME;
@@ -186,6 +192,25 @@ pub fn read_timed(
         });
     }
     Ok(load_timed(&file, options, warnings)?)
+}
+
+/// `perf script` text read once into its profile and the time of each of its samples.
+fn read_timed_script(
+    options: &LoadOptions,
+    recording: crate::Recording<'_>,
+) -> Result<TimedLoad, TimelineError> {
+    let (loaded, timed) = crate::load::load_perf_script(options, recording.bytes(), true)?;
+    let no_times = || TimelineError::ScriptWithoutTimes {
+        file: options.file.clone(),
+    };
+    // Every sample needs its time, or the table's sums would not be the graph's.
+    let (mut timed, untimed) = timed.ok_or_else(no_times)?;
+    if untimed > 0 || timed.samples.is_empty() {
+        return Err(no_times());
+    }
+    // Each stack was found again after the profile was sorted; none is missing.
+    timed.samples.retain(|s| s.stack != u32::MAX);
+    Ok(TimedLoad { loaded, timed })
 }
 
 impl TimedLoad {

@@ -39,8 +39,8 @@ pub use folded::{write_folded, write_folded_pair, write_folded_periods};
 pub use lines::SourceLines;
 pub use perf_script::{
     looks_like_perf_script, perf_script_without_event, read_perf_script, read_perf_script_in,
-    read_perf_script_with, HeaderEvent, PerfScript, PerfScriptError, PerfScriptErrorKind,
-    PerfScriptOptions,
+    read_perf_script_timed, read_perf_script_with, HeaderEvent, PerfScript, PerfScriptError,
+    PerfScriptErrorKind, PerfScriptOptions,
 };
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};

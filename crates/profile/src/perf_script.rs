@@ -67,6 +67,7 @@ use std::fmt;
 use std::io::{self, BufRead, Read};
 
 use crate::profile::{Count, EventColumn, Frame, FrameId, FrameKind, Profile};
+use crate::timed::{Thread, Timed, TimedSample};
 
 /// The most distinct event names a text may have (perf records a handful).
 pub const MAX_EVENTS: usize = 256;
@@ -189,6 +190,13 @@ pub struct PerfScript {
     /// `keep_time`.
     pub samples: u64,
     pub left_out: u64,
+    /// With [`read_perf_script_timed`], every sample read into `profile` as a
+    /// [`TimedSample`] (its stack an index into `profile.stacks` as they are now, before any
+    /// [`Profile::sort`]), in time order; `None` from the other readers.
+    pub timed: Option<Timed>,
+    /// With [`read_perf_script_timed`], the samples read into `profile` whose header has no
+    /// time (text printed without perf script's `time` field): they are not in `timed`.
+    pub untimed: u64,
 }
 
 /// Reads `perf script` text (see the [module docs](self)) into a profile, with kernel frames
@@ -210,6 +218,8 @@ struct Open {
     inline_frame: bool,
     /// The sample's time, in nanoseconds.
     time: Option<u64>,
+    /// The sample's thread in [`Reader::timed`]'s threads, when the reader keeps times.
+    thread: u32,
 }
 
 struct Reader<'k> {
@@ -229,6 +239,11 @@ struct Reader<'k> {
     key: String,
     stack: Vec<FrameId>,
     samples: u64,
+    /// Each sample's time, thread, stack and weight, when asked for.
+    timed: Option<Timed>,
+    /// Threads of `timed` by (pid, tid) as printed (-1 for one the text does not show).
+    threads: HashMap<(i32, i32), u32>,
+    untimed: u64,
 }
 
 impl Reader<'_> {
@@ -284,6 +299,24 @@ impl Reader<'_> {
         id
     }
 
+    /// The index of the header's thread in `timed`'s threads (0 when times are not kept).
+    fn thread(&mut self, header: &Header<'_>) -> u32 {
+        let Some(timed) = self.timed.as_mut() else {
+            return 0;
+        };
+        // perf prints -1 for an id it does not know; the text may not show one at all.
+        let id = |s: Option<&str>| s.and_then(|s| s.parse::<i32>().ok()).unwrap_or(-1);
+        let key = (id(header.pid), id(Some(header.tid)));
+        *self.threads.entry(key).or_insert_with(|| {
+            timed.threads.push(Thread {
+                pid: key.0,
+                tid: key.1,
+                comm: header.comm.to_string(),
+            });
+            (timed.threads.len() - 1) as u32
+        })
+    }
+
     fn frame(&mut self, text: &ScriptFrame<'_>, java: bool) -> FrameId {
         let cache = if java {
             &mut self.java_frames
@@ -334,10 +367,23 @@ impl Reader<'_> {
             self.stack.push(f);
         }
         let stack = std::mem::take(&mut self.stack);
-        self.profile
+        let index = self
+            .profile
             .add(&stack, open.event, Count { samples: 1, period });
         self.stack = stack;
         self.samples += 1;
+        if let Some(timed) = self.timed.as_mut() {
+            match open.time {
+                Some(time) => timed.samples.push(TimedSample {
+                    time,
+                    thread: open.thread,
+                    stack: index as u32,
+                    column: open.event as u32,
+                    period,
+                }),
+                None => self.untimed += 1,
+            }
+        }
         Ok(())
     }
 }
@@ -356,10 +402,35 @@ pub fn read_perf_script_with(
 /// (`--time`); samples printed without a time are kept. Unlike [`read_perf_script_with`],
 /// a text whose samples are all left out is not an error: [`PerfScript::samples`] is 0.
 pub fn read_perf_script_in(
+    input: impl BufRead,
+    source: &str,
+    options: PerfScriptOptions,
+    keep_time: &dyn Fn(u64) -> bool,
+) -> Result<PerfScript, PerfScriptError> {
+    read(input, source, options, keep_time, false)
+}
+
+/// [`read_perf_script_in`] that also keeps every sample it reads into the profile with its
+/// time, thread and weight ([`PerfScript::timed`]), in the same pass: the table's sums are
+/// the profile's counts exactly, but for the samples printed without a time
+/// ([`PerfScript::untimed`]). Threads are (pid, tid) as printed, -1 for an id the text
+/// does not show (perf script's default fields show the tid only), named by the comm of
+/// their first sample.
+pub fn read_perf_script_timed(
+    input: impl BufRead,
+    source: &str,
+    options: PerfScriptOptions,
+    keep_time: &dyn Fn(u64) -> bool,
+) -> Result<PerfScript, PerfScriptError> {
+    read(input, source, options, keep_time, true)
+}
+
+fn read(
     mut input: impl BufRead,
     source: &str,
     options: PerfScriptOptions,
     keep_time: &dyn Fn(u64) -> bool,
+    timed: bool,
 ) -> Result<PerfScript, PerfScriptError> {
     let err = |line: usize, kind: PerfScriptErrorKind| PerfScriptError {
         source: source.to_string(),
@@ -381,6 +452,9 @@ pub fn read_perf_script_in(
         key: String::new(),
         stack: Vec::new(),
         samples: 0,
+        timed: timed.then(Timed::default),
+        threads: HashMap::new(),
+        untimed: 0,
     };
     let mut open: Option<Open> = None;
     let mut arch = None;
@@ -476,6 +550,7 @@ pub fn read_perf_script_in(
         let header = parse_header(line).map_err(|k| err(line_no, k))?;
         let event = r.event(header.event).map_err(|k| err(line_no, k))?;
         let root = r.root(&header);
+        let thread = r.thread(&header);
         let mut o = Open {
             line: line_no,
             root,
@@ -484,6 +559,7 @@ pub fn read_perf_script_in(
             frames: Vec::new(),
             inline_frame: false,
             time: header.time,
+            thread,
         };
         if let Some(frame) = header.rest.and_then(parse_frame) {
             let java = r.profile.frame(root).name.starts_with("java");
@@ -498,7 +574,15 @@ pub fn read_perf_script_in(
     if r.samples == 0 && r.left_out == 0 {
         return Err(err(0, PerfScriptErrorKind::NoSamples));
     }
+    let mut timed = r.timed;
+    if let Some(t) = timed.as_mut() {
+        // perf script prints samples in time order; text put together otherwise is sorted
+        // (stably: a group's entries keep their order).
+        t.samples.sort_by_key(|s| s.time);
+    }
     Ok(PerfScript {
+        timed,
+        untimed: r.untimed,
         profile: r.profile,
         header: r.header,
         arch,
@@ -1177,6 +1261,61 @@ mod tests {
         .unwrap();
         assert_eq!((e.type_, e.config, e.fixed_period), (0, 0, None));
         assert_eq!(parse_header_event("# hostname : vm"), None);
+    }
+
+    /// The timed reader keeps every sample it adds to the profile, with its time, thread
+    /// and weight: per stack and column the table sums to the profile's counts; samples left
+    /// out by time are in neither, and samples without a time are counted, not kept.
+    #[test]
+    fn timed_samples_sum_to_the_profile() {
+        let text = "# event : name = cycles, , id = { 1 }, type = 0, size = 136, { sample_period, sample_freq } = 1000\n\
+            app 10/11 1.000001: cycles: \n\t 1 f (/bin/app)\n\t 2 main (/bin/app)\n\n\
+            app 10/12 1.5: 7 task-clock: \n\t 2 main (/bin/app)\n\n\
+            app 10/11 2.000000001: cycles: \n\t 1 f (/bin/app)\n\t 2 main (/bin/app)\n\n\
+            app 10/11 0.9: cycles: \n\t 2 main (/bin/app)\n\n";
+        let keep = |t: u64| t >= 1_000_000_000;
+        let s = read_perf_script_timed(text.as_bytes(), "t", PerfScriptOptions::default(), &keep)
+            .unwrap();
+        let timed = s.timed.unwrap();
+        assert_eq!((s.samples, s.left_out, s.untimed), (3, 1, 0));
+        let times: Vec<u64> = timed.samples.iter().map(|t| t.time).collect();
+        assert_eq!(times, [1_000_001_000, 1_500_000_000, 2_000_000_001]);
+        let threads: Vec<(i32, i32, &str)> = timed
+            .threads
+            .iter()
+            .map(|t| (t.pid, t.tid, t.comm.as_str()))
+            .collect();
+        assert_eq!(threads, [(10, 11, "app"), (10, 12, "app")]);
+        let mut sums = vec![vec![Count::default(); s.profile.events.len()]; s.profile.stacks.len()];
+        for t in &timed.samples {
+            sums[t.stack as usize][t.column as usize].add(Count {
+                samples: 1,
+                period: t.period,
+            });
+        }
+        let counts: Vec<Vec<Count>> = s.profile.stacks.iter().map(|s| s.counts.clone()).collect();
+        assert_eq!(sums, counts);
+        assert_eq!(timed.samples[0].period, 1000);
+        assert_eq!(timed.samples[1].period, 7);
+
+        let untimed = "app 11 cycles: \n\t 1 f (/bin/app)\n\n";
+        let s = read_perf_script_timed(
+            untimed.as_bytes(),
+            "t",
+            PerfScriptOptions::default(),
+            &|_| true,
+        )
+        .unwrap();
+        assert_eq!((s.samples, s.untimed), (1, 1));
+        let timed = s.timed.unwrap();
+        assert!(timed.samples.is_empty());
+        assert_eq!((timed.threads[0].pid, timed.threads[0].tid), (-1, 11));
+        assert!(
+            read_perf_script_with(untimed.as_bytes(), "t", PerfScriptOptions::default())
+                .unwrap()
+                .timed
+                .is_none()
+        );
     }
 
     /// perf's `-F comm,tid,ip,sym` and `-F comm,tid,time,ip,sym` (real output, perf 6.1):

@@ -162,10 +162,17 @@ impl Profile {
         id
     }
 
-    /// Adds `count` to `event` for the stack `frames` (root first).
-    pub fn add(&mut self, frames: &[FrameId], event: usize, count: Count) {
+    /// Adds `count` to `event` for the stack `frames` (root first); returns the stack's
+    /// index in [`Profile::stacks`] (until [`Profile::sort`] reorders them).
+    pub fn add(&mut self, frames: &[FrameId], event: usize, count: Count) -> usize {
         let index = self.stack_index(frames);
         self.stacks[index].counts[event].add(count);
+        index
+    }
+
+    /// The index in [`Profile::stacks`] of the stack `frames` (root first), if it has one.
+    pub fn stack_id(&self, frames: &[FrameId]) -> Option<usize> {
+        self.stack_ids.get(frames).copied()
     }
 
     /// Adds the moments of one pair of columns' per-sample deltas to the stack `frames`

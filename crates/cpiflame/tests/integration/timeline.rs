@@ -14,6 +14,7 @@
 
 use crate::support;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -621,4 +622,261 @@ fn a_recording_without_sample_times_is_one_error_line() {
         errors[0].contains("untimed.data") && errors[0].contains("no time"),
         "{stderr}"
     );
+}
+
+/// The page's data: the JSON object in its `<script id="data">`.
+fn page_data(html: &str) -> Value {
+    let open = "<script id=\"data\" type=\"application/json\">";
+    let from = html.find(open).expect("the page's data") + open.len();
+    let len = html[from..].find("</script>").unwrap();
+    serde_json::from_str(&html[from..from + len]).unwrap()
+}
+
+/// Standard base64 with padding, decoded.
+fn base64_decode(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = ALPHABET.iter().position(|&a| a == c).expect("base64") as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+/// The page's samples of its first value (cycles: the width) per heat map cell and thread:
+/// ((column, row), (tid, comm)) → samples, decoded from `cells` (see the timeline crate's
+/// encode.rs for the layout), with the page's origin second and rows per second.
+type CellCounts = BTreeMap<((u64, u64), (i64, String)), u64>;
+
+fn page_cells(html: &str) -> (u64, u64, CellCounts) {
+    let data = page_data(html);
+    let bytes = base64_decode(data["cells"].as_str().unwrap());
+    let mut at = 0;
+    // One unsigned LEB128 number.
+    let next = |at: &mut usize| {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = bytes[*at];
+            *at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let rows = data["rows"].as_u64().unwrap();
+    let threads = data["threads"].as_array().unwrap();
+    let k = data["values"].as_array().unwrap().len();
+    let mut cells = CellCounts::new();
+    let mut cell = 0;
+    while at < bytes.len() {
+        cell += next(&mut at);
+        for _ in 0..next(&mut at) {
+            let t = &threads[next(&mut at) as usize];
+            let thread = (t[1].as_i64().unwrap(), t[2].as_str().unwrap().to_string());
+            for _ in 0..next(&mut at) {
+                next(&mut at); // the stack (names differ between perf and cpiflame)
+                let samples = next(&mut at);
+                for _ in 1..2 * k {
+                    next(&mut at);
+                }
+                *cells
+                    .entry(((cell / rows, cell % rows), thread.clone()))
+                    .or_default() += samples;
+            }
+        }
+        cell += 1;
+    }
+    (data["origin"].as_u64().unwrap(), rows, cells)
+}
+
+/// Every sample header's time (nanoseconds), tid and comm in `perf script` text of the
+/// default fields (`COMM TID [CPU] SECONDS.FRACTION: PERIOD EVENT:`), the comm each thread
+/// had at its first sample (as the page names threads).
+fn script_times(text: &str) -> Vec<(u64, i64, String)> {
+    let mut comms: BTreeMap<i64, String> = BTreeMap::new();
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(['\t', ' ', '#']))
+        .map(|l| {
+            let toks: Vec<&str> = l.split_whitespace().collect();
+            let t = toks
+                .iter()
+                .position(|t| t.ends_with(':') && t.contains('.'))
+                .expect("a time");
+            let (secs, frac) = toks[t].trim_end_matches(':').split_once('.').unwrap();
+            let ns =
+                secs.parse::<u64>().unwrap() * NS + format!("{frac:0<9}").parse::<u64>().unwrap();
+            let mut id = t - 1;
+            if toks[id].starts_with('[') {
+                id -= 1;
+            }
+            let tid = toks[id].rsplit('/').next().unwrap().parse::<i64>().unwrap();
+            let comm = comms.entry(tid).or_insert_with(|| toks[..id].join(" "));
+            (ns, tid, comm.clone())
+        })
+        .collect()
+}
+
+/// `perf script` text with times (perf's default fields) has a timeline and a strip: its
+/// heat map cells hold, per thread, the samples perf script prints in them (the oracle:
+/// perf's own times), as the perf.data file's page does; `render --strip` of the text
+/// (`--ns`, so the first sample starts the strip at the same nanosecond) has the perf.data
+/// file's buckets and counts. Stacks are left out of the comparison: perf names frames
+/// otherwise than cpiflame's unwinder does, and counts per time and thread do not depend
+/// on names.
+#[test]
+fn perf_script_text_with_times_has_the_timeline_and_strip_of_its_perf_data() {
+    let Some(f) = support::sampling_fixtures() else {
+        return;
+    };
+    let dir = Dir::new("timeline-perf-script");
+    let data = dir.path("perf.data");
+    support::perf_record_with(
+        &data,
+        "cpu-clock",
+        &["-g", "-q", "-N", "-F", "500"],
+        &[support::s(&f.threads), "0.3"],
+    )
+    .expect("perf record");
+    let text = dir.path("default.perf");
+    std::fs::write(
+        &text,
+        support::perf_stdout(&["script", "-f", "-i", support::s(&data)]),
+    )
+    .unwrap();
+    let ns_text = dir.path("ns.perf");
+    let ns = support::perf_stdout(&["script", "-f", "--ns", "-i", support::s(&data)]);
+    std::fs::write(&ns_text, &ns).unwrap();
+
+    let page = |input: &Path, name: &str| {
+        let out = dir.path(name);
+        support::ok(&cpiflame(&[
+            "timeline",
+            support::s(input),
+            "-o",
+            support::s(&out),
+        ]));
+        page_cells(&std::fs::read_to_string(out).unwrap())
+    };
+    let (origin, rows, of_text) = page(&text, "text.html");
+    let (data_origin, data_rows, of_data) = page(&data, "data.html");
+    // perf script's own times, in the page's cells. Its default prints microseconds, cut
+    // down from nanoseconds: cells start on whole microseconds, so no sample changes cell.
+    let mut expected = CellCounts::new();
+    for (ns, tid, comm) in script_times(&ns) {
+        let since = ns - origin * NS;
+        let cell = (since / NS, (since % NS) * rows / NS);
+        *expected.entry((cell, (tid, comm))).or_default() += 1;
+    }
+    assert!(expected.len() > 3, "{expected:?}");
+    assert!(
+        expected
+            .keys()
+            .map(|(_, (tid, _))| tid)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1,
+        "threads' samples: {expected:?}"
+    );
+    assert_eq!((origin, rows), (data_origin, data_rows));
+    assert_eq!(
+        of_text, expected,
+        "the text's page against perf script's times"
+    );
+    assert_eq!(
+        of_data, expected,
+        "the perf.data file's page against perf script's times"
+    );
+
+    let strip = |input: &Path, name: &str| {
+        let out = dir.path(name);
+        support::ok(&cpiflame(&[
+            "render",
+            "--strip",
+            support::s(input),
+            "-o",
+            support::s(&out),
+        ]));
+        let svg = std::fs::read_to_string(out).unwrap();
+        let strip = &svg[svg.find("<g id=\"strip\"").expect("a strip")..];
+        let strip = &strip[..strip.find("</g>").unwrap()];
+        let buckets: Vec<(String, String)> = strip
+            .split("<rect")
+            .skip(1)
+            .map(|r| {
+                let title = &r[r.find("<title>").unwrap() + 7..r.find("</title>").unwrap()];
+                (attr(r, "data-i"), title.to_string())
+            })
+            .collect();
+        (
+            attr(strip, "data-start"),
+            attr(strip, "data-bucket"),
+            buckets,
+        )
+    };
+    let of_text = strip(&ns_text, "text.svg");
+    assert!(of_text.2.len() > 10, "{of_text:?}");
+    assert_eq!(of_text, strip(&data, "data.svg"));
+    let first = script_times(&ns).iter().map(|t| t.0).min().unwrap();
+    assert_eq!(of_text.0, first.to_string());
+}
+
+/// Folded text keeps each stack's total only: refused in one line saying so.
+#[test]
+fn folded_text_has_no_timeline_and_says_why() {
+    let dir = Dir::new("timeline-folded");
+    let folded = dir.path("run.folded");
+    std::fs::write(&folded, "app;main;work 10\napp;main 3\n").unwrap();
+    for args in [&["timeline"][..], &["render", "--strip"]] {
+        let mut args = args.to_vec();
+        args.extend([support::s(&folded), "-o", "/dev/null"]);
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].contains("run.folded")
+                && lines[0].contains("folded text")
+                && lines[0].contains("no time per sample"),
+            "{stderr}"
+        );
+    }
+}
+
+/// `perf script` text printed without its time field (`-F comm,tid,event,ip,sym`, real
+/// perf 6.1 output) is refused in one line naming the field to print.
+#[test]
+fn perf_script_text_without_times_is_one_line_naming_the_time_field() {
+    let dir = Dir::new("timeline-script-untimed");
+    let text = dir.path("untimed.perf");
+    std::fs::write(
+        &text,
+        "sh 19439 cpu-clock: \n\t           148c8 get_common_indices.constprop.0\n\t               0 [unknown]\n\n\
+         sh 19439 cpu-clock: \n\t           1d0b0 _dl_start\n\n",
+    )
+    .unwrap();
+    for args in [&["timeline"][..], &["render", "--strip"]] {
+        let mut args = args.to_vec();
+        args.extend([support::s(&text), "-o", "/dev/null"]);
+        let out = cpiflame(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].contains("untimed.perf")
+                && lines[0].contains("time field")
+                && lines[0].contains("-F +time"),
+            "{stderr}"
+        );
+    }
 }
