@@ -213,7 +213,7 @@ pub struct RenderArgs {
     /// too wide for the colour scale are drawn washed out.
     #[arg(long, value_name = "P", default_value_t = DEFAULT_CONFIDENCE, value_parser = confidence)]
     confidence: f64,
-    /// A strip of the stall share (or CPI) over time above the frames (one perf.data file).
+    /// A strip of the stall share (or CPI) over time above the frames (one recording whose samples carry their times: perf.data or perf script text).
     #[arg(long, conflicts_with_all = ["classic", "mem"])]
     strip: bool,
     /// Top-down recordings: colour = this category's share on the stall scale (retiring,
