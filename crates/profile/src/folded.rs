@@ -1,22 +1,131 @@
 //! The folded text format (`frame;frame;frame count`), as stackcollapse-perf writes it and
 //! FlameGraph and inferno read it.
+//!
+//! # Names the format cannot carry as they are
+//!
+//! The format has no escapes, and its three readers (cpiflame's own, [`crate::read`];
+//! inferno's `flamegraph`; FlameGraph's `flamegraph.pl`) each take some names apart
+//! differently. So that every line written here reads back as the same frames and counts in
+//! all three, a frame's name is rewritten, in this order, by [`folded_name`]:
+//!
+//! 1. **Control characters** (NUL, tab, newline, carriage return, the other C0 and C1
+//!    characters and DEL) become `\xNN` (C0, DEL) or `\u{NN}` (C1), hex, upper case: a
+//!    newline would end the line, a tab or carriage return is whitespace to some readers and
+//!    not to others.
+//! 2. **Other whitespace** than the space (no-break space, the Unicode spaces, line and
+//!    paragraph separators) becomes a space: inferno trims it at line ends and splits counts
+//!    off at spaces only, cpiflame at spaces and tabs.
+//! 3. **`;`** becomes `:`; FlameGraph has no way to keep it in a name.
+//! 4. A name **ending in an annotation**, `_[k]`, `_[i]`, `_[j]` or `_[w]`, gets a space for
+//!    that `_` (`f_[k]` is written `f [k]`): flamegraph.pl and inferno strip the annotation
+//!    from every frame they show, cpiflame takes `_[k]`, `_[i]` and `_[j]` for the frame's
+//!    kind. (The annotation this writer appends for a kernel, inlined or JIT frame comes
+//!    after the rewritten name: a kernel frame named `f_[k]` is written `f [k]_[k]`.)
+//! 5. A name **ending in a number** after a space (`f 12`, `f -3`, `f 1.5`) gets `_` for that
+//!    space (`f_12`): as the last frame of a one-count line, every reader would take the
+//!    number for a count.
+//! 6. **Spaces at either end** are trimmed: cpiflame and inferno trim lines, cpiflame trims
+//!    every name, flamegraph.pl keeps them.
+//! 7. An **empty** name (empty from the start, or only whitespace) becomes `[empty]`:
+//!    cpiflame refuses empty frames, the others show blank ones.
+//! 8. The **first frame of a line starting with `#`** gets `\x23` for that `#` (a process
+//!    named `#ffcpu` is written `\x23ffcpu`): cpiflame skips lines starting with `#` as
+//!    comments, inferno those starting with `# `, flamegraph.pl none.
+//!
+//! The rewriting is a renaming, not an escape: no reader undoes it, so a name shows in every
+//! flame graph as written. Two frames whose names are rewritten to the same text read back
+//! as one (their stacks' counts add up), and writing what was read back gives the same text
+//! again.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::profile::{FrameKind, Profile, Stack};
+
+/// The annotations FlameGraph and inferno strip from the end of a name they show.
+const ANNOTATIONS: [&str; 4] = ["_[k]", "_[i]", "_[j]", "_[w]"];
+
+/// The name written for a frame whose name is empty (or only whitespace).
+pub const EMPTY_NAME: &str = "[empty]";
+
+/// How a frame named `name` is written in folded text (before the kind's annotation); `first`
+/// when it is the first frame of its line. See the [module docs](self) for the rules; names
+/// that need none of them are returned as they are.
+pub fn folded_name(name: &str, first: bool) -> Cow<'_, str> {
+    if is_plain(name, first) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        match c {
+            ';' => out.push(':'),
+            c if c.is_control() => {
+                let code = u32::from(c);
+                if code < 0x80 {
+                    let _ = write!(out, "\\x{code:02X}");
+                } else {
+                    let _ = write!(out, "\\u{{{code:X}}}");
+                }
+            }
+            c if c.is_whitespace() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    let mut name = out.trim_matches(' ').to_string();
+    if ANNOTATIONS.iter().any(|a| name.ends_with(a)) {
+        // `_[k]` is four ASCII bytes: the `_` is at len - 4.
+        let at = name.len() - 4;
+        name.replace_range(at..at + 1, " ");
+    }
+    if let Some(at) = number_suffix(&name) {
+        name.replace_range(at..at + 1, "_");
+    }
+    let mut name = name.trim_matches(' ').to_string();
+    if name.is_empty() {
+        name.push_str(EMPTY_NAME);
+    }
+    if first && name.starts_with('#') {
+        name.replace_range(0..1, "\\x23");
+    }
+    Cow::Owned(name)
+}
+
+/// Whether `name` is written as it is: none of the rules of the module docs applies.
+fn is_plain(name: &str, first: bool) -> bool {
+    let rewritten = name.is_empty()
+        || name.starts_with(' ')
+        || name.ends_with(' ')
+        || (first && name.starts_with('#'))
+        || name
+            .chars()
+            .any(|c| c == ';' || c.is_control() || (c.is_whitespace() && c != ' '))
+        || ANNOTATIONS.iter().any(|a| name.ends_with(a))
+        || number_suffix(name).is_some();
+    !rewritten
+}
+
+/// Where the space is, in a name ending in a space and a number as the readers take counts
+/// (`[-]DIGITS[.DIGITS]`): `Some` of its byte offset.
+fn number_suffix(name: &str) -> Option<usize> {
+    let at = name.rfind(' ')?;
+    let token = &name[at + 1..];
+    let unsigned = token.strip_prefix('-').unwrap_or(token);
+    let int = unsigned.split_once('.').map_or(unsigned, |(i, _)| i);
+    let frac = unsigned.split_once('.').map_or("", |(_, f)| f);
+    let number = !int.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    number.then_some(at)
+}
 
 fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::Result<()> {
     for (i, &id) in stack.frames.iter().enumerate() {
         if i > 0 {
             out.write_all(b";")?;
         }
-        // A ';' inside a name would split the frame when read back; FlameGraph has no escape.
         let frame = profile.frame(id);
-        if frame.name.contains(';') {
-            out.write_all(frame.name.replace(';', ":").as_bytes())?;
-        } else {
-            out.write_all(frame.name.as_bytes())?;
-        }
+        out.write_all(folded_name(&frame.name, i == 0).as_bytes())?;
         // Kinds as stackcollapse-perf's --all (--kernel, --jit, --inline) annotates them;
         // FlameGraph and inferno strip the annotation when they show the name (and colour
         // by it), and cpiflame reads it back.
