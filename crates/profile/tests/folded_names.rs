@@ -16,7 +16,8 @@ use FrameKind::{Inline, Jit, Kernel, Process, User};
 type Stack = (Vec<(&'static str, FrameKind)>, [u64; 2]);
 
 /// Stacks with hostile names: a process starting with `#` (a mutated `offcpu`), control
-/// bytes, `;`, annotation and count suffixes, whitespace at the ends, empty names.
+/// bytes, `;`, annotation and count suffixes, whitespace at the ends, empty names, a process
+/// named like a count alone on its line.
 fn hostile() -> Vec<Stack> {
     vec![
         (
@@ -69,6 +70,7 @@ fn hostile() -> Vec<Stack> {
         ),
         (vec![("worker", Process), ("frac 1.5", User)], [1, 1]),
         (vec![("# spaced", Process), ("x_[i]", User)], [1, 1]),
+        (vec![("12", Process)], [2, 2]),
     ]
 }
 
@@ -126,6 +128,7 @@ fn renamed() -> Vec<Stack> {
         ),
         (vec![("worker", Process), ("frac_1.5", User)], [1, 1]),
         (vec![("\\x23 spaced", Process), ("x [i]", User)], [1, 1]),
+        (vec![("_12", Process)], [2, 2]),
     ]
 }
 
@@ -221,6 +224,7 @@ fn fold_renames_what_the_format_cannot_carry() {
             "\\x23 spaced;x [i] 1 1",
             "\\x23ffcpu [27415];main;a:b;sym_8192 3 5",
             "\\x23ffcpu [27415];main;nul\\x00byte;k [k]_[k] 1 2",
+            "_12 2 2",
             "padded\\x09;tab\\x09here;line\\x0Abreak;cr\\x0D;f [k] 2 0",
             "worker;frac_1.5 1 1",
             "worker;nbsp end;c1\\u{85};[empty];inl_12_[i];[empty]_[j] 7 7",
