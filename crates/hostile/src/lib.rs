@@ -312,7 +312,7 @@ pub fn folded(bytes: &[u8]) {
 
 /// `perf script` text, read with each root and kernel option: the sniffing functions (the
 /// input's kind, and its `perf script` heuristic alone) must not panic; when the text reads, every sample is counted once in its column whichever the
-/// options, `--no-kernel` leaves no kernel frame, each column's folded text (two-count form)
+/// options, `--no-kernel` leaves no kernel frame, each column's folded text (both forms)
 /// reads back with the same sample total, and the profile renders.
 pub fn perf_script(bytes: &[u8]) {
     let _ = InputKind::detect(bytes);

@@ -52,6 +52,9 @@ pub const EMPTY_NAME: &str = "[empty]";
 /// 9. The **first frame of a line that is a number** (`12`, `-3`, `1.5`) gets a `_` in front
 ///    (`_12`): alone on a one-count line (`12 5`), cpiflame would take it for a count.
 ///
+/// (The first frame of a line is also written without its kind's annotation, which no
+/// reader would take back: cpiflame takes it for the process whatever its name.)
+///
 /// The rewriting is a renaming, not an escape: no reader undoes it, so a name shows in every
 /// flame graph as written. Two frames whose names are rewritten to the same text read back
 /// as one (their stacks' counts add up), and writing what was read back gives the same text
@@ -138,7 +141,12 @@ fn write_stack<W: Write>(profile: &Profile, stack: &Stack, out: &mut W) -> io::R
         out.write_all(folded_name(&frame.name, i == 0).as_bytes())?;
         // Kinds as stackcollapse-perf's --all (--kernel, --jit, --inline) annotates them;
         // FlameGraph and inferno strip the annotation when they show the name (and colour
-        // by it), and cpiflame reads it back.
+        // by it), and cpiflame reads it back, except on the first frame, which it takes for
+        // the process whatever its name: none there (a profile's first frame is a root
+        // anyway), so that every reader sees the same name.
+        if i == 0 {
+            continue;
+        }
         match frame.kind {
             FrameKind::Kernel => out.write_all(b"_[k]")?,
             FrameKind::Inline => out.write_all(b"_[i]")?,
@@ -322,6 +330,28 @@ mod tests {
         assert_eq!(folded_name("12", false), "12");
         assert_eq!(folded_name("f 1x", true), "f 1x");
         assert_eq!(folded_name("f_[x]", true), "f_[x]");
+    }
+
+    #[test]
+    fn the_first_frame_carries_no_annotation() {
+        let mut p = Profile::new(vec![EventColumn {
+            name: "cycles".into(),
+        }]);
+        let kernel = |name: &str| Frame {
+            name: name.into(),
+            module: String::new(),
+            kind: FrameKind::Kernel,
+        };
+        let root = p.intern(kernel("swapper"));
+        let leaf = p.intern(kernel("do_idle"));
+        let count = Count {
+            samples: 2,
+            period: 2,
+        };
+        p.add(&[root, leaf], 0, count);
+        let mut text = Vec::new();
+        write_folded(&p, 0, &mut text).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), "swapper;do_idle_[k] 2\n");
     }
 
     #[test]
