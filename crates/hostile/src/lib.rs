@@ -159,9 +159,7 @@ pub fn perf_data(bytes: &[u8]) {
             );
         }
     }
-    if profile.events.len() >= 2 && profile.total(0).samples + profile.total(1).samples > 0 {
-        round_trip(&profile);
-    }
+    round_trip(&profile);
 }
 
 /// The tracing data of a tracepoint recording (the HEADER_TRACING_DATA feature section, or
@@ -294,8 +292,8 @@ fn formats() -> &'static Formats {
     })
 }
 
-/// A folded file (one or two counts a line); when it reads, it renders, and a two-column
-/// profile written back reads the same. Deciding the input's kind must not panic.
+/// A folded file (one or two counts a line); when it reads, it renders, and written back
+/// (both forms) it reads the same. Deciding the input's kind must not panic.
 pub fn folded(bytes: &[u8]) {
     let _ = InputKind::detect(bytes);
     let Ok(profile) = read_folded(Cursor::new(bytes), "fuzz.folded") else {
@@ -309,14 +307,12 @@ pub fn folded(bytes: &[u8]) {
     let mut svg = Vec::new();
     // Errors are allowed (a profile can be empty after all); panics are not.
     let _ = cpiflame_render::render_cpi(&profile, 0, stalls, &options, &mut svg);
-    if profile.events.len() >= 2 {
-        round_trip(&profile);
-    }
+    round_trip(&profile);
 }
 
 /// `perf script` text, read with each root and kernel option: the sniffing functions (the
 /// input's kind, and its `perf script` heuristic alone) must not panic; when the text reads, every sample is counted once in its column whichever the
-/// options, `--no-kernel` leaves no kernel frame, each column's folded text (two-count form)
+/// options, `--no-kernel` leaves no kernel frame, each column's folded text (both forms)
 /// reads back with the same sample total, and the profile renders.
 pub fn perf_script(bytes: &[u8]) {
     let _ = InputKind::detect(bytes);
@@ -355,32 +351,24 @@ pub fn perf_script(bytes: &[u8]) {
             assert!(!kernel, "--no-kernel leaves no kernel frame");
         }
     }
-    // A process named `#...` (perf pads comms, so `   #x 1 1.0: e:` is a sample) becomes a
-    // folded line that every folded reader takes for a comment: the format cannot hold it.
-    let commented = profile
-        .frames
-        .iter()
-        .any(|f| f.kind.is_root() && f.name.starts_with('#'));
+    // Every column's folded text, in the two-count form (the column twice) and alone, reads
+    // back with the same sample totals, whatever the names: a process named `#...` (perf pads
+    // comms, so `   #x 1 1.0: e:` is a sample), a symbol ending in ` 8192` (perf prints what
+    // the binary holds) are renamed so that no reader takes them for a comment or a count.
     for e in 0..profile.events.len() {
         let samples = profile.total(e).samples;
-        if samples == 0 || commented {
+        if samples == 0 {
             continue;
         }
-        // The two-count form: in the one-count form a symbol ending in ` 8192` (perf prints
-        // what the binary holds) reads back as a second count, the folded format's own
-        // ambiguity (see cpiflame_profile::read).
         let mut text = Vec::new();
         write_folded_pair(profile, e, e, &mut text).expect("writing to memory");
-        let again = read_folded(Cursor::new(&text), "round trip").unwrap_or_else(|err| {
-            panic!(
-                "folded output of perf script text does not read back: {err}\n{}",
-                String::from_utf8_lossy(&text)
-            )
-        });
+        let again = read_back(&text, 2);
         assert_eq!(again.total(0).samples, samples);
         assert_eq!(again.total(1).samples, samples);
         let mut one = Vec::new();
         write_folded(profile, e, &mut one).expect("writing to memory");
+        let again = read_back(&one, 1);
+        assert_eq!(again.total(0).samples, samples);
     }
     if let Some(cycles) = (0..profile.events.len()).find(|&e| profile.total(e).samples > 0) {
         let stalls = (0..profile.events.len()).find(|&e| e != cycles);
@@ -395,21 +383,79 @@ pub fn perf_script(bytes: &[u8]) {
     }
 }
 
-/// Writes the first two columns of `profile` as folded text, reads it back, and checks the
-/// totals are the same.
+/// Writes the first two columns of `profile` as folded text (the two-count form), and the
+/// first alone (the one-count form), reads each back, and checks that writing what was read
+/// gives the same lines with the same counts: whatever the frames' names, every line the
+/// writer makes reads back as the same frames (see `cpiflame_profile::folded_name`). Lines
+/// are compared summed by stack, as names the writer renames alike read back as one frame.
 fn round_trip(profile: &Profile) {
-    let mut text = Vec::new();
-    write_folded_pair(profile, 0, 1, &mut text).expect("writing to memory");
-    let again = read_folded(Cursor::new(&text), "round trip").unwrap_or_else(|e| {
-        panic!(
-            "folded output does not read back: {e}\n{}",
-            String::from_utf8_lossy(&text)
-        )
-    });
-    if again.events.len() == 2 {
+    if profile.events.len() >= 2 && profile.total(0).samples + profile.total(1).samples > 0 {
+        let mut text = Vec::new();
+        write_folded_pair(profile, 0, 1, &mut text).expect("writing to memory");
+        let again = read_back(&text, 2);
+        let mut text2 = Vec::new();
+        write_folded_pair(&again, 0, 1, &mut text2).expect("writing to memory");
+        same_lines(&text, &text2, 2);
         assert_eq!(again.total(0).samples, profile.total(0).samples);
         assert_eq!(again.total(1).samples, profile.total(1).samples);
     }
+
+    if profile.total(0).samples > 0 {
+        let mut one = Vec::new();
+        write_folded(profile, 0, &mut one).expect("writing to memory");
+        let again = read_back(&one, 1);
+        let mut one2 = Vec::new();
+        write_folded(&again, 0, &mut one2).expect("writing to memory");
+        same_lines(&one, &one2, 1);
+        assert_eq!(again.total(0).samples, profile.total(0).samples);
+    }
+}
+
+/// Reads folded text the writer made; it must read, with `columns` counts a line.
+fn read_back(text: &[u8], columns: usize) -> Profile {
+    let again = read_folded(Cursor::new(text), "round trip").unwrap_or_else(|e| {
+        panic!(
+            "folded output does not read back: {e}\n{}",
+            String::from_utf8_lossy(text)
+        )
+    });
+    assert_eq!(
+        again.events.len(),
+        columns,
+        "folded output reads back with another number of counts:\n{}",
+        String::from_utf8_lossy(text)
+    );
+    again
+}
+
+/// Whether two folded texts of the writer hold the same stacks with the same counts (lines
+/// of the same stack summed).
+fn same_lines(first: &[u8], second: &[u8], columns: usize) {
+    let summed = |text: &[u8]| {
+        let mut lines = std::collections::BTreeMap::<String, Vec<u64>>::new();
+        for line in String::from_utf8_lossy(text).lines() {
+            // The writer's own output: `stack count...`, the counts after its last spaces.
+            let mut parts = line.rsplitn(columns + 1, ' ');
+            let mut counts: Vec<u64> = (&mut parts)
+                .take(columns)
+                .map(|n| n.parse().expect("a count"))
+                .collect();
+            counts.reverse();
+            let stack = parts.next().expect("a stack before the counts").to_string();
+            let sum = lines.entry(stack).or_insert_with(|| vec![0; columns]);
+            for (s, n) in sum.iter_mut().zip(counts) {
+                *s += n;
+            }
+        }
+        lines
+    };
+    assert_eq!(
+        summed(first),
+        summed(second),
+        "folded output read back and written again differs:\n{}\n---\n{}",
+        String::from_utf8_lossy(first),
+        String::from_utf8_lossy(second)
+    );
 }
 
 /// An ELF file as a binary or debug file of a recorded process: parsed, its addresses (of

@@ -35,7 +35,7 @@ pub mod timed;
 pub mod topdown;
 pub mod wall;
 
-pub use folded::{write_folded, write_folded_pair, write_folded_periods};
+pub use folded::{folded_name, write_folded, write_folded_pair, write_folded_periods, EMPTY_NAME};
 pub use lines::SourceLines;
 pub use perf_script::{
     looks_like_perf_script, perf_script_without_event, read_perf_script, read_perf_script_in,

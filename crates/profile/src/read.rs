@@ -36,6 +36,11 @@
 //!   ([`FrameKind::Jit`]), the annotations of `stackcollapse-perf.pl --kernel/--inline/--jit`,
 //!   which are stripped. Other annotations (`_[w]`) stay part of the name. Modules are empty: folded files carry none.
 //!   An empty frame name (`a;;b`, `a;b;`) is an error.
+//! - **Comments.** Every line starting with `#` is one, as FlameGraph's own scripts write
+//!   them; inferno skips only those starting with `# `, flamegraph.pl none. A file of another
+//!   tool with a process named `#...` therefore loses those stacks here. cpiflame's writer
+//!   never writes such a line, nor any name this reader would take apart differently from
+//!   inferno and flamegraph.pl: it renames them ([`crate::folded_name`]).
 //! - **Columns.** One count: a single event column named `samples`. Two counts: columns
 //!   `stalls` (the first count) and `cycles` (the second), the order `cpiflame fold` writes
 //!   them in. For a `difffolded.pl` file (`before after`) that makes `before` the "stalls"

@@ -726,3 +726,60 @@ fn the_idle_task_is_swapper_as_perf_names_it() {
         expect(&[("swapper".to_string(), 2), (":77".to_string(), 1)])
     );
 }
+
+/// Issue 35 item 5: a process whose name starts with `#` (the perf_data fuzz finding, an
+/// `offcpu` recording whose COMM records name the process `#ffcpu`) folded to lines that every
+/// folded reader of cpiflame took for comments ("no stacks"). `fold` now writes the root as
+/// `\x23ffcpu [PID]` (the folded renaming rule), and `report` reads every stack of it back,
+/// through a pipe as in the issue; `fold` of that text gives the same lines.
+#[test]
+fn a_process_named_like_a_comment_folds_to_lines_report_reads() {
+    let data = support::repo_root().join("fuzz/regressions/perf_data/perf_data-crash-d72aebfc");
+    let folded = ok(&cpiflame(&["fold", "--group-by", "process", s(&data)]));
+    let mut lines: Vec<&str> = folded.lines().collect();
+    assert!(!lines.is_empty());
+    assert!(
+        lines.iter().all(|l| l.starts_with("\\x23ffcpu [27415];")),
+        "{folded}"
+    );
+    let total: u64 = lines
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cpiflame"))
+        .args(["report", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(folded.as_bytes())
+        .unwrap();
+    let report = ok(&child.wait_with_output().unwrap());
+    assert_eq!(
+        report.lines().next().unwrap(),
+        format!("# cpiflame report: {total} samples of samples"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.ends_with(&format!("100.00%    0.00%  {total}  \\x23ffcpu [27415]"))),
+        "{report}"
+    );
+
+    let dir = Dir::new("group-by-comment-root");
+    let path = dir.path("crash.folded");
+    std::fs::write(&path, &folded).unwrap();
+    let again = ok(&cpiflame(&["fold", s(&path)]));
+    let mut again: Vec<&str> = again.lines().collect();
+    lines.sort_unstable();
+    again.sort_unstable();
+    assert_eq!(again, lines);
+}
