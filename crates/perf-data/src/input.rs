@@ -86,7 +86,7 @@ pub enum InputKind {
     /// Folded stacks (`frame;frame count`, one or two counts).
     Folded,
     /// None of these (`perf script` text without its event field included): handed to the
-    /// perf.data reader, whose one-line error says what was seen ([`unrecognised`]).
+    /// perf.data reader, whose one-line error says what was seen (`unrecognised`).
     Unknown,
 }
 
