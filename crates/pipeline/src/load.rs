@@ -224,6 +224,10 @@ pub enum LoadError {
     /// (or a `--topdown-cpu` that names none).
     #[error("{}: {reason}", file.display())]
     Topdown { file: PathBuf, reason: String },
+    /// Text input (folded stacks, `perf script` text) to a command that reads the records
+    /// of a perf.data file (`script`, `c2c`).
+    #[error("{}: this is {kind} text; this command reads perf.data (a recording by cpiflame record or perf record)", file.display())]
+    NeedsPerfData { file: PathBuf, kind: &'static str },
     /// `--group-by` (or `--pid`/`--tid`) asked for root frames the input cannot give.
     #[error("{}: {source}", file.display())]
     GroupBy { file: PathBuf, source: GroupByError },

@@ -85,6 +85,17 @@ impl<'a> Recording<'a> {
     /// The perf.data file itself (what no reader recognises gets the perf.data reader's
     /// error, naming the magic found); [`LoadOptions::resolver`] names its frames.
     pub fn perf_data(self) -> Result<PerfData, LoadError> {
+        let kind = match self.kind() {
+            InputKind::Folded => Some("folded"),
+            InputKind::PerfScript => Some("perf script"),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return Err(LoadError::NeedsPerfData {
+                file: self.options.file.clone(),
+                kind,
+            });
+        }
         Ok(PerfData::from_input(self.input)?)
     }
 }

@@ -534,4 +534,21 @@ fn input_in_no_known_format_is_one_line_saying_what_was_seen() {
     let folded = folded_map(&ok(&cpiflame(&["fold", s(&text)])));
     assert!(samples > 50, "{samples} samples");
     assert_eq!(folded.values().sum::<u64>(), samples);
+
+    // Commands that read a perf.data file's records say what the text is, not that it is
+    // no known format.
+    let folded_file = dir.path("x.folded");
+    std::fs::write(&folded_file, "app;main;f 3\n").unwrap();
+    for (file, kind) in [(&folded_file, "folded"), (&text, "perf script")] {
+        for cmd in ["script", "c2c"] {
+            one_line(
+                cmd,
+                file,
+                &format!(
+                    "this is {kind} text; this command reads perf.data (a recording by \
+                     cpiflame record or perf record)"
+                ),
+            );
+        }
+    }
 }
