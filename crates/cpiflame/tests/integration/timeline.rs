@@ -835,20 +835,23 @@ fn folded_text_has_no_timeline_and_says_why() {
     let dir = Dir::new("timeline-folded");
     let folded = dir.path("run.folded");
     std::fs::write(&folded, "app;main;work 10\napp;main 3\n").unwrap();
+    refused_over_time(
+        &folded,
+        &["run.folded", "folded text", "no time per sample"],
+    );
+}
+
+/// `timeline` and `render --strip` of `file` are refused in one line (exit status 2) that
+/// contains every one of `says`.
+fn refused_over_time(file: &std::path::Path, says: &[&str]) {
     for args in [&["timeline"][..], &["render", "--strip"]] {
         let mut args = args.to_vec();
-        args.extend([support::s(&folded), "-o", "/dev/null"]);
+        args.extend([support::s(file), "-o", "/dev/null"]);
         let out = cpiflame(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{stderr}");
-        assert!(
-            lines[0].contains("run.folded")
-                && lines[0].contains("folded text")
-                && lines[0].contains("no time per sample"),
-            "{stderr}"
-        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(says.iter().all(|w| stderr.contains(w)), "{stderr}");
     }
 }
 
@@ -864,19 +867,5 @@ fn perf_script_text_without_times_is_one_line_naming_the_time_field() {
          sh 19439 cpu-clock: \n\t           1d0b0 _dl_start\n\n",
     )
     .unwrap();
-    for args in [&["timeline"][..], &["render", "--strip"]] {
-        let mut args = args.to_vec();
-        args.extend([support::s(&text), "-o", "/dev/null"]);
-        let out = cpiflame(&args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{stderr}");
-        assert!(
-            lines[0].contains("untimed.perf")
-                && lines[0].contains("time field")
-                && lines[0].contains("-F +time"),
-            "{stderr}"
-        );
-    }
+    refused_over_time(&text, &["untimed.perf", "time field", "-F +time"]);
 }
