@@ -21,7 +21,7 @@ use cpiflame_profile::timed::{Thread, Timed, TimedSample};
 use cpiflame_profile::{Count, FrameId};
 use cpiflame_render::{Strip, StripBucket};
 
-use crate::collapse::{walk_samples, Names, SampleWeights};
+use crate::collapse::{walk_samples_in, Names, SampleFilter, SampleWeights};
 use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
 
 /// A recording read with the time of each sample.
@@ -53,7 +53,10 @@ pub fn load_timed(
             (names.len() + (c - n_attrs)) as u32
         }
     };
-    let mut weights = SampleWeights::new(file).with_wall(wall);
+    let mut weights = SampleWeights::new(file).with_wall(wall.clone());
+    // `--time`: the samples the collapse kept, and none other (the profile's are).
+    let times = options.time_ranges(file)?;
+    let filter = SampleFilter::new(times.as_ref(), wall.as_ref());
     let mut out: Vec<(usize, u64)> = Vec::new();
     // Roots named as the collapse names them (`collapse_all`).
     let mut roots = crate::group::Roots::new(options.group_by(file)?, options.pid, options.tid);
@@ -62,7 +65,11 @@ pub fn load_timed(
     let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
     let mut timed = Timed::default();
     let mut key: Vec<u32> = Vec::new();
-    walk_samples(file, &mut resolver, |sample, entries, resolver| {
+    walk_samples_in(file, &mut resolver, filter, |sample, entries, resolver| {
+        let Some(entries) = entries else {
+            weights.pass(file, sample);
+            return;
+        };
         let (pid, tid) = (sample.pid.unwrap_or(-1), sample.tid.unwrap_or(-1));
         let comm = resolver.thread_name(pid, tid);
         let thread = *thread_ids.entry((pid, tid)).or_insert_with(|| {

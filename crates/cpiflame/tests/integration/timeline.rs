@@ -602,6 +602,52 @@ fn the_strip_colours_each_bucket_by_the_stall_share_of_its_samples() {
     assert_eq!(seen, known.iter().filter(|k| !k.stall).count() as u64);
 }
 
+/// `timeline --time`: the page holds the samples in the ranges and no other, each cycles
+/// sample in the cell of its time (the second walk of the records used to ignore `--time`:
+/// every sample outside the ranges "matched no stack of the graph").
+#[test]
+fn a_time_range_s_page_holds_that_range_s_samples() {
+    let dir = Dir::new("timeline-time");
+    let data = dir.path("run.data");
+    write(&data, |_| true);
+    let kallsyms = dir.path("kallsyms");
+    std::fs::write(&kallsyms, KALLSYMS).unwrap();
+    let page = dir.path("t.html");
+    // Seconds 1.2 to 2.5 of the recording: the worker's second and half of the last.
+    let (from, to) = (ORIGIN * NS + 1_200_000_000, ORIGIN * NS + 2_500_000_000);
+    let range = format!("{}.2,{}.5", ORIGIN + 1, ORIGIN + 2);
+    let out = cpiflame(&[
+        "timeline",
+        "--kallsyms",
+        support::s(&kallsyms),
+        "--time",
+        &range,
+        support::s(&data),
+        "-o",
+        support::s(&page),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("match no stack"), "{stderr}");
+    let (origin, rows, cells) = page_cells(&std::fs::read_to_string(&page).unwrap());
+    let mut expected: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for k in known()
+        .iter()
+        .filter(|k| !k.stall && (from..=to).contains(&k.time))
+    {
+        let at = k.time - origin * NS;
+        *expected
+            .entry((at / NS, (at % NS) * rows / NS))
+            .or_default() += 1;
+    }
+    let mut got: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for ((cell, _), n) in cells {
+        *got.entry(cell).or_default() += n;
+    }
+    assert!(expected.values().sum::<u64>() > 100);
+    assert_eq!(got, expected);
+}
+
 /// A recording whose samples carry no time has no timeline: one error line naming the file.
 #[test]
 fn a_recording_without_sample_times_is_one_error_line() {
