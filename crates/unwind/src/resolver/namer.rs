@@ -406,6 +406,16 @@ impl Namer {
     }
 }
 
+impl Drop for Namer {
+    /// A namer dropped while its kernel symbols still load (a walk that ended in an error
+    /// before naming) waits for the loading thread rather than leave it running detached.
+    fn drop(&mut self) {
+        if let Some(handle) = self.kernel_loading.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
 /// The name of a kernel address no symbol names: the address itself, since kernel addresses
 /// have no file offset to show.
 fn unnamed_kernel(addr: Avma) -> String {
