@@ -25,7 +25,7 @@ fn start_record(args: &[&str]) -> Child {
 }
 
 /// SIGKILLs the recorder, then the command it started (a killed recorder leaves it running).
-fn kill_recorder(mut recorder: Child) {
+pub(crate) fn kill_recorder(recorder: &mut Child) {
     let pid = recorder.id();
     let children =
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
@@ -65,9 +65,9 @@ fn a_killed_recorder_leaves_a_file_that_reads_to_its_last_flush() {
     let dir = Dir::new("killed-recorder");
     let out = dir.path("out.data");
     // 50% of 8e9 iterations in work_a: seconds of it, however loaded the machine.
-    let recorder = start_record(&["-F", "999", "-o", s(&out), "--", s(&f.shift), "50", "20"]);
+    let mut recorder = start_record(&["-F", "999", "-o", s(&out), "--", s(&f.shift), "50", "20"]);
     std::thread::sleep(Duration::from_millis(1200));
-    kill_recorder(recorder);
+    kill_recorder(&mut recorder);
 
     let len = std::fs::metadata(&out).unwrap().len();
     assert!(len > 0, "the killed recorder left an empty file");
@@ -173,7 +173,7 @@ fn a_live_switch_output_folder_reads_while_recorded() {
     let live = dir.path("live");
     std::fs::create_dir(&live).unwrap();
     let output = live.join("perf.data");
-    let recorder = start_record(&[
+    let mut recorder = start_record(&[
         "--switch-output",
         "1s",
         "-F",
@@ -193,7 +193,7 @@ fn a_live_switch_output_folder_reads_while_recorded() {
     }
     std::thread::sleep(Duration::from_millis(300));
     let out = cpiflame(&["report", s(&live)]);
-    kill_recorder(recorder);
+    kill_recorder(&mut recorder);
     let stdout = ok(&out);
     assert!(report_samples(&stdout) > 0, "{stdout}");
     assert!(has_row(&stdout, "work_a", "shift"), "{stdout}");

@@ -289,18 +289,11 @@ fn a_killed_recorder_leaves_the_finished_files_whole() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let pid = recorder.id();
     let deadline = Instant::now() + Duration::from_secs(60);
     while finished(dir.root()).len() < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let children =
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    let _ = recorder.kill();
-    let _ = recorder.wait();
-    for child in children.split_whitespace() {
-        let _ = Command::new("kill").args(["-KILL", child]).status();
-    }
+    crate::killed::kill_recorder(&mut recorder);
     let mut stderr = String::new();
     use std::io::Read;
     recorder
