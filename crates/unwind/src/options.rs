@@ -29,4 +29,8 @@ pub struct Options {
     /// is read through its root (`/proc/PID/root`) even when no build id can vouch for the
     /// file; reading a finished recording, only a file whose build id matches is.
     pub recording_now: bool,
+    /// Where else to look for a JIT dump (`jit-PID.dump`) or perf map (`perf-PID.map`) than
+    /// the path the recording gives (`--jit-dir`, the recording's own folder and the
+    /// `RECORDING.jit/` folder `cpiflame record` keeps them in), in this order.
+    pub jit_dirs: Vec<PathBuf>,
 }
