@@ -42,6 +42,8 @@ mod dwarf;
 mod frames;
 mod image;
 mod in_root;
+mod jit;
+pub mod jitdump;
 mod kernel;
 mod locate;
 mod notes;

@@ -1,5 +1,5 @@
 //! The state of one sampled process as the recording goes on: its executable mappings and
-//! the unwinder over their images (its JIT map, naming's, is the namer's).
+//! the unwinder over their images and JIT code (its JIT map, naming's, is the namer's).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -10,6 +10,7 @@ use framehop::Unwinder;
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::image::ImageError;
+use crate::jit::JitCode;
 use crate::shared::SharedBytes;
 
 /// One executable mapping of a process.
@@ -42,14 +43,25 @@ impl Mapping {
     }
 }
 
-/// A process: mappings by start address, and framehop's view of their images.
+/// A process: mappings by start address, its JIT code, and framehop's view of their images
+/// and of the JIT functions' unwind tables.
 #[derive(Clone, Default)]
 pub(crate) struct Process {
     mappings: BTreeMap<Avma, Rc<Mapping>>,
+    pub jit: JitCode,
     pub unwinder: UnwinderX86_64<SharedBytes>,
 }
 
 impl Process {
+    /// A forked child: its parent's mappings and code, no dump of its own yet.
+    pub fn forked(&self) -> Process {
+        Process {
+            mappings: self.mappings.clone(),
+            jit: self.jit.forked(),
+            unwinder: self.unwinder.clone(),
+        }
+    }
+
     /// The mapping that holds `avma`.
     pub fn mapping_at(&self, avma: Avma) -> Option<&Rc<Mapping>> {
         let (_, m) = self.mappings.range(..=avma).next_back()?;
@@ -67,8 +79,11 @@ impl Process {
             .map(|(&s, _)| s)
             .collect();
         for s in overlapping {
-            self.mappings.remove(&s);
-            self.unwinder.remove_module(s.0);
+            // Only a file's mapping has a module there; a JIT function's module may start
+            // where an anonymous mapping does (a runtime remaps its code to protect it).
+            if self.mappings.remove(&s).is_some_and(|old| old.image.is_some()) {
+                self.unwinder.remove_module(s.0);
+            }
         }
         if let Some(module) = module {
             self.unwinder.add_module(module);

@@ -56,13 +56,17 @@ pub struct TwinRecipe {
     meta: Meta,
     options: Options,
     source: Arc<dyn Source>,
+    /// The JIT dumps the resolver reads, read once for both.
+    jit_dumps: crate::jit::DumpCache,
 }
 
 impl TwinRecipe {
     /// The twin: feed it every record with [`Unwinder::observe`] and unwind samples with
     /// [`Unwinder::unwind_user_stack`].
     pub fn make(self) -> Unwinder {
-        Unwinder::with_source(&self.meta, self.options, self.source)
+        let mut twin = Unwinder::with_source(&self.meta, self.options, self.source);
+        twin.jit_dumps = self.jit_dumps;
+        twin
     }
 }
 
@@ -127,6 +131,8 @@ impl Resolver {
     /// A resolver for a file with header metadata `meta` that reads everything outside the
     /// recording from `source`.
     pub fn with_source(meta: &Meta, options: Options, source: Arc<dyn Source>) -> Resolver {
+        let parallel = !options.single_threaded;
+        let unwinder = Unwinder::with_source(meta, options.clone(), source.clone());
         let recipe = TwinRecipe {
             meta: meta.clone(),
             options: Options {
@@ -134,10 +140,9 @@ impl Resolver {
                 single_threaded: true,
                 ..options.clone()
             },
-            source: source.clone(),
+            source,
+            jit_dumps: unwinder.jit_dumps.clone(),
         };
-        let parallel = !options.single_threaded;
-        let unwinder = Unwinder::with_source(meta, options.clone(), source);
         let namer = Namer::new(meta, &options, &unwinder);
         Resolver {
             unwinder,
@@ -186,6 +191,13 @@ impl Resolver {
     /// Modules whose frames could not be named, with why and how many frames.
     pub fn unnamed(&self) -> Vec<Unnamed> {
         self.namer.unnamed()
+    }
+
+    /// What went wrong with the recording's JIT dumps: one line each, naming the file (a
+    /// dump not found, cut short or corrupt at an offset, or moved code in a recording on
+    /// another clock).
+    pub fn jit_notes(&self) -> &[String] {
+        &self.unwinder.jit_notes
     }
 
     /// Gives every frame its final name (see [`Namer::finish_names`]): kernel frames resolved
@@ -241,6 +253,8 @@ impl Resolver {
         self.lbr_callee = None;
         self.stats.samples += 1;
         let pid = sample.pid.unwrap_or(-1);
+        // The JIT code as it was when the sample was taken, for naming (and unwinding here).
+        self.unwinder.advance_jit(pid, sample.time);
         // Buffers kept across samples: this is the per-sample hot path.
         let mut kernel_ips = std::mem::take(&mut self.kernel_ips);
         let mut user_ips = std::mem::take(&mut self.user_ips);

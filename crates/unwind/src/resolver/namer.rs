@@ -213,10 +213,16 @@ impl Namer {
             address: EntryAddress::User(frame),
             code: None,
         };
-        let mapping = unwinder
-            .processes
-            .get(&pid)
-            .and_then(|p| p.mapping_at(lookup));
+        let process = unwinder.processes.get(&pid);
+        let mapping = process.and_then(|p| p.mapping_at(lookup));
+        // Code a JIT dump loaded there at the sample's time (not code of a file).
+        if mapping.is_none_or(|m| m.image.is_none()) {
+            if let Some((function, module)) = process.and_then(|p| p.jit.function_at(lookup.0)) {
+                let id = self.frames.intern(&function.name, module, FrameKind::Jit);
+                out.push(entry(id));
+                return true;
+            }
+        }
         let Some(mapping) = mapping else {
             let name = self.perf_map_name(pid, lookup);
             let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));

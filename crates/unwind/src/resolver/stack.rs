@@ -94,25 +94,192 @@ fn walk(
     let mut read_stack = |addr: u64| stack_word(stack, sp, addr).map(|(word, _)| word);
     let empty = UnwinderX86_64::new();
     let unwinder = tables.process.map_or(&empty, |p| &p.unwinder);
-    let mut frames = unwinder.iter_frames(regs.ip(), regs, cache, &mut read_stack);
     let start = out.len();
+    let mut regs = regs;
+    let mut address = FrameAddress::InstructionPointer(regs.ip());
+    // framehop's own loop (`iter_frames`), with one step of its own: a frame in JIT code
+    // that no unwind table covers.
     loop {
-        match frames.next() {
-            Ok(Some(f)) => {
-                let frame = stack_frame(f);
-                out.push(frame);
-                let lookup = frame.lookup();
-                if out.len() - start >= MAX_FRAMES {
-                    return WalkEnd::TooDeep;
-                }
-                if ends_stack(tables.process, tables.images, memo, lookup) {
-                    return WalkEnd::Uncovered;
-                }
-            }
+        let frame = stack_frame(address);
+        out.push(frame);
+        let lookup = frame.lookup();
+        if out.len() - start >= MAX_FRAMES {
+            return WalkEnd::TooDeep;
+        }
+        if ends_stack(tables.process, tables.images, memo, lookup) {
+            return WalkEnd::Uncovered;
+        }
+        let next = match tables.process.filter(|p| bare_jit(p, lookup)) {
+            Some(process) => jit_caller(tables, process, cache, &mut regs, &mut read_stack)
+                .ok_or(framehop::Error::CouldNotReadStack(regs.sp())),
+            None => unwinder.unwind_frame(address, &mut regs, cache, &mut read_stack),
+        };
+        match next {
+            Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
+                Some(a) => address = a,
+                None => return WalkEnd::Error,
+            },
             Ok(None) => return WalkEnd::Done,
             Err(_) => return WalkEnd::Error,
         }
     }
+}
+
+/// Whether `lookup` is in JIT code that no unwind table covers: anonymous executable memory,
+/// or a dump's function without a table. There framehop would take the frame-pointer chain
+/// on trust; [`jit_caller`] checks it, and looks further when it does not hold.
+fn bare_jit(process: &Process, lookup: Avma) -> bool {
+    if let Some((function, _)) = process.jit.function_at(lookup.0) {
+        return function.unwind.is_none();
+    }
+    process
+        .mapping_at(lookup)
+        .is_some_and(|m| m.image.is_none() && is_anonymous(&m.path))
+}
+
+fn is_anonymous(path: &str) -> bool {
+    path.starts_with("//anon") || path.starts_with("[anon")
+}
+
+/// Words of stack [`jit_caller`] looks through for a return address.
+const JIT_SCAN_WORDS: u64 = 64;
+
+/// The caller of a frame in JIT code without an unwind table, `regs` updated to its frame:
+/// the frame-pointer rule when the frame keeps one (V8's frames, HotSpot's with
+/// `-XX:+PreserveFramePointer`) and the word it gives is a return address (right after a
+/// call, in code of the process); else the first word above the stack pointer that is
+/// such a return address and from which the stack unwinds one frame further (CPython's
+/// `-X perf` trampolines keep no frame pointer: `sub $8,%rsp; call *%rcx`). A word that
+/// follows a direct call is taken only when the call leads into JIT code: a stale return
+/// address left on the stack by an earlier call of a file's function is no caller of this
+/// frame. `None` when neither finds one.
+fn jit_caller(
+    tables: Tables<'_>,
+    process: &Process,
+    cache: &mut CacheX86_64,
+    regs: &mut UnwindRegsX86_64,
+    read_stack: &mut impl FnMut(u64) -> Result<u64, ()>,
+) -> Option<Option<u64>> {
+    let (sp, bp) = (regs.sp(), regs.bp());
+    // The frame-pointer rule, checked.
+    if bp >= sp && bp - sp < (1 << 20) {
+        if let (Ok(ra), Ok(caller_bp)) = (read_stack(bp.wrapping_add(8)), read_stack(bp)) {
+            if returns_after_call(tables, process, ra, false) {
+                regs.set_sp(bp + 16);
+                regs.set_bp(caller_bp);
+                return Some(Some(ra));
+            }
+        }
+    }
+    for i in 0..JIT_SCAN_WORDS {
+        let slot = sp.checked_add(i * 8)?;
+        let Ok(ra) = read_stack(slot) else {
+            break;
+        };
+        if !returns_after_call(tables, process, ra, true) {
+            continue;
+        }
+        let mut caller = UnwindRegsX86_64::new(ra, slot + 8, bp);
+        let Some(address) = FrameAddress::from_return_address(ra) else {
+            continue;
+        };
+        let holds = match process
+            .unwinder
+            .unwind_frame(address, &mut caller.clone(), cache, read_stack)
+        {
+            Ok(None) => true,
+            Ok(Some(next)) => process.mapping_at(Avma(next.wrapping_sub(1))).is_some(),
+            Err(_) => false,
+        };
+        if holds {
+            caller.set_sp(slot + 8);
+            *regs = caller;
+            return Some(Some(ra));
+        }
+    }
+    None
+}
+
+/// Whether `ra` is a return address of process code: the instruction before it a call.
+/// In a file's code, a direct call counts only when `scanning` finds it leading into JIT
+/// code (see [`jit_caller`]). JIT code whose bytes are unknown (a perf map's) counts on
+/// the frame-pointer rule's word, never on a scanned one.
+fn returns_after_call(tables: Tables<'_>, process: &Process, ra: u64, scanning: bool) -> bool {
+    let lookup = Avma(ra.wrapping_sub(1));
+    if let Some((function, _)) = process.jit.function_at(lookup.0) {
+        let end = (ra - function.addr) as usize;
+        return function
+            .code
+            .get(end.saturating_sub(8)..end)
+            .and_then(call_before_end)
+            .is_some();
+    }
+    let Some(mapping) = process.mapping_at(lookup) else {
+        return false;
+    };
+    let Some(image) = mapping.image else {
+        return !scanning && is_anonymous(&mapping.path);
+    };
+    let svma = mapping.svma(Avma(ra)).0;
+    let Some(code) = tables.images[image].code_bytes(svma.saturating_sub(8)..svma) else {
+        return false;
+    };
+    match call_before_end(code) {
+        Some(Call::Indirect) => true,
+        Some(Call::Direct(offset)) => {
+            !scanning || {
+                let target = Avma(ra.wrapping_add(offset as u64));
+                process.jit.function_at(target.0).is_some()
+                    || process
+                        .mapping_at(target)
+                        .is_some_and(|m| m.image.is_none() && is_anonymous(&m.path))
+            }
+        }
+        None => false,
+    }
+}
+
+/// An x86-64 call instruction that ends where `code` ends.
+#[derive(Debug, PartialEq, Eq)]
+enum Call {
+    /// `call rel32`, with its displacement from the return address.
+    Direct(i32),
+    /// `call r/m64`: through a register or memory.
+    Indirect,
+}
+
+/// The call instruction `code` ends with, if any: `E8 rel32`, or `FF /2` with its ModRM,
+/// SIB and displacement making up exactly the bytes before the end (a REX prefix allowed).
+fn call_before_end(code: &[u8]) -> Option<Call> {
+    let n = code.len();
+    if n >= 5 && code[n - 5] == 0xE8 {
+        let rel = i32::from_le_bytes(code[n - 4..].try_into().ok()?);
+        return Some(Call::Direct(rel));
+    }
+    // `FF /2` is 2 to 7 bytes: opcode, ModRM, maybe SIB, maybe a displacement.
+    for len in 2..=7usize.min(n) {
+        let at = n - len;
+        if code[at] != 0xFF {
+            continue;
+        }
+        let modrm = code[at + 1];
+        if (modrm >> 3) & 7 != 2 {
+            continue;
+        }
+        let (mode, rm) = (modrm >> 6, modrm & 7);
+        let sib = mode != 3 && rm == 4;
+        let base_is_disp32 = sib && mode == 0 && code.get(at + 2).is_some_and(|b| b & 7 == 5);
+        let disp = match mode {
+            0 if rm == 5 || base_is_disp32 => 4,
+            1 => 1,
+            2 => 4,
+            _ => 0,
+        };
+        if 2 + usize::from(sib) + disp == len {
+            return Some(Call::Indirect);
+        }
+    }
+    None
 }
 
 /// framehop's frame address as this crate's: the same address and kind, so the same address
@@ -150,6 +317,7 @@ impl Unwinder {
         ) else {
             return true;
         };
+        self.advance_jit(pid, sample.time);
         self.stats.dwarf_unwound += 1;
         self.unwinds_since_release += 1;
         if self.unwinds_since_release >= UNWINDS_BETWEEN_RELEASES {

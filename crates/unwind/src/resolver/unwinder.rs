@@ -15,12 +15,17 @@ use framehop::x86_64::CacheX86_64;
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::image::{Image, ImageError};
+use crate::jit::{DumpCache, LoadedDump};
+use crate::jitdump::{self, JitDump};
 use crate::locate::Locator;
 use crate::options::Options;
 use crate::process::{Mapping, Process};
 use crate::source::{HostSource, Source};
 
 use super::{recorded_on, short_name, Stats};
+
+/// `CLOCK_MONOTONIC`, the clock JIT dumps' times are on.
+const CLOCK_MONOTONIC: u32 = 1;
 
 /// A recorded path, the build id the recording gives for it, and the mount namespace of a
 /// container whose root it was read under.
@@ -51,6 +56,18 @@ pub struct Unwinder {
     read_names_ahead: bool,
     /// Stacks unwound since the unwind tables' pages were last released.
     pub(super) unwinds_since_release: u32,
+    /// JIT dumps read, shared with this unwinder's twin.
+    pub(super) jit_dumps: DumpCache,
+    /// Whether the samples' clock is the JIT dumps' (CLOCK_MONOTONIC, perf's `-k mono`):
+    /// then each dump's changes are applied as the samples' times pass theirs, else all at
+    /// once when the dump is found.
+    jit_in_time_order: bool,
+    /// [`Options::jit_dirs`].
+    jit_dirs: Vec<std::path::PathBuf>,
+    /// What went wrong with JIT dumps (one line each, naming the file), and the paths
+    /// already said.
+    pub(super) jit_notes: Vec<String>,
+    jit_noted: foldhash::HashSet<Arc<str>>,
     /// The unwinds done: only the unwinding counts (`dwarf_unwound`, `unwind_stopped_early`,
     /// `unwind_ended_uncovered`) are kept here.
     pub stats: Stats,
@@ -90,6 +107,14 @@ impl Unwinder {
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             read_names_ahead: !options.unwind_only && !options.single_threaded,
             unwinds_since_release: 0,
+            jit_dumps: DumpCache::default(),
+            jit_in_time_order: meta
+                .clock_data
+                .as_ref()
+                .is_some_and(|c| c.clockid == CLOCK_MONOTONIC),
+            jit_dirs: options.jit_dirs,
+            jit_notes: Vec::new(),
+            jit_noted: Default::default(),
             stats: Stats::default(),
         };
         unwinder.prefetch_hit_files(meta);
@@ -130,7 +155,11 @@ impl Unwinder {
                 self.roots.remove(pid);
             }
             RecordKind::Fork { pid, ppid, .. } if pid != ppid => {
-                let child = self.processes.get(ppid).cloned().unwrap_or_default();
+                let child = self
+                    .processes
+                    .get(ppid)
+                    .map(Process::forked)
+                    .unwrap_or_default();
                 self.processes.insert(*pid, child);
                 self.roots.remove(pid);
             }
@@ -143,6 +172,13 @@ impl Unwinder {
             return;
         }
         let path: Arc<str> = String::from_utf8_lossy(m.path).into();
+        // A runtime maps its JIT dump (executable, so that the kernel reports it): the
+        // mapping holds no code, the dump says where the code is.
+        if let Some(name) = path.rsplit('/').next().filter(|n| jitdump::is_dump_name(n)) {
+            let name: Arc<str> = name.into();
+            self.attach_jit_dump(m.pid, &path, name);
+            return;
+        }
         let build_id = m
             .build_id
             .map(<[u8]>::to_vec)
@@ -184,6 +220,99 @@ impl Unwinder {
             .entry(m.pid)
             .or_default()
             .map(mapping, module);
+    }
+
+    /// Follows the JIT dump process `pid` mapped at `path` (file name `name`), looked for in
+    /// [`Options::jit_dirs`] first (a copy kept with the recording outlives the process's
+    /// own, which a later process with the same pid overwrites), then at `path` (through a
+    /// container's root) when the file was recorded here.
+    fn attach_jit_dump(&mut self, pid: i32, path: &Arc<str>, name: Arc<str>) {
+        let mut candidates: Vec<std::path::PathBuf> =
+            self.jit_dirs.iter().map(|d| d.join(&*name)).collect();
+        if self.locator.recorded_here {
+            match self.root_of(pid) {
+                Some((_, root)) => candidates.push(root.join(path.trim_start_matches('/'))),
+                None => candidates.push(std::path::PathBuf::from(&**path)),
+            }
+        }
+        let source = self.locator.source.clone();
+        let found = candidates.iter().find_map(|candidate| {
+            let read = self.jit_dumps.get_or_read(candidate, || {
+                // Not there (or not readable): the next place.
+                let bytes = source.map(candidate).map_err(|_| None)?;
+                let dump = JitDump::parse(&bytes)
+                    .map_err(|e| Some(format!("{}: {e}", candidate.display())))?;
+                Ok(Arc::new(LoadedDump {
+                    dump,
+                    module: name.clone(),
+                    path: candidate.clone(),
+                }))
+            });
+            match read {
+                Ok(dump) => Some(Ok(dump)),
+                Err(None) => None,
+                Err(Some(e)) => Some(Err(e)),
+            }
+        });
+        let dump = match found {
+            Some(Ok(dump)) => dump,
+            Some(Err(e)) => return self.jit_note(&name, e),
+            None => {
+                let places = if candidates.is_empty() {
+                    "recorded on another machine; give its folder with --jit-dir".to_string()
+                } else {
+                    format!(
+                        "looked for at {}",
+                        candidates
+                            .iter()
+                            .map(|c| c.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                return self.jit_note(
+                    &name,
+                    format!("{path}: JIT dump not found ({places}): its code is unnamed"),
+                );
+            }
+        };
+        let shown = dump.path.display().to_string();
+        if let Some((offset, why)) = &dump.dump.problem {
+            self.jit_note(
+                &name,
+                format!("{shown}: offset {offset}: {why}; the code loaded after it is unnamed"),
+            );
+        }
+        if dump.dump.reuses_code && !self.jit_in_time_order {
+            self.jit_note(
+                &name,
+                format!(
+                    "{shown}: the dump moved or reused code, and the recording's clock is not \
+                     the dump's (record with -k mono): its code is named by address, the latest \
+                     load winning, which may name some samples wrongly"
+                ),
+            );
+        }
+        let in_time_order = self.jit_in_time_order;
+        let process = self.processes.entry(pid).or_default();
+        process.jit.attach(dump, in_time_order, &mut process.unwinder);
+    }
+
+    fn jit_note(&mut self, name: &Arc<str>, note: String) {
+        if self.jit_noted.insert(name.clone()) || !self.jit_notes.contains(&note) {
+            self.jit_notes.push(note);
+        }
+    }
+
+    /// Brings process `pid`'s JIT code to `time` (a sample's; `None`: every change known).
+    pub(super) fn advance_jit(&mut self, pid: i32, time: Option<u64>) {
+        if let Some(process) = self.processes.get_mut(&pid) {
+            if !process.jit.is_empty() {
+                process
+                    .jit
+                    .advance(time.unwrap_or(u64::MAX), &mut process.unwinder);
+            }
+        }
     }
 
     /// The root of process `pid` when it runs here in a container, its files to be read
