@@ -4,7 +4,8 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 #   SECONDS  how long each target runs (default 600)
-#   TARGET   perf_data sample_record event_specs folded perf_script elf_image tracing_data\n#            (default: all)
+#   TARGET   perf_data sample_record event_specs folded perf_script elf_image tracing_data
+#            jitdump (default: all)
 #
 # Targets run JOBS at a time (default 2). Each starts from fuzz/corpus/TARGET, seeded from
 # fixtures/ on first use (recordings of the fixture programs by perf and by cpiflame, their
@@ -22,7 +23,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-600}"
 shift || true
-all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data)
+all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data jitdump)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${JOBS:-2}"
@@ -48,6 +49,7 @@ max_len() {
 	elf_image) echo 131072 ;;
 	sample_record) echo 65536 ;;
 	tracing_data) echo 65536 ;;
+	jitdump) echo 65536 ;;
 	*) echo 16384 ;;
 	esac
 }
@@ -173,6 +175,26 @@ SPECS
 		grep -hoE '(r[0-9a-fA-Fx_]+|[a-z_0-9]+/[^ `|]*/[a-zA-Z]*)' "$root/../shared/EVENTS.md" \
 			2>/dev/null | sort -u | head -100 >"$c/events-md" || true
 		find "$c" -size 0 -delete
+	fi
+
+	# JIT dumps: CPython 3.13's (-X perf_jit: loads with unwinding info, machine 0) and
+	# node's (--perf-prof: loads, debug info, unwinding info), cut to the largest input.
+	c="$root/fuzz/corpus/jitdump"
+	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
+		mkdir -p "$c"
+		local jd="$rec/jit" py
+		mkdir -p "$jd"
+		printf 'def f(n):\n    return n if n < 2 else f(n-1) + f(n-2)\nf(18)\n' >"$jd/f.py"
+		py="$(ls -d "$(pyenv root 2>/dev/null)"/versions/3.13*/bin/python3.13 2>/dev/null | head -1)"
+		(cd "$jd" && "$py" -X perf_jit -c 'import os; print(os.getpid()); exec(open("f.py").read())' \
+			>"$jd/pid" 2>/dev/null) || true
+		[ -s "$jd/pid" ] && mv "/tmp/jit-$(cat "$jd/pid").dump" "$jd/python.dump" 2>/dev/null || true
+		printf 'function f(n){return n<2?n:f(n-1)+f(n-2)}\nf(25)\n' >"$jd/f.js"
+		(cd "$jd" && node --perf-prof --perf-prof-unwinding-info f.js) >/dev/null 2>&1 || true
+		for f in "$jd"/*.dump; do
+			[ -s "$f" ] && head -c "$(max_len jitdump)" "$f" >"$c/$(basename "$f")"
+		done
+		cp "$root"/fuzz/regressions/jitdump/*.dump "$c/" 2>/dev/null || true
 	fi
 
 	# Tracing data: the payload of perf's PERF_RECORD_HEADER_TRACING_DATA in pipe recordings of

@@ -63,6 +63,7 @@ pub fn perf_data(bytes: &[u8]) {
             unwind_only: false,
             single_threaded: false,
             recording_now: false,
+            jit_dirs: Vec::new(),
         },
     );
     // Root frames by cgroup where the samples carry cgroup ids (the CGROUP records' paths
@@ -497,6 +498,66 @@ pub fn elf_image(bytes: &[u8]) {
     };
     for &svma in addresses.iter().take(16) {
         let pc = svma.wrapping_add(base_avma);
+        let mut frames = unwinder.iter_frames(
+            pc,
+            UnwindRegsX86_64::new(pc, sp, sp + 64),
+            &mut cache,
+            &mut read_stack,
+        );
+        for _ in 0..64 {
+            match frames.next() {
+                Ok(Some(_)) => {}
+                _ => break,
+            }
+        }
+    }
+}
+
+/// A JIT dump (`jit-PID.dump`): read; each function's lines looked up; each function's
+/// unwind table handed to framehop and unwound from over a stack made of the input's last
+/// bytes. What must hold: a load's code is as long as it says, a dump cut short names the
+/// offset inside the input where it went wrong.
+pub fn jitdump(bytes: &[u8]) {
+    use cpiflame_unwind::jitdump::{JitChange, JitDump};
+    let Ok(dump) = JitDump::parse(bytes) else {
+        return;
+    };
+    if let Some((offset, _)) = &dump.problem {
+        assert!(
+            *offset < bytes.len() as u64,
+            "problem offset {offset} outside the input"
+        );
+    }
+    let mut unwinder = UnwinderX86_64::new();
+    for event in &dump.events {
+        let JitChange::Load(function) = &event.change else {
+            continue;
+        };
+        assert!(function.code.len() as u64 <= bytes.len() as u64);
+        for addr in [function.addr, function.addr.wrapping_add(function.size / 2)] {
+            let _ = function.line_at(addr);
+        }
+        if let Some(module) = function
+            .unwind
+            .as_ref()
+            .and_then(|u| u.framehop_module(&function.name, function.range()))
+        {
+            unwinder.add_module(module);
+        }
+    }
+    let mut cache = CacheX86_64::new();
+    let stack = &bytes[bytes.len().saturating_sub(512)..];
+    let sp = 0x7ffd_0000_0000u64;
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+        let word = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
+    };
+    for event in dump.events.iter().take(16) {
+        let JitChange::Load(function) = &event.change else {
+            continue;
+        };
+        let pc = function.addr.wrapping_add(1);
         let mut frames = unwinder.iter_frames(
             pc,
             UnwindRegsX86_64::new(pc, sp, sp + 64),

@@ -116,6 +116,12 @@ fn elf_image_regressions() {
     assert!(n >= 1, "the compressed-section finding is kept");
 }
 
+#[test]
+fn jitdump_regressions() {
+    let n = replay("jitdump", cpiflame_hostile::jitdump);
+    assert!(n >= 1, "real dumps are kept");
+}
+
 /// A scratch regressions root holding `target` with these files.
 fn scratch_root(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let root = std::env::temp_dir().join(format!("cpiflame-replay-{}-{name}", std::process::id()));

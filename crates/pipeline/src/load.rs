@@ -647,12 +647,7 @@ pub fn load_opened(
             "{path}: offset {offset:#x}: last record cut short (recorder killed?); ignored"
         ));
     }
-    for u in resolver.unnamed() {
-        warnings.push(format!(
-            "{}: {}; {} frames shown as module+0xOFFSET",
-            u.path, u.reason, u.frames
-        ));
-    }
+    crate::load::naming_warnings(&resolver, warnings);
     let total: u64 = stats.samples.iter().sum();
     // perf writes both LOST records (from the kernel) and a LOST_SAMPLES total at the end;
     // they count the same samples, so the larger one is the loss.
@@ -1171,4 +1166,16 @@ app 1/1 1.2: 700 cycles:
         assert_eq!((period(0), period(1)), (3500, 2500));
         assert_eq!(l.profile.total(0).period, 4200);
     }
+}
+
+/// What the resolver could not name, and what went wrong with the recording's JIT dumps:
+/// one warning line each.
+pub(crate) fn naming_warnings(resolver: &Resolver, warnings: &mut Vec<String>) {
+    for u in resolver.unnamed() {
+        warnings.push(format!(
+            "{}: {}; {} frames shown as module+0xOFFSET",
+            u.path, u.reason, u.frames
+        ));
+    }
+    warnings.extend(resolver.jit_notes().iter().cloned());
 }

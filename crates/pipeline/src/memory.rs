@@ -64,12 +64,7 @@ pub(crate) fn load_profile(
             "{path}: the kernel lost {lost} samples (ring buffer full); the graph undercounts"
         ));
     }
-    for u in resolver.unnamed() {
-        warnings.push(format!(
-            "{}: {}; {} frames shown as module+0xOFFSET",
-            u.path, u.reason, u.frames
-        ));
-    }
+    crate::load::naming_warnings(&resolver, warnings);
     Ok(loads)
 }
 

@@ -99,7 +99,7 @@ impl JitUnwind {
     }
 
     /// framehop's module for the function at `range`: its `.eh_frame` placed where it lies.
-    pub(crate) fn framehop_module(
+    pub fn framehop_module(
         &self,
         name: &str,
         range: Range<u64>,
@@ -188,8 +188,8 @@ const DEBUG_ENTRY_MIN: u64 = 8 + 4 + 4 + 1;
 impl JitDump {
     /// Reads the dump `bytes`.
     pub fn parse(bytes: &[u8]) -> Result<JitDump, JitDumpError> {
-        let header = JitDumpHeader::parse(RawData::Single(bytes))
-            .map_err(|_| JitDumpError::NotJitDump)?;
+        let header =
+            JitDumpHeader::parse(RawData::Single(bytes)).map_err(|_| JitDumpError::NotJitDump)?;
         if header.version != 1 {
             return Err(JitDumpError::Version(header.version));
         }
@@ -323,8 +323,12 @@ impl Records {
                 // The entry count is checked against the bytes before the parser reserves
                 // room for that many.
                 let claimed = match (self.endian, record.get(24..32)) {
-                    (Endianness::LittleEndian, Some(b)) => u64::from_le_bytes(b.try_into().unwrap_or_default()),
-                    (Endianness::BigEndian, Some(b)) => u64::from_be_bytes(b.try_into().unwrap_or_default()),
+                    (Endianness::LittleEndian, Some(b)) => {
+                        u64::from_le_bytes(b.try_into().unwrap_or_default())
+                    }
+                    (Endianness::BigEndian, Some(b)) => {
+                        u64::from_be_bytes(b.try_into().unwrap_or_default())
+                    }
                     (_, None) => return Err(cut("debug info")),
                 };
                 if claimed.saturating_mul(DEBUG_ENTRY_MIN) > body_len {
@@ -332,8 +336,8 @@ impl Records {
                         "a debug info record claiming {claimed} entries in {body_len} bytes"
                     ));
                 }
-                let info =
-                    JitCodeDebugInfoRecord::parse(self.endian, body).map_err(|_| cut("debug info"))?;
+                let info = JitCodeDebugInfoRecord::parse(self.endian, body)
+                    .map_err(|_| cut("debug info"))?;
                 let mut lines: Vec<JitLine> = info
                     .entries
                     .iter()

@@ -49,6 +49,9 @@ impl Mapping {
 pub(crate) struct Process {
     mappings: BTreeMap<Avma, Rc<Mapping>>,
     pub jit: JitCode,
+    /// Whether an anonymous executable mapping was ever made (a runtime's JIT code): only
+    /// then does a walk look for JIT frames ([`Process::may_run_jit_code`]).
+    anonymous_code: bool,
     pub unwinder: UnwinderX86_64<SharedBytes>,
 }
 
@@ -58,8 +61,14 @@ impl Process {
         Process {
             mappings: self.mappings.clone(),
             jit: self.jit.forked(),
+            anonymous_code: self.anonymous_code,
             unwinder: self.unwinder.clone(),
         }
+    }
+
+    /// Whether this process may run JIT code: it mapped anonymous code or a JIT dump.
+    pub fn may_run_jit_code(&self) -> bool {
+        self.anonymous_code || !self.jit.is_empty()
     }
 
     /// The mapping that holds `avma`.
@@ -81,13 +90,24 @@ impl Process {
         for s in overlapping {
             // Only a file's mapping has a module there; a JIT function's module may start
             // where an anonymous mapping does (a runtime remaps its code to protect it).
-            if self.mappings.remove(&s).is_some_and(|old| old.image.is_some()) {
+            if self
+                .mappings
+                .remove(&s)
+                .is_some_and(|old| old.image.is_some())
+            {
                 self.unwinder.remove_module(s.0);
             }
         }
         if let Some(module) = module {
             self.unwinder.add_module(module);
         }
+        self.anonymous_code |= mapping.image.is_none() && is_anonymous(&mapping.path);
         self.mappings.insert(start, Rc::new(mapping));
     }
+}
+
+/// Whether a mapping's recorded path is anonymous memory (`//anon`, or `[anon:NAME]` for
+/// memory a runtime named with `PR_SET_VMA_ANON_NAME`).
+pub(crate) fn is_anonymous(path: &str) -> bool {
+    path.starts_with("//anon") || path.starts_with("[anon")
 }

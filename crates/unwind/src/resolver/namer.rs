@@ -282,7 +282,7 @@ impl Namer {
                     .1 += 1;
             }
         } else {
-            if mapping.path.starts_with("//anon") || mapping.path.starts_with("[anon") {
+            if crate::process::is_anonymous(&mapping.path) {
                 if let Some(n) = self.perf_map_name(pid, lookup) {
                     let jit: Arc<str> = Arc::from(format!("perf-{pid}.map"));
                     let id = self.frames.intern(&n, &jit, FrameKind::Jit);

@@ -9,7 +9,7 @@ use framehop::{FrameAddress, Unwinder as _};
 use super::{Unwinder, MAX_FRAMES};
 use crate::address::{Avma, StackFrame, Svma};
 use crate::image::Image;
-use crate::process::Process;
+use crate::process::{is_anonymous, Process};
 
 /// The word at `addr` of a stack copy that starts at `sp`, and the end of the bytes it took
 /// (for [`Unwinder::user_stack_extent`]); `Err` when the copy does not hold it.
@@ -129,16 +129,15 @@ fn walk(
 /// or a dump's function without a table. There framehop would take the frame-pointer chain
 /// on trust; [`jit_caller`] checks it, and looks further when it does not hold.
 fn bare_jit(process: &Process, lookup: Avma) -> bool {
+    if !process.may_run_jit_code() {
+        return false;
+    }
     if let Some((function, _)) = process.jit.function_at(lookup.0) {
         return function.unwind.is_none();
     }
     process
         .mapping_at(lookup)
         .is_some_and(|m| m.image.is_none() && is_anonymous(&m.path))
-}
-
-fn is_anonymous(path: &str) -> bool {
-    path.starts_with("//anon") || path.starts_with("[anon")
 }
 
 /// Words of stack [`jit_caller`] looks through for a return address.
@@ -183,14 +182,15 @@ fn jit_caller(
         let Some(address) = FrameAddress::from_return_address(ra) else {
             continue;
         };
-        let holds = match process
-            .unwinder
-            .unwind_frame(address, &mut caller.clone(), cache, read_stack)
-        {
-            Ok(None) => true,
-            Ok(Some(next)) => process.mapping_at(Avma(next.wrapping_sub(1))).is_some(),
-            Err(_) => false,
-        };
+        let holds =
+            match process
+                .unwinder
+                .unwind_frame(address, &mut caller.clone(), cache, read_stack)
+            {
+                Ok(None) => true,
+                Ok(Some(next)) => process.mapping_at(Avma(next.wrapping_sub(1))).is_some(),
+                Err(_) => false,
+            };
         if holds {
             caller.set_sp(slot + 8);
             *regs = caller;

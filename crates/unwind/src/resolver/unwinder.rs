@@ -295,7 +295,9 @@ impl Unwinder {
         }
         let in_time_order = self.jit_in_time_order;
         let process = self.processes.entry(pid).or_default();
-        process.jit.attach(dump, in_time_order, &mut process.unwinder);
+        process
+            .jit
+            .attach(dump, in_time_order, &mut process.unwinder);
     }
 
     fn jit_note(&mut self, name: &Arc<str>, note: String) {
