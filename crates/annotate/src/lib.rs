@@ -44,7 +44,7 @@ use cpiflame_pipeline::{
 use cpiflame_profile::summary::topdown_cell;
 use cpiflame_profile::topdown::{Breakdown, Plan};
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
-use cpiflame_unwind::{CodeAddress, FrameKind, FrameRef, Resolver, SourceFrame};
+use cpiflame_unwind::{CodeAddress, CodeFile, FrameKind, FrameRef, Resolver, SourceFrame};
 use serde_json::{json, Value};
 
 pub use source::SourcePaths;
@@ -475,12 +475,12 @@ fn function(
 ) -> Function {
     let mut by_address: HashMap<u64, Weights> = HashMap::new();
     let mut sums = Vec::new();
-    let mut image_weight: HashMap<usize, u64> = HashMap::new();
+    let mut image_weight: HashMap<CodeFile, u64> = HashMap::new();
     let mut code_of: HashMap<u64, CodeAddress> = HashMap::new();
     for (site, w) in sites {
         let address = match site {
             Site::User(code) => {
-                *image_weight.entry(code.image).or_default() += w.period;
+                *image_weight.entry(code.file).or_default() += w.period;
                 code_of.entry(code.svma).or_insert(*code);
                 code.svma
             }
@@ -496,10 +496,10 @@ fn function(
         .map(|(i, _)| i);
     let hottest = code_of
         .values()
-        .filter(|c| Some(c.image) == image)
+        .filter(|c| Some(c.file) == image)
         .max_by_key(|c| (by_address[&c.svma].period, std::cmp::Reverse(c.svma)))
         .copied();
-    let code = hottest.and_then(|c| resolver.function_code(c).map(|(r, b)| (c.image, r, b)));
+    let code = hottest.and_then(|c| resolver.function_code(c).map(|(r, b)| (c.file, r, b)));
     let mut instructions = Vec::new();
     match code {
         Some((image, range, bytes)) if isa.is_some() => {
@@ -509,7 +509,7 @@ fn function(
             };
             for (address, text) in text {
                 let code = CodeAddress {
-                    image,
+                    file: image,
                     svma: address,
                 };
                 instructions.push(Instruction {

@@ -11,7 +11,9 @@ use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::address::StackFrame;
-use cpiflame_unwind::{CodeAddress, CodeSite, FrameRef, Resolver, StackEntry};
+use cpiflame_unwind::{
+    CodeAddress, CodeFile, CodeSite, FrameRef, JitCodeRef, Resolver, StackEntry,
+};
 
 use crate::progress::Meter;
 
@@ -546,16 +548,27 @@ struct LeafSite {
     counts: Vec<Count>,
 }
 
-/// Which images have source lines, asked once each.
+/// Which images (and JIT functions) have source lines, asked once each.
 #[derive(Default)]
-struct HasLines(Vec<Option<bool>>);
+struct HasLines {
+    images: Vec<Option<bool>>,
+    jit: HashMap<JitCodeRef, bool>,
+}
 
 impl HasLines {
-    fn image(&mut self, image: usize, resolver: &Resolver) -> bool {
-        if image >= self.0.len() {
-            self.0.resize(image + 1, None);
+    fn file(&mut self, file: CodeFile, resolver: &Resolver) -> bool {
+        match file {
+            CodeFile::Image(image) => {
+                if image >= self.images.len() {
+                    self.images.resize(image + 1, None);
+                }
+                *self.images[image].get_or_insert_with(|| resolver.has_source_lines(file))
+            }
+            CodeFile::Jit(jit) => *self
+                .jit
+                .entry(jit)
+                .or_insert_with(|| resolver.has_source_lines(file)),
         }
-        *self.0[image].get_or_insert_with(|| resolver.has_source_lines(image))
     }
 }
 
@@ -736,7 +749,7 @@ impl LineNames {
     /// The line of the frame `depth` inlined frames out at `code`.
     fn line(&mut self, names: &Names<'_>, code: CodeAddress, depth: u16) -> LineId {
         // Most frames of a large program are in files without DWARF: known without a lookup.
-        if !self.has_lines.image(code.image, names.resolver) {
+        if !self.has_lines.file(code.file, names.resolver) {
             return NO_LINE;
         }
         let ids = &mut self.ids;

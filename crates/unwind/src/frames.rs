@@ -12,8 +12,8 @@ pub enum FrameKind {
     /// A function inlined into the frame below it.
     Inline,
     Kernel,
-    /// Code compiled at run time: named from a perf map (`/tmp/perf-PID.map`), or in an
-    /// image `perf inject --jit` wrote (`jitted-PID-N.so`).
+    /// Code compiled at run time: named from a JIT dump (`jit-PID.dump`) or a perf map
+    /// (`/tmp/perf-PID.map`), or in an image `perf inject --jit` wrote (`jitted-PID-N.so`).
     Jit,
 }
 
@@ -36,7 +36,7 @@ pub struct StackEntry {
     /// The address in the process and what kind it is (a kernel address; a user
     /// instruction, or return address whose frames are named by the byte before it).
     pub address: EntryAddress,
-    /// A user frame named from a file: where its code is in the file, and its place in the
+    /// A user frame named from a file or a JIT dump: where its code is, and its place in the
     /// inline chain at that address (0: the innermost frame). `None` for kernel frames and
     /// frames named from a perf map or not at all.
     pub code: Option<CodeSite>,

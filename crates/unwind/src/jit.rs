@@ -15,11 +15,28 @@ use crate::shared::SharedBytes;
 /// The JIT functions of one process, and the dumps whose later changes are still to come.
 #[derive(Clone, Default)]
 pub(crate) struct JitCode {
-    /// Functions by start address, with the module name of the dump that loaded them;
-    /// none overlaps another.
-    functions: BTreeMap<u64, (Arc<JitFunction>, Arc<str>)>,
-    /// The dumps being followed and how many of their changes are applied.
-    dumps: Vec<(Arc<LoadedDump>, usize)>,
+    /// Functions by start address; none overlaps another.
+    functions: BTreeMap<u64, Placed>,
+    /// The dumps being followed (with their number among the unwinder's dumps) and how
+    /// many of their changes are applied.
+    dumps: Vec<(Arc<LoadedDump>, u32, usize)>,
+}
+
+/// A JIT function where it is, the module its frames carry (the dump's file name), and
+/// which load of which dump it is.
+#[derive(Clone)]
+pub(crate) struct Placed {
+    pub function: Arc<JitFunction>,
+    pub module: Arc<str>,
+    pub code: JitCodeRef,
+}
+
+/// A function's load in a recording's dumps: the dump's number among those the resolver
+/// read and the change's index in it. [`CodeFile::Jit`](crate::CodeFile::Jit) holds one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JitCodeRef {
+    pub(crate) dump: u32,
+    pub(crate) event: u32,
 }
 
 /// A dump read, with the name its frames carry as their module.
@@ -32,9 +49,9 @@ pub(crate) struct LoadedDump {
 
 impl JitCode {
     /// The function whose code holds `addr`, at this point of the recording.
-    pub fn function_at(&self, addr: u64) -> Option<(&Arc<JitFunction>, &Arc<str>)> {
-        let (_, (f, module)) = self.functions.range(..=addr).next_back()?;
-        f.range().contains(&addr).then_some((f, module))
+    pub fn function_at(&self, addr: u64) -> Option<&Placed> {
+        let (_, placed) = self.functions.range(..=addr).next_back()?;
+        placed.function.range().contains(&addr).then_some(placed)
     }
 
     /// Whether any JIT function is known: then anonymous code is walked by the JIT rule.
@@ -48,13 +65,14 @@ impl JitCode {
     pub fn attach(
         &mut self,
         dump: Arc<LoadedDump>,
+        number: u32,
         in_time_order: bool,
         unwinder: &mut UnwinderX86_64<SharedBytes>,
     ) {
-        if self.dumps.iter().any(|(d, _)| Arc::ptr_eq(d, &dump)) {
+        if self.dumps.iter().any(|(d, _, _)| Arc::ptr_eq(d, &dump)) {
             return;
         }
-        self.dumps.push((dump, 0));
+        self.dumps.push((dump, number, 0));
         if !in_time_order {
             self.advance(u64::MAX, unwinder);
         }
@@ -63,12 +81,16 @@ impl JitCode {
     /// Applies every change of the followed dumps made at or before `time`.
     pub fn advance(&mut self, time: u64, unwinder: &mut UnwinderX86_64<SharedBytes>) {
         let mut dumps = std::mem::take(&mut self.dumps);
-        for (loaded, next) in &mut dumps {
+        for (loaded, number, next) in &mut dumps {
             while let Some(event) = loaded.dump.events.get(*next) {
                 if event.time > time {
                     break;
                 }
-                self.apply(&event.change, loaded.module.clone(), unwinder);
+                let code = JitCodeRef {
+                    dump: *number,
+                    event: *next as u32,
+                };
+                self.apply(&event.change, loaded.module.clone(), code, unwinder);
                 *next += 1;
             }
         }
@@ -87,6 +109,7 @@ impl JitCode {
         &mut self,
         change: &JitChange,
         module: Arc<str>,
+        code: JitCodeRef,
         unwinder: &mut UnwinderX86_64<SharedBytes>,
     ) {
         let range = match change {
@@ -97,12 +120,12 @@ impl JitCode {
         let gone: Vec<u64> = self
             .functions
             .range(..range.end.max(range.start.saturating_add(1)))
-            .filter(|(_, (f, _))| f.range().end > range.start)
+            .filter(|(_, placed)| placed.function.range().end > range.start)
             .map(|(&start, _)| start)
             .collect();
         for start in gone {
-            if let Some((f, _)) = self.functions.remove(&start) {
-                if f.unwind.is_some() {
+            if let Some(placed) = self.functions.remove(&start) {
+                if placed.function.unwind.is_some() {
                     unwinder.remove_module(start);
                 }
             }
@@ -112,7 +135,12 @@ impl JitCode {
             if let Some(table) = unwind.and_then(|u| u.framehop_module(&module, f.range())) {
                 unwinder.add_module(table);
             }
-            self.functions.insert(f.addr, (f.clone(), module));
+            let placed = Placed {
+                function: f.clone(),
+                module,
+                code,
+            };
+            self.functions.insert(f.addr, placed);
         }
     }
 }

@@ -43,16 +43,19 @@ impl JitFunction {
         self.addr..self.addr.saturating_add(self.size)
     }
 
-    /// The source line of process address `addr` in this function: the entry at or before it.
+    /// The source line of process address `addr` in this function: the entry at or before
+    /// it, when that names a file.
     pub fn line_at(&self, addr: u64) -> Option<&JitLine> {
         let offset = addr.checked_sub(self.addr)?;
         let i = self.lines.partition_point(|l| l.offset <= offset);
-        self.lines.get(i.checked_sub(1)?)
+        self.lines
+            .get(i.checked_sub(1)?)
+            .filter(|l| !l.file.is_empty())
     }
 }
 
 /// A source line of JIT code: the code from `offset` (from the function's start) up to the
-/// next entry's is on `line` of `file`.
+/// next entry's is on `line` of `file` (an empty `file`: on no line the dump could name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitLine {
     pub offset: u64,
@@ -338,17 +341,30 @@ impl Records {
                 }
                 let info = JitCodeDebugInfoRecord::parse(self.endian, body)
                     .map_err(|_| cut("debug info"))?;
-                let mut lines: Vec<JitLine> = info
-                    .entries
-                    .iter()
-                    .map(|e| JitLine {
+                // V8 writes a file name the same as the entry before as the byte 0xff.
+                let mut previous: Arc<str> = Arc::from("");
+                let mut lines: Vec<JitLine> = Vec::with_capacity(info.entries.len());
+                for e in &info.entries {
+                    let name = e.file_path.as_slice();
+                    if *name != [0xff] {
+                        previous = match std::str::from_utf8(&name) {
+                            Ok(name) if !name.is_empty() && !name.contains(char::is_control) => {
+                                name.into()
+                            }
+                            // Not a name (node 20 writes stray bytes for optimised code): the
+                            // code there has no line rather than a made-up file (an entry with
+                            // no file, which ends the range of the entry before).
+                            _ => Arc::from(""),
+                        };
+                    }
+                    lines.push(JitLine {
                         // Absolute until the load it describes says where the code starts.
                         offset: e.code_addr,
-                        file: String::from_utf8_lossy(&e.file_path.as_slice()).into(),
+                        file: previous.clone(),
                         line: e.line,
                         column: e.column,
-                    })
-                    .collect();
+                    });
+                }
                 lines.sort_by_key(|l| l.offset);
                 self.lines = Some((info.code_addr, lines.into()));
             }

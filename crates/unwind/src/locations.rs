@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use super::Resolver;
 use crate::address::{Avma, StackFrame};
+use crate::jit::JitCodeRef;
+use crate::jitdump::JitFunction;
 
 /// A file mapping of a sampled process, as pprof's `Mapping` describes one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -61,6 +63,9 @@ impl Resolver {
     /// naming looked: the instruction, or the byte before a return address.
     pub fn source_lines(&self, pid: i32, frame: StackFrame) -> Vec<SourceLine> {
         let lookup = frame.lookup();
+        if let Some(code) = self.jit_code_at(pid, lookup) {
+            return self.source_line_chain(code);
+        }
         let Some(mapping) = self
             .unwinder
             .processes
@@ -88,14 +93,23 @@ impl Resolver {
     }
 }
 
-/// A sampled user address as its file states it, for annotating the code there: which of
-/// the resolver's opened images holds it, and its ELF address (what `perf annotate` prints).
+/// A sampled user address as its code states it, for annotating the code there: which of
+/// the resolver's opened images (or which JIT function) holds it, and its ELF address (what
+/// `perf annotate` prints; a JIT function's: the process address).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CodeAddress {
-    /// The image, an index into the resolver's images (they are only ever added).
-    pub image: usize,
-    /// The ELF (stated) address.
+    pub file: CodeFile,
+    /// The ELF (stated) address; in a JIT function, the address in the process.
     pub svma: u64,
+}
+
+/// Where code is: an opened image, or a JIT function a dump loaded (its code, lines and
+/// name are the dump's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CodeFile {
+    /// An index into the resolver's images (they are only ever added).
+    Image(usize),
+    Jit(JitCodeRef),
 }
 
 /// One frame at a code address with its source line, innermost first.
@@ -110,32 +124,72 @@ impl Resolver {
     /// Where user address `address` of process `pid` is in its file, when the file was
     /// opened (ask while walking the samples: mappings change with mmap and exec).
     pub fn code_address(&self, pid: i32, address: Avma) -> Option<CodeAddress> {
-        let mapping = self.unwinder.processes.get(&pid)?.mapping_at(address)?;
-        let image = mapping.image?;
+        let mapping = self.unwinder.processes.get(&pid)?.mapping_at(address);
+        match mapping.and_then(|m| Some((m, m.image?))) {
+            Some((mapping, image)) => Some(CodeAddress {
+                file: CodeFile::Image(image),
+                svma: mapping.svma(address).0,
+            }),
+            None => self.jit_code_at(pid, address),
+        }
+    }
+
+    /// The JIT function holding `address` of process `pid` at this point of the recording,
+    /// as a code address.
+    fn jit_code_at(&self, pid: i32, address: Avma) -> Option<CodeAddress> {
+        let process = self.unwinder.processes.get(&pid)?;
+        if process
+            .mapping_at(address)
+            .is_some_and(|m| m.image.is_some())
+        {
+            return None;
+        }
+        let placed = process.jit.function_at(address.0)?;
         Some(CodeAddress {
-            image,
-            svma: mapping.svma(address).0,
+            file: CodeFile::Jit(placed.code),
+            svma: address.0,
         })
     }
 
-    /// The path of the file opened for `code`.
-    pub fn code_path(&self, code: CodeAddress) -> Option<&std::path::Path> {
-        Some(&self.unwinder.images.get(code.image)?.path)
+    fn jit_function(&self, code: CodeAddress) -> Option<&JitFunction> {
+        match code.file {
+            CodeFile::Jit(jit) => self.unwinder.jit_function(jit).map(|f| &**f),
+            CodeFile::Image(_) => None,
+        }
     }
 
-    /// The stated address range of the function (sized symbol) holding `code`, and its bytes
-    /// in the file; `None` when no symbol holds it or its bytes are not in the file.
+    fn image_of(&self, code: CodeAddress) -> Option<&crate::image::Image> {
+        match code.file {
+            CodeFile::Image(i) => self.unwinder.images.get(i),
+            CodeFile::Jit(_) => None,
+        }
+    }
+
+    /// The path of the file opened for `code` (none for JIT code).
+    pub fn code_path(&self, code: CodeAddress) -> Option<&std::path::Path> {
+        Some(&self.image_of(code)?.path)
+    }
+
+    /// The stated address range of the function (sized symbol, or JIT function) holding
+    /// `code`, and its bytes; `None` when no symbol holds it or its bytes are not at hand.
     pub fn function_code(&self, code: CodeAddress) -> Option<(std::ops::Range<u64>, &[u8])> {
-        let image = self.unwinder.images.get(code.image)?;
+        if let Some(function) = self.jit_function(code) {
+            return Some((function.range(), &function.code));
+        }
+        let image = self.image_of(code)?;
         let range = image.function_at(crate::address::Svma(code.svma))?;
         let bytes = image.code_bytes(range.clone())?;
         Some((range, bytes))
     }
 
     /// The symbol-table name (raw, clone suffixes kept: `foo.cold`) of the sized symbol
-    /// holding `code`, the one [`Resolver::function_code`] gives the code of.
+    /// holding `code`, the one [`Resolver::function_code`] gives the code of (a JIT
+    /// function's name as its dump gives it).
     pub fn function_symbol(&self, code: CodeAddress) -> Option<String> {
-        let image = self.unwinder.images.get(code.image)?;
+        if let Some(function) = self.jit_function(code) {
+            return Some(function.name.to_string());
+        }
+        let image = self.image_of(code)?;
         image.function_symbol_at(crate::address::Svma(code.svma))
     }
 
@@ -143,7 +197,14 @@ impl Resolver {
     /// source line; the lines are empty when DWARF does not say (call it after the samples
     /// were named: naming found the debug file).
     pub fn source_frames(&self, code: CodeAddress) -> Vec<SourceFrame> {
-        let Some(image) = self.unwinder.images.get(code.image) else {
+        if let Some(function) = self.jit_function(code) {
+            return vec![SourceFrame {
+                function: function.name.to_string(),
+                inlined: false,
+                line: jit_line(function, code.svma),
+            }];
+        }
+        let Some(image) = self.image_of(code) else {
             return Vec::new();
         };
         let svma = crate::address::Svma(code.svma);
@@ -167,21 +228,36 @@ impl Resolver {
             .collect()
     }
 
-    /// Whether the file of image `image` (an index of [`CodeAddress::image`]) or its debug
-    /// file has DWARF to read lines from; [`Resolver::source_line_chain`] is empty there
+    /// Whether the file of `file` (or its debug file) has DWARF to read lines from, or the
+    /// JIT function its dump's lines; [`Resolver::source_line_chain`] is empty there
     /// otherwise. Ask after the samples were named (naming looks for the debug file).
-    pub fn has_source_lines(&self, image: usize) -> bool {
-        self.unwinder
-            .images
-            .get(image)
-            .is_some_and(|i| i.has_line_info())
+    pub fn has_source_lines(&self, file: CodeFile) -> bool {
+        match file {
+            CodeFile::Image(i) => self
+                .unwinder
+                .images
+                .get(i)
+                .is_some_and(|i| i.has_line_info()),
+            CodeFile::Jit(jit) => self
+                .unwinder
+                .jit_function(jit)
+                .is_some_and(|f| !f.lines.is_empty()),
+        }
     }
 
     /// The DWARF source lines at `code`, one per frame there (inlined functions, then the
     /// function), innermost first; empty without DWARF. The lines of
     /// [`Resolver::source_frames`] without naming the frames: cheap where there is no DWARF.
     pub fn source_line_chain(&self, code: CodeAddress) -> Vec<SourceLine> {
-        let Some(image) = self.unwinder.images.get(code.image) else {
+        if let Some(function) = self.jit_function(code) {
+            let line = jit_line(function, code.svma);
+            return if line.line.is_some() {
+                vec![line]
+            } else {
+                Vec::new()
+            };
+        }
+        let Some(image) = self.image_of(code) else {
             return Vec::new();
         };
         image
@@ -189,5 +265,16 @@ impl Resolver {
             .into_iter()
             .map(|(file, line)| SourceLine { file, line })
             .collect()
+    }
+}
+
+/// The line of JIT code at process address `addr`, as its dump's debug info says.
+fn jit_line(function: &JitFunction, addr: u64) -> SourceLine {
+    match function.line_at(addr) {
+        Some(l) => SourceLine {
+            file: Some(l.file.to_string()),
+            line: Some(l.line),
+        },
+        None => SourceLine::default(),
     }
 }

@@ -50,7 +50,7 @@ impl Writer {
         self.record(1, time, &b)
     }
 
-    fn debug_info(&mut self, time: u64, addr: u64, lines: &[(u64, u32, &str)]) -> &mut Self {
+    fn debug_info(&mut self, time: u64, addr: u64, lines: &[(u64, u32, &[u8])]) -> &mut Self {
         let mut b = Vec::new();
         b.extend_from_slice(&addr.to_le_bytes());
         b.extend_from_slice(&(lines.len() as u64).to_le_bytes());
@@ -58,7 +58,7 @@ impl Writer {
             b.extend_from_slice(&at.to_le_bytes());
             b.extend_from_slice(&line.to_le_bytes());
             b.extend_from_slice(&0u32.to_le_bytes());
-            b.extend_from_slice(file.as_bytes());
+            b.extend_from_slice(file);
             b.push(0);
         }
         self.record(2, time, &b)
@@ -110,7 +110,15 @@ fn loads_moves_lines_and_unwind_tables_are_read_in_order() {
     let mut w = Writer::new(0);
     w.unwinding_info(10, &unhex(CPYTHON_EH_FRAME), &unhex(CPYTHON_EH_FRAME_HDR))
         .load(11, "py::fib:/app/fib.py", 0x7000, &TRAMPOLINE, 1)
-        .debug_info(12, 0x8000, &[(0x8000, 3, "fib.js"), (0x8004, 4, "fib.js")])
+        .debug_info(
+            12,
+            0x8000,
+            &[
+                (0x8000, 3, b"fib.js"),
+                (0x8004, 4, b"\xff"),
+                (0x8006, 5, b"\xee[\x01"),
+            ],
+        )
         .load(13, "JS:*fib /app/fib.js:1:13", 0x8000, &[0x90; 8], 2)
         .moved(20, 0x8000, 0x9000, 8, 2)
         .record(3, 30, &[]);
@@ -140,8 +148,13 @@ fn loads_moves_lines_and_unwind_tables_are_read_in_order() {
         panic!("the move's load");
     };
     assert_eq!(moved.line_at(0x9005).map(|l| l.line), Some(4));
+    // V8's "same file as the entry before".
+    assert_eq!(moved.line_at(0x9005).map(|l| &*l.file), Some("fib.js"));
     assert_eq!(moved.line_at(0x9003).map(|l| l.line), Some(3));
     assert_eq!(moved.line_at(0x8005), None);
+    // A file name that is no name (node 20's optimised code): the code from there on has
+    // no line, rather than the line before or a made-up file.
+    assert_eq!(moved.line_at(0x9006), None);
     assert!(matches!(&dump.events[2].change, JitChange::Unload(r) if *r == (0x8000..0x8008)));
 }
 

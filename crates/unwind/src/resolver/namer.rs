@@ -22,7 +22,7 @@ use crate::locate::hex;
 use crate::options::Options;
 use crate::perfmap::PerfMap;
 use crate::source::Source;
-use crate::CodeAddress;
+use crate::{CodeAddress, CodeFile};
 
 /// Names the frames of a recording's samples, with the thread names, kernel symbols and JIT
 /// maps of its moment: feed it every non-sample record in time order
@@ -217,9 +217,21 @@ impl Namer {
         let mapping = process.and_then(|p| p.mapping_at(lookup));
         // Code a JIT dump loaded there at the sample's time (not code of a file).
         if mapping.is_none_or(|m| m.image.is_none()) {
-            if let Some((function, module)) = process.and_then(|p| p.jit.function_at(lookup.0)) {
-                let id = self.frames.intern(&function.name, module, FrameKind::Jit);
-                out.push(entry(id));
+            if let Some(placed) = process.and_then(|p| p.jit.function_at(lookup.0)) {
+                let id = self
+                    .frames
+                    .intern(&placed.function.name, &placed.module, FrameKind::Jit);
+                let code = CodeAddress {
+                    file: CodeFile::Jit(placed.code),
+                    svma: lookup.0,
+                };
+                out.push(StackEntry {
+                    code: Some(CodeSite {
+                        code,
+                        inline_depth: 0,
+                    }),
+                    ..entry(id)
+                });
                 return true;
             }
         }
@@ -263,7 +275,7 @@ impl Namer {
             };
             if !ids.is_empty() {
                 let code = CodeAddress {
-                    image,
+                    file: CodeFile::Image(image),
                     svma: svma.0,
                 };
                 out.extend(ids.iter().enumerate().map(|(depth, &id)| StackEntry {

@@ -132,8 +132,8 @@ fn bare_jit(process: &Process, lookup: Avma) -> bool {
     if !process.may_run_jit_code() {
         return false;
     }
-    if let Some((function, _)) = process.jit.function_at(lookup.0) {
-        return function.unwind.is_none();
+    if let Some(placed) = process.jit.function_at(lookup.0) {
+        return placed.function.unwind.is_none();
     }
     process
         .mapping_at(lookup)
@@ -206,7 +206,8 @@ fn jit_caller(
 /// the frame-pointer rule's word, never on a scanned one.
 fn returns_after_call(tables: Tables<'_>, process: &Process, ra: u64, scanning: bool) -> bool {
     let lookup = Avma(ra.wrapping_sub(1));
-    if let Some((function, _)) = process.jit.function_at(lookup.0) {
+    if let Some(placed) = process.jit.function_at(lookup.0) {
+        let function = &placed.function;
         let end = (ra - function.addr) as usize;
         return function
             .code

@@ -15,8 +15,8 @@ use framehop::x86_64::CacheX86_64;
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::image::{Image, ImageError};
-use crate::jit::{DumpCache, LoadedDump};
-use crate::jitdump::{self, JitDump};
+use crate::jit::{DumpCache, JitCodeRef, LoadedDump};
+use crate::jitdump::{self, JitChange, JitDump, JitFunction};
 use crate::locate::Locator;
 use crate::options::Options;
 use crate::process::{Mapping, Process};
@@ -58,6 +58,9 @@ pub struct Unwinder {
     pub(super) unwinds_since_release: u32,
     /// JIT dumps read, shared with this unwinder's twin.
     pub(super) jit_dumps: DumpCache,
+    /// The dumps processes followed, in the order first followed: [`JitCodeRef`]'s
+    /// numbering.
+    pub(super) dumps_followed: Vec<Arc<LoadedDump>>,
     /// Whether the samples' clock is the JIT dumps' (CLOCK_MONOTONIC, perf's `-k mono`):
     /// then each dump's changes are applied as the samples' times pass theirs, else all at
     /// once when the dump is found.
@@ -108,6 +111,7 @@ impl Unwinder {
             read_names_ahead: !options.unwind_only && !options.single_threaded,
             unwinds_since_release: 0,
             jit_dumps: DumpCache::default(),
+            dumps_followed: Vec::new(),
             jit_in_time_order: meta
                 .clock_data
                 .as_ref()
@@ -293,16 +297,36 @@ impl Unwinder {
                 ),
             );
         }
+        let number = match self
+            .dumps_followed
+            .iter()
+            .position(|d| Arc::ptr_eq(d, &dump))
+        {
+            Some(n) => n,
+            None => {
+                self.dumps_followed.push(dump.clone());
+                self.dumps_followed.len() - 1
+            }
+        };
         let in_time_order = self.jit_in_time_order;
         let process = self.processes.entry(pid).or_default();
         process
             .jit
-            .attach(dump, in_time_order, &mut process.unwinder);
+            .attach(dump, number as u32, in_time_order, &mut process.unwinder);
     }
 
     fn jit_note(&mut self, name: &Arc<str>, note: String) {
         if self.jit_noted.insert(name.clone()) || !self.jit_notes.contains(&note) {
             self.jit_notes.push(note);
+        }
+    }
+
+    /// The JIT function `code` names.
+    pub(crate) fn jit_function(&self, code: JitCodeRef) -> Option<&Arc<JitFunction>> {
+        let dump = &self.dumps_followed.get(code.dump as usize)?.dump;
+        match &dump.events.get(code.event as usize)?.change {
+            JitChange::Load(function) => Some(function),
+            JitChange::Unload(_) => None,
         }
     }
 
