@@ -31,8 +31,11 @@ pub struct Namer {
     /// Where kernel symbols, JIT maps (and, through the unwinder's images, debug files) are
     /// read: the unwinder's.
     source: Arc<dyn Source>,
-    /// Whether the file looks recorded on this machine: only then are JIT maps read.
+    /// Whether the file looks recorded on this machine: only then are JIT maps read from
+    /// where the process wrote them.
     recorded_here: bool,
+    /// [`Options::jit_dirs`]: where copies of JIT maps kept with the recording are.
+    jit_dirs: Vec<PathBuf>,
     /// Whether kernel symbols are read on another thread (not with
     /// [`Options::single_threaded`] or [`Options::unwind_only`]).
     load_kernel_ahead: bool,
@@ -89,6 +92,7 @@ impl Namer {
         Namer {
             source: unwinder.locator.source.clone(),
             recorded_here,
+            jit_dirs: options.jit_dirs.clone(),
             load_kernel_ahead: !options.single_threaded && !options.unwind_only,
             threads: HashMap::default(),
             cgroups: HashMap::default(),
@@ -320,19 +324,27 @@ impl Namer {
         false
     }
 
-    /// The JIT map's name for `addr` in process `pid`; JIT maps are read only for files
-    /// recorded here, where the map's process was. A container's process (one still running
-    /// in another mount namespace) writes its map in its own `/tmp`, named by its pid in its
-    /// pid namespace (the last of `NSpid:` in its status), as perf reads it.
+    /// The JIT map's name for `addr` in process `pid`: from a copy kept with the recording
+    /// ([`Options::jit_dirs`]: `perf-PID.map`), else, only for files recorded here, from where
+    /// the process wrote it. A container's process (one still running in another mount
+    /// namespace) writes its map in its own `/tmp`, named by its pid in its pid namespace (the
+    /// last of `NSpid:` in its status), as perf reads it.
     fn perf_map_name(&mut self, pid: i32, addr: Avma) -> Option<String> {
-        if !self.recorded_here {
+        if !self.recorded_here && self.jit_dirs.is_empty() {
             return None;
         }
         let source = &*self.source;
+        let (jit_dirs, recorded_here) = (&self.jit_dirs, self.recorded_here);
         let map = self
             .perf_maps
             .entry(pid)
             .or_insert_with(|| {
+                let kept = jit_dirs
+                    .iter()
+                    .find_map(|dir| PerfMap::load_from(source, &dir.join(format!("perf-{pid}.map"))));
+                if kept.is_some() || !recorded_here {
+                    return kept.map(Rc::new);
+                }
                 let inside = source.process_root(pid).map(|(_, root)| {
                     let status = source.read_text(Path::new(&format!("/proc/{pid}/status")));
                     let nspid = status.ok().and_then(|text| {
