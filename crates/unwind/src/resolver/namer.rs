@@ -339,9 +339,9 @@ impl Namer {
             .perf_maps
             .entry(pid)
             .or_insert_with(|| {
-                let kept = jit_dirs
-                    .iter()
-                    .find_map(|dir| PerfMap::load_from(source, &dir.join(format!("perf-{pid}.map"))));
+                let kept = jit_dirs.iter().find_map(|dir| {
+                    PerfMap::load_from(source, &dir.join(format!("perf-{pid}.map")))
+                });
                 if kept.is_some() || !recorded_here {
                     return kept.map(Rc::new);
                 }

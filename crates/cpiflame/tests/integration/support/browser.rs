@@ -206,13 +206,25 @@ impl Browser {
         out["result"]["value"].clone()
     }
 
-    /// Polls `expression` until it is true; panics after [`PATIENCE`] naming `what`.
+    /// Polls `expression` until it is true; panics after [`PATIENCE`] naming `what`. An
+    /// exception counts as "not yet": `Page.navigate` answers before the new document is
+    /// committed, so the first polls may run in the old one (`about:blank`, where the page's
+    /// elements are null); the last exception is in the panic's message.
     pub fn wait_for(&mut self, what: &str, expression: &str) {
         let deadline = Instant::now() + PATIENCE;
-        while self.eval(expression) != Value::Bool(true) {
+        loop {
+            let out = self.call(
+                "Runtime.evaluate",
+                json!({ "expression": expression, "returnByValue": true }),
+            );
+            let threw = out.get("exceptionDetails").cloned();
+            if threw.is_none() && out["result"]["value"] == Value::Bool(true) {
+                return;
+            }
             if Instant::now() > deadline {
                 panic!(
-                    "waited {PATIENCE:?} for {what} ({expression}):\n{}",
+                    "waited {PATIENCE:?} for {what} ({expression}; last exception: {}):\n{}",
+                    threw.map_or("none".to_string(), |e| e.to_string()),
                     self.stderr_tail()
                 );
             }
