@@ -22,9 +22,12 @@
 #   mangled           fixtures/workloads/mangled.cpp       (g++ -O2 -g)
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
 #   rust_workload_v0  same source, -C symbol-mangling-version=v0
+#   jitdump           fixtures/workloads/jitdump.c         (gcc -O2 -g -fno-omit-frame-pointer)
 #
-# All are built without frame pointers (the x86_64 default at -O2, and
-# -C force-frame-pointers=no for rustc), so only DWARF CFI can unwind them.
+# All but jitdump are built without frame pointers (the x86_64 default at -O2,
+# and -C force-frame-pointers=no for rustc), so only DWARF CFI can unwind them.
+# jitdump's C frames keep them: its JIT code is unwound by either rule, and the
+# C frames around it must be too.
 # Environment overrides: CC (default gcc), CXX (default g++), RUSTC (default
 # rustc).
 set -euo pipefail
@@ -81,5 +84,7 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-C symbol-mangling-version=v0 \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
+run "$CC" -O2 -g -fno-omit-frame-pointer \
+	-o "$out/jitdump" "$root/fixtures/workloads/jitdump.c"
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift rate hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift rate hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 jitdump in $out" >&2

@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # steps, each with the Debian package that provides it. A test whose tool is missing fails
 # under CI=true (cpiflame_testkit::unavailable), so what is missing is installed here.
 tools=(
-	perf:linux-perf    # the oracle: perf record / script / report
+	perf:linux-perf    # the oracle: perf record / script / report / inject --jit
 	gcc:gcc            # fixture workloads (scripts/build-fixtures.sh), the CI artifact
 	g++:g++            # the C++ fixture (mangled names)
 	c++filt:binutils   # unwind's C++ names are checked against c++filt
