@@ -34,6 +34,7 @@ pub fn write_script(
         }
     })
     .map_err(LoadError::from)?;
+    warnings.extend(resolver.jit_notes().iter().cloned());
     result?;
     Ok(())
 }

@@ -814,7 +814,6 @@ fn check_addresses(a: &Account, phase: &str, sample: &Sample) -> Result<(), Stri
 /// load), its .eh_frame unwinds jit_outer at both addresses, the frame pointer the others;
 /// the stacks are perf inject's, frame by frame, and whole where perf's stop.
 #[test]
-#[ignore = "waits for the jitdump reader (issue 36)"]
 fn cpiflame_reads_perfs_mono_recording_as_perf_inject_names_it() {
     let Some(rec) = recording() else { return };
     let out = cpiflame(&["script", s(&rec.data)]);
@@ -839,7 +838,6 @@ fn cpiflame_reads_perfs_mono_recording_as_perf_inject_names_it() {
 /// info is unwound by its frame pointers (where perf stops), the dump's elf_mach 0 (CPython
 /// 3.13.0's) is accepted, and "\xff" names the file of the entry before.
 #[test]
-#[ignore = "waits for the jitdump reader (issue 36)"]
 fn cpiflame_unwinds_frame_pointer_jit_code_without_unwinding_info() {
     let Some(rec) = bare_recording() else { return };
     let ours = parse_script(&ok(&cpiflame(&["script", s(&rec.data)])));
@@ -926,7 +924,6 @@ fn tooltip_lines(title: &str) -> Vec<(String, f64)> {
 /// lines (jit_outer's line 11, at both of its addresses; jit_reuse's loop and call lines),
 /// perf report --children's; annotate disassembles jit_reuse from the code the load carried.
 #[test]
-#[ignore = "waits for the jitdump reader (issue 36)"]
 fn jit_source_lines_and_code_come_from_the_dump() {
     let Some(rec) = recording() else { return };
     let (file, line) = hottest_self_line(&rec.data, "jit_reuse");
@@ -963,7 +960,6 @@ fn jit_source_lines_and_code_come_from_the_dump() {
 /// address is jit_reuse throughout, the moved copy jit_outer), with one warning naming the
 /// dump, and no JIT frame is left unnamed.
 #[test]
-#[ignore = "waits for the jitdump reader (issue 36)"]
 fn a_recording_without_the_monotonic_clock_is_named_by_address() {
     let Some(jitdump) = fixture() else { return };
     let dir = Dir::new("jit-fixture-perf-clock");
