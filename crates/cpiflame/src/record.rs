@@ -118,6 +118,11 @@ pub struct RecordArgs {
         value_name = "N"
     )]
     max_files: Option<usize>,
+    /// The clock of sample times, perf's names: monotonic (mono, the default, as `perf record
+    /// -k mono`: JIT dumps time their code on it), monotonic_raw (raw), realtime, boottime,
+    /// tai, or perf (the kernel's perf clock, perf record's default).
+    #[arg(short = 'k', long = "clockid", value_name = "CLOCK")]
+    clockid: Option<String>,
     /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
     /// `record` otherwise does once per kernel, as perf record does.
     #[arg(short = 'N', long = "no-buildid-cache")]
@@ -169,6 +174,7 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         switch_output: args.switch_output,
         max_files: args.max_files,
         cgroup: args.cgroup,
+        clockid: args.clockid,
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

@@ -155,6 +155,8 @@ pub(crate) struct Drain {
     pub(crate) last_time: u64,
     /// With `--switch-output`: what every new file starts with.
     pub(crate) side_band: Option<SideBand>,
+    /// The clock's resolution and reference instant, for every file's features.
+    pub(crate) clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
 }
 
 impl Drain {
@@ -189,6 +191,7 @@ impl Drain {
             first_time: None,
             last_time: 0,
             side_band: rotating.then(SideBand::default),
+            clock: None,
         }
     }
 }

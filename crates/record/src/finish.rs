@@ -152,6 +152,10 @@ pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: b
         .as_ref()
         .and_then(|off| off.waking.as_ref())
         .and_then(|w| w.tracing.encode().ok());
+    if let Some((res_ns, data)) = state.clock {
+        features.clockid_res_ns = res_ns;
+        features.clock_data = Some(data);
+    }
     if let (Some(first), true) = (state.first_time, whole) {
         // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));

@@ -10,7 +10,7 @@ use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::rotate::SwitchOutput;
-use crate::{cgroup, offcpu, system, tracefs};
+use crate::{cgroup, clock, offcpu, system, tracefs};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -53,6 +53,8 @@ pub struct RecordRequest {
     pub max_files: Option<usize>,
     /// `--cgroup NAME` (`-G`): only the tasks of this cgroup (with `-a`/`-C`).
     pub cgroup: Option<String>,
+    /// `-k CLOCK` ([`crate::clock::parse`]); `None`: CLOCK_MONOTONIC.
+    pub clockid: Option<String>,
 }
 
 impl RecordRequest {
@@ -110,6 +112,10 @@ impl RecordRequest {
             }
         };
         let call_graph: CallGraph = self.call_graph.parse().map_err(PlanError::Usage)?;
+        let clockid = match &self.clockid {
+            Some(text) => clock::parse(text).map_err(PlanError::Usage)?,
+            None => Some(clock::MONOTONIC),
+        };
         let mut plan = match self.mem {
             Some(mem) => EventPlan::memory(mem)?,
             None => EventPlan::choose(&self.events)?,
@@ -166,6 +172,7 @@ impl RecordRequest {
                 .as_deref()
                 .and_then(cgroup::find_mount)
                 .map(|m| m.path),
+            clockid,
         };
         Ok((options, plan.notes))
     }

@@ -744,6 +744,7 @@ mod tests {
             cgroup: None,
             cgroup_mount: None,
             namespaces: false,
+            clockid: None,
         }
     }
 

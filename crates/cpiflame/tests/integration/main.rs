@@ -45,6 +45,7 @@ mod perf_script_input;
 mod pprof;
 mod readme_picture;
 mod record;
+mod record_clock;
 mod rotate_groups;
 mod saved_machines;
 mod stat;
