@@ -47,6 +47,7 @@ mod proc;
 pub mod request;
 mod rings;
 pub mod rotate;
+pub mod runtimes;
 mod spool;
 pub mod stat_groups;
 pub mod system;
@@ -184,6 +185,9 @@ pub struct RecordOptions {
     /// `-k CLOCK`: the clock of every event's sample times (`attr.clockid`, with
     /// `use_clockid`); `None`: the kernel's perf clock ([`clock`]).
     pub clockid: Option<i32>,
+    /// Variables set in the command's environment over the recorder's (`--jit`:
+    /// [`runtimes`]); a recording without a command has none.
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -394,12 +398,14 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 
     let (child, threads) = match &options.target {
         Target::Command(argv) => {
-            let c = child::spawn_held(argv).map_err(|source| RecordError::Exec {
-                program: argv
-                    .first()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                source,
+            let c = child::spawn_held_with_env(argv, &options.env).map_err(|source| {
+                RecordError::Exec {
+                    program: argv
+                        .first()
+                        .map(|a| a.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    source,
+                }
             })?;
             let pid = c.pid;
             (Some(c), vec![pid])

@@ -330,6 +330,7 @@ pub(crate) fn probe_options() -> RecordOptions {
         switch_output: None,
         max_files: None,
         clockid: None,
+        env: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@ use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::rotate::SwitchOutput;
+use crate::runtimes::{find_jdk, jit_env, JitVars};
 use crate::{cgroup, clock, offcpu, system, tracefs};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
@@ -55,6 +56,8 @@ pub struct RecordRequest {
     pub cgroup: Option<String>,
     /// `-k CLOCK` ([`crate::clock::parse`]); `None`: CLOCK_MONOTONIC.
     pub clockid: Option<String>,
+    /// `--jit`: the recorder's values of the variables it reads ([`crate::runtimes`]).
+    pub jit: Option<JitVars>,
 }
 
 impl RecordRequest {
@@ -89,6 +92,17 @@ impl RecordRequest {
             }
             (None, None) => None,
         };
+        if self.jit.is_some() && self.command.is_empty() {
+            return Err(PlanError::Usage(
+                "--jit sets the runtimes' variables for the command it starts: give a command \
+                 (a process already running, -p/-t/-a, keeps its own)"
+                    .into(),
+            ));
+        }
+        let env = self.jit.as_ref().map(|vars| {
+            let jdk = find_jdk(&self.command, vars);
+            jit_env(vars, jdk.as_ref())
+        });
         let target = match (attach, self.command.is_empty()) {
             (Some(_), _) if cpus.is_some() => {
                 return Err(PlanError::Usage(
@@ -173,8 +187,11 @@ impl RecordRequest {
                 .and_then(cgroup::find_mount)
                 .map(|m| m.path),
             clockid,
+            env: env.as_ref().map(|e| e.vars.clone()).unwrap_or_default(),
         };
-        Ok((options, plan.notes))
+        let mut notes = plan.notes;
+        notes.extend(env.map(|e| e.line));
+        Ok((options, notes))
     }
 
     /// `--switch-output` and `--max-files`, checked.

@@ -745,6 +745,7 @@ mod tests {
             cgroup_mount: None,
             namespaces: false,
             clockid: None,
+            env: Vec::new(),
         }
     }
 
