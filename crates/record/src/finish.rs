@@ -48,6 +48,9 @@ pub(crate) fn finish(
     });
     drop(rings);
     drop(opened);
+    // The command has ended: its JIT files are whole, and a dump it left in the current
+    // directory can be moved.
+    report.jit = state.jit.keep(&options.output, &mut report.warnings);
 
     let features = file_features(options, state, outcome.is_ok());
     if let Some(cache) = options.buildid_cache.as_deref() {

@@ -38,6 +38,7 @@ pub mod clock;
 mod container;
 mod drain;
 mod finish;
+pub mod jitfiles;
 pub mod machine;
 mod mounts;
 pub mod offcpu;
@@ -246,6 +247,8 @@ pub struct Report {
     pub priority_raised: bool,
     /// Lines worth telling the user (each stands alone).
     pub warnings: Vec<String>,
+    /// The JIT dumps and perf maps kept beside the output ([`jitfiles`]).
+    pub jit: jitfiles::Kept,
 }
 
 /// Why recording failed. Each message names the event, file or command at fault.
@@ -343,6 +346,9 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let rotating = session.rotating.is_some();
     let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
     drain.clock = session.clock;
+    // Before the command starts: the files already in the current directory are the user's.
+    let node_told = options.env.iter().any(|(name, _)| name == "NODE_OPTIONS");
+    drain.jit = jitfiles::JitFiles::start(&options.output, rotating, node_told);
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
