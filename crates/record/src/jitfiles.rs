@@ -119,10 +119,13 @@ enum Process {
     Unheld,
 }
 
-/// A container's root directory (an O_PATH descriptor), the process's pid inside, and its
-/// perf map when it had one at its first sample (held: a runtime appends to it).
+/// A container's root directory (an O_PATH descriptor), its mount namespace (held, so the
+/// mounts seen through the root, a `/tmp` of its own, outlive the container), the process's
+/// pid inside, and its perf map when it had one at its first sample (held: a runtime appends
+/// to it).
 struct Root {
     dir: File,
+    _namespace: Option<File>,
     nspid: i32,
     map: Option<File>,
 }
@@ -306,9 +309,8 @@ impl JitFiles {
                     }
                 }
             };
-            // The root held, reopened through its descriptor: the process may have gone (and
-            // with its mount namespace, a /tmp mounted in it: the map held from its first
-            // sample, when it had one, is read above).
+            // The root held, reopened through its descriptor: the process may have gone (its
+            // mount namespace, held too, keeps a /tmp mounted in it).
             let at = PathBuf::from(format!("/proc/self/fd/{}", root.dir.as_raw_fd()));
             let inside = format!("/tmp/perf-{}.map", root.nspid);
             let item = match cpiflame_unwind::open_in_root(&at, Path::new(&inside)) {
@@ -453,9 +455,15 @@ fn container_root(pid: i32, root: &Path) -> Option<Root> {
         .find_map(|l| l.strip_prefix("NSpid:"))
         .and_then(|l| l.split_whitespace().last()?.parse().ok())
         .unwrap_or(pid);
+    let namespace = File::open(format!("/proc/{pid}/ns/mnt")).ok();
     let map =
         cpiflame_unwind::open_in_root(root, Path::new(&format!("/tmp/perf-{nspid}.map"))).ok();
-    Some(Root { dir, nspid, map })
+    Some(Root {
+        dir,
+        _namespace: namespace,
+        nspid,
+        map,
+    })
 }
 
 /// Opens a regular file for reading (a FIFO at a recorded path must not block).

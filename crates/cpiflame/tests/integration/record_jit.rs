@@ -405,9 +405,14 @@ fn a_containers_dump_and_perf_map_are_kept_after_it_is_gone() {
     // The writer runs from the container's own tmpfs, so its dump (`/tmp/w/jit-1.dump`) and
     // perf map are files only the container sees (the test's folder is under /tmp, hidden
     // once the tmpfs is mounted: the program is read through a descriptor opened before).
+    // The shell spins first and sleeps while the recorder drains, so the process's first
+    // samples are seen before its perf map exists: the map is then read at the end, through
+    // the root and mount namespace held since.
     let script = format!(
         "exec 3< {} && mount -t tmpfs cpiflame-jit /tmp && mkdir /tmp/w && cd /tmp/w \
-         && cat <&3 > jit_writer && chmod +x jit_writer && exec ./jit_writer 0.3",
+         && cat <&3 > jit_writer && chmod +x jit_writer \
+         && i=0 && while [ $i -lt 30000 ]; do i=$((i+1)); done && sleep 0.3 \
+         && exec ./jit_writer 0.3",
         s(&exe)
     );
     let data = dir.path("ctr.data");
