@@ -460,3 +460,69 @@ fn a_containers_dump_and_perf_map_are_kept_after_it_is_gone() {
         "7f0000001000 40 fake_jit_function\n"
     );
 }
+
+/// `--jit-dir DIR` is taken by every reading command: a folder is read (the same stacks
+/// as without it when it holds nothing of the recording's), anything else is one error line
+/// naming it.
+#[test]
+fn every_reading_command_takes_jit_dir() {
+    let dir = Dir::new("record-jit-dir");
+    let Some(exe) = jit_writer(&dir) else { return };
+    let data = dir.path("r.data");
+    let out = cpiflame()
+        .current_dir(dir.root())
+        .args(["record", "-o", s(&data), "--", s(&exe), "0.1"])
+        .output()
+        .unwrap();
+    let pid = pid_of(&String::from_utf8_lossy(&out.stdout), "pid ");
+    let _cleanup = Cleanup(vec![PathBuf::from(format!("/tmp/perf-{pid}.map"))], vec![]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fold = |extra: &[&str]| {
+        let out = cpiflame()
+            .args(["fold", s(&data)])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let empty = dir.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert_eq!(
+        fold(&["--jit-dir", s(&empty), "--jit-dir", s(dir.root())]),
+        fold(&[])
+    );
+    let missing = dir.path("missing");
+    for command in [
+        &["fold"][..],
+        &["render", "-o", "/dev/null"],
+        &["timeline", "-o", "/dev/null"],
+        &["report"],
+        &["script"],
+        &["annotate"],
+        &["convert", "--to", "pprof", "-o", "/dev/null"],
+        &["c2c"],
+        &["diff", s(&data), "-o", "/dev/null"],
+    ] {
+        let out = cpiflame()
+            .args(command)
+            .args(["--jit-dir", s(&missing), s(&data)])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--jit-dir {}: not a folder", s(&missing))),
+            "{command:?}: {stderr}"
+        );
+    }
+}
