@@ -50,19 +50,50 @@ fn pipe() -> io::Result<(i32, i32)> {
 
 /// Forks `argv`; the child waits for [`Child::start`] before it execs.
 pub fn spawn_held(argv: &[OsString]) -> io::Result<Child> {
+    spawn_held_with_env(argv, &[])
+}
+
+/// [`spawn_held`], the command's environment this process's with `env`'s variables set
+/// (replacing those of the same name).
+pub fn spawn_held_with_env(argv: &[OsString], env: &[(OsString, OsString)]) -> io::Result<Child> {
+    let nul = |what| move |_| io::Error::new(io::ErrorKind::InvalidInput, what);
     let args: Vec<CString> = argv
         .iter()
         .map(|a| CString::new(a.as_bytes()))
         .collect::<Result<_, _>>()
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "argument contains a NUL byte"))?;
+        .map_err(nul("argument contains a NUL byte"))?;
     if args.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command"));
     }
     let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
+    // The environment is made before the fork: the child may only call what is
+    // async-signal-safe.
+    let environment: Option<Vec<CString>> = if env.is_empty() {
+        None
+    } else {
+        let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(name, _)| !env.iter().any(|(n, _)| n == name))
+            .collect();
+        vars.extend(env.iter().cloned());
+        let joined = vars.iter().map(|(name, value)| {
+            let mut bytes = name.as_bytes().to_vec();
+            bytes.push(b'=');
+            bytes.extend_from_slice(value.as_bytes());
+            CString::new(bytes)
+        });
+        Some(
+            joined
+                .collect::<Result<_, _>>()
+                .map_err(nul("environment variable contains a NUL byte"))?,
+        )
+    };
+    let mut env_ptrs: Vec<*const libc::c_char> =
+        environment.iter().flatten().map(|v| v.as_ptr()).collect();
+    env_ptrs.push(std::ptr::null());
     let (go_r, go_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
-    // SAFETY: the child only calls async-signal-safe functions (read, write, close, execvp,
+    // SAFETY: the child only calls async-signal-safe functions (read, write, close, execvp(e),
     // _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -77,7 +108,11 @@ pub fn spawn_held(argv: &[OsString]) -> io::Result<Child> {
             if libc::read(go_r, &mut byte as *mut u8 as *mut libc::c_void, 1) != 1 {
                 libc::_exit(127);
             }
-            libc::execvp(ptrs[0], ptrs.as_ptr());
+            if environment.is_some() {
+                libc::execvpe(ptrs[0], ptrs.as_ptr(), env_ptrs.as_ptr());
+            } else {
+                libc::execvp(ptrs[0], ptrs.as_ptr());
+            }
             let errno = *libc::__errno_location();
             libc::write(err_w, &errno as *const i32 as *const libc::c_void, 4);
             libc::_exit(127);
@@ -218,5 +253,40 @@ pub fn forward_signals(pid: i32) {
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command sees the variables given (one replacing this process's value of the same
+    /// name) and keeps the rest of this process's environment.
+    #[test]
+    fn the_command_gets_the_variables_given_over_this_processs() {
+        let path = std::env::var_os("PATH").expect("PATH is set");
+        let mut path_check = OsString::from("test \"$PATH\" = '");
+        path_check.push(&path);
+        path_check.push("' && test \"$CPIFLAME_CHILD_A\" = 'a b' && test \"$HOME\" = /nowhere");
+        let argv = [OsString::from("sh"), OsString::from("-c"), path_check];
+        let env = [
+            (OsString::from("CPIFLAME_CHILD_A"), OsString::from("a b")),
+            (OsString::from("HOME"), OsString::from("/nowhere")),
+        ];
+        let mut child = spawn_held_with_env(&argv, &env).unwrap();
+        child.start().unwrap();
+        assert_eq!(child.wait(), ExitStatus::Exited(0));
+        // Without variables, this process's own.
+        let argv = [
+            OsString::from("sh"),
+            OsString::from("-c"),
+            OsString::from("test -z \"$CPIFLAME_CHILD_A\""),
+        ];
+        let mut child = spawn_held(&argv).unwrap();
+        child.start().unwrap();
+        assert_eq!(child.wait(), ExitStatus::Exited(0));
+        let bad = [(OsString::from("X"), OsString::from("a\0b"))];
+        let e = spawn_held_with_env(&argv, &bad).err().unwrap();
+        assert!(e.to_string().contains("NUL"), "{e}");
     }
 }

@@ -29,12 +29,18 @@ pub struct ReadArgs {
     /// (10%-20%, 0%-10%,30%-40%, 10%/2, 25%).
     #[arg(long, value_name = "RANGES")]
     pub time: Option<String>,
+    /// Look for JIT dumps (jit-PID.dump) and perf maps (perf-PID.map) in DIR first
+    /// (repeatable); then in the recording's FILE.jit/ folder and its own folder.
+    #[arg(long = "jit-dir", value_name = "DIR")]
+    pub jit_dirs: Vec<PathBuf>,
 }
 
 impl ReadArgs {
     /// How to read `file` with these flags (the defaults for every other choice).
     pub fn options(self, file: PathBuf, env: &Environment) -> LoadOptions {
-        LoadOptions::new(file, self.symfs, self.kallsyms, env).with_time(self.time)
+        LoadOptions::new(file, self.symfs, self.kallsyms, env)
+            .with_time(self.time)
+            .with_jit_dirs(self.jit_dirs)
     }
 }
 

@@ -12,6 +12,7 @@ use cpiflame_pipeline::RecordingMarks;
 use cpiflame_record::plan::{summary_lines, EventRequest};
 use cpiflame_record::record;
 use cpiflame_record::request::RecordRequest;
+use cpiflame_record::runtimes::JitVars;
 
 use crate::{warn_all, Outcome};
 
@@ -118,6 +119,16 @@ pub struct RecordArgs {
         value_name = "N"
     )]
     max_files: Option<usize>,
+    /// The clock of sample times, perf's names: monotonic (mono, the default, as `perf record
+    /// -k mono`: JIT dumps time their code on it), monotonic_raw (raw), realtime, boottime,
+    /// tai, or perf (the kernel's perf clock, perf record's default).
+    #[arg(short = 'k', long = "clockid", value_name = "CLOCK")]
+    clockid: Option<String>,
+    /// Set what JIT runtimes need to write their perf maps or JIT dumps, for the command:
+    /// PYTHON_PERF_JIT_SUPPORT, PYTHONPERFSUPPORT, NODE_OPTIONS, DOTNET_PerfMapEnabled,
+    /// JAVA_TOOL_OPTIONS (appended to yours, never replacing them); one line says what.
+    #[arg(long)]
+    jit: bool,
     /// Do not copy the kernel's symbols into perf's build-id cache (`~/.debug`), which
     /// `record` otherwise does once per kernel, as perf record does.
     #[arg(short = 'N', long = "no-buildid-cache")]
@@ -169,6 +180,10 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
         switch_output: args.switch_output,
         max_files: args.max_files,
         cgroup: args.cgroup,
+        clockid: args.clockid,
+        jit: args
+            .jit
+            .then(|| JitVars::from_vars(|name| std::env::var_os(name))),
     };
     let (options, notes) =
         request.plan(|plan| RecordingMarks::words_for(plan.no_pmu, &plan.roles))?;

@@ -174,6 +174,8 @@ impl Features {
             groups: Vec::new(),
             numa_nodes: Vec::new(),
             tracing_data: None,
+            clockid_res_ns: None,
+            clock_data: None,
         }
     }
 }

@@ -12,6 +12,7 @@ use cpiflame_perf_data::write::{
     lost_samples_record, mmap2_record, BuildIdEntry, EventAttr, Features, Mmap2, SampleFields,
     SampleId, HOST_PID, REGS_ABI_64,
 };
+use cpiflame_perf_data::{ClockData, PerfData};
 use linux_perf_data::linux_perf_event_reader::{
     EventRecord, PerfEventType, SamplingPolicy, SoftwareCounterType,
 };
@@ -33,6 +34,8 @@ fn perf(args: &[&str]) -> Option<Output> {
         .args(args)
         .env("PERF_PAGER", "cat")
         .env("PAGER", "cat")
+        // The header's reference time is printed in local time.
+        .env("TZ", "UTC")
         .output()
     {
         Ok(out) => Some(out),
@@ -147,8 +150,18 @@ fn hw_features() -> Features {
         groups: Vec::new(),
         numa_nodes: Vec::new(),
         tracing_data: None,
+        clockid_res_ns: Some(1),
+        clock_data: Some(HW_CLOCK),
     }
 }
+
+/// The CLOCK_DATA of the hardware file: 2026-11-29 00:59:09.136882 UTC on the wall clock,
+/// 10133.968427274 s on CLOCK_MONOTONIC (perf `-k mono`'s numbers on this machine).
+const HW_CLOCK: ClockData = ClockData {
+    clockid: 1,
+    wall_clock_ns: 1_795_913_949_136_882_000,
+    clockid_time_ns: 10_133_968_427_274,
+};
 
 /// Writes the two-raw-event file: COMM, MMAP2, FORK, then N samples of each event
 /// alternating between two threads, a LOST and a LOST_SAMPLES in the middle, an EXIT.
@@ -324,6 +337,10 @@ fn perf_reads_raw_hardware_event_file() {
         "# event : name = resource_stalls_any, , id = { 101, 102 }, type = 4",
         "# event : name = cpu_clk_unhalted_thread_p, , id = { 201, 202 }, type = 4",
         "# sample duration :      0.013 ms",
+        // CLOCKID and CLOCK_DATA, as perf record -k mono writes them.
+        "# clockid frequency: 1000 MHz",
+        "# clockid: monotonic (1)",
+        "# reference time: 2026-11-29 00:59:09.136882 = 1795913949.136882 (TOD) = 10133.968427274 (monotonic)",
     ] {
         assert!(
             stdout.lines().any(|l| l.starts_with(line)),
@@ -343,6 +360,12 @@ fn perf_reads_raw_hardware_event_file() {
     for present in ["BUILD_ID", "EVENT_DESC", "SAMPLE_TIME", "CMDLINE"] {
         assert!(!missing.contains(&format!(" {present} ")), "{missing}");
     }
+
+    // cpiflame's reader takes the same instant from CLOCK_DATA.
+    assert_eq!(
+        PerfData::open(&path).unwrap().meta.clock_data,
+        Some(HW_CLOCK)
+    );
 
     let args = ["buildid-list", "-i", p];
     let stdout = stdout_of(&args, &perf(&args).unwrap());

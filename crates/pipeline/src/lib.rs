@@ -68,7 +68,8 @@ pub use fold::{write_fold, FoldError};
 pub use group::{GroupBy, GroupByError};
 pub use hybrid::{event_columns, ratio_cycles_events};
 pub use load::{
-    load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions, Loaded,
+    jit_dirs_of, load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions,
+    Loaded,
 };
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};

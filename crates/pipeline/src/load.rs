@@ -2,7 +2,7 @@
 //! a perf.data or folded file shares.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
@@ -87,7 +87,34 @@ impl LoadOptions {
     /// would quietly leave kernel frames unnamed, but a file the user named must exist).
     pub fn resolver(&self, meta: &Meta) -> Result<Resolver, LoadError> {
         self.check_kallsyms()?;
-        Ok(Resolver::new(meta, self.resolve.clone()))
+        self.check_jit_dirs()?;
+        Ok(Resolver::new(meta, self.resolve_options()))
+    }
+
+    /// The resolver's options for this recording: [`LoadOptions::resolve`], with the folders
+    /// JIT dumps and perf maps are looked for in ([`jit_dirs_of`]) after `--jit-dir`'s.
+    pub fn resolve_options(&self) -> ResolveOptions {
+        let mut resolve = self.resolve.clone();
+        for dir in jit_dirs_of(&self.file) {
+            if !resolve.jit_dirs.contains(&dir) {
+                resolve.jit_dirs.push(dir);
+            }
+        }
+        resolve
+    }
+
+    /// These options with `--jit-dir`'s folders (looked in first, in this order).
+    pub fn with_jit_dirs(mut self, dirs: Vec<PathBuf>) -> LoadOptions {
+        self.resolve.jit_dirs = dirs;
+        self
+    }
+
+    /// An error naming a `--jit-dir` that is not a folder.
+    pub fn check_jit_dirs(&self) -> Result<(), LoadError> {
+        match self.resolve.jit_dirs.iter().find(|d| !d.is_dir()) {
+            Some(dir) => Err(LoadError::JitDir(dir.clone())),
+            None => Ok(()),
+        }
     }
 
     /// These options with `--time`'s text.
@@ -152,6 +179,35 @@ impl LoadOptions {
     }
 }
 
+/// Where the JIT dumps and perf maps of the recording `file` are looked for besides their
+/// recorded paths (after `--jit-dir`'s folders): `FILE.jit/`, where `cpiflame record` keeps
+/// them; for a `--switch-output` file named `X.TIMESTAMP` (perf's 16 digits), also `X.jit/`,
+/// the folder its recording kept them in; then the recording's own folder (where node left
+/// its dump when perf recorded it). None for standard input.
+pub fn jit_dirs_of(file: &Path) -> Vec<PathBuf> {
+    if file.as_os_str() == "-" {
+        return Vec::new();
+    }
+    let beside = |path: &Path| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".jit");
+        PathBuf::from(name)
+    };
+    let mut dirs = vec![beside(file)];
+    let piece_of = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .filter(|e| e.len() == 16 && e.bytes().all(|b| b.is_ascii_digit()));
+    if piece_of.is_some() {
+        dirs.push(beside(&file.with_extension("")));
+    }
+    dirs.push(match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    dirs
+}
+
 /// A recording read: its profile (stacks sorted), the event columns chosen for each role,
 /// and lines for the graph's subtitle.
 #[derive(Debug)]
@@ -191,6 +247,9 @@ pub enum LoadError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A `--jit-dir` that is not a folder.
+    #[error("--jit-dir {}: not a folder", .0.display())]
+    JitDir(PathBuf),
     /// The `--kallsyms` file cannot be read or names no kernel function.
     #[error("--kallsyms {}: {source}", path.display())]
     Kallsyms {
@@ -1046,6 +1105,44 @@ fn topdown_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--jit-dir`'s folders first, then the recording's `.jit` folder (a `--switch-output`
+    /// piece's recording's too), then its own folder; nothing for standard input.
+    #[test]
+    fn jit_folders_in_order() {
+        let dirs = |file: &str, given: &[&str]| {
+            LoadOptions {
+                file: PathBuf::from(file),
+                ..LoadOptions::default()
+            }
+            .with_jit_dirs(given.iter().map(PathBuf::from).collect())
+            .resolve_options()
+            .jit_dirs
+        };
+        let p = |list: &[&str]| list.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            dirs("/r/out.data", &["/a", "b"]),
+            p(&["/a", "b", "/r/out.data.jit", "/r"])
+        );
+        assert_eq!(dirs("out.data", &[]), p(&["out.data.jit", "."]));
+        assert_eq!(
+            dirs("/r/out.data.2026112601471220", &[]),
+            p(&["/r/out.data.2026112601471220.jit", "/r/out.data.jit", "/r"])
+        );
+        // Not perf's 16 digits: no recording's folder.
+        assert_eq!(
+            dirs("/r/out.data.old", &[]),
+            p(&["/r/out.data.old.jit", "/r"])
+        );
+        assert_eq!(dirs("/r/x.202611", &[]), p(&["/r/x.202611.jit", "/r"]));
+        // A folder given twice is looked in once.
+        assert_eq!(dirs("/r/out.data", &["/r"]), p(&["/r", "/r/out.data.jit"]));
+        assert_eq!(dirs("-", &["/a"]), p(&["/a"]));
+        // A --jit-dir that is not a folder is one error naming it.
+        let options = LoadOptions::default().with_jit_dirs(vec![PathBuf::from("/nonexistent/j")]);
+        let e = options.check_jit_dirs().unwrap_err().to_string();
+        assert_eq!(e, "--jit-dir /nonexistent/j: not a folder");
+    }
 
     /// Writes `bytes` to a scratch file and loads it.
     fn load_bytes(name: &str, bytes: &[u8]) -> (Result<Loaded, LoadError>, Vec<String>) {

@@ -21,6 +21,7 @@ use cpiflame_unwind::Unwinder;
 
 use crate::container::Containers;
 use crate::finish::KnownBuildIds;
+use crate::jitfiles::JitFiles;
 use crate::rotate::{self, SideBand};
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
@@ -155,6 +156,10 @@ pub(crate) struct Drain {
     pub(crate) last_time: u64,
     /// With `--switch-output`: what every new file starts with.
     pub(crate) side_band: Option<SideBand>,
+    /// The clock's resolution and reference instant, for every file's features.
+    pub(crate) clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
+    /// The JIT dumps mapped and the processes sampled, whose files are kept at the end.
+    pub(crate) jit: JitFiles,
 }
 
 impl Drain {
@@ -189,6 +194,8 @@ impl Drain {
             first_time: None,
             last_time: 0,
             side_band: rotating.then(SideBand::default),
+            clock: None,
+            jit: JitFiles::default(),
         }
     }
 }
@@ -271,6 +278,7 @@ pub(crate) fn write_one(
                 if let Some(unwinder) = &mut state.unwinder {
                     unwinder.observe(&kind);
                 }
+                state.jit.observe(&kind);
                 // A container's own file's build id goes into its record.
                 let mut with_id = None;
                 if let Some(id) = note_mapped(&kind, &mut state.mapped, &mut state.containers) {
@@ -354,6 +362,9 @@ pub(crate) fn on_sample<'a>(
     let event = event_of(view, &state.by_id);
     let sample = view.sample(event, &state.attrs[event]).ok();
     report.samples[event] += 1;
+    if let Some(pid) = sample.as_ref().and_then(|s| s.pid) {
+        state.jit.sampled(pid);
+    }
     if let (Some(side_band), Some(sample)) = (&mut state.side_band, &sample) {
         // With `--switch-output`: the counter values the next file starts from.
         side_band.seeds.note(event, &state.attrs[event], sample);

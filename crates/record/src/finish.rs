@@ -48,6 +48,9 @@ pub(crate) fn finish(
     });
     drop(rings);
     drop(opened);
+    // The command has ended: its JIT files are whole, and a dump it left in the current
+    // directory can be moved.
+    report.jit = state.jit.keep(&options.output, &mut report.warnings);
 
     let features = file_features(options, state, outcome.is_ok());
     if let Some(cache) = options.buildid_cache.as_deref() {
@@ -152,6 +155,10 @@ pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: b
         .as_ref()
         .and_then(|off| off.waking.as_ref())
         .and_then(|w| w.tracing.encode().ok());
+    if let Some((res_ns, data)) = state.clock {
+        features.clockid_res_ns = res_ns;
+        features.clock_data = Some(data);
+    }
     if let (Some(first), true) = (state.first_time, whole) {
         // (After a write error the file ends earlier than the last sample drained.)
         features.sample_time = Some((first, state.last_time));

@@ -34,9 +34,11 @@
 //! rename a `--switch-output` file (or remove one for `--max-files`) before it is finished.
 
 pub mod cgroup;
+pub mod clock;
 mod container;
 mod drain;
 mod finish;
+pub mod jitfiles;
 pub mod machine;
 mod mounts;
 pub mod offcpu;
@@ -46,6 +48,7 @@ mod proc;
 pub mod request;
 mod rings;
 pub mod rotate;
+pub mod runtimes;
 mod spool;
 pub mod stat_groups;
 pub mod system;
@@ -180,6 +183,12 @@ pub struct RecordOptions {
     /// Namespaces of every task (`attr.namespaces`, and PERF_RECORD_NAMESPACES of the
     /// processes already running), as perf's `--namespaces` records them.
     pub namespaces: bool,
+    /// `-k CLOCK`: the clock of every event's sample times (`attr.clockid`, with
+    /// `use_clockid`); `None`: the kernel's perf clock ([`clock`]).
+    pub clockid: Option<i32>,
+    /// Variables set in the command's environment over the recorder's (`--jit`:
+    /// [`runtimes`]); a recording without a command has none.
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// What `record --mem` adds to every event's attr.
@@ -238,6 +247,8 @@ pub struct Report {
     pub priority_raised: bool,
     /// Lines worth telling the user (each stands alone).
     pub warnings: Vec<String>,
+    /// The JIT dumps and perf maps kept beside the output ([`jitfiles`]).
+    pub jit: jitfiles::Kept,
 }
 
 /// Why recording failed. Each message names the event, file or command at fault.
@@ -334,6 +345,10 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let mut session = open_session(options, &mut report)?;
     let rotating = session.rotating.is_some();
     let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
+    drain.clock = session.clock;
+    // Before the command starts: the files already in the current directory are the user's.
+    let node_told = options.env.iter().any(|(name, _)| name == "NODE_OPTIONS");
+    drain.jit = jitfiles::JitFiles::start(&options.output, rotating, node_told);
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
     let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
@@ -362,6 +377,9 @@ struct Session {
     writer: PerfDataWriter<Spool>,
     /// With `--switch-output`: the files so far and when to switch.
     rotating: Option<rotate::Rotating>,
+    /// The clock's resolution and the instant read on it and the wall clock before the
+    /// events were opened (every file's CLOCKID and CLOCK_DATA); `None` on the perf clock.
+    clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
 }
 
 /// Checks what may be recorded, gets the target (a held child, or the threads of a running
@@ -381,15 +399,19 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     }
     let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
     let cpus = options.cpus.clone().unwrap_or_else(online_cpus);
+    // Read before the events are opened, as perf reads it.
+    let clock = clock::reference(options.clockid);
 
     let (child, threads) = match &options.target {
         Target::Command(argv) => {
-            let c = child::spawn_held(argv).map_err(|source| RecordError::Exec {
-                program: argv
-                    .first()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                source,
+            let c = child::spawn_held_with_env(argv, &options.env).map_err(|source| {
+                RecordError::Exec {
+                    program: argv
+                        .first()
+                        .map(|a| a.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    source,
+                }
             })?;
             let pid = c.pid;
             (Some(c), vec![pid])
@@ -450,19 +472,29 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         let opened = open_all(&attrs, &names, &leads, &threads, &cpus, cgroup.as_ref())?;
         Ok((attrs, opened))
     };
-    let (mut attrs, opened) = match open(options) {
-        Ok(opened) => opened,
+    let opened = match open(options) {
+        Ok(opened) => Ok(opened),
         // A user without CAP_PERFMON (`attr.namespaces` needs it), or a kernel without
         // PERF_SAMPLE_CGROUP (before 5.7): recorded without what was refused, said once.
         Err(e) => {
-            let (opened, dropped) = cgroup::without_extras(options)
+            match cgroup::without_extras(options)
                 .into_iter()
                 .find_map(|(o, dropped)| Some((open(&o).ok()?, dropped)))
-                .ok_or(e)?;
-            report.warnings.push(dropped);
-            opened
+            {
+                Some((opened, dropped)) => {
+                    report.warnings.push(dropped);
+                    Ok(opened)
+                }
+                None => Err(e),
+            }
         }
     };
+    // A clock the kernel lets only software events use (`-k realtime`) is the likely cause.
+    let (mut attrs, opened) =
+        opened.map_err(|e| match (e, clock::refused_line(options.clockid)) {
+            (RecordError::Open(why), Some(line)) => RecordError::Open(format!("{why}; {line}")),
+            (e, _) => e,
+        })?;
     for (attr, ids) in attrs.iter_mut().zip(&opened.ids) {
         attr.ids = ids.clone();
     }
@@ -505,6 +537,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         })
     })?;
     Ok(Session {
+        clock,
         rotating: rotating.map(|r| r.starting_with(start)),
         child,
         processes,
@@ -784,6 +817,26 @@ mod tests {
         o.call_graph = CallGraph::Dwarf { stack_size: 2048 };
         let attrs = build_attrs(&o, true, true).unwrap();
         assert_eq!(attrs[1].sample_stack_user, 2048);
+    }
+
+    /// `-k mono` (the default): every event opened, the off-CPU ones included, times its
+    /// samples on CLOCK_MONOTONIC, as `perf record -k mono` sets `use_clockid` and
+    /// `clockid`; `-k perf` leaves both unset.
+    #[test]
+    fn every_attr_carries_the_clock() {
+        let mut o = options("cpu-clock,page-faults", &[]);
+        o.off_cpu = Some(offcpu::add_events(&mut o.events, &mut o.groups, None));
+        o.clockid = Some(clock::MONOTONIC);
+        let attrs = build_attrs(&o, true, true).unwrap();
+        assert_eq!(attrs.len(), 3);
+        for a in &attrs {
+            assert_ne!(a.flags & attr_flags::USE_CLOCKID, 0, "{a:?}");
+            assert_eq!(a.clockid, 1, "{a:?}");
+        }
+        o.clockid = None;
+        for a in build_attrs(&o, true, true).unwrap() {
+            assert_eq!((a.flags & attr_flags::USE_CLOCKID, a.clockid), (0, 0));
+        }
     }
 
     /// `record --mem`'s options for a preset read from fake sysfs files.

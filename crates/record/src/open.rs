@@ -191,6 +191,9 @@ pub(crate) fn event_attr(
             flags |= attr_flags::NAMESPACES;
         }
     }
+    if o.clockid.is_some() {
+        flags |= attr_flags::USE_CLOCKID;
+    }
     if !kernel_callchains && !no_exclude {
         flags |= attr_flags::EXCLUDE_KERNEL;
     }
@@ -215,6 +218,7 @@ pub(crate) fn event_attr(
         flags,
         sample_regs_user: regs,
         sample_stack_user: stack,
+        clockid: o.clockid.unwrap_or(0),
         name: Some(e.name.clone()),
         ..EventAttr::default()
     };
@@ -325,6 +329,8 @@ pub(crate) fn probe_options() -> RecordOptions {
         namespaces: false,
         switch_output: None,
         max_files: None,
+        clockid: None,
+        env: Vec::new(),
     }
 }
 

@@ -328,11 +328,15 @@ pub fn summary_lines(options: &RecordOptions, report: &Report) -> (String, Vec<S
             last.display()
         ),
     };
-    let summary = format!(
+    let mut summary = format!(
         "wrote {written}: {samples} samples ({}), {:.1} MB",
         per_event.join(", "),
         report.bytes_written as f64 / 1e6
     );
+    if report.jit.dir.is_some() {
+        summary.push_str("; ");
+        summary.push_str(&report.jit.said());
+    }
     let mut warnings = Vec::new();
     if report.lost > 0 {
         let total = samples + report.lost;

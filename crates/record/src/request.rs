@@ -10,7 +10,8 @@ use cpiflame_events::memory::MemOptions;
 
 use crate::plan::{EventPlan, EventRequest, PlanError};
 use crate::rotate::SwitchOutput;
-use crate::{cgroup, offcpu, system, tracefs};
+use crate::runtimes::{find_jdk, jit_env, JitVars};
+use crate::{cgroup, clock, offcpu, system, tracefs};
 use crate::{CallGraph, Rate, RecordOptions, Target};
 
 /// `record`'s flags, as values.
@@ -53,6 +54,10 @@ pub struct RecordRequest {
     pub max_files: Option<usize>,
     /// `--cgroup NAME` (`-G`): only the tasks of this cgroup (with `-a`/`-C`).
     pub cgroup: Option<String>,
+    /// `-k CLOCK` ([`crate::clock::parse`]); `None`: CLOCK_MONOTONIC.
+    pub clockid: Option<String>,
+    /// `--jit`: the recorder's values of the variables it reads ([`crate::runtimes`]).
+    pub jit: Option<JitVars>,
 }
 
 impl RecordRequest {
@@ -87,6 +92,17 @@ impl RecordRequest {
             }
             (None, None) => None,
         };
+        if self.jit.is_some() && self.command.is_empty() {
+            return Err(PlanError::Usage(
+                "--jit sets the runtimes' variables for the command it starts: give a command \
+                 (a process already running, -p/-t/-a, keeps its own)"
+                    .into(),
+            ));
+        }
+        let env = self.jit.as_ref().map(|vars| {
+            let jdk = find_jdk(&self.command, vars);
+            jit_env(vars, jdk.as_ref())
+        });
         let target = match (attach, self.command.is_empty()) {
             (Some(_), _) if cpus.is_some() => {
                 return Err(PlanError::Usage(
@@ -110,6 +126,10 @@ impl RecordRequest {
             }
         };
         let call_graph: CallGraph = self.call_graph.parse().map_err(PlanError::Usage)?;
+        let clockid = match &self.clockid {
+            Some(text) => clock::parse(text).map_err(PlanError::Usage)?,
+            None => Some(clock::MONOTONIC),
+        };
         let mut plan = match self.mem {
             Some(mem) => EventPlan::memory(mem)?,
             None => EventPlan::choose(&self.events)?,
@@ -166,8 +186,12 @@ impl RecordRequest {
                 .as_deref()
                 .and_then(cgroup::find_mount)
                 .map(|m| m.path),
+            clockid,
+            env: env.as_ref().map(|e| e.vars.clone()).unwrap_or_default(),
         };
-        Ok((options, plan.notes))
+        let mut notes = plan.notes;
+        notes.extend(env.map(|e| e.line));
+        Ok((options, notes))
     }
 
     /// `--switch-output` and `--max-files`, checked.

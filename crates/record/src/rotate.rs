@@ -744,6 +744,8 @@ mod tests {
             cgroup: None,
             cgroup_mount: None,
             namespaces: false,
+            clockid: None,
+            env: Vec::new(),
         }
     }
 

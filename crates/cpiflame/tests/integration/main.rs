@@ -46,6 +46,8 @@ mod perf_script_input;
 mod pprof;
 mod readme_picture;
 mod record;
+mod record_clock;
+mod record_jit;
 mod rotate_groups;
 mod saved_machines;
 mod stat;

@@ -8,7 +8,7 @@ use super::enc::{check_no_nul_bytes, u32_len, Enc};
 use super::{Result, WriteError, MAX_BUILD_ID_SIZE, NAME_ALIGN};
 use crate::abi::{self, feature};
 use crate::attr::{EventAttr, ATTR_SIZE};
-use crate::meta::{BuildIdEntry, CompressionInfo, NumaNode};
+use crate::meta::{BuildIdEntry, ClockData, CompressionInfo, NumaNode};
 
 /// The feature sections [`PerfDataWriter::finish`](super::PerfDataWriter::finish) writes. Only features with data are
 /// written (and get their bit in the header); EVENT_DESC (names and ids of the attrs) is
@@ -49,6 +49,14 @@ pub struct Features {
     /// of the recorded tracepoints (written when present; `perf script` needs it to print
     /// their fields).
     pub tracing_data: Option<Vec<u8>>,
+    /// CLOCKID: the resolution of the samples' clock in nanoseconds (`clock_getres` of the
+    /// clock the events were opened with, `attr.clockid`), written as perf record `-k`
+    /// writes it when the resolution is known (`perf report --header-only`: `clockid
+    /// frequency`).
+    pub clockid_res_ns: Option<u64>,
+    /// CLOCK_DATA: the wall clock and the samples' clock read at one instant (perf record
+    /// `-k`), which turns a sample time into wall-clock time (`perf script -F tod`).
+    pub clock_data: Option<ClockData>,
 }
 
 /// One event group in the GROUP_DESC feature, as perf's `write_group_desc` writes it.
@@ -153,12 +161,27 @@ pub(super) fn encode_features(f: &Features, attrs: &[EventAttr]) -> Result<Vec<(
         b.u64(last);
         out.push((feature::SAMPLE_TIME, b.0));
     }
+    if let Some(ns) = f.clockid_res_ns {
+        let mut b = Enc::default();
+        b.u64(ns);
+        out.push((feature::CLOCKID, b.0));
+    }
     if let Some(c) = &f.compression {
         let mut b = Enc::default();
         for v in [c.version, c.type_, c.level, c.ratio, c.mmap_len] {
             b.u32(v);
         }
         out.push((feature::COMPRESSED, b.0));
+    }
+    if let Some(c) = &f.clock_data {
+        // perf's `write_clock_data`: u32 version 1, u32 clockid, u64 time of day (ns since
+        // the epoch), u64 the same instant on the clock.
+        let mut b = Enc::default();
+        b.u32(1);
+        b.u32(c.clockid);
+        b.u64(c.wall_clock_ns);
+        b.u64(c.clockid_time_ns);
+        out.push((feature::CLOCK_DATA, b.0));
     }
     out.sort_by_key(|(bit, _)| *bit);
     Ok(out)
