@@ -848,7 +848,6 @@ fn cpiflame_unwinds_frame_pointer_jit_code_without_unwinding_info() {
 
 /// `cpiflame record -k mono` of the fixture: the same stacks, names and addresses by phase.
 #[test]
-#[ignore = "waits for the jitdump reader and `record -k mono` (issue 36)"]
 fn cpiflame_record_mono_of_the_fixture_has_whole_named_jit_stacks() {
     let Some(jitdump) = fixture() else { return };
     let dir = Dir::new("jit-fixture-record");
