@@ -1102,6 +1102,18 @@ fn topdown_plan(
     }
 }
 
+/// What the resolver could not name, and what went wrong with the recording's JIT dumps:
+/// one warning line each.
+pub(crate) fn naming_warnings(resolver: &Resolver, warnings: &mut Vec<String>) {
+    for u in resolver.unnamed() {
+        warnings.push(format!(
+            "{}: {}; {} frames shown as module+0xOFFSET",
+            u.path, u.reason, u.frames
+        ));
+    }
+    warnings.extend(resolver.jit_notes().iter().cloned());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1263,16 +1275,4 @@ app 1/1 1.2: 700 cycles:
         assert_eq!((period(0), period(1)), (3500, 2500));
         assert_eq!(l.profile.total(0).period, 4200);
     }
-}
-
-/// What the resolver could not name, and what went wrong with the recording's JIT dumps:
-/// one warning line each.
-pub(crate) fn naming_warnings(resolver: &Resolver, warnings: &mut Vec<String>) {
-    for u in resolver.unnamed() {
-        warnings.push(format!(
-            "{}: {}; {} frames shown as module+0xOFFSET",
-            u.path, u.reason, u.frames
-        ));
-    }
-    warnings.extend(resolver.jit_notes().iter().cloned());
 }
