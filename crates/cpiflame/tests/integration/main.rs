@@ -31,6 +31,7 @@ mod gate;
 mod golden;
 mod group_by;
 mod hot_lines;
+mod jit_runtimes;
 mod kallsyms;
 mod killed;
 mod lbr;
