@@ -13,7 +13,9 @@ tools=(
 	gcc:gcc            # fixture workloads (scripts/build-fixtures.sh), the CI artifact
 	g++:g++            # the C++ fixture (mangled names)
 	c++filt:binutils   # unwind's C++ names are checked against c++filt
-	node:nodejs        # node --check of the flame graphs' JavaScript
+	node:nodejs        # node --check of the flame graphs' JavaScript; jit_runtimes.rs: node's JIT
+	java:openjdk-17-jdk-headless  # jit_runtimes.rs: HotSpot's perf map (JDK 17 and later)
+	javac:openjdk-17-jdk-headless # jit_runtimes.rs: compiles fixtures/jit/Fib.java
 	chromium:chromium  # timeline.rs: the timeline page driven in headless Chromium
 	python3:python3    # the CI artifact check below
 	script:bsdutils    # threads_and_progress.rs: a terminal for the progress display
@@ -61,8 +63,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
+# CPython 3.13 (jit_runtimes.rs: -X perf_jit and -X perf), which Debian 12 does not package:
+# pyenv's, as the test looks for it ($(pyenv root)/versions/3.13.*, else python3.13 on PATH),
+# installed with pyenv where pyenv is and it is missing.
+python313() {
+	local root
+	if command -v pyenv >/dev/null 2>&1; then
+		root=$(pyenv root)
+		compgen -G "$root/versions/3.13.*/bin/python3.13" >/dev/null && return 0
+	fi
+	python3.13 -c 'import sys; assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1
+}
+if ! python313 && command -v pyenv >/dev/null 2>&1; then
+	echo "test.sh: installing CPython 3.13 with pyenv" >&2
+	pyenv install -s 3.13 || echo "test.sh: pyenv install 3.13 failed" >&2
+fi
 # An install that did not provide a tool is a failure here, not a skipped test later.
 absent=()
+python313 || absent+=("CPython 3.13 (pyenv install 3.13, or python3.13 on PATH)")
 for entry in "${tools[@]}"; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || absent+=("${entry%%:*} (package ${entry#*:})")
 done

@@ -63,6 +63,8 @@ pub fn perf_data(bytes: &[u8]) {
             unwind_only: false,
             single_threaded: false,
             recording_now: false,
+            // No JIT dump or map is looked for outside the recording's own paths, which name
+            // no file here (another host).
             jit_dirs: Vec::new(),
         },
     );

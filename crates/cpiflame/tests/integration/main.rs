@@ -32,6 +32,7 @@ mod golden;
 mod group_by;
 mod hot_lines;
 mod jit_fixture;
+mod jit_runtimes;
 mod kallsyms;
 mod killed;
 mod lbr;
