@@ -79,6 +79,7 @@ impl JitUnwind {
     /// (an unwind table that describes nothing is no table).
     fn new(eh_frame: &[u8]) -> Option<JitUnwind> {
         use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
+        let eh_frame = &*without_omitted_lsda(eh_frame);
         let section = EhFrame::new(eh_frame, LittleEndian);
         let bases = BaseAddresses::default().set_eh_frame(0);
         let mut entries = section.entries(&bases);
@@ -124,6 +125,118 @@ impl JitUnwind {
             sections,
         ))
     }
+}
+
+/// `eh_frame` with every CIE that declares an LSDA pointer encoded as "omitted" (augmentation
+/// `L` with encoding 0xff: V8 writes `zLR` so) rewritten without it: gimli (and so framehop)
+/// refuses to read an omitted LSDA pointer in the FDEs of such a CIE, and an FDE of it has no
+/// LSDA bytes anyway. The `L` and its byte go; the CIE keeps its length, two `DW_CFA_nop`
+/// at its end. Anything it cannot read is left as it is.
+fn without_omitted_lsda(eh_frame: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut at = 0usize;
+    while let Some(len) = eh_frame
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+    {
+        // A zero terminator, or the 64-bit form (not written by JIT runtimes): stop.
+        if len == 0 || len == u32::MAX {
+            break;
+        }
+        let end = at + 4 + len as usize;
+        let Some(entry) = eh_frame.get(at..end) else {
+            break;
+        };
+        if let Some(fixed) = cie_without_omitted_lsda(entry) {
+            out.get_or_insert_with(|| eh_frame.to_vec())[at..end].copy_from_slice(&fixed);
+        }
+        at = end;
+    }
+    match out {
+        Some(bytes) => std::borrow::Cow::Owned(bytes),
+        None => std::borrow::Cow::Borrowed(eh_frame),
+    }
+}
+
+/// One CIE (`entry`, length field included) rewritten as [`without_omitted_lsda`] says, or
+/// `None` when it is an FDE, has no such `L`, or cannot be read.
+fn cie_without_omitted_lsda(entry: &[u8]) -> Option<Vec<u8>> {
+    fn leb(bytes: &[u8], at: &mut usize) -> Option<u64> {
+        let (mut value, mut shift) = (0u64, 0);
+        loop {
+            let b = *bytes.get(*at)?;
+            *at += 1;
+            value |= u64::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+            shift += 7;
+        }
+    }
+    // length (4), CIE id 0 (4), version (1), augmentation string.
+    if entry.get(4..8)? != [0, 0, 0, 0] {
+        return None;
+    }
+    let version = *entry.get(8)?;
+    let aug_start = 9;
+    let aug_len = entry.get(aug_start..)?.iter().position(|&b| b == 0)?;
+    let aug = &entry[aug_start..aug_start + aug_len];
+    let l_letter = aug.iter().position(|&b| b == b'L')?;
+    if aug.first() != Some(&b'z') {
+        return None;
+    }
+    let mut at = aug_start + aug_len + 1;
+    if version == 4 {
+        at += 2; // address and segment selector sizes
+    }
+    leb(entry, &mut at)?; // code alignment
+    leb(entry, &mut at)?; // data alignment (signed; only skipped)
+    if version == 1 {
+        at += 1;
+    } else {
+        leb(entry, &mut at)?;
+    }
+    let data_len_at = at;
+    let data_len = leb(entry, &mut at)?;
+    let data_start = at;
+    // The `L`'s byte: after the data of the letters before it.
+    let mut l_at = data_start;
+    for &letter in &aug[1..l_letter] {
+        match letter {
+            b'R' => l_at += 1,
+            b'P' => {
+                let encoding = *entry.get(l_at)?;
+                l_at += 1;
+                l_at += match encoding & 0x0f {
+                    0x00 | 0x04 | 0x0c => 8,
+                    0x02 | 0x0a => 2,
+                    0x03 | 0x0b => 4,
+                    0x01 | 0x09 => {
+                        leb(entry, &mut l_at)?;
+                        0
+                    }
+                    _ => return None,
+                };
+            }
+            b'S' | b'B' => {}
+            _ => return None,
+        }
+    }
+    if *entry.get(l_at)? != 0xff || data_len == 0 || data_start + data_len as usize > entry.len() {
+        return None;
+    }
+    // The length of the augmentation data in one byte, before and after.
+    if data_start - data_len_at != 1 || data_len > 0x7f {
+        return None;
+    }
+    let mut fixed = Vec::with_capacity(entry.len());
+    fixed.extend_from_slice(&entry[..aug_start + l_letter]);
+    fixed.extend_from_slice(&entry[aug_start + l_letter + 1..data_len_at]);
+    fixed.push(data_len as u8 - 1);
+    fixed.extend_from_slice(&entry[data_start..l_at]);
+    fixed.extend_from_slice(&entry[l_at + 1..]);
+    fixed.extend_from_slice(&[0, 0]); // DW_CFA_nop twice: the CIE keeps its length
+    Some(fixed)
 }
 
 /// Hands framehop a JIT function's `.eh_frame` (no `.eh_frame_hdr`: framehop indexes the

@@ -77,9 +77,16 @@ impl Process {
         (avma < m.file.end()).then_some(m)
     }
 
-    /// Adds `mapping`, replacing the mappings it overlaps (as mmap does), with `module` for
-    /// the unwinder when its image has one.
-    pub fn map(&mut self, mapping: Mapping, module: Option<framehop::Module<SharedBytes>>) {
+    /// Adds `mapping`, in place of what it overlaps (as mmap does), with `module` for the
+    /// unwinder when its image has one. Returns the parts of the mappings it overlapped that
+    /// lie outside it (a mapping over the middle of another leaves two), still mapped: the
+    /// caller adds them back with their modules (`perf inject --jit` maps its images of V8's
+    /// builtins over node's own text, and the rest of that text is still node's).
+    pub fn map(
+        &mut self,
+        mapping: Mapping,
+        module: Option<framehop::Module<SharedBytes>>,
+    ) -> Vec<Mapping> {
         let (start, end) = (mapping.file.start, mapping.file.end());
         let overlapping: Vec<Avma> = self
             .mappings
@@ -87,15 +94,21 @@ impl Process {
             .filter(|(_, old)| old.file.end() > start)
             .map(|(&s, _)| s)
             .collect();
+        let mut left = Vec::new();
         for s in overlapping {
+            let Some(old) = self.mappings.remove(&s) else {
+                continue;
+            };
             // Only a file's mapping has a module there; a JIT function's module may start
             // where an anonymous mapping does (a runtime remaps its code to protect it).
-            if self
-                .mappings
-                .remove(&s)
-                .is_some_and(|old| old.image.is_some())
-            {
+            if old.image.is_some() {
                 self.unwinder.remove_module(s.0);
+            }
+            if old.file.start < start {
+                left.push(old.part(old.file.start, start));
+            }
+            if end < old.file.end() {
+                left.push(old.part(end, old.file.end()));
             }
         }
         if let Some(module) = module {
@@ -103,6 +116,26 @@ impl Process {
         }
         self.anonymous_code |= mapping.image.is_none() && is_anonymous(&mapping.path);
         self.mappings.insert(start, Rc::new(mapping));
+        left
+    }
+}
+
+impl Mapping {
+    /// The part of this mapping from `start` to `end` (inside it): the same file, image and
+    /// base, its file offset moved with the start.
+    fn part(&self, start: Avma, end: Avma) -> Mapping {
+        Mapping {
+            file: FileMapping {
+                start,
+                pgoff: self.file.file_offset_of(start),
+                len: end.0 - start.0,
+            },
+            base: self.base,
+            image: self.image,
+            image_error: self.image_error.clone(),
+            path: self.path.clone(),
+            module: self.module.clone(),
+        }
     }
 }
 
@@ -110,4 +143,65 @@ impl Process {
 /// memory a runtime named with `PR_SET_VMA_ANON_NAME`).
 pub(crate) fn is_anonymous(path: &str) -> bool {
     path.starts_with("//anon") || path.starts_with("[anon")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(start: u64, len: u64, pgoff: u64, path: &str, image: Option<usize>) -> Mapping {
+        Mapping {
+            file: FileMapping {
+                start: Avma(start),
+                pgoff: FileOffset(pgoff),
+                len,
+            },
+            base: Avma(start - pgoff),
+            image,
+            image_error: None,
+            path: path.into(),
+            module: path.into(),
+        }
+    }
+
+    /// As perf does (`maps__fixup_overlap_and_insert`): a mapping over the middle of another
+    /// leaves the other's parts on both sides mapped, each at its own file offset.
+    #[test]
+    fn a_mapping_over_the_middle_of_another_leaves_both_sides() {
+        let mut process = Process::default();
+        assert!(process
+            .map(
+                file(0x10000, 0x8000, 0x1000, "/usr/bin/node", Some(0)),
+                None
+            )
+            .is_empty());
+        let left = process.map(file(0x12000, 0x1000, 0, "jitted-1-1.so", Some(1)), None);
+        let spans: Vec<_> = left
+            .iter()
+            .map(|m| (m.file.start.0, m.file.len, m.file.pgoff.0, m.base.0))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (0x10000, 0x2000, 0x1000, 0xf000),
+                (0x13000, 0x5000, 0x4000, 0xf000)
+            ]
+        );
+        for part in left {
+            assert!(process.map(part, None).is_empty());
+        }
+        let at = |a| process.mapping_at(Avma(a)).map(|m| &*m.path);
+        assert_eq!(at(0x11fff), Some("/usr/bin/node"));
+        assert_eq!(at(0x12000), Some("jitted-1-1.so"));
+        assert_eq!(at(0x13000), Some("/usr/bin/node"));
+        assert_eq!(at(0x17fff), Some("/usr/bin/node"));
+        assert_eq!(at(0x18000), None);
+        // The file offset of an address is the same as in the whole mapping.
+        let right = process.mapping_at(Avma(0x15000)).unwrap();
+        assert_eq!(right.file.file_offset_of(Avma(0x15000)).0, 0x6000);
+        // A mapping over all of another leaves nothing of it.
+        assert!(process
+            .map(file(0x12000, 0x1000, 0, "jitted-1-2.so", Some(2)), None)
+            .is_empty());
+    }
 }

@@ -236,3 +236,61 @@ fn dump_names() {
         assert!(!is_dump_name(name), "{name}");
     }
 }
+
+/// The unwind data node 20 (`--perf-prof --perf-prof-unwinding-info`) wrote for a 384-byte
+/// optimised JS function, from a dump of this machine: a CIE with augmentation `zLR` whose
+/// LSDA encoding is 0xff (omitted), which gimli refuses to read FDEs of, and one FDE.
+const V8_EH_FRAME: &str = "1800000000000000037a4c520001781002ff1b0c070890010000000028000000\
+                           200000005cfeffff7e010000004f0e108602430d060304010d07410e08520c06\
+                           100000000000000000000000";
+
+#[test]
+fn v8s_tables_with_an_omitted_lsda_are_read_and_unwind() {
+    use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+    use framehop::{FrameAddress, Unwinder};
+    let unwind = JitUnwind::new(&unhex(V8_EH_FRAME)).expect("V8's table is read");
+    // The table lies right after the code (384 bytes).
+    assert_eq!(unwind.eh_frame_offset, 384);
+    let code = 0x7f00_0000_0000u64;
+    let mut unwinder = UnwinderX86_64::new();
+    unwinder.add_module(unwind.framehop_module("fib", code..code + 384).unwrap());
+    let sp = 0x7ffd_0000_0000u64;
+    let stack: Vec<u64> = (0..16).map(|i| 0x1000 + i).collect();
+    let mut read = |addr: u64| -> Result<u64, ()> {
+        let i = usize::try_from((addr.checked_sub(sp).ok_or(())?) / 8).map_err(|_| ())?;
+        stack.get(i).copied().ok_or(())
+    };
+    let mut cache = CacheX86_64::new();
+    // At the first instruction the return address is at the stack pointer.
+    let mut regs = UnwindRegsX86_64::new(code, sp, 0);
+    let first = FrameAddress::from_instruction_pointer(code);
+    assert_eq!(
+        unwinder.unwind_frame(first, &mut regs, &mut cache, &mut read),
+        Ok(Some(0x1000))
+    );
+    // Past `push %rbp; mov %rsp,%rbp` (the table's rules from offset 0x52): by the frame
+    // pointer the table names, rbp + 8.
+    let mut regs = UnwindRegsX86_64::new(code + 0x60, sp, sp + 32);
+    let later = FrameAddress::from_return_address(code + 0x61).unwrap();
+    assert_eq!(
+        unwinder.unwind_frame(later, &mut regs, &mut cache, &mut read),
+        Ok(Some(0x1005))
+    );
+}
+
+#[test]
+fn the_lsda_rewrite_keeps_every_other_table_as_it_is() {
+    let cpython = unhex(CPYTHON_EH_FRAME);
+    assert!(matches!(
+        without_omitted_lsda(&cpython),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    let v8 = unhex(V8_EH_FRAME);
+    let fixed = without_omitted_lsda(&v8);
+    assert_eq!(fixed.len(), v8.len());
+    // The CIE says zR now, its augmentation data one byte (the R encoding).
+    assert_eq!(&fixed[9..12], b"zR\0");
+    assert_eq!(&fixed[12..17], &[0x01, 0x78, 0x10, 0x01, 0x1b]);
+    // The FDE after it is untouched.
+    assert_eq!(&fixed[28..], &v8[28..]);
+}

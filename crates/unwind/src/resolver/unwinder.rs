@@ -220,10 +220,14 @@ impl Unwinder {
             module: short_name(&path),
             path,
         };
-        self.processes
-            .entry(m.pid)
-            .or_default()
-            .map(mapping, module);
+        let process = self.processes.entry(m.pid).or_default();
+        for part in process.map(mapping, module) {
+            let module = part.image.map(|i| {
+                let range = part.file.start.0..part.file.end().0;
+                self.images[i].framehop_module(part.path.to_string(), range, part.base.0)
+            });
+            process.map(part, module);
+        }
     }
 
     /// Follows the JIT dump process `pid` mapped at `path` (file name `name`), looked for in
