@@ -1130,3 +1130,70 @@ fn java_stacks(stacks: Vec<(Vec<String>, u64)>) -> JavaStacks {
     }
     j
 }
+
+/// A recording reads alone from the JIT files `cpiflame record` kept beside it
+/// (`OUTPUT.jit/`): with CPython's own dump and perf map in /tmp gone, its Python frames are
+/// named as before; with the kept folder moved away, they are not (and for the dump, one
+/// warning says where it was looked for); `--jit-dir` to the moved folder names them again.
+#[test]
+fn a_recording_reads_alone_from_the_jit_files_kept_beside_it() {
+    let python = match python313() {
+        Ok(p) => p,
+        Err(why) => return unavailable(why),
+    };
+    if !ready(&[]) {
+        return;
+    }
+    let dir = Dir::new("jit-kept-files");
+    let script = fixture("fib.py");
+    let fib_samples = |args: &[&str]| -> (u64, String) {
+        let out = support::cpiflame(args);
+        let text = ok(&out);
+        let n = text
+            .lines()
+            .filter(|l| l.contains("py::fib:"))
+            .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+            .sum();
+        (n, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for (mode, kept_prefix) in [("perf_jit", "jit-"), ("perf", "perf-")] {
+        let data = dir.path(&format!("{mode}.data"));
+        let mut files = RuntimeFiles::default();
+        let cmd = [python.as_os_str(), "-X".as_ref(), mode.as_ref()];
+        let cmd = [cmd.as_slice(), &[script.as_os_str(), "400".as_ref()]].concat();
+        cpiflame_record(dir.root(), &data, &cmd, &mut files);
+        // CPython's own files in /tmp are gone from here on.
+        drop(files);
+        let kept = PathBuf::from(format!("{}.jit", data.display()));
+        let names: Vec<String> = std::fs::read_dir(&kept)
+            .unwrap_or_else(|e| panic!("{}: {e}", kept.display()))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.starts_with(kept_prefix)),
+            "-X {mode}: {names:?} in {}",
+            kept.display()
+        );
+        let (named, _) = fib_samples(&["fold", s(&data)]);
+        assert!(
+            named >= 20,
+            "-X {mode}: {named} py::fib samples from the kept files"
+        );
+        let away = dir.path(&format!("{mode}-moved.jit"));
+        std::fs::rename(&kept, &away).unwrap();
+        let (alone, stderr) = fib_samples(&["fold", s(&data)]);
+        assert_eq!(alone, 0, "-X {mode}: named without the kept files");
+        if mode == "perf_jit" {
+            assert_eq!(
+                stderr
+                    .lines()
+                    .filter(|l| l.contains("JIT dump not found"))
+                    .count(),
+                1,
+                "{stderr}"
+            );
+        }
+        let (again, _) = fib_samples(&["fold", "--jit-dir", s(&away), s(&data)]);
+        assert_eq!(again, named, "-X {mode}: --jit-dir {}", away.display());
+    }
+}
