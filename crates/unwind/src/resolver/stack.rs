@@ -161,10 +161,13 @@ fn jit_caller(
 ) -> Option<Option<u64>> {
     let (sp, bp) = (regs.sp(), regs.bp());
     // The frame-pointer rule, checked.
-    if bp >= sp && bp - sp < (1 << 20) {
-        if let (Ok(ra), Ok(caller_bp)) = (read_stack(bp.wrapping_add(8)), read_stack(bp)) {
+    let caller_sp = bp
+        .checked_add(16)
+        .filter(|_| bp >= sp && bp - sp < (1 << 20));
+    if let Some(caller_sp) = caller_sp {
+        if let (Ok(ra), Ok(caller_bp)) = (read_stack(bp + 8), read_stack(bp)) {
             if returns_after_call(tables, process, ra, false) {
-                regs.set_sp(bp + 16);
+                regs.set_sp(caller_sp);
                 regs.set_bp(caller_bp);
                 return Some(Some(ra));
             }
@@ -172,13 +175,14 @@ fn jit_caller(
     }
     for i in 0..JIT_SCAN_WORDS {
         let slot = sp.checked_add(i * 8)?;
+        let above = slot.checked_add(8)?;
         let Ok(ra) = read_stack(slot) else {
             break;
         };
         if !returns_after_call(tables, process, ra, true) {
             continue;
         }
-        let mut caller = UnwindRegsX86_64::new(ra, slot + 8, bp);
+        let caller = UnwindRegsX86_64::new(ra, above, bp);
         let Some(address) = FrameAddress::from_return_address(ra) else {
             continue;
         };
@@ -192,7 +196,6 @@ fn jit_caller(
                 Err(_) => false,
             };
         if holds {
-            caller.set_sp(slot + 8);
             *regs = caller;
             return Some(Some(ra));
         }
