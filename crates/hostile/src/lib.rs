@@ -490,6 +490,20 @@ pub fn elf_image(bytes: &[u8]) {
     let base_avma = image.base_avma(start, 0, len);
     let mut unwinder = UnwinderX86_64::new();
     unwinder.add_module(image.framehop_module("fuzz.elf".into(), start..start + len, base_avma));
+    let pcs = addresses
+        .iter()
+        .take(16)
+        .map(|&svma| svma.wrapping_add(base_avma));
+    unwind_from(&unwinder, pcs, bytes);
+}
+
+/// Unwinds from each of `pcs` with `unwinder` over a stack made of the input's last 512
+/// bytes (at most 64 frames each): whatever the tables say, the walk must end.
+fn unwind_from(
+    unwinder: &UnwinderX86_64<SharedBytes>,
+    pcs: impl Iterator<Item = u64>,
+    bytes: &[u8],
+) {
     let mut cache = CacheX86_64::new();
     let stack = &bytes[bytes.len().saturating_sub(512)..];
     let sp = 0x7ffd_0000_0000u64;
@@ -498,8 +512,7 @@ pub fn elf_image(bytes: &[u8]) {
         let word = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
         Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
     };
-    for &svma in addresses.iter().take(16) {
-        let pc = svma.wrapping_add(base_avma);
+    for pc in pcs {
         let mut frames = unwinder.iter_frames(
             pc,
             UnwindRegsX86_64::new(pc, sp, sp + 64),
@@ -547,30 +560,9 @@ pub fn jitdump(bytes: &[u8]) {
             unwinder.add_module(module);
         }
     }
-    let mut cache = CacheX86_64::new();
-    let stack = &bytes[bytes.len().saturating_sub(512)..];
-    let sp = 0x7ffd_0000_0000u64;
-    let mut read_stack = |addr: u64| -> Result<u64, ()> {
-        let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
-        let word = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
-        Ok(u64::from_le_bytes(word.try_into().map_err(|_| ())?))
-    };
-    for event in dump.events.iter().take(16) {
-        let JitChange::Load(function) = &event.change else {
-            continue;
-        };
-        let pc = function.addr.wrapping_add(1);
-        let mut frames = unwinder.iter_frames(
-            pc,
-            UnwindRegsX86_64::new(pc, sp, sp + 64),
-            &mut cache,
-            &mut read_stack,
-        );
-        for _ in 0..64 {
-            match frames.next() {
-                Ok(Some(_)) => {}
-                _ => break,
-            }
-        }
-    }
+    let loads = dump.events.iter().take(16).filter_map(|e| match &e.change {
+        JitChange::Load(function) => Some(function.addr.wrapping_add(1)),
+        JitChange::Unload(_) => None,
+    });
+    unwind_from(&unwinder, loads, bytes);
 }

@@ -216,7 +216,7 @@ impl JitFiles {
         let file = (self.dumps.len() < MAX_DUMPS)
             .then(|| match &root {
                 Some((_, root)) => cpiflame_unwind::open_in_root(root, path).ok(),
-                None => open_regular(path).ok(),
+                None => cpiflame_unwind::open_regular(path).ok(),
             })
             .flatten();
         self.dumps.insert(
@@ -367,7 +367,7 @@ impl JitFiles {
                 Item::Move(from) => move_file(from, &to).map(|()| true),
                 Item::Held(file) => copy_from(file, &to).map(|()| false),
                 Item::Owned(file) => copy_from(file, &to).map(|()| false),
-                Item::Path(from) => open_regular(from)
+                Item::Path(from) => cpiflame_unwind::open_regular(from)
                     .and_then(|f| copy_from(&f, &to))
                     .map(|()| false),
             };
@@ -466,21 +466,6 @@ fn container_root(pid: i32, root: &Path) -> Option<Root> {
     })
 }
 
-/// Opens a regular file for reading (a FIFO at a recorded path must not block).
-fn open_regular(path: &Path) -> io::Result<File> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok(file)
-}
-
 /// Copies `from` (from its start) to `to`, written aside and renamed, so a reader never sees
 /// half a file.
 fn copy_from(from: &File, to: &Path) -> io::Result<()> {
@@ -504,7 +489,7 @@ fn copy_from(from: &File, to: &Path) -> io::Result<()> {
 fn move_file(from: &Path, to: &Path) -> io::Result<()> {
     match std::fs::rename(from, to) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            copy_from(&open_regular(from)?, to)?;
+            copy_from(&cpiflame_unwind::open_regular(from)?, to)?;
             std::fs::remove_file(from)
         }
         other => other,

@@ -69,4 +69,4 @@ pub use perfmap::PerfMap;
 pub use resolver::locations::{CodeAddress, CodeFile, MappingInfo, SourceFrame, SourceLine};
 pub use resolver::{Namer, Resolver, Stats, TwinRecipe, Unnamed, Unwinder};
 pub use shared::SharedBytes;
-pub use source::{foreign_root, HostSource, Machine, Source};
+pub use source::{foreign_root, open_regular, HostSource, Machine, Source};

@@ -203,7 +203,7 @@ pub fn foreign_root(pid: i32) -> Option<(u64, PathBuf)> {
 /// A path under a process's root (`/proc/PID/root/PATH`, [`Source::process_root`] joined
 /// with a recorded path) is resolved inside that root, as the process sees it
 /// ([`crate::open_in_root`]): a container's symlinks never lead to the host's files.
-fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     if let Some((root, inside)) = crate::in_root::under_process_root(path) {
         return crate::in_root::open_in_root(&root, inside);

@@ -8,34 +8,14 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use support::{cpiflame, ok, s, Dir};
 
-/// The workload, built into `dir`; `None` (a skip locally, a failure under CI) without a
-/// compiler or without sampling.
+/// The workload (`support/data/clock_span.c`), built into `dir`.
 fn clock_span(dir: &Dir) -> Option<PathBuf> {
-    if !cpiflame_testkit::perf_works() {
-        cpiflame_testkit::unavailable("software sampling does not work here");
-        return None;
-    }
-    let source =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/support/data/clock_span.c");
-    let exe = dir.path("clock_span");
-    match Command::new("cc")
-        .args(["-O1", "-g", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .output()
-    {
-        Ok(out) if out.status.success() => Some(exe),
-        Ok(out) => panic!("cc clock_span.c: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            cpiflame_testkit::unavailable(format!("cc cannot be run: {e}"));
-            None
-        }
-    }
+    support::sampled_data_program(dir, "clock_span")
 }
 
 /// What the workload printed: (monotonic, wall clock) ns at its start and end.

@@ -74,29 +74,9 @@ fn the_command_gets_the_runtimes_variables_after_the_users() {
     }
 }
 
-/// The test program, built into `dir`; `None` (a skip locally, a failure under CI) without
-/// a compiler or without sampling.
+/// The test program (`support/data/jit_writer.c`), built into `dir`.
 fn jit_writer(dir: &Dir) -> Option<PathBuf> {
-    if !cpiflame_testkit::perf_works() {
-        cpiflame_testkit::unavailable("software sampling does not work here");
-        return None;
-    }
-    let source =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/support/data/jit_writer.c");
-    let exe = dir.path("jit_writer");
-    match Command::new("cc")
-        .args(["-O1", "-g", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .output()
-    {
-        Ok(out) if out.status.success() => Some(exe),
-        Ok(out) => panic!("cc jit_writer.c: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            cpiflame_testkit::unavailable(format!("cc cannot be run: {e}"));
-            None
-        }
-    }
+    support::sampled_data_program(dir, "jit_writer")
 }
 
 /// What a file written by `jit_writer` of process `pid` holds.

@@ -265,3 +265,29 @@ pub fn run_scratch(name: &str) -> PathBuf {
     fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
 }
+
+/// `support/data/NAME.c` built with `cc -O1 -g` into `dir` as `NAME`; `None` (a skip locally,
+/// a failure under CI) without sampling or a compiler, which the tests that sample it need.
+pub fn sampled_data_program(dir: &cpiflame_testkit::Dir, name: &str) -> Option<PathBuf> {
+    if !cpiflame_testkit::perf_works() {
+        cpiflame_testkit::unavailable("software sampling does not work here");
+        return None;
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/support/data")
+        .join(format!("{name}.c"));
+    let exe = dir.path(name);
+    match Command::new("cc")
+        .args(["-O1", "-g", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .output()
+    {
+        Ok(out) if out.status.success() => Some(exe),
+        Ok(out) => panic!("cc {name}.c: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            cpiflame_testkit::unavailable(format!("cc cannot be run: {e}"));
+            None
+        }
+    }
+}

@@ -29,8 +29,8 @@ mod pids;
 pub use cli::{cpiflame, cpiflame_at_home, ok, refused_in_one_line, s};
 pub use cpiflame_testkit::{perf_works, Dir};
 pub use fixtures::{
-    build_fixtures, repo_root, run_scratch, sampling_fixtures, shared_fixtures, start_loop,
-    Fixtures,
+    build_fixtures, repo_root, run_scratch, sampled_data_program, sampling_fixtures,
+    shared_fixtures, start_loop, Fixtures,
 };
 pub use perf::{perf_record, perf_record_with, perf_stdout, PERF_RECORD_DEFAULT_ARGS};
 pub use perf_script::{
