@@ -24,7 +24,7 @@ use cpiflame_profile::{
 };
 
 use crate::group::{GroupBy, Roots};
-use crate::offcpu::WallPlan;
+use crate::offcpu::{StacklessTime, WallPlan};
 use crate::time::TimeRanges;
 
 /// What goes into the root frames (`group_by`; with [`GroupBy::Comm`], `pid` and `tid` as
@@ -397,6 +397,8 @@ pub fn collapse_all(
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
     let mut caller_sites = CallerSites::default();
+    // Each thread's root as its last sample had it: the root of its time without a stack.
+    let mut thread_roots: HashMap<i32, u32> = HashMap::default();
     let filter = SampleFilter::new(times, wall);
     let stats = walk_samples_in(file, resolver, filter, |sample, entries, resolver| {
         let Some(entries) = entries else {
@@ -405,6 +407,9 @@ pub fn collapse_all(
         };
         let pid = sample.pid.unwrap_or(-1);
         let root = roots.of(sample, resolver);
+        if wall.is_some() {
+            thread_roots.insert(sample.tid.unwrap_or(-1), root);
+        }
         key.clear();
         key.push(root);
         key.extend(entries.iter().map(|e| e.frame));
@@ -436,6 +441,19 @@ pub fn collapse_all(
             );
         }
     })?;
+    // Off-CPU time whose switch-out has no stack goes directly under its thread's roots.
+    let stackless: Vec<(u32, StacklessTime)> = wall
+        .map(|w| w.without_stack())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| {
+            let root = match thread_roots.get(&s.tid) {
+                Some(&root) => root,
+                None => roots.of_thread(s.pid, s.tid, None, resolver),
+            };
+            (root, *s)
+        })
+        .collect();
     resolver.finish_names();
 
     let mut names = Names::new(
@@ -457,6 +475,11 @@ pub fn collapse_all(
         names.add_counts(&stack, raw.counts);
         for pair in raw.paired {
             names.profile.add_paired(&stack, pair);
+        }
+    }
+    if let Some(wall) = wall {
+        for (root, s) in stackless {
+            names.add_without_stack(root, wall.first_column, &s);
         }
     }
     let lines = lines.map(LineNames::finish);
@@ -1040,6 +1063,27 @@ impl<'a> Names<'a> {
             if let Some(id) = self.frame(frame) {
                 stack.push(id);
             }
+        }
+    }
+
+    /// Adds `s`, a thread's off-CPU time without a stack, under root `root` as the frames
+    /// `[runnable]` and `[blocked]` (`cpiflame_profile::wall::no_stack_frame`), in the wall
+    /// columns from `on_cpu` (on-CPU, runnable, blocked).
+    fn add_without_stack(&mut self, root: u32, on_cpu: usize, s: &StacklessTime) {
+        for (runnable, column, period, samples) in [
+            (true, on_cpu + 1, s.runnable_ns, s.runnable_intervals),
+            (false, on_cpu + 2, s.blocked_ns, s.blocked_intervals),
+        ] {
+            if period == 0 {
+                continue;
+            }
+            let mut stack = self.roots[root as usize].clone();
+            stack.push(self.profile.intern(wall::no_stack_frame(runnable)));
+            let count = Count {
+                samples: samples.max(1),
+                period,
+            };
+            self.profile.add(&stack, column, count);
         }
     }
 

@@ -179,6 +179,17 @@ impl Roots {
     pub(crate) fn of(&mut self, sample: &Sample<'_>, resolver: &Resolver) -> u32 {
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
+        self.of_thread(pid, tid, sample.cgroup, resolver)
+    }
+
+    /// The root of thread `tid` of process `pid` (in cgroup `cgroup`), as [`Roots::of`].
+    pub(crate) fn of_thread(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        cgroup: Option<u64>,
+        resolver: &Resolver,
+    ) -> u32 {
         let key: RootKey = match self.group_by {
             GroupBy::Comm => (
                 None,
@@ -196,7 +207,7 @@ impl Roots {
                 tid,
             ),
             GroupBy::Cgroup => (
-                Some(sample.cgroup.unwrap_or(u64::MAX)),
+                Some(cgroup.unwrap_or(u64::MAX)),
                 resolver.process_name(pid, tid),
                 pid,
                 None,

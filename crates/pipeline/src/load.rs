@@ -922,10 +922,17 @@ fn wall_note(stats: &WallStats) -> String {
         "off-CPU samples"
     };
     let wakeups = if stats.wakeups { ", wakeups" } else { "" };
-    format!(
+    let mut note = format!(
         "{} switches of {} threads ({source}{wakeups})",
         stats.switches, stats.threads
-    )
+    );
+    if stats.off_cpu_without_stack_ns > 0 {
+        note.push_str(&format!(
+            "; {:.1} ms off-CPU without a switch-out stack: [runnable] and [blocked] under each thread",
+            stats.off_cpu_without_stack_ns as f64 / 1e6
+        ));
+    }
+    note
 }
 
 /// What the wall-time split could not do, one line each.
@@ -944,7 +951,7 @@ fn wall_warnings(stats: &WallStats, path: &str, warnings: &mut Vec<String>) {
     // Less than 0.1 ms is not worth a line (a thread's last instants, say).
     if stats.off_cpu_without_stack_ns >= 100_000 {
         warnings.push(format!(
-            "{path}: {:.1} ms off-CPU have no switch-out stack (a switch without its sample: lost, or sampled at a frequency; record context-switches with -c 1) and are not in the graph",
+            "{path}: {:.1} ms off-CPU have no switch-out stack (a switch without its sample: not recorded, lost, or sampled at a frequency; record context-switches with -c 1): drawn as [runnable] and [blocked] directly under their threads",
             ms(stats.off_cpu_without_stack_ns)
         ));
     }

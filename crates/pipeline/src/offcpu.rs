@@ -69,7 +69,26 @@ pub struct WallPlan {
     off_cpu: HashMap<(i32, u64), (u64, u64)>,
     /// `--time`: every interval clipped to these ranges.
     times: Option<TimeRanges>,
+    /// Per thread, tid order: off-CPU time whose switch-out has no stack.
+    without_stack: Vec<StacklessTime>,
     pub stats: WallStats,
+}
+
+/// One thread's off-CPU nanoseconds whose switch-out has no stack (switch records without
+/// `context-switches` samples, CPU-wide switch records, a switch-out sample lost): the
+/// collapse puts them directly under the thread's root frames as the frames
+/// [`cpiflame_profile::wall::NO_STACK_RUNNABLE`] and [`cpiflame_profile::wall::NO_STACK_BLOCKED`],
+/// so that every thread's wall time is in the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StacklessTime {
+    pub tid: i32,
+    /// The thread's process, when a record said (else the tid).
+    pub pid: i32,
+    pub runnable_ns: u64,
+    pub blocked_ns: u64,
+    /// The off-CPU intervals (or their runnable and blocked parts) that added to each.
+    pub runnable_intervals: u64,
+    pub blocked_intervals: u64,
 }
 
 /// Totals of the walk, for notes and warnings.
@@ -81,8 +100,9 @@ pub struct WallStats {
     pub on_cpu_ns: u64,
     pub runnable_ns: u64,
     pub blocked_ns: u64,
-    /// Off-CPU nanoseconds with no switch-out stack to put them on (its sample was lost):
-    /// not in the profile.
+    /// Off-CPU nanoseconds with no switch-out stack to put them on (no switch-out samples,
+    /// or one lost): in the profile under their threads ([`StacklessTime`]), and counted in
+    /// `runnable_ns` and `blocked_ns` too.
     pub off_cpu_without_stack_ns: u64,
     /// On-CPU nanoseconds of threads that have no on-CPU sample: not in the profile.
     pub on_cpu_without_samples_ns: u64,
@@ -99,6 +119,12 @@ pub struct WallStats {
 /// One thread as the walk follows it.
 #[derive(Default)]
 struct Thread {
+    /// Its process, once a record said.
+    pid: Option<i32>,
+    /// (runnable, blocked) ns off the CPU with no switch-out stack, and the intervals that
+    /// added to each.
+    without_stack: (u64, u64),
+    without_stack_intervals: (u64, u64),
     /// When the thread was first seen (fork, comm, first event).
     start: Option<u64>,
     /// Its first on-CPU sample: without switch-in records, the first time it is known to
@@ -208,24 +234,27 @@ impl WallPlan {
                 RecordKind::Switch {
                     out: true,
                     preempt,
-                    task: Some((_, tid)),
+                    task: Some((pid, tid)),
                     ..
                 } => {
+                    walk.thread(*tid).pid.get_or_insert(*pid);
                     if let Some(t) = record.time {
                         walk.switch_out(*tid, t, Some(*preempt), None);
                     }
                 }
                 RecordKind::Switch {
                     out: false,
-                    task: Some((_, tid)),
+                    task: Some((pid, tid)),
                     ..
                 } => {
+                    walk.thread(*tid).pid.get_or_insert(*pid);
                     if let Some(t) = record.time {
                         walk.stats.switch_records = true;
                         walk.switch_in(*tid, t);
                     }
                 }
-                RecordKind::Fork { tid, .. } | RecordKind::Comm { tid, .. } => {
+                RecordKind::Fork { pid, tid, .. } | RecordKind::Comm { pid, tid, .. } => {
+                    walk.thread(*tid).pid.get_or_insert(*pid);
                     // perf synthesizes the records of threads that existed before it started
                     // with time 0: not a start.
                     if let Some(t) = record.time.filter(|&t| t > 0) {
@@ -241,6 +270,11 @@ impl WallPlan {
             }
         }
         Ok(Some(walk.finish(file.attrs.len(), sources)))
+    }
+
+    /// Each thread's off-CPU time that has no switch-out stack, in tid order.
+    pub fn without_stack(&self) -> &[StacklessTime] {
+        &self.without_stack
     }
 
     /// True when the recording has perf's `offcpu-time` samples, whose times are made up
@@ -420,6 +454,9 @@ impl Walk {
         let (Some(t), tid) = (s.time, s.tid.unwrap_or(-1)) else {
             return;
         };
+        if let (Some(pid), Source::SwitchStack) = (s.pid, source) {
+            self.thread(tid).pid.get_or_insert(pid);
+        }
         match source {
             Source::SwitchStack => {
                 let th = self.thread(tid);
@@ -549,19 +586,21 @@ impl Walk {
                 None => (0, total),
             }
         };
-        match off.stack {
-            Some(stack) => {
-                let e = self.off_cpu.entry((tid, stack)).or_default();
-                e.0 = e.0.saturating_add(runnable);
-                e.1 = e.1.saturating_add(blocked);
-                self.stats.runnable_ns = self.stats.runnable_ns.saturating_add(runnable);
-                self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(blocked);
-            }
+        let e = match off.stack {
+            Some(stack) => self.off_cpu.entry((tid, stack)).or_default(),
             None => {
                 self.stats.off_cpu_without_stack_ns =
                     self.stats.off_cpu_without_stack_ns.saturating_add(total);
+                let th = self.threads.entry(tid).or_default();
+                th.without_stack_intervals.0 += u64::from(runnable > 0);
+                th.without_stack_intervals.1 += u64::from(blocked > 0);
+                &mut th.without_stack
             }
-        }
+        };
+        e.0 = e.0.saturating_add(runnable);
+        e.1 = e.1.saturating_add(blocked);
+        self.stats.runnable_ns = self.stats.runnable_ns.saturating_add(runnable);
+        self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(blocked);
     }
 
     fn finish(mut self, columns: usize, sources: Vec<Source>) -> WallPlan {
@@ -597,6 +636,20 @@ impl Walk {
                     .saturating_add(on_cpu.round() as u64);
             }
         }
+        let mut without_stack: Vec<StacklessTime> = self
+            .threads
+            .iter()
+            .filter(|(_, th)| th.without_stack != (0, 0))
+            .map(|(&tid, th)| StacklessTime {
+                tid,
+                pid: th.pid.unwrap_or(tid),
+                runnable_ns: th.without_stack.0,
+                blocked_ns: th.without_stack.1,
+                runnable_intervals: th.without_stack_intervals.0,
+                blocked_intervals: th.without_stack_intervals.1,
+            })
+            .collect();
+        without_stack.sort_unstable_by_key(|s| s.tid);
         self.stats.threads = self.threads.len();
         self.stats.switch_in_estimated = self.estimated_switch_ins * 10 > self.stats.switches;
         WallPlan {
@@ -605,6 +658,7 @@ impl Walk {
             on_cpu: spread,
             off_cpu: self.off_cpu,
             times: self.times,
+            without_stack,
             stats: self.stats,
         }
     }

@@ -52,8 +52,28 @@ enum Ev {
 }
 
 fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
+    write_attrs(dir, name, attrs(), events)
+}
+
+/// `perf record --switch-events -e cpu-clock -g`: switch records and no stack at any
+/// switch-out (no [`Ev::Stack`] in its events).
+fn bare_attrs() -> Vec<EventAttr> {
+    vec![attr(0, "cpu-clock", 1, attr_flags::CONTEXT_SWITCH)]
+}
+
+fn write_attrs(
+    dir: &Dir,
+    name: &str,
+    attrs: Vec<EventAttr>,
+    events: &[(u64, i32, Ev)],
+) -> std::path::PathBuf {
     let path = dir.path(name);
-    let attrs = attrs();
+    // The switch records' event: the one with `context_switch`.
+    let switches = attrs
+        .iter()
+        .position(|a| a.flags & attr_flags::CONTEXT_SWITCH != 0)
+        .unwrap();
+    let switch_id = attrs[switches].ids[0];
     let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
     // A binary that is not there: its frames are named `app+0xOFFSET`, one name per address.
     let map = Mmap2 {
@@ -107,8 +127,10 @@ fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf
             Ev::Comm(comm) => comm_record(&attrs[0], 100, tid, comm, false, &sid(1)).unwrap(),
             Ev::OnCpu(ip, period) => sample(&attrs[0], *ip, *period, 1),
             Ev::Stack(ip) => sample(&attrs[1], *ip, 1, 2),
-            Ev::Out { preempt } => switch_record(&attrs[1], true, *preempt, None, &sid(2)).unwrap(),
-            Ev::In => switch_record(&attrs[1], false, false, None, &sid(2)).unwrap(),
+            Ev::Out { preempt } => {
+                switch_record(&attrs[switches], true, *preempt, None, &sid(switch_id)).unwrap()
+            }
+            Ev::In => switch_record(&attrs[switches], false, false, None, &sid(switch_id)).unwrap(),
             Ev::Exit => exit_record(&attrs[0], 100, 100, tid, 100, time, &sid(1)).unwrap(),
         };
         w.write_record(&record).unwrap();
@@ -236,10 +258,10 @@ fn on_cpu_only_leaves_the_wall_columns_out() {
     );
 }
 
-/// A switch-out whose stack sample is missing is not put on some other stack: it is left
-/// out, and a warning says how much.
+/// A switch-out whose stack sample is missing is not put on some other stack: its time is
+/// drawn directly under the thread as `[blocked]`, and a warning says how much.
 #[test]
-fn off_cpu_time_without_a_stack_is_reported_not_invented() {
+fn off_cpu_time_without_a_stack_is_under_its_thread_not_invented() {
     use Ev::*;
     let events = [
         (1000, 7, Comm("worker")),
@@ -255,11 +277,108 @@ fn off_cpu_time_without_a_stack_is_reported_not_invented() {
     let dir = Dir::new("wall-nostack");
     let path = write(&dir, "nostack.data", &events);
     let (l, warnings) = load(&path, false);
-    assert_eq!(per_thread(&l)["worker"], [300 + 600 + 100, 0, 100]);
+    // On 1000..1300, 1400..2000, 2_000_000..2_000_100; blocked 1300..1400 on its stack and
+    // 2000..2_000_000 without one.
+    assert_eq!(
+        per_thread(&l)["worker"],
+        [300 + 600 + 100, 0, 100 + 1_998_000]
+    );
+    assert_eq!(
+        stackless(&l),
+        BTreeMap::from([(("worker".into(), wall::NO_STACK_BLOCKED.into()), 1_998_000)])
+    );
     assert!(
         warnings
             .iter()
             .any(|w| w.contains("2.0 ms off-CPU have no switch-out stack")),
+        "{warnings:?}"
+    );
+    assert!(
+        l.notes.iter().any(|n| n.contains("[blocked]")),
+        "{:?}",
+        l.notes
+    );
+}
+
+/// (root, frame) -> ns of the `[runnable]`/`[blocked]` frames, which must sit directly under
+/// a root and hold only their own column.
+fn stackless(l: &Loaded) -> BTreeMap<(String, String), u64> {
+    let wc = l.wall.expect("wall columns");
+    let mut found = BTreeMap::new();
+    for s in &l.profile.stacks {
+        let frames: Vec<_> = s.frames.iter().map(|&f| l.profile.frame(f)).collect();
+        let Some(at) = frames.iter().position(|f| wall::is_no_stack(f)) else {
+            continue;
+        };
+        assert_eq!(at, 1, "directly under the root: {frames:?}");
+        assert_eq!(frames.len(), 2, "nothing under it: {frames:?}");
+        let name = &frames[1].name;
+        let column = if name == wall::NO_STACK_RUNNABLE {
+            wc.runnable
+        } else {
+            wc.blocked
+        };
+        for (i, c) in s.counts.iter().enumerate() {
+            if i != column {
+                assert_eq!(c.period, 0, "{name}: column {i}");
+            }
+        }
+        *found
+            .entry((frames[0].name.clone(), name.clone()))
+            .or_default() += s.counts[column].period;
+    }
+    found
+}
+
+/// Switch records and no stack at any switch-out (`perf record --switch-events -e cpu-clock`):
+/// every thread's off-CPU time is under it as `[runnable]` (preempted) and `[blocked]`, and
+/// its three columns add up to its life in the recording, from its COMM to its exit or the
+/// recording's end.
+#[test]
+fn switch_records_without_stacks_put_all_of_each_threads_wall_time_under_it() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1000, 8, Comm("sleeper")),
+        (1100, 8, OnCpu(0x3000, 50)),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1500, 8, Out { preempt: false }),
+        (2000, 7, Out { preempt: true }),
+        (2500, 7, In),
+        (2600, 7, OnCpu(0x2000, 100)),
+        (3000, 7, Out { preempt: false }),
+        (7000, 7, In),
+        (7100, 7, OnCpu(0x2000, 100)),
+        (8000, 7, Exit),
+        (9000, 8, In),
+        (9100, 8, OnCpu(0x3000, 50)),
+        (9500, 8, Out { preempt: true }),
+        (10_000, 9, Comm("tail")),
+    ];
+    let dir = Dir::new("wall-bare");
+    let path = write_attrs(&dir, "bare.data", bare_attrs(), &events);
+    let (l, warnings) = load(&path, false);
+    let per = per_thread(&l);
+    // worker: on 1000..2000, 2500..3000, 7000..8000; preempted 2000..2500; blocked 3000..7000.
+    assert_eq!(per["worker"], [2500, 500, 4000]);
+    // sleeper: on 1000..1500, 9000..9500; blocked 1500..9000; preempted 9500..10_000 (the end).
+    assert_eq!(per["sleeper"], [1000, 500, 7500]);
+    // Each thread's width is its life: COMM to exit, or to the recording's end.
+    assert_eq!(per["worker"].iter().sum::<u64>(), 8000 - 1000);
+    assert_eq!(per["sleeper"].iter().sum::<u64>(), 10_000 - 1000);
+    let n = |s: &str| s.to_string();
+    assert_eq!(
+        stackless(&l),
+        BTreeMap::from([
+            ((n("sleeper"), n(wall::NO_STACK_BLOCKED)), 7500),
+            ((n("sleeper"), n(wall::NO_STACK_RUNNABLE)), 500),
+            ((n("worker"), n(wall::NO_STACK_BLOCKED)), 4000),
+            ((n("worker"), n(wall::NO_STACK_RUNNABLE)), 500),
+        ])
+    );
+    // Not one nanosecond less than the switch records tell.
+    assert!(
+        warnings.iter().all(|w| !w.contains("not in the graph")),
         "{warnings:?}"
     );
 }

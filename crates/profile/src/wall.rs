@@ -28,6 +28,35 @@ pub const RUNNABLE: &str = "runnable-time";
 /// Name of the column of nanoseconds blocked (off the CPU and not runnable).
 pub const BLOCKED: &str = "blocked-time";
 
+/// The frame directly under a thread's root frames that holds its runnable time whose
+/// switch-out has no stack (the switch was recorded, the stack it left with was not).
+pub const NO_STACK_RUNNABLE: &str = "[runnable]";
+/// The frame directly under a thread's root frames that holds its blocked time whose
+/// switch-out has no stack.
+pub const NO_STACK_BLOCKED: &str = "[blocked]";
+
+/// Whether `frame` is one of the two frames of off-CPU time without a stack
+/// ([`NO_STACK_RUNNABLE`], [`NO_STACK_BLOCKED`]): named so, in no module.
+pub fn is_no_stack(frame: &Frame) -> bool {
+    frame.module.is_empty()
+        && frame.kind == crate::FrameKind::User
+        && (frame.name == NO_STACK_RUNNABLE || frame.name == NO_STACK_BLOCKED)
+}
+
+/// The frame of off-CPU time without a stack: [`NO_STACK_RUNNABLE`] or [`NO_STACK_BLOCKED`].
+pub fn no_stack_frame(runnable: bool) -> Frame {
+    Frame {
+        name: if runnable {
+            NO_STACK_RUNNABLE
+        } else {
+            NO_STACK_BLOCKED
+        }
+        .to_string(),
+        module: String::new(),
+        kind: crate::FrameKind::User,
+    }
+}
+
 /// The event columns of a profile that hold wall-clock time (indices into
 /// [`Profile::events`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +155,8 @@ impl<'a> WaitReason<'a> {
         let mut other = None;
         let mut rest = frames.into_iter().rev();
         while let Some(frame) = rest.next() {
-            if frame.kind.is_root() {
+            // A thread's time without a stack (`[blocked]`) says nothing of the wait.
+            if frame.kind.is_root() || is_no_stack(frame) {
                 continue;
             }
             let name = base_name(&frame.name);

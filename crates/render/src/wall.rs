@@ -37,7 +37,7 @@ use std::io::{self, BufWriter, Write};
 
 use cpiflame_profile::interval::Interval;
 use cpiflame_profile::lines::{HotLine, LineColumns};
-use cpiflame_profile::wall::{WaitReason, WallColumns};
+use cpiflame_profile::wall::{self, WaitReason, WallColumns};
 use cpiflame_profile::{FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
@@ -50,6 +50,10 @@ use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiColumns, Node, Tree, WallWeight, Weight};
 use crate::{check_profile, Options, RenderError};
+
+/// The legend's words for the frames of off-CPU time without a switch-out stack.
+const NO_STACK_RUNNABLE_LABEL: &str = "[runnable]: runnable, no switch-out stack";
+const NO_STACK_BLOCKED_LABEL: &str = "[blocked]: blocked, no switch-out stack";
 
 /// How many places a frame's blocked time was spent in are named in its tooltip.
 const TOP_REASONS: usize = 3;
@@ -464,6 +468,29 @@ impl Picture for Wall<'_> {
             },
         };
         legend.swatches.extend(washed);
+        // Off-CPU time without a switch-out stack, drawn directly under its thread: the legend
+        // says what those frames are when the graph has any.
+        let (mut runnable_no_stack, mut blocked_no_stack) = (false, false);
+        for node in &self.tree.nodes {
+            if let Some(frame) = node.frame.map(|id| self.profile.frame(id)) {
+                if wall::is_no_stack(frame) {
+                    let runnable = frame.name == wall::NO_STACK_RUNNABLE;
+                    runnable_no_stack |= runnable;
+                    blocked_no_stack |= !runnable;
+                }
+            }
+        }
+        if runnable_no_stack {
+            legend
+                .swatches
+                .push(swatch(WALL_RUNNABLE, NO_STACK_RUNNABLE_LABEL));
+        }
+        if blocked_no_stack {
+            legend.swatches.push(Swatch {
+                stripes: Some(WALL_BLOCKED_STRIPES),
+                ..swatch(WALL_BLOCKED, NO_STACK_BLOCKED_LABEL)
+            });
+        }
         Some(legend)
     }
 
@@ -471,7 +498,14 @@ impl Picture for Wall<'_> {
     /// blocked, then the on-CPU counts.
     fn write_details<O: Write>(&self, w: &mut O, node: &WallNode) -> io::Result<()> {
         if let Some(id) = node.frame {
-            write_origin(w, self.profile.frame(id))?;
+            let frame = self.profile.frame(id);
+            write_origin(w, frame)?;
+            if wall::is_no_stack(frame) {
+                write!(
+                    w,
+                    "\nthe thread's off-CPU time whose switch-out has no stack: not where it waited"
+                )?;
+            }
         }
         let c = &node.total;
         let wall = c.width();
