@@ -182,7 +182,12 @@ pub(crate) fn render<W: Write>(
     let mut blocked_at = Vec::new();
     let tree = tree::build_wall(profile, &columns, wall.all(), |stack, node| {
         let ns = stack.counts[wall.blocked].period;
-        if ns > 0 {
+        // Time without a stack (`[blocked]`) has no place it waited in to name.
+        let no_stack = stack
+            .frames
+            .last()
+            .is_some_and(|&id| wall::is_no_stack(profile.frame(id)));
+        if ns > 0 && !no_stack {
             let reason = WaitReason::of(stack.frames.iter().map(|&id| profile.frame(id)));
             blocked_at.push((node, reasons.intern(reason), ns));
         }
