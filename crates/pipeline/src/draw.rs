@@ -8,6 +8,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use cpiflame_profile::{Measure, WallColumns};
+
 use cpiflame_render::{
     Category, DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook,
 };
@@ -233,8 +235,15 @@ impl LoadProfile {
 impl Comparison {
     /// Writes the differential flame graph (`diff`) with `look`: widths from the later run,
     /// colour by the change of each frame, CPI before and after where both runs have
-    /// instructions.
+    /// instructions. Of wall time when the summary's shares are ([`Measure::WallTime`]: both
+    /// first runs have the wall-time columns), so the picture shows the changes the summary
+    /// and the gate compare; else of cycles.
     pub fn write_graph(&self, look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
+        let wall = |l: &Loaded| {
+            (self.measure == Measure::WallTime)
+                .then(|| WallColumns::of(&l.profile))
+                .flatten()
+        };
         let options = DiffOptions {
             title: look.title,
             subtitle: None,
@@ -244,6 +253,8 @@ impl Comparison {
             before_instructions: self.before.roles.instructions,
             after_instructions: self.after.roles.instructions,
             single_threaded: look.single_threaded,
+            before_wall: wall(&self.before),
+            after_wall: wall(&self.after),
         };
         cpiflame_render::render_diff(
             &self.before.profile,

@@ -1,15 +1,17 @@
 //! The differential CPI flame graph: two runs compared. Width = AFTER's unhalted cycles,
-//! colour = change of each frame's inclusive share of its run's unhalted cycles.
+//! colour = change of each frame's inclusive share of its run's unhalted cycles; of wall time
+//! instead when both runs have the wall-time columns.
 
 use std::cmp::Ordering;
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{Count, FrameId, Profile, Stack};
+use cpiflame_profile::{Count, FrameId, Profile, Stack, WallColumns};
 
 use crate::color::{diff_color, diff_position, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK};
 use crate::page::{self, write_origin, Legend, Look, Picture, ROW, XPAD};
 use crate::text::{fit_label_tail, ratio, Esc, Events, Percent, Signed, Thousands};
 use crate::tree::{self, add, Leaf, Node, Tree, Weight};
+use crate::wall::Ms;
 use crate::{check_look, check_profile, DiffOptions, RenderError};
 
 /// At most this many vanished call paths are listed under the graph.
@@ -48,6 +50,17 @@ const GONE_PATH_LEFT: f64 = 60.0;
 /// The subtitle gives both runs' totals and, when either has a stall column, the overall stall
 /// share before → after, and when either has an instructions column, the overall CPI. Search and click-to-zoom work as in the CPI graph (search shares are
 /// of AFTER's samples). The output is deterministic.
+///
+/// **Wall time.** When both runs have the wall-time columns ([`DiffOptions::before_wall`],
+/// [`DiffOptions::after_wall`]: `cpiflame record --off-cpu` and the other off-CPU
+/// recordings), what is measured is wall time, the three columns' summed nanoseconds, in
+/// place of cycles: a frame's width is its wall time in AFTER, its colour the change of its
+/// inclusive share of its run's wall time (the share `diff`'s summary and gate compare), the
+/// vanished call paths those with wall time in BEFORE and none in AFTER. Tooltips then give
+/// each run's wall time and share and its on-CPU, runnable and blocked time (inclusive, as
+/// `report` gives them), the change in points of wall time, and the cycles samples below; the
+/// statistics line adds both runs' wall time. Otherwise the picture is the one above, byte for
+/// byte.
 #[allow(clippy::too_many_arguments)]
 pub fn render_diff<W: Write>(
     before: &Profile,
@@ -77,22 +90,35 @@ pub fn render_diff<W: Write>(
     };
     count(before, opts.before_instructions).map_err(side("BEFORE"))?;
     count(after, opts.after_instructions).map_err(side("AFTER"))?;
+    let wall = |p: &Profile, w: Option<WallColumns>| {
+        w.into_iter()
+            .flat_map(|w| w.all())
+            .try_for_each(|index| count(p, Some(index)))
+    };
+    wall(before, opts.before_wall).map_err(side("BEFORE"))?;
+    wall(after, opts.after_wall).map_err(side("AFTER"))?;
+    let (b_wall, a_wall) = match (opts.before_wall, opts.after_wall) {
+        (Some(b), Some(a)) => (Some(b), Some(a)),
+        _ => (None, None),
+    };
     let b_total = check_profile(before, b_cycles, b_stalls).map_err(side("BEFORE"))?;
     let a_total = check_profile(after, a_cycles, a_stalls).map_err(side("AFTER"))?;
-    let b = Run {
-        profile: before,
-        cycles: b_cycles,
-        stalls: b_stalls,
-        instructions: opts.before_instructions,
-        total: b_total,
-    };
-    let a = Run {
-        profile: after,
-        cycles: a_cycles,
-        stalls: a_stalls,
-        instructions: opts.after_instructions,
-        total: a_total,
-    };
+    let b = Run::new(
+        before,
+        b_cycles,
+        b_stalls,
+        opts.before_instructions,
+        b_wall,
+        b_total,
+    );
+    let a = Run::new(
+        after,
+        a_cycles,
+        a_stalls,
+        opts.after_instructions,
+        a_wall,
+        a_total,
+    );
     let tree = build(&b, &a);
     let gone = gone(&tree);
     let look = Look {
@@ -121,17 +147,56 @@ struct Run<'a> {
     cycles: usize,
     stalls: Option<usize>,
     instructions: Option<usize>,
+    /// The wall-time columns, when both runs have them (the picture is then of wall time).
+    wall: Option<WallColumns>,
     /// Cycles counts of the whole run.
     total: Count,
+    /// What the widths and shares are of, over the whole run: cycles period, or wall time.
+    size: u64,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    fn new(
+        profile: &'a Profile,
+        cycles: usize,
+        stalls: Option<usize>,
+        instructions: Option<usize>,
+        wall: Option<WallColumns>,
+        total: Count,
+    ) -> Run<'a> {
+        let mut run = Run {
+            profile,
+            cycles,
+            stalls,
+            instructions,
+            wall,
+            total,
+            size: total.period,
+        };
+        if wall.is_some() {
+            run.size = profile
+                .stacks
+                .iter()
+                .fold(0, |s: u64, stack| s.saturating_add(run.counts(stack).size));
+        }
+        run
+    }
+
     fn counts(&self, stack: &Stack) -> SideCounts {
         let column = |e: Option<usize>| e.map_or(Count::default(), |e| stack.counts[e]);
+        let cycles = stack.counts[self.cycles];
+        let wall = self
+            .wall
+            .map_or([0; 3], |w| w.all().map(|c| stack.counts[c].period));
         SideCounts {
-            cycles: stack.counts[self.cycles],
+            cycles,
             stalls: column(self.stalls),
             instructions: column(self.instructions),
+            wall,
+            size: match self.wall {
+                Some(_) => wall.iter().fold(0, |s: u64, &ns| s.saturating_add(ns)),
+                None => cycles.period,
+            },
         }
     }
 }
@@ -144,14 +209,21 @@ struct SideCounts {
     stalls: Count,
     /// Zero when the run has no instructions column.
     instructions: Count,
+    /// Nanoseconds on a CPU, runnable and blocked; zeros unless the picture is of wall time.
+    wall: [u64; 3],
+    /// What widths and shares are of: the cycles period, or the wall time (`wall`'s sum).
+    size: u64,
 }
 
 impl SideCounts {
     fn plus(self, other: Self) -> Self {
+        let ns = |i: usize| self.wall[i].saturating_add(other.wall[i]);
         SideCounts {
             cycles: add(self.cycles, other.cycles),
             stalls: add(self.stalls, other.stalls),
             instructions: add(self.instructions, other.instructions),
+            wall: [ns(0), ns(1), ns(2)],
+            size: self.size.saturating_add(other.size),
         }
     }
 
@@ -181,9 +253,9 @@ impl Weight for DiffWeight {
         }
     }
 
-    /// Widths come from AFTER: its unhalted cycles.
+    /// Widths come from AFTER: its unhalted cycles, or its wall time.
     fn width(&self) -> u64 {
-        self.after.cycles.period
+        self.after.size
     }
 }
 
@@ -285,22 +357,22 @@ fn build(b: &Run, a: &Run) -> Tree<Sides, DiffWeight> {
     tree::build(leaves)
 }
 
-/// The roots of the vanished subtrees: nodes with cycles in BEFORE and none in AFTER (summed
-/// periods: AFTER has no width for them) whose parent has AFTER cycles. Largest BEFORE share
-/// first, then in tree order.
+/// The roots of the vanished subtrees: nodes with cycles (or wall time) in BEFORE and none in
+/// AFTER (summed periods: AFTER has no width for them) whose parent has some in AFTER.
+/// Largest BEFORE share first, then in tree order.
 fn gone(tree: &Tree<Sides, DiffWeight>) -> Vec<u32> {
     let nodes = &tree.nodes;
     let mut gone: Vec<u32> = (1..nodes.len())
         .filter(|&i| {
             let n = &nodes[i].total;
-            n.after.cycles.period == 0
-                && n.before.cycles.period > 0
-                && nodes[nodes[i].parent as usize].total.after.cycles.period > 0
+            n.after.size == 0
+                && n.before.size > 0
+                && nodes[nodes[i].parent as usize].total.after.size > 0
         })
         .map(|i| i as u32)
         .collect();
     gone.sort_by(|&x, &y| {
-        let cycles = |i: u32| nodes[i as usize].total.before.cycles.period;
+        let cycles = |i: u32| nodes[i as usize].total.before.size;
         cycles(y).cmp(&cycles(x)).then(x.cmp(&y))
     });
     gone
@@ -323,12 +395,18 @@ struct Diff<'a> {
 type DiffNode = Node<Sides, DiffWeight>;
 
 impl Diff<'_> {
-    /// Inclusive shares of the node's run totals of unhalted cycles: (before, after).
+    /// Inclusive shares of the node's run totals of unhalted cycles (or wall time): (before,
+    /// after).
     fn shares(&self, node: &DiffNode) -> (f64, f64) {
         (
-            node.total.before.cycles.period as f64 / self.before.total.period as f64,
-            node.total.after.cycles.period as f64 / self.after.total.period as f64,
+            node.total.before.size as f64 / self.before.size as f64,
+            node.total.after.size as f64 / self.after.size as f64,
         )
+    }
+
+    /// Whether the picture is of wall time.
+    fn of_wall(&self) -> bool {
+        self.after.wall.is_some()
     }
 
     fn any_instructions(&self) -> bool {
@@ -367,7 +445,7 @@ impl Picture for Diff<'_> {
     }
 
     fn total(&self) -> u64 {
-        self.after.total.period
+        self.after.size
     }
 
     fn name(&self, node: &DiffNode) -> &str {
@@ -398,18 +476,39 @@ impl Picture for Diff<'_> {
         }
         let t = &node.total;
         let (bs, as_) = self.shares(node);
-        write!(
-            w,
-            "\nbefore: {} samples, {} cycles ({})\nafter: {} samples, {} cycles ({})\nchange: {} points (",
-            Thousands(t.before.cycles.samples),
-            Events(t.before.cycles.period),
-            Percent(Some(bs), 2),
-            Thousands(t.after.cycles.samples),
-            Events(t.after.cycles.period),
-            Percent(Some(as_), 2),
-            Signed((as_ - bs) * 100.0, 2),
-        )?;
-        if t.before.cycles.period == 0 {
+        if self.of_wall() {
+            for (run, c, share) in [("before", &t.before, bs), ("after", &t.after, as_)] {
+                write!(
+                    w,
+                    "\n{run}: wall {} ({}): on-CPU {}, runnable {}, blocked {}",
+                    Ms(c.size),
+                    Percent(Some(share), 2),
+                    Ms(c.wall[0]),
+                    Ms(c.wall[1]),
+                    Ms(c.wall[2]),
+                )?;
+            }
+            write!(
+                w,
+                "\ncycles samples: {} → {}\nchange: {} points of wall time (",
+                Thousands(t.before.cycles.samples),
+                Thousands(t.after.cycles.samples),
+                Signed((as_ - bs) * 100.0, 2),
+            )?;
+        } else {
+            write!(
+                w,
+                "\nbefore: {} samples, {} cycles ({})\nafter: {} samples, {} cycles ({})\nchange: {} points (",
+                Thousands(t.before.cycles.samples),
+                Events(t.before.cycles.period),
+                Percent(Some(bs), 2),
+                Thousands(t.after.cycles.samples),
+                Events(t.after.cycles.period),
+                Percent(Some(as_), 2),
+                Signed((as_ - bs) * 100.0, 2),
+            )?;
+        }
+        if t.before.size == 0 {
             write!(w, "new in AFTER)")?;
         } else {
             write!(w, "{}% relative)", Signed((as_ / bs - 1.0) * 100.0, 1))?;
@@ -451,6 +550,14 @@ impl Picture for Diff<'_> {
             write!(w, "event {})", Esc(a_event))?;
         } else {
             write!(w, "events {} → {})", Esc(b_event), Esc(a_event))?;
+        }
+        if self.of_wall() {
+            write!(
+                w,
+                " · wall time: {} → {} (widths and colours)",
+                Ms(self.before.size),
+                Ms(self.after.size)
+            )?;
         }
         if self.before.stalls.is_some() || self.after.stalls.is_some() {
             let share =
@@ -500,7 +607,11 @@ impl Picture for Diff<'_> {
             .collect();
         Some(Legend {
             id: "diff-scale",
-            caption: "share change (points):".into(),
+            caption: if self.of_wall() {
+                "wall-time share change (points):".into()
+            } else {
+                "share change (points):".into()
+            },
             stops: vec![(0.0, DIFF_SHRANK), (0.5, DIFF_NEUTRAL), (1.0, DIFF_GREW)],
             labels,
             bar,
@@ -520,10 +631,15 @@ impl Picture for Diff<'_> {
     /// how many more there are.
     fn write_section<O: Write>(&self, w: &mut O, top: u32, width: u32) -> io::Result<()> {
         let nodes = &self.tree.nodes;
-        let b_total = self.before.total;
-        // Shares of BEFORE's unhalted cycles, as the frames' shares are.
-        let before_of = |i: u32| nodes[i as usize].total.before.cycles.period;
-        let share = |cycles: u64| Percent(ratio(cycles, b_total.period), 2);
+        let b_total = self.before.size;
+        // Shares of BEFORE's unhalted cycles (or wall time), as the frames' shares are.
+        let before_of = |i: u32| nodes[i as usize].total.before.size;
+        let share = |cycles: u64| Percent(ratio(cycles, b_total), 2);
+        let what = if self.of_wall() {
+            "wall time"
+        } else {
+            "cycles samples"
+        };
         let all: u64 = self
             .gone
             .iter()
@@ -534,12 +650,12 @@ impl Picture for Diff<'_> {
         if self.gone.is_empty() {
             write!(
                 w,
-                "Gone in AFTER: none (every call path of BEFORE still has cycles samples)"
+                "Gone in AFTER: none (every call path of BEFORE still has {what})"
             )?;
         } else {
             write!(
                 w,
-                "Gone in AFTER: {} call path(s) with cycles samples in BEFORE and none in AFTER, {} of BEFORE:",
+                "Gone in AFTER: {} call path(s) with {what} in BEFORE and none in AFTER, {} of BEFORE:",
                 self.gone.len(),
                 share(all)
             )?;
@@ -557,13 +673,26 @@ impl Picture for Diff<'_> {
             if let Some(id) = node.frame.and_then(|s| s.before) {
                 write_origin(w, self.before.profile.frame(id))?;
             }
-            write!(
-                w,
-                "\nbefore: {} samples, {} cycles ({})\nafter: no cycles samples",
-                Thousands(nodes[i as usize].total.before.cycles.samples),
-                Events(before_of(i)),
-                share(before_of(i))
-            )?;
+            let before = &node.total.before;
+            if self.of_wall() {
+                write!(
+                    w,
+                    "\nbefore: wall {} ({}): on-CPU {}, runnable {}, blocked {}\nafter: no wall time",
+                    Ms(before.size),
+                    share(before.size),
+                    Ms(before.wall[0]),
+                    Ms(before.wall[1]),
+                    Ms(before.wall[2]),
+                )?;
+            } else {
+                write!(
+                    w,
+                    "\nbefore: {} samples, {} cycles ({})\nafter: no cycles samples",
+                    Thousands(before.cycles.samples),
+                    Events(before_of(i)),
+                    share(before_of(i))
+                )?;
+            }
             if self.before.stalls.is_some() {
                 write!(
                     w,
@@ -648,13 +777,7 @@ mod tests {
     fn every_change_is_its_own_plus_its_childrens() {
         let before = random_profile(0x1234_5678, "v1");
         let after = random_profile(0x9abc_def0, "v2");
-        let run = |profile, total| Run {
-            profile,
-            cycles: 0,
-            stalls: None,
-            instructions: None,
-            total,
-        };
+        let run = |profile, total| Run::new(profile, 0, None, None, None, total);
         let (b, a) = (run(&before, before.total(0)), run(&after, after.total(0)));
         let tree = build(&b, &a);
         let (bt, at) = (b.total.period as f64, a.total.period as f64);

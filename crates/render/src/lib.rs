@@ -174,6 +174,13 @@ pub struct DiffOptions {
     pub after_instructions: Option<usize>,
     /// As [`Options::single_threaded`].
     pub single_threaded: bool,
+    /// The wall-time columns of the BEFORE profile (`cpiflame_profile::wall`). When both runs
+    /// have them, widths, colours and the list of vanished paths are of wall time (the three
+    /// columns' summed nanoseconds) and tooltips give both runs' on-CPU, runnable and blocked
+    /// time; otherwise these are ignored and the picture is of cycles.
+    pub before_wall: Option<WallColumns>,
+    /// The wall-time columns of the AFTER profile.
+    pub after_wall: Option<WallColumns>,
 }
 
 impl Default for DiffOptions {
@@ -187,6 +194,8 @@ impl Default for DiffOptions {
             before_instructions: None,
             after_instructions: None,
             single_threaded: false,
+            before_wall: None,
+            after_wall: None,
         }
     }
 }

@@ -571,3 +571,113 @@ fn defaults_and_the_embedded_script() {
     assert!(svg.script.contains("function zoom"));
     node_check(&svg.script, "diff");
 }
+
+/// Both runs with the wall-time columns: widths are AFTER's wall time, colours the change of
+/// each frame's share of its run's wall time, tooltips both runs' on-CPU, runnable and
+/// blocked time. Here the cycles (cpu-clock) shares do not move while the wall shares do:
+/// BEFORE: compute 100 ms on-CPU, sleep 300 ms blocked (wall shares 25%, 75%); AFTER:
+/// compute 300 ms on-CPU + 20 ms runnable, sleep 80 ms blocked (80%, 20%).
+#[test]
+fn wall_time_runs_are_drawn_by_wall_time() {
+    use cpiflame_profile::wall::{WallColumns, BLOCKED, ON_CPU, RUNNABLE};
+    let columns = ["cpu-clock", ON_CPU, RUNNABLE, BLOCKED];
+    const MS: u64 = 1_000_000;
+    let before = Builder::new(&columns)
+        .stack(
+            "app;main;compute",
+            &[(10, 10), (10, 100 * MS), (0, 0), (0, 0)],
+        )
+        .stack("app;main;sleep", &[(10, 10), (0, 0), (0, 0), (1, 300 * MS)])
+        .build();
+    let after = Builder::new(&columns)
+        .stack(
+            "app;main;compute",
+            &[(30, 30), (30, 300 * MS), (2, 20 * MS), (0, 0)],
+        )
+        .stack("app;main;sleep", &[(30, 30), (0, 0), (0, 0), (1, 80 * MS)])
+        .build();
+    let wall = |p: &Profile| WallColumns::of(p);
+    let opts = DiffOptions {
+        before_wall: wall(&before),
+        after_wall: wall(&after),
+        ..diff_opts()
+    };
+    let text = render_diff_svg(&before, None, &after, None, &opts);
+    let svg = parse(&text, false);
+    let (compute, sleep, all) = (svg.one("compute"), svg.one("sleep"), svg.one("all"));
+    // Widths: AFTER's wall nanoseconds.
+    assert_eq!(all.n, 400 * MS);
+    assert_eq!(compute.n, 320 * MS);
+    assert_eq!(sleep.n, 80 * MS);
+    assert!(
+        (compute.width / all.width - 0.8).abs() < 1e-3,
+        "{compute:?}"
+    );
+    // Colours: +55 and -55 points of wall time (saturated); cycles shares were 50% → 50%.
+    assert_eq!(compute.fill, diff_color(0.55).to_string());
+    assert_eq!(sleep.fill, diff_color(-0.55).to_string());
+    assert_eq!(
+        compute.title,
+        "compute\nbefore: wall 100 ms (25.00%): on-CPU 100 ms, runnable 0 ms, blocked 0 ms\
+         \nafter: wall 320 ms (80.00%): on-CPU 300 ms, runnable 20.0 ms, blocked 0 ms\
+         \ncycles samples: 10 → 30\nchange: +55.00 points of wall time (+220.0% relative)"
+    );
+    assert!(
+        sleep.title.contains(
+            "\nbefore: wall 300 ms (75.00%): on-CPU 0 ms, runnable 0 ms, blocked 300 ms\
+             \nafter: wall 80.0 ms (20.00%): on-CPU 0 ms, runnable 0 ms, blocked 80.0 ms\n"
+        ),
+        "{}",
+        sleep.title
+    );
+    assert!(
+        svg.subtitle.contains(" · wall time: 400 ms → 400 ms"),
+        "{}",
+        svg.subtitle
+    );
+    assert!(text.contains("wall-time share change (points):"));
+    // One side without the wall-time columns: the cycles picture, byte for byte.
+    let cycles_only = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let one_side = DiffOptions {
+        before_wall: wall(&before),
+        ..diff_opts()
+    };
+    assert_eq!(
+        render_diff_svg(&before, None, &after, None, &one_side),
+        cycles_only
+    );
+    assert_eq!(parse(&cycles_only, false).one("compute").n, 30);
+}
+
+/// Wall time in BEFORE only: the vanished list counts it in wall time.
+#[test]
+fn wall_time_gone_in_after_is_listed_with_its_three_parts() {
+    use cpiflame_profile::wall::{WallColumns, BLOCKED, ON_CPU, RUNNABLE};
+    let columns = ["cpu-clock", ON_CPU, RUNNABLE, BLOCKED];
+    let before = Builder::new(&columns)
+        .stack("app;main;keep", &[(1, 1), (1, 1_000_000), (0, 0), (0, 0)])
+        .stack(
+            "app;main;wait",
+            &[(1, 1), (0, 0), (1, 500_000), (1, 2_500_000)],
+        )
+        .build();
+    let after = Builder::new(&columns)
+        .stack("app;main;keep", &[(1, 1), (1, 1_000_000), (0, 0), (0, 0)])
+        .build();
+    let opts = DiffOptions {
+        before_wall: WallColumns::of(&before),
+        after_wall: WallColumns::of(&after),
+        ..diff_opts()
+    };
+    let text = render_diff_svg(&before, None, &after, None, &opts);
+    assert!(
+        text.contains("Gone in AFTER: 1 call path(s) with wall time in BEFORE and none in AFTER, 75.00% of BEFORE:"),
+        "{:?}",
+        gone_section(&text)
+    );
+    assert!(
+        text.contains("\nbefore: wall 3.00 ms (75.00%): on-CPU 0 ms, runnable 0.500 ms, blocked 2.50 ms\nafter: no wall time"),
+        "{:?}",
+        gone_section(&text)
+    );
+}

@@ -43,7 +43,7 @@ pub struct Fixtures {
     /// `fixtures/workloads/false_sharing.c`: `false_sharing shared|padded [THREADS]
     /// [ITERS]`, threads bumping counters in one cache line or one line each.
     pub false_sharing: PathBuf,
-    /// `fixtures/workloads/offcpu.c`: `offcpu [SCALE]`, threads whose on-CPU, runnable and
+    /// `fixtures/workloads/offcpu.c`: `offcpu [SCALE [COMPUTE]]`, threads whose on-CPU, runnable and
     /// blocked times are known by construction and printed by the program.
     pub offcpu: PathBuf,
     /// `fixtures/workloads/mangled.cpp`: demangled C++ names.
