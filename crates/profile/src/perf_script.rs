@@ -594,8 +594,10 @@ fn read(
             && parse_frame(line).is_some_and(|f| !f.dso.is_empty())
             && !is_side_band(line)
             && parse_header(line).is_err();
+        // A side-band line printed with padded fields (`-F` without a call chain) is not a
+        // frame of the sample before it.
         if line.starts_with('\t')
-            || (indented && frame_expected && parse_frame(line).is_some())
+            || (indented && frame_expected && parse_frame(line).is_some() && !is_side_band(line))
             || unindented_frame
         {
             let Some(o) = open.as_mut() else {
@@ -609,7 +611,7 @@ fn read(
         }
         if let Some(o) = open
             .as_mut()
-            .filter(|_| indented && parse_header(line).is_err())
+            .filter(|_| indented && parse_header(line).is_err() && !is_side_band(line))
         {
             // Per-frame extras of `-F +srcline` (`  threads.c:71`) and the like: skipped, as
             // inferno and stackcollapse-perf skip lines they do not understand in a stack.

@@ -65,4 +65,5 @@ mod topdown_carry;
 mod topdown_graph;
 mod tracepoints;
 mod variants;
+mod wall_text;
 mod wall_time;
