@@ -1563,3 +1563,95 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod thread_event_tests {
+    use super::*;
+
+    #[test]
+    fn switch_and_task_lines_are_read_with_and_without_padded_fields() {
+        let out = "compute 10979 14948.167811: PERF_RECORD_SWITCH OUT preempt";
+        assert_eq!(
+            parse_side_band(out),
+            Some(ThreadEvent::Switch {
+                time: 14_948_167_811_000,
+                tid: 10979,
+                out: true,
+                preempt: true
+            })
+        );
+        let wide = "  offcpu  6567/6577  [001] 1.000000001: PERF_RECORD_SWITCH_CPU_WIDE IN  prev pid/tid:  6567/6567";
+        assert_eq!(
+            parse_side_band(wide),
+            Some(ThreadEvent::Switch {
+                time: 1_000_000_001,
+                tid: 6577,
+                out: false,
+                preempt: false
+            })
+        );
+        let fork = "offcpu 10977 2.5: PERF_RECORD_FORK(10977:10979):(10977:10977)";
+        assert_eq!(
+            parse_side_band(fork),
+            Some(ThreadEvent::Start {
+                time: 2_500_000_000,
+                tid: 10979
+            })
+        );
+        let exit = "reader 10889 3.0: PERF_RECORD_EXIT(10884:10889):(10880:10880)";
+        assert_eq!(
+            parse_side_band(exit),
+            Some(ThreadEvent::Exit {
+                time: 3_000_000_000,
+                tid: 10889
+            })
+        );
+        let comm = "compute 6577 4.0: PERF_RECORD_COMM: compute:6567/6577";
+        assert_eq!(
+            parse_side_band(comm),
+            Some(ThreadEvent::Start {
+                time: 4_000_000_000,
+                tid: 6577
+            })
+        );
+        // perf's synthesized records of threads alive before it started: not a start.
+        assert_eq!(
+            parse_side_band("perf-exec 0 0.000000: PERF_RECORD_COMM: perf-exec:1/1"),
+            None
+        );
+        assert_eq!(
+            parse_side_band("a 1 1.0: PERF_RECORD_MMAP2 1/1: [0x1(0x2) @ 0 00:00 0 0]: r-xp /x"),
+            None
+        );
+    }
+
+    #[test]
+    fn sched_arguments_in_both_printed_forms() {
+        let kv = "prev_comm=a b prev_pid=7 prev_prio=120 prev_state=R+ ==> next_comm=c next_pid=9 next_prio=120";
+        assert_eq!(
+            sched_args("sched:sched_switch", kv),
+            Some(SchedArgs::Switch {
+                prev_pid: Some(7),
+                next_pid: Some(9),
+                runnable: Some(true)
+            })
+        );
+        let plugin = "a b:7 [120] S ==> swapper/0:0 [120]";
+        assert_eq!(
+            sched_args("sched:sched_switch", plugin),
+            Some(SchedArgs::Switch {
+                prev_pid: Some(7),
+                next_pid: Some(0),
+                runnable: Some(false)
+            })
+        );
+        assert_eq!(
+            sched_args(
+                "sched:sched_waking",
+                "comm=rcu_preempt pid=15 prio=120 target_cpu=000"
+            ),
+            Some(SchedArgs::Wakeup { pid: Some(15) })
+        );
+        assert_eq!(sched_args("cpu-clock", "prev_pid=1"), None);
+    }
+}
