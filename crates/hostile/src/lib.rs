@@ -326,6 +326,15 @@ pub fn perf_script(bytes: &[u8]) {
     };
     let profile = &script.profile;
     assert_eq!(script.header.len(), profile.events.len());
+    // The wall-time plan of the text's switch, wakeup and task lines (the first event's
+    // samples spreading on-CPU time): made and applied without a panic.
+    let names: Vec<String> = profile.events.iter().map(|e| e.name.clone()).collect();
+    let on_cpu: Vec<bool> = (0..names.len()).map(|c| c == 0).collect();
+    if let Some(plan) = WallPlan::of_script(&script.thread_events, &names, &on_cpu, None) {
+        let mut walled = profile.clone();
+        plan.add_to_script(&script.thread_events, &mut walled);
+        assert_eq!(walled.events.len(), names.len() + 3);
+    }
     for options in [
         PerfScriptOptions {
             pid: true,

@@ -582,7 +582,8 @@ pub(crate) fn load_perf_script(
             read_perf_script_in(bytes, &source, script_options, keep)
         }
     };
-    let script = match &options.time {
+    let mut ranges = None;
+    let mut script = match &options.time {
         None => read(&|_| true)?,
         Some(text) => {
             // Percentages need the first and last sample time: a first read finds them.
@@ -613,6 +614,7 @@ pub(crate) fn load_perf_script(
                 );
                 return Err(e.into());
             }
+            ranges = Some(times);
             script
         }
     };
@@ -631,7 +633,8 @@ pub(crate) fn load_perf_script(
     // Raw configs mean different events on different architectures: the header's, else
     // this machine's (perf script is most often run where perf record was).
     let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
-    let detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
+    let mut detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
+    let wall = script_wall(options, &mut script, &mut detected, ranges.as_ref());
     // The stacks as read: `finish` sorts them, and the timed samples are found again by
     // their frames.
     let before: Vec<Vec<FrameId>> = match &script.timed {
@@ -644,7 +647,7 @@ pub(crate) fn load_perf_script(
         None => Vec::new(),
     };
     let (untimed, timed) = (script.untimed, script.timed);
-    let loaded = finish(
+    let mut loaded = finish(
         options,
         script.profile,
         detected,
@@ -652,6 +655,9 @@ pub(crate) fn load_perf_script(
         None,
         None,
     )?;
+    if let Some(plan) = &wall {
+        loaded.notes.push(wall_note(&plan.stats));
+    }
     let timed = timed.map(|mut t| {
         let now: Vec<u32> = before
             .iter()
@@ -663,6 +669,55 @@ pub(crate) fn load_perf_script(
         (t, untimed)
     });
     Ok((loaded, timed))
+}
+
+/// The wall-time plan of a `perf script` text (none with `--on-cpu-only` or without
+/// off-CPU data), its three columns added to `script`'s profile, and the on-CPU event made
+/// the cycles role when nothing else is (as [`load_opened`] does for perf.data).
+fn script_wall(
+    options: &LoadOptions,
+    script: &mut cpiflame_profile::PerfScript,
+    detected: &mut cpiflame_events::Roles,
+    times: Option<&TimeRanges>,
+) -> Option<WallPlan> {
+    if options.on_cpu_only || script.thread_events.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = script
+        .profile
+        .events
+        .iter()
+        .map(|e| e.name.clone())
+        .collect();
+    // Text that already carries wall columns (cpiflame's own output read back) keeps them.
+    if names.iter().any(|n| n == cpiflame_profile::wall::ON_CPU) {
+        return None;
+    }
+    let base = |s: &str| s.split(':').next().unwrap_or(s).to_string();
+    let by_name = |n: &Option<String>| {
+        n.as_deref()
+            .and_then(|n| names.iter().position(|m| base(m) == base(n)))
+    };
+    // As `on_cpu_attr`: the cycles role, else the first event that is neither a switch,
+    // wakeup or off-CPU event, a scheduler tracepoint nor perf's `dummy`.
+    let on_cpu_column = by_name(&options.roles.cycles)
+        .or(detected.cycles)
+        .or_else(|| {
+            names.iter().position(|n| {
+                !n.starts_with("sched:")
+                    && !matches!(
+                        base(n).as_str(),
+                        "dummy" | "offcpu-time" | "context-switches" | "cs"
+                    )
+            })
+        });
+    let on_cpu: Vec<bool> = (0..names.len()).map(|c| Some(c) == on_cpu_column).collect();
+    let plan = WallPlan::of_script(&script.thread_events, &names, &on_cpu, times)?;
+    plan.add_to_script(&script.thread_events, &mut script.profile);
+    if detected.cycles.is_none() {
+        detected.cycles = on_cpu_column;
+    }
+    Some(plan)
 }
 
 /// Reads an opened perf.data file: every sample unwound and named, collapsed into a profile.

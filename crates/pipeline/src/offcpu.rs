@@ -29,6 +29,8 @@
 //! (cpu-clock and task-clock periods are nanoseconds; an event sampled at a frequency stands
 //! for `1 / frequency` seconds per sample), and none when neither holds.
 
+mod text;
+
 use foldhash::HashMap;
 
 use cpiflame_events::abi::{attr_type, software};
@@ -314,9 +316,23 @@ impl WallPlan {
         out: &mut Vec<(usize, u64)>,
         spread: &mut HashMap<i32, u64>,
     ) {
-        let on = self.first_column;
         let tid = sample.tid.unwrap_or(-1);
-        match self.sources.get(sample.attr) {
+        self.weights_at(sample.attr, tid, sample.time, sample.period, out, spread);
+    }
+
+    /// [`WallPlan::weights`] of a sample of event (column) `attr` by thread `tid` at `time`
+    /// with `period`: the facts it reads, whether from perf.data or `perf script` text.
+    fn weights_at(
+        &self,
+        attr: usize,
+        tid: i32,
+        time: Option<u64>,
+        period: Option<u64>,
+        out: &mut Vec<(usize, u64)>,
+        spread: &mut HashMap<i32, u64>,
+    ) {
+        let on = self.first_column;
+        match self.sources.get(attr) {
             Some(Source::OnCpu) => {
                 let w: u64 = out
                     .iter()
@@ -334,9 +350,7 @@ impl WallPlan {
                 }
             }
             Some(Source::SwitchStack | Source::SchedSwitch) => {
-                if let Some(&(runnable, blocked)) =
-                    sample.time.and_then(|t| self.off_cpu.get(&(tid, t)))
-                {
+                if let Some(&(runnable, blocked)) = time.and_then(|t| self.off_cpu.get(&(tid, t))) {
                     if runnable > 0 {
                         out.push((on + 1, runnable));
                     }
@@ -346,7 +360,7 @@ impl WallPlan {
                 }
             }
             Some(Source::OffCpuTime) => {
-                out.push((on + 2, sample.period.unwrap_or(0)));
+                out.push((on + 2, period.unwrap_or(0)));
             }
             _ => {}
         }
@@ -426,8 +440,11 @@ impl Walk {
     }
 
     fn on_cpu_sample(&mut self, s: &Sample<'_>, weight: u64, ns: f64) {
-        let tid = s.tid.unwrap_or(-1);
-        if let Some(t) = s.time {
+        self.on_cpu_at(s.tid.unwrap_or(-1), s.time, weight, ns);
+    }
+
+    fn on_cpu_at(&mut self, tid: i32, time: Option<u64>, weight: u64, ns: f64) {
+        if let Some(t) = time {
             // Running now: a thread seen off the CPU without a switch-in record came back.
             if !self.switch_records && self.thread(tid).off.is_some() {
                 self.estimated_switch_ins += 1;
@@ -441,7 +458,7 @@ impl Walk {
         if self
             .times
             .as_ref()
-            .is_some_and(|r| !r.contains(s.time.unwrap_or(0)))
+            .is_some_and(|r| !r.contains(time.unwrap_or(0)))
         {
             return;
         }
@@ -458,15 +475,7 @@ impl Walk {
             self.thread(tid).pid.get_or_insert(pid);
         }
         match source {
-            Source::SwitchStack => {
-                let th = self.thread(tid);
-                th.start.get_or_insert(t);
-                th.last_stack = Some(t);
-                if !self.switch_records {
-                    // No records: the sample is the switch-out, its state unknown.
-                    self.switch_out(tid, t, None, Some(t));
-                }
-            }
+            Source::SwitchStack => self.switch_stack(tid, t),
             Source::SchedSwitch => {
                 let (Some(raw), Some(trace)) = (s.raw, trace) else {
                     return;
@@ -475,36 +484,69 @@ impl Walk {
                 let next = trace.int(raw, "next_pid").map(|v| v as i32);
                 // R (0) and R+ (preempted, TASK_REPORT_MAX above the state bits) are runnable.
                 let runnable = trace.int(raw, "prev_state").map(|v| v & 0xff == 0);
-                let prev = prev.unwrap_or(tid);
-                self.thread(prev).last_stack = Some(t);
-                if !self.switch_records {
-                    self.switch_out(prev, t, runnable, Some(t));
-                    if let Some(next) = next.filter(|&n| n != 0) {
-                        if self.threads.contains_key(&next) {
-                            self.switch_in(next, t);
-                        }
-                    }
-                }
+                self.sched_switch(tid, t, prev, next, runnable);
             }
             Source::Wakeup => {
-                self.stats.wakeups = true;
-                let Some(woken) = s.raw.zip(trace).and_then(|(raw, tr)| tr.int(raw, "pid")) else {
-                    return;
-                };
-                if let Some(th) = self.threads.get_mut(&(woken as i32)) {
-                    if let Some(off) = &mut th.off {
-                        if !off.runnable && off.woken.is_none() {
-                            off.woken = Some(t);
-                        }
-                    }
-                }
+                let woken = s.raw.zip(trace).and_then(|(raw, tr)| tr.int(raw, "pid"));
+                self.wakeup(t, woken.map(|w| w as i32));
             }
-            Source::OffCpuTime => {
-                self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(s.period.unwrap_or(0));
-                self.thread(tid);
-            }
+            Source::OffCpuTime => self.off_cpu_time(tid, s.period),
             Source::OnCpu | Source::Other => {}
         }
+    }
+
+    /// A switch-out stack sample (`context-switches`) of `tid` at `t`.
+    fn switch_stack(&mut self, tid: i32, t: u64) {
+        let th = self.thread(tid);
+        th.start.get_or_insert(t);
+        th.last_stack = Some(t);
+        if !self.switch_records {
+            // No records: the sample is the switch-out, its state unknown.
+            self.switch_out(tid, t, None, Some(t));
+        }
+    }
+
+    /// A `sched:sched_switch` sample of `tid` at `t`, with its `prev_pid`, `next_pid` and
+    /// whether `prev_state` was runnable.
+    fn sched_switch(
+        &mut self,
+        tid: i32,
+        t: u64,
+        prev: Option<i32>,
+        next: Option<i32>,
+        runnable: Option<bool>,
+    ) {
+        let prev = prev.unwrap_or(tid);
+        self.thread(prev).last_stack = Some(t);
+        if !self.switch_records {
+            self.switch_out(prev, t, runnable, Some(t));
+            if let Some(next) = next.filter(|&n| n != 0) {
+                if self.threads.contains_key(&next) {
+                    self.switch_in(next, t);
+                }
+            }
+        }
+    }
+
+    /// A wakeup sample at `t` of thread `woken` (field `pid`).
+    fn wakeup(&mut self, t: u64, woken: Option<i32>) {
+        self.stats.wakeups = true;
+        let Some(woken) = woken else {
+            return;
+        };
+        if let Some(th) = self.threads.get_mut(&woken) {
+            if let Some(off) = &mut th.off {
+                if !off.runnable && off.woken.is_none() {
+                    off.woken = Some(t);
+                }
+            }
+        }
+    }
+
+    /// perf's `offcpu-time` sample of `tid`: `period` ns blocked.
+    fn off_cpu_time(&mut self, tid: i32, period: Option<u64>) {
+        self.stats.blocked_ns = self.stats.blocked_ns.saturating_add(period.unwrap_or(0));
+        self.thread(tid);
     }
 
     /// `tid` left the CPU at `t`; `runnable`: still runnable (None: unknown, taken as

@@ -40,7 +40,7 @@ pub use lines::SourceLines;
 pub use perf_script::{
     looks_like_perf_script, perf_script_without_event, read_perf_script, read_perf_script_in,
     read_perf_script_timed, read_perf_script_with, HeaderEvent, PerfScript, PerfScriptError,
-    PerfScriptErrorKind, PerfScriptOptions,
+    PerfScriptErrorKind, PerfScriptOptions, SchedArgs, ThreadEvent,
 };
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};

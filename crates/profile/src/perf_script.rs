@@ -197,6 +197,68 @@ pub struct PerfScript {
     /// With [`read_perf_script_timed`], the samples read into `profile` whose header has no
     /// time (text printed without perf script's `time` field): they are not in `timed`.
     pub untimed: u64,
+    /// What the text says about when its threads ran, in time order, for the wall-time plan
+    /// (`cpiflame_pipeline`'s `offcpu`): every timed sample (those `keep_time` left out of
+    /// `profile` too, without a stack), the `--show-switch-events` and `--show-task-events`
+    /// lines. Empty when the text has no sign of off-CPU data (no scheduler tracepoint,
+    /// switch line, `context-switches` or `offcpu-time` sample).
+    pub thread_events: Vec<ThreadEvent>,
+}
+
+/// What a sample of a scheduler tracepoint says, read from its printed arguments (the
+/// fields perf.data's raw record holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedArgs {
+    /// `sched:sched_switch`: `prev_pid`, `next_pid`, and whether `prev_state` is runnable
+    /// (`R`, or old kernels' `R+` for a preempted task).
+    Switch {
+        prev_pid: Option<i32>,
+        next_pid: Option<i32>,
+        runnable: Option<bool>,
+    },
+    /// `sched:sched_wakeup` / `sched:sched_waking`: the woken thread (`pid`).
+    Wakeup { pid: Option<i32> },
+}
+
+/// One timed line of a `perf script` text as the wall-time plan reads it: the same facts
+/// perf.data's samples and PERF_RECORD_SWITCH / FORK / COMM / EXIT records carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadEvent {
+    /// A sample of event `column`, thread `tid` (-1 when the text does not show it), its
+    /// period as counted in the profile, its stack (an index into `profile.stacks` as read,
+    /// before any [`Profile::sort`]; `None` when `keep_time` left it out) and, for a
+    /// scheduler tracepoint, its arguments.
+    Sample {
+        time: u64,
+        tid: i32,
+        column: u32,
+        period: u64,
+        stack: Option<u32>,
+        sched: Option<SchedArgs>,
+    },
+    /// `PERF_RECORD_SWITCH` / `PERF_RECORD_SWITCH_CPU_WIDE` `IN` or `OUT` (`preempt`: the
+    /// task was still runnable) of thread `tid`.
+    Switch {
+        time: u64,
+        tid: i32,
+        out: bool,
+        preempt: bool,
+    },
+    /// `PERF_RECORD_FORK` (the new thread) or `PERF_RECORD_COMM` of thread `tid`.
+    Start { time: u64, tid: i32 },
+    /// `PERF_RECORD_EXIT` of thread `tid`.
+    Exit { time: u64, tid: i32 },
+}
+
+impl ThreadEvent {
+    pub fn time(&self) -> u64 {
+        match *self {
+            ThreadEvent::Sample { time, .. }
+            | ThreadEvent::Switch { time, .. }
+            | ThreadEvent::Start { time, .. }
+            | ThreadEvent::Exit { time, .. } => time,
+        }
+    }
 }
 
 /// Reads `perf script` text (see the [module docs](self)) into a profile, with kernel frames
@@ -220,6 +282,10 @@ struct Open {
     time: Option<u64>,
     /// The sample's thread in [`Reader::timed`]'s threads, when the reader keeps times.
     thread: u32,
+    /// The thread id as printed (-1 when not shown).
+    tid: i32,
+    /// A scheduler tracepoint's arguments.
+    sched: Option<SchedArgs>,
 }
 
 struct Reader<'k> {
@@ -244,6 +310,9 @@ struct Reader<'k> {
     /// Threads of `timed` by (pid, tid) as printed (-1 for one the text does not show).
     threads: HashMap<(i32, i32), u32>,
     untimed: u64,
+    thread_events: Vec<ThreadEvent>,
+    /// A line or event that says the text has off-CPU data was seen.
+    off_cpu_data: bool,
 }
 
 impl Reader<'_> {
@@ -338,17 +407,25 @@ impl Reader<'_> {
     }
 
     fn finish(&mut self, open: Open) -> Result<(), (usize, PerfScriptErrorKind)> {
-        if let Some(t) = open.time {
-            self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-            if !(self.keep_time)(t) {
-                self.left_out += 1;
-                return Ok(());
-            }
-        }
         let fixed = self.header[open.event]
             .as_ref()
             .and_then(|h| h.fixed_period);
         let period = open.period.or(fixed).unwrap_or(1);
+        if let Some(t) = open.time {
+            self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+            if !(self.keep_time)(t) {
+                self.left_out += 1;
+                self.thread_events.push(ThreadEvent::Sample {
+                    time: t,
+                    tid: open.tid,
+                    column: open.event as u32,
+                    period,
+                    stack: None,
+                    sched: open.sched,
+                });
+                return Ok(());
+            }
+        }
         let total = &mut self.totals[open.event];
         *total = total.checked_add(period).ok_or_else(|| {
             (
@@ -372,6 +449,16 @@ impl Reader<'_> {
             .add(&stack, open.event, Count { samples: 1, period });
         self.stack = stack;
         self.samples += 1;
+        if let Some(time) = open.time {
+            self.thread_events.push(ThreadEvent::Sample {
+                time,
+                tid: open.tid,
+                column: open.event as u32,
+                period,
+                stack: Some(index as u32),
+                sched: open.sched,
+            });
+        }
         if let Some(timed) = self.timed.as_mut() {
             match open.time {
                 Some(time) => timed.samples.push(TimedSample {
@@ -455,6 +542,8 @@ fn read(
         timed: timed.then(Timed::default),
         threads: HashMap::new(),
         untimed: 0,
+        thread_events: Vec::new(),
+        off_cpu_data: false,
     };
     let mut open: Option<Open> = None;
     let mut arch = None;
@@ -505,8 +594,10 @@ fn read(
             && parse_frame(line).is_some_and(|f| !f.dso.is_empty())
             && !is_side_band(line)
             && parse_header(line).is_err();
+        // A side-band line printed with padded fields (`-F` without a call chain) is not a
+        // frame of the sample before it.
         if line.starts_with('\t')
-            || (indented && frame_expected && parse_frame(line).is_some())
+            || (indented && frame_expected && parse_frame(line).is_some() && !is_side_band(line))
             || unindented_frame
         {
             let Some(o) = open.as_mut() else {
@@ -520,7 +611,7 @@ fn read(
         }
         if let Some(o) = open
             .as_mut()
-            .filter(|_| indented && parse_header(line).is_err())
+            .filter(|_| indented && parse_header(line).is_err() && !is_side_band(line))
         {
             // Per-frame extras of `-F +srcline` (`  threads.c:71`) and the like: skipped, as
             // inferno and stackcollapse-perf skip lines they do not understand in a stack.
@@ -544,13 +635,24 @@ fn read(
             r.finish(o).map_err(|(l, k)| err(l, k))?;
         }
         if is_side_band(line) {
-            // `--show-mmap-events` and friends: not samples.
+            // `--show-mmap-events` and friends: not samples. Switches, forks, comms and
+            // exits are kept for the wall-time plan.
+            if let Some(event) = parse_side_band(line) {
+                r.off_cpu_data |= matches!(event, ThreadEvent::Switch { .. });
+                r.thread_events.push(event);
+            }
             continue;
         }
         let header = parse_header(line).map_err(|k| err(line_no, k))?;
         let event = r.event(header.event).map_err(|k| err(line_no, k))?;
         let root = r.root(&header);
         let thread = r.thread(&header);
+        let sched = sched_args(header.event, header.rest.unwrap_or(""));
+        r.off_cpu_data |= sched.is_some()
+            || matches!(
+                header.event.split(':').next().unwrap_or(""),
+                "offcpu-time" | "context-switches" | "cs"
+            );
         let mut o = Open {
             line: line_no,
             root,
@@ -560,6 +662,8 @@ fn read(
             inline_frame: false,
             time: header.time,
             thread,
+            tid: header.tid.parse().unwrap_or(-1),
+            sched,
         };
         if let Some(frame) = header.rest.and_then(parse_frame) {
             let java = r.profile.frame(root).name.starts_with("java");
@@ -580,7 +684,14 @@ fn read(
         // (stably: a group's entries keep their order).
         t.samples.sort_by_key(|s| s.time);
     }
+    let mut thread_events = r.thread_events;
+    if r.off_cpu_data {
+        thread_events.sort_by_key(ThreadEvent::time);
+    } else {
+        thread_events = Vec::new();
+    }
     Ok(PerfScript {
+        thread_events,
         timed,
         untimed: r.untimed,
         profile: r.profile,
@@ -670,6 +781,105 @@ fn is_side_band(line: &str) -> bool {
     tokens(line)
         .take(8)
         .any(|(_, t)| t.starts_with("PERF_RECORD_"))
+}
+
+/// The event a side-band line of `--show-switch-events` or `--show-task-events` stands for:
+/// `COMM TID TIME: PERF_RECORD_SWITCH[_CPU_WIDE] IN|OUT [preempt] ...`,
+/// `PERF_RECORD_FORK(PID:TID):(PPID:PTID)` (the new thread), `PERF_RECORD_EXIT(PID:TID):...`,
+/// `PERF_RECORD_COMM[ exec]: COMM:PID/TID`; `None` for other lines, lines without a time
+/// (perf's synthesized records of threads that existed before it started are printed at time
+/// 0, which perf.data's plan does not take as a start either) and lines that do not read so.
+fn parse_side_band(line: &str) -> Option<ThreadEvent> {
+    let toks: Vec<&str> = tokens(line).map(|(_, t)| t).take(16).collect();
+    let at = toks.iter().position(|t| t.starts_with("PERF_RECORD_"))?;
+    let time = time_ns(toks.get(at.checked_sub(1)?)?)?;
+    let tid_of = |t: &str| pid_tid(t).and_then(|(_, tid)| tid.parse::<i32>().ok());
+    let tid = toks[..at - 1].iter().rev().find_map(|t| tid_of(t));
+    let record = toks[at];
+    let after = &toks[at + 1..];
+    let id_pair = |s: &str| -> Option<i32> {
+        // `(PID:TID)` right after the record's name.
+        let inner = s.split_once('(')?.1.split_once(')')?.0;
+        inner.split_once(':')?.1.parse().ok()
+    };
+    if time == 0 {
+        return None;
+    }
+    match record {
+        "PERF_RECORD_SWITCH" | "PERF_RECORD_SWITCH_CPU_WIDE" => {
+            let out = match after.first() {
+                Some(&"OUT") => true,
+                Some(&"IN") => false,
+                _ => return None,
+            };
+            Some(ThreadEvent::Switch {
+                time,
+                tid: tid?,
+                out,
+                preempt: out && after.get(1) == Some(&"preempt"),
+            })
+        }
+        r if r.starts_with("PERF_RECORD_FORK(") => Some(ThreadEvent::Start {
+            time,
+            tid: id_pair(r)?,
+        }),
+        r if r.starts_with("PERF_RECORD_EXIT(") => Some(ThreadEvent::Exit {
+            time,
+            tid: id_pair(r)?,
+        }),
+        "PERF_RECORD_COMM" | "PERF_RECORD_COMM:" => {
+            // `COMM:PID/TID`, the last token (a comm may hold spaces and colons).
+            let last = after.last()?;
+            let ids = last.rsplit_once(':')?.1;
+            Some(ThreadEvent::Start {
+                time,
+                tid: tid_of(ids)?,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The arguments of a scheduler tracepoint sample that the wall-time plan reads, from the
+/// text after its event name: perf's `key=value` form (`prev_comm=a prev_pid=1 prev_prio=120
+/// prev_state=S ==> next_comm=b next_pid=2 next_prio=120`; `comm=a pid=1 prio=120
+/// target_cpu=000`), and libtraceevent's sched plugin form of `sched_switch`
+/// (`a:1 [120] S ==> b:2 [120]`).
+fn sched_args(event: &str, rest: &str) -> Option<SchedArgs> {
+    let field = |key: &str| {
+        rest.split_whitespace()
+            .find_map(|t| t.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+    };
+    let int = |v: Option<&str>| v.and_then(|v| v.parse::<i32>().ok());
+    // R, and R+ (old kernels: preempted, still on the run queue) are runnable.
+    let runnable = |state: &str| state == "R" || state == "R+";
+    match event {
+        "sched:sched_switch" => {
+            if field("prev_pid").is_some() || field("next_pid").is_some() {
+                return Some(SchedArgs::Switch {
+                    prev_pid: int(field("prev_pid")),
+                    next_pid: int(field("next_pid")),
+                    runnable: field("prev_state").map(runnable),
+                });
+            }
+            let (prev, next) = rest.split_once("==>")?;
+            let prev: Vec<&str> = prev.split_whitespace().collect();
+            let id = |t: &str| t.rsplit_once(':').and_then(|(_, p)| p.parse::<i32>().ok());
+            let [.., who, _prio, state] = prev[..] else {
+                return None;
+            };
+            let next_pid = next.split_whitespace().next().and_then(id);
+            Some(SchedArgs::Switch {
+                prev_pid: id(who),
+                next_pid,
+                runnable: Some(runnable(state)),
+            })
+        }
+        "sched:sched_wakeup" | "sched:sched_waking" => Some(SchedArgs::Wakeup {
+            pid: int(field("pid")),
+        }),
+        _ => None,
+    }
 }
 
 /// Parses a sample header; see the module docs for the fields.
@@ -1351,5 +1561,97 @@ mod tests {
                 "{other:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod thread_event_tests {
+    use super::*;
+
+    #[test]
+    fn switch_and_task_lines_are_read_with_and_without_padded_fields() {
+        let out = "compute 10979 14948.167811: PERF_RECORD_SWITCH OUT preempt";
+        assert_eq!(
+            parse_side_band(out),
+            Some(ThreadEvent::Switch {
+                time: 14_948_167_811_000,
+                tid: 10979,
+                out: true,
+                preempt: true
+            })
+        );
+        let wide = "  offcpu  6567/6577  [001] 1.000000001: PERF_RECORD_SWITCH_CPU_WIDE IN  prev pid/tid:  6567/6567";
+        assert_eq!(
+            parse_side_band(wide),
+            Some(ThreadEvent::Switch {
+                time: 1_000_000_001,
+                tid: 6577,
+                out: false,
+                preempt: false
+            })
+        );
+        let fork = "offcpu 10977 2.5: PERF_RECORD_FORK(10977:10979):(10977:10977)";
+        assert_eq!(
+            parse_side_band(fork),
+            Some(ThreadEvent::Start {
+                time: 2_500_000_000,
+                tid: 10979
+            })
+        );
+        let exit = "reader 10889 3.0: PERF_RECORD_EXIT(10884:10889):(10880:10880)";
+        assert_eq!(
+            parse_side_band(exit),
+            Some(ThreadEvent::Exit {
+                time: 3_000_000_000,
+                tid: 10889
+            })
+        );
+        let comm = "compute 6577 4.0: PERF_RECORD_COMM: compute:6567/6577";
+        assert_eq!(
+            parse_side_band(comm),
+            Some(ThreadEvent::Start {
+                time: 4_000_000_000,
+                tid: 6577
+            })
+        );
+        // perf's synthesized records of threads alive before it started: not a start.
+        assert_eq!(
+            parse_side_band("perf-exec 0 0.000000: PERF_RECORD_COMM: perf-exec:1/1"),
+            None
+        );
+        assert_eq!(
+            parse_side_band("a 1 1.0: PERF_RECORD_MMAP2 1/1: [0x1(0x2) @ 0 00:00 0 0]: r-xp /x"),
+            None
+        );
+    }
+
+    #[test]
+    fn sched_arguments_in_both_printed_forms() {
+        let kv = "prev_comm=a b prev_pid=7 prev_prio=120 prev_state=R+ ==> next_comm=c next_pid=9 next_prio=120";
+        assert_eq!(
+            sched_args("sched:sched_switch", kv),
+            Some(SchedArgs::Switch {
+                prev_pid: Some(7),
+                next_pid: Some(9),
+                runnable: Some(true)
+            })
+        );
+        let plugin = "a b:7 [120] S ==> swapper/0:0 [120]";
+        assert_eq!(
+            sched_args("sched:sched_switch", plugin),
+            Some(SchedArgs::Switch {
+                prev_pid: Some(7),
+                next_pid: Some(0),
+                runnable: Some(false)
+            })
+        );
+        assert_eq!(
+            sched_args(
+                "sched:sched_waking",
+                "comm=rcu_preempt pid=15 prio=120 target_cpu=000"
+            ),
+            Some(SchedArgs::Wakeup { pid: Some(15) })
+        );
+        assert_eq!(sched_args("cpu-clock", "prev_pid=1"), None);
     }
 }

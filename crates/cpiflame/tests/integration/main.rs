@@ -66,4 +66,5 @@ mod topdown_graph;
 mod tracepoints;
 mod variants;
 mod wall_diff;
+mod wall_text;
 mod wall_time;

@@ -1,0 +1,201 @@
+//! The wall-time plan of `perf script` text: the same [`Walk`] as perf.data's, fed the
+//! facts the text prints ([`ThreadEvent`]s: samples with a scheduler tracepoint's arguments,
+//! `--show-switch-events` and `--show-task-events` lines) instead of records, so one plan
+//! computes both and a recording gives the same split as its text (to the text's time
+//! resolution: microseconds unless printed with `--ns`).
+//!
+//! What the text cannot say: an event's sampling frequency (on-CPU time of threads without
+//! switch data comes only from cpu-clock and task-clock periods), and its periods when `-F`
+//! leaves `period` out (each sample then weighs 1 in how a thread's on-CPU time is spread).
+
+use foldhash::HashMap;
+
+use cpiflame_profile::{wall, Count, EventColumn, Profile, SchedArgs, ThreadEvent};
+
+use super::{Source, Walk, WallPlan, WallStats};
+use crate::time::TimeRanges;
+
+impl WallPlan {
+    /// The plan of a `perf script` text whose event columns are `names`, from its
+    /// `events` (in time order, as `cpiflame_profile::PerfScript::thread_events`); `None`
+    /// when the text has no off-CPU data. `on_cpu` says which columns' samples carry on-CPU
+    /// weight; `times` clips every interval as [`WallPlan::of_in`] does.
+    pub fn of_script(
+        events: &[ThreadEvent],
+        names: &[String],
+        on_cpu: &[bool],
+        times: Option<&TimeRanges>,
+    ) -> Option<WallPlan> {
+        let sources: Vec<Source> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| source_of_name(n, on_cpu.get(i).copied().unwrap_or(false)))
+            .collect();
+        let switch_records = events
+            .iter()
+            .any(|e| matches!(e, ThreadEvent::Switch { .. }));
+        let has = |s: Source| sources.contains(&s);
+        if !switch_records
+            && !has(Source::SwitchStack)
+            && !has(Source::SchedSwitch)
+            && !has(Source::OffCpuTime)
+        {
+            return None;
+        }
+        let mut walk = Walk {
+            threads: HashMap::default(),
+            estimated_switch_ins: 0,
+            off_cpu: HashMap::default(),
+            stats: WallStats::default(),
+            switch_records,
+            end: 0,
+            times: times.cloned(),
+        };
+        for event in events {
+            let source = match *event {
+                ThreadEvent::Sample { column, .. } => sources
+                    .get(column as usize)
+                    .copied()
+                    .unwrap_or(Source::Other),
+                _ => Source::Other,
+            };
+            // perf's offcpu-time samples carry a made-up time (after every other).
+            if source != Source::OffCpuTime {
+                walk.end = walk.end.max(event.time());
+            }
+            match *event {
+                ThreadEvent::Sample {
+                    time,
+                    tid,
+                    column,
+                    period,
+                    sched,
+                    ..
+                } => match source {
+                    Source::OnCpu => {
+                        let ns = if is_clock(&names[column as usize]) {
+                            period as f64
+                        } else {
+                            0.0
+                        };
+                        walk.on_cpu_at(tid, Some(time), period, ns);
+                    }
+                    Source::SwitchStack => walk.switch_stack(tid, time),
+                    Source::SchedSwitch => {
+                        if let Some(SchedArgs::Switch {
+                            prev_pid,
+                            next_pid,
+                            runnable,
+                        }) = sched
+                        {
+                            walk.sched_switch(tid, time, prev_pid, next_pid, runnable);
+                        }
+                    }
+                    Source::Wakeup => {
+                        let woken = match sched {
+                            Some(SchedArgs::Wakeup { pid }) => pid,
+                            _ => None,
+                        };
+                        walk.wakeup(time, woken);
+                    }
+                    Source::OffCpuTime => walk.off_cpu_time(tid, Some(period)),
+                    Source::Other => {}
+                },
+                ThreadEvent::Switch {
+                    time,
+                    tid,
+                    out: true,
+                    preempt,
+                } => walk.switch_out(tid, time, Some(preempt), None),
+                ThreadEvent::Switch {
+                    time,
+                    tid,
+                    out: false,
+                    ..
+                } => {
+                    walk.stats.switch_records = true;
+                    walk.switch_in(tid, time);
+                }
+                ThreadEvent::Start { time, tid } => {
+                    walk.thread(tid).start.get_or_insert(time);
+                }
+                ThreadEvent::Exit { time, tid } => walk.exit(tid, time),
+            }
+        }
+        Some(walk.finish(names.len(), sources))
+    }
+
+    /// Adds the three wall-time columns to `profile` (whose event columns are the plan's
+    /// first ones, its stacks as the text was read), each sample of `events` adding what
+    /// [`WallPlan::weights`] gives it, in order.
+    pub fn add_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
+        profile
+            .events
+            .extend(
+                [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(|name| EventColumn {
+                    name: name.to_string(),
+                }),
+            );
+        for stack in &mut profile.stacks {
+            stack.counts.extend([Count::default(); 3]);
+        }
+        let mut spread = HashMap::default();
+        let mut out = Vec::new();
+        for event in events {
+            let ThreadEvent::Sample {
+                time,
+                tid,
+                column,
+                period,
+                stack: Some(stack),
+                ..
+            } = *event
+            else {
+                continue;
+            };
+            out.clear();
+            out.push((column as usize, period));
+            self.weights_at(
+                column as usize,
+                tid,
+                Some(time),
+                Some(period),
+                &mut out,
+                &mut spread,
+            );
+            let Some(stack) = profile.stacks.get_mut(stack as usize) else {
+                continue;
+            };
+            for &(c, ns) in &out[1..] {
+                if let Some(count) = stack.counts.get_mut(c) {
+                    count.add(Count {
+                        samples: 1,
+                        period: ns,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The part an event named `name` plays in the walk, as [`super::source_of`] decides it
+/// for a perf.data attr (by name alone: text has no type or config to go by).
+fn source_of_name(name: &str, on_cpu: bool) -> Source {
+    let base = name.split(':').next().unwrap_or(name);
+    match name {
+        _ if base == "context-switches" || base == "cs" => Source::SwitchStack,
+        "offcpu-time" => Source::OffCpuTime,
+        "sched:sched_switch" => Source::SchedSwitch,
+        "sched:sched_waking" | "sched:sched_wakeup" => Source::Wakeup,
+        _ if on_cpu => Source::OnCpu,
+        _ => Source::Other,
+    }
+}
+
+/// cpu-clock and task-clock, whose periods are nanoseconds.
+fn is_clock(name: &str) -> bool {
+    matches!(
+        name.split(':').next().unwrap_or(name),
+        "cpu-clock" | "task-clock"
+    )
+}
