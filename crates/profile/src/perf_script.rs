@@ -237,12 +237,14 @@ pub enum ThreadEvent {
         sched: Option<SchedArgs>,
     },
     /// `PERF_RECORD_SWITCH` / `PERF_RECORD_SWITCH_CPU_WIDE` `IN` or `OUT` (`preempt`: the
-    /// task was still runnable) of thread `tid`.
+    /// task was still runnable) of thread `tid`; `root`: the root frame its line's header
+    /// gives the thread (where its off-CPU time without a stack goes), when it reads.
     Switch {
         time: u64,
         tid: i32,
         out: bool,
         preempt: bool,
+        root: Option<FrameId>,
     },
     /// `PERF_RECORD_FORK` (the new thread) or `PERF_RECORD_COMM` of thread `tid`.
     Start { time: u64, tid: i32 },
@@ -637,7 +639,11 @@ fn read(
         if is_side_band(line) {
             // `--show-mmap-events` and friends: not samples. Switches, forks, comms and
             // exits are kept for the wall-time plan.
-            if let Some(event) = parse_side_band(line) {
+            if let Some(mut event) = parse_side_band(line) {
+                if let ThreadEvent::Switch { root, .. } = &mut event {
+                    // The thread's root frame, as its samples' headers would give it.
+                    *root = side_band_header(line).map(|h| r.root(&h));
+                }
                 r.off_cpu_data |= matches!(event, ThreadEvent::Switch { .. });
                 r.thread_events.push(event);
             }
@@ -783,6 +789,31 @@ fn is_side_band(line: &str) -> bool {
         .any(|(_, t)| t.starts_with("PERF_RECORD_"))
 }
 
+/// The header of a side-band line, `COMM [PID/]TID [CPU] TIME: PERF_RECORD_...`, as far as a
+/// root frame needs it (comm, pid, tid); `None` when it does not read so.
+fn side_band_header(line: &str) -> Option<Header<'_>> {
+    let toks: Vec<(usize, &str)> = tokens(line).take(16).collect();
+    let at = toks
+        .iter()
+        .position(|(_, t)| t.starts_with("PERF_RECORD_"))?;
+    // The thread: the last `PID/TID` or number before the time.
+    let before_time = &toks[..at.checked_sub(1)?];
+    let i = before_time
+        .iter()
+        .rposition(|(_, t)| pid_tid(t).is_some())?;
+    let (pid, tid) = pid_tid(before_time[i].1)?;
+    let comm = line[..before_time[i].0].trim();
+    (!comm.is_empty()).then_some(Header {
+        comm,
+        pid,
+        tid,
+        time: None,
+        period: None,
+        event: toks[at].1,
+        rest: None,
+    })
+}
+
 /// The event a side-band line of `--show-switch-events` or `--show-task-events` stands for:
 /// `COMM TID TIME: PERF_RECORD_SWITCH[_CPU_WIDE] IN|OUT [preempt] ...`,
 /// `PERF_RECORD_FORK(PID:TID):(PPID:PTID)` (the new thread), `PERF_RECORD_EXIT(PID:TID):...`,
@@ -817,6 +848,7 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
                 tid: tid?,
                 out,
                 preempt: out && after.get(1) == Some(&"preempt"),
+                root: None,
             })
         }
         r if r.starts_with("PERF_RECORD_FORK(") => Some(ThreadEvent::Start {
@@ -1577,7 +1609,8 @@ mod thread_event_tests {
                 time: 14_948_167_811_000,
                 tid: 10979,
                 out: true,
-                preempt: true
+                preempt: true,
+                root: None,
             })
         );
         let wide = "  offcpu  6567/6577  [001] 1.000000001: PERF_RECORD_SWITCH_CPU_WIDE IN  prev pid/tid:  6567/6567";
@@ -1587,7 +1620,8 @@ mod thread_event_tests {
                 time: 1_000_000_001,
                 tid: 6577,
                 out: false,
-                preempt: false
+                preempt: false,
+                root: None,
             })
         );
         let fork = "offcpu 10977 2.5: PERF_RECORD_FORK(10977:10979):(10977:10977)";

@@ -106,6 +106,7 @@ impl WallPlan {
                     tid,
                     out: true,
                     preempt,
+                    ..
                 } => walk.switch_out(tid, time, Some(preempt), None),
                 ThreadEvent::Switch {
                     time,
@@ -173,6 +174,59 @@ impl WallPlan {
                         period: ns,
                     });
                 }
+            }
+        }
+        self.add_stackless_to_script(events, profile);
+    }
+
+    /// Off-CPU time without a switch-out stack, as `[runnable]` and `[blocked]` directly
+    /// under its thread's root frame (the last one its samples or its switch lines' headers
+    /// give it: a thread renamed after its start is shown by its last name, as in perf.data),
+    /// as the perf.data collapse adds it. A thread the text gives no root for keeps the
+    /// time in the plan's totals and its warning only.
+    fn add_stackless_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
+        if self.without_stack().is_empty() {
+            return;
+        }
+        let mut roots: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
+        for event in events {
+            let (tid, root) = match *event {
+                ThreadEvent::Sample {
+                    tid,
+                    stack: Some(stack),
+                    ..
+                } => (
+                    tid,
+                    profile
+                        .stacks
+                        .get(stack as usize)
+                        .and_then(|s| s.frames.first().copied()),
+                ),
+                ThreadEvent::Switch { tid, root, .. } => (tid, root),
+                _ => continue,
+            };
+            if let Some(root) = root {
+                roots.insert(tid, root);
+            }
+        }
+        let on_cpu = profile.events.len() - 3;
+        for s in self.without_stack() {
+            let Some(&root) = roots.get(&s.tid) else {
+                continue;
+            };
+            for (runnable, column, period, samples) in [
+                (true, on_cpu + 1, s.runnable_ns, s.runnable_intervals),
+                (false, on_cpu + 2, s.blocked_ns, s.blocked_intervals),
+            ] {
+                if period == 0 {
+                    continue;
+                }
+                let frame = profile.intern(wall::no_stack_frame(runnable));
+                let count = Count {
+                    samples: samples.max(1),
+                    period,
+                };
+                profile.add(&[root, frame], column, count);
             }
         }
     }
