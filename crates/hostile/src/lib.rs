@@ -136,9 +136,11 @@ pub fn perf_data(bytes: &[u8]) {
         );
         // Off-CPU intervals closed by switches land on stacks in full (offcpu-time periods
         // count too, so the stats are at least the runnable part).
+        let runnable = profile.total(file.attrs.len() + 1).period;
         assert!(
-            profile.total(file.attrs.len() + 1).period <= wall.stats.runnable_ns,
-            "runnable time in the profile that the walk did not see"
+            runnable <= wall.stats.runnable_ns,
+            "runnable time in the profile that the walk did not see: {runnable} > {}",
+            wall.stats.runnable_ns
         );
     }
     // A sample carrying a group's values (PERF_SAMPLE_READ) counts once in the column of

@@ -818,7 +818,7 @@ pub struct SampleWeights {
     read_deltas: ReadDeltas,
     wall: Option<WallPlan>,
     /// On-CPU weight per thread so far, for the wall plan's exact spread.
-    wall_spread: HashMap<i32, u64>,
+    wall_spread: crate::offcpu::Spread,
     /// The last sample's counter deltas when it carried a group's values, zeros included.
     group: Vec<(usize, u64)>,
 }
@@ -840,7 +840,7 @@ impl SampleWeights {
             fixed_periods,
             read_deltas: ReadDeltas::new(file),
             wall: None,
-            wall_spread: HashMap::default(),
+            wall_spread: Default::default(),
             group: Vec::new(),
         }
     }

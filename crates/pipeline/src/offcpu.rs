@@ -93,6 +93,16 @@ pub struct StacklessTime {
     pub blocked_intervals: u64,
 }
 
+/// What a plan's weights handed out so far, along the samples in the file's order: each
+/// thread's on-CPU weight (the k-th sample gets `ns * W_k / W - ns * W_(k-1) / W`, floors in
+/// integers, so a thread's samples sum to its on-CPU time exactly), and the off-CPU
+/// intervals already given to a switch-out sample.
+#[derive(Default)]
+pub(crate) struct Spread {
+    on_cpu: HashMap<i32, u64>,
+    off_cpu_taken: foldhash::HashSet<(i32, u64)>,
+}
+
 /// Totals of the walk, for notes and warnings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WallStats {
@@ -307,14 +317,13 @@ impl WallPlan {
     /// sample (`weights`: what the sample adds to the event columns), the off-CPU interval
     /// that begins with a switch-out sample, the period of an `offcpu-time` sample.
     /// `out` holds what the sample adds to the event columns; the wall-time pairs are pushed
-    /// after them. `spread`: each thread's on-CPU weight so far (the samples must come in the
-    /// file's order): the k-th sample gets `ns * W_k / W - ns * W_(k-1) / W` (floors, in
-    /// integers), so a thread's samples sum to its on-CPU time exactly.
+    /// after them. `spread`: what was handed out so far (the samples must come in the file's
+    /// order; see [`Spread`]).
     pub(crate) fn weights(
         &self,
         sample: &Sample<'_>,
         out: &mut Vec<(usize, u64)>,
-        spread: &mut HashMap<i32, u64>,
+        spread: &mut Spread,
     ) {
         let tid = sample.tid.unwrap_or(-1);
         self.weights_at(sample.attr, tid, sample.time, sample.period, out, spread);
@@ -329,7 +338,7 @@ impl WallPlan {
         time: Option<u64>,
         period: Option<u64>,
         out: &mut Vec<(usize, u64)>,
-        spread: &mut HashMap<i32, u64>,
+        spread: &mut Spread,
     ) {
         let on = self.first_column;
         match self.sources.get(attr) {
@@ -340,7 +349,7 @@ impl WallPlan {
                     .map(|(_, p)| *p)
                     .sum();
                 if let Some(&(ns, total)) = self.on_cpu.get(&tid) {
-                    let done = spread.entry(tid).or_default();
+                    let done = spread.on_cpu.entry(tid).or_default();
                     let share = |upto: u64| {
                         (u128::from(ns) * u128::from(upto.min(total)) / u128::from(total)) as u64
                     };
@@ -350,7 +359,14 @@ impl WallPlan {
                 }
             }
             Some(Source::SwitchStack | Source::SchedSwitch) => {
-                if let Some(&(runnable, blocked)) = time.and_then(|t| self.off_cpu.get(&(tid, t))) {
+                // An interval goes to the first switch-out sample of its thread and time only:
+                // another one at the same time (a second switch event, a repeated record)
+                // would count it twice.
+                let key = time.map(|t| (tid, t));
+                let first = key.is_some_and(|k| spread.off_cpu_taken.insert(k));
+                if let Some(&(runnable, blocked)) =
+                    key.filter(|_| first).and_then(|k| self.off_cpu.get(&k))
+                {
                     if runnable > 0 {
                         out.push((on + 1, runnable));
                     }

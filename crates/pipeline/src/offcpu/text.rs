@@ -140,7 +140,7 @@ impl WallPlan {
         for stack in &mut profile.stacks {
             stack.counts.extend([Count::default(); 3]);
         }
-        let mut spread = HashMap::default();
+        let mut spread = super::Spread::default();
         let mut out = Vec::new();
         for event in events {
             let ThreadEvent::Sample {
@@ -180,38 +180,42 @@ impl WallPlan {
     }
 
     /// Off-CPU time without a switch-out stack, as `[runnable]` and `[blocked]` directly
-    /// under its thread's root frame (the last one its samples or its switch lines' headers
-    /// give it: a thread renamed after its start is shown by its last name, as in perf.data),
-    /// as the perf.data collapse adds it. A thread the text gives no root for keeps the
+    /// under its thread's root frame (its last sample's, else its last switch line's), as the
+    /// perf.data collapse adds it. A thread the text gives no root for keeps the
     /// time in the plan's totals and its warning only.
     fn add_stackless_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
         if self.without_stack().is_empty() {
             return;
         }
-        let mut roots: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
+        // As the perf.data collapse: the root of the thread's last sample, else (a thread
+        // without one) its last name, here its last switch line's.
+        let mut sampled: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
+        let mut switched: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
         for event in events {
-            let (tid, root) = match *event {
+            match *event {
                 ThreadEvent::Sample {
                     tid,
                     stack: Some(stack),
                     ..
-                } => (
+                } => {
+                    let root = profile.stacks.get(stack as usize);
+                    if let Some(&root) = root.and_then(|s| s.frames.first()) {
+                        sampled.insert(tid, root);
+                    }
+                }
+                ThreadEvent::Switch {
                     tid,
-                    profile
-                        .stacks
-                        .get(stack as usize)
-                        .and_then(|s| s.frames.first().copied()),
-                ),
-                ThreadEvent::Switch { tid, root, .. } => (tid, root),
-                _ => continue,
-            };
-            if let Some(root) = root {
-                roots.insert(tid, root);
+                    root: Some(root),
+                    ..
+                } => {
+                    switched.insert(tid, root);
+                }
+                _ => {}
             }
         }
         let on_cpu = profile.events.len() - 3;
         for s in self.without_stack() {
-            let Some(&root) = roots.get(&s.tid) else {
+            let Some(&root) = sampled.get(&s.tid).or_else(|| switched.get(&s.tid)) else {
                 continue;
             };
             for (runnable, column, period, samples) in [
