@@ -128,7 +128,7 @@ impl WallPlan {
 
     /// Adds the three wall-time columns to `profile` (whose event columns are the plan's
     /// first ones, its stacks as the text was read), each sample of `events` adding what
-    /// [`WallPlan::weights`] gives it, in order.
+    /// `WallPlan::weights` gives it, in order.
     pub fn add_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
         profile
             .events
