@@ -9,7 +9,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{s, Dir};
+use support::{ok, s, Dir};
 
 fn cpiflame() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cpiflame"))
@@ -461,19 +461,7 @@ fn every_reading_command_takes_jit_dir() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let fold = |extra: &[&str]| {
-        let out = cpiflame()
-            .args(["fold", s(&data)])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
+    let fold = |extra: &[&str]| ok(&support::cpiflame(&[&["fold", s(&data)], extra].concat()));
     let empty = dir.path("empty");
     std::fs::create_dir_all(&empty).unwrap();
     assert_eq!(
