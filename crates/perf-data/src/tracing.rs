@@ -48,6 +48,20 @@ pub struct TraceField {
 }
 
 impl TraceEvent {
+    /// The event of one `format` file of tracefs (`events/SYSTEM/NAME/format`) under
+    /// `system`, its raw records in this machine's byte order; `None` without `name:` or
+    /// `ID:`.
+    pub fn from_format(system: &str, format: &[u8]) -> Option<TraceEvent> {
+        let (id, name) = id_and_name(format)?;
+        Some(TraceEvent {
+            id,
+            system: system.to_string(),
+            name,
+            fields: fields(format),
+            big_endian: cfg!(target_endian = "big"),
+        })
+    }
+
     /// The name perf gives the event: `system:name`.
     pub fn full_name(&self) -> String {
         format!("{}:{}", self.system, self.name)
@@ -412,6 +426,38 @@ mod tests {
         let events = parse_tracing_data(real).unwrap();
         let names: Vec<_> = events.iter().map(|e| (e.id, e.full_name())).collect();
         assert_eq!(names, [(372, "sched:sched_switch".to_string())]);
+    }
+
+    /// Linux 6.18's `events/sched/sched_waking/format`, as tracefs gives it.
+    const WAKING_FORMAT: &str = "name: sched_waking\nID: 375\nformat:\n\
+        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+        \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+        \tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+        \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+        \tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\
+        \tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n\n\
+        print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid\n";
+
+    /// One format file read alone (the recorder reads its raw records as they come): the
+    /// woken thread's `pid` at offset 24 of a raw record, in this machine's byte order.
+    #[test]
+    fn a_format_file_alone_reads_its_raw_records_fields() {
+        let waking = TraceEvent::from_format("sched", WAKING_FORMAT.as_bytes()).unwrap();
+        assert_eq!(
+            (waking.id, waking.full_name().as_str()),
+            (375, "sched:sched_waking")
+        );
+        let mut raw = vec![0u8; 36];
+        raw[4..8].copy_from_slice(&77i32.to_ne_bytes());
+        raw[24..28].copy_from_slice(&4242i32.to_ne_bytes());
+        raw[32..36].copy_from_slice(&(-1i32).to_ne_bytes());
+        assert_eq!(waking.int(&raw, "pid"), Some(4242));
+        assert_eq!(waking.int(&raw, "common_pid"), Some(77));
+        assert_eq!(waking.int(&raw, "target_cpu"), Some(-1));
+        assert_eq!(waking.int(&raw[..27], "pid"), None, "cut short");
+        assert!(TraceEvent::from_format("sched", b"format:\n").is_none());
     }
 
     #[test]

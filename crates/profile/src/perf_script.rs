@@ -1367,11 +1367,14 @@ pub fn looks_like_perf_script(first_bytes: &[u8]) -> bool {
             return true;
         };
         let next = next.trim_end_matches('\r');
+        // A sample without a call chain (a tracepoint's) may be followed by a side-band
+        // line (`--show-task-events`' COMM of the exec that comes next).
         return lines.peek().is_none()
             || next.trim().is_empty()
             || next.starts_with('\t')
             || parse_frame(next).is_some()
-            || parse_header(next).is_ok();
+            || parse_header(next).is_ok()
+            || is_side_band(next);
     }
     perf_comments
 }

@@ -405,6 +405,15 @@ threads 25775  2389.816134:   10000000  cpu-clock:
 threads 25775  2389.816200: PERF_RECORD_EXIT(25775:25775):(25774:25774)
 ";
     assert!(looks_like_perf_script(side_band.as_bytes()));
+    // A first sample without a call chain (a wakeup a task outside the recording made,
+    // named `:TID`), then a side-band line, as `cpiflame record --off-cpu`'s files print.
+    let wakeup_first = "\
+           :3947  3947 [000] 20037.067478535: sched:sched_waking: comm=cpiflame pid=3954 prio=120 target_cpu=000
+pingpong  3954 [001] 20037.068540629: PERF_RECORD_COMM exec: pingpong:3954/3954
+pingpong  3954 [001] 20037.068789730:     250000          cpu-clock: 
+\t            1183 main+0xc3 (/tmp/cpiflame-fixtures/pingpong)
+";
+    assert!(looks_like_perf_script(wakeup_first.as_bytes()));
     let p = read(side_band);
     assert_eq!(p.events.len(), 1);
     assert_eq!(

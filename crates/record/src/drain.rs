@@ -22,6 +22,7 @@ use cpiflame_unwind::Unwinder;
 use crate::container::Containers;
 use crate::finish::KnownBuildIds;
 use crate::jitfiles::JitFiles;
+use crate::offcpu::WakeeFilter;
 use crate::rotate::{self, SideBand};
 use crate::spool::Spool;
 use crate::{CallGraph, RecordOptions, Report, Session};
@@ -160,6 +161,8 @@ pub(crate) struct Drain {
     pub(crate) clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
     /// The JIT dumps mapped and the processes sampled, whose files are kept at the end.
     pub(crate) jit: JitFiles,
+    /// `--off-cpu`'s wakeups seen on every CPU: only those of recorded threads are kept.
+    pub(crate) wakees: Option<WakeeFilter>,
 }
 
 impl Drain {
@@ -196,6 +199,7 @@ impl Drain {
             side_band: rotating.then(SideBand::default),
             clock: None,
             jit: JitFiles::default(),
+            wakees: None,
         }
     }
 }
@@ -256,6 +260,9 @@ pub(crate) fn write_one(
     };
     match view.record_type {
         rt::SAMPLE => {
+            if !keeps_wakeup(&view, state) {
+                return Ok(());
+            }
             let trimmed = on_sample(&view, record, state, report);
             writer.get_ref().note_samples(report.samples.iter().sum());
             if let Some(trimmed) = trimmed {
@@ -275,6 +282,9 @@ pub(crate) fn write_one(
         }
         rt::MMAP | rt::MMAP2 | rt::COMM | rt::FORK | rt::EXIT => {
             if let Ok(kind) = view.side_band(&state.attrs[0]) {
+                if let (Some(wakees), RecordKind::Fork { tid, .. }) = (&mut state.wakees, &kind) {
+                    wakees.add(*tid);
+                }
                 if let Some(unwinder) = &mut state.unwinder {
                     unwinder.observe(&kind);
                 }
@@ -349,6 +359,23 @@ fn event_of(view: &RecordView<'_>, by_id: &HashMap<u64, usize>) -> usize {
         .map(u64::from_ne_bytes)
         .and_then(|id| by_id.get(&id).copied())
         .unwrap_or(0)
+}
+
+/// Whether a sample is kept: all are but the wakeups of threads outside the recording that
+/// a wakeup event opened for every process saw.
+fn keeps_wakeup(view: &RecordView<'_>, state: &Drain) -> bool {
+    let Some(wakees) = &state.wakees else {
+        return true;
+    };
+    let event = event_of(view, &state.by_id);
+    if event != wakees.event {
+        return true;
+    }
+    // A sample that does not parse is kept: the writer and the reader say what is wrong.
+    match view.sample(event, &state.attrs[event]) {
+        Ok(sample) => sample.raw.is_none_or(|raw| wakees.keeps(raw)),
+        Err(_) => true,
+    }
 }
 
 /// Counts a sample and notes its time; returns the sample with its stack copy trimmed to

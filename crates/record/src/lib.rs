@@ -346,6 +346,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
     let rotating = session.rotating.is_some();
     let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
     drain.clock = session.clock;
+    drain.wakees = session.wakees.take();
     // Before the command starts: the files already in the current directory are the user's.
     let node_told = options.env.iter().any(|(name, _)| name == "NODE_OPTIONS");
     drain.jit = jitfiles::JitFiles::start(&options.output, rotating, node_told);
@@ -380,6 +381,23 @@ struct Session {
     /// The clock's resolution and the instant read on it and the wall clock before the
     /// events were opened (every file's CLOCKID and CLOCK_DATA); `None` on the perf clock.
     clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
+    /// `--off-cpu` with the wakeup tracepoint opened for every process: which of its
+    /// samples to keep, starting from the target's threads.
+    wakees: Option<offcpu::WakeeFilter>,
+}
+
+/// Per event: opened once per CPU for every process rather than on the target's threads
+/// (`--off-cpu`'s wakeup tracepoint, where permitted).
+fn every_process_events(options: &RecordOptions) -> Vec<bool> {
+    let every = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| off.waking.as_ref())
+        .filter(|w| w.every_process)
+        .map(|w| w.index);
+    (0..options.events.len())
+        .map(|i| Some(i) == every)
+        .collect()
 }
 
 /// Checks what may be recorded, gets the target (a held child, or the threads of a running
@@ -467,9 +485,18 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
                 .map_err(|e| RecordError::Open(format!("--cgroup {}: {e}", dir.display())))
         })
         .transpose()?;
+    let every_process = every_process_events(options);
     let open = |o: &RecordOptions| -> Result<_, RecordError> {
         let attrs = build_attrs(o, kernel_callchains, enable_on_exec)?;
-        let opened = open_all(&attrs, &names, &leads, &threads, &cpus, cgroup.as_ref())?;
+        let opened = open_all(
+            &attrs,
+            &names,
+            &leads,
+            &threads,
+            &cpus,
+            cgroup.as_ref(),
+            &every_process,
+        )?;
         Ok((attrs, opened))
     };
     let opened = match open(options) {
@@ -536,7 +563,12 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             source,
         })
     })?;
+    let wakees = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| offcpu::WakeeFilter::new(off, &threads));
     Ok(Session {
+        wakees,
         clock,
         rotating: rotating.map(|r| r.starting_with(start)),
         child,
@@ -586,6 +618,20 @@ fn start_target(
     match &mut session.child {
         Some(c) => {
             child::forward_signals(c.pid);
+            // Events opened for every process have no exec to enable them: enabled now,
+            // before the command runs (what they see of others is filtered as drained).
+            let every = every_process_events(options);
+            for (fd, &event) in session.opened.fds.iter().zip(&session.opened.event_of) {
+                if every[event] {
+                    sys::enable(fd).map_err(|e| {
+                        RecordError::Open(sys::explain_enable_error(
+                            &options.events[event].name,
+                            c.pid,
+                            &e,
+                        ))
+                    })?;
+                }
+            }
             if let Err(source) = c.start() {
                 let _ = std::fs::remove_file(&options.output);
                 let program = match &options.target {
@@ -769,14 +815,14 @@ mod tests {
         use offcpu::{FoundTracepoint, SWITCH_STACK_SIZE};
         let mut o = options("cpu-clock", &[]);
         o.call_graph = CallGraph::Dwarf { stack_size: 32768 };
-        let waking = FoundTracepoint {
+        let found = FoundTracepoint {
             id: 317,
             tracing: Default::default(),
         };
         o.off_cpu = Some(offcpu::add_events(
             &mut o.events,
             &mut o.groups,
-            Some(waking),
+            Some((found.clone(), offcpu::WakingScope::PerTask)),
         ));
         let attrs = build_attrs(&o, true, true).unwrap();
         let [clock, switches, waking] = &attrs[..] else {
@@ -797,7 +843,7 @@ mod tests {
         assert_eq!(clock.sample_stack_user, 32768);
         assert_eq!(
             waking.sample_type,
-            st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::RAW
+            st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::RAW
         );
         assert_eq!(
             (waking.type_, waking.config, waking.sample_period_or_freq),
@@ -817,6 +863,28 @@ mod tests {
         o.call_graph = CallGraph::Dwarf { stack_size: 2048 };
         let attrs = build_attrs(&o, true, true).unwrap();
         assert_eq!(attrs[1].sample_stack_user, 2048);
+
+        // Opened for every process: the same sample, not inherited, not enabled by the
+        // exec (the recorder enables it), and only it.
+        let mut o = options("cpu-clock", &[]);
+        o.off_cpu = Some(offcpu::add_events(
+            &mut o.events,
+            &mut o.groups,
+            Some((found, offcpu::WakingScope::EveryProcess)),
+        ));
+        assert_eq!(every_process_events(&o), [false, false, true]);
+        let attrs = build_attrs(&o, true, true).unwrap();
+        let waking = &attrs[2];
+        assert_eq!(waking.sample_type, offcpu::WAKING_SAMPLE_TYPE);
+        assert_eq!(
+            waking.flags & (attr_flags::INHERIT | attr_flags::ENABLE_ON_EXEC),
+            0
+        );
+        assert_ne!(waking.flags & attr_flags::DISABLED, 0);
+        for a in &attrs[..2] {
+            let on = attr_flags::INHERIT | attr_flags::ENABLE_ON_EXEC;
+            assert_eq!(a.flags & on, on, "{a:?}");
+        }
     }
 
     /// `-k mono` (the default): every event opened, the off-CPU ones included, times its

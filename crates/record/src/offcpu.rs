@@ -14,21 +14,25 @@
 //!   (!sched_in && current->on_rq)`, since Linux 5.14's "sched,perf,kvm: Fix preemption
 //!   condition"; before, `task->state == TASK_RUNNING`): it was preempted, so its time until
 //!   the switch-in is runnable, not blocked. That needs no privilege.
-//! - `sched:sched_waking` with PERF_SAMPLE_RAW, per task and inherited like the others: its
-//!   time splits a blocked thread's off-CPU time into blocked (until woken) and runnable
-//!   (woken, waiting for a CPU); the wakee is the raw data's `pid` field, the sample's own tid
-//!   is the waker's. A per-task event fires for every wakeup its task makes, whoever is woken
-//!   (wakeups of threads outside the recording too). The scheduler's wakeup tracepoints also
-//!   pass `__perf_task(p)` (include/trace/events/sched.h, `sched_wakeup_template`), which asks
-//!   `perf_tp_event` to deliver the event to the woken task's own events as well; measured on
-//!   Linux 6.18 it does not: a recorded thread woken by its timer or by an unrecorded process
-//!   gets no sample (`perf record -e sched:sched_waking -- pingpong wake 30` has none for the
-//!   main thread's 30 nanosleep wakeups either). So wakeups made by recorded threads are
-//!   there; the others are not, and their time counts as blocked (no wakeup of recorded
-//!   threads was seen twice in pingpong's recordings, the waker's and the wakee's events,
-//!   but a reader should not count on it). PERF_SAMPLE_RAW on a tracepoint needs
-//!   perf_event_paranoid -1 or CAP_PERFMON, and its id is read from tracefs: when either is
-//!   missing it is left out, with one line saying what that costs ([`WAKING_LOST`]). Its
+//! - `sched:sched_waking` with PERF_SAMPLE_RAW: its time splits a blocked thread's off-CPU
+//!   time into blocked (until woken) and runnable (woken, waiting for a CPU); the wakee is
+//!   the raw data's `pid` field, the sample's own tid is the waker's (any task, or the idle
+//!   task when an interrupt wakes it). It is opened **on every CPU for every process**
+//!   (pid -1) where permitted, so every wakeup of a recorded thread is seen whoever made it:
+//!   its timer, an interrupt, an unrecorded process. The recorder keeps only the samples
+//!   whose wakee is a recorded thread (the target's threads and those the FORK records add,
+//!   [`WakeeFilter`]); the rest are dropped as they are drained, so the file holds the
+//!   recording's own wakeups. A per-task event sees only the wakeups its task makes: the
+//!   tracepoints pass `__perf_task(p)` (include/trace/events/sched.h), which should deliver
+//!   the event to the woken task's own events too, but measured on Linux 6.18 it does not
+//!   (`perf record -e sched:sched_waking -- pingpong wake 30` has no sample of the main
+//!   thread's 30 nanosleep wakeups). So where a CPU-wide event may not be opened
+//!   (perf_event_paranoid above 0 without CAP_PERFMON) it falls back to per task and
+//!   inherited, with one line saying what that loses ([`PER_TASK_LOST`]). System-wide
+//!   recordings open every event per CPU anyway and keep every wakeup.
+//!   PERF_SAMPLE_RAW on a tracepoint needs perf_event_paranoid -1 or CAP_PERFMON, and its id
+//!   is read from tracefs: when either is missing it is left out, with one line saying what
+//!   that costs ([`WAKING_LOST`]). Its
 //!   format file and tracefs's headers go into the file's tracing data, which `perf script`
 //!   needs to print its fields.
 //!
@@ -57,6 +61,9 @@ pub const WAKING_EVENT: &str = "sched:sched_waking";
 /// What is lost without [`WAKING_EVENT`], told once.
 pub const WAKING_LOST: &str = "time after a wakeup waiting for a CPU counts as blocked";
 
+/// What a per-task wakeup event loses, told once when a CPU-wide one may not be opened.
+pub const PER_TASK_LOST: &str = "wakeups by timers, interrupts and unrecorded processes are not seen, and a thread's time after them waiting for a CPU counts as blocked";
+
 /// `PERF_COUNT_SW_CONTEXT_SWITCHES`.
 const SW_CONTEXT_SWITCHES: u64 = 3;
 
@@ -78,6 +85,20 @@ pub struct Waking {
     pub id: u64,
     /// What the file's tracing data holds for it.
     pub tracing: TracingData,
+    /// Opened on every CPU for every process (pid -1, not inherited) rather than per task:
+    /// its samples are kept only for the recorded threads ([`WakeeFilter`]).
+    pub every_process: bool,
+}
+
+/// Where the wakeup tracepoint is opened, as [`decide_every_process`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakingScope {
+    /// On every CPU for every process, its samples filtered by wakee.
+    EveryProcess,
+    /// Per task, inherited: the wakeups the recorded threads make.
+    PerTask,
+    /// The recording is system-wide: every event is opened per CPU already.
+    SystemWide,
 }
 
 /// The tracepoint as read from a tracefs mount: id and tracing data.
@@ -172,6 +193,93 @@ pub fn decide_waking(
     }
 }
 
+/// Where to open the wakeup tracepoint (id `id`): on every CPU when `probe_every_process`
+/// (which opens it once for pid -1 on CPU 0) succeeds, unless the recording is system-wide;
+/// else per task, with the one line to tell the user (why, and [`PER_TASK_LOST`]).
+pub fn decide_every_process(
+    id: u64,
+    system_wide: bool,
+    probe_every_process: impl FnOnce(u64) -> io::Result<()>,
+) -> (WakingScope, Option<String>) {
+    if system_wide {
+        return (WakingScope::SystemWide, None);
+    }
+    match probe_every_process(id) {
+        Ok(()) => (WakingScope::EveryProcess, None),
+        Err(e) => {
+            let why = if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
+                format!(
+                    "a CPU-wide event needs kernel.perf_event_paranoid 0 or less, or CAP_PERFMON; it is {}",
+                    sys::paranoid().map_or("?".into(), |p| p.to_string())
+                )
+            } else {
+                sys::explain_open_error(WAKING_EVENT, &e)
+            };
+            let line = format!(
+                "--off-cpu: {WAKING_EVENT} recorded per task only ({why}): {PER_TASK_LOST}"
+            );
+            (WakingScope::PerTask, Some(line))
+        }
+    }
+}
+
+/// Opens `sched:sched_waking` (id `id`) on CPU 0 for every process as the recording would,
+/// and closes it.
+pub fn probe_waking_every_process(id: u64) -> io::Result<()> {
+    let mut attr = waking_attr(id);
+    attr.flags &= !attr_flags::INHERIT;
+    sys::open(&attr, -1, 0, None).map(drop)
+}
+
+/// The recorded threads whose wakeups a CPU-wide wakeup event keeps: the target's threads,
+/// and every thread a FORK record adds. A sample is read with the tracepoint's own format
+/// (the `pid` field, the wakee). FORK records reach the recorder before the new thread's
+/// first wakeup: a new task's first wakeup is `sched_wakeup_new`, not `sched_waking`, and
+/// the drain handles each pass's records in time order.
+#[derive(Clone, Debug)]
+pub struct WakeeFilter {
+    /// The wakeup event's index.
+    pub event: usize,
+    format: cpiflame_perf_data::TraceEvent,
+    recorded: std::collections::HashSet<i32>,
+}
+
+impl WakeeFilter {
+    /// The filter of `off`'s wakeup event when it is opened for every process, starting
+    /// from `threads`; `None` when every wakeup is to be kept (or none is recorded).
+    pub fn new(off: &OffCpu, threads: &[i32]) -> Option<WakeeFilter> {
+        let waking = off.waking.as_ref().filter(|w| w.every_process)?;
+        let format = waking
+            .tracing
+            .systems
+            .iter()
+            .find_map(|(system, formats)| {
+                formats
+                    .iter()
+                    .find_map(|f| cpiflame_perf_data::TraceEvent::from_format(system, f))
+            })?;
+        // Without a `pid` field nothing could be kept: keep everything rather than lose it.
+        format.field("pid")?;
+        Some(WakeeFilter {
+            event: waking.index,
+            format,
+            recorded: threads.iter().copied().filter(|&t| t > 0).collect(),
+        })
+    }
+
+    /// A thread the recording follows from now on.
+    pub fn add(&mut self, tid: i32) {
+        self.recorded.insert(tid);
+    }
+
+    /// Whether a wakeup sample with raw data `raw` wakes a recorded thread.
+    pub fn keeps(&self, raw: &[u8]) -> bool {
+        self.format
+            .int(raw, "pid")
+            .is_some_and(|pid| self.recorded.contains(&(pid as i32)))
+    }
+}
+
 /// What to tell the user when kernel samples are not allowed: the kernel takes the switch
 /// samples in kernel mode, so an event excluding the kernel gets none of them (the switch
 /// records still come).
@@ -190,7 +298,7 @@ pub fn probe_waking(id: u64) -> io::Result<()> {
     sys::open(&attr, 0, -1, None).map(drop)
 }
 
-/// The attr of the wakeup tracepoint: its raw data, thread, time and CPU, no stack; one
+/// The attr of the wakeup tracepoint: its raw data, IP, thread, time and CPU, no stack; one
 /// sample per wakeup, inherited.
 fn waking_attr(id: u64) -> EventAttr {
     EventAttr {
@@ -210,8 +318,11 @@ fn waking_attr(id: u64) -> EventAttr {
 /// thread blocks in a system call, whose user frames above it rarely need more.
 pub const SWITCH_STACK_SIZE: u32 = 8192;
 
-/// What a wakeup sample holds.
-pub const WAKING_SAMPLE_TYPE: u64 = st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::RAW;
+/// What a wakeup sample holds. The IP (the tracepoint's caller in the kernel) is of no use
+/// to the wall plan, but perf's own tracepoint samples carry it, and `perf script -F ...,ip`
+/// (the off-CPU flame graph recipes) refuses a file whose events lack it.
+pub const WAKING_SAMPLE_TYPE: u64 =
+    st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::RAW;
 
 /// Appends the off-CPU events to a plan's `events` (each a group of its own, after `groups`,
 /// which are made explicit first): `context-switches`, then `sched:sched_waking` when
@@ -219,7 +330,7 @@ pub const WAKING_SAMPLE_TYPE: u64 = st::IDENTIFIER | st::TID | st::TIME | st::CP
 pub fn add_events(
     events: &mut Vec<ResolvedEvent>,
     groups: &mut Vec<Group>,
-    waking: Option<FoundTracepoint>,
+    waking: Option<(FoundTracepoint, WakingScope)>,
 ) -> OffCpu {
     if groups.is_empty() && !events.is_empty() {
         groups.push(Group {
@@ -254,7 +365,7 @@ pub fn add_events(
         events.len() - 1
     };
     let switches_at = push(switches.clone());
-    let waking = waking.map(|w| Waking {
+    let waking = waking.map(|(w, scope)| Waking {
         index: push(ResolvedEvent {
             type_: attr_type::TRACEPOINT,
             config: w.id,
@@ -263,6 +374,7 @@ pub fn add_events(
         }),
         id: w.id,
         tracing: w.tracing,
+        every_process: scope == WakingScope::EveryProcess,
     });
     OffCpu {
         switches: switches_at,
@@ -279,11 +391,16 @@ pub(crate) fn adjust_attr(off: &OffCpu, i: usize, attr: &mut EventAttr) {
             attr.sample_stack_user = SWITCH_STACK_SIZE;
         }
     }
-    if off.waking.as_ref().is_some_and(|w| w.index == i) {
+    if let Some(w) = off.waking.as_ref().filter(|w| w.index == i) {
         attr.sample_type = WAKING_SAMPLE_TYPE;
         attr.sample_regs_user = 0;
         attr.sample_stack_user = 0;
         attr.flags &= !(attr_flags::EXCLUDE_CALLCHAIN_USER | attr_flags::FREQ);
+        if w.every_process {
+            // Not tied to a task: nothing to inherit, and no exec of its own to enable it
+            // (the recorder enables it as the command starts).
+            attr.flags &= !(attr_flags::INHERIT | attr_flags::ENABLE_ON_EXEC);
+        }
     }
 }
 
@@ -364,6 +481,79 @@ mod tests {
         assert_eq!(probed, Some(317));
     }
 
+    /// On every CPU where that opens; per task, with one line saying why and what is lost,
+    /// where it does not; system-wide recordings are left as they are (no probe).
+    #[test]
+    fn the_wakeups_are_opened_for_every_process_where_permitted() {
+        let (scope, line) = decide_every_process(317, true, |_| panic!("no probe"));
+        assert_eq!((scope, line), (WakingScope::SystemWide, None));
+        let mut probed = None;
+        let (scope, line) = decide_every_process(317, false, |id| {
+            probed = Some(id);
+            Ok(())
+        });
+        assert_eq!(
+            (scope, line, probed),
+            (WakingScope::EveryProcess, None, Some(317))
+        );
+        let (scope, line) = decide_every_process(317, false, |_| {
+            Err(io::Error::from_raw_os_error(libc::EACCES))
+        });
+        assert_eq!(scope, WakingScope::PerTask);
+        let line = line.unwrap();
+        assert!(
+            line.starts_with("--off-cpu: sched:sched_waking recorded per task only (a CPU-wide event needs kernel.perf_event_paranoid 0 or less, or CAP_PERFMON; it is "),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(PER_TASK_LOST) && !line.contains('\n'),
+            "{line}"
+        );
+    }
+
+    /// Linux 6.18's sched_waking format: the wakee in `pid` at offset 24.
+    const WAKING_FORMAT: &[u8] = b"name: sched_waking\nID: 375\nformat:\n\
+        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+        \tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+        \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    fn raw_waking(wakee: i32) -> Vec<u8> {
+        let mut raw = vec![0u8; 36];
+        raw[24..28].copy_from_slice(&wakee.to_ne_bytes());
+        raw
+    }
+
+    /// A CPU-wide wakeup event's samples are kept when they wake a thread of the target or
+    /// one forked since, and dropped otherwise; per task (or without a `pid` field to read)
+    /// there is no filter, and everything is kept.
+    #[test]
+    fn only_the_wakeups_of_recorded_threads_are_kept() {
+        let off = |every_process: bool, format: &[u8]| OffCpu {
+            switches: 1,
+            waking: Some(Waking {
+                index: 2,
+                id: 375,
+                tracing: TracingData {
+                    systems: vec![("sched".into(), vec![format.to_vec()])],
+                    ..TracingData::default()
+                },
+                every_process,
+            }),
+        };
+        let mut filter = WakeeFilter::new(&off(true, WAKING_FORMAT), &[100, -1]).unwrap();
+        assert_eq!(filter.event, 2);
+        assert!(filter.keeps(&raw_waking(100)));
+        assert!(!filter.keeps(&raw_waking(101)));
+        assert!(!filter.keeps(&raw_waking(-1)));
+        assert!(!filter.keeps(&raw_waking(100)[..26]), "cut short");
+        filter.add(101);
+        assert!(filter.keeps(&raw_waking(101)));
+        assert!(WakeeFilter::new(&off(false, WAKING_FORMAT), &[100]).is_none());
+        let no_pid = b"name: sched_waking\nID: 375\nformat:\n";
+        assert!(WakeeFilter::new(&off(true, no_pid), &[100]).is_none());
+    }
+
     /// The events go after the plan's, one group each, and the plan's own grouping is kept.
     #[test]
     fn the_events_are_appended_as_groups_of_their_own() {
@@ -373,16 +563,24 @@ mod tests {
         let off = add_events(
             &mut events,
             &mut groups,
-            Some(FoundTracepoint {
-                id: 317,
-                tracing: TracingData::default(),
-            }),
+            Some((
+                FoundTracepoint {
+                    id: 317,
+                    tracing: TracingData::default(),
+                },
+                WakingScope::EveryProcess,
+            )),
         );
         let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["cpu-clock", SWITCH_EVENT, WAKING_EVENT]);
         assert_eq!(groups.iter().map(|g| g.len).collect::<Vec<_>>(), [1, 1, 1]);
         assert_eq!(off.switches, 1);
-        assert_eq!(off.waking.as_ref().map(|w| (w.index, w.id)), Some((2, 317)));
+        assert_eq!(
+            off.waking
+                .as_ref()
+                .map(|w| (w.index, w.id, w.every_process)),
+            Some((2, 317, true))
+        );
         assert_eq!((events[1].type_, events[1].config), (1, 3));
         assert_eq!((events[2].type_, events[2].config), (2, 317));
     }

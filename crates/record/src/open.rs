@@ -244,7 +244,9 @@ pub(crate) struct Opened {
 }
 
 /// `leads[i]`: event `i` starts a kernel group. With `cgroup` (a cgroup's directory), the
-/// events are opened per CPU for that cgroup's tasks instead of `threads`.
+/// events are opened per CPU for that cgroup's tasks instead of `threads`. Events
+/// `every_process` says are opened once per CPU for every process (pid -1) instead, into
+/// the same ring (`--off-cpu`'s wakeup tracepoint).
 pub(crate) fn open_all(
     attrs: &[EventAttr],
     names: &[String],
@@ -252,7 +254,14 @@ pub(crate) fn open_all(
     threads: &[i32],
     cpus: &[i32],
     cgroup: Option<&File>,
+    every_process: &[bool],
 ) -> Result<Opened, RecordError> {
+    let every = |i: usize| every_process.get(i).copied().unwrap_or(false);
+    // Per CPU: each thread's events but those opened for every process, then those (once).
+    let mut passes: Vec<(i32, bool)> = threads.iter().map(|&t| (t, false)).collect();
+    if threads != [-1] && (0..attrs.len()).any(every) {
+        passes.push((-1, true));
+    }
     let mut opened = Opened {
         fds: Vec::new(),
         ring_fds: Vec::new(),
@@ -262,11 +271,19 @@ pub(crate) fn open_all(
     };
     for &cpu in cpus {
         let mut ring: Option<usize> = None;
-        for &tid in threads {
+        for &(tid, every_pass) in &passes {
             let mut leader: Option<usize> = None;
             for (i, attr) in attrs.iter().enumerate() {
                 if leads.get(i).copied().unwrap_or(i == 0) {
                     leader = None;
+                }
+                let opens_here = if every_pass {
+                    every(i)
+                } else {
+                    !every(i) || tid == -1
+                };
+                if !opens_here {
+                    continue;
                 }
                 let group = leader.map(|l| &opened.fds[l]);
                 let fd = match cgroup {

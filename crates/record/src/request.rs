@@ -157,7 +157,16 @@ impl RecordRequest {
             let found = tracefs::find_or_mount().and_then(|root| offcpu::find_waking(&root));
             let waking = offcpu::decide_waking(found, offcpu::probe_waking)
                 .map_err(|line| plan.notes.push(line))
-                .ok();
+                .ok()
+                .map(|w| {
+                    let (scope, line) = offcpu::decide_every_process(
+                        w.id,
+                        cpus.is_some(),
+                        offcpu::probe_waking_every_process,
+                    );
+                    plan.notes.extend(line);
+                    (w, scope)
+                });
             plan.notes
                 .extend(offcpu::user_only_line(crate::kernel_allowed()));
             cmdline.push(offcpu::OFF_CPU_MARK.to_string());

@@ -100,6 +100,17 @@ fn script(data: &Path) -> Vec<Line> {
     parse(&text(&out.stdout))
 }
 
+/// The recorded command's thread: the first in the file but for wakeups, which the tasks
+/// that made them (any on the machine: the recorder starting the command, an interrupt's)
+/// took.
+fn command_tid(lines: &[Line]) -> i32 {
+    lines
+        .iter()
+        .find(|l| !matches!(l.what, What::Waking { .. }))
+        .expect("a record of the command")
+        .tid
+}
+
 /// `cpiflame record --off-cpu -o DIR/NAME.data -- pingpong ARGS`; its stderr (which must not
 /// report lost records).
 fn record(dir: &Dir, name: &str, args: &[&str]) -> Option<(PathBuf, String)> {
@@ -196,7 +207,7 @@ fn spinning_threads_on_one_cpu_are_switched_out_preempted() {
     };
     let lines = script(&data);
     // The command's own thread is the first in the file; the spinners are the others.
-    let main = lines[0].tid;
+    let main = command_tid(&lines);
     let mut per_thread = std::collections::BTreeMap::<i32, (u32, u32)>::new();
     for l in &lines {
         if let What::Out { preempt } = l.what {
@@ -244,9 +255,10 @@ fn a_sleeping_thread_s_wakeups_are_recorded() {
         return;
     };
     let lines = script(&data);
-    let main = lines[0].tid;
+    let main = command_tid(&lines);
     let sleeper = lines
         .iter()
+        .filter(|l| !matches!(l.what, What::Waking { .. }))
         .map(|l| l.tid)
         .find(|&t| t != main)
         .expect("the sleeping thread is in the file");
@@ -504,4 +516,256 @@ fn script_lines_waking(data: &Path) -> usize {
         .iter()
         .filter(|l| matches!(l.what, What::Waking { .. }))
         .count()
+}
+
+/// Per tid, `cpiflame fold --tid --event COLUMN` of `data` summed (roots `comm-PID/TID`,
+/// nanoseconds).
+fn fold_by_tid(data: &Path, column: &str) -> std::collections::HashMap<i64, f64> {
+    let mut by_tid = std::collections::HashMap::new();
+    for line in ok(&cpiflame(&["fold", "--tid", "--event", column, s(data)])).lines() {
+        let parsed = line.rsplit_once(' ').and_then(|(stack, count)| {
+            let root = stack.split(';').next()?;
+            Some((
+                root.rsplit_once('/')?.1.parse::<i64>().ok()?,
+                count.parse::<f64>().ok()?,
+            ))
+        });
+        let (tid, ns) = parsed.unwrap_or_else(|| panic!("fold --event {column}: {line:?}"));
+        *by_tid.entry(tid).or_default() += ns;
+    }
+    by_tid
+}
+
+/// Issue 37, item 3: every wakeup of a recorded thread is in the file, whoever made it, and
+/// no other. `pingpong wake 30`'s main thread ends each of its 30 nanosleeps woken by its
+/// timer: an interrupt, on whatever task was running (a per-task event, as recorded before,
+/// saw none of them). Recorded by `cpiflame record --off-cpu` inside `perf sched record -k
+/// mono` (every CPU, every task, the same tracepoint on the same clock), the wakeups of each
+/// pingpong thread are as many in cpiflame's file as in perf's; cpiflame's file has no
+/// wakeup of any other thread. The main thread's runnable time (from each wakeup to its
+/// next switch-in) is then what `perf sched timehist` gives it (the sch delays, and the
+/// waits after a preempted switch-out), over the same intervals: those after its first
+/// switch-out in cpiflame's recording (before it, timehist also saw the held child before
+/// its exec).
+#[test]
+fn every_wakeup_of_a_recorded_thread_is_kept_whoever_made_it() {
+    if !perf_works() {
+        cpiflame_testkit::unavailable("perf cannot record here");
+        return;
+    }
+    let f = shared_fixtures().expect("fixtures build");
+    let dir = Dir::new("offcpu-every-wakeup");
+    let (data, sched) = (dir.path("w.data"), dir.path("sched.data"));
+    let out = Command::new("perf")
+        .args(["sched", "record", "-k", "mono", "-o", s(&sched), "--"])
+        .arg(env!("CARGO_BIN_EXE_cpiflame"))
+        .args([
+            "record",
+            "--off-cpu",
+            "-m",
+            "8192",
+            "--call-graph",
+            "dwarf,2048",
+        ])
+        .args([
+            "-o",
+            s(&data),
+            "--",
+            s(&f.dir.join("pingpong")),
+            "wake",
+            "30",
+        ])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    if !out.status.success() && !data.exists() {
+        cpiflame_testkit::unavailable(format!("perf sched record: {stderr}"));
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("lost"), "{stderr}");
+    assert!(
+        !stderr.contains("--off-cpu: sched:sched_waking"),
+        "{stderr}"
+    );
+
+    let ours = script(&data);
+    let pingpong: std::collections::BTreeSet<i32> = ours
+        .iter()
+        .filter(|l| matches!(l.what, What::In | What::Out { .. }))
+        .map(|l| l.tid)
+        .collect();
+    assert_eq!(pingpong.len(), 2, "main and sleeper: {pingpong:?}");
+    let main = command_tid(&ours);
+    let count = |lines: &[Line]| {
+        let mut by_wakee = std::collections::BTreeMap::<i32, usize>::new();
+        for l in lines {
+            if let What::Waking { pid } = l.what {
+                *by_wakee.entry(pid).or_default() += 1;
+            }
+        }
+        by_wakee
+    };
+    let ours_by_wakee = count(&ours);
+    let mut theirs_by_wakee = count(&parse(&perf_script_of(&sched)));
+    theirs_by_wakee.retain(|tid, _| pingpong.contains(tid));
+    assert_eq!(ours_by_wakee, theirs_by_wakee, "wakeups per woken tid");
+    assert!(ours_by_wakee[&main] >= 30, "{ours_by_wakee:?}");
+    let from_outside = ours
+        .iter()
+        .filter(|l| l.what == What::Waking { pid: main } && !pingpong.contains(&l.tid))
+        .count();
+    assert!(
+        from_outside >= 25,
+        "{from_outside} of the main thread's wakeups made outside the recording"
+    );
+    // The off-CPU flame graph recipe's fields read: every event has an IP, as perf's own.
+    let recipe = Command::new("perf")
+        .args([
+            "script",
+            "-F",
+            "comm,pid,tid,cpu,time,period,event,ip,sym",
+            "-i",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(recipe.status.success(), "{}", text(&recipe.stderr));
+
+    // The wall plan starts the main thread's runnable time at each of these wakeups: its
+    // runnable total is what perf's reading of the same file gives, interval by interval
+    // (from a preempted switch-out, or from the first wakeup after a blocked one, to the
+    // next switch-in), within perf script's microsecond per interval end.
+    let ours_runnable = fold_by_tid(&data, cpiflame_profile::wall::RUNNABLE)
+        .get(&i64::from(main))
+        .copied()
+        .unwrap_or(0.0);
+    let (perf_runnable, intervals, switch_ins) = runnable_in_script(&data, main);
+    assert!(
+        (ours_runnable - perf_runnable).abs() <= 2_000.0 * intervals as f64 + 1.0,
+        "main thread runnable: cpiflame {ours_runnable} ns, perf script {perf_runnable} ns over {intervals} intervals"
+    );
+
+    // And perf sched timehist, from its own records of the same run, over the intervals
+    // after the main thread's first switch-out in cpiflame's recording (before it timehist
+    // also saw the held child before its exec). Nothing is missing: cpiflame's is at least
+    // timehist's (less 5%). It may be more: timehist's switch-in is the sched_switch
+    // tracepoint, stamped before the context switch, cpiflame's the switch record, stamped
+    // after it, so each switch-in adds the switch's own cost: 5-15 µs in these VMs on a
+    // quiet host, 130 µs on average measured under a loaded one (the vCPU's steal time
+    // falls between the two stamps too). Allowed as 200 µs a switch-in: a bound on what is
+    // added (counting the 30 nanosleeps' 60 ms as runnable would break it), not a measure.
+    let first_out = first_switch_out_secs(&data, main);
+    let timehist = Command::new("perf")
+        .args(["sched", "timehist", "--state", "-i", s(&sched)])
+        .output()
+        .unwrap();
+    assert!(timehist.status.success(), "{}", text(&timehist.stderr));
+    let after: String = text(&timehist.stdout)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(|t| t > first_out + 5e-6)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let timehist_runnable =
+        support::offcpu::timehist_split(&after).unwrap()[&(main as u32)].runnable;
+    let slack = timehist_runnable * 0.05 + 200_000.0 * switch_ins as f64;
+    assert!(
+        timehist_runnable > 0.0
+            && ours_runnable >= timehist_runnable * 0.95 - 20_000.0
+            && ours_runnable <= timehist_runnable + slack,
+        "main thread runnable: cpiflame {ours_runnable} ns, perf sched timehist {timehist_runnable} ns ({switch_ins} switch-ins)"
+    );
+}
+
+/// `tid`'s runnable nanoseconds as perf reads `data` (`perf script --show-switch-events
+/// --ns`): from a preempted switch-out, or from the first wakeup of it after a blocked one,
+/// to its next switch-in; with the number of such intervals and of its switch-ins.
+fn runnable_in_script(data: &Path, tid: i32) -> (f64, usize, usize) {
+    let text = perf_script_ns(data);
+    let (mut total, mut intervals, mut ins) = (0.0, 0, 0);
+    let (mut out, mut since) = (false, None::<f64>);
+    for l in text.lines() {
+        let Some((head, rest)) = l.split_once(": ") else {
+            continue;
+        };
+        let mut words = head.split_whitespace();
+        let (Some(t), Some(time)) = (
+            words.next().and_then(|w| w.parse::<i32>().ok()),
+            words.next().and_then(|w| w.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        if rest.contains("sched:sched_waking") {
+            let woken = rest.contains(&format!(" pid={tid} "));
+            if woken && out && since.is_none() {
+                since = Some(time);
+            }
+        } else if t == tid && rest.contains("PERF_RECORD_SWITCH OUT") {
+            out = true;
+            since = rest.contains("preempt").then_some(time);
+        } else if t == tid && rest.contains("PERF_RECORD_SWITCH IN") {
+            ins += 1;
+            if let Some(from) = since.take() {
+                total += (time - from) * 1e9;
+                intervals += 1;
+            }
+            out = false;
+        }
+    }
+    (total, intervals, ins)
+}
+
+/// `perf script --show-switch-events --ns -F tid,time,event,trace` of `data`.
+fn perf_script_ns(data: &Path) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-f", "--ns", "--show-switch-events"])
+        .args(["-F", "tid,time,event,trace", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "perf script: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// `perf script` of `data` (any perf.data), which must exit 0.
+fn perf_script_of(data: &Path) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-f", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "perf script: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// The time (seconds, as perf script prints it) of `tid`'s first switch-out in `data`.
+fn first_switch_out_secs(data: &Path, tid: i32) -> f64 {
+    let out = Command::new("perf")
+        .args([
+            "script",
+            "-f",
+            "--show-switch-events",
+            "-F",
+            "tid,time",
+            "-i",
+        ])
+        .arg(data)
+        .output()
+        .unwrap();
+    let text = text(&out.stdout);
+    text.lines()
+        .find_map(|l| {
+            let (head, rest) = l.split_once(':')?;
+            let mut words = head.split_whitespace();
+            let (t, time) = (words.next()?.parse::<i32>().ok()?, words.next()?);
+            (t == tid && rest.contains("PERF_RECORD_SWITCH OUT"))
+                .then(|| time.parse().ok())
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no switch-out of {tid} in perf script:\n{text}"))
 }

@@ -609,12 +609,12 @@ fn cpiflame_record_off_cpu_splits_each_thread_as_the_fixture_measured() {
     let data = dir.path("off.data");
     let truth = record_off_cpu(fixtures, &data);
     // Without sched_wakeup_new a new thread's first wait may or may not be counted; the
-    // linger ends with a switch-in of the thread's, so it is; per-task sched_waking sees the
-    // wake-ups the fixture's threads make (main's), not a timer's in another task's interrupt.
+    // linger ends with a switch-in of the thread's, so it is; sched_waking, opened on every
+    // CPU, sees every wake-up of the threads (a timer's in another task's interrupt too).
     let seen = Seen {
         start: None,
         linger: true,
-        wakeups: None,
+        wakeups: Some(true),
     };
     check_roots(&report_json(&data), &truth, seen);
 }
