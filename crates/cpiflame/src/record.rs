@@ -2,6 +2,7 @@
 //! say), records the command or process, and reports what was written and lost.
 
 use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -10,9 +11,9 @@ use cpiflame_events::memory::MemOptions;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::RecordingMarks;
 use cpiflame_record::plan::{summary_lines, EventRequest};
-use cpiflame_record::record;
 use cpiflame_record::request::RecordRequest;
 use cpiflame_record::runtimes::JitVars;
+use cpiflame_record::{record, StatusLines};
 
 use crate::{warn_all, Outcome};
 
@@ -190,7 +191,10 @@ pub fn record_command(args: RecordArgs, env: &Environment) -> Result<Outcome> {
     for n in &notes {
         eprintln!("cpiflame: {n}");
     }
-    let report = record(&options)?;
+    let mut lines = StatusLines::new(std::io::stderr(), std::io::stderr().is_terminal());
+    let report = record(&options, &mut |status| lines.show(status));
+    lines.end();
+    let report = report?;
     warn_all(&report.warnings);
     let (summary, warnings) = summary_lines(&options, &report);
     eprintln!("cpiflame: {summary}");

@@ -5,8 +5,7 @@
 //! It must never write past the first write error: that error stops the recording, and the
 //! command is asked to stop (SIGINT) for `finish` to reap.
 
-use std::collections::{BTreeSet, HashMap};
-use std::io::{self, IsTerminal};
+use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,25 +18,25 @@ use cpiflame_perf_data::write::{
 use cpiflame_perf_data::{trim_user_stack_to, Endian, EventAttr, RecordKind, RecordView};
 use cpiflame_unwind::Unwinder;
 
-use crate::container::Containers;
-use crate::finish::KnownBuildIds;
+use crate::file_facts::FileFacts;
 use crate::jitfiles::JitFiles;
 use crate::offcpu::WakeeFilter;
-use crate::rotate::{self, SideBand};
+use crate::rotate;
+use crate::side_band::SideBand;
 use crate::spool::Spool;
-use crate::{CallGraph, RecordOptions, Report, Session};
+use crate::{CallGraph, RecordOptions, Report, Session, Status};
 
 /// Drains the rings into the file until the target ends (or the time is up); returns the
 /// first write error, which stops the recording.
 pub(crate) fn drain_until_done(
     options: &RecordOptions,
     session: &mut Session,
-    state: &mut Drain,
+    state: &mut Decoder,
     report: &mut Report,
+    status: &mut dyn FnMut(Status<'_>),
 ) -> Result<(), WriteError> {
     let started = Instant::now();
     let deadline = options.duration.map(|d| started + d);
-    let show_status = options.status_line && io::stderr().is_terminal();
     let mut last_status = Instant::now();
     let mut stop_sent = false;
     let mut poll_fds: Vec<libc::pollfd> = session
@@ -78,21 +77,29 @@ pub(crate) fn drain_until_done(
                 });
             }
             let bytes = session.writer.bytes_written();
-            if let Some(r) = session.rotating.as_mut().filter(|r| !done && r.due(bytes)) {
+            let due = session.rotating.as_mut().filter(|r| !done && r.due(bytes));
+            if let (Some(r), Some(side_band)) = (due, state.side_band.as_mut()) {
                 let (attrs, writer) = (&session.attrs, &mut session.writer);
-                let switched =
-                    rotate::switch(options, attrs, writer, r, state, report, show_status);
+                let switched = rotate::switch(
+                    options,
+                    attrs,
+                    writer,
+                    r,
+                    &mut state.facts,
+                    side_band,
+                    report,
+                    status,
+                );
                 if let Err(e) = switched {
                     break 'recording Err(e);
                 }
             }
-            if show_status && last_status.elapsed() >= Duration::from_millis(250) {
+            if last_status.elapsed() >= Duration::from_millis(250) {
                 last_status = Instant::now();
-                eprint!(
-                    "\r[ cpiflame record: {} samples, {} lost ]",
-                    report.samples.iter().sum::<u64>(),
-                    report.lost
-                );
+                status(Status::Progress {
+                    samples: report.samples.iter().sum(),
+                    lost: report.lost,
+                });
             }
             if done {
                 break;
@@ -114,9 +121,6 @@ pub(crate) fn drain_until_done(
         // Whatever the kernel wrote after the last poll.
         drain_round(&mut session.rings, &mut session.writer, state, report)
     };
-    if show_status {
-        eprintln!();
-    }
     outcome
 }
 
@@ -124,7 +128,7 @@ pub(crate) fn drain_until_done(
 pub(crate) fn drain_round(
     rings: &mut [ring::Ring],
     writer: &mut PerfDataWriter<Spool>,
-    state: &mut Drain,
+    state: &mut Decoder,
     report: &mut Report,
 ) -> Result<(), WriteError> {
     if drain_all(rings, writer, state, report)? > 0 {
@@ -133,40 +137,32 @@ pub(crate) fn drain_round(
     Ok(())
 }
 
-/// What draining keeps between rounds.
-pub(crate) struct Drain {
+/// What draining keeps between rounds: the scratch of decoding the records, and what
+/// they tell, each part kept by its own owner.
+pub(crate) struct Decoder {
     pub(crate) by_id: HashMap<u64, usize>,
     /// Records of the current pass, and their (time, offset, length): kept to reuse.
-    pub(crate) arena: Vec<u8>,
-    pub(crate) index: Vec<(u64, usize, usize)>,
-    pub(crate) unwinder: Option<Unwinder>,
+    arena: Vec<u8>,
+    index: Vec<(u64, usize, usize)>,
+    unwinder: Option<Unwinder>,
     /// The attrs as opened. Their sample_id trailers are the same (TID, TIME, CPU,
     /// IDENTIFIER), so side-band records are read with the first; samples are read with
-    /// their own event's (`--off-cpu`'s wakeup tracepoint has no IP, so its time lies
+    /// their own event's (`--off-cpu`'s wakeup tracepoint has no stack, so its time lies
     /// elsewhere).
     pub(crate) attrs: Vec<EventAttr>,
-    pub(crate) trimmed: Vec<u8>,
-    /// Files mapped executable (for their build ids at the end).
-    pub(crate) mapped: BTreeSet<Vec<u8>>,
-    /// The build ids of files read so far.
-    pub(crate) build_ids: KnownBuildIds,
-    /// Containers' processes' files, held open for their build ids (and the build-id
-    /// cache) at the end.
-    pub(crate) containers: Containers,
-    pub(crate) first_time: Option<u64>,
-    pub(crate) last_time: u64,
-    /// With `--switch-output`: what every new file starts with.
-    pub(crate) side_band: Option<SideBand>,
-    /// The clock's resolution and reference instant, for every file's features.
-    pub(crate) clock: Option<(Option<u64>, cpiflame_perf_data::ClockData)>,
-    /// The JIT dumps mapped and the processes sampled, whose files are kept at the end.
-    pub(crate) jit: JitFiles,
+    trimmed: Vec<u8>,
     /// `--off-cpu`'s wakeups seen on every CPU: only those of recorded threads are kept.
     pub(crate) wakees: Option<WakeeFilter>,
+    /// What the file being written holds, for its feature sections.
+    pub(crate) facts: FileFacts,
+    /// With `--switch-output`: what every new file starts with.
+    pub(crate) side_band: Option<SideBand>,
+    /// The JIT dumps mapped and the processes sampled, whose files are kept at the end.
+    pub(crate) jit: JitFiles,
 }
 
-impl Drain {
-    pub(crate) fn new(attrs: &[EventAttr], call_graph: CallGraph, rotating: bool) -> Drain {
+impl Decoder {
+    pub(crate) fn new(attrs: &[EventAttr], call_graph: CallGraph, rotating: bool) -> Decoder {
         // With DWARF call chains, samples are unwound as they come (unwinding only, no
         // names) to learn how much of each stack copy the unwinder reads; only that much is
         // kept.
@@ -180,7 +176,7 @@ impl Drain {
                 },
             )
         });
-        Drain {
+        Decoder {
             by_id: attrs
                 .iter()
                 .enumerate()
@@ -191,15 +187,10 @@ impl Drain {
             unwinder,
             attrs: attrs.to_vec(),
             trimmed: Vec::new(),
-            mapped: BTreeSet::new(),
-            build_ids: HashMap::new(),
-            containers: Containers::default(),
-            first_time: None,
-            last_time: 0,
-            side_band: rotating.then(SideBand::default),
-            clock: None,
-            jit: JitFiles::default(),
             wakees: None,
+            facts: FileFacts::default(),
+            side_band: rotating.then(SideBand::default),
+            jit: JitFiles::default(),
         }
     }
 }
@@ -208,7 +199,7 @@ impl Drain {
 pub(crate) fn drain_all(
     rings: &mut [ring::Ring],
     writer: &mut PerfDataWriter<Spool>,
-    state: &mut Drain,
+    state: &mut Decoder,
     report: &mut Report,
 ) -> Result<u64, WriteError> {
     // Every ring's records of this pass, copied out and then handled in time order, so the
@@ -251,7 +242,7 @@ pub(crate) fn drain_all(
 pub(crate) fn write_one(
     record: &[u8],
     writer: &mut PerfDataWriter<Spool>,
-    state: &mut Drain,
+    state: &mut Decoder,
     report: &mut Report,
 ) -> Result<(), WriteError> {
     let Some(view) = RecordView::parse(record, Endian::NATIVE) else {
@@ -291,7 +282,7 @@ pub(crate) fn write_one(
                 state.jit.observe(&kind);
                 // A container's own file's build id goes into its record.
                 let mut with_id = None;
-                if let Some(id) = note_mapped(&kind, &mut state.mapped, &mut state.containers) {
+                if let Some(id) = state.facts.note_mapped(&kind) {
                     let mut patched = record.to_vec();
                     if set_mmap2_build_id(&mut patched, &id) {
                         with_id = Some(patched);
@@ -309,40 +300,6 @@ pub(crate) fn write_one(
         _ => {}
     }
     writer.write_record(record)
-}
-
-/// Notes an executable mapping of a file, for its build id at the end: a host file's path
-/// goes into `mapped`; a container's own file is held open by `containers`, and its build id
-/// returned, to be written into the record (none when the record has one already, as a
-/// `--switch-output` file's replayed records do). An exec or a new process has its namespace
-/// asked again.
-pub(crate) fn note_mapped(
-    kind: &RecordKind<'_>,
-    mapped: &mut BTreeSet<Vec<u8>>,
-    containers: &mut Containers,
-) -> Option<Vec<u8>> {
-    match kind {
-        RecordKind::Mmap(m) if m.executable && m.path.starts_with(b"/") => {
-            if m.build_id.is_some() {
-                return None;
-            }
-            match containers.mapped(m.pid, m.path) {
-                None => {
-                    mapped.insert(m.path.to_vec());
-                    None
-                }
-                Some(id) => id.map(<[u8]>::to_vec),
-            }
-        }
-        RecordKind::Comm {
-            pid, exec: true, ..
-        }
-        | RecordKind::Fork { pid, .. } => {
-            containers.forget(*pid);
-            None
-        }
-        _ => None,
-    }
 }
 
 /// The event of a sample (the first event for any other record). Every attr has
@@ -363,7 +320,7 @@ fn event_of(view: &RecordView<'_>, by_id: &HashMap<u64, usize>) -> usize {
 
 /// Whether a sample is kept: all are but the wakeups of threads outside the recording that
 /// a wakeup event opened for every process saw.
-fn keeps_wakeup(view: &RecordView<'_>, state: &Drain) -> bool {
+fn keeps_wakeup(view: &RecordView<'_>, state: &Decoder) -> bool {
     let Some(wakees) = &state.wakees else {
         return true;
     };
@@ -383,7 +340,7 @@ fn keeps_wakeup(view: &RecordView<'_>, state: &Drain) -> bool {
 pub(crate) fn on_sample<'a>(
     view: &RecordView<'_>,
     record: &[u8],
-    state: &'a mut Drain,
+    state: &'a mut Decoder,
     report: &mut Report,
 ) -> Option<&'a [u8]> {
     let event = event_of(view, &state.by_id);
@@ -397,10 +354,7 @@ pub(crate) fn on_sample<'a>(
         side_band.seeds.note(event, &state.attrs[event], sample);
     }
     if let Some(t) = sample.and_then(|s| s.time) {
-        // The earliest, not the first drained: rings drained in one pass are sorted, but a
-        // later pass may hold a sample older than the first pass's first.
-        state.first_time = Some(state.first_time.map_or(t, |f| f.min(t)));
-        state.last_time = state.last_time.max(t);
+        state.facts.note_time(t);
     }
     let limit = match (&mut state.unwinder, sample) {
         (Some(unwinder), Some(sample)) => unwinder.user_stack_extent(&sample),

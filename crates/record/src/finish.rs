@@ -3,20 +3,14 @@
 //!
 //! It must never leave the target unreaped nor the file without its final header.
 
-use std::collections::{BTreeSet, HashMap};
 use std::io::{self};
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use cpiflame_counters::child::ExitStatus;
-use cpiflame_perf_data::abi::misc;
-use cpiflame_perf_data::write::{Features, GroupDesc, WriteError, HOST_PID};
-use cpiflame_perf_data::BuildIdEntry;
+use cpiflame_perf_data::write::WriteError;
 
-use crate::drain::Drain;
-use crate::proc;
-use crate::{RecordError, RecordOptions, Report, Session, Target};
+use crate::drain::Decoder;
+use crate::{RecordError, RecordOptions, Report, Session, Status, Target};
 
 /// How long a command stopped after a write error has to end before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -26,10 +20,11 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn finish(
     options: &RecordOptions,
     session: Session,
-    state: &mut Drain,
+    state: &mut Decoder,
     outcome: Result<(), WriteError>,
     elapsed: Duration,
     mut report: Report,
+    status: &mut dyn FnMut(Status<'_>),
 ) -> Result<Report, RecordError> {
     let Session {
         mut child,
@@ -52,13 +47,12 @@ pub(crate) fn finish(
     // directory can be moved.
     report.jit = state.jit.keep(&options.output, &mut report.warnings);
 
-    let features = file_features(options, state, outcome.is_ok());
-    if let Some(cache) = options.buildid_cache.as_deref() {
-        // Containers' files kept in perf's build-id cache, once, at the end.
-        state.containers.finish(Some(cache), &state.mapped);
-    }
-    if let Some(why) = state.containers.refused() {
-        report.warnings.push(why.to_string());
+    let features = state.facts.features(options, outcome.is_ok());
+    if let Some(why) = state
+        .facts
+        .finish_containers(options.buildid_cache.as_deref())
+    {
+        report.warnings.push(why);
     }
     report.bytes_written = writer.bytes_written();
     let data_offset = writer.data_offset();
@@ -76,7 +70,7 @@ pub(crate) fn finish(
             match (&closed, spool.take_error()) {
                 (Ok(c), _) if c.complete && c.features => {
                     if let Some(rotating) = rotating {
-                        rotating.finish(&options.output, spool, *c, &mut report)?;
+                        rotating.finish(&options.output, spool, *c, &mut report, status)?;
                     }
                     return Ok(report);
                 }
@@ -136,96 +130,4 @@ pub(crate) fn finish(
         what: what.join("; "),
         status: report.status,
     })
-}
-
-/// The feature sections of a file: the host, the command line with cpiflame's notes, build
-/// ids of the files it maps, groups, the wakeup tracepoint's format and, when every sample
-/// drained is in it (`whole`), their time range.
-pub(crate) fn file_features(options: &RecordOptions, state: &mut Drain, whole: bool) -> Features {
-    let mut features = Features::from_host(options.cmdline.clone());
-    features.perf_version = Some(format!("cpiflame {}", env!("CARGO_PKG_VERSION")));
-    features.build_ids = build_ids(&state.mapped, &mut state.build_ids);
-    features
-        .build_ids
-        .extend(state.containers.finish(None, &state.mapped));
-    features.groups = group_descs(options);
-    // The wakeup tracepoint's format, so perf script can print its fields.
-    features.tracing_data = options
-        .off_cpu
-        .as_ref()
-        .and_then(|off| off.waking.as_ref())
-        .and_then(|w| w.tracing.encode().ok());
-    if let Some((res_ns, data)) = state.clock {
-        features.clockid_res_ns = res_ns;
-        features.clock_data = Some(data);
-    }
-    if let (Some(first), true) = (state.first_time, whole) {
-        // (After a write error the file ends earlier than the last sample drained.)
-        features.sample_time = Some((first, state.last_time));
-    }
-    features
-}
-
-/// The GROUP_DESC entries of the groups the user asked for.
-pub(crate) fn group_descs(options: &RecordOptions) -> Vec<GroupDesc> {
-    let mut start = 0;
-    let mut descs = Vec::new();
-    for g in &options.groups {
-        if g.described && g.len > 1 {
-            descs.push(GroupDesc {
-                name: None,
-                leader: start as u32,
-                members: g.len as u32,
-            });
-        }
-        start += g.len;
-    }
-    descs
-}
-
-/// The build ids of files read so far, by path, modification time and size (`None`: the
-/// file has none).
-pub(crate) type KnownBuildIds = HashMap<(Vec<u8>, Option<SystemTime>, u64), Option<Vec<u8>>>;
-
-/// Build ids of the files that were mapped executable, and of the running kernel. `known`
-/// keeps each file's (read once per recording unless it changes: with `--switch-output`
-/// every file lists them again, and a system-wide recording maps large libraries).
-pub(crate) fn build_ids(
-    mapped: &BTreeSet<Vec<u8>>,
-    known: &mut KnownBuildIds,
-) -> Vec<BuildIdEntry> {
-    use object::Object;
-    let mut entries = Vec::new();
-    for path in mapped {
-        let p = Path::new(std::ffi::OsStr::from_bytes(path));
-        let Ok(meta) = std::fs::metadata(p) else {
-            continue;
-        };
-        let key = (path.clone(), meta.modified().ok(), meta.len());
-        let id = known.entry(key).or_insert_with(|| {
-            // The headers and notes only (object's ReadCache reads what parsing asks for),
-            // not the whole file: `record -a` lists every file any process maps (rustc's
-            // 150 MB librustc_driver, ...), and reading them whole cost 0.5 s and 200 MB.
-            let data = object::ReadCache::new(std::fs::File::open(p).ok()?);
-            let file = object::File::parse(&data).ok()?;
-            file.build_id().ok().flatten().map(<[u8]>::to_vec)
-        });
-        if let Some(id) = id {
-            entries.push(BuildIdEntry {
-                pid: HOST_PID,
-                misc: misc::USER,
-                build_id: id.clone(),
-                path: path.clone(),
-            });
-        }
-    }
-    if let Some(id) = proc::kernel_build_id() {
-        entries.push(BuildIdEntry {
-            pid: HOST_PID,
-            misc: misc::KERNEL,
-            build_id: id,
-            path: b"[kernel.kallsyms]".to_vec(),
-        });
-    }
-    entries
 }

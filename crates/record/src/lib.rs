@@ -25,10 +25,16 @@
 //! [`offcpu::OFF_CPU_MARK`].
 //!
 //! The steps of [`record`] have a module each: `open` (the attrs and opening them), `rings`
-//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs),
-//! [`rotate`] (`--switch-output`: one file finished and the next started, with the side-band
-//! state of every live process) and `finish` (reaping, features, report); this file holds the options, the errors and the
-//! session that carries a recording from one step to the next, and starts the target.
+//! (mapping the ring buffers), `drain` (ring buffers into the file while the target runs:
+//! its `Decoder` keeps only the scratch of decoding and hands what the records tell to
+//! their owners), [`rotate`] (`--switch-output`: one file finished and the next started),
+//! and `finish` (reaping, features, report). What the records tell has an owner each:
+//! `file_facts` (what the file being written holds, for its feature sections),
+//! `side_band` (every live process's names, mappings and counter values, which a new
+//! `--switch-output` file starts with) and [`jitfiles`]. What the recorder tells as it goes
+//! goes to the callback the binary gives [`record`] ([`Status`]; [`StatusLines`] is its
+//! text). This file holds the options, the errors and the session that carries a recording
+//! from one step to the next, opened in four named steps, and starts the target.
 //!
 //! This crate must never leave the recorded command running unrecorded or unreaped, nor
 //! rename a `--switch-output` file (or remove one for `--max-files`) before it is finished.
@@ -37,6 +43,7 @@ pub mod cgroup;
 pub mod clock;
 mod container;
 mod drain;
+mod file_facts;
 mod finish;
 pub mod jitfiles;
 pub mod machine;
@@ -49,8 +56,10 @@ pub mod request;
 mod rings;
 pub mod rotate;
 pub mod runtimes;
+mod side_band;
 mod spool;
 pub mod stat_groups;
+mod status;
 pub mod system;
 pub mod topdown;
 pub mod tracefs;
@@ -74,11 +83,12 @@ pub use cpiflame_counters::sys::{explain_open_error, online_cpus};
 use cpiflame_counters::{child, ring};
 use spool::Spool;
 
-use drain::{drain_until_done, Drain};
+use drain::{drain_until_done, Decoder};
 use finish::finish;
 use open::{build_attrs, enable_all, group_ranges, open_all, Opened};
 pub use open::{probe, probe_sampling};
 use rings::map_rings_reporting;
+pub use status::{Status, StatusLines};
 
 /// How call chains are recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,8 +160,6 @@ pub struct RecordOptions {
     pub duration: Option<Duration>,
     /// Ring buffer size per CPU, in pages (a power of two); shrunk to what the kernel allows.
     pub buffer_pages: usize,
-    /// Show a live "samples, lost" line on stderr when it is a terminal.
-    pub status_line: bool,
     /// The command line stored in the file.
     pub cmdline: Vec<String>,
     /// Memory-access sampling (`record --mem`): extra sample_type bits for every event.
@@ -339,20 +347,23 @@ fn kernel_allowed() -> bool {
 
 /// Records the target into `options.output`: opens the events and maps their rings, starts
 /// (or attaches to) the target, drains the rings into the file until it ends, and finishes
-/// the file.
-pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
+/// the file. What it tells as it goes is handed to `status`.
+pub fn record(
+    options: &RecordOptions,
+    status: &mut dyn FnMut(Status<'_>),
+) -> Result<Report, RecordError> {
     let mut report = Report::default();
     let mut session = open_session(options, &mut report)?;
     let rotating = session.rotating.is_some();
-    let mut drain = Drain::new(&session.attrs, options.call_graph, rotating);
-    drain.clock = session.clock;
+    let mut drain = Decoder::new(&session.attrs, options.call_graph, rotating);
+    drain.facts.clock = session.clock;
     drain.wakees = session.wakees.take();
     // Before the command starts: the files already in the current directory are the user's.
     let node_told = options.env.iter().any(|(name, _)| name == "NODE_OPTIONS");
     drain.jit = jitfiles::JitFiles::start(&options.output, rotating, node_told);
     start_target(options, &mut session, &mut drain, &mut report)?;
     let started = Instant::now();
-    let outcome = drain_until_done(options, &mut session, &mut drain, &mut report);
+    let outcome = drain_until_done(options, &mut session, &mut drain, &mut report, status);
     finish(
         options,
         session,
@@ -360,6 +371,7 @@ pub fn record(options: &RecordOptions) -> Result<Report, RecordError> {
         outcome,
         started.elapsed(),
         report,
+        status,
     )
 }
 
@@ -400,9 +412,42 @@ fn every_process_events(options: &RecordOptions) -> Vec<bool> {
         .collect()
 }
 
-/// Checks what may be recorded, gets the target (a held child, or the threads of a running
-/// process), opens the events on it, maps the rings and starts the output file.
+/// Opens a recording in four steps: what the kernel allows ([`kernel_permission`]), the
+/// target held ([`hold_target`]), its events opened and their rings mapped
+/// ([`open_events`]), the output file started ([`start_file`]).
 fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session, RecordError> {
+    let kernel_callchains = kernel_permission(options, report)?;
+    // Read before the events are opened, as perf reads it.
+    let clock = clock::reference(options.clockid);
+    let held = hold_target(options)?;
+    // After the fork: the command keeps the priority it was started with.
+    report.priority_raised = raise_priority();
+    let (attrs, opened, rings) = open_events(options, &held, kernel_callchains, report)?;
+    // Before the file exists: SIGUSR2 must not end a recording that switches on it.
+    let rotating = rotate::Rotating::new(options);
+    let (writer, start) = start_file(options, &attrs, kernel_callchains)?;
+    report.samples = vec![0; attrs.len()];
+    let wakees = options
+        .off_cpu
+        .as_ref()
+        .and_then(|off| offcpu::WakeeFilter::new(off, &held.threads));
+    Ok(Session {
+        wakees,
+        clock,
+        rotating: rotating.map(|r| r.starting_with(start)),
+        child: held.child,
+        processes: held.processes,
+        watched: held.watched,
+        attrs,
+        opened,
+        rings,
+        writer,
+    })
+}
+
+/// Whether kernel samples and call chains may be recorded; without, the one line saying so,
+/// and an error for an event of kernel space only (it would count nothing).
+fn kernel_permission(options: &RecordOptions, report: &mut Report) -> Result<bool, RecordError> {
     let kernel_callchains = kernel_allowed();
     report.kernel_callchains = kernel_callchains;
     if !kernel_callchains {
@@ -410,16 +455,28 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             "kernel.perf_event_paranoid is {}: recording user space only (no kernel frames); `sysctl kernel.perf_event_paranoid=1` allows them",
             sys::paranoid().map_or("?".into(), |p| p.to_string())
         ));
-        // Kernel space is excluded for every event: one of kernel space only would count nothing.
         if let Some(e) = options.events.iter().find(|e| e.exclude_user) {
             return Err(RecordError::Open(sys::explain_kernel_only(&e.name)));
         }
     }
-    let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
-    let cpus = options.cpus.clone().unwrap_or_else(online_cpus);
-    // Read before the events are opened, as perf reads it.
-    let clock = clock::reference(options.clockid);
+    Ok(kernel_callchains)
+}
 
+/// The target, before anything of it is recorded.
+struct HeldTarget {
+    /// The command, forked and held before its exec; `None` when attached or system-wide.
+    child: Option<child::Child>,
+    /// The threads the events are opened on (pid -1: every process, system-wide).
+    threads: Vec<i32>,
+    /// Attached: the processes to describe from `/proc` (those of the threads of `-t`).
+    processes: Vec<i32>,
+    /// Attached: the recording ends when none of these (pids of `-p`, tids of `-t`) is left.
+    watched: Vec<i32>,
+}
+
+/// Forks the command and holds it before its exec, or lists the threads of the processes
+/// (or the threads) to attach to.
+fn hold_target(options: &RecordOptions) -> Result<HeldTarget, RecordError> {
     let (child, threads) = match &options.target {
         Target::Command(argv) => {
             let c = child::spawn_held_with_env(argv, &options.env).map_err(|source| {
@@ -468,11 +525,29 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     } else {
         threads
     };
-    // After the fork: the command keeps the priority it was started with.
-    report.priority_raised = raise_priority();
+    Ok(HeldTarget {
+        child,
+        threads,
+        processes,
+        watched,
+    })
+}
+
+/// Opens the events on the held target's threads (or every process) on every CPU, with
+/// their ids, and maps their rings. What the kernel refuses of the extras (namespaces,
+/// cgroup ids) is left out with one line; a clock only software events may use is named in
+/// the error.
+fn open_events(
+    options: &RecordOptions,
+    held: &HeldTarget,
+    kernel_callchains: bool,
+    report: &mut Report,
+) -> Result<(Vec<EventAttr>, Opened, Vec<ring::Ring>), RecordError> {
+    let names: Vec<String> = options.events.iter().map(|e| e.name.clone()).collect();
+    let cpus = options.cpus.clone().unwrap_or_else(online_cpus);
     // A CPU-wide event is not tied to the command's exec: it is enabled once the processes
     // already running are written, before the command starts.
-    let enable_on_exec = child.is_some() && options.cpus.is_none();
+    let enable_on_exec = held.child.is_some() && options.cpus.is_none();
     let mut leads = vec![false; options.events.len()];
     for (start, _) in group_ranges(options)? {
         leads[start] = true;
@@ -492,7 +567,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             &attrs,
             &names,
             &leads,
-            &threads,
+            &held.threads,
             &cpus,
             cgroup.as_ref(),
             &every_process,
@@ -526,17 +601,24 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
         attr.ids = ids.clone();
     }
     let rings = map_rings_reporting(options, &opened, report)?;
+    Ok((attrs, opened, rings))
+}
 
-    // Before the file exists: SIGUSR2 must not end a recording that switches on it.
-    let rotating = rotate::Rotating::new(options);
+/// Creates the output file and writes what it starts with: the header and attrs, the
+/// kernel image's MMAP record (perf names kernel frames through it), the cgroups there now;
+/// all of it on disk at once, so a recorder killed from then on leaves a file that reads.
+/// Also returns those first records (every `--switch-output` file starts with them).
+fn start_file(
+    options: &RecordOptions,
+    attrs: &[EventAttr],
+    kernel_callchains: bool,
+) -> Result<(PerfDataWriter<Spool>, Vec<Vec<u8>>), RecordError> {
     let file = create_output(&options.output)?;
     let out_err = |error| RecordError::Write {
         path: options.output.clone(),
         error,
     };
-    let mut writer = PerfDataWriter::new(Spool::new(file), attrs.clone()).map_err(out_err)?;
-    report.samples = vec![0; attrs.len()];
-    // perf names kernel frames through this record, as it synthesizes it for itself.
+    let mut writer = PerfDataWriter::new(Spool::new(file), attrs.to_vec()).map_err(out_err)?;
     let kernel = kernel_callchains
         .then(|| proc::kernel_mmap(&attrs[0], options.buildid_cache.as_deref()))
         .flatten();
@@ -555,30 +637,14 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
             start.push(record);
         }
     }
-    // The header and attrs on disk at once: a recorder killed from now on leaves a file
-    // that reads (the drain loop flushes the records at a bounded interval).
+    // The drain loop flushes the records at a bounded interval from here on.
     writer.get_ref().flush_now().map_err(|source| {
         out_err(WriteError::Io {
             what: "the header and attrs",
             source,
         })
     })?;
-    let wakees = options
-        .off_cpu
-        .as_ref()
-        .and_then(|off| offcpu::WakeeFilter::new(off, &threads));
-    Ok(Session {
-        wakees,
-        clock,
-        rotating: rotating.map(|r| r.starting_with(start)),
-        child,
-        processes,
-        watched,
-        attrs,
-        opened,
-        rings,
-        writer,
-    })
+    Ok((writer, start))
 }
 
 /// Lets the held command exec (its events are enabled on exec), or, attached to a process,
@@ -588,7 +654,7 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
 fn start_target(
     options: &RecordOptions,
     session: &mut Session,
-    drain: &mut Drain,
+    drain: &mut Decoder,
     report: &mut Report,
 ) -> Result<(), RecordError> {
     if options.cpus.is_some() {
@@ -669,7 +735,7 @@ fn start_target(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finish::group_descs;
+    use crate::file_facts::group_descs;
     use cpiflame_perf_data::abi::{read_format as rf, sample as st};
     use cpiflame_perf_data::write::{attr_flags, GroupDesc};
     use std::collections::HashMap;

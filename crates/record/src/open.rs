@@ -335,7 +335,6 @@ pub(crate) fn probe_options() -> RecordOptions {
         output: PathBuf::new(),
         duration: None,
         buffer_pages: 1,
-        status_line: false,
         cmdline: Vec::new(),
         memory: None,
         buildid_cache: None,

@@ -181,7 +181,6 @@ impl RecordRequest {
             output: self.output,
             duration: self.duration.map(Duration::from_secs_f64),
             buffer_pages: self.mmap_pages,
-            status_line: true,
             cmdline,
             memory: plan.memory,
             buildid_cache: self.buildid_cache,

@@ -11,9 +11,9 @@
 //! Unlike perf, which synthesizes the target's threads and mappings from `/proc` again at
 //! each switch (the command's first process only, not what it started, nor a process that
 //! ended since), the recorder keeps what the side-band records it wrote say of every live
-//! process (`SideBand`: thread names, mappings, inherited at fork, dropped at exec and a
-//! file after exit) and writes it at the start of every new file, so that every file names
-//! its samples alone.
+//! process (`side_band::SideBand`) and writes it at the start of every new file, so that every file
+//! names its samples alone; what a file holds for its own feature sections (`FileFacts`)
+//! starts again with it.
 //!
 //! Counter values (a leader-sampled group's, PERF_SAMPLE_READ) run on across files, and a
 //! reader weighs each sample by its values' increase since the previous sample of the same
@@ -27,21 +27,20 @@
 //!
 //! It must never let a file be renamed, or removed by `--max-files`, before it is finished.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use cpiflame_perf_data::write::{
-    comm_record, read_record, EventAttr, PerfDataWriter, ReadValues, SampleId, WriteError,
-};
-use cpiflame_perf_data::{attr_flags, Endian, RecordKind, RecordView, Sample};
+use cpiflame_perf_data::write::{EventAttr, PerfDataWriter, WriteError};
+use cpiflame_perf_data::{Endian, RecordView};
 
-use crate::drain::{note_mapped, Drain};
+use crate::file_facts::FileFacts;
+use crate::side_band::SideBand;
 use crate::spool::{Closed, Spool};
-use crate::{create_output, finish, RecordError, RecordOptions, Report};
+use crate::{create_output, RecordError, RecordOptions, Report, Status};
 
 /// When to switch to a new file (`--switch-output`, perf's syntax).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +216,7 @@ impl Rotating {
         spool: &Spool,
         closed: Closed,
         report: &mut Report,
+        status: &mut dyn FnMut(Status<'_>),
     ) -> Result<(), RecordError> {
         let err = |error| RecordError::Output {
             path: output.to_path_buf(),
@@ -224,7 +224,11 @@ impl Rotating {
         };
         spool.sync().map_err(err)?;
         let path = self.name_finished(output).map_err(err)?;
-        dumped(&path, closed.samples, closed.data_size, false);
+        status(Status::Dumped {
+            path: &path,
+            samples: closed.samples,
+            data_size: closed.data_size,
+        });
         report.bytes_written += self.bytes;
         report.files_written = self.written;
         report.files = self.kept.into();
@@ -256,32 +260,24 @@ fn timestamp() -> String {
     )
 }
 
-/// perf's `[ perf record: Dump perf.data.TIMESTAMP ]`, with what the file holds.
-fn dumped(path: &Path, samples: u64, data_size: u64, status_line: bool) {
-    eprintln!(
-        "{}cpiflame: dumped {} ({samples} samples, {:.1} MB)",
-        if status_line { "\r\x1b[K" } else { "" },
-        path.display(),
-        data_size as f64 / 1e6
-    );
-}
-
 /// Finishes the file being written, names it, and starts the next one with the side-band
 /// records of every live process. A failure stops the recording as a failed write does
 /// (`finish` then says what the files hold).
+#[allow(clippy::too_many_arguments)] // the file's four parts and where its news go
 pub(crate) fn switch(
     options: &RecordOptions,
     attrs: &[EventAttr],
     writer: &mut PerfDataWriter<Spool>,
     rotating: &mut Rotating,
-    state: &mut Drain,
+    facts: &mut FileFacts,
+    side_band: &mut SideBand,
     report: &Report,
-    status_line: bool,
+    status: &mut dyn FnMut(Status<'_>),
 ) -> Result<(), WriteError> {
     let io = |what, source| WriteError::Io { what, source };
     let data_offset = writer.data_offset();
     let data_end = data_offset + writer.bytes_written();
-    let features = finish::file_features(options, state, true);
+    let features = facts.features(options, true);
     let spool = writer.get_ref();
     let closed = match spool.close(attrs, &features, data_offset, data_end) {
         Ok(c) if c.complete && c.features => c,
@@ -299,7 +295,11 @@ pub(crate) fn switch(
     let name = rotating
         .name_finished(&options.output)
         .map_err(|e| io("the finished file's name", e))?;
-    dumped(&name, closed.samples, closed.data_size, status_line);
+    status(Status::Dumped {
+        path: &name,
+        samples: closed.samples,
+        data_size: closed.data_size,
+    });
 
     let file = create_output(&options.output).map_err(|e| match e {
         RecordError::Output { error, .. } => io("the next file", error),
@@ -309,26 +309,20 @@ pub(crate) fn switch(
     let done = std::mem::replace(writer, next);
     rotating.bytes += done.bytes_written();
     rotating.opened = Instant::now();
-    state.first_time = None;
-    state.last_time = 0;
-    state.mapped.clear();
+    facts.next_file();
+    side_band.next_file();
     let mut start: Vec<Vec<u8>> = rotating.start.clone();
-    if let Some(side_band) = &mut state.side_band {
-        side_band.next_file();
-        start.extend(side_band.replay(&attrs[0])?);
-    }
+    start.extend(side_band.replay(&attrs[0])?);
     for record in &start {
         if let Some(Ok(kind)) =
             RecordView::parse(record, Endian::NATIVE).map(|v| v.side_band(&attrs[0]))
         {
-            note_mapped(&kind, &mut state.mapped, &mut state.containers);
+            facts.note_mapped(&kind);
         }
         writer.write_record(record)?;
     }
-    if let Some(side_band) = &state.side_band {
-        for record in side_band.seeds.records(attrs)? {
-            writer.write_record(&record)?;
-        }
+    for record in side_band.seeds.records(attrs)? {
+        writer.write_record(&record)?;
     }
     // The new file's header and attrs on disk at once: a reader of the folder (or a kill)
     // finds a file that reads, not an empty one.
@@ -338,260 +332,20 @@ pub(crate) fn switch(
         .map_err(|e| io("the header and attrs", e))
 }
 
-/// What the side-band records written so far say of every live process: what a file must
-/// start with for its samples to be named without the files before it.
-#[derive(Debug, Default)]
-pub(crate) struct SideBand {
-    processes: BTreeMap<i32, Process>,
-    /// The CGROUP records the kernel wrote (cgroups made while recording).
-    cgroups: Vec<Vec<u8>>,
-    /// The file being written (the number of switches so far).
-    file: u32,
-    /// The last counter values samples carried.
-    pub(crate) seeds: Seeds,
-}
-
-/// The last counter values (PERF_SAMPLE_READ) written, per counter group and thread, keyed
-/// as the reader keys a sample's values (`ReadDeltas` in `crates/pipeline/src/collapse.rs`):
-/// by the group's first counter id, and by thread when the event is inherited (one id then
-/// counts for every thread it was inherited into, each with its own count), else thread -1.
-#[derive(Debug, Default)]
-pub(crate) struct Seeds {
-    last: BTreeMap<(u64, i32), Seed>,
-}
-
-#[derive(Debug)]
-struct Seed {
-    /// The sampling event (its read_format and sample_id layout).
-    attr: usize,
-    /// The sample's pid, tid, time, id, cpu.
-    sample_id: SampleId,
-    values: ReadValues,
-    /// Kept per thread: the file during which the thread exited.
-    exited: Option<u32>,
-}
-
-impl Seeds {
-    /// Keeps the values `sample` (of event `attr`, index `event`) carries, if any.
-    pub(crate) fn note(&mut self, event: usize, attr: &EventAttr, sample: &Sample<'_>) {
-        let Some(read) = &sample.read else { return };
-        // Values without ids are matched to no counter by readers: nothing to start from.
-        let Some(first) = read.values().first().and_then(|&(_, id)| id) else {
-            return;
-        };
-        let thread = match sample.tid {
-            Some(tid) if attr.flags & attr_flags::INHERIT != 0 => tid,
-            _ => -1,
-        };
-        let sample_id = SampleId {
-            pid: sample.pid.unwrap_or(-1),
-            tid: sample.tid.unwrap_or(-1),
-            time: sample.time.unwrap_or(0),
-            id: sample.id.unwrap_or(first),
-            stream_id: sample.stream_id.unwrap_or(first),
-            cpu: sample.cpu.unwrap_or(0),
-        };
-        self.last.insert(
-            (first, thread),
-            Seed {
-                attr: event,
-                sample_id,
-                values: ReadValues::from(read),
-                exited: None,
-            },
-        );
-    }
-
-    /// Thread `tid` exited during file `file`: its own values are no more once the next
-    /// file is written.
-    fn exited(&mut self, tid: i32, file: u32) {
-        for ((_, thread), seed) in &mut self.last {
-            if *thread == tid {
-                seed.exited = Some(file);
-            }
-        }
-    }
-
-    /// The READ records a new file starts with, oldest first: one per group and thread,
-    /// with the time, ids and cpu of the sample whose values it holds.
-    fn records(&self, attrs: &[EventAttr]) -> Result<Vec<Vec<u8>>, WriteError> {
-        let mut seeds: Vec<&Seed> = self.last.values().collect();
-        seeds.sort_by_key(|s| s.sample_id.time);
-        seeds
-            .into_iter()
-            .map(|s| {
-                let id = &s.sample_id;
-                read_record(&attrs[s.attr], id.pid, id.tid, &s.values, id)
-            })
-            .collect()
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct Process {
-    /// Threads by tid.
-    threads: BTreeMap<i32, Thread>,
-    /// Its mappings' MMAP/MMAP2 records (start, length, record), oldest first: read in this
-    /// order, a later mapping over an earlier one wins, as in the kernel.
-    maps: Vec<(u64, u64, Vec<u8>)>,
-    /// The file during which its first thread exited.
-    exited: Option<u32>,
-}
-
-#[derive(Clone, Debug)]
-struct Thread {
-    name: Vec<u8>,
-    exited: Option<u32>,
-}
-
-impl SideBand {
-    /// A CGROUP record the kernel wrote: every later file starts with it too.
-    pub(crate) fn keep_cgroup(&mut self, record: &[u8]) {
-        self.cgroups.push(record.to_vec());
-    }
-    /// Keeps what a side-band record `record` (read as `kind`) says.
-    pub(crate) fn observe(&mut self, record: &[u8], kind: &RecordKind<'_>) {
-        match *kind {
-            RecordKind::Mmap(ref m) => {
-                let maps = &mut self.processes.entry(m.pid).or_default().maps;
-                // Mappings the new one covers whole are gone.
-                let end = m.addr.saturating_add(m.len);
-                maps.retain(|&(a, len, _)| a < m.addr || a.saturating_add(len) > end);
-                maps.push((m.addr, m.len, record.to_vec()));
-            }
-            RecordKind::Comm {
-                pid,
-                tid,
-                name,
-                exec,
-            } => {
-                let process = self.processes.entry(pid).or_default();
-                if exec {
-                    // A new program: its old mappings and other threads are gone.
-                    *process = Process::default();
-                }
-                process.threads.insert(
-                    tid,
-                    Thread {
-                        name: name.to_vec(),
-                        exited: None,
-                    },
-                );
-            }
-            RecordKind::Fork {
-                pid,
-                ppid,
-                tid,
-                ptid,
-            } => {
-                let parent = self.processes.get(&ppid);
-                let name = parent
-                    .and_then(|p| p.threads.get(&ptid).or_else(|| p.threads.get(&ppid)))
-                    .map(|t| t.name.clone())
-                    .unwrap_or_default();
-                let thread = Thread { name, exited: None };
-                if pid == ppid {
-                    self.processes
-                        .entry(pid)
-                        .or_default()
-                        .threads
-                        .insert(tid, thread);
-                } else {
-                    // A new process: a copy of its parent's mappings, under its own pid.
-                    let maps = parent
-                        .map(|p| p.maps.iter().map(|(a, l, r)| (*a, *l, with_pid(r, pid))))
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    let threads = BTreeMap::from([(tid, thread)]);
-                    self.processes.insert(
-                        pid,
-                        Process {
-                            threads,
-                            maps,
-                            exited: None,
-                        },
-                    );
-                }
-            }
-            RecordKind::Exit { pid, tid, .. } => {
-                let file = self.file;
-                self.seeds.exited(tid, file);
-                if let Some(process) = self.processes.get_mut(&pid) {
-                    if let Some(t) = process.threads.get_mut(&tid) {
-                        t.exited = Some(file);
-                    }
-                    if pid == tid {
-                        process.exited = Some(file);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// A new file begins: threads that ended before the file just finished, and processes
-    /// with none left, are forgotten (those that ended during it are written once more: their last samples
-    /// may be drained after their exit).
-    pub(crate) fn next_file(&mut self) {
-        self.file += 1;
-        let file = self.file;
-        let gone = |exited: Option<u32>| exited.is_some_and(|e| e + 1 < file);
-        for p in self.processes.values_mut() {
-            p.threads.retain(|_, t| !gone(t.exited));
-        }
-        // A process whose first thread exited lives on while another thread does.
-        self.processes
-            .retain(|_, p| !(gone(p.exited) && p.threads.is_empty()));
-        self.seeds.last.retain(|_, s| !gone(s.exited));
-    }
-
-    /// The records a new file starts with: per process, a COMM record per thread (the
-    /// process's own first) and its mappings' records.
-    pub(crate) fn replay(&self, attr: &EventAttr) -> Result<Vec<Vec<u8>>, WriteError> {
-        let mut records = self.cgroups.clone();
-        let id = attr.ids.first().copied().unwrap_or(0);
-        for (&pid, process) in &self.processes {
-            let leader = process.threads.get_key_value(&pid);
-            let others = process.threads.iter().filter(|(&tid, _)| tid != pid);
-            for (&tid, thread) in leader.into_iter().chain(others) {
-                let sample_id = SampleId {
-                    pid,
-                    tid,
-                    id,
-                    stream_id: id,
-                    ..SampleId::default()
-                };
-                let name = String::from_utf8_lossy(&thread.name);
-                records.push(comm_record(attr, pid, tid, &name, false, &sample_id)?);
-            }
-            records.extend(process.maps.iter().map(|(_, _, r)| r.clone()));
-        }
-        Ok(records)
-    }
-}
-
-/// An MMAP or MMAP2 record with its pid and tid (the body's first two fields) set to `pid`.
-fn with_pid(record: &[u8], pid: i32) -> Vec<u8> {
-    let mut copy = record.to_vec();
-    if copy.len() >= 16 {
-        copy[8..12].copy_from_slice(&pid.to_ne_bytes());
-        copy[12..16].copy_from_slice(&pid.to_ne_bytes());
-    }
-    copy
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drain::write_one;
+    use crate::drain::{write_one, Decoder};
+    use crate::side_band::SideBand;
     use crate::{CallGraph, Rate, Target};
     use cpiflame_perf_data::abi::{attr_type, misc, read_format as rf, sample as st};
     use cpiflame_perf_data::attr_flags;
     use cpiflame_perf_data::write::{
-        exit_record, fork_record, mmap2_record, sample_record, Mmap2, ReadValue, SampleFields,
+        comm_record, exit_record, fork_record, mmap2_record, sample_record, Mmap2, ReadValue,
+        ReadValues, SampleFields, SampleId,
     };
     use cpiflame_perf_data::PerfData;
+    use cpiflame_perf_data::RecordKind;
     use cpiflame_testkit::Dir;
 
     #[test]
@@ -732,7 +486,6 @@ mod tests {
             output,
             duration: None,
             buffer_pages: 1,
-            status_line: false,
             cmdline: vec!["cpiflame".into(), "record".into()],
             memory: None,
             buildid_cache: None,
@@ -769,7 +522,7 @@ mod tests {
         let kernel = mmap(-1, 0xffff_ffff_8000_0000, "[kernel.kallsyms]_text", 0);
         writer.write_record(&kernel).unwrap();
         let mut rotating = Rotating::new(&options).unwrap().starting_with(vec![kernel]);
-        let mut state = Drain::new(&attrs, CallGraph::None, true);
+        let mut state = Decoder::new(&attrs, CallGraph::None, true);
         let mut report = Report {
             samples: vec![0],
             ..Report::default()
@@ -781,23 +534,24 @@ mod tests {
                     &attrs,
                     &mut writer,
                     &mut rotating,
-                    &mut state,
+                    &mut state.facts,
+                    state.side_band.as_mut().unwrap(),
                     &report,
-                    false,
+                    &mut |_| {},
                 )
                 .unwrap();
             }
             write_one(r, &mut writer, &mut state, &mut report).unwrap();
         }
         let (offset, size) = (writer.data_offset(), writer.bytes_written());
-        let features = finish::file_features(&options, &mut state, true);
+        let features = state.facts.features(&options, true);
         let spool = writer.get_ref();
         let closed = spool
             .close(&attrs, &features, offset, offset + size)
             .unwrap();
         report.bytes_written = size;
         rotating
-            .finish(&options.output, spool, closed, &mut report)
+            .finish(&options.output, spool, closed, &mut report, &mut |_| {})
             .unwrap();
         report
     }
