@@ -82,15 +82,17 @@ pub mod cpu;
 mod format;
 pub mod memory;
 mod names;
+mod pmu;
 pub mod presets;
 mod resolve;
 mod roles;
 mod spec;
 mod sysfs;
 
-pub use cpu::{detect, parse_cpuinfo, Cpu, CpuInfoError, Pmu, Pmus, Vendor};
+pub use cpu::{detect, parse_cpuinfo, Cpu, CpuInfoError, Vendor};
 pub use format::{ConfigWord, FormatError, FormatField, PmuFormat};
 pub use names::{default_name, hardware_name, software_name};
+pub use pmu::{parse_pmu_type, Pmu, Pmus};
 pub use presets::{
     has_hardware_pmu, presets, stall_event_caveat, stall_event_legend, Candidate, Choice, Mode,
     Presets, DEFAULT_PERIOD,
@@ -104,6 +106,4 @@ pub use spec::{
     generic_event, generic_names, parse_event, parse_event_with, parse_events, parse_events_with,
     parse_groups_with, AttrConfig, EventKind, EventSpec, Formats, GroupSpec, SpecError,
 };
-pub use sysfs::{
-    devices_dir, discover_pmus, parse_pmu_type, pmu_aliases, pmu_format, pmu_type, SYSFS_ROOT,
-};
+pub use sysfs::{devices_dir, discover_pmus, pmu_aliases, pmu_format, pmu_type, SYSFS_ROOT};

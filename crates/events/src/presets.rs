@@ -34,7 +34,8 @@
 //! - Cycles: CPU_CLK_UNHALTED.THREAD_P 0x3c, ls_not_halted_cyc 0x76, CPU_CYCLES 0x11.
 //!   Instructions: INST_RETIRED.ANY_P 0xc0, ex_ret_instr 0xc0, INST_RETIRED 0x08.
 
-use crate::cpu::{amd_zen, Cpu, Pmus, Vendor, ARM_IMPLEMENTER_APPLE, ARM_IMPLEMENTER_ARM};
+use crate::cpu::{amd_zen, Cpu, Vendor, ARM_IMPLEMENTER_APPLE, ARM_IMPLEMENTER_ARM};
+use crate::pmu::Pmus;
 
 /// The period both events of a pair sample with unless told otherwise (the seed's recipes).
 pub const DEFAULT_PERIOD: u64 = 2_000_003;

@@ -828,7 +828,8 @@ impl EventKind {
 mod tests {
     use super::error::edit_distance;
     use super::*;
-    use crate::sysfs::{parse_pmu_type, pmu_format};
+    use crate::pmu::parse_pmu_type;
+    use crate::sysfs::pmu_format;
 
     fn one(text: &str) -> EventSpec {
         parse_event(text).unwrap_or_else(|e| panic!("{text}: {e}"))

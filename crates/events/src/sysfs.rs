@@ -9,8 +9,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cpu::Pmus;
 use crate::format::{FormatError, PmuFormat};
+use crate::pmu::{parse_pmu_type, Pmus};
 
 /// Where sysfs is normally mounted.
 pub const SYSFS_ROOT: &str = "/sys";
@@ -40,11 +40,6 @@ pub(crate) fn pmu_dir(sysfs_root: &Path, pmu: &str) -> io::Result<PathBuf> {
         ));
     }
     Ok(devices_dir(sysfs_root).join(pmu))
-}
-
-/// The number in a sysfs `type` file (`"4\n"`).
-pub fn parse_pmu_type(text: &str) -> Option<u32> {
-    text.trim().parse().ok()
 }
 
 /// The attr.type of `pmu`: `<sysfs_root>/bus/event_source/devices/<pmu>/type`.
