@@ -244,7 +244,7 @@ impl Cpu {
     pub fn from_perf_cpuid(cpuid: &str) -> Cpu {
         let cpuid = cpuid.trim();
         if let Some(hex) = cpuid.strip_prefix("0x") {
-            return u64::from_str_radix(hex, 16).map_or(Cpu::Unknown, arm_of_midr);
+            return u64::from_str_radix(hex, 16).map_or(Cpu::Unknown, Cpu::arm);
         }
         let (fields, radix): (Vec<&str>, u32) = if cpuid.contains(',') {
             (cpuid.split(',').collect(), 10)
@@ -259,12 +259,30 @@ impl Cpu {
                 .and_then(|f| u32::from_str_radix(f.trim(), radix).ok())
         };
         match (fields.first().map(|v| v.trim()), number(1), number(2)) {
-            (Some("GenuineIntel"), Some(6), Some(model)) => intel_of_model(model),
+            (Some("GenuineIntel"), Some(family), Some(model)) => Cpu::intel(family, model),
             (Some("GenuineIntel"), _, _) => Cpu::IntelOther,
-            (Some("AuthenticAMD"), Some(family), Some(model)) => amd_of(family, model),
+            (Some("AuthenticAMD"), Some(family), Some(model)) => Cpu::amd(family, model),
             (Some("AuthenticAMD"), _, _) => Cpu::AmdOther,
             _ => Cpu::Unknown,
         }
+    }
+
+    /// An Intel core of `family` and `model` (as `/proc/cpuinfo` gives them).
+    pub fn intel(family: u32, model: u32) -> Cpu {
+        match family {
+            6 => intel_of_model(model),
+            _ => Cpu::IntelOther,
+        }
+    }
+
+    /// An AMD core of `family` and `model`.
+    pub fn amd(family: u32, model: u32) -> Cpu {
+        amd_of(family, model)
+    }
+
+    /// An Arm core of main ID register value `midr` (implementer, variant, part, revision).
+    pub fn arm(midr: u64) -> Cpu {
+        arm_of_midr(midr)
     }
 
     /// PMMIR_EL1.SLOTS of the Arm cores whose value is published (Arm Telemetry Solution

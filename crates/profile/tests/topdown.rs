@@ -922,6 +922,13 @@ fn cpus_from_perf_cpuid() {
     for (cpuid, cpu) in cases {
         assert_eq!(Cpu::from_perf_cpuid(cpuid), cpu, "{cpuid}");
     }
+    // The typed constructors the recorder uses (no string between them) agree.
+    assert_eq!(Cpu::intel(6, 0x8f), Cpu::IntelGoldenCove);
+    assert_eq!(Cpu::intel(6, 85), Cpu::IntelSkylake);
+    assert_eq!(Cpu::intel(15, 6), Cpu::IntelOther);
+    assert_eq!(Cpu::amd(26, 0x50), Cpu::AmdZen6);
+    assert_eq!(Cpu::amd(25, 97), Cpu::AmdZen4);
+    assert_eq!(Cpu::arm(0x413f_d0c1), Cpu::ArmNeoverseN1);
 }
 
 #[test]

@@ -190,10 +190,7 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
     let mut more: Vec<Vec<Member>> = Vec::new();
     let (members, sampler, td_cpu, level) = match &cpu.vendor {
         Vendor::Intel => {
-            let td_cpu = td::Cpu::from_perf_cpuid(&format!(
-                "GenuineIntel,{},{},{}",
-                cpu.family, cpu.model, cpu.stepping
-            ));
+            let td_cpu = td::Cpu::intel(cpu.family, cpu.model);
             let pmu = if pmus.has_cpu_core() {
                 "cpu_core"
             } else if pmus.has_cpu() {
@@ -259,10 +256,7 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
             }
         }
         Vendor::Amd => {
-            let td_cpu = td::Cpu::from_perf_cpuid(&format!(
-                "AuthenticAMD,{},{},{}",
-                cpu.family, cpu.model, cpu.stepping
-            ));
+            let td_cpu = td::Cpu::amd(cpu.family, cpu.model);
             // amd.c's generations, not perf's mapfile (which calls every family 1Ah Zen 5).
             let zen = match cpiflame_events::cpu::amd_zen(cpu.family, cpu.model) {
                 Some(z @ 4..=6) => z,
@@ -322,7 +316,7 @@ pub fn decide(cpu: &Cpu, pmus: &Pmus, input: TopdownInput) -> Result<TopdownGrou
                 | (0xf << 16)
                 | (u64::from(*part & 0xfff) << 4)
                 | u64::from(cpu.stepping & 0xf);
-            let td_cpu = td::Cpu::from_perf_cpuid(&format!("{midr:#018x}"));
+            let td_cpu = td::Cpu::arm(midr);
             if td_cpu == td::Cpu::ArmNeoverseN1 {
                 return Err("no top-down group: Neoverse N1 has no STALL_SLOT events (only cycle-based STALL_FRONTEND/BACKEND); use the stall graph".into());
             }
@@ -576,11 +570,7 @@ mod tests {
                 .map(|e| e.name)
                 .collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let cpuid = format!(
-                "AuthenticAMD,{},{},{}",
-                m.cpu.family, m.cpu.model, m.cpu.stepping
-            );
-            let td_cpu = td::Cpu::from_perf_cpuid(&cpuid);
+            let td_cpu = td::Cpu::amd(m.cpu.family, m.cpu.model);
             let plan = td::plan(&names, &td::Machine::of(td_cpu)).unwrap();
             assert_eq!(plan.groups(), 3, "{name}");
             assert!(matches!(
