@@ -19,6 +19,7 @@
 //! a confidence outside (0, 1), saturated sums).
 
 use crate::profile::Count;
+pub use crate::profile::PairedMoments;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use statrs::function::beta::{beta_reg, inv_beta_reg};
 
@@ -259,68 +260,6 @@ pub fn ratio_interval(
         lo: odds(p.lo) * scale,
         hi: odds(p.hi) * scale,
     })
-}
-
-/// Moments of paired per-sample deltas of a leader-sampled group (`{cycles,stalls}:S`): for
-/// each sample, `a` is the numerator's delta (stall cycles) and `b` the denominator's
-/// (cycles). Addable, so the collapse can keep one per (stack, ratio) and frames sum them.
-///
-/// The sums are exact integers in `u128`: a delta is at most 2⁶⁴, its square at most 2¹²⁸,
-/// so sums of realistic deltas (below 2⁴⁰ per sample) hold 2⁴⁸ samples exactly, and integer
-/// sums do not depend on the order samples are added in (the same profile gives the same
-/// intervals, byte for byte). Additions saturate, as [`Count::add`] does for a hostile file;
-/// [`paired_ratio_interval`] refuses a saturated accumulator.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PairedMoments {
-    pub n: u64,
-    pub sum_a: u128,
-    pub sum_b: u128,
-    pub sum_aa: u128,
-    pub sum_bb: u128,
-    pub sum_ab: u128,
-}
-
-impl PairedMoments {
-    /// Adds one sample's deltas.
-    pub fn push(&mut self, a: u64, b: u64) {
-        let (a, b) = (u128::from(a), u128::from(b));
-        self.add(PairedMoments {
-            n: 1,
-            sum_a: a,
-            sum_b: b,
-            sum_aa: a * a,
-            sum_bb: b * b,
-            sum_ab: a * b,
-        });
-    }
-
-    /// Adds another accumulator (a child stack's, another thread's), saturating.
-    pub fn add(&mut self, other: PairedMoments) {
-        self.n = self.n.saturating_add(other.n);
-        self.sum_a = self.sum_a.saturating_add(other.sum_a);
-        self.sum_b = self.sum_b.saturating_add(other.sum_b);
-        self.sum_aa = self.sum_aa.saturating_add(other.sum_aa);
-        self.sum_bb = self.sum_bb.saturating_add(other.sum_bb);
-        self.sum_ab = self.sum_ab.saturating_add(other.sum_ab);
-    }
-
-    /// Whether any sum hit its maximum (its value is then unknown).
-    pub fn saturated(&self) -> bool {
-        self.n == u64::MAX
-            || [
-                self.sum_a,
-                self.sum_b,
-                self.sum_aa,
-                self.sum_bb,
-                self.sum_ab,
-            ]
-            .contains(&u128::MAX)
-    }
-
-    /// The ratio `sum_a / sum_b`, if `sum_b > 0`.
-    pub fn ratio(&self) -> Option<f64> {
-        (self.sum_b > 0).then(|| self.sum_a as f64 / self.sum_b as f64)
-    }
 }
 
 /// An interval for `sum_a / sum_b` of a leader-sampled group (CPI: cycles over
