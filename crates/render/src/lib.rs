@@ -1,6 +1,6 @@
 //! Rendering: folded profile to SVG.
 //!
-//! Four pictures are drawn:
+//! Every picture is one of these:
 //!
 //! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the unhalted
 //!   cycles (summed sample periods of the cycles event) that landed in the frame (children

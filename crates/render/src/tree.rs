@@ -1,6 +1,6 @@
 //! Merging stacks into one call tree, stored flat in pre-order.
 //!
-//! The builder is shared by both pictures of this crate. What a stack is made of and what it
+//! The builder is shared by every picture this crate draws. What a stack is made of and what it
 //! carries is said by the [`Leaf`] it is given as:
 //!
 //! * the CPI graph merges the stacks of one profile by frame (name, module, kind) and carries
