@@ -10,8 +10,8 @@ use cpiflame_profile::lines::LineColumns;
 use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
-    add_topdown, top_frames_at, write_report_json_at, write_report_text_of, LineSummary,
-    SourceLines, WallColumns,
+    add_topdown, top_frames_at, write_report_json_at, write_report_text_labelled, LineSummary,
+    ReportLabels, SourceLines, TopdownFormulas, WallColumns,
 };
 use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Columns,
@@ -236,6 +236,9 @@ pub struct Loaded {
     /// without them, files of several sets read together): `report` says it under its
     /// table and as `totals.topdown_why`, the graph in its subtitle (it is a note too).
     pub topdown_why: Option<String>,
+    /// The weights are counts, not samples: folded text (a count per line), alone or
+    /// among the recordings read together.
+    pub counts: bool,
 }
 
 /// Why a recording could not be read.
@@ -372,7 +375,11 @@ impl Loaded {
             .topdown
             .as_ref()
             .map(|plan| add_topdown(&self.profile, plan, &mut frames));
-        let why = self.topdown_why.as_deref();
+        let labels = ReportLabels {
+            counts: self.counts,
+            topdown: self.topdown.as_ref().map(TopdownFormulas::of),
+            topdown_why: self.topdown_why.clone(),
+        };
         if json {
             write_report_json_at(
                 &self.profile,
@@ -380,15 +387,11 @@ impl Loaded {
                 confidence,
                 &frames,
                 topdown,
-                why,
+                &labels,
                 out,
             )
         } else {
-            write_report_text_of(&self.profile, columns, &frames, limit, &mut *out)?;
-            match why {
-                Some(why) => writeln!(out, "#\n# no top-down breakdown: {why}"),
-                None => Ok(()),
-            }
+            write_report_text_labelled(&self.profile, columns, &frames, limit, &labels, out)
         }
     }
 
@@ -546,14 +549,18 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
         })
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
-    finish(
+    let loaded = finish(
         options,
         profile,
         detected,
         &RecordingMarks::default(),
         None,
         None,
-    )
+    )?;
+    Ok(Loaded {
+        counts: true,
+        ..loaded
+    })
 }
 
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
@@ -1124,6 +1131,7 @@ fn finish(
         lines: None,
         topdown,
         topdown_why,
+        counts: false,
     })
 }
 

@@ -49,7 +49,7 @@ pub use summary::{
     top_frames_at, top_frames_of, topdown_totals_line, totals, totals_at, totals_of,
     write_diff_json, write_diff_json_of, write_diff_json_with, write_diff_text, write_diff_text_of,
     write_report_json, write_report_json_at, write_report_json_of, write_report_text,
-    write_report_text_of, ChangeTest, Columns, FrameDiff, FrameSummary, LineSummary, Measure,
-    Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+    write_report_text_labelled, write_report_text_of, ChangeTest, Columns, FrameDiff, FrameSummary,
+    LineSummary, Measure, ReportLabels, TopdownFormulas, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };
 pub use wall::WallColumns;

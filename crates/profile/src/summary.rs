@@ -92,6 +92,9 @@
 //!     "topdown_why": "Intel ... needs the events topdown-be-bound"
 //!                                        // added to /1 later, only when the columns have
 //!                                        // top-down events that give no fractions: why
+//!     "topdown_formulas": {"name": "Intel Golden Cove PERF_METRICS (spr/adl metrics)",
+//!                          "approximation": "without int_misc.uop_dropping: ..." | null}
+//!                                        // report only, with "topdown": the formula set
 //!   },
 //!   "frames": [                          // sorted: wall_ns desc (with wall time),
 //!     {                                  //   total_samples desc, self_samples desc,
@@ -426,6 +429,41 @@ impl Columns {
             stalls,
             instructions: None,
             ratio_cycles: None,
+        }
+    }
+}
+
+/// What a report says of its input beside the numbers: whether the weights are counts
+/// (folded text: a count per line, not samples), and the top-down formula set, as the
+/// graph's subtitle names it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportLabels {
+    /// The weights are counts, not samples: the header and the column say "counts".
+    pub counts: bool,
+    /// The top-down formulas the fractions come from; `None` without fractions.
+    pub topdown: Option<TopdownFormulas>,
+    /// Why top-down events give no fractions (`totals.topdown_why` in JSON, a line under
+    /// the text table).
+    pub topdown_why: Option<String>,
+}
+
+/// The top-down formula set of a report's fractions (`totals.topdown_formulas` in JSON).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TopdownFormulas {
+    /// [`FormulaSet::name`](crate::topdown::FormulaSet::name).
+    pub name: String,
+    /// Why it is not perf's exact formula for the machine
+    /// ([`FormulaSet::approximation`](crate::topdown::FormulaSet::approximation)); `None`
+    /// when it is.
+    pub approximation: Option<&'static str>,
+}
+
+impl TopdownFormulas {
+    /// The formulas of `plan`.
+    pub fn of(plan: &Plan) -> TopdownFormulas {
+        TopdownFormulas {
+            name: plan.set.name(),
+            approximation: plan.set.approximation(),
         }
     }
 }
@@ -1491,10 +1529,11 @@ fn topdown_change_cell(before: Option<Breakdown>, after: Option<Breakdown>) -> S
     format!("{name} {} -> {}", side(before), side(after))
 }
 
-fn totals_line(t: &Totals) -> String {
+fn totals_line(t: &Totals, counts: bool) -> String {
     let mut s = format!(
-        "{} samples of {}",
+        "{} {} of {}",
         t.cycles_samples,
+        if counts { "counts" } else { "samples" },
         if t.cycles_event.is_empty() {
             "?"
         } else {
@@ -1571,10 +1610,30 @@ pub fn write_report_text_of<W: Write>(
     columns: Columns,
     frames: &[FrameSummary],
     limit: usize,
+    out: W,
+) -> io::Result<()> {
+    write_report_text_labelled(p, columns, frames, limit, &ReportLabels::default(), out)
+}
+
+/// [`write_report_text_of`] saying what `labels` say: "counts" for samples, and a second
+/// header line naming the top-down formula set and its approximation (as the graph's
+/// subtitle does).
+pub fn write_report_text_labelled<W: Write>(
+    p: &Profile,
+    columns: Columns,
+    frames: &[FrameSummary],
+    limit: usize,
+    labels: &ReportLabels,
     mut out: W,
 ) -> io::Result<()> {
     let t = totals_of(p, columns);
-    writeln!(out, "# cpiflame report: {}", totals_line(&t))?;
+    writeln!(out, "# cpiflame report: {}", totals_line(&t, labels.counts))?;
+    if let Some(f) = &labels.topdown {
+        match f.approximation {
+            Some(approximation) => writeln!(out, "# top-down: {} · {approximation}", f.name)?,
+            None => writeln!(out, "# top-down: {}", f.name)?,
+        }
+    }
     writeln!(out, "#")?;
     let with_stalls = columns.stalls.is_some();
     let with_cpi = columns.instructions.is_some();
@@ -1631,7 +1690,7 @@ pub fn write_report_text_of<W: Write>(
     if with_topdown {
         header.push("Top-down");
     }
-    header.push("Samples");
+    header.push(if labels.counts { "Counts" } else { "Samples" });
     if with_lines {
         header.push("Hottest self line");
     }
@@ -1644,7 +1703,10 @@ pub fn write_report_text_of<W: Write>(
             frames.len() - shown.len()
         )?;
     }
-    Ok(())
+    match &labels.topdown_why {
+        Some(why) => writeln!(out, "#\n# no top-down breakdown: {why}"),
+        None => Ok(()),
+    }
 }
 
 /// Writes `diffs` (from [`diff_frames`]) as a table: before %, after % (total shares, each of
@@ -1688,8 +1750,16 @@ pub fn write_diff_text_of<W: Write>(
     test: &ChangeTest,
     mut out: W,
 ) -> io::Result<()> {
-    writeln!(out, "# cpiflame diff: before: {}", totals_line(before))?;
-    writeln!(out, "#                after:  {}", totals_line(after))?;
+    writeln!(
+        out,
+        "# cpiflame diff: before: {}",
+        totals_line(before, false)
+    )?;
+    writeln!(
+        out,
+        "#                after:  {}",
+        totals_line(after, false)
+    )?;
     match Measure::of_totals(before, after) {
         Measure::WallTime => writeln!(
             out,
@@ -1860,6 +1930,9 @@ struct ReportTotals<'a> {
     /// Why a recording with top-down events has no fractions.
     #[serde(skip_serializing_if = "Option::is_none")]
     topdown_why: Option<&'a str>,
+    /// The formulas of `topdown` (`report` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topdown_formulas: Option<&'a TopdownFormulas>,
 }
 
 #[derive(Serialize)]
@@ -1910,22 +1983,23 @@ pub fn write_report_json_of<W: Write>(
         crate::interval::DEFAULT_CONFIDENCE,
         frames,
         None,
-        None,
+        &ReportLabels::default(),
         out,
     )
 }
 
 /// [`write_report_json_of`] with the totals' intervals at `confidence` (the frames carry
 /// their own: [`top_frames_at`]) and, for a recording with top-down events, the whole
-/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]), or
-/// `topdown_why`: why its events give none (`totals.topdown_why`, left out when `None`).
+/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]);
+/// `labels`' formula set as `totals.topdown_formulas`, or why the events give no fractions
+/// as `totals.topdown_why` (each left out when `None`).
 pub fn write_report_json_at<W: Write>(
     p: &Profile,
     columns: Columns,
     confidence: f64,
     frames: &[FrameSummary],
     topdown: Option<Option<Breakdown>>,
-    topdown_why: Option<&str>,
+    labels: &ReportLabels,
     mut out: W,
 ) -> io::Result<()> {
     let doc = ReportDoc {
@@ -1933,7 +2007,8 @@ pub fn write_report_json_at<W: Write>(
         totals: ReportTotals {
             totals: &totals_at(p, columns, confidence),
             topdown,
-            topdown_why,
+            topdown_why: labels.topdown_why.as_deref(),
+            topdown_formulas: labels.topdown.as_ref(),
         },
         frames,
     };
@@ -1988,11 +2063,13 @@ pub fn write_diff_json_with<W: Write>(
             totals: before,
             topdown: topdown.map(|t| t.0),
             topdown_why: None,
+            topdown_formulas: None,
         },
         after: ReportTotals {
             totals: after,
             topdown: topdown.map(|t| t.1),
             topdown_why: None,
+            topdown_formulas: None,
         },
         frames: diffs,
     };
