@@ -123,10 +123,11 @@ fn role_by_name(name: &str) -> Option<Role> {
     }
 }
 
-/// Which event plays which role: the one type for it everywhere. `Roles` (of `usize`) holds
-/// the event columns of a recording; `Roles<String>` holds event names, as flags
-/// (`--stalls`, `--cycles`, `--instructions`) and `cpiflame record`'s notes give them,
-/// resolved to columns where the recording is read.
+/// Which event plays which role, by name or index. `Roles<String>` holds event names, as
+/// flags (`--stalls`, `--cycles`, `--instructions`) and `cpiflame record`'s notes give
+/// them; `Roles` (of `usize`) the columns the loader chooses from them. Once a recording is
+/// read, every output takes the roles as one `cpiflame_profile::Columns` instead (with the
+/// width and the ratio cycles; this crate does not depend on `profile`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Roles<T = usize> {
     /// The event that gives the colour (stall cycles).

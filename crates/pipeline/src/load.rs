@@ -6,16 +6,15 @@ use std::path::{Path, PathBuf};
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
-use cpiflame_profile::lines::LineColumns;
 use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
     add_topdown, top_frames_at, write_report_json_at, write_report_text_labelled, LineSummary,
-    ReportLabels, SourceLines, TopdownFormulas, WallColumns,
+    ReportLabels, SourceLines, TopdownFormulas, WallColumns, Width,
 };
 use cpiflame_profile::{
-    read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Columns,
-    Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
+    read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Column,
+    Columns, Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
 };
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
@@ -329,14 +328,17 @@ impl Loaded {
         })
     }
 
-    /// The roles as the summaries take them (`report`, `diff`); `None` without a cycles
-    /// column (nothing sampled).
+    /// The roles of the profile's columns, as every output takes them (summaries, graphs,
+    /// the timeline, source lines): the width is wall time when the recording has the
+    /// wall-time columns ([`Loaded::wall`]), else cycles. `None` without a cycles column
+    /// (nothing sampled).
     pub fn columns(&self) -> Option<Columns> {
         Some(Columns {
-            cycles: self.roles.cycles?,
-            stalls: self.roles.stalls,
-            instructions: self.roles.instructions,
-            ratio_cycles: self.ratio_cycles,
+            width: self.wall.map_or(Width::Cycles, Width::Wall),
+            cycles: Column(self.roles.cycles?),
+            stalls: self.roles.stalls.map(Column),
+            instructions: self.roles.instructions.map(Column),
+            ratio_cycles: self.ratio_cycles.map(Column),
         })
     }
 
@@ -355,7 +357,7 @@ impl Loaded {
     ) -> std::io::Result<()> {
         let mut frames = top_frames_at(&self.profile, columns, confidence);
         if let (true, Some(lines)) = (lines, &self.lines) {
-            let hot = lines.hottest_self(&self.profile, &self.line_columns(), |f| {
+            let hot = lines.hottest_self(&self.profile, &columns, |f| {
                 (!f.kind.is_root()).then(|| (f.name.clone(), f.module.clone()))
             });
             for f in &mut frames {
@@ -392,20 +394,6 @@ impl Loaded {
             )
         } else {
             write_report_text_labelled(&self.profile, columns, &frames, limit, &labels, out)
-        }
-    }
-
-    /// The columns that weigh source lines: the graph's width (cycles, or wall time) and
-    /// its stall share.
-    pub fn line_columns(&self) -> LineColumns {
-        let width = match self.wall {
-            Some(w) => [Some(w.on_cpu), Some(w.runnable), Some(w.blocked)],
-            None => [self.roles.cycles, None, None],
-        };
-        LineColumns {
-            width,
-            stalls: self.roles.stalls,
-            ratio_cycles: self.ratio_cycles.or(self.roles.cycles),
         }
     }
 

@@ -175,6 +175,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::columns::{Column, Columns};
 use crate::interval::{growth_test, PairedMoments, Share};
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::{RatioIntervals, RatioKind};
@@ -408,31 +409,6 @@ pub struct Totals {
     pub wall_ns: Option<u64>,
 }
 
-/// Which event columns of a profile play which role in a summary: `cycles` gives samples
-/// and shares, `stalls` the stall share, `instructions` the CPI and IPC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Columns {
-    pub cycles: usize,
-    pub stalls: Option<usize>,
-    pub instructions: Option<usize>,
-    /// The cycles that stall shares and CPIs divide by when it is not `cycles`: a hybrid
-    /// file whose stall or instructions event exists on fewer core types than cycles.
-    /// Shares of the total stay of `cycles`.
-    pub ratio_cycles: Option<usize>,
-}
-
-impl Columns {
-    /// Cycles and, optionally, stalls; no instructions.
-    pub fn new(cycles: usize, stalls: Option<usize>) -> Self {
-        Columns {
-            cycles,
-            stalls,
-            instructions: None,
-            ratio_cycles: None,
-        }
-    }
-}
-
 /// What a report says of its input beside the numbers: whether the weights are counts
 /// (folded text: a count per line, not samples), and the top-down formula set, as the
 /// graph's subtitle names it.
@@ -518,12 +494,10 @@ pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
 
 /// [`totals_of`] with intervals at `confidence`.
 pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
-    let Columns {
-        cycles,
-        stalls,
-        instructions,
-        ratio_cycles,
-    } = columns;
+    let cycles = columns.cycles.index();
+    let stalls = columns.stalls.map(Column::index);
+    let instructions = columns.instructions.map(Column::index);
+    let ratio_index = columns.ratio_denominator().index();
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
     let (mut is, mut ip, mut rs, mut rp) = (0u128, 0u128, 0u128, 0u128);
     let (mut stall_pair, mut cpi_pair) = (PairedMoments::default(), PairedMoments::default());
@@ -538,10 +512,9 @@ pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
         let c = count(stack, cycles);
         cs += u128::from(c.samples);
         cp += u128::from(c.period);
-        let r = count(stack, ratio_cycles.unwrap_or(cycles));
+        let r = count(stack, ratio_index);
         rs += u128::from(r.samples);
         rp += u128::from(r.period);
-        let ratio_index = ratio_cycles.unwrap_or(cycles);
         if let Some(m) = stalls.and_then(|e| stack.paired_moments(e, ratio_index)) {
             stall_pair.add(m);
         }
@@ -652,12 +625,10 @@ fn aggregate<'a, K: Eq + Hash>(
     columns: Columns,
     key: impl Fn(&'a Frame) -> K,
 ) -> (Vec<Agg<'a>>, Whole) {
-    let Columns {
-        cycles,
-        stalls,
-        instructions,
-        ratio_cycles,
-    } = columns;
+    let cycles = columns.cycles.index();
+    let stalls = columns.stalls.map(Column::index);
+    let instructions = columns.instructions.map(Column::index);
+    let ratio_index = columns.ratio_denominator().index();
     let mut index: HashMap<K, usize> = HashMap::new();
     let mut aggs: Vec<Agg<'a>> = Vec::new();
     let key_of: Vec<usize> = p
@@ -696,8 +667,7 @@ fn aggregate<'a, K: Eq + Hash>(
         let c = count(stack, cycles);
         let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
         let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
-        let r = ratio_cycles.map_or(c, |e| count(stack, e));
-        let ratio_index = ratio_cycles.unwrap_or(cycles);
+        let r = count(stack, ratio_index);
         let stall_pair = stalls.and_then(|e| stack.paired_moments(e, ratio_index));
         let cpi_pair = instructions.and_then(|e| stack.paired_moments(ratio_index, e));
         // Off-CPU stacks have wall time and no cycles: they count too.
@@ -758,15 +728,15 @@ impl Agg<'_> {
         self.kind.unwrap_or(self.frame.kind)
     }
 
-    fn stall_share(&self, stalls: Option<usize>) -> Option<f64> {
+    fn stall_share(&self, stalls: Option<Column>) -> Option<f64> {
         stalls.and_then(|_| ratio(self.stall_period, self.ratio_period))
     }
 
-    fn cpi(&self, instructions: Option<usize>) -> Option<f64> {
+    fn cpi(&self, instructions: Option<Column>) -> Option<f64> {
         instructions.and_then(|_| cpi_of(self.ratio_period, self.instructions_period))
     }
 
-    fn ipc(&self, instructions: Option<usize>) -> Option<f64> {
+    fn ipc(&self, instructions: Option<Column>) -> Option<f64> {
         self.cpi(instructions).map(|cpi| 1.0 / cpi)
     }
 
@@ -779,7 +749,7 @@ impl Agg<'_> {
 
     fn stall_share_interval(
         &self,
-        stalls: Option<usize>,
+        stalls: Option<Column>,
         whole: &Whole,
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
@@ -796,7 +766,7 @@ impl Agg<'_> {
 
     fn cpi_interval(
         &self,
-        instructions: Option<usize>,
+        instructions: Option<Column>,
         whole: &Whole,
         intervals: &mut Option<RatioIntervals>,
     ) -> Option<[f64; 2]> {
@@ -1182,7 +1152,7 @@ fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -> RunCounts
     let mut total = Count::default();
     for (i, stack) in p.stacks.iter().enumerate() {
         let c = match measure {
-            Measure::Cycles => count(stack, columns.cycles),
+            Measure::Cycles => columns.cycles.of(stack),
             Measure::WallTime => wall.map_or(Count::default(), |w| {
                 let mut sum = Count::default();
                 for e in w.all() {

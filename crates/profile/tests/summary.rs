@@ -4,8 +4,8 @@
 use cpiflame_profile::{
     diff_frames, diff_frames_of, read_folded, top_frames, top_frames_of, totals, totals_of,
     write_diff_json, write_diff_text, write_report_json, write_report_json_of, write_report_text,
-    write_report_text_of, Columns, Count, EventColumn, Frame, FrameDiff, FrameKind, FrameSummary,
-    Profile, Totals,
+    write_report_text_of, Column, Columns, Count, EventColumn, Frame, FrameDiff, FrameKind,
+    FrameSummary, Profile, Totals, Width,
 };
 use serde_json::Value;
 
@@ -782,9 +782,10 @@ fn with_instructions() -> Profile {
 }
 
 const CPI_COLUMNS: Columns = Columns {
-    cycles: 0,
+    width: Width::Cycles,
+    cycles: Column(0),
     stalls: None,
-    instructions: Some(1),
+    instructions: Some(Column(1)),
     ratio_cycles: None,
 };
 
@@ -1039,10 +1040,8 @@ fn ratios_divide_by_the_ratio_cycles_column_when_given() {
         },
     );
     let columns = Columns {
-        cycles: 0,
-        stalls: Some(1),
-        instructions: None,
-        ratio_cycles: Some(2),
+        ratio_cycles: Some(Column(2)),
+        ..Columns::new(0, Some(1))
     };
     let frames = top_frames_of(&p, columns);
     let get = |n: &str| frames.iter().find(|f| f.name == n).unwrap();
