@@ -9,13 +9,10 @@ use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
 use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
-    add_topdown, top_frames_at, write_report_json_at, write_report_text_labelled, LineSummary,
-    ReportLabels, SourceLines, TopdownFormulas, WallColumns, Width,
-};
-use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Column,
     Columns, Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
 };
+use cpiflame_profile::{write_report, Format, ReportOptions, SourceLines, WallColumns, Width};
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
@@ -355,46 +352,17 @@ impl Loaded {
         confidence: f64,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        let mut frames = top_frames_at(&self.profile, columns, confidence);
-        if let (true, Some(lines)) = (lines, &self.lines) {
-            let hot = lines.hottest_self(&self.profile, &columns, |f| {
-                (!f.kind.is_root()).then(|| (f.name.clone(), f.module.clone()))
-            });
-            for f in &mut frames {
-                let line = hot.get(&(f.name.clone(), f.module.clone())).and_then(|h| {
-                    let at = lines.line(h.line)?;
-                    Some(LineSummary {
-                        file: at.file.clone(),
-                        line: at.line,
-                        share: h.share,
-                        stall_share: h.stall_share,
-                    })
-                });
-                f.hottest_line = Some(line);
-            }
-        }
-        let topdown = self
-            .topdown
-            .as_ref()
-            .map(|plan| add_topdown(&self.profile, plan, &mut frames));
-        let labels = ReportLabels {
+        let options = ReportOptions {
+            columns,
+            confidence,
+            limit,
+            lines: self.lines.as_deref().filter(|_| lines),
+            topdown: self.topdown.as_ref(),
+            topdown_why: self.topdown_why.as_deref(),
             counts: self.counts,
-            topdown: self.topdown.as_ref().map(TopdownFormulas::of),
-            topdown_why: self.topdown_why.clone(),
         };
-        if json {
-            write_report_json_at(
-                &self.profile,
-                columns,
-                confidence,
-                &frames,
-                topdown,
-                &labels,
-                out,
-            )
-        } else {
-            write_report_text_labelled(&self.profile, columns, &frames, limit, &labels, out)
-        }
+        let format = if json { Format::Json } else { Format::Text };
+        write_report(&self.profile, &options, format, out)
     }
 
     /// The graph's subtitle: the notes, joined; `None` without notes.

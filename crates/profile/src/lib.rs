@@ -48,11 +48,8 @@ pub use perf_script::{
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
-    add_diff_topdown, add_topdown, diff_frames, diff_frames_of, diff_runs, top_frames,
-    top_frames_at, top_frames_of, topdown_totals_line, totals, totals_at, totals_of,
-    write_diff_json, write_diff_json_of, write_diff_json_with, write_diff_text, write_diff_text_of,
-    write_report_json, write_report_json_at, write_report_json_of, write_report_text,
-    write_report_text_labelled, write_report_text_of, ChangeTest, FrameDiff, FrameSummary,
-    LineSummary, Measure, ReportLabels, TopdownFormulas, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+    add_diff_topdown, add_topdown, diff_frames, diff_runs, top_frames, topdown_totals_line, totals,
+    write_diff, write_report, ChangeTest, DiffSummaryOptions, Format, FrameDiff, FrameSummary,
+    LineSummary, Measure, ReportOptions, TopdownFormulas, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };
 pub use wall::WallColumns;

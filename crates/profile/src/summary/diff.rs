@@ -13,7 +13,7 @@ pub(super) fn modules_by_name(
     columns: Columns,
 ) -> HashMap<(Option<FrameKind>, String), String> {
     let mut map = HashMap::new();
-    for f in top_frames_of(p, columns) {
+    for f in top_frames(p, &columns, crate::interval::DEFAULT_CONFIDENCE) {
         if f.module.is_empty() {
             continue;
         }
@@ -23,39 +23,22 @@ pub(super) fn modules_by_name(
     map
 }
 
-/// Compares two profiles function by function, functions matched by name (and process
-/// frames only with process frames). Each side's shares are of its own total cycles period,
-/// so runs of different lengths compare. Every function of either side appears; one missing
-/// on a side has zero shares and samples there and a `None` stall share. When both profiles
-/// have the wall-time columns ([`Measure::WallTime`]) each function also has its shares of
-/// each side's wall time.
+/// Compares two profiles function by function, each in its own `columns`' roles, functions
+/// matched by name (and process frames only with process frames). Each side's shares are of
+/// its own total cycles period, so runs of different lengths compare. Every function of
+/// either side appears; one missing on a side has zero shares and samples there and a
+/// `None` stall share. When both profiles have the wall-time columns
+/// ([`Measure::WallTime`]) each function also has its shares of each side's wall time.
 ///
 /// Sorted by `|delta_points|` (descending), or `|wall_delta_points|` with wall time
 /// ([`FrameDiff::change_points`]), then name, then kind.
 pub fn diff_frames(
     before: &Profile,
-    b_cycles: usize,
-    b_stalls: Option<usize>,
+    b_columns: &Columns,
     after: &Profile,
-    a_cycles: usize,
-    a_stalls: Option<usize>,
+    a_columns: &Columns,
 ) -> Vec<FrameDiff> {
-    diff_frames_of(
-        before,
-        Columns::new(b_cycles, b_stalls),
-        after,
-        Columns::new(a_cycles, a_stalls),
-    )
-}
-
-/// [`diff_frames`] with instructions columns too: each function then has its inclusive CPI
-/// before and after.
-pub fn diff_frames_of(
-    before: &Profile,
-    b_columns: Columns,
-    after: &Profile,
-    a_columns: Columns,
-) -> Vec<FrameDiff> {
+    let (b_columns, a_columns) = (*b_columns, *a_columns);
     let (b_stalls, a_stalls) = (b_columns.stalls, a_columns.stalls);
     let key = |f: &Frame| (root_kind(f), f.name.clone());
     let (b_aggs, b_whole) = aggregate(before, b_columns, key);
@@ -224,7 +207,7 @@ pub(super) fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -
     (counts, total)
 }
 
-/// Compares several runs per side: [`diff_frames_of`] of the first run of each side (its
+/// Compares several runs per side: [`diff_frames`] of the first run of each side (its
 /// shares, stall shares, CPIs and samples, as the differential graph draws them), and for
 /// every function of any run the test of its change over all runs
 /// ([`crate::interval::growth_test`]: sampling variance with one run per side, between-run
@@ -236,7 +219,7 @@ pub(super) fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -
 /// ([`Measure::of`]); every run should have the wall-time columns when those do (a run
 /// without them has no total there, and its functions no interval). A function only later
 /// runs have is added with zero first-run shares. With one run per side the order is
-/// [`diff_frames_of`]'s; with several, by the size of the mean change, then name and kind.
+/// [`diff_frames`]'s; with several, by the size of the mean change, then name and kind.
 /// Empty when a side has no runs.
 pub fn diff_runs<'p>(
     before: &[(&'p Profile, Columns)],
@@ -247,7 +230,7 @@ pub fn diff_runs<'p>(
     let (Some(&(b0, b_columns)), Some(&(a0, a_columns))) = (before.first(), after.first()) else {
         return Vec::new();
     };
-    let mut diffs = diff_frames_of(b0, b_columns, a0, a_columns);
+    let mut diffs = diff_frames(b0, &b_columns, a0, &a_columns);
     let measure = Measure::of(b0, a0);
     let side = |runs: &[(&'p Profile, Columns)]| -> Vec<_> {
         runs.iter()

@@ -43,62 +43,31 @@ pub(super) struct Runs {
     pub(super) after: usize,
 }
 
-/// Schema name of [`write_report_json`]'s document.
+/// Schema name of `report --json`'s document ([`write_report`]).
 pub const REPORT_SCHEMA: &str = "cpiflame-report/1";
-/// Schema name of [`write_diff_json`]'s document.
+/// Schema name of `diff --json`'s document ([`write_diff`]).
 pub const DIFF_SCHEMA: &str = "cpiflame-diff/1";
 
-/// Writes the `cpiflame-report/1` document (its schema is in docs/cli.md): the totals of
-/// `p`'s cycles and stall columns and every entry of `frames`, in order.
-pub fn write_report_json<W: Write>(
+/// The `cpiflame-report/1` document of `frames` (see [`write_report`]; its schema is in
+/// docs/cli.md): the totals with their intervals at `opts.confidence` and, for a recording
+/// with top-down events, the whole profile's fractions as `totals.topdown` (`Some(None)`:
+/// `null`, see [`add_topdown`]); the formula set as `totals.topdown_formulas`, or why the
+/// events give no fractions as `totals.topdown_why` (each left out when `None`).
+pub(super) fn write_report_json<W: Write>(
     p: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
-    frames: &[FrameSummary],
-    out: W,
-) -> io::Result<()> {
-    write_report_json_of(p, Columns::new(cycles, stalls), frames, out)
-}
-
-/// [`write_report_json`] with the totals of an instructions column too (CPI and IPC).
-pub fn write_report_json_of<W: Write>(
-    p: &Profile,
-    columns: Columns,
-    frames: &[FrameSummary],
-    out: W,
-) -> io::Result<()> {
-    write_report_json_at(
-        p,
-        columns,
-        crate::interval::DEFAULT_CONFIDENCE,
-        frames,
-        None,
-        &ReportLabels::default(),
-        out,
-    )
-}
-
-/// [`write_report_json_of`] with the totals' intervals at `confidence` (the frames carry
-/// their own: [`top_frames_at`]) and, for a recording with top-down events, the whole
-/// profile's fractions as `totals.topdown` (`Some(None)`: `null`, see [`add_topdown`]);
-/// `labels`' formula set as `totals.topdown_formulas`, or why the events give no fractions
-/// as `totals.topdown_why` (each left out when `None`).
-pub fn write_report_json_at<W: Write>(
-    p: &Profile,
-    columns: Columns,
-    confidence: f64,
     frames: &[FrameSummary],
     topdown: Option<Option<Breakdown>>,
-    labels: &ReportLabels,
+    opts: &ReportOptions,
     mut out: W,
 ) -> io::Result<()> {
+    let formulas = opts.topdown.map(TopdownFormulas::of);
     let doc = ReportDoc {
         schema: REPORT_SCHEMA,
         totals: ReportTotals {
-            totals: &totals_at(p, columns, confidence),
+            totals: &totals(p, &opts.columns, opts.confidence),
             topdown,
-            topdown_why: labels.topdown_why.as_deref(),
-            topdown_formulas: labels.topdown.as_ref(),
+            topdown_why: opts.topdown_why,
+            topdown_formulas: formulas.as_ref(),
         },
         frames,
     };
@@ -106,33 +75,12 @@ pub fn write_report_json_at<W: Write>(
     out.write_all(b"\n")
 }
 
-/// Writes the `cpiflame-diff/1` document (its schema is in docs/cli.md): both sides'
-/// [`totals`] and every entry of `diffs`, in order.
-pub fn write_diff_json<W: Write>(
-    before: &Totals,
-    after: &Totals,
-    diffs: &[FrameDiff],
-    out: W,
-) -> io::Result<()> {
-    write_diff_json_of(before, after, diffs, &ChangeTest::default(), out)
-}
-
-/// [`write_diff_json`] of a comparison tested as `test` says ([`diff_runs`]): `runs`,
-/// `confidence` and `fail_above` in the document.
-pub fn write_diff_json_of<W: Write>(
-    before: &Totals,
-    after: &Totals,
-    diffs: &[FrameDiff],
-    test: &ChangeTest,
-    out: W,
-) -> io::Result<()> {
-    write_diff_json_with(before, after, diffs, test, None, out)
-}
-
-/// [`write_diff_json_of`] with, when both sides have the same top-down formulas, each
-/// side's whole fractions (from [`add_diff_topdown`]) as `before.topdown` and
-/// `after.topdown` (`null` where they give none).
-pub fn write_diff_json_with<W: Write>(
+/// The `cpiflame-diff/1` document (see [`write_diff`]; its schema is in docs/cli.md): both
+/// sides' totals and every entry of `diffs`, in order; `runs`, `confidence` and
+/// `fail_above` as `test` says ([`diff_runs`]); when both sides have the same top-down
+/// formulas, each side's whole fractions (from [`add_diff_topdown`]) as `before.topdown`
+/// and `after.topdown` (`null` where they give none).
+pub(super) fn write_diff_json<W: Write>(
     before: &Totals,
     after: &Totals,
     diffs: &[FrameDiff],

@@ -68,6 +68,7 @@ use serde::Serialize;
 
 use crate::columns::{Column, Columns};
 use crate::interval::{growth_test, PairedMoments, Share};
+use crate::lines::SourceLines;
 use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
 use crate::ratios::{RatioIntervals, RatioKind};
 use crate::topdown::{Breakdown, Plan};
@@ -310,18 +311,134 @@ pub struct Totals {
     pub wall_ns: Option<u64>,
 }
 
-/// What a report says of its input beside the numbers: whether the weights are counts
-/// (folded text: a count per line, not samples), and the top-down formula set, as the
-/// graph's subtitle names it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReportLabels {
-    /// The weights are counts, not samples: the header and the column say "counts".
+/// The form of a summary: the aligned text table or the JSON document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// How `report` summarises a profile ([`write_report`]).
+#[derive(Clone, Debug)]
+pub struct ReportOptions<'a> {
+    /// The roles of the profile's columns.
+    pub columns: Columns,
+    /// The confidence of the stall shares' and CPIs' intervals.
+    pub confidence: f64,
+    /// Rows of the text table (0: all); the JSON has every frame.
+    pub limit: usize,
+    /// The profile's source lines: each function gets its hottest self line (`report
+    /// --lines`). `None`: no line column (JSON: no `hottest_line`).
+    pub lines: Option<&'a SourceLines>,
+    /// The top-down formulas of the columns: fractions per frame and in the totals, and the
+    /// set named (text: under the header; JSON: `totals.topdown_formulas`).
+    pub topdown: Option<&'a Plan>,
+    /// Why top-down events give no fractions (JSON: `totals.topdown_why`; text: a line
+    /// under the table).
+    pub topdown_why: Option<&'a str>,
+    /// The weights are counts (folded text), not samples: the header and the column say
+    /// "counts".
     pub counts: bool,
-    /// The top-down formulas the fractions come from; `None` without fractions.
-    pub topdown: Option<TopdownFormulas>,
-    /// Why top-down events give no fractions (`totals.topdown_why` in JSON, a line under
-    /// the text table).
-    pub topdown_why: Option<String>,
+}
+
+impl ReportOptions<'_> {
+    /// A report of `columns` at the default confidence, every row, nothing else.
+    pub fn new(columns: Columns) -> ReportOptions<'static> {
+        ReportOptions {
+            columns,
+            confidence: crate::interval::DEFAULT_CONFIDENCE,
+            limit: 0,
+            lines: None,
+            topdown: None,
+            topdown_why: None,
+            counts: false,
+        }
+    }
+}
+
+/// `cpiflame report`: the top functions of `p` (see [`top_frames`]) as a table like `perf
+/// report`'s or as the `cpiflame-report/1` document.
+///
+/// The table: total %, self %, stall % (only with a stall column), inclusive CPI (only with
+/// an instructions column), top-down (only with formulas), cycles samples, the hottest self
+/// line (only with `opts.lines`), `function [module]`; at most `opts.limit` rows (0: all),
+/// then a line saying how many were left out. With the wall-time columns ([`WallColumns`]),
+/// the header adds the wall time and its parts, the table starts with the inclusive wall
+/// share and on-CPU, runnable and blocked times, and the rows are in wall-time order.
+///
+/// ```text
+/// # cpiflame report: 1000 samples of cycles, 32.40% of cycles stalled (resource_stalls_any)
+/// #
+/// #   Total     Self    Stall  Samples  Function [module]
+/// # .......  .......  .......  .......  .................
+/// #
+///   100.00%    0.00%   32.40%     1000  demo
+///    60.00%   60.00%   50.00%      600  memory_bound [demo]
+/// ```
+pub fn write_report<W: Write>(
+    p: &Profile,
+    opts: &ReportOptions,
+    format: Format,
+    out: W,
+) -> io::Result<()> {
+    let mut frames = top_frames(p, &opts.columns, opts.confidence);
+    if let Some(lines) = opts.lines {
+        let hot = lines.hottest_self(p, &opts.columns, |f| {
+            (!f.kind.is_root()).then(|| (f.name.clone(), f.module.clone()))
+        });
+        for f in &mut frames {
+            let line = hot.get(&(f.name.clone(), f.module.clone())).and_then(|h| {
+                let at = lines.line(h.line)?;
+                Some(LineSummary {
+                    file: at.file.clone(),
+                    line: at.line,
+                    share: h.share,
+                    stall_share: h.stall_share,
+                })
+            });
+            f.hottest_line = Some(line);
+        }
+    }
+    let topdown = opts.topdown.map(|plan| add_topdown(p, plan, &mut frames));
+    match format {
+        Format::Text => write_report_text(p, &frames, opts, out),
+        Format::Json => write_report_json(p, &frames, topdown, opts, out),
+    }
+}
+
+/// How `diff --summary` writes a comparison ([`write_diff`]).
+#[derive(Clone, Debug, Default)]
+pub struct DiffSummaryOptions {
+    /// Rows of the text table (0: all); the JSON has every frame.
+    pub limit: usize,
+    /// How the changes were tested ([`diff_runs`]): runs per side, confidence, threshold.
+    pub test: ChangeTest,
+    /// Each side's whole top-down fractions, when both have the same formulas
+    /// ([`add_diff_topdown`]).
+    pub topdown: Option<(Option<Breakdown>, Option<Breakdown>)>,
+}
+
+/// `cpiflame diff --summary`: the comparison `diffs` (from [`diff_frames`] or
+/// [`diff_runs`]) of two runs whose totals are `before` and `after`, as a table (see
+/// `text.rs`, then the top-down totals line) or as the `cpiflame-diff/1` document.
+pub fn write_diff<W: Write>(
+    before: &Totals,
+    after: &Totals,
+    diffs: &[FrameDiff],
+    opts: &DiffSummaryOptions,
+    format: Format,
+    mut out: W,
+) -> io::Result<()> {
+    match format {
+        Format::Json => write_diff_json(before, after, diffs, &opts.test, opts.topdown, out),
+        Format::Text => {
+            write_diff_text(before, after, diffs, opts.limit, &opts.test, &mut out)?;
+            match opts.topdown {
+                Some((b, a)) => writeln!(out, "#\n{}", topdown_totals_line(b, a)),
+                None => Ok(()),
+            }
+        }
+    }
 }
 
 /// The top-down formula set of a report's fractions (`totals.topdown_formulas` in JSON).

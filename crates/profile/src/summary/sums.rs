@@ -2,19 +2,9 @@
 
 use super::*;
 
-/// Totals of the cycles and stall columns of `p`.
-pub fn totals(p: &Profile, cycles: usize, stalls: Option<usize>) -> Totals {
-    totals_of(p, Columns::new(cycles, stalls))
-}
-
-/// Totals of the cycles, stall and instructions columns of `p`, intervals at the default
-/// confidence.
-pub fn totals_of(p: &Profile, columns: Columns) -> Totals {
-    totals_at(p, columns, crate::interval::DEFAULT_CONFIDENCE)
-}
-
-/// [`totals_of`] with intervals at `confidence`.
-pub fn totals_at(p: &Profile, columns: Columns, confidence: f64) -> Totals {
+/// Totals of `p`'s columns in `columns`' roles, with the intervals at `confidence`.
+pub fn totals(p: &Profile, columns: &Columns, confidence: f64) -> Totals {
+    let columns = *columns;
     let cycles = columns.cycles.index();
     let stalls = columns.stalls.map(Column::index);
     let instructions = columns.instructions.map(Column::index);
@@ -315,26 +305,17 @@ pub(super) fn root_kind(f: &Frame) -> Option<FrameKind> {
     f.kind.is_root().then_some(f.kind)
 }
 
-/// Every function of `p` with its self and total cycles samples, shares and inclusive stall
-/// share (see the [module docs](super) for the definitions). `cycles` and `stalls` are event
-/// column indices; a column the profile does not have counts as zero.
+/// Every function of `p` with its self and total cycles samples, shares, inclusive stall
+/// share, CPI and IPC (see the [module docs](super) for the definitions), in `columns`'
+/// roles (a column the profile does not have counts as zero), the stall shares' and CPIs'
+/// intervals at `confidence`.
 ///
 /// Sorted by total samples (descending), then self samples (descending), then name, module
 /// and kind, so the order is deterministic; when the profile has the wall-time columns, by
 /// inclusive wall time (descending) first, and each function has its wall times and share.
 /// Process frames are included.
-pub fn top_frames(p: &Profile, cycles: usize, stalls: Option<usize>) -> Vec<FrameSummary> {
-    top_frames_of(p, Columns::new(cycles, stalls))
-}
-
-/// [`top_frames`] with an instructions column too: each function then has its inclusive
-/// CPI and IPC. Intervals at the default confidence.
-pub fn top_frames_of(p: &Profile, columns: Columns) -> Vec<FrameSummary> {
-    top_frames_at(p, columns, crate::interval::DEFAULT_CONFIDENCE)
-}
-
-/// [`top_frames_of`] with the stall shares' and CPIs' intervals at `confidence`.
-pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<FrameSummary> {
+pub fn top_frames(p: &Profile, columns: &Columns, confidence: f64) -> Vec<FrameSummary> {
+    let columns = *columns;
     let (stalls, instructions) = (columns.stalls, columns.instructions);
     let (aggs, whole) = aggregate(p, columns, |f| {
         (root_kind(f), f.name.as_str(), f.module.as_str())
@@ -387,7 +368,7 @@ pub fn top_frames_at(p: &Profile, columns: Columns, confidence: f64) -> Vec<Fram
 }
 
 /// Each function's top-down fractions under `plan` ([`FrameSummary::topdown`] and
-/// `self_topdown`), `frames` from [`top_frames_at`] of `p`: every column's deltas summed over
+/// `self_topdown`), `frames` from [`top_frames`] of `p`: every column's deltas summed over
 /// the function's stacks first (each stack once for the inclusive sums), then the formulas
 /// applied to the sums. Returns the whole profile's fractions.
 pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Option<Breakdown> {
@@ -408,7 +389,7 @@ pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Opt
 /// matches them (process or not, and the name): the summed deltas of the stacks containing
 /// the function (each once) under each side's plan, as [`add_topdown`] sums them; `None`
 /// inside where a side has nothing to apply them to (the function is not there, or has no
-/// slots). `diffs` from [`diff_runs`] or [`diff_frames_of`] of the same two profiles.
+/// slots). `diffs` from [`diff_runs`] or [`diff_frames`] of the same two profiles.
 /// Returns the two profiles' whole fractions.
 pub fn add_diff_topdown(
     before: (&Profile, &Plan),

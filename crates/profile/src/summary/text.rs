@@ -237,63 +237,19 @@ pub(super) fn limited<T>(items: &[T], limit: usize) -> &[T] {
     }
 }
 
-/// Writes `frames` (from [`top_frames`] on the same profile and columns) as a table like
-/// `perf report`'s: total %, self %, stall % (only when there is a stall column), inclusive
-/// CPI (only when there is an instructions column), cycles samples, `function [module]`. At
-/// most `limit` rows (0: all), then a line saying how many were left out.
-///
-/// When the profile has the wall-time columns ([`WallColumns`]), the header adds the wall
-/// time and its parts, and the table starts with the inclusive wall share (`Wall`) and the
-/// inclusive on-CPU, runnable and blocked times (`On-CPU`, `Runnable`, `Blocked`); the rows
-/// are then in wall-time order ([`top_frames_of`]).
-///
-/// ```text
-/// # cpiflame report: 1000 samples of cycles, 32.40% of cycles stalled (resource_stalls_any)
-/// #
-/// #   Total     Self    Stall  Samples  Function [module]
-/// # .......  .......  .......  .......  .................
-/// #
-///   100.00%    0.00%   32.40%     1000  demo
-///    60.00%   60.00%   50.00%      600  memory_bound [demo]
-/// ```
-pub fn write_report_text<W: Write>(
+/// `report`'s table of `frames` (see [`write_report`]): "counts" for samples with
+/// `opts.counts`, and with top-down formulas a second header line naming the set and its
+/// approximation (as the graph's subtitle does).
+pub(super) fn write_report_text<W: Write>(
     p: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
     frames: &[FrameSummary],
-    limit: usize,
-    out: W,
-) -> io::Result<()> {
-    write_report_text_of(p, Columns::new(cycles, stalls), frames, limit, out)
-}
-
-/// [`write_report_text`] with an instructions column: the table gets a CPI column (from
-/// [`FrameSummary::cpi`]; `frames` should come from [`top_frames_of`] with the same columns)
-/// and the header the overall CPI.
-pub fn write_report_text_of<W: Write>(
-    p: &Profile,
-    columns: Columns,
-    frames: &[FrameSummary],
-    limit: usize,
-    out: W,
-) -> io::Result<()> {
-    write_report_text_labelled(p, columns, frames, limit, &ReportLabels::default(), out)
-}
-
-/// [`write_report_text_of`] saying what `labels` say: "counts" for samples, and a second
-/// header line naming the top-down formula set and its approximation (as the graph's
-/// subtitle does).
-pub fn write_report_text_labelled<W: Write>(
-    p: &Profile,
-    columns: Columns,
-    frames: &[FrameSummary],
-    limit: usize,
-    labels: &ReportLabels,
+    opts: &ReportOptions,
     mut out: W,
 ) -> io::Result<()> {
-    let t = totals_of(p, columns);
-    writeln!(out, "# cpiflame report: {}", totals_line(&t, labels.counts))?;
-    if let Some(f) = &labels.topdown {
+    let (columns, limit) = (opts.columns, opts.limit);
+    let t = totals(p, &columns, opts.confidence);
+    writeln!(out, "# cpiflame report: {}", totals_line(&t, opts.counts))?;
+    if let Some(f) = opts.topdown.map(TopdownFormulas::of) {
         match f.approximation {
             Some(approximation) => writeln!(out, "# top-down: {} · {approximation}", f.name)?,
             None => writeln!(out, "# top-down: {}", f.name)?,
@@ -355,7 +311,7 @@ pub fn write_report_text_labelled<W: Write>(
     if with_topdown {
         header.push("Top-down");
     }
-    header.push(if labels.counts { "Counts" } else { "Samples" });
+    header.push(if opts.counts { "Counts" } else { "Samples" });
     if with_lines {
         header.push("Hottest self line");
     }
@@ -368,19 +324,20 @@ pub fn write_report_text_labelled<W: Write>(
             frames.len() - shown.len()
         )?;
     }
-    match &labels.topdown_why {
+    match opts.topdown_why {
         Some(why) => writeln!(out, "#\n# no top-down breakdown: {why}"),
         None => Ok(()),
     }
 }
 
-/// Writes `diffs` (from [`diff_frames`]) as a table: before %, after % (total shares, each of
+/// `diff --summary`'s table (see [`write_diff`]): before %, after % (total shares, each of
 /// its own run: of wall time when both runs have it, [`Measure::WallTime`], else of cycles),
-/// change in percentage points, stall share before -> after, inclusive CPI
-/// before -> after (only when either side has an instructions column), function
-/// `[module]`, marked `(new)` or `(gone)` when it has no samples on one side. At most `limit`
-/// rows (0: all). `before` and `after` are the [`totals`] of the two profiles, for the
-/// header.
+/// change in percentage points, stall share before -> after, inclusive CPI before -> after
+/// (only when either side has an instructions column), function `[module]`, marked `(new)`
+/// or `(gone)` when it has no samples on one side; at most `limit` rows (0: all). With
+/// several runs per side, Before, After and Change are the means over each side's runs (a
+/// header line says so); each change with an interval is followed by it (`+12.30 [+8.10,
+/// +16.50]`); with a threshold, a column says whether the change's interval lies above it.
 ///
 /// ```text
 /// # cpiflame diff: before: 400 samples of cycles, 20.00% of cycles stalled (stalls)
@@ -393,21 +350,7 @@ pub fn write_report_text_labelled<W: Write>(
 ///    25.00%   40.00%   +15.00      10.00% ->  20.00%  memory_bound [demo]
 ///    10.00%    0.00%   -10.00      35.00% ->       -  old_path [demo] (gone)
 /// ```
-pub fn write_diff_text<W: Write>(
-    before: &Totals,
-    after: &Totals,
-    diffs: &[FrameDiff],
-    limit: usize,
-    out: W,
-) -> io::Result<()> {
-    write_diff_text_of(before, after, diffs, limit, &ChangeTest::default(), out)
-}
-
-/// [`write_diff_text`] of a comparison tested as `test` says ([`diff_runs`]): with several
-/// runs per side, Before, After and Change are the means over each side's runs (a header
-/// line says so); each change with an interval is followed by it (`+12.30 [+8.10, +16.50]`);
-/// with a threshold, a column says whether the change's interval lies above it.
-pub fn write_diff_text_of<W: Write>(
+pub(super) fn write_diff_text<W: Write>(
     before: &Totals,
     after: &Totals,
     diffs: &[FrameDiff],
