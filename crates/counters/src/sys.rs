@@ -107,7 +107,7 @@ fn read_sysctl(name: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// What to tell the user when opening `event` failed with `err` (EVENTS.md's errno table).
+/// What to tell the user when opening `event` failed with `err` (perf_event_open(2)'s errors).
 pub fn explain_open_error(event: &str, err: &io::Error) -> String {
     let paranoid = read_sysctl("perf_event_paranoid").unwrap_or_else(|| "?".into());
     match err.raw_os_error() {

@@ -9,10 +9,9 @@
 //!
 //! Built-in layouts for when no sysfs text is at hand (tests, files from another machine):
 //! - Intel (arch/x86/events/intel/core.c): event 0-7, umask 8-15, edge 18, pc 19, any 21,
-//!   inv 23, cmask 24-31 (read from the kernel source; EVENTS.md lists the same bits but `pc`
-//!   and `any`).
+//!   inv 23, cmask 24-31 (read from the kernel source).
 //! - AMD (arch/x86/events/amd/core.c): event 0-7,32-35, umask 8-15, edge 18, inv 23,
-//!   cmask 24-31 (read from the kernel source and EVENTS.md).
+//!   cmask 24-31 (read from the kernel source).
 //! - x86 when the vendor is unknown: the union of both, with AMD's wide event field (derived:
 //!   Intel event codes fit in 8 bits, so the wide field encodes them identically).
 //! - ARM PMUv3 (drivers/perf/arm_pmuv3.c): event 0-15, long config1:0, rdpmc config1:1 (read

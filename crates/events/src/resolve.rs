@@ -441,7 +441,7 @@ mod tests {
     /// perf's spellings of the top-down events resolve through the PMU's sysfs aliases, as
     /// perf resolves them: the saved roots' `events/slots` is `event=0x00,umask=0x4` and
     /// `events/topdown-*` `event=0x00,umask=0x80..0x87` (the kernel's
-    /// arch/x86/events/intel/core.c aliases, TOPDOWN.md §2.1), so the configs are 0x400 and
+    /// arch/x86/events/intel/core.c aliases), so the configs are 0x400 and
     /// 0x8000..0x8700 on the core PMU's type (4 in these roots).
     #[test]
     fn pmu_event_aliases_as_perf_spells_them() {

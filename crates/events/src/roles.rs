@@ -2,8 +2,9 @@
 //!
 //! Recognised by name first (perf stores the names given on its command line, e.g.
 //! `resource_stalls_any`), then by encoding: generic hardware events and the raw configs of
-//! `shared/EVENTS.md`. Raw configs mean different things on different architectures (0x3c is
-//! unhalted cycles on Intel but STALL on ARM64), so the recording's architecture is needed.
+//! the presets ([`crate::presets`]). Raw configs mean different things on different
+//! architectures (0x3c is unhalted cycles on Intel but STALL on ARM64), so the recording's
+//! architecture is needed.
 
 use crate::names::{TYPE_HARDWARE, TYPE_RAW};
 
@@ -44,7 +45,7 @@ pub struct EventRef<'a> {
     pub name: &'a str,
 }
 
-/// Raw x86 configs of stall events (EVENTS.md): Intel RESOURCE_STALLS.ANY,
+/// Raw x86 configs of stall events (the presets'): Intel RESOURCE_STALLS.ANY,
 /// CYCLE_ACTIVITY.STALLS_TOTAL (event 0xa3 umask 4 cmask 4 = 0x0400_04a3),
 /// UOPS_RETIRED.STALL_CYCLES, AMD Zen1 stalled-cycles-backend, AMD Zen4/5 ex_no_retire.all.
 /// Not AMD's 0x287 (the kernel's stalled-cycles-frontend on Zen1): a front-end event is
@@ -122,10 +123,11 @@ fn role_by_name(name: &str) -> Option<Role> {
     }
 }
 
-/// Which event plays which role: the one type for it everywhere. `Roles` (of `usize`) holds
-/// the event columns of a recording; `Roles<String>` holds event names, as flags
-/// (`--stalls`, `--cycles`, `--instructions`) and `cpiflame record`'s notes give them,
-/// resolved to columns where the recording is read.
+/// Which event plays which role, by name or index. `Roles<String>` holds event names, as
+/// flags (`--stalls`, `--cycles`, `--instructions`) and `cpiflame record`'s notes give
+/// them; `Roles` (of `usize`) the columns the loader chooses from them. Once a recording is
+/// read, every output takes the roles as one `cpiflame_profile::Columns` instead (with the
+/// width and the ratio cycles; this crate does not depend on `profile`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Roles<T = usize> {
     /// The event that gives the colour (stall cycles).

@@ -311,7 +311,8 @@ pub fn folded(bytes: &[u8]) {
     let options = cpiflame_render::Options::default();
     let mut svg = Vec::new();
     // Errors are allowed (a profile can be empty after all); panics are not.
-    let _ = cpiflame_render::render_cpi(&profile, 0, stalls, &options, &mut svg);
+    let columns = cpiflame_profile::Columns::new(0, stalls);
+    let _ = cpiflame_render::render_cpi(&profile, &columns, &options, &mut svg);
     round_trip(&profile);
 }
 
@@ -389,8 +390,7 @@ pub fn perf_script(bytes: &[u8]) {
         let mut svg = Vec::new();
         let _ = cpiflame_render::render_cpi(
             profile,
-            cycles,
-            stalls,
+            &cpiflame_profile::Columns::new(cycles, stalls),
             &cpiflame_render::Options::default(),
             &mut svg,
         );

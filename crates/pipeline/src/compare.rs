@@ -15,10 +15,11 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 use cpiflame_profile::topdown::Breakdown;
 use cpiflame_profile::{
-    add_diff_topdown, diff_runs, topdown_totals_line, totals_of, write_diff_json_with,
-    write_diff_text_of, ChangeTest, Columns, FrameDiff, Measure, WallColumns,
+    add_diff_topdown, diff_runs, totals, write_diff, ChangeTest, Columns, DiffSummaryOptions,
+    Format, FrameDiff, Measure, WallColumns,
 };
 
 use crate::load::Loaded;
@@ -168,17 +169,17 @@ impl Comparison {
     /// The summary: totals of the first runs and the `limit` frames that changed most, with
     /// each change's interval, as text, or every frame as JSON (schema cpiflame-diff/1).
     pub fn write_summary(&self, json: bool, limit: usize, out: &mut dyn Write) -> io::Result<()> {
-        let tb = totals_of(&self.before.profile, self.before_columns);
-        let ta = totals_of(&self.after.profile, self.after_columns);
-        if json {
-            write_diff_json_with(&tb, &ta, &self.diffs, &self.test, self.topdown, out)
-        } else {
-            write_diff_text_of(&tb, &ta, &self.diffs, limit, &self.test, &mut *out)?;
-            match self.topdown {
-                Some((b, a)) => writeln!(out, "#\n{}", topdown_totals_line(b, a)),
-                None => Ok(()),
-            }
-        }
+        // The header's totals at the default confidence: they print no interval.
+        let totals = |l: &Loaded, c: &Columns| totals(&l.profile, c, DEFAULT_CONFIDENCE);
+        let tb = totals(&self.before, &self.before_columns);
+        let ta = totals(&self.after, &self.after_columns);
+        let options = DiffSummaryOptions {
+            limit,
+            test: self.test,
+            topdown: self.topdown,
+        };
+        let format = if json { Format::Json } else { Format::Text };
+        write_diff(&tb, &ta, &self.diffs, &options, format, out)
     }
 
     /// One line for each of the first ten frames whose growth's interval lies above

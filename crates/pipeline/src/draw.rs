@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use cpiflame_profile::{Measure, WallColumns};
+use cpiflame_profile::{Columns, Measure, WallColumns, Width};
 
 use cpiflame_render::{
     Category, DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook,
@@ -85,7 +85,8 @@ pub enum GraphError {
 /// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
-    pub(crate) cycles: usize,
+    /// The recording's columns, the width as drawn (wall time or cycles).
+    pub(crate) columns: Columns,
     classic: bool,
     /// Render's options (`timeline` adds the strip).
     pub(crate) options: Options,
@@ -117,7 +118,7 @@ impl Loaded {
         mut look: Look,
         topdown: bool,
     ) -> Result<Graph<'_>, GraphError> {
-        let Some(cycles) = self.roles.cycles else {
+        let Some(columns) = self.columns() else {
             return Err(NothingToDraw {
                 file: self.file.clone(),
             }
@@ -142,19 +143,20 @@ impl Loaded {
             }
             _ => self.subtitle(),
         };
+        let columns = Columns {
+            width: wall.map_or(Width::Cycles, Width::Wall),
+            ..columns
+        };
         let options = Options {
             subtitle,
-            instructions: self.roles.instructions,
-            ratio_cycles: self.ratio_cycles,
             stall_caption: self.stall_legend(),
-            wall,
             lines: self.lines.clone(),
             topdown,
             ..look.options()
         };
         Ok(Graph {
             loaded: self,
-            cycles,
+            columns,
             classic,
             options,
         })
@@ -199,11 +201,11 @@ impl Loaded {
 impl Graph<'_> {
     /// Writes the SVG to `out`.
     pub fn write(&self, out: &mut dyn Write) -> Result<(), RenderError> {
-        let (profile, stalls) = (&self.loaded.profile, self.loaded.roles.stalls);
+        let profile = &self.loaded.profile;
         if self.classic {
-            cpiflame_render::render_classic(profile, self.cycles, stalls, &self.options, out)
+            cpiflame_render::render_classic(profile, &self.columns, &self.options, out)
         } else {
-            cpiflame_render::render_cpi(profile, self.cycles, stalls, &self.options, out)
+            cpiflame_render::render_cpi(profile, &self.columns, &self.options, out)
         }
     }
 }
@@ -258,10 +260,10 @@ impl Comparison {
         };
         cpiflame_render::render_diff(
             &self.before.profile,
-            self.before_columns.cycles,
+            self.before_columns.cycles.index(),
             self.before.roles.stalls,
             &self.after.profile,
-            self.after_columns.cycles,
+            self.after_columns.cycles.index(),
             self.after.roles.stalls,
             &options,
             out,

@@ -6,17 +6,13 @@ use std::path::{Path, PathBuf};
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
 use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
-use cpiflame_profile::lines::LineColumns;
 use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
-    add_topdown, top_frames_at, write_report_json_at, write_report_text_of, LineSummary,
-    SourceLines, WallColumns,
+    read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Column,
+    Columns, Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
 };
-use cpiflame_profile::{
-    read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Columns,
-    Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
-};
+use cpiflame_profile::{write_report, Format, ReportOptions, SourceLines, WallColumns, Width};
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
@@ -236,6 +232,9 @@ pub struct Loaded {
     /// without them, files of several sets read together): `report` says it under its
     /// table and as `totals.topdown_why`, the graph in its subtitle (it is a note too).
     pub topdown_why: Option<String>,
+    /// The weights are counts, not samples: folded text (a count per line), alone or
+    /// among the recordings read together.
+    pub counts: bool,
 }
 
 /// Why a recording could not be read.
@@ -326,14 +325,17 @@ impl Loaded {
         })
     }
 
-    /// The roles as the summaries take them (`report`, `diff`); `None` without a cycles
-    /// column (nothing sampled).
+    /// The roles of the profile's columns, as every output takes them (summaries, graphs,
+    /// the timeline, source lines): the width is wall time when the recording has the
+    /// wall-time columns ([`Loaded::wall`]), else cycles. `None` without a cycles column
+    /// (nothing sampled).
     pub fn columns(&self) -> Option<Columns> {
         Some(Columns {
-            cycles: self.roles.cycles?,
-            stalls: self.roles.stalls,
-            instructions: self.roles.instructions,
-            ratio_cycles: self.ratio_cycles,
+            width: self.wall.map_or(Width::Cycles, Width::Wall),
+            cycles: Column(self.roles.cycles?),
+            stalls: self.roles.stalls.map(Column),
+            instructions: self.roles.instructions.map(Column),
+            ratio_cycles: self.ratio_cycles.map(Column),
         })
     }
 
@@ -350,60 +352,17 @@ impl Loaded {
         confidence: f64,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        let mut frames = top_frames_at(&self.profile, columns, confidence);
-        if let (true, Some(lines)) = (lines, &self.lines) {
-            let hot = lines.hottest_self(&self.profile, &self.line_columns(), |f| {
-                (!f.kind.is_root()).then(|| (f.name.clone(), f.module.clone()))
-            });
-            for f in &mut frames {
-                let line = hot.get(&(f.name.clone(), f.module.clone())).and_then(|h| {
-                    let at = lines.line(h.line)?;
-                    Some(LineSummary {
-                        file: at.file.clone(),
-                        line: at.line,
-                        share: h.share,
-                        stall_share: h.stall_share,
-                    })
-                });
-                f.hottest_line = Some(line);
-            }
-        }
-        let topdown = self
-            .topdown
-            .as_ref()
-            .map(|plan| add_topdown(&self.profile, plan, &mut frames));
-        let why = self.topdown_why.as_deref();
-        if json {
-            write_report_json_at(
-                &self.profile,
-                columns,
-                confidence,
-                &frames,
-                topdown,
-                why,
-                out,
-            )
-        } else {
-            write_report_text_of(&self.profile, columns, &frames, limit, &mut *out)?;
-            match why {
-                Some(why) => writeln!(out, "#\n# no top-down breakdown: {why}"),
-                None => Ok(()),
-            }
-        }
-    }
-
-    /// The columns that weigh source lines: the graph's width (cycles, or wall time) and
-    /// its stall share.
-    pub fn line_columns(&self) -> LineColumns {
-        let width = match self.wall {
-            Some(w) => [Some(w.on_cpu), Some(w.runnable), Some(w.blocked)],
-            None => [self.roles.cycles, None, None],
+        let options = ReportOptions {
+            columns,
+            confidence,
+            limit,
+            lines: self.lines.as_deref().filter(|_| lines),
+            topdown: self.topdown.as_ref(),
+            topdown_why: self.topdown_why.as_deref(),
+            counts: self.counts,
         };
-        LineColumns {
-            width,
-            stalls: self.roles.stalls,
-            ratio_cycles: self.ratio_cycles.or(self.roles.cycles),
-        }
+        let format = if json { Format::Json } else { Format::Text };
+        write_report(&self.profile, &options, format, out)
     }
 
     /// The graph's subtitle: the notes, joined; `None` without notes.
@@ -546,14 +505,18 @@ fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError>
         })
         .collect();
     let detected = detect_roles(&refs, Arch::Other);
-    finish(
+    let loaded = finish(
         options,
         profile,
         detected,
         &RecordingMarks::default(),
         None,
         None,
-    )
+    )?;
+    Ok(Loaded {
+        counts: true,
+        ..loaded
+    })
 }
 
 /// Reads `perf script` text (see `cpiflame_profile::perf_script` for the layouts taken): one
@@ -1124,6 +1087,7 @@ fn finish(
         lines: None,
         topdown,
         topdown_why,
+        counts: false,
     })
 }
 

@@ -273,6 +273,7 @@ fn is_gone(e: &LoadError) -> bool {
 impl Loaded {
     /// Adds `other`'s stacks (and source lines) to this recording's.
     fn add(&mut self, other: Loaded) {
+        self.counts |= other.counts;
         // Columns by name; new ones after this recording's.
         let columns: Vec<usize> = other
             .profile

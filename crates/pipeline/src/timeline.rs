@@ -236,9 +236,8 @@ impl TimedLoad {
             graph: graph.options,
             rows,
         };
-        let (profile, stalls) = (&self.loaded.profile, self.loaded.roles.stalls);
-        let timed = &self.timed;
-        cpiflame_timeline::write_timeline(profile, graph.cycles, stalls, timed, &options, out)?;
+        let (profile, timed) = (&self.loaded.profile, &self.timed);
+        cpiflame_timeline::write_timeline(profile, &graph.columns, timed, &options, out)?;
         Ok(())
     }
 }

@@ -2,7 +2,8 @@
 //! period) per event. Every stage after reading speaks it: `render` draws it, `report` and
 //! `diff` summarise it, `fold` writes it as the folded text FlameGraph and inferno read.
 //!
-//! - [`Profile`]: the model (frames interned once, stacks root first, one column per event).
+//! - [`Profile`]: the model (frames interned once, stacks root first, one column per event);
+//!   [`Columns`]: which column plays which role once a recording is read.
 //! - [`write_folded`], [`write_folded_pair`], [`write_folded_periods`] (the wall-time
 //!   columns' nanoseconds): folded text out; [`read_folded`]: folded text in (the [`read`]
 //!   module documents the format accepted).
@@ -23,6 +24,7 @@
 //! from anywhere (a recording collapsed by `cpiflame-pipeline`, a folded file), and drawing
 //! one links nothing that reads binaries.
 
+pub mod columns;
 mod folded;
 pub mod interval;
 pub mod lines;
@@ -35,6 +37,7 @@ pub mod timed;
 pub mod topdown;
 pub mod wall;
 
+pub use columns::{Column, Columns, Width};
 pub use folded::{folded_name, write_folded, write_folded_pair, write_folded_periods, EMPTY_NAME};
 pub use lines::SourceLines;
 pub use perf_script::{
@@ -45,11 +48,8 @@ pub use perf_script::{
 pub use profile::{Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, Stack};
 pub use read::{looks_folded, read_folded, FoldedError, FoldedErrorKind};
 pub use summary::{
-    add_diff_topdown, add_topdown, diff_frames, diff_frames_of, diff_runs, top_frames,
-    top_frames_at, top_frames_of, topdown_totals_line, totals, totals_at, totals_of,
-    write_diff_json, write_diff_json_of, write_diff_json_with, write_diff_text, write_diff_text_of,
-    write_report_json, write_report_json_at, write_report_json_of, write_report_text,
-    write_report_text_of, ChangeTest, Columns, FrameDiff, FrameSummary, LineSummary, Measure,
-    Totals, DIFF_SCHEMA, REPORT_SCHEMA,
+    add_diff_topdown, add_topdown, diff_frames, diff_runs, top_frames, topdown_totals_line, totals,
+    write_diff, write_report, ChangeTest, DiffSummaryOptions, Format, FrameDiff, FrameSummary,
+    LineSummary, Measure, ReportOptions, TopdownFormulas, Totals, DIFF_SCHEMA, REPORT_SCHEMA,
 };
 pub use wall::WallColumns;

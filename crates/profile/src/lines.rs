@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Count, Frame, FrameId, Profile};
+use crate::{Column, Columns, Count, Frame, FrameId, Profile};
 
 /// An index into [`SourceLines::lines`].
 pub type LineId = u32;
@@ -96,40 +96,33 @@ pub struct HotLine {
     pub stall_share: Option<f64>,
 }
 
-/// Which columns weigh lines: the width's and, when the profile has them, the stall share's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineColumns {
-    /// Columns summed for the width: one (cycles), or the three wall-time columns.
-    pub width: [Option<usize>; 3],
-    pub stalls: Option<usize>,
-    pub ratio_cycles: Option<usize>,
-}
-
-impl LineColumns {
-    /// The weights of `counts` (one per column of the profile).
-    pub fn weights(&self, counts: &[Count]) -> LineWeights {
-        let at = |c: Option<usize>| c.and_then(|c| counts.get(c)).copied().unwrap_or_default();
+impl LineWeights {
+    /// The weights of `counts` (one per column of the profile) in `columns`' roles: the
+    /// width's columns summed, the stalls and what they divide by.
+    pub fn of(columns: &Columns, counts: &[Count]) -> LineWeights {
+        let at = |c: Option<Column>| {
+            c.and_then(|c| counts.get(c.index()))
+                .copied()
+                .unwrap_or_default()
+        };
         let mut width = Count::default();
-        for c in self.width {
+        for c in columns.width_columns() {
             width.add(at(c));
         }
+        let with_stalls = columns.stalls.is_some();
         LineWeights {
             width,
-            stalls: if self.stalls.is_some() {
-                at(self.stalls)
+            stalls: if with_stalls {
+                at(columns.stalls)
             } else {
                 Count::default()
             },
-            ratio_cycles: if self.stalls.is_some() {
-                at(self.ratio_cycles)
+            ratio_cycles: if with_stalls {
+                at(Some(columns.ratio_denominator()))
             } else {
                 Count::default()
             },
         }
-    }
-
-    fn has_stalls(&self) -> bool {
-        self.stalls.is_some() && self.ratio_cycles.is_some()
     }
 }
 
@@ -139,7 +132,7 @@ impl LineColumns {
 pub fn hottest(
     weights: impl IntoIterator<Item = (LineId, LineWeights)>,
     total: u64,
-    columns: &LineColumns,
+    columns: &Columns,
     n: usize,
 ) -> Vec<HotLine> {
     let mut sums: Vec<(LineId, LineWeights)> = Vec::new();
@@ -166,7 +159,7 @@ pub fn hottest(
             } else {
                 weights.width.period as f64 / total as f64
             },
-            stall_share: (columns.has_stalls() && weights.ratio_cycles.period > 0)
+            stall_share: (columns.stalls.is_some() && weights.ratio_cycles.period > 0)
                 .then(|| weights.stalls.period as f64 / weights.ratio_cycles.period as f64),
         })
         .collect()
@@ -185,7 +178,7 @@ impl SourceLines {
     pub fn hottest_self<K: std::hash::Hash + Eq + Clone>(
         &self,
         profile: &Profile,
-        columns: &LineColumns,
+        columns: &Columns,
         key: impl Fn(&Frame) -> Option<K>,
     ) -> HashMap<K, HotLine> {
         let key_of: Vec<Option<K>> = profile.frames.iter().map(&key).collect();
@@ -198,7 +191,7 @@ impl SourceLines {
         for stack in &profile.stacks {
             if let Some(k) = leaf_key(&stack.frames) {
                 let w = widths.entry(k).or_default();
-                *w = w.saturating_add(columns.weights(&stack.counts).width.period);
+                *w = w.saturating_add(LineWeights::of(columns, &stack.counts).width.period);
             }
         }
         let mut weights: HashMap<K, Vec<(LineId, LineWeights)>> = HashMap::new();
@@ -208,7 +201,7 @@ impl SourceLines {
                 weights
                     .entry(k)
                     .or_default()
-                    .push((line, columns.weights(&stack.counts)));
+                    .push((line, LineWeights::of(columns, &stack.counts)));
             }
         }
         weights
@@ -247,12 +240,8 @@ mod tests {
 
     #[test]
     fn the_hottest_lines_rank_by_width_and_give_exact_shares() {
-        let columns = LineColumns {
-            width: [Some(0), None, None],
-            stalls: Some(1),
-            ratio_cycles: Some(0),
-        };
-        let w = |c: u64, s: u64| columns.weights(&[count(c), count(s)]);
+        let columns = Columns::new(0, Some(1));
+        let w = |c: u64, s: u64| LineWeights::of(&columns, &[count(c), count(s)]);
         let hot = hottest(
             [
                 (3, w(10, 5)),
@@ -275,23 +264,20 @@ mod tests {
 
     #[test]
     fn without_stall_columns_there_is_no_stall_share() {
-        let columns = LineColumns {
-            width: [Some(0), None, None],
-            stalls: None,
-            ratio_cycles: Some(0),
-        };
-        let hot = hottest([(0, columns.weights(&[count(5)]))], 5, &columns, 3);
+        let columns = Columns::new(0, None);
+        let hot = hottest(
+            [(0, LineWeights::of(&columns, &[count(5)]))],
+            5,
+            &columns,
+            3,
+        );
         assert_eq!(hot[0].stall_share, None);
         assert_eq!(hot[0].share, 1.0);
     }
 
     #[test]
     fn self_lines_are_those_of_stacks_ending_in_the_function() {
-        let columns = LineColumns {
-            width: [Some(0), None, None],
-            stalls: None,
-            ratio_cycles: None,
-        };
+        let columns = Columns::new(0, None);
         let mut profile = Profile::new(vec![crate::EventColumn {
             name: "cycles".into(),
         }]);

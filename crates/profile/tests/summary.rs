@@ -1,11 +1,11 @@
 //! top_frames, diff_frames and their text and JSON forms, on hand-built profiles whose
 //! numbers are worked out by hand in the comments.
 
+use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 use cpiflame_profile::{
-    diff_frames, diff_frames_of, read_folded, top_frames, top_frames_of, totals, totals_of,
-    write_diff_json, write_diff_text, write_report_json, write_report_json_of, write_report_text,
-    write_report_text_of, Columns, Count, EventColumn, Frame, FrameDiff, FrameKind, FrameSummary,
-    Profile, Totals,
+    diff_frames, read_folded, top_frames, totals, write_diff, write_report, Column, Columns, Count,
+    DiffSummaryOptions, EventColumn, Format, Frame, FrameDiff, FrameKind, FrameSummary, Profile,
+    ReportOptions, Totals, Width,
 };
 use serde_json::Value;
 
@@ -158,7 +158,10 @@ fn inclusive(p: &Profile, name: &str) -> (Count, Count) {
 fn top_frames_by_hand() {
     use FrameKind::{Process, User};
     let p = hand_built();
-    let top = without_intervals(&p, top_frames(&p, CYCLES, Some(STALLS)));
+    let top = without_intervals(
+        &p,
+        top_frames(&p, &Columns::new(CYCLES, Some(STALLS)), DEFAULT_CONFIDENCE),
+    );
     // app, main: in every stack: total 10 of 10; stall period 30+30+0+30 = 90 over cycles
     //   period 60+30+10+0 = 100 → 0.9.
     // compute: self = total = 6 → 0.6; stall 30 / 60 = 0.5.
@@ -178,13 +181,13 @@ fn top_frames_by_hand() {
     );
 
     // Without a stall column: no stall shares, and `idle` (no cycles) is gone.
-    let top = top_frames(&p, CYCLES, None);
+    let top = top_frames(&p, &Columns::new(CYCLES, None), DEFAULT_CONFIDENCE);
     assert_eq!(top.len(), 5);
     assert!(top.iter().all(|f| f.stall_share.is_none()));
     assert_eq!(top[2].name, "compute");
     assert_eq!(top[2].self_share, 0.6);
 
-    let t = totals(&p, CYCLES, Some(STALLS));
+    let t = totals(&p, &Columns::new(CYCLES, Some(STALLS)), DEFAULT_CONFIDENCE);
     assert_eq!(
         t,
         Totals {
@@ -244,7 +247,7 @@ fn same_name_and_module_merge_across_kinds_and_modules_stay_apart() {
     p.add(&[app, main, inl, called], 0, c(1)); // helper twice: once in its total
     p.add(&[app, main, other], 0, c(4));
     p.add(&[app, app_fn], 0, c(10));
-    let top = top_frames(&p, 0, None);
+    let top = top_frames(&p, &Columns::new(0, None), DEFAULT_CONFIDENCE);
     let find = |name: &str, module: &str, kind: FrameKind| {
         top.iter()
             .find(|f| f.name == name && f.module == module && f.kind == kind)
@@ -325,7 +328,12 @@ fn diff(
 fn diff_frames_by_hand() {
     use FrameKind::{Process, User};
     let (before, after) = before_after();
-    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    let d = diff_frames(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(CYCLES, Some(STALLS)),
+    );
     // Sorted by |delta|: gone (-25), foo (+15), new (+10), then the unchanged by name.
     // app and main: stall (240 + 60 + 0) / (160 + 200 + 40) = 300 / 400 = 0.75.
     assert_eq!(
@@ -389,7 +397,12 @@ fn diff_frames_by_hand() {
     );
 
     // The other way round: signs flip, modules still come from whichever side has them.
-    let r = diff_frames(&after, CYCLES, Some(STALLS), &before, 0, None);
+    let r = diff_frames(
+        &after,
+        &Columns::new(CYCLES, Some(STALLS)),
+        &before,
+        &Columns::new(0, None),
+    );
     let foo = r.iter().find(|x| x.name == "foo").unwrap();
     assert_eq!(foo.delta_points, -15.0);
     assert_eq!(foo.module, "demo");
@@ -417,7 +430,12 @@ fn diff_matches_by_name_across_modules() {
     before.add(&[app, foo_b], 0, one);
     before.add(&[app, foo_a, foo_b], 0, one); // foo twice in one stack: counted once
     let after = read_folded(&b"app;foo 1\napp;bar 1\n"[..], "after").unwrap();
-    let d = diff_frames(&before, 0, None, &after, 0, None);
+    let d = diff_frames(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+    );
     let foo = d.iter().find(|x| x.name == "foo").unwrap();
     // before: 4 of 4 samples; after 1 of 2.
     assert_eq!((foo.before_samples, foo.after_samples), (4, 1));
@@ -430,17 +448,23 @@ fn diff_matches_by_name_across_modules() {
 #[test]
 fn zero_totals_give_zero_shares_not_nan() {
     let p = Profile::new(columns(&["stalls", "cycles"]));
-    assert!(top_frames(&p, CYCLES, Some(STALLS)).is_empty());
-    let t = totals(&p, CYCLES, Some(STALLS));
+    assert!(top_frames(&p, &Columns::new(CYCLES, Some(STALLS)), DEFAULT_CONFIDENCE).is_empty());
+    let t = totals(&p, &Columns::new(CYCLES, Some(STALLS)), DEFAULT_CONFIDENCE);
     assert_eq!((t.cycles_samples, t.stall_share), (0, None));
     // Columns the profile does not have count as zero instead of panicking.
     let p = hand_built();
-    let top = top_frames(&p, 7, Some(9));
+    let top = top_frames(&p, &Columns::new(7, Some(9)), DEFAULT_CONFIDENCE);
     assert!(top.is_empty());
-    let t = totals(&p, 7, Some(9));
+    let t = totals(&p, &Columns::new(7, Some(9)), DEFAULT_CONFIDENCE);
     assert_eq!(t.cycles_event, "");
     let mut out = Vec::new();
-    write_report_json(&p, 7, Some(9), &top, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions::new(Columns::new(7, Some(9))),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["totals"]["stall_share"], Value::Null);
 }
@@ -475,9 +499,14 @@ const TOTALS_KEYS: [&str; 18] = [
 #[test]
 fn report_json_has_the_documented_schema() {
     let p = hand_built();
-    let top = top_frames(&p, CYCLES, Some(STALLS));
     let mut out = Vec::new();
-    write_report_json(&p, CYCLES, Some(STALLS), &top, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions::new(Columns::new(CYCLES, Some(STALLS))),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.ends_with("}\n") && text.lines().count() == 1);
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -529,9 +558,14 @@ fn report_json_has_the_documented_schema() {
     assert!(frames[4]["stall_share"].is_f64());
 
     // No stall column: nulls.
-    let top = top_frames(&p, CYCLES, None);
     let mut out = Vec::new();
-    write_report_json(&p, CYCLES, None, &top, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions::new(Columns::new(CYCLES, None)),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     for k in [
         "stalls_event",
@@ -567,13 +601,30 @@ fn report_json_has_the_documented_schema() {
 #[test]
 fn diff_json_has_the_documented_schema() {
     let (before, after) = before_after();
-    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    let d = diff_frames(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(CYCLES, Some(STALLS)),
+    );
     let (tb, ta) = (
-        totals(&before, 0, None),
-        totals(&after, CYCLES, Some(STALLS)),
+        totals(&before, &Columns::new(0, None), DEFAULT_CONFIDENCE),
+        totals(
+            &after,
+            &Columns::new(CYCLES, Some(STALLS)),
+            DEFAULT_CONFIDENCE,
+        ),
     );
     let mut out = Vec::new();
-    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions::default(),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         keys(&v),
@@ -664,9 +715,17 @@ fn report_text_rows() {
     // 100% (a share's interval; compute's `±` is the larger side); their values are
     // `ratio_interval`'s, checked in `top_frames_by_hand`.
     let p = hand_built();
-    let top = top_frames(&p, CYCLES, Some(STALLS));
     let mut out = Vec::new();
-    write_report_text(&p, CYCLES, Some(STALLS), &top, 0, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions {
+            limit: 0,
+            ..ReportOptions::new(Columns::new(CYCLES, Some(STALLS)))
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     print!("{text}");
     assert_eq!(
@@ -687,9 +746,17 @@ fn report_text_rows() {
     );
 
     // A limit, and no stall column.
-    let top = top_frames(&p, CYCLES, None);
     let mut out = Vec::new();
-    write_report_text(&p, CYCLES, None, &top, 2, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions {
+            limit: 2,
+            ..ReportOptions::new(Columns::new(CYCLES, None))
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     print!("{text}");
     assert_eq!(
@@ -711,13 +778,33 @@ fn report_text_rows() {
 #[test]
 fn diff_text_rows() {
     let (before, after) = before_after();
-    let d = diff_frames(&before, 0, None, &after, CYCLES, Some(STALLS));
+    let d = diff_frames(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(CYCLES, Some(STALLS)),
+    );
     let (tb, ta) = (
-        totals(&before, 0, None),
-        totals(&after, CYCLES, Some(STALLS)),
+        totals(&before, &Columns::new(0, None), DEFAULT_CONFIDENCE),
+        totals(
+            &after,
+            &Columns::new(CYCLES, Some(STALLS)),
+            DEFAULT_CONFIDENCE,
+        ),
     );
     let mut out = Vec::new();
-    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 0,
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     print!("{text}");
     assert_eq!(
@@ -739,7 +826,18 @@ fn diff_text_rows() {
 "
     );
     let mut out = Vec::new();
-    write_diff_text(&tb, &ta, &d, 1, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 1,
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("  gone (gone)\n#\n# 5 more functions not shown\n"));
 }
@@ -782,16 +880,17 @@ fn with_instructions() -> Profile {
 }
 
 const CPI_COLUMNS: Columns = Columns {
-    cycles: 0,
+    width: Width::Cycles,
+    cycles: Column(0),
     stalls: None,
-    instructions: Some(1),
+    instructions: Some(Column(1)),
     ratio_cycles: None,
 };
 
 #[test]
 fn report_gives_inclusive_cpi_and_ipc_from_periods() {
     let p = with_instructions();
-    let top = top_frames_of(&p, CPI_COLUMNS);
+    let top = top_frames(&p, &CPI_COLUMNS, DEFAULT_CONFIDENCE);
     let by = |name: &str| top.iter().find(|f| f.name == name).expect(name);
     assert_eq!(by("fast").cpi, Some(0.25));
     assert_eq!(by("fast").ipc, Some(4.0));
@@ -806,7 +905,7 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
         (by("seen").total_samples, by("seen").cpi, by("seen").ipc),
         (0, None, None)
     );
-    let t = totals_of(&p, CPI_COLUMNS);
+    let t = totals(&p, &CPI_COLUMNS, DEFAULT_CONFIDENCE);
     assert_eq!(t.instructions_event.as_deref(), Some("instructions"));
     assert_eq!(
         (t.instructions_samples, t.instructions_period),
@@ -815,7 +914,7 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
     assert_eq!((t.cpi, t.ipc), (Some(0.7), Some(20_000.0 / 14_000.0)));
 
     let mut out = Vec::new();
-    write_report_json_of(&p, CPI_COLUMNS, &top, &mut out).unwrap();
+    write_report(&p, &ReportOptions::new(CPI_COLUMNS), Format::Json, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["schema"], "cpiflame-report/1");
     assert_eq!(v["totals"]["cpi"], 0.7);
@@ -829,7 +928,16 @@ fn report_gives_inclusive_cpi_and_ipc_from_periods() {
     assert_eq!(json("blind")["stall_share"], Value::Null);
 
     let mut out = Vec::new();
-    write_report_text_of(&p, CPI_COLUMNS, &top, 0, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions {
+            limit: 0,
+            ..ReportOptions::new(CPI_COLUMNS)
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(
         text,
@@ -869,7 +977,7 @@ fn diff_summary_gives_cpi_before_and_after() {
             );
         }
     }
-    let d = diff_frames_of(&before, CPI_COLUMNS, &after, CPI_COLUMNS);
+    let d = diff_frames(&before, &CPI_COLUMNS, &after, &CPI_COLUMNS);
     let by = |name: &str| d.iter().find(|f| f.name == name).expect(name);
     assert_eq!(
         (by("slow").before_cpi, by("slow").after_cpi),
@@ -890,11 +998,19 @@ fn diff_summary_gives_cpi_before_and_after() {
     );
 
     let (tb, ta) = (
-        totals_of(&before, CPI_COLUMNS),
-        totals_of(&after, CPI_COLUMNS),
+        totals(&before, &CPI_COLUMNS, DEFAULT_CONFIDENCE),
+        totals(&after, &CPI_COLUMNS, DEFAULT_CONFIDENCE),
     );
     let mut out = Vec::new();
-    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions::default(),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["schema"], "cpiflame-diff/1");
     assert_eq!(
@@ -911,7 +1027,18 @@ fn diff_summary_gives_cpi_before_and_after() {
     assert_eq!(blind["after_cpi"], Value::Null);
 
     let mut out = Vec::new();
-    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 0,
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -963,7 +1090,7 @@ fn shares_are_of_cycles_periods_not_samples() {
             period: 1000,
         },
     );
-    let frames = top_frames(&p, CYCLES, None);
+    let frames = top_frames(&p, &Columns::new(CYCLES, None), DEFAULT_CONFIDENCE);
     let get = |n: &str| frames.iter().find(|f| f.name == n).unwrap();
     assert_eq!(get("hot").total_share, 0.75);
     assert_eq!(get("hot").self_share, 0.75);
@@ -992,7 +1119,12 @@ fn shares_are_of_cycles_periods_not_samples() {
             period: 3000,
         },
     );
-    let diffs = diff_frames(&p, CYCLES, None, &after, CYCLES, None);
+    let diffs = diff_frames(
+        &p,
+        &Columns::new(CYCLES, None),
+        &after,
+        &Columns::new(CYCLES, None),
+    );
     let d = |n: &str| diffs.iter().find(|f| f.name == n).unwrap().delta_points;
     assert!((d("hot") + 50.0).abs() < 1e-9, "{}", d("hot"));
     assert!((d("cold") - 50.0).abs() < 1e-9, "{}", d("cold"));
@@ -1039,17 +1171,18 @@ fn ratios_divide_by_the_ratio_cycles_column_when_given() {
         },
     );
     let columns = Columns {
-        cycles: 0,
-        stalls: Some(1),
-        instructions: None,
-        ratio_cycles: Some(2),
+        ratio_cycles: Some(Column(2)),
+        ..Columns::new(0, Some(1))
     };
-    let frames = top_frames_of(&p, columns);
+    let frames = top_frames(&p, &columns, DEFAULT_CONFIDENCE);
     let get = |n: &str| frames.iter().find(|f| f.name == n).unwrap();
     assert_eq!(get("both").stall_share, Some(0.5));
     assert_eq!(get("both").total_share, 0.75);
     assert_eq!(get("e_only").stall_share, None);
-    assert_eq!(totals_of(&p, columns).stall_share, Some(0.5));
+    assert_eq!(
+        totals(&p, &columns, DEFAULT_CONFIDENCE).stall_share,
+        Some(0.5)
+    );
 }
 
 #[test]
@@ -1108,7 +1241,7 @@ fn diff_runs_tests_every_function_over_all_runs() {
 /// shown: a function missing from the first after run but in the second is neither.
 #[test]
 fn several_runs_mark_new_and_gone_by_all_runs() {
-    use cpiflame_profile::{diff_runs, write_diff_text_of, ChangeTest};
+    use cpiflame_profile::{diff_runs, ChangeTest};
     let folded = |text: &str| read_folded(text.as_bytes(), "run.folded").unwrap();
     let one = Columns::new(0, None);
     let b = [
@@ -1127,12 +1260,17 @@ fn several_runs_mark_new_and_gone_by_all_runs() {
         fail_above: None,
     };
     let mut out = Vec::new();
-    write_diff_text_of(
-        &totals_of(&b[0], one),
-        &totals_of(&a[0], one),
+    let options = DiffSummaryOptions {
+        limit: 50,
+        test,
+        topdown: None,
+    };
+    write_diff(
+        &totals(&b[0], &one, DEFAULT_CONFIDENCE),
+        &totals(&a[0], &one, DEFAULT_CONFIDENCE),
         &d,
-        50,
-        &test,
+        &options,
+        Format::Text,
         &mut out,
     )
     .unwrap();

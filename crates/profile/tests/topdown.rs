@@ -357,7 +357,7 @@ fn ice_lake_perf_stat_vector() {
 //   tma_frontend_bound:  "topdown\\-fe\\-bound / M - INT_MISC.UOP_DROPPING / tma_info_thread_slots"
 //   tma_backend_bound:   "topdown\\-be\\-bound / M + 5 * cpu@INT_MISC.RECOVERY_CYCLES\\,cmask\\=1\\,edge@ / tma_info_thread_slots"
 //   tma_bad_speculation: "max(1 - (tma_frontend_bound + tma_backend_bound + tma_retiring), 0)"
-//   tma_retiring:        "topdown\\-retiring / M" (TOPDOWN.md §2.5(a); not re-read here)
+//   tma_retiring:        "topdown\\-retiring / M" (TMA_Metrics-full.csv; not re-read here)
 // (RECOVERY_CYCLES with cmask=1,edge is INT_MISC.CLEARS_COUNT's encoding, 0x104010d.)
 // ---------------------------------------------------------------------------------------
 
@@ -399,7 +399,7 @@ fn ice_lake_matches_icx_metrics_json() {
 //   tma_backend_bound:   "topdown\\-be\\-bound / M + 0 * slots"
 //   tma_bad_speculation: "topdown\\-bad\\-spec / M + 0 * slots"
 // (bad speculation its own ratio, not Golden Cove's remainder); the other level-1 and
-// level-2 nodes plain ratios of M and the residuals as on Golden Cove per TOPDOWN.md §2.5(c)
+// level-2 nodes plain ratios of M and the residuals as on Golden Cove per TMA_Metrics-full.csv
 // (not re-read here).
 // ---------------------------------------------------------------------------------------
 
@@ -439,14 +439,14 @@ fn lion_cove_matches_lnl_metrics_json() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Intel Skylake: skl-metrics.json (TOPDOWN.md §3, at 1bbeaf83), with SMT off
+// Intel Skylake: skl-metrics.json (the kernel's, at 1bbeaf83), with SMT off
 // (tma_info_thread_slots = 4 * CPU_CLK_UNHALTED.THREAD, INT_MISC.RECOVERY_CYCLES):
 //   tma_frontend_bound:  "IDQ_UOPS_NOT_DELIVERED.CORE / tma_info_thread_slots"
 //   tma_bad_speculation: "(UOPS_ISSUED.ANY - UOPS_RETIRED.RETIRE_SLOTS + 4 * (INT_MISC.RECOVERY_CYCLES_ANY / 2 if #SMT_on else INT_MISC.RECOVERY_CYCLES)) / tma_info_thread_slots"
 //   tma_retiring:        "UOPS_RETIRED.RETIRE_SLOTS / tma_info_thread_slots"
 //   tma_backend_bound:   "1 - tma_frontend_bound - (UOPS_ISSUED.ANY + 4 * (INT_MISC.RECOVERY_CYCLES_ANY / 2 if #SMT_on else INT_MISC.RECOVERY_CYCLES)) / tma_info_slots"
 //                        (this one and tma_bad_speculation read in 2023 LKML patches of the
-//                        clx/skl-family metrics files; the others per TOPDOWN.md)
+//                        clx/skl-family metrics files; the others per docs/topdown.md)
 // ---------------------------------------------------------------------------------------
 
 #[test]
@@ -980,7 +980,7 @@ fn no_set_says_why() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The kernel's per-read accumulation (arch/x86/events/intel/core.c, TOPDOWN.md §2.2): at
+// The kernel's per-read accumulation (arch/x86/events/intel/core.c): at
 // every read (every sample of a leader-sampled group) each metric event's count grows by
 // mul_u64_u32_div(slots, byte, 0xff) (floor), then FIXED_CTR3 and PERF_METRICS are reset.
 // The bytes are the hardware's 8-bit fractions of the slots since the last read; the four
@@ -1099,7 +1099,7 @@ fn kernel_accumulation_sums_give_slot_weighted_fractions() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Smearing (TOPDOWN.md §7.1): a sample's deltas cover the interval that ended at its IP, so a
+// Smearing (docs/topdown.md): a sample's deltas cover the interval that ended at its IP, so a
 // frame gets the mix of the intervals ending in it. Two functions alternate, A for `a` slots
 // then B for `b`; the sampler fires every `period` slots.
 // ---------------------------------------------------------------------------------------

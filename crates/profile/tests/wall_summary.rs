@@ -2,11 +2,12 @@
 //! `runnable-time`, `blocked-time`), on hand-built profiles whose nanoseconds per stack are
 //! known, so every inclusive sum, total and share below is worked out by hand.
 
+use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
 use cpiflame_profile::{
-    diff_frames_of, top_frames_of, totals_of, write_diff_json, write_diff_text,
-    write_folded_periods, write_report_json_of, write_report_text_of, Columns, Count, EventColumn,
-    Frame, FrameKind, Measure, Profile,
+    diff_frames, top_frames, totals, write_diff, write_folded_periods, write_report, Columns,
+    Count, DiffSummaryOptions, EventColumn, Format, Frame, FrameKind, Measure, Profile,
+    ReportOptions,
 };
 use serde_json::Value;
 
@@ -102,7 +103,7 @@ type Row<'a> = (&'a str, u64, u64, u64, u64, u64);
 #[test]
 fn inclusive_wall_time_per_function_each_stack_once() {
     let p = wall_profile();
-    let top = top_frames_of(&p, columns());
+    let top = top_frames(&p, &columns(), DEFAULT_CONFIDENCE);
     // app, main: every stack. read, wait: the blocked stack (0.5M + 9M). compute: its own
     // stack and the recursive one (3M + 1M on CPU, 0.25M runnable, 1.25M blocked). lock:
     // 4M blocked, no samples. rec: twice in its stack, counted once: 1M + 0.25M + 1.25M.
@@ -153,7 +154,7 @@ fn inclusive_wall_time_per_function_each_stack_once() {
     let lock = top.iter().find(|f| f.name == "lock").unwrap();
     assert_eq!((lock.total_samples, lock.total_share), (0, 0.0));
 
-    let t = totals_of(&p, columns());
+    let t = totals(&p, &columns(), DEFAULT_CONFIDENCE);
     assert_eq!(
         (t.on_cpu_ns, t.runnable_ns, t.blocked_ns, t.wall_ns),
         (
@@ -172,7 +173,7 @@ fn without_all_three_columns_there_is_no_wall_time() {
     // stacks (no cpu-clock) are not listed, as before the columns existed.
     let mut p = wall_profile();
     p.events[BLOCK].name = "sched:sched_switch".into();
-    let top = top_frames_of(&p, columns());
+    let top = top_frames(&p, &columns(), DEFAULT_CONFIDENCE);
     assert!(top.iter().all(|f| f.on_cpu_ns.is_none()
         && f.runnable_ns.is_none()
         && f.blocked_ns.is_none()
@@ -181,7 +182,7 @@ fn without_all_three_columns_there_is_no_wall_time() {
     let names: Vec<&str> = top.iter().map(|f| f.name.as_str()).collect();
     // All three have 4 samples; compute has them as self samples.
     assert_eq!(names, ["compute", "app", "main", "rec"]);
-    let t = totals_of(&p, columns());
+    let t = totals(&p, &columns(), DEFAULT_CONFIDENCE);
     assert_eq!(
         (t.on_cpu_ns, t.runnable_ns, t.blocked_ns, t.wall_ns),
         (None, None, None, None)
@@ -191,9 +192,8 @@ fn without_all_three_columns_there_is_no_wall_time() {
 #[test]
 fn report_json_carries_the_wall_fields() {
     let p = wall_profile();
-    let top = top_frames_of(&p, columns());
     let mut out = Vec::new();
-    write_report_json_of(&p, columns(), &top, &mut out).unwrap();
+    write_report(&p, &ReportOptions::new(columns()), Format::Json, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["schema"], "cpiflame-report/1");
     let t = &v["totals"];
@@ -215,9 +215,17 @@ fn report_json_carries_the_wall_fields() {
 #[test]
 fn report_text_has_the_wall_columns() {
     let p = wall_profile();
-    let top = top_frames_of(&p, columns());
     let mut out = Vec::new();
-    write_report_text_of(&p, columns(), &top, 0, &mut out).unwrap();
+    write_report(
+        &p,
+        &ReportOptions {
+            limit: 0,
+            ..ReportOptions::new(columns())
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     print!("{text}");
     // 19 ms of wall time: 4 / 19 = 21.05% on CPU, 0.75 / 19 = 3.95% runnable, 14.25 / 19 =
@@ -286,7 +294,7 @@ fn diff_compares_shares_of_wall_time_when_both_have_it() {
     // after's wall: 3M + 18.5M + 2.5M + 1M = 25M.
     // read/wait: 9.5 / 19 = 50% → 18.5 / 25 = 74%: +24 points.
     // compute: 5.5 / 19 → 5.5 / 25 = 22%. lock: 4 / 19 → 0 (gone). log: 0 → 1 / 25 = 4%.
-    let d = diff_frames_of(&before, columns(), &after, columns());
+    let d = diff_frames(&before, &columns(), &after, &columns());
     let row = |name: &str| d.iter().find(|x| x.name == name).unwrap();
     let wait = row("wait");
     assert_eq!(wait.before_wall_share, Some(0.5));
@@ -325,16 +333,38 @@ fn diff_compares_shares_of_wall_time_when_both_have_it() {
     let changes: Vec<f64> = d.iter().map(|x| x.change_points().abs()).collect();
     assert!(changes.windows(2).all(|w| w[0] >= w[1]), "{changes:?}");
 
-    let (tb, ta) = (totals_of(&before, columns()), totals_of(&after, columns()));
+    let (tb, ta) = (
+        totals(&before, &columns(), DEFAULT_CONFIDENCE),
+        totals(&after, &columns(), DEFAULT_CONFIDENCE),
+    );
     let mut out = Vec::new();
-    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions::default(),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["measure"], "wall-time");
     assert_eq!(v["after"]["wall_ns"], 25_000_000);
     assert_eq!(v["frames"][1]["after_wall_share"], 0.74);
 
     let mut out = Vec::new();
-    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 0,
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     print!("{text}");
     assert!(text.contains(
@@ -352,17 +382,39 @@ fn diff_compares_cycles_when_one_side_has_no_wall_time() {
     let (before, mut after) = before_after();
     after.events[BLOCK].name = "sched:sched_switch".into();
     assert_eq!(Measure::of(&before, &after), Measure::Cycles);
-    let d = diff_frames_of(&before, columns(), &after, columns());
+    let d = diff_frames(&before, &columns(), &after, &columns());
     assert!(d.iter().all(|x| x.wall_delta_points.is_none()
         && x.before_wall_share.is_none()
         && x.change_points() == x.delta_points));
-    let (tb, ta) = (totals_of(&before, columns()), totals_of(&after, columns()));
+    let (tb, ta) = (
+        totals(&before, &columns(), DEFAULT_CONFIDENCE),
+        totals(&after, &columns(), DEFAULT_CONFIDENCE),
+    );
     let mut out = Vec::new();
-    write_diff_json(&tb, &ta, &d, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions::default(),
+        Format::Json,
+        &mut out,
+    )
+    .unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["measure"], "cycles");
     let mut out = Vec::new();
-    write_diff_text(&tb, &ta, &d, 0, &mut out).unwrap();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 0,
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains(
         "\n# shares are of each run's own total; change in percentage points\n\

@@ -11,7 +11,9 @@ use std::io::BufWriter;
 use std::time::Instant;
 
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
-use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile, WallColumns};
+use cpiflame_profile::{
+    Columns, Count, EventColumn, Frame, FrameKind, Profile, WallColumns, Width,
+};
 use cpiflame_render::{render_classic, render_cpi, render_diff, DiffOptions, Options};
 
 /// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.
@@ -278,12 +280,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             inverted,
             ..opts.clone()
         };
-        let stalls = stalls.then_some(1);
+        let columns = Columns::new(0, stalls.then_some(1));
         let t = Instant::now();
         if classic {
-            render_classic(&profile, 0, stalls, &o, out)?;
+            render_classic(&profile, &columns, &o, out)?;
         } else {
-            render_cpi(&profile, 0, stalls, &o, out)?;
+            render_cpi(&profile, &columns, &o, out)?;
         }
         println!(
             "{name}: {:?}, {} bytes",
@@ -311,11 +313,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = Options {
         title: "Wall-time CPI Flame Graph".into(),
         subtitle: Some("synthetic profile with off-CPU time".into()),
-        wall: WallColumns::of(&walled),
         ..Options::default()
     };
+    let columns = Columns {
+        width: WallColumns::of(&walled).map_or(Width::Cycles, Width::Wall),
+        ..Columns::new(0, Some(1))
+    };
     let t = Instant::now();
-    render_cpi(&walled, 0, Some(1), &o, out)?;
+    render_cpi(&walled, &columns, &o, out)?;
     println!(
         "wall.svg: {:?}, {} bytes",
         t.elapsed(),

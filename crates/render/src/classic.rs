@@ -3,7 +3,7 @@
 
 use std::io::{BufWriter, Write};
 
-use cpiflame_profile::{write_folded, Profile};
+use cpiflame_profile::{write_folded, Column, Columns, Profile};
 use inferno::differential;
 use inferno::flamegraph::{self, Direction};
 
@@ -27,12 +27,13 @@ const INFERNO_XPAD: f64 = 20.0;
 /// name (inferno's `deterministic` option), so output is byte-identical for identical input.
 pub fn render_classic<W: Write>(
     profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
+    columns: &Columns,
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
-    let total = validate(profile, cycles, stalls, opts)?;
+    let total = validate(profile, columns, opts)?;
+    let cycles = columns.cycles.index();
+    let stalls = columns.stalls.map(Column::index);
     let cycles_event = &profile.events[cycles].name;
 
     let (folded, explanation) = match stalls {

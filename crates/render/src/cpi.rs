@@ -6,8 +6,9 @@ use std::io::{self, BufWriter, Write};
 use std::collections::HashMap;
 
 use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
-use cpiflame_profile::lines::{HotLine, LineColumns};
+use cpiflame_profile::lines::HotLine;
 use cpiflame_profile::ratios::{RatioIntervals, RatioKind};
+use cpiflame_profile::{Column, Columns};
 use cpiflame_profile::{Count, FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
@@ -22,6 +23,10 @@ use crate::{check_look, validate, Options, RenderError};
 
 /// Draws the CPI flame graph of `profile` as SVG.
 ///
+/// The roles of the profile's columns are `columns` (one `cpiflame_profile::Columns`, built
+/// once where the recording is read); stall shares and CPIs divide by
+/// [`Columns::ratio_denominator`].
+///
 /// Frame width is the summed sample period of event column `cycles` (unhalted cycles, not
 /// samples: in frequency mode or with leader-sampled groups samples carry different periods;
 /// with a fixed period the picture is the same as one drawn from samples) in the frame and its
@@ -32,7 +37,7 @@ use crate::{check_look, validate, Options, RenderError};
 ///   sum(cycles period)` over the frame and its children, on the fixed scale of
 ///   [`stall_color`](crate::stall_color) (red = not stalled, purple = half, blue = all
 ///   stalled);
-/// * without `stalls` but with `opts.instructions`, every frame's colour is its inclusive CPI,
+/// * without `stalls` but with `instructions`, every frame's colour is its inclusive CPI,
 ///   `sum(cycles period) / sum(instructions period)`, on the fixed logarithmic scale of
 ///   [`cpi_color`](crate::cpi_color) (red = CPI 0.25 or less, violet = 1, blue = 4 or more;
 ///   grey when no instructions landed under the frame); the statistics line gives the
@@ -45,22 +50,23 @@ use crate::{check_look, validate, Options, RenderError};
 /// out with their children. The output is deterministic and carries its own search and
 /// click-to-zoom script.
 ///
-/// With [`Options::wall`] (a recording with off-CPU time), frame width is wall-clock time
+/// With wall time as the width ([`Width::Wall`](cpiflame_profile::Width::Wall): a recording
+/// with off-CPU time), frame width is wall-clock time
 /// instead, the nanoseconds of the three wall-time columns, and every frame is cut into
 /// segments by state: running (red) and stalled (blue) on the stall scale (the on-CPU time
 /// split by the frame's inclusive stall share), or one on-CPU segment on the CPI scale (no
 /// stalls, instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
 /// Tooltips then give the four times and the top places the frame's blocked time was spent
 /// in ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
-/// on-CPU columns need no samples there: only wall time must be non-zero. Without
-/// `Options::wall` the wall-time columns are ignored and the on-CPU graph is drawn.
+/// on-CPU columns need no samples there: only wall time must be non-zero. With the
+/// cycles as the width the wall-time columns are ignored and the on-CPU graph is drawn.
 ///
-/// With [`Options::topdown`] (and no `Options::wall`) the top-down picture is drawn instead:
+/// With [`Options::topdown`] (and the cycles as the width) the top-down picture is drawn instead:
 /// widths as above, every frame's inclusive sums of each column the formulas read (each stack
 /// through the frame once) put through [`Plan::apply`](cpiflame_profile::topdown::Plan::apply);
 /// colour by [`topdown_color`](crate::topdown_color) (the dominant level-1 category's hue,
 /// intensity its share from 1/4 pale to 100% full, the dominant level-2 child's shade; or one
-/// category's share on the stall scale); `stalls` and `opts.instructions` are not used.
+/// category's share on the stall scale); `stalls` and `instructions` are not used.
 /// Tooltips give the level-1 split (and level 2), the legend the hues or the scale, the
 /// statistics line the whole profile's split. With [`Options::confidence`] each frame's
 /// shown share gets an interval (its two columns' per-sample deltas in a leader-sampled
@@ -70,15 +76,17 @@ use crate::{check_look, validate, Options, RenderError};
 /// the scale.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
+    columns: &Columns,
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
-    if let Some(wall) = opts.wall {
+    let cycles = columns.cycles.index();
+    let stalls = columns.stalls.map(Column::index);
+    let instructions = columns.instructions.map(Column::index);
+    if let Some(wall) = columns.wall() {
         check_look(opts.width, opts.min_width)?;
         let count = profile.events.len();
-        for index in [opts.instructions, opts.ratio_cycles]
+        for index in [instructions, columns.ratio_cycles.map(Column::index)]
             .into_iter()
             .flatten()
             .chain(wall.all())
@@ -87,44 +95,25 @@ pub fn render_cpi<W: Write>(
                 return Err(RenderError::NoSuchEvent { index, count });
             }
         }
-        let columns = tree::CpiColumns {
-            cycles,
-            stalls,
-            instructions: opts.instructions,
-            ratio_cycles: opts.ratio_cycles,
-        };
-        return crate::wall::render(profile, columns, wall, opts, out);
+        return crate::wall::render(profile, *columns, wall, opts, out);
     }
     if let Some(topdown) = &opts.topdown {
-        return crate::topdown::render(profile, cycles, topdown, opts, out);
+        return crate::topdown::render(profile, columns, topdown, opts, out);
     }
-    let total = validate(profile, cycles, stalls, opts)?;
-    let tree = tree::build_cpi(
-        profile,
-        cycles,
-        stalls,
-        opts.instructions,
-        opts.ratio_cycles,
-    );
+    let total = validate(profile, columns, opts)?;
+    let tree = tree::build_cpi(profile, columns);
     let mut w = BufWriter::with_capacity(1 << 16, out);
     let look = Look::of(opts);
-    let colour = match (stalls, opts.instructions) {
+    let colour = match (stalls, instructions) {
         (Some(_), _) => Colour::Stalls,
         (None, Some(_)) => Colour::Cpi,
         (None, None) => Colour::Name,
     };
     let lines = opts.lines.as_deref();
-    let hot = lines.map_or_else(Default::default, |l| {
-        let columns = LineColumns {
-            width: [Some(cycles), None, None],
-            stalls,
-            ratio_cycles: Some(opts.ratio_cycles.unwrap_or(cycles)),
-        };
-        hot::hot_lines(&tree, l, &columns)
-    });
-    let ratio_cycles = opts.ratio_cycles.unwrap_or(cycles);
-    let columns = (stalls, ratio_cycles, opts.instructions);
-    let intervals = frame_intervals(profile, &tree, |w| w, colour, columns, opts);
+    let hot = lines.map_or_else(Default::default, |l| hot::hot_lines(&tree, l, columns));
+    let ratio_cycles = columns.ratio_denominator().index();
+    let interval_columns = (stalls, ratio_cycles, instructions);
+    let intervals = frame_intervals(profile, &tree, |w| w, colour, interval_columns, opts);
     let picture = Cpi {
         profile,
         confidence: opts.confidence,
@@ -134,7 +123,7 @@ pub fn render_cpi<W: Write>(
         intervals,
         cycles,
         stalls,
-        instructions: opts.instructions,
+        instructions,
         colour,
         total,
         stall_caption: opts.stall_caption.unwrap_or("cycles stalled:"),

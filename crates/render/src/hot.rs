@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use cpiflame_profile::lines::{hottest, HotLine, LineColumns, LineId, LineWeights};
+use cpiflame_profile::lines::{hottest, HotLine, LineId, LineWeights};
+use cpiflame_profile::Columns;
 use cpiflame_profile::{FrameId, SourceLines};
 
 use crate::text::{Esc, Percent};
@@ -21,7 +22,7 @@ pub(crate) const LINES_SHOWN: usize = 3;
 pub(crate) fn hot_lines<W: Weight>(
     tree: &Tree<FrameId, W>,
     lines: &SourceLines,
-    columns: &LineColumns,
+    columns: &Columns,
 ) -> HashMap<u32, Vec<HotLine>> {
     let total = tree.root().width();
     let wide = |w: u64| total > 0 && w as f64 >= MIN_SHARE * total as f64;
@@ -37,7 +38,7 @@ pub(crate) fn hot_lines<W: Weight>(
     }
     let mut at: HashMap<u32, Vec<(LineId, LineWeights)>> = HashMap::new();
     for stack in &lines.stacks {
-        let weights = columns.weights(&stack.counts);
+        let weights = LineWeights::of(columns, &stack.counts);
         if weights.width.period == 0 {
             continue;
         }

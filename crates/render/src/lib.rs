@@ -1,14 +1,14 @@
 //! Rendering: folded profile to SVG.
 //!
-//! Four pictures are drawn:
+//! Every picture is one of these:
 //!
 //! * [`render_cpi`], the CPI flame graph drawn by this crate: frame width is the unhalted
 //!   cycles (summed sample periods of the cycles event) that landed in the frame (children
 //!   included), frame colour is the share of those cycles that were stalled, on a fixed red
 //!   (working) to blue (stalled) scale, or, with cycles and instructions but no stall event,
 //!   the frame's CPI on a fixed logarithmic red (0.25) to blue (4) scale. Every frame is
-//!   coloured by its *inclusive* numbers, not only leaves. With [`Options::wall`], a recording
-//!   with off-CPU time is drawn by wall-clock time: frame width is on-CPU + runnable +
+//!   coloured by its *inclusive* numbers, not only leaves. With wall time as the width, a
+//!   recording with off-CPU time is drawn by wall-clock time: frame width is on-CPU + runnable +
 //!   blocked nanoseconds, and every frame is cut into running (red), stalled (blue), runnable
 //!   (amber) and blocked (striped grey) segments, with where it was blocked in its tooltip
 //!   (`wall.rs` says why it is drawn so).
@@ -50,7 +50,7 @@ mod wall;
 use std::io;
 use std::sync::Arc;
 
-use cpiflame_profile::{Count, Profile, SourceLines, WallColumns};
+use cpiflame_profile::{Column, Columns, Count, Profile, SourceLines, WallColumns};
 
 pub use classic::render_classic;
 pub use color::{
@@ -94,25 +94,12 @@ pub struct Options {
     pub min_width: f64,
     /// Icicle layout: the root at the top and stacks growing downwards.
     pub inverted: bool,
-    /// Event column of retired instructions, if recorded: tooltips then give each frame's CPI
-    /// (cycles period / instructions period) and IPC; without a stall column, the CPI also
-    /// gives the colour (see [`render_cpi`]).
-    pub instructions: Option<usize>,
-    /// Event column of the cycles the stall share and CPI divide by, when it is not the
-    /// `cycles` column: a hybrid file whose stall or instructions event exists on fewer core
-    /// types than cycles (`cpiflame_pipeline::Loaded::ratio_cycles`). Widths stay `cycles`.
-    pub ratio_cycles: Option<usize>,
     /// Write everything on the calling thread (`CPIFLAME_THREADS=1`). Otherwise the frames
     /// of a large graph are formatted on two threads; the bytes are the same either way.
     pub single_threaded: bool,
     /// The stall legend's caption when the stall event is not plain back-end stall cycles
     /// (`"STALL cycles (front + back end):"`); `None`: `"cycles stalled:"`.
     pub stall_caption: Option<&'static str>,
-    /// The wall-time columns of a recording with off-CPU data
-    /// ([`WallColumns::of`](cpiflame_profile::WallColumns::of)): frame widths are then
-    /// wall-clock time and every frame is cut into its states (see [`render_cpi`]). `None`
-    /// draws the on-CPU graph, as without those columns.
-    pub wall: Option<WallColumns>,
     /// The source line of each frame of the profile's stacks (a perf.data recording's,
     /// `cpiflame_pipeline::Loaded::lines`): the tooltip of every frame at least 1% of the
     /// width then lists its three hottest lines, with their share of the frame and stall
@@ -127,8 +114,8 @@ pub struct Options {
     /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
     pub strip: Option<Arc<Strip>>,
     /// The top-down formulas of the profile's columns and what the colour shows: the CPI
-    /// graph is then the top-down picture (see [`render_cpi`]), unless [`Options::wall`]
-    /// asks for the wall-time graph, which wins. `None`: the CPI graph.
+    /// graph is then the top-down picture (see [`render_cpi`]), unless the columns' width is
+    /// wall time: the wall-time graph wins. `None`: the CPI graph.
     pub topdown: Option<TopdownLook>,
 }
 
@@ -140,11 +127,8 @@ impl Default for Options {
             width: 1200,
             min_width: 0.1,
             inverted: false,
-            instructions: None,
-            ratio_cycles: None,
             single_threaded: false,
             stall_caption: None,
-            wall: None,
             lines: None,
             confidence: None,
             strip: None,
@@ -234,20 +218,23 @@ pub enum RenderError {
 
 /// Checks options and event indexes shared by [`render_cpi`] and [`render_classic`]; returns
 /// the totals of the `cycles` column.
-fn validate(
-    profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
-    opts: &Options,
-) -> Result<Count, RenderError> {
+fn validate(profile: &Profile, columns: &Columns, opts: &Options) -> Result<Count, RenderError> {
     check_look(opts.width, opts.min_width)?;
     let count = profile.events.len();
-    for index in [opts.instructions, opts.ratio_cycles].into_iter().flatten() {
+    for index in [columns.instructions, columns.ratio_cycles]
+        .into_iter()
+        .flatten()
+        .map(Column::index)
+    {
         if index >= count {
             return Err(RenderError::NoSuchEvent { index, count });
         }
     }
-    check_profile(profile, cycles, stalls)
+    check_profile(
+        profile,
+        columns.cycles.index(),
+        columns.stalls.map(Column::index),
+    )
 }
 
 /// Checks the image width and minimum frame width.

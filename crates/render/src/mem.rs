@@ -50,8 +50,7 @@ pub fn mem_color(breakdown: &[(Count, Option<f64>)]) -> Rgb {
 /// Frame width is the summed weight (load latency in cycles) of the frame's loads, children
 /// included, over every column; colour is [`mem_color`] of the frame's inclusive breakdown.
 /// Tooltips give the frame's loads, latency and its share of all, and per class the loads,
-/// latency and share of the frame's latency. `opts.instructions` and `opts.ratio_cycles`
-/// do not apply.
+/// latency and share of the frame's latency. There are no CPI columns here.
 pub fn render_mem<W: Write>(
     profile: &Profile,
     classes: &[ServedClass],

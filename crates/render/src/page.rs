@@ -28,7 +28,7 @@ pub const BACKGROUND: &str = "#f8f8f6";
 pub const SCRIPT: &str = include_str!("flame.js");
 
 /// The options of the page itself (the fields of [`Options`](crate::Options) and
-/// [`DiffOptions`](crate::DiffOptions) that both pictures have).
+/// [`DiffOptions`](crate::DiffOptions) that every picture has).
 pub(crate) struct Look<'a> {
     pub(crate) title: &'a str,
     pub(crate) subtitle: Option<&'a str>,

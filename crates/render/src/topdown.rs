@@ -16,7 +16,7 @@ use cpiflame_profile::interval::{
 };
 use cpiflame_profile::ratios::MIN_PAIRED_SAMPLES;
 use cpiflame_profile::topdown::{role_of, Breakdown, FormulaSet, Plan, Role};
-use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
+use cpiflame_profile::{Columns, Count, FrameId, FrameKind, Profile, Stack};
 
 use crate::color::{
     stall_color, topdown_intensity, uncertain_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED,
@@ -271,13 +271,22 @@ pub fn topdown_color(b: Option<&Breakdown>, colour: TopdownColour) -> Rgb {
 /// Draws the top-down picture (see [`render_cpi`](crate::render_cpi)).
 pub(crate) fn render<W: Write>(
     profile: &Profile,
-    cycles: usize,
+    columns: &Columns,
     look_td: &TopdownLook,
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
-    let total = validate(profile, cycles, None, opts)?;
-    let tree = tree::build_cpi(profile, cycles, None, None, None);
+    let cycles = columns.cycles.index();
+    // The stall column is not drawn here; the other columns are checked as for every graph.
+    let total = validate(
+        profile,
+        &Columns {
+            stalls: None,
+            ..*columns
+        },
+        opts,
+    )?;
+    let tree = tree::build_cpi(profile, &Columns::new(cycles, None));
     let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
     let drawn: Vec<bool> = tree
         .nodes

@@ -1,6 +1,6 @@
 //! Merging stacks into one call tree, stored flat in pre-order.
 //!
-//! The builder is shared by both pictures of this crate. What a stack is made of and what it
+//! The builder is shared by every picture this crate draws. What a stack is made of and what it
 //! carries is said by the [`Leaf`] it is given as:
 //!
 //! * the CPI graph merges the stacks of one profile by frame (name, module, kind) and carries
@@ -10,7 +10,7 @@
 
 use std::cmp::Ordering;
 
-use cpiflame_profile::{Count, FrameId, Profile, Stack};
+use cpiflame_profile::{Column, Columns, Count, FrameId, Profile, Stack};
 
 /// What a node accumulates: a sum of counts, of which one gives the frame's width.
 pub(crate) trait Weight: Copy + Default + PartialEq {
@@ -234,7 +234,7 @@ pub(crate) struct CpiWeight {
     pub(crate) cycles: Count,
     /// The cycles the stall share and the CPI divide by: `cycles`, except on hybrid files
     /// whose stall or instructions event was recorded on fewer core types than cycles, where
-    /// it is the cycles of those core types only (`Options::ratio_cycles`).
+    /// it is the cycles of those core types only (`Columns::ratio_cycles`).
     pub(crate) ratio_cycles: Count,
     /// Stall counts (zero when there is no stall event).
     pub(crate) stalls: Count,
@@ -290,14 +290,12 @@ impl Leaf for CpiLeaf<'_> {
 /// skipped; stacks with stall or instructions counts but no cycles are kept (no width, but
 /// counted in their ancestors: when cycles and instructions are sampled independently, the
 /// instructions that landed where no cycles sample did still belong to the ancestors' CPI).
-pub(crate) fn build_cpi(
-    profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
-    instructions: Option<usize>,
-    ratio_cycles: Option<usize>,
-) -> Tree<FrameId, CpiWeight> {
+pub(crate) fn build_cpi(profile: &Profile, columns: &Columns) -> Tree<FrameId, CpiWeight> {
     let ranks = frame_ranks(profile);
+    let cycles = columns.cycles.index();
+    let ratio_cycles = columns.ratio_denominator().index();
+    let stalls = columns.stalls.map(Column::index);
+    let instructions = columns.instructions.map(Column::index);
     let count = |s: &Stack, e: Option<usize>| e.map_or(Count::default(), |e| s.counts[e]);
     let leaves = profile
         .stacks
@@ -312,7 +310,7 @@ pub(crate) fn build_cpi(
             ranks: &ranks,
             weight: CpiWeight {
                 cycles: stack.counts[cycles],
-                ratio_cycles: stack.counts[ratio_cycles.unwrap_or(cycles)],
+                ratio_cycles: stack.counts[ratio_cycles],
                 stalls: count(stack, stalls),
                 instructions: count(stack, instructions),
             },
@@ -382,11 +380,15 @@ impl Leaf for WallLeaf<'_, '_> {
 /// `wall` columns of every stack; `on_leaf` is told which node each stack ended in.
 pub(crate) fn build_wall<'a>(
     profile: &'a Profile,
-    columns: &CpiColumns,
+    columns: &Columns,
     wall: [usize; 3],
     mut on_leaf: impl FnMut(&'a Stack, u32),
 ) -> Tree<FrameId, WallWeight> {
     let ranks = frame_ranks(profile);
+    let cycles = columns.cycles.index();
+    let ratio_cycles = columns.ratio_denominator().index();
+    let stalls = columns.stalls.map(Column::index);
+    let instructions = columns.instructions.map(Column::index);
     let count = |s: &Stack, e: Option<usize>| e.map_or(Count::default(), |e| s.counts[e]);
     let leaves = profile
         .stacks
@@ -396,10 +398,10 @@ pub(crate) fn build_wall<'a>(
             ranks: &ranks,
             weight: WallWeight {
                 cpi: CpiWeight {
-                    cycles: stack.counts[columns.cycles],
-                    ratio_cycles: stack.counts[columns.ratio_cycles.unwrap_or(columns.cycles)],
-                    stalls: count(stack, columns.stalls),
-                    instructions: count(stack, columns.instructions),
+                    cycles: stack.counts[cycles],
+                    ratio_cycles: stack.counts[ratio_cycles],
+                    stalls: count(stack, stalls),
+                    instructions: count(stack, instructions),
                 },
                 on_cpu: stack.counts[wall[0]],
                 runnable: stack.counts[wall[1]],
@@ -410,14 +412,6 @@ pub(crate) fn build_wall<'a>(
     build_with(leaves, |leaf: &WallLeaf<'a, '_>, at| {
         on_leaf(leaf.stack, at)
     })
-}
-
-/// The event columns the CPI graph reads.
-pub(crate) struct CpiColumns {
-    pub(crate) cycles: usize,
-    pub(crate) stalls: Option<usize>,
-    pub(crate) instructions: Option<usize>,
-    pub(crate) ratio_cycles: Option<usize>,
 }
 
 #[cfg(test)]
@@ -458,7 +452,7 @@ mod tests {
         p.add(&[app, a1, leaf], 1, count(4));
         // Stalls only: no width, but counted.
         p.add(&[app, z, leaf], 1, count(7));
-        let t = build_cpi(&p, 0, Some(1), None, None);
+        let t = build_cpi(&p, &Columns::new(0, Some(1)));
         let names: Vec<(&str, u32, u64, u64)> = t
             .nodes
             .iter()

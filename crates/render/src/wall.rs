@@ -36,8 +36,9 @@ use std::fmt;
 use std::io::{self, BufWriter, Write};
 
 use cpiflame_profile::interval::Interval;
-use cpiflame_profile::lines::{HotLine, LineColumns};
+use cpiflame_profile::lines::HotLine;
 use cpiflame_profile::wall::{self, WaitReason, WallColumns};
+use cpiflame_profile::{Column, Columns};
 use cpiflame_profile::{FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
@@ -48,7 +49,7 @@ use crate::cpi::{cpi, ipc, too_wide, two_places, write_interval, Colour, UNCERTA
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
-use crate::tree::{self, CpiColumns, Node, Tree, WallWeight, Weight};
+use crate::tree::{self, Node, Tree, WallWeight, Weight};
 use crate::{check_profile, Options, RenderError};
 
 /// The legend's words for the frames of off-CPU time without a switch-out stack.
@@ -163,13 +164,17 @@ impl fmt::Display for Ms {
 /// Draws the wall-time graph (see the module documentation).
 pub(crate) fn render<W: Write>(
     profile: &Profile,
-    columns: CpiColumns,
+    columns: Columns,
     wall: WallColumns,
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
     // The on-CPU columns need not have samples: width is wall time here.
-    match check_profile(profile, columns.cycles, columns.stalls) {
+    match check_profile(
+        profile,
+        columns.cycles.index(),
+        columns.stalls.map(Column::index),
+    ) {
         Ok(_) | Err(RenderError::NoSamples { .. }) => {}
         Err(e) => return Err(e),
     }
@@ -202,16 +207,12 @@ pub(crate) fn render<W: Write>(
     // of this list.
     blocked_at.sort_unstable();
     let lines = opts.lines.as_deref();
-    let hot = lines.map_or_else(Default::default, |l| {
-        let line_columns = LineColumns {
-            width: [Some(wall.on_cpu), Some(wall.runnable), Some(wall.blocked)],
-            stalls: columns.stalls,
-            ratio_cycles: Some(columns.ratio_cycles.unwrap_or(columns.cycles)),
-        };
-        hot::hot_lines(&tree, l, &line_columns)
-    });
-    let ratio_cycles = columns.ratio_cycles.unwrap_or(columns.cycles);
-    let interval_columns = (columns.stalls, ratio_cycles, columns.instructions);
+    let hot = lines.map_or_else(Default::default, |l| hot::hot_lines(&tree, l, &columns));
+    let interval_columns = (
+        columns.stalls.map(Column::index),
+        columns.ratio_denominator().index(),
+        columns.instructions.map(Column::index),
+    );
     let intervals =
         crate::cpi::frame_intervals(profile, &tree, |w| &w.cpi, colour, interval_columns, opts);
     let picture = Wall {
@@ -259,7 +260,7 @@ pub(crate) struct Wall<'a> {
     /// Each drawn node's interval of its stall share (or CPI), with intervals asked for.
     intervals: Vec<Option<Interval>>,
     confidence: Option<f64>,
-    columns: CpiColumns,
+    columns: Columns,
     colour: Colour,
     /// Wall nanoseconds of the whole profile: the full width.
     total: u64,
@@ -568,7 +569,7 @@ impl Picture for Wall<'_> {
             )?;
         }
         // The on-CPU graph's numbers: samples of the cycles event, the stall share, CPI.
-        let cycles = &self.profile.events[self.columns.cycles].name;
+        let cycles = &self.profile.events[self.columns.cycles.index()].name;
         write!(
             w,
             "\n{}: {} samples, {} events",

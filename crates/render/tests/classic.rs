@@ -3,12 +3,12 @@
 mod common;
 
 use common::{parse_xml_ok, Builder};
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{render_classic, Options, RenderError};
 
 fn classic(profile: &Profile, stalls: Option<usize>, opts: &Options) -> String {
     let mut out = Vec::new();
-    if let Err(e) = render_classic(profile, 0, stalls, opts, &mut out) {
+    if let Err(e) = render_classic(profile, &Columns::new(0, stalls), opts, &mut out) {
         panic!("render_classic failed: {e}");
     }
     let svg = String::from_utf8(out).expect("UTF-8");
@@ -103,7 +103,7 @@ fn classic_refuses_empty_profiles_before_writing() {
         .stack("app;x", &[(0, 0), (3, 3)])
         .build();
     let mut out = Vec::new();
-    let r = render_classic(&p, 0, Some(1), &Options::default(), &mut out);
+    let r = render_classic(&p, &Columns::new(0, Some(1)), &Options::default(), &mut out);
     assert!(matches!(r, Err(RenderError::NoSamples { .. })));
     assert!(out.is_empty());
 }

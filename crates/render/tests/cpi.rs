@@ -3,6 +3,7 @@
 mod common;
 
 use common::{opts, parse, render, Builder};
+use cpiflame_profile::{Column, Columns};
 use cpiflame_render::{
     cpi_color, cpi_position, render_cpi, stall_color, Options, RenderError, STALL_BLUE, STALL_RED,
 };
@@ -22,7 +23,7 @@ fn two_children() -> cpiflame_profile::Profile {
 #[test]
 fn parent_width_is_children_plus_self_and_children_are_packed_from_the_left() {
     let p = two_children();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     let all = svg.one("all");
     let app = svg.one("app");
     let parent = svg.one("parent");
@@ -51,7 +52,7 @@ fn parent_width_is_children_plus_self_and_children_are_packed_from_the_left() {
 #[test]
 fn colours_are_inclusive_stall_shares_on_the_fixed_scale() {
     let p = two_children();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert_eq!(svg.one("A").fill, STALL_BLUE.to_string());
     assert_eq!(svg.one("A").fill, "#4682f0");
     assert_eq!(svg.one("B").fill, STALL_RED.to_string());
@@ -68,7 +69,7 @@ fn colours_are_inclusive_stall_shares_on_the_fixed_scale() {
         .stack("app;parent;A", &[(10, 1000), (10, 1000)])
         .stack("app;parent;B", &[(30, 3000), (0, 0)])
         .build();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     let parent = svg.one("parent");
     assert_eq!(parent.fill, stall_color(Some(0.25)).to_string());
     assert_eq!(parent.fill, "#cf5a8c");
@@ -84,7 +85,7 @@ fn shares_above_one_are_clamped_for_colour_but_shown() {
     let p = Builder::new(&["cycles", "stalls"])
         .stack("app;hot", &[(10, 100), (20, 150)])
         .build();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     let hot = svg.one("hot");
     assert_eq!(hot.fill, STALL_BLUE.to_string());
     assert!(
@@ -100,7 +101,7 @@ fn stalls_without_cycles_have_no_width_but_count_in_totals() {
         .stack("app;work", &[(100, 1000), (0, 0)])
         .stack("app;wait", &[(0, 0), (40, 500)])
         .build();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert!(svg.named("wait").is_empty());
     assert_eq!(svg.one("all").n, 1000);
     assert_eq!(
@@ -121,7 +122,7 @@ fn subtitle_formats_totals_and_adds_the_callers_line() {
         subtitle: Some("no hardware <counters>".into()),
         ..opts()
     };
-    let raw = render(&p, 0, Some(1), &o);
+    let raw = render(&p, &Columns::new(0, Some(1)), &o);
     let svg = parse(&raw, false);
     assert_eq!(
         svg.subtitle,
@@ -143,21 +144,24 @@ fn min_width_drops_narrow_frames_with_their_children() {
         .stack("app;tiny;tinier", &[(1, 1), (0, 0)])
         .build();
     // 1 sample of 10,000 over 1,180 px = 0.118 px.
-    let kept = parse(&render(&p, 0, Some(1), &opts()), false);
+    let kept = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert_eq!(kept.one("tiny").n, 1);
     assert_eq!(kept.one("tinier").n, 1);
     let o = Options {
         min_width: 0.2,
         ..opts()
     };
-    let dropped = parse(&render(&p, 0, Some(1), &o), false);
+    let dropped = parse(&render(&p, &Columns::new(0, Some(1)), &o), false);
     assert!(dropped.named("tiny").is_empty());
     assert!(dropped.named("tinier").is_empty());
     assert_eq!(dropped.one("big").n, 9_999);
     // Totals still count what is not drawn.
     assert_eq!(dropped.one("all").n, 10_000);
     // The default (0.1 px) keeps a 0.118 px frame.
-    let default = parse(&render(&p, 0, Some(1), &Options::default()), false);
+    let default = parse(
+        &render(&p, &Columns::new(0, Some(1)), &Options::default()),
+        false,
+    );
     assert_eq!(default.one("tinier").n, 1);
 }
 
@@ -168,8 +172,8 @@ fn inverted_puts_the_root_on_top() {
         inverted: true,
         ..opts()
     };
-    let icicle = parse(&render(&p, 0, Some(1), &o), true);
-    let flame = parse(&render(&p, 0, Some(1), &opts()), false);
+    let icicle = parse(&render(&p, &Columns::new(0, Some(1)), &o), true);
+    let flame = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     // Icicle: every child is below its parent; flame: above.
     assert!(icicle.one("all").y < icicle.one("app").y);
     assert!(icicle.one("parent").y < icicle.one("A").y);
@@ -201,11 +205,11 @@ fn output_is_deterministic_and_independent_of_input_order() {
         rev.stack(s, c);
     }
     let (fwd, rev) = (fwd.build(), rev.build());
-    let once = render(&fwd, 0, Some(1), &opts());
-    assert_eq!(once, render(&fwd, 0, Some(1), &opts()));
-    assert_eq!(once, render(&rev, 0, Some(1), &opts()));
-    let single = render(&fwd, 0, None, &opts());
-    assert_eq!(single, render(&rev, 0, None, &opts()));
+    let once = render(&fwd, &Columns::new(0, Some(1)), &opts());
+    assert_eq!(once, render(&fwd, &Columns::new(0, Some(1)), &opts()));
+    assert_eq!(once, render(&rev, &Columns::new(0, Some(1)), &opts()));
+    let single = render(&fwd, &Columns::new(0, None), &opts());
+    assert_eq!(single, render(&rev, &Columns::new(0, None), &opts()));
 }
 
 #[test]
@@ -214,7 +218,7 @@ fn same_name_in_two_modules_stays_two_frames_ordered_by_module() {
         .stack("app;f@zlib.so", &[(1, 1)])
         .stack("app;f@alib.so", &[(2, 2)])
         .build();
-    let svg = parse(&render(&p, 0, None, &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, None), &opts()), false);
     let fs = svg.named("f");
     assert_eq!(fs.len(), 2);
     assert!(fs[0].title.contains("module: alib.so") && fs[0].s == 0 && fs[0].n == 2);
@@ -227,7 +231,7 @@ fn single_event_mode_is_a_plain_flame_graph() {
         .stack("app;main;work", &[(3, 3_000_000)])
         .stack("app;main", &[(1, 1_000_000)])
         .build();
-    let raw = render(&p, 0, None, &opts());
+    let raw = render(&p, &Columns::new(0, None), &opts());
     let svg = parse(&raw, false);
     assert_eq!(
         svg.subtitle,
@@ -253,8 +257,7 @@ fn single_event_mode_is_a_plain_flame_graph() {
     let again = parse(
         &render(
             &Builder::new(&["e"]).stack("x;work", &[(1, 1)]).build(),
-            0,
-            None,
+            &Columns::new(0, None),
             &opts(),
         ),
         false,
@@ -272,7 +275,7 @@ fn names_are_escaped_everywhere() {
         title: "Title <&> \"q\"".into(),
         ..opts()
     };
-    let raw = render(&p, 0, Some(1), &o);
+    let raw = render(&p, &Columns::new(0, Some(1)), &o);
     let svg = parse(&raw, false);
     let f = svg.one(nasty);
     assert!(f.title.contains("module: lib<x>.so"));
@@ -289,7 +292,7 @@ fn labels_are_truncated_to_fit() {
         .stack(&format!("app;{long}"), &[(1, 1)])
         .stack("app;wide", &[(99, 99)])
         .build();
-    let svg = parse(&render(&p, 0, None, &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, None), &opts()), false);
     let f = svg.one(long);
     // 11.8 px: (11.8 - 6) / 7.08 < 1 character: no label at all.
     assert_eq!(f.label, "");
@@ -297,7 +300,7 @@ fn labels_are_truncated_to_fit() {
         width: 4000,
         ..opts()
     };
-    let svg = parse(&render(&p, 0, None, &o), false);
+    let svg = parse(&render(&p, &Columns::new(0, None), &o), false);
     let f = svg.one(long);
     // 39.8 px: 4 characters fit, so 2 and "..".
     assert_eq!(f.label, "a_..");
@@ -313,14 +316,19 @@ fn errors_are_typed_and_explained() {
         Err(e) => e,
         Ok(()) => panic!("expected an error"),
     };
-    let e = err(render_cpi(&p, 0, Some(2), &opts(), &mut out));
+    let e = err(render_cpi(&p, &Columns::new(0, Some(2)), &opts(), &mut out));
     assert!(matches!(e, RenderError::NoSuchEvent { index: 2, count: 2 }));
     assert_eq!(
         e.to_string(),
         "event column 2 does not exist: the profile has 2 event column(s)"
     );
     let empty = Builder::new(&["cycles"]).build();
-    let e = err(render_cpi(&empty, 0, None, &opts(), &mut out));
+    let e = err(render_cpi(
+        &empty,
+        &Columns::new(0, None),
+        &opts(),
+        &mut out,
+    ));
     assert_eq!(
         e.to_string(),
         "no samples of event `cycles` in the profile: there is nothing to draw"
@@ -329,14 +337,14 @@ fn errors_are_typed_and_explained() {
         width: 10,
         ..opts()
     };
-    let e = err(render_cpi(&p, 0, None, &o, &mut out));
+    let e = err(render_cpi(&p, &Columns::new(0, None), &o, &mut out));
     assert!(matches!(e, RenderError::WidthTooSmall(10)));
     let o = Options {
         min_width: f64::NAN,
         ..opts()
     };
     assert!(matches!(
-        err(render_cpi(&p, 0, None, &o, &mut out)),
+        err(render_cpi(&p, &Columns::new(0, None), &o, &mut out)),
         RenderError::BadMinWidth(_)
     ));
     assert!(out.is_empty(), "nothing is written when validation fails");
@@ -345,7 +353,7 @@ fn errors_are_typed_and_explained() {
 #[test]
 fn embedded_script_parses_with_node() {
     let p = two_children();
-    let svg = parse(&render(&p, 0, Some(1), &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert!(svg.script.contains("function zoom"));
     let has_node = std::process::Command::new("node")
         .arg("--version")
@@ -381,11 +389,11 @@ fn instructions_give_each_frame_its_cpi() {
         .stack("app;parent;B", &[(30, 3000), (0, 0), (30, 3000)])
         .stack("app;parent", &[(5, 500), (0, 0), (0, 0)])
         .build();
-    let o = Options {
-        instructions: Some(2),
-        ..opts()
+    let c = Columns {
+        instructions: Some(Column(2)),
+        ..Columns::new(0, Some(1))
     };
-    let svg = parse(&render(&p, 0, Some(1), &o), false);
+    let svg = parse(&render(&p, &c, &opts()), false);
     assert!(
         svg.one("A").title.contains("CPI: 2.00"),
         "{}",
@@ -397,7 +405,7 @@ fn instructions_give_each_frame_its_cpi() {
         .title
         .contains(&format!("CPI: {:.2}", 4500.0 / 3500.0)));
     // Without the option, no CPI line.
-    let plain = parse(&render(&p, 0, Some(1), &opts()), false);
+    let plain = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert!(!plain.one("A").title.contains("CPI"));
 }
 
@@ -417,17 +425,18 @@ fn cycles_and_instructions() -> cpiflame_profile::Profile {
         .build()
 }
 
-fn cpi_opts() -> Options {
-    Options {
-        instructions: Some(1),
-        ..opts()
+/// Cycles in column 0, instructions in column 1, no stalls.
+fn cpi_columns() -> Columns {
+    Columns {
+        instructions: Some(Column(1)),
+        ..Columns::new(0, None)
     }
 }
 
 #[test]
 fn without_stalls_colour_is_the_inclusive_cpi_on_the_log_scale() {
     let p = cycles_and_instructions();
-    let raw = render(&p, 0, None, &cpi_opts());
+    let raw = render(&p, &cpi_columns(), &opts());
     let svg = parse(&raw, false);
     // Every drawn frame: the colour of its inclusive CPI, by hand.
     let expected = [
@@ -459,7 +468,7 @@ fn without_stalls_colour_is_the_inclusive_cpi_on_the_log_scale() {
 #[test]
 fn cpi_tooltips_give_cycles_instructions_cpi_and_ipc() {
     let p = cycles_and_instructions();
-    let svg = parse(&render(&p, 0, None, &cpi_opts()), false);
+    let svg = parse(&render(&p, &cpi_columns(), &opts()), false);
     assert_eq!(
         svg.one("mid").title,
         "mid\ncycles: 3 samples, 3.00 k events (18.75% of all)\ninstructions: 2 samples, 2.00 k events\nCPI: 1.50 · IPC: 0.67"
@@ -477,7 +486,7 @@ fn cpi_tooltips_give_cycles_instructions_cpi_and_ipc() {
 #[test]
 fn cpi_subtitle_and_legend() {
     let p = cycles_and_instructions();
-    let raw = render(&p, 0, None, &cpi_opts());
+    let raw = render(&p, &cpi_columns(), &opts());
     let svg = parse(&raw, false);
     assert_eq!(
         svg.subtitle,
@@ -501,12 +510,11 @@ fn with_a_stall_pair_colour_stays_the_stall_share_and_cpi_is_in_tooltips() {
     let svg = parse(
         &render(
             &p,
-            0,
-            Some(1),
-            &Options {
-                instructions: Some(2),
-                ..opts()
+            &Columns {
+                instructions: Some(Column(2)),
+                ..Columns::new(0, Some(1))
             },
+            &opts(),
         ),
         false,
     );
@@ -523,7 +531,7 @@ fn widths_are_cycles_periods_not_samples() {
         .stack("app;busy", &[(90, 9_000)])
         .stack("app;idle_loop", &[(10, 27_000)])
         .build();
-    let svg = parse(&render(&p, 0, None, &opts()), false);
+    let svg = parse(&render(&p, &Columns::new(0, None), &opts()), false);
     let (busy, idle) = (svg.one("busy"), svg.one("idle_loop"));
     assert_eq!((busy.n, idle.n), (9_000, 27_000));
     assert!((idle.width - 3.0 * busy.width).abs() < 0.01);
@@ -533,8 +541,8 @@ fn widths_are_cycles_periods_not_samples() {
 #[test]
 fn cpi_picture_is_byte_identical_across_runs_and_input_order() {
     let p = cycles_and_instructions();
-    let once = render(&p, 0, None, &cpi_opts());
-    assert_eq!(once, render(&p, 0, None, &cpi_opts()));
+    let once = render(&p, &cpi_columns(), &opts());
+    assert_eq!(once, render(&p, &cpi_columns(), &opts()));
     let mut reversed = Builder::new(&["cycles", "instructions"]);
     reversed
         .stack("app;main;unseen", &[(0, 0), (1, 1_000)])
@@ -542,7 +550,7 @@ fn cpi_picture_is_byte_identical_across_runs_and_input_order() {
         .stack("app;main;mid", &[(3, 3_000), (2, 2_000)])
         .stack("app;main;slow", &[(8, 8_000), (1, 1_000)])
         .stack("app;main;fast", &[(4, 4_000), (16, 16_000)]);
-    assert_eq!(once, render(&reversed.build(), 0, None, &cpi_opts()));
+    assert_eq!(once, render(&reversed.build(), &cpi_columns(), &opts()));
 }
 
 /// A hybrid file whose stall event exists on P-cores only: widths are the cycles of both core
@@ -554,11 +562,11 @@ fn hybrid_ratios_divide_by_the_cycles_of_the_cores_that_have_the_pair() {
         .stack("app;p_and_e", &[(30, 3000), (5, 500), (10, 1000)])
         .stack("app;e_only", &[(10, 1000), (0, 0), (0, 0)])
         .build();
-    let with_ratio = Options {
-        ratio_cycles: Some(2),
-        ..opts()
+    let with_ratio = Columns {
+        ratio_cycles: Some(Column(2)),
+        ..Columns::new(0, Some(1))
     };
-    let svg = parse(&render(&p, 0, Some(1), &with_ratio), false);
+    let svg = parse(&render(&p, &with_ratio, &opts()), false);
     // 500 stalled of the P-cores' 1000 cycles: 50%, not 500 of 3000.
     let both = svg.one("p_and_e");
     assert_eq!(both.fill, stall_color(Some(0.5)).to_string());
@@ -572,7 +580,7 @@ fn hybrid_ratios_divide_by_the_cycles_of_the_cores_that_have_the_pair() {
     // A frame that ran on E-cores only has no P-core cycles: share unknown (grey).
     assert_eq!(svg.one("e_only").fill, stall_color(None).to_string());
 
-    let without = parse(&render(&p, 0, Some(1), &opts()), false);
+    let without = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert_eq!(
         without.one("p_and_e").fill,
         stall_color(Some(500.0 / 3000.0)).to_string()
@@ -599,7 +607,10 @@ fn a_large_graph_drawn_on_two_threads_is_byte_identical_to_one_thread() {
         single_threaded: false,
         ..opts()
     };
-    let (a, b) = (render(&p, 0, Some(1), &one), render(&p, 0, Some(1), &two));
+    let (a, b) = (
+        render(&p, &Columns::new(0, Some(1)), &one),
+        render(&p, &Columns::new(0, Some(1)), &two),
+    );
     let frames = a.matches(r#"<g class="f""#).count();
     assert!(frames > 10_000, "{frames} frames: too few to be split");
     assert!(a == b, "the two-thread drawing differs");

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{diff_opts, gone_section, node_check, parse, render_diff_svg, Builder, Drawn, Parsed};
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{
     diff_color, render_diff, DiffOptions, RenderError, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK,
 };
@@ -566,7 +566,10 @@ fn defaults_and_the_embedded_script() {
         .iter()
         .any(|t| t == "Differential CPI Flame Graph"));
     // The same script as the CPI graph, and it parses.
-    let cpi = parse(&common::render(&p, 0, None, &common::opts()), false);
+    let cpi = parse(
+        &common::render(&p, &Columns::new(0, None), &common::opts()),
+        false,
+    );
     assert_eq!(svg.script, cpi.script);
     assert!(svg.script.contains("function zoom"));
     node_check(&svg.script, "diff");

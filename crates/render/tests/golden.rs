@@ -7,7 +7,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{gone_section, parse, render, render_diff_svg, Builder};
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Column, Columns, Profile};
 use cpiflame_render::{DiffOptions, Options};
 
 fn profile() -> Profile {
@@ -53,11 +53,8 @@ fn golden_opts() -> Options {
         width: 800,
         min_width: 0.0,
         inverted: false,
-        instructions: None,
-        ratio_cycles: None,
         single_threaded: false,
         stall_caption: None,
-        wall: None,
         lines: None,
         confidence: None,
         strip: None,
@@ -67,7 +64,7 @@ fn golden_opts() -> Options {
 
 #[test]
 fn cpi_graph_matches_golden_file() {
-    let svg = render(&profile(), 0, Some(1), &golden_opts());
+    let svg = render(&profile(), &Columns::new(0, Some(1)), &golden_opts());
     parse(&svg, false);
     check("cpi.svg", &svg);
 }
@@ -78,7 +75,7 @@ fn inverted_cpi_graph_matches_golden_file() {
         inverted: true,
         ..golden_opts()
     };
-    let svg = render(&profile(), 0, Some(1), &opts);
+    let svg = render(&profile(), &Columns::new(0, Some(1)), &opts);
     parse(&svg, true);
     check("cpi-inverted.svg", &svg);
 }
@@ -89,7 +86,7 @@ fn single_event_graph_matches_golden_file() {
         subtitle: None,
         ..golden_opts()
     };
-    let svg = render(&profile(), 0, None, &opts);
+    let svg = render(&profile(), &Columns::new(0, None), &opts);
     parse(&svg, false);
     check("single.svg", &svg);
 }
@@ -152,11 +149,11 @@ fn cpi_coloured_graph_matches_golden_file() {
         .stack("bench<1>;main@bench", &[(4, 8_000), (0, 0)])
         .stack("zz_other;spin@libc.so.6", &[(6, 12_000), (0, 0)])
         .build();
-    let opts = Options {
-        instructions: Some(1),
-        ..golden_opts()
+    let columns = Columns {
+        instructions: Some(Column(1)),
+        ..Columns::new(0, None)
     };
-    let svg = render(&p, 0, None, &opts);
+    let svg = render(&p, &columns, &golden_opts());
     assert_eq!(parse(&svg, false).one("all").n, 190_000);
     check("cpi-ipc.svg", &svg);
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{render_diff_svg, Builder};
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{render_cpi, render_mem, DiffOptions, Options, ServedClass};
 
 /// The `height` of an SVG's root element.
@@ -36,7 +36,7 @@ fn cpi(p: &Profile, min_width: f64) -> u32 {
         ..Options::default()
     };
     let mut out = Vec::new();
-    render_cpi(p, 0, None, &opts, &mut out).unwrap();
+    render_cpi(p, &Columns::new(0, None), &opts, &mut out).unwrap();
     height(&String::from_utf8(out).unwrap())
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::{opts, parse, render, Builder};
 use cpiflame_profile::lines::{LinedStack, SourceLine, NO_LINE};
-use cpiflame_profile::{Count, Profile, SourceLines, WallColumns};
+use cpiflame_profile::{Columns, Count, Profile, SourceLines, WallColumns, Width};
 use cpiflame_render::Options;
 
 fn line(file: &str, line: u32) -> SourceLine {
@@ -79,8 +79,7 @@ fn wide_frames_list_their_three_hottest_lines_with_exact_shares() {
     let (p, lines) = profile();
     let svg = render(
         &p,
-        0,
-        Some(1),
+        &Columns::new(0, Some(1)),
         &Options {
             lines: Some(Arc::new(lines)),
             ..opts()
@@ -116,13 +115,12 @@ fn wide_frames_list_their_three_hottest_lines_with_exact_shares() {
 #[test]
 fn without_lines_the_tooltips_are_unchanged() {
     let (p, lines) = profile();
-    let plain = render(&p, 0, Some(1), &opts());
+    let plain = render(&p, &Columns::new(0, Some(1)), &opts());
     assert!(!plain.contains("hottest lines"));
     // With lines, only the tooltips change.
     let with = render(
         &p,
-        0,
-        Some(1),
+        &Columns::new(0, Some(1)),
         &Options {
             lines: Some(Arc::new(lines)),
             ..opts()
@@ -148,8 +146,7 @@ fn without_a_stall_column_lines_have_no_stall_share() {
     let (p, lines) = profile();
     let svg = render(
         &p,
-        0,
-        None,
+        &Columns::new(0, None),
         &Options {
             lines: Some(Arc::new(lines)),
             ..opts()
@@ -195,10 +192,11 @@ fn the_wall_time_graph_ranks_lines_by_wall_time() {
     let wall = WallColumns::of(&p).expect("wall columns");
     let svg = render(
         &p,
-        0,
-        Some(1),
+        &Columns {
+            width: Width::Wall(wall),
+            ..Columns::new(0, Some(1))
+        },
         &Options {
-            wall: Some(wall),
             lines: Some(Arc::new(lines)),
             ..opts()
         },
@@ -226,8 +224,7 @@ fn a_line_under_half_a_percent_reads_less_than_one_percent_in_well_formed_xml() 
     };
     let svg = render(
         &p,
-        0,
-        Some(1),
+        &Columns::new(0, Some(1)),
         &Options {
             lines: Some(Arc::new(lines)),
             ..opts()

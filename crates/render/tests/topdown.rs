@@ -10,7 +10,7 @@ mod common;
 use common::{opts, parse, render, Builder};
 use cpiflame_profile::interval::mid_p;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, Plan};
-use cpiflame_profile::Profile;
+use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{
     stall_color, topdown_color, topdown_intensity, uncertain_color, Category, Options,
     TopdownColour, TopdownLook, TOPDOWN_BACKEND, TOPDOWN_RETIRING,
@@ -78,8 +78,7 @@ fn dominant_fills_tooltips_and_legend_follow_the_planted_fractions() {
     let plan = spr(&NAMES);
     let svg = render(
         &p,
-        1,
-        None,
+        &Columns::new(1, None),
         &look(plan.clone(), TopdownColour::Dominant, Some(0.95)),
     );
     let parsed = parse(&svg, false);
@@ -178,8 +177,7 @@ fn dominant_fills_tooltips_and_legend_follow_the_planted_fractions() {
     // Byte-determinism.
     let again = render(
         &p,
-        1,
-        None,
+        &Columns::new(1, None),
         &look(plan.clone(), TopdownColour::Dominant, Some(0.95)),
     );
     assert_eq!(svg, again);
@@ -192,8 +190,7 @@ fn legend_leaves_out_what_is_not_drawn() {
     let plan = spr(&NAMES[..6]);
     let svg = render(
         &p,
-        1,
-        None,
+        &Columns::new(1, None),
         &look(plan, TopdownColour::Dominant, Some(0.95)),
     );
     let parsed = parse(&svg, false);
@@ -223,8 +220,7 @@ fn one_category_is_its_share_on_the_stall_scale() {
     assert_eq!(backend, Category::BackendBound);
     let svg = render(
         &p,
-        1,
-        None,
+        &Columns::new(1, None),
         &look(plan.clone(), TopdownColour::Category(backend), None),
     );
     let parsed = parse(&svg, false);
@@ -251,8 +247,7 @@ fn one_category_is_its_share_on_the_stall_scale() {
     );
     let svg = render(
         &p,
-        1,
-        None,
+        &Columns::new(1, None),
         &look(plan, TopdownColour::Category(Category::Level2(4)), None),
     );
     // memory bound of hot: 96/256.

@@ -7,7 +7,7 @@ mod common;
 
 use common::{opts, parse, render, Builder};
 use cpiflame_profile::interval::ratio_interval;
-use cpiflame_profile::{Count, Profile};
+use cpiflame_profile::{Column, Columns, Count, Profile, Width};
 use cpiflame_render::{cpi_color, stall_color, uncertain_color, Options};
 
 fn c(samples: u64) -> Count {
@@ -46,7 +46,7 @@ fn with_confidence(confidence: f64) -> Options {
 #[test]
 fn tooltips_give_the_interval_and_thin_frames_are_washed_out() {
     let p = profile();
-    let svg = render(&p, 0, Some(1), &with_confidence(0.95));
+    let svg = render(&p, &Columns::new(0, Some(1)), &with_confidence(0.95));
     let parsed = parse(&svg, false);
     let all_stalls = c(806);
 
@@ -91,7 +91,7 @@ fn tooltips_give_the_interval_and_thin_frames_are_washed_out() {
     assert!(svg.contains("too few samples to place on the scale"));
 
     // Without intervals, every frame has the colour of its share and no legend entry.
-    let plain = parse(&render(&p, 0, Some(1), &opts()), false);
+    let plain = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert_eq!(plain.one("thin").fill, stall_color(Some(0.3)).to_string());
     assert!(!plain.one("thin").title.contains("interval"));
 }
@@ -102,7 +102,7 @@ fn a_lower_confidence_narrows_the_interval_until_the_frame_is_placed() {
     // At 50% the thin frame's interval is narrower than a quarter of the scale.
     let i = ratio_interval(c(6), c(20), c(806), 0.5).unwrap();
     assert!(i.hi - i.lo <= 0.25, "{i:?}");
-    let svg = render(&p, 0, Some(1), &with_confidence(0.5));
+    let svg = render(&p, &Columns::new(0, Some(1)), &with_confidence(0.5));
     let parsed = parse(&svg, false);
     assert_eq!(parsed.one("thin").fill, stall_color(Some(0.3)).to_string());
     assert!(parsed.one("thin").title.contains("(50% interval"));
@@ -118,12 +118,11 @@ fn cpi_coloured_frames_are_washed_out_when_their_interval_spans_an_octave() {
     let p = b.build();
     let svg = render(
         &p,
-        0,
-        None,
-        &Options {
-            instructions: Some(1),
-            ..with_confidence(0.95)
+        &Columns {
+            instructions: Some(Column(1)),
+            ..Columns::new(0, None)
         },
+        &with_confidence(0.95),
     );
     let parsed = parse(&svg, false);
     assert_eq!(parsed.one("hot").fill, cpi_color(Some(2.0)).to_string());
@@ -179,12 +178,11 @@ fn the_wall_time_graph_gives_the_stall_share_interval_in_its_tooltips() {
     let wall = cpiflame_profile::WallColumns::of(&p).expect("wall columns");
     let svg = render(
         &p,
-        0,
-        Some(1),
-        &Options {
-            wall: Some(wall),
-            ..with_confidence(0.95)
+        &Columns {
+            width: Width::Wall(wall),
+            ..Columns::new(0, Some(1))
         },
+        &with_confidence(0.95),
     );
     let i = ratio_interval(c(6), c(20), c(6), 0.95).unwrap();
     let hot = parse(&svg, false);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use common::{node_check, opts, parse, render, Builder};
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
-use cpiflame_profile::{Profile, WallColumns};
+use cpiflame_profile::{Column, Columns, Profile, WallColumns, Width};
 use cpiflame_render::{
     render_cpi, Options, RenderError, STALL_BLUE, STALL_RED, WALL_BLOCKED, WALL_BLOCKED_STRIPES,
     WALL_ON_CPU, WALL_RUNNABLE,
@@ -71,14 +71,15 @@ fn profile() -> Profile {
     .build()
 }
 
-fn wall_opts() -> Options {
-    Options {
-        wall: Some(WallColumns {
+/// The wall-time graph of [`profile`]'s columns: cycles 0, `stalls`, wall time 3, 4, 5.
+fn wall(stalls: Option<usize>) -> Columns {
+    Columns {
+        width: Width::Wall(WallColumns {
             on_cpu: 3,
             runnable: 4,
             blocked: 5,
         }),
-        ..opts()
+        ..Columns::new(0, stalls)
     }
 }
 
@@ -172,7 +173,7 @@ fn hex(c: cpiflame_render::Rgb) -> String {
 
 #[test]
 fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
-    let svg = render(&profile(), 0, Some(1), &wall_opts());
+    let svg = render(&profile(), &wall(Some(1)), &opts());
     let drawn = parse(&svg, false);
     // Widths are wall nanoseconds: 22.5 ms in all.
     let all = drawn.one("all");
@@ -290,11 +291,11 @@ fn frames_are_as_wide_as_their_wall_time_and_cut_into_their_states() {
 fn without_a_stall_column_the_on_cpu_part_is_one_segment() {
     // Instructions but no stalls: the on-CPU segment is on the CPI scale. compute: 1000
     // cycles / 2000 instructions = CPI 0.5, a quarter of the way from red to blue.
-    let o = Options {
-        instructions: Some(2),
-        ..wall_opts()
+    let c = Columns {
+        instructions: Some(Column(2)),
+        ..wall(None)
     };
-    let svg = render(&profile(), 0, None, &o);
+    let svg = render(&profile(), &c, &opts());
     let p = painted(&svg);
     let cpi_half = cpiflame_render::cpi_color(Some(0.5)).to_string();
     assert_eq!(
@@ -312,7 +313,7 @@ fn without_a_stall_column_the_on_cpu_part_is_one_segment() {
         drawn.subtitle
     );
     // Neither: teal, which claims nothing about stalls; a frame wholly on the CPU is flat.
-    let svg = render(&profile(), 0, None, &wall_opts());
+    let svg = render(&profile(), &wall(None), &opts());
     let p = painted(&svg);
     assert_eq!(one(&p, "compute").segments[0].2, hex(WALL_ON_CPU));
     let drawn = parse(&svg, false);
@@ -320,22 +321,22 @@ fn without_a_stall_column_the_on_cpu_part_is_one_segment() {
     let flat = Builder::new(&["cycles", ON_CPU, RUNNABLE, BLOCKED])
         .stack("app;busy", &[(1, 10), (1, 7), (0, 0), (0, 0)])
         .build();
-    let o = Options {
-        wall: Some(WallColumns {
+    let c = Columns {
+        width: Width::Wall(WallColumns {
             on_cpu: 1,
             runnable: 2,
             blocked: 3,
         }),
-        ..opts()
+        ..Columns::new(0, None)
     };
-    let p = painted(&render(&flat, 0, None, &o));
+    let p = painted(&render(&flat, &c, &opts()));
     assert_eq!(one(&p, "busy").fill, hex(WALL_ON_CPU));
     assert!(one(&p, "busy").segments.is_empty());
 }
 
 #[test]
 fn tooltips_give_the_four_times_and_where_the_frame_was_blocked() {
-    let svg = render(&profile(), 0, Some(1), &wall_opts());
+    let svg = render(&profile(), &wall(Some(1)), &opts());
     let drawn = parse(&svg, false);
     let main = &drawn.one("main").title;
     assert_eq!(
@@ -384,15 +385,15 @@ fn more_places_than_shown_are_summed() {
             &[(0, 0), (0, 0), (0, 0), (1, ns)],
         );
     }
-    let o = Options {
-        wall: Some(WallColumns {
+    let c = Columns {
+        width: Width::Wall(WallColumns {
             on_cpu: 1,
             runnable: 2,
             blocked: 3,
         }),
-        ..opts()
+        ..Columns::new(0, None)
     };
-    let drawn = parse(&render(&b.build(), 0, None, &o), false);
+    let drawn = parse(&render(&b.build(), &c, &opts()), false);
     let title = &drawn.one("main").title;
     assert!(
         title.contains(
@@ -414,33 +415,33 @@ fn without_wall_the_on_cpu_graph_is_drawn_byte_for_byte() {
         .stack("app;main", &[(2, 400), (1, 300), (1, 100)])
         .stack("app;worker;spin", &[(5, 500), (0, 0), (5, 1000)]);
     let bare = bare.build();
-    for instructions in [None, Some(2)] {
-        let o = Options {
+    for instructions in [None, Some(Column(2))] {
+        let c = Columns {
             instructions,
-            ..opts()
+            ..Columns::new(0, Some(1))
         };
-        assert_eq!(render(&p, 0, Some(1), &o), render(&bare, 0, Some(1), &o));
+        assert_eq!(render(&p, &c, &opts()), render(&bare, &c, &opts()));
     }
 }
 
 #[test]
 fn output_is_deterministic_and_the_same_on_one_thread() {
     let p = profile();
-    let a = render(&p, 0, Some(1), &wall_opts());
-    assert_eq!(a, render(&p, 0, Some(1), &wall_opts()));
+    let a = render(&p, &wall(Some(1)), &opts());
+    assert_eq!(a, render(&p, &wall(Some(1)), &opts()));
     let one_thread = Options {
         single_threaded: true,
-        ..wall_opts()
+        ..opts()
     };
-    assert_eq!(a, render(&p, 0, Some(1), &one_thread));
+    assert_eq!(a, render(&p, &wall(Some(1)), &one_thread));
 }
 
 #[test]
 fn the_script_is_the_on_cpu_graphs_and_finds_each_frames_rectangle_and_label() {
     let p = profile();
-    let svg = render(&p, 0, Some(1), &wall_opts());
+    let svg = render(&p, &wall(Some(1)), &opts());
     let wall = parse(&svg, false);
-    let on_cpu = parse(&render(&p, 0, Some(1), &opts()), false);
+    let on_cpu = parse(&render(&p, &Columns::new(0, Some(1)), &opts()), false);
     assert_eq!(wall.script, on_cpu.script);
     node_check(&wall.script, "wall");
     // The script moves and recolours `getElementsByTagName("rect")[0]` and reads `text`[0]:
@@ -466,32 +467,32 @@ fn the_script_is_the_on_cpu_graphs_and_finds_each_frames_rectangle_and_label() {
 #[test]
 fn bad_wall_columns_and_empty_wall_time_are_errors() {
     let p = profile();
-    let o = Options {
-        wall: Some(WallColumns {
+    let c = Columns {
+        width: Width::Wall(WallColumns {
             on_cpu: 3,
             runnable: 4,
             blocked: 9,
         }),
-        ..opts()
+        ..Columns::new(0, Some(1))
     };
     let mut out = Vec::new();
     assert!(matches!(
-        render_cpi(&p, 0, Some(1), &o, &mut out),
+        render_cpi(&p, &c, &opts(), &mut out),
         Err(RenderError::NoSuchEvent { index: 9, count: 6 })
     ));
     // Wall columns with nothing in them: nothing to draw, said by the on-CPU column's name.
     let empty = Builder::new(&["cycles", ON_CPU, RUNNABLE, BLOCKED])
         .stack("app;main", &[(1, 10), (0, 0), (0, 0), (0, 0)])
         .build();
-    let o = Options {
-        wall: Some(WallColumns {
+    let c = Columns {
+        width: Width::Wall(WallColumns {
             on_cpu: 1,
             runnable: 2,
             blocked: 3,
         }),
-        ..opts()
+        ..Columns::new(0, None)
     };
-    match render_cpi(&empty, 0, None, &o, &mut out) {
+    match render_cpi(&empty, &c, &opts(), &mut out) {
         Err(RenderError::NoSamples { event }) => assert_eq!(event, ON_CPU),
         other => panic!("{other:?}"),
     }
@@ -501,7 +502,7 @@ fn bad_wall_columns_and_empty_wall_time_are_errors() {
         .stack("app;main;!do_nanosleep", &[(0, 0), (0, 0), (0, 0), (1, 10)])
         .build();
     assert_eq!(
-        parse(&render(&blocked, 0, None, &o), false).one("all").n,
+        parse(&render(&blocked, &c, &opts()), false).one("all").n,
         10
     );
 }
@@ -512,9 +513,9 @@ fn wall_graph_matches_golden_file() {
         title: "Wall-time golden".into(),
         subtitle: Some("hand-built profile with off-CPU time".into()),
         width: 900,
-        ..wall_opts()
+        ..opts()
     };
-    let svg = render(&profile(), 0, Some(1), &o);
+    let svg = render(&profile(), &wall(Some(1)), &o);
     parse(&svg, false);
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wall.svg");
     cpiflame_testkit::assert_golden(path, &svg);
@@ -546,12 +547,12 @@ fn legend_rects(svg: &str) -> Vec<(f64, f64, f64, String)> {
 fn the_legend_keeps_to_one_row_when_it_fits_and_wraps_when_not() {
     let runnable = hex(WALL_RUNNABLE);
     for (width, wraps) in [(1200, false), (400, true)] {
-        let o = Options {
-            instructions: Some(2),
-            width,
-            ..wall_opts()
+        let o = Options { width, ..opts() };
+        let c = Columns {
+            instructions: Some(Column(2)),
+            ..wall(None)
         };
-        let svg = render(&profile(), 0, None, &o);
+        let svg = render(&profile(), &c, &o);
         let rects = legend_rects(&svg);
         // The CPI bar first, then the runnable and blocked swatches (the blocked one striped).
         assert_eq!(rects[0].3, "url(#cpi-scale)");
@@ -738,7 +739,7 @@ fn dumped(text: &str) -> Vec<(String, [String; 5])> {
 
 #[test]
 fn zoom_and_search_move_and_recolour_the_patterned_frames() {
-    let svg = render(&profile(), 0, Some(1), &wall_opts());
+    let svg = render(&profile(), &wall(Some(1)), &opts());
     let Some(out) = run_script(
         &svg,
         r#"click("main"); dump(); console.log("--"); search("nap|sched"); dump(); console.log("--"); search(""); fire(document.getElementById("search"), "click"); fire(document.getElementById("reset"), "click"); dump();"#,
@@ -854,9 +855,9 @@ fn uncertain_frames_have_their_on_cpu_segments_washed_out() {
     let washed = |c| hex(uncertain_color(c));
     let with = Options {
         confidence: Some(0.95),
-        ..wall_opts()
+        ..opts()
     };
-    let svg = render(&p, 0, Some(1), &with);
+    let svg = render(&p, &wall(Some(1)), &with);
     let all = painted(&svg);
     let fills = |name| -> Vec<String> {
         one(&all, name)
@@ -882,7 +883,7 @@ fn uncertain_frames_have_their_on_cpu_segments_washed_out() {
     assert!(svg.contains("too few samples to place on the scale"));
 
     // Without intervals nothing is washed out and the legend has no such entry.
-    let svg = render(&p, 0, Some(1), &wall_opts());
+    let svg = render(&p, &wall(Some(1)), &opts());
     let all = painted(&svg);
     assert_eq!(
         one(&all, "thin")

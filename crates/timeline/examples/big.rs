@@ -8,7 +8,7 @@ use std::io::BufWriter;
 use std::time::Instant;
 
 use cpiflame_profile::timed::{Thread, Timed, TimedSample, NS_PER_SEC};
-use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_profile::{Columns, Count, EventColumn, Frame, FrameKind, Profile};
 use cpiflame_timeline::{write_timeline, Options};
 
 fn main() {
@@ -99,8 +99,7 @@ fn main() {
     let file = std::fs::File::create(&out).unwrap();
     write_timeline(
         &profile,
-        0,
-        Some(1),
+        &Columns::new(0, Some(1)),
         &timed,
         &Options::default(),
         BufWriter::new(file),

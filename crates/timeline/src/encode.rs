@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use cpiflame_profile::timed::{Cells, Thread, Timed};
 use cpiflame_profile::{Frame, Profile};
 
-use crate::Columns;
+use cpiflame_profile::{Column, Columns};
 
 /// One of the numbers the page keeps per entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct Encoded {
 pub fn encode(profile: &Profile, columns: &Columns, timed: &Timed, rows: u32) -> Option<Encoded> {
     let mut values = vec![ValueColumn {
         role: "cycles",
-        column: columns.cycles,
+        column: columns.cycles.index(),
         unit: 0,
     }];
     let mut add = |role, column: Option<usize>| {
@@ -61,17 +61,19 @@ pub fn encode(profile: &Profile, columns: &Columns, timed: &Timed, rows: u32) ->
             });
         }
     };
-    add("stalls", columns.stalls);
-    add("instructions", columns.instructions);
-    if let Some(w) = columns.wall {
+    add("stalls", columns.stalls.map(Column::index));
+    add("instructions", columns.instructions.map(Column::index));
+    if let Some(w) = columns.wall() {
         add("oncpu", Some(w.on_cpu));
         add("runnable", Some(w.runnable));
         add("blocked", Some(w.blocked));
     }
-    let widths: Vec<usize> = match columns.wall {
-        Some(w) => vec![w.on_cpu, w.runnable, w.blocked],
-        None => vec![columns.cycles],
-    };
+    let widths: Vec<usize> = columns
+        .width_columns()
+        .into_iter()
+        .flatten()
+        .map(Column::index)
+        .collect();
     let mut value_of: HashMap<usize, usize> = HashMap::new();
     for (i, v) in values.iter().enumerate() {
         value_of.entry(v.column).or_insert(i);
@@ -363,12 +365,7 @@ pub(crate) mod tests {
             }
         }
         let timed = Timed { samples, threads };
-        let columns = Columns {
-            cycles: 0,
-            stalls: Some(1),
-            instructions: None,
-            wall: None,
-        };
+        let columns = Columns::new(0, Some(1));
         let e = encode(&profile, &columns, &timed, 50).unwrap();
         assert_eq!(e.cells.origin, 5 * NS_PER_SEC);
         assert_eq!(e.cells.columns, 4);

@@ -19,7 +19,7 @@ mod encode;
 use std::io::{self, Write};
 
 use cpiflame_profile::timed::Timed;
-use cpiflame_profile::{Profile, WallColumns};
+use cpiflame_profile::{Column, Columns, Profile};
 use cpiflame_render::look;
 use cpiflame_render::{stall_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED};
 
@@ -27,17 +27,6 @@ pub use encode::{encode, Encoded, ValueColumn};
 
 /// FlameScope's default: 50 rows per second (20 ms each).
 pub const DEFAULT_ROWS: u32 = 50;
-
-/// The event columns the page reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Columns {
-    /// Widths (unhalted cycles, or cpu-clock time without a PMU), and what the ratios divide.
-    pub cycles: usize,
-    pub stalls: Option<usize>,
-    pub instructions: Option<usize>,
-    /// With off-CPU data: widths and cell shades are wall time (on-CPU + runnable + blocked).
-    pub wall: Option<WallColumns>,
-}
 
 /// How to draw the page: the flame graph's options as `render` takes them (title, subtitle,
 /// width, minimum width, icicle, instructions column, wall-time columns, stall caption;
@@ -93,23 +82,16 @@ const TEMPLATE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("timeline.js");
 
 /// Writes the timeline page of `profile` and its per-sample table `timed` (whose stacks are
-/// indexes into `profile.stacks`): widths from event column `cycles`, colours from `stalls`
-/// or the options' instructions column, as [`render_cpi`](cpiflame_render::render_cpi).
+/// indexes into `profile.stacks`): widths and colours from `columns`, as
+/// [`render_cpi`](cpiflame_render::render_cpi) draws them.
 pub fn write_timeline<W: Write>(
     profile: &Profile,
-    cycles: usize,
-    stalls: Option<usize>,
+    columns: &Columns,
     timed: &Timed,
     options: &Options,
     mut out: W,
 ) -> Result<(), TimelineError> {
     let (opts, rows) = (&options.graph, options.rows);
-    let columns = &Columns {
-        cycles,
-        stalls,
-        instructions: opts.instructions,
-        wall: opts.wall,
-    };
     if opts.width < cpiflame_render::MIN_IMAGE_WIDTH {
         return Err(TimelineError::WidthTooSmall(opts.width));
     }
@@ -120,18 +102,20 @@ pub fn write_timeline<W: Write>(
         return Err(TimelineError::BadRows(rows));
     }
     let count = profile.events.len();
-    let wall = columns.wall.map(|w| [w.on_cpu, w.runnable, w.blocked]);
+    let wall = columns.wall().map(|w| w.all());
     let all = [Some(columns.cycles), columns.stalls, columns.instructions]
         .into_iter()
         .flatten()
+        .map(Column::index)
         .chain(wall.into_iter().flatten());
     for index in all {
         if index >= count {
             return Err(TimelineError::NoSuchEvent { index, count });
         }
     }
-    let encoded = encode(profile, columns, timed, rows)
-        .ok_or_else(|| TimelineError::NoSamples(profile.events[columns.cycles].name.clone()))?;
+    let encoded = encode(profile, columns, timed, rows).ok_or_else(|| {
+        TimelineError::NoSamples(profile.events[columns.cycles.index()].name.clone())
+    })?;
     let data = page_data(profile, columns, opts, rows, &encoded);
     let (head, tail) = TEMPLATE
         .split_once("/*DATA*/")
@@ -169,8 +153,11 @@ fn page_data(
         (None, Some(_)) => "cpi",
         (None, None) => "name",
     };
-    let event =
-        |c: Option<usize>| c.map_or("null".to_string(), |c| json_str(&profile.events[c].name));
+    let event = |c: Option<Column>| {
+        c.map_or("null".to_string(), |c| {
+            json_str(&profile.events[c.index()].name)
+        })
+    };
     let rgb = |c: Rgb| format!("[{},{},{}]", c.0, c.1, c.2);
     let frames: Vec<String> = e
         .frames
@@ -221,7 +208,7 @@ fn page_data(
         rows = rows,
         columns = e.cells.columns,
         origin = e.cells.origin / cpiflame_profile::timed::NS_PER_SEC,
-        wall = columns.wall.is_some(),
+        wall = columns.wall().is_some(),
         cycles = event(Some(columns.cycles)),
         stalls = event(columns.stalls),
         instructions = event(columns.instructions),

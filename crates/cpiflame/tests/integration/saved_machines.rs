@@ -1,7 +1,7 @@
 //! `cpiflame list --root DIR` on the saved machines of `fixtures/roots/` (written from the
 //! kernel's sources by `fixtures/roots/make-roots.py`, and one copy of this VM): what
-//! `record` would choose on each, written out by hand from shared/EVENTS.md and the kernel's
-//! tables. Nothing here needs a PMU: a saved root is read, never opened.
+//! `record` would choose on each, written out by hand from the vendors' event tables and the
+//! kernel's. Nothing here needs a PMU: a saved root is read, never opened.
 
 use crate::support;
 
@@ -240,8 +240,8 @@ fn a_root_that_is_not_there_is_one_error_line() {
 }
 
 /// `list --json`'s `"topdown"` on each saved machine: the group `record --topdown` would
-/// open, written out by hand from shared/TOPDOWN.md §1-§6 (the kernel's sysfs aliases, the
-/// vendors' event tables), or `null` and the reason.
+/// open, written out by hand from the kernel's sysfs aliases and the
+/// vendors' event tables, or `null` and the reason.
 #[test]
 fn list_json_says_which_topdown_group_each_cpu_opens() {
     let ev = |pmu: &str, list: &[&str]| -> Vec<String> {

@@ -358,6 +358,34 @@ fn folded_topdown_columns_give_the_same_fractions() {
         level1(&frame(&doc, "f")["topdown"]),
         [f[2], f[3], f[4], f[5]].map(|x| x as f64 / sum)
     );
+    // ... and says so, as the graph's subtitle does (issue 38: `report` used them silently),
+    // and folded weights are counts, not samples.
+    let formulas = &doc["totals"]["topdown_formulas"];
+    assert_eq!(formulas["name"], "Intel PERF_METRICS, core unknown");
+    assert!(formulas["approximation"]
+        .as_str()
+        .unwrap()
+        .contains("plain ratios"));
+    let text = ok(&cpiflame(&["report", s(&path)]));
+    let header: Vec<&str> = text.lines().take(4).collect();
+    assert!(header[0].contains(" counts of cycles"), "{text}");
+    assert_eq!(
+        header[1],
+        "# top-down: Intel PERF_METRICS, core unknown · core unknown: plain ratios of the metrics' sum"
+    );
+    assert!(header[3].contains(" Counts  Function"), "{text}");
+    // With the CPU, that CPU's set (what it leaves out named: these columns have no
+    // int_misc.uop_dropping).
+    let doc = report(&[s(&path), "--topdown-cpu", SPR]);
+    let formulas = &doc["totals"]["topdown_formulas"];
+    assert_eq!(
+        formulas["name"],
+        "Intel Golden Cove PERF_METRICS (spr/adl metrics)"
+    );
+    assert!(formulas["approximation"]
+        .as_str()
+        .unwrap()
+        .contains("int_misc.uop_dropping"));
 }
 
 pub(crate) const ZEN: [&str; 5] = [

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
+use cpiflame_profile::{Columns, Count, EventColumn, Frame, FrameKind, Profile};
 use cpiflame_render::{render_cpi, Options};
 
 /// A profile builder: `stack("app;main;foo", cycles, stalls)` with `(samples, period)` pairs.
@@ -171,9 +171,9 @@ pub fn parse(svg: &str, inverted: bool) -> Parsed {
     }
 }
 
-pub fn render(profile: &Profile, cycles: usize, stalls: Option<usize>, opts: &Options) -> String {
+pub fn render(profile: &Profile, columns: &Columns, opts: &Options) -> String {
     let mut out = Vec::new();
-    if let Err(e) = render_cpi(profile, cycles, stalls, opts, &mut out) {
+    if let Err(e) = render_cpi(profile, columns, opts, &mut out) {
         panic!("render_cpi failed: {e}");
     }
     String::from_utf8(out).expect("SVG is UTF-8")
