@@ -87,9 +87,23 @@ pub struct Graph<'a> {
     loaded: &'a Loaded,
     /// The recording's columns, the width as drawn (wall time or cycles).
     pub(crate) columns: Columns,
-    classic: bool,
+    /// Which picture: decided here once, drawn by its own function of render.
+    kind: Kind,
     /// Render's options (`timeline` adds the strip).
     pub(crate) options: Options,
+}
+
+/// The kind of picture a recording is drawn as.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// FlameGraph's differential colouring, drawn with inferno (`render --classic`).
+    Classic,
+    /// The CPI graph (stall share, else CPI, else by name).
+    Cpi,
+    /// Widths and segments of wall time (a recording with off-CPU time).
+    Wall(WallColumns),
+    /// The top-down picture (a recording with a complete set of TMA events).
+    Topdown(TopdownLook),
 }
 
 impl Loaded {
@@ -147,17 +161,24 @@ impl Loaded {
             width: wall.map_or(Width::Cycles, Width::Wall),
             ..columns
         };
+        // Wall time wins over top-down (unless --topdown-color asked for the on-CPU picture,
+        // which took the wall away above).
+        let kind = match (classic, wall, topdown) {
+            (true, _, _) => Kind::Classic,
+            (false, Some(wall), _) => Kind::Wall(wall),
+            (false, None, Some(topdown)) => Kind::Topdown(topdown),
+            (false, None, None) => Kind::Cpi,
+        };
         let options = Options {
             subtitle,
             stall_caption: self.stall_legend(),
             lines: self.lines.clone(),
-            topdown,
             ..look.options()
         };
         Ok(Graph {
             loaded: self,
             columns,
-            classic,
+            kind,
             options,
         })
     }
@@ -201,11 +222,14 @@ impl Loaded {
 impl Graph<'_> {
     /// Writes the SVG to `out`.
     pub fn write(&self, out: &mut dyn Write) -> Result<(), RenderError> {
-        let profile = &self.loaded.profile;
-        if self.classic {
-            cpiflame_render::render_classic(profile, &self.columns, &self.options, out)
-        } else {
-            cpiflame_render::render_cpi(profile, &self.columns, &self.options, out)
+        let (profile, columns, options) = (&self.loaded.profile, &self.columns, &self.options);
+        match &self.kind {
+            Kind::Classic => cpiflame_render::render_classic(profile, columns, options, out),
+            Kind::Cpi => cpiflame_render::render_cpi(profile, columns, options, out),
+            Kind::Wall(wall) => cpiflame_render::render_wall(profile, columns, *wall, options, out),
+            Kind::Topdown(look) => {
+                cpiflame_render::render_topdown(profile, columns, look, options, out)
+            }
         }
     }
 }

@@ -11,10 +11,8 @@ use std::io::BufWriter;
 use std::time::Instant;
 
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
-use cpiflame_profile::{
-    Columns, Count, EventColumn, Frame, FrameKind, Profile, WallColumns, Width,
-};
-use cpiflame_render::{render_classic, render_cpi, render_diff, DiffOptions, Options};
+use cpiflame_profile::{Columns, Count, EventColumn, Frame, FrameKind, Profile, WallColumns};
+use cpiflame_render::{render_classic, render_cpi, render_diff, render_wall, DiffOptions, Options};
 
 /// xorshift64*: a fixed pseudo-random sequence, so the demo is the same every run.
 struct Rng(u64);
@@ -315,12 +313,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         subtitle: Some("synthetic profile with off-CPU time".into()),
         ..Options::default()
     };
-    let columns = Columns {
-        width: WallColumns::of(&walled).map_or(Width::Cycles, Width::Wall),
-        ..Columns::new(0, Some(1))
-    };
+    let wall = WallColumns::of(&walled).expect("the synthetic profile has wall columns");
     let t = Instant::now();
-    render_cpi(&walled, &columns, &o, out)?;
+    render_wall(&walled, &Columns::new(0, Some(1)), wall, &o, out)?;
     println!(
         "wall.svg: {:?}, {} bytes",
         t.elapsed(),

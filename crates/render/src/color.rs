@@ -71,7 +71,7 @@ pub fn stall_color(share: Option<f64>) -> Rgb {
     }
 }
 
-// The wall-time states (render_cpi with Options::wall): a frame's rectangle is cut into
+// The wall-time states (render_wall): a frame's rectangle is cut into
 // segments in proportion to the time its threads spent in each state. The on-CPU part keeps
 // the meaning it has everywhere else: running red and stalled blue are the stall scale's two
 // ends (STALL_RED, STALL_BLUE), the on-CPU segment of a file with instructions but no stalls is

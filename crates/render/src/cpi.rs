@@ -5,21 +5,23 @@ use std::io::{self, BufWriter, Write};
 
 use std::collections::HashMap;
 
-use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
+use cpiflame_profile::interval::Interval;
 use cpiflame_profile::lines::HotLine;
-use cpiflame_profile::ratios::{RatioIntervals, RatioKind};
 use cpiflame_profile::{Column, Columns};
 use cpiflame_profile::{Count, FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
-    cpi_color, cpi_position, stall_color, uncertain_color, warm_color, Rgb, CPI_HIGH, CPI_LOW,
-    STALL_BLUE, STALL_MID, STALL_RED,
+    cpi_color, stall_color, uncertain_color, warm_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE,
+    STALL_MID, STALL_RED,
 };
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
+use crate::ratio::{
+    cpi, frame_intervals, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL,
+};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
-use crate::tree::{self, CpiWeight, Node, Tree, Weight};
-use crate::{check_look, validate, Options, RenderError};
+use crate::tree::{self, CpiWeight, Node, Tree};
+use crate::{validate, Options, RenderError};
 
 /// Draws the CPI flame graph of `profile` as SVG.
 ///
@@ -50,30 +52,9 @@ use crate::{check_look, validate, Options, RenderError};
 /// out with their children. The output is deterministic and carries its own search and
 /// click-to-zoom script.
 ///
-/// With wall time as the width ([`Width::Wall`](cpiflame_profile::Width::Wall): a recording
-/// with off-CPU time), frame width is wall-clock time
-/// instead, the nanoseconds of the three wall-time columns, and every frame is cut into
-/// segments by state: running (red) and stalled (blue) on the stall scale (the on-CPU time
-/// split by the frame's inclusive stall share), or one on-CPU segment on the CPI scale (no
-/// stalls, instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
-/// Tooltips then give the four times and the top places the frame's blocked time was spent
-/// in ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
-/// on-CPU columns need no samples there: only wall time must be non-zero. With the
-/// cycles as the width the wall-time columns are ignored and the on-CPU graph is drawn.
-///
-/// With [`Options::topdown`] (and the cycles as the width) the top-down picture is drawn instead:
-/// widths as above, every frame's inclusive sums of each column the formulas read (each stack
-/// through the frame once) put through [`Plan::apply`](cpiflame_profile::topdown::Plan::apply);
-/// colour by [`topdown_color`](crate::topdown_color) (the dominant level-1 category's hue,
-/// intensity its share from 1/4 pale to 100% full, the dominant level-2 child's shade; or one
-/// category's share on the stall scale); `stalls` and `instructions` are not used.
-/// Tooltips give the level-1 split (and level 2), the legend the hues or the scale, the
-/// statistics line the whole profile's split. With [`Options::confidence`] each frame's
-/// shown share gets an interval (its two columns' per-sample deltas in a leader-sampled
-/// group, else a bound from its cycles samples; none for folded text, whose counts are not
-/// samples) and is washed out when the dominant category is not known (the interval holds
-/// the runner-up's share) or, for one category, when the interval is wider than a quarter of
-/// the scale.
+/// Widths are of the cycles whatever [`Columns::width`] says: the wall-time graph is
+/// [`render_wall`](crate::render_wall), the top-down picture
+/// [`render_topdown`](crate::render_topdown); the caller decides which kind it draws.
 pub fn render_cpi<W: Write>(
     profile: &Profile,
     columns: &Columns,
@@ -83,23 +64,6 @@ pub fn render_cpi<W: Write>(
     let cycles = columns.cycles.index();
     let stalls = columns.stalls.map(Column::index);
     let instructions = columns.instructions.map(Column::index);
-    if let Some(wall) = columns.wall() {
-        check_look(opts.width, opts.min_width)?;
-        let count = profile.events.len();
-        for index in [instructions, columns.ratio_cycles.map(Column::index)]
-            .into_iter()
-            .flatten()
-            .chain(wall.all())
-        {
-            if index >= count {
-                return Err(RenderError::NoSuchEvent { index, count });
-            }
-        }
-        return crate::wall::render(profile, *columns, wall, opts, out);
-    }
-    if let Some(topdown) = &opts.topdown {
-        return crate::topdown::render(profile, columns, topdown, opts, out);
-    }
     let total = validate(profile, columns, opts)?;
     let tree = tree::build_cpi(profile, columns);
     let mut w = BufWriter::with_capacity(1 << 16, out);
@@ -134,17 +98,6 @@ pub fn render_cpi<W: Write>(
     Ok(())
 }
 
-/// What a frame's colour says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Colour {
-    /// The inclusive stall share.
-    Stalls,
-    /// The inclusive CPI (no stall column, an instructions column).
-    Cpi,
-    /// Nothing: a hash of the name tells frames apart.
-    Name,
-}
-
 struct Cpi<'a> {
     profile: &'a Profile,
     confidence: Option<f64>,
@@ -166,154 +119,6 @@ struct Cpi<'a> {
 }
 
 type CpiNode = Node<FrameId, CpiWeight>;
-
-/// Cycles per instruction from summed periods; `None` (unknown) without instructions or
-/// without cycles (instructions alone are a sampling artefact, not an infinitely fast frame).
-pub(crate) fn cpi(c: &CpiWeight) -> Option<f64> {
-    ratio(c.ratio_cycles.period, c.instructions.period).filter(|&cpi| cpi > 0.0)
-}
-
-/// Instructions per cycle, `1 / cpi`; `None` when the CPI is unknown.
-pub(crate) fn ipc(c: &CpiWeight) -> Option<f64> {
-    cpi(c).map(|cpi| 1.0 / cpi)
-}
-
-/// `1.23`, or `n/a`.
-pub(crate) fn two_places(v: Option<f64>) -> String {
-    v.filter(|v| v.is_finite())
-        .map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"))
-}
-
-/// The legend's entry for washed-out frames.
-pub(crate) const UNCERTAIN_LABEL: &str = "too few samples to place on the scale";
-
-/// Whether a frame's interval of the ratio `colour` shows is too wide to place it on the
-/// colour scale: wider than a quarter of the stall scale, or than one of the CPI scale's four
-/// octaves. No interval (none asked for, or no samples to make one of): not washed out.
-pub(crate) fn too_wide(colour: Colour, interval: Option<&Interval>) -> bool {
-    let Some(interval) = interval else {
-        return false;
-    };
-    match colour {
-        Colour::Stalls => interval.too_wide_for_stall_colour(),
-        Colour::Cpi => {
-            let at = |cpi: f64| cpi_position(cpi).unwrap_or(0.0);
-            !interval.hi.is_finite() || at(interval.hi) - at(interval.lo) > STALL_COLOUR_WIDTH
-        }
-        Colour::Name => false,
-    }
-}
-
-/// Each node's interval of the ratio `colour` shows, at `opts.confidence` (none without
-/// one, or for a graph coloured by name). Only for nodes wide enough to be drawn: a graph of
-/// a million stacks has far more nodes than it draws. A leader-sampled group's nodes get the
-/// interval of their per-sample deltas ([`paired_moments`]), others that of independently
-/// sampled events.
-pub(crate) fn frame_intervals<W: Weight>(
-    profile: &Profile,
-    tree: &Tree<FrameId, W>,
-    cpi: impl Fn(&W) -> &CpiWeight,
-    colour: Colour,
-    columns: (Option<usize>, usize, Option<usize>),
-    opts: &Options,
-) -> Vec<Option<Interval>> {
-    let Some(mut intervals) = opts.confidence.and_then(RatioIntervals::new) else {
-        return Vec::new();
-    };
-    let all = *cpi(tree.root());
-    // The image's width is a little more than the frames' span: a node this wide or wider
-    // may be drawn.
-    let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
-    let drawn = |n: &Node<FrameId, W>| (n.total.width() as f64) * px_per_unit >= opts.min_width;
-    let (stalls, ratio_cycles, instructions) = columns;
-    let pair = match colour {
-        Colour::Stalls => stalls.map(|s| (s, ratio_cycles)),
-        Colour::Cpi => instructions.map(|i| (ratio_cycles, i)),
-        Colour::Name => None,
-    };
-    let paired = pair.map_or_else(Vec::new, |(a, b)| {
-        paired_moments(profile, tree, a, b, drawn)
-    });
-    tree.nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            if !drawn(n) {
-                return None;
-            }
-            let c = cpi(&n.total);
-            let (num, den, column) = match colour {
-                Colour::Stalls => (c.stalls, c.ratio_cycles, all.stalls),
-                Colour::Cpi => (c.ratio_cycles, c.instructions, all.ratio_cycles),
-                Colour::Name => return None,
-            };
-            let kind = match colour {
-                Colour::Stalls => RatioKind::Share,
-                _ => RatioKind::Ratio,
-            };
-            intervals.frame(num, den, column, paired.get(i), kind)
-        })
-        .collect()
-}
-
-/// ` (95% interval LO to HI)`, the ends shown by `show` (an unbounded one `∞`).
-pub(crate) fn write_interval<O: Write>(
-    w: &mut O,
-    confidence: f64,
-    i: &Interval,
-    show: impl Fn(f64) -> String,
-) -> io::Result<()> {
-    let hi = if i.hi.is_finite() {
-        show(i.hi)
-    } else {
-        "∞".to_string()
-    };
-    write!(
-        w,
-        " ({}% interval {} to {})",
-        Percent(Some(confidence), 0)
-            .to_string()
-            .trim_end_matches('%'),
-        show(i.lo),
-        hi
-    )
-}
-
-/// Each drawn node's sum of its stacks' moments of columns (`a`, `b`), by node index;
-/// empty when no stack has them (independently sampled events).
-fn paired_moments<W: Weight>(
-    profile: &Profile,
-    tree: &Tree<FrameId, W>,
-    a: usize,
-    b: usize,
-    drawn: impl Fn(&Node<FrameId, W>) -> bool,
-) -> Vec<PairedMoments> {
-    if profile.stacks.iter().all(|s| s.paired.is_empty()) {
-        return Vec::new();
-    }
-    let mut child: HashMap<(u32, FrameId), u32> = HashMap::new();
-    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
-        if let (Some(frame), true) = (node.frame, drawn(node)) {
-            child.insert((node.parent, frame), i as u32);
-        }
-    }
-    let mut sums = vec![PairedMoments::default(); tree.nodes.len()];
-    for stack in &profile.stacks {
-        let Some(m) = stack.paired_moments(a, b) else {
-            continue;
-        };
-        sums[0].add(m);
-        let mut node = 0u32;
-        for &frame in &stack.frames {
-            let Some(&next) = child.get(&(node, frame)) else {
-                break;
-            };
-            sums[next as usize].add(m);
-            node = next;
-        }
-    }
-    sums
-}
 
 impl Cpi<'_> {
     fn uncertain(&self, node: &CpiNode) -> bool {

@@ -7,21 +7,26 @@
 //!   included), frame colour is the share of those cycles that were stalled, on a fixed red
 //!   (working) to blue (stalled) scale, or, with cycles and instructions but no stall event,
 //!   the frame's CPI on a fixed logarithmic red (0.25) to blue (4) scale. Every frame is
-//!   coloured by its *inclusive* numbers, not only leaves. With wall time as the width, a
-//!   recording with off-CPU time is drawn by wall-clock time: frame width is on-CPU + runnable +
-//!   blocked nanoseconds, and every frame is cut into running (red), stalled (blue), runnable
-//!   (amber) and blocked (striped grey) segments, with where it was blocked in its tooltip
-//!   (`wall.rs` says why it is drawn so).
+//!   coloured by its *inclusive* numbers, not only leaves.
+//! * [`render_wall`], a recording with off-CPU time drawn by wall-clock time: frame width is
+//!   on-CPU + runnable + blocked nanoseconds, and every frame is cut into running (red),
+//!   stalled (blue), runnable (amber) and blocked (striped grey) segments, with where it was
+//!   blocked in its tooltip (`wall.rs` says why it is drawn so).
 //! * [`render_classic`], the look of the original CPI flame graphs: a differential flame graph
 //!   (`difffolded.pl -n stalls cycles | flamegraph.pl`) drawn with the `inferno` crate.
 //! * [`render_diff`], the comparison of two runs: frame width is the AFTER run's unhalted
 //!   cycles, frame colour the change of the frame's inclusive share of its run's cycles, on a
 //!   fixed blue (shrank) to red (grew) scale; stacks gone in AFTER are listed under the graph.
 //!
-//! * the top-down picture, drawn by [`render_cpi`] with [`Options::topdown`] (a recording of
-//!   the TMA events, `cpiflame_profile::topdown`): widths as the CPI graph's, colour the
-//!   frame's dominant level-1 category (fixed hues, its share as intensity, level 2 as a
-//!   shade) or one category's share on the stall scale ([`TopdownColour`]).
+//! * [`render_topdown`], the top-down picture (a recording of the TMA events,
+//!   `cpiflame_profile::topdown`): widths as the CPI graph's, colour the frame's dominant
+//!   level-1 category (fixed hues, its share as intensity, level 2 as a shade) or one
+//!   category's share on the stall scale ([`TopdownColour`]).
+//!
+//! One public function per kind; the caller decides which kind a recording is drawn as
+//! (`cpiflame_pipeline::draw`). What the kinds share about ratios and their intervals is in
+//! `ratio.rs`, below every kind; the layout, legend and script in `page.rs`; the merged
+//! stacks in `tree.rs`.
 //! * [`render_mem`], the memory flame graph of load samples: frame width is their summed
 //!   latency, frame colour where they were served (L1 red ... remote HITM blue) as the
 //!   latency-weighted mean position of their classes on a fixed scale ([`mem_color`]).
@@ -41,6 +46,7 @@ mod diff;
 mod hot;
 mod mem;
 mod page;
+mod ratio;
 mod strip;
 mod text;
 mod topdown;
@@ -61,7 +67,8 @@ pub use color::{
 };
 pub use cpi::render_cpi;
 pub use strip::{Strip, StripBucket};
-pub use topdown::{topdown_color, Category, Dominant, TopdownColour, TopdownLook};
+pub use topdown::{render_topdown, topdown_color, Category, Dominant, TopdownColour, TopdownLook};
+pub use wall::render_wall;
 
 /// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from
 /// this crate, so that both draw it alike: the layout constants of the SVG, its script
@@ -113,10 +120,6 @@ pub struct Options {
     /// The recording's stall share (or CPI) over time, drawn as a strip of buckets above
     /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
     pub strip: Option<Arc<Strip>>,
-    /// The top-down formulas of the profile's columns and what the colour shows: the CPI
-    /// graph is then the top-down picture (see [`render_cpi`]), unless the columns' width is
-    /// wall time: the wall-time graph wins. `None`: the CPI graph.
-    pub topdown: Option<TopdownLook>,
 }
 
 impl Default for Options {
@@ -132,7 +135,6 @@ impl Default for Options {
             lines: None,
             confidence: None,
             strip: None,
-            topdown: None,
         }
     }
 }

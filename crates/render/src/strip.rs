@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use cpiflame_profile::Count;
 
 use crate::color::{cpi_color, lerp, stall_color, Rgb};
-use crate::cpi::Colour;
 use crate::page::XPAD;
+use crate::ratio::Colour;
 use crate::text::{ratio, Percent, Thousands};
 
 /// A recording over time: equal buckets from its first sample, each with the summed counts
@@ -92,7 +92,7 @@ pub(crate) fn write<O: Write>(
             ),
             Colour::Cpi => format!(
                 "CPI {}",
-                crate::cpi::two_places(ratio(b.cycles.period, b.instructions.period))
+                crate::ratio::two_places(ratio(b.cycles.period, b.instructions.period))
             ),
             Colour::Name => String::new(),
         };

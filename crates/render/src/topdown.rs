@@ -23,8 +23,8 @@ use crate::color::{
     TOPDOWN_BACKEND, TOPDOWN_BAD_SPECULATION, TOPDOWN_FRONTEND, TOPDOWN_RETIRING, TOPDOWN_SMT,
     UNKNOWN_GREY,
 };
-use crate::cpi::write_interval;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
+use crate::ratio::write_interval;
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree, Weight};
 use crate::{validate, Options, RenderError};
@@ -268,8 +268,21 @@ pub fn topdown_color(b: Option<&Breakdown>, colour: TopdownColour) -> Rgb {
     }
 }
 
-/// Draws the top-down picture (see [`render_cpi`](crate::render_cpi)).
-pub(crate) fn render<W: Write>(
+/// Draws the top-down picture of `profile` (a recording of the TMA events,
+/// `cpiflame_profile::topdown`) as SVG: widths as the CPI graph's
+/// ([`render_cpi`](crate::render_cpi)), every frame's inclusive sums of each column the
+/// formulas read (each stack through the frame once) put through
+/// [`Plan::apply`](cpiflame_profile::topdown::Plan::apply); colour by
+/// [`topdown_color`](crate::topdown_color) (the dominant level-1 category's hue, intensity
+/// its share from 1/4 pale to 100% full, the dominant level-2 child's shade; or one
+/// category's share on the stall scale); `stalls` and `instructions` are not used. Tooltips
+/// give the level-1 split (and level 2), the legend the hues or the scale, the statistics
+/// line the whole profile's split. With [`Options::confidence`] each frame's shown share
+/// gets an interval (its two columns' per-sample deltas in a leader-sampled group, else a
+/// bound from its cycles samples; none for folded text, whose counts are not samples) and is
+/// washed out when the dominant category is not known (the interval holds the runner-up's
+/// share) or, for one category, when the interval is wider than a quarter of the scale.
+pub fn render_topdown<W: Write>(
     profile: &Profile,
     columns: &Columns,
     look_td: &TopdownLook,

@@ -1,5 +1,4 @@
-//! The wall-time CPI flame graph: [`render_cpi`](crate::render_cpi) with
-//! [`Options::wall`](crate::Options::wall).
+//! The wall-time CPI flame graph: [`render_wall`].
 //!
 //! Frame width is wall-clock time: the nanoseconds of the profile's three wall-time columns
 //! (on-CPU, runnable, blocked; `cpiflame_profile::wall`) in the frame and its children. Each
@@ -38,19 +37,19 @@ use std::io::{self, BufWriter, Write};
 use cpiflame_profile::interval::Interval;
 use cpiflame_profile::lines::HotLine;
 use cpiflame_profile::wall::{self, WaitReason, WallColumns};
-use cpiflame_profile::{Column, Columns};
+use cpiflame_profile::{Column, Columns, Width};
 use cpiflame_profile::{FrameId, FrameKind, Profile, SourceLines};
 
 use crate::color::{
     cpi_color, uncertain_color, Rgb, CPI_HIGH, CPI_LOW, STALL_BLUE, STALL_MID, STALL_RED,
     WALL_BLOCKED, WALL_BLOCKED_STRIPES, WALL_ON_CPU, WALL_RUNNABLE,
 };
-use crate::cpi::{cpi, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL};
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
+use crate::ratio::{cpi, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
 use crate::tree::{self, Node, Tree, WallWeight, Weight};
-use crate::{check_profile, Options, RenderError};
+use crate::{check_look, check_profile, Options, RenderError};
 
 /// The legend's words for the frames of off-CPU time without a switch-out stack.
 const NO_STACK_RUNNABLE_LABEL: &str = "[runnable]: runnable, no switch-out stack";
@@ -161,14 +160,40 @@ impl fmt::Display for Ms {
     }
 }
 
-/// Draws the wall-time graph (see the module documentation).
-pub(crate) fn render<W: Write>(
+/// Draws the wall-time graph of `profile` as SVG (a recording with off-CPU time; see the
+/// module documentation for why it is drawn so): frame width is wall-clock time, the
+/// nanoseconds of the three columns of `wall`, and every frame is cut into segments by
+/// state: running (red) and stalled (blue) on the stall scale (the on-CPU time split by the
+/// frame's inclusive stall share), or one on-CPU segment on the CPI scale (no stalls,
+/// instructions) or teal (neither); runnable (amber); blocked (pale grey, striped).
+/// Tooltips give the four times and the top places the frame's blocked time was spent in
+/// ([`WaitReason`](cpiflame_profile::wall::WaitReason)); the statistics line the totals. The
+/// on-CPU columns of `columns` need no samples: only wall time must be non-zero.
+pub fn render_wall<W: Write>(
     profile: &Profile,
-    columns: Columns,
+    columns: &Columns,
     wall: WallColumns,
     opts: &Options,
     out: W,
 ) -> Result<(), RenderError> {
+    check_look(opts.width, opts.min_width)?;
+    let count = profile.events.len();
+    for index in [
+        columns.instructions.map(Column::index),
+        columns.ratio_cycles.map(Column::index),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(wall.all())
+    {
+        if index >= count {
+            return Err(RenderError::NoSuchEvent { index, count });
+        }
+    }
+    let columns = Columns {
+        width: Width::Wall(wall),
+        ..*columns
+    };
     // The on-CPU columns need not have samples: width is wall time here.
     match check_profile(
         profile,
@@ -214,7 +239,7 @@ pub(crate) fn render<W: Write>(
         columns.instructions.map(Column::index),
     );
     let intervals =
-        crate::cpi::frame_intervals(profile, &tree, |w| &w.cpi, colour, interval_columns, opts);
+        crate::ratio::frame_intervals(profile, &tree, |w| &w.cpi, colour, interval_columns, opts);
     let picture = Wall {
         profile,
         tree,

@@ -58,7 +58,6 @@ fn golden_opts() -> Options {
         lines: None,
         confidence: None,
         strip: None,
-        topdown: None,
     }
 }
 

@@ -7,13 +7,13 @@
 
 mod common;
 
-use common::{opts, parse, render, Builder};
+use common::{opts, parse, Builder};
 use cpiflame_profile::interval::mid_p;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, Plan};
 use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{
-    stall_color, topdown_color, topdown_intensity, uncertain_color, Category, Options,
-    TopdownColour, TopdownLook, TOPDOWN_BACKEND, TOPDOWN_RETIRING,
+    render_topdown, stall_color, topdown_color, topdown_intensity, uncertain_color, Category,
+    Options, TopdownColour, TopdownLook, TOPDOWN_BACKEND, TOPDOWN_RETIRING,
 };
 
 const NAMES: [&str; 10] = [
@@ -56,12 +56,22 @@ fn spr(names: &[&str]) -> Plan {
     .unwrap()
 }
 
-fn look(plan: Plan, colour: TopdownColour, confidence: Option<f64>) -> Options {
-    Options {
-        topdown: Some(TopdownLook { plan, colour }),
+/// The top-down look and the options of a picture.
+fn look(plan: Plan, colour: TopdownColour, confidence: Option<f64>) -> (TopdownLook, Options) {
+    let options = Options {
         confidence,
         ..opts()
+    };
+    (TopdownLook { plan, colour }, options)
+}
+
+/// The top-down picture of `profile` with `look`.
+fn render(profile: &Profile, columns: &Columns, look: &(TopdownLook, Options)) -> String {
+    let mut out = Vec::new();
+    if let Err(e) = render_topdown(profile, columns, &look.0, &look.1, &mut out) {
+        panic!("render_topdown failed: {e}");
     }
+    String::from_utf8(out).expect("SVG is UTF-8")
 }
 
 /// Golden Cove level 1 by hand (spr-metrics.json without UOP_DROPPING): each metric over

@@ -10,7 +10,7 @@ use common::{node_check, opts, parse, render, Builder};
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
 use cpiflame_profile::{Column, Columns, Profile, WallColumns, Width};
 use cpiflame_render::{
-    render_cpi, Options, RenderError, STALL_BLUE, STALL_RED, WALL_BLOCKED, WALL_BLOCKED_STRIPES,
+    render_wall, Options, RenderError, STALL_BLUE, STALL_RED, WALL_BLOCKED, WALL_BLOCKED_STRIPES,
     WALL_ON_CPU, WALL_RUNNABLE,
 };
 
@@ -477,7 +477,7 @@ fn bad_wall_columns_and_empty_wall_time_are_errors() {
     };
     let mut out = Vec::new();
     assert!(matches!(
-        render_cpi(&p, &c, &opts(), &mut out),
+        render_wall(&p, &c, c.wall().unwrap(), &opts(), &mut out),
         Err(RenderError::NoSuchEvent { index: 9, count: 6 })
     ));
     // Wall columns with nothing in them: nothing to draw, said by the on-CPU column's name.
@@ -492,7 +492,7 @@ fn bad_wall_columns_and_empty_wall_time_are_errors() {
         }),
         ..Columns::new(0, None)
     };
-    match render_cpi(&empty, &c, &opts(), &mut out) {
+    match render_wall(&empty, &c, c.wall().unwrap(), &opts(), &mut out) {
         Err(RenderError::NoSamples { event }) => assert_eq!(event, ON_CPU),
         other => panic!("{other:?}"),
     }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use cpiflame_profile::{Columns, Count, EventColumn, Frame, FrameKind, Profile};
-use cpiflame_render::{render_cpi, Options};
+use cpiflame_render::{render_cpi, render_wall, Options};
 
 /// A profile builder: `stack("app;main;foo", cycles, stalls)` with `(samples, period)` pairs.
 pub struct Builder {
@@ -171,10 +171,16 @@ pub fn parse(svg: &str, inverted: bool) -> Parsed {
     }
 }
 
+/// The picture of `profile` its columns call for: the wall-time graph when their width is
+/// wall time, else the CPI graph.
 pub fn render(profile: &Profile, columns: &Columns, opts: &Options) -> String {
     let mut out = Vec::new();
-    if let Err(e) = render_cpi(profile, columns, opts, &mut out) {
-        panic!("render_cpi failed: {e}");
+    let drawn = match columns.wall() {
+        Some(wall) => render_wall(profile, columns, wall, opts, &mut out),
+        None => render_cpi(profile, columns, opts, &mut out),
+    };
+    if let Err(e) = drawn {
+        panic!("rendering failed: {e}");
     }
     String::from_utf8(out).expect("SVG is UTF-8")
 }
