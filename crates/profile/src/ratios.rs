@@ -89,7 +89,8 @@ impl RatioIntervals {
     /// denominator) when they cover the whole ratio (their sums are exactly the two periods:
     /// every sample carried both counters) and there are at least [`MIN_PAIRED_SAMPLES`],
     /// else as for independently sampled events
-    /// ([`RatioIntervals::ratio`]). The one place that chooses the method.
+    /// ([`RatioIntervals::ratio`]). This and [`RatioIntervals::share_in_formula`] are the
+    /// one place that chooses the method.
     pub fn frame(
         &mut self,
         numerator: Count,
@@ -111,6 +112,45 @@ impl RatioIntervals {
                 .map(Interval::within_share),
             (None, RatioKind::Ratio) => self.ratio(numerator, denominator, numerator_column),
         }
+    }
+
+    /// The interval of a frame's `share` that a formula computes from several columns (a
+    /// top-down category): from the per-sample deltas of the pair of columns whose ratio the
+    /// share is (`paired`: their moments, and the share's units per unit of that pair's
+    /// denominator: 1 when the pair's ratio is the share itself, a share then, else a ratio
+    /// put on the share's scale by share / ratio) when there are at least
+    /// [`MIN_PAIRED_SAMPLES`]; else the mid-p interval of the share as a proportion of the
+    /// frame's `samples` of the width (`None`: its counts are not samples, as folded
+    /// text's). The share need not be either column's ratio exactly: the pair's interval is
+    /// moved onto it.
+    pub fn share_in_formula(
+        &mut self,
+        share: f64,
+        paired: Option<(&PairedMoments, f64)>,
+        samples: Option<u64>,
+    ) -> Option<Interval> {
+        if let Some((m, per)) = paired {
+            let interval = if m.n < MIN_PAIRED_SAMPLES {
+                None
+            } else if per == 1.0 {
+                paired_share_interval(m, self.confidence)
+            } else {
+                paired_ratio_interval(m, self.confidence)
+            };
+            if let Some(interval) = interval {
+                let scale = match m.ratio() {
+                    Some(r) if r > 0.0 => share / r,
+                    _ => 1.0 / per,
+                };
+                return Some(Interval {
+                    lo: interval.lo * scale,
+                    hi: interval.hi * scale,
+                });
+            }
+        }
+        let n = samples?;
+        let k = (share.clamp(0.0, 1.0) * n as f64).round() as u64;
+        mid_p(k.min(n), n, self.confidence)
     }
 
     /// The interval of a binomial proportion, `k` of `n`.

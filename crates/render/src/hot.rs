@@ -26,30 +26,21 @@ pub(crate) fn hot_lines<W: Weight>(
 ) -> HashMap<u32, Vec<HotLine>> {
     let total = tree.root().width();
     let wide = |w: u64| total > 0 && w as f64 >= MIN_SHARE * total as f64;
-    // (parent node, frame) -> node, for wide nodes only: a stack's walk down the tree stops
-    // at its first narrow frame, whose children are narrower still.
-    let mut child: HashMap<(u32, FrameId), u32> = HashMap::new();
-    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
-        if let Some(frame) = node.frame {
-            if wide(node.total.width()) {
-                child.insert((node.parent, frame), i as u32);
-            }
-        }
-    }
+    // Wide nodes only: a stack's walk down the tree stops at its first narrow frame, whose
+    // children are narrower still.
+    let paths = tree.paths(|i| wide(tree.nodes[i].total.width()));
     let mut at: HashMap<u32, Vec<(LineId, LineWeights)>> = HashMap::new();
     for stack in &lines.stacks {
         let weights = LineWeights::of(columns, &stack.counts);
         if weights.width.period == 0 {
             continue;
         }
-        let mut node = 0u32;
-        for (&frame, &line) in stack.frames.iter().zip(&stack.lines) {
-            let Some(&next) = child.get(&(node, frame)) else {
-                break;
-            };
-            at.entry(next).or_default().push((line, weights));
-            node = next;
-        }
+        let with_lines = stack.frames.len().min(stack.lines.len());
+        paths.descend(&stack.frames[..with_lines], |depth, node| {
+            at.entry(node)
+                .or_default()
+                .push((stack.lines[depth], weights))
+        });
     }
     at.into_iter()
         .map(|(node, weights)| {

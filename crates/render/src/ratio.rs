@@ -4,7 +4,6 @@
 //!
 //! It must never draw: the kinds (`cpi`, `wall`, `topdown`, `strip`) draw, each over this.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 
 use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
@@ -13,7 +12,7 @@ use cpiflame_profile::{FrameId, Profile};
 
 use crate::color::cpi_position;
 use crate::text::{ratio, Percent};
-use crate::tree::{CpiWeight, Node, Tree, Weight};
+use crate::tree::{CpiWeight, Tree, Weight};
 use crate::Options;
 
 /// What a frame's colour says.
@@ -81,10 +80,7 @@ pub(crate) fn frame_intervals<W: Weight>(
         return Vec::new();
     };
     let all = *cpi(tree.root());
-    // The image's width is a little more than the frames' span: a node this wide or wider
-    // may be drawn.
-    let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
-    let drawn = |n: &Node<FrameId, W>| (n.total.width() as f64) * px_per_unit >= opts.min_width;
+    let drawn = tree.drawn(opts.width, opts.min_width);
     let (stalls, ratio_cycles, instructions) = columns;
     let pair = match colour {
         Colour::Stalls => stalls.map(|s| (s, ratio_cycles)),
@@ -92,13 +88,13 @@ pub(crate) fn frame_intervals<W: Weight>(
         Colour::Name => None,
     };
     let paired = pair.map_or_else(Vec::new, |(a, b)| {
-        paired_moments(profile, tree, a, b, drawn)
+        paired_moments(profile, tree, a, b, &drawn)
     });
     tree.nodes
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            if !drawn(n) {
+            if !drawn[i] {
                 return None;
             }
             let c = cpi(&n.total);
@@ -146,31 +142,19 @@ fn paired_moments<W: Weight>(
     tree: &Tree<FrameId, W>,
     a: usize,
     b: usize,
-    drawn: impl Fn(&Node<FrameId, W>) -> bool,
+    drawn: &[bool],
 ) -> Vec<PairedMoments> {
     if profile.stacks.iter().all(|s| s.paired.is_empty()) {
         return Vec::new();
     }
-    let mut child: HashMap<(u32, FrameId), u32> = HashMap::new();
-    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
-        if let (Some(frame), true) = (node.frame, drawn(node)) {
-            child.insert((node.parent, frame), i as u32);
-        }
-    }
+    let paths = tree.paths(|i| drawn[i]);
     let mut sums = vec![PairedMoments::default(); tree.nodes.len()];
     for stack in &profile.stacks {
         let Some(m) = stack.paired_moments(a, b) else {
             continue;
         };
         sums[0].add(m);
-        let mut node = 0u32;
-        for &frame in &stack.frames {
-            let Some(&next) = child.get(&(node, frame)) else {
-                break;
-            };
-            sums[next as usize].add(m);
-            node = next;
-        }
+        paths.descend(&stack.frames, |_, node| sums[node as usize].add(m));
     }
     sums
 }

@@ -10,11 +10,8 @@
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::interval::{
-    mid_p, paired_ratio_interval, paired_share_interval, Interval, PairedMoments,
-    STALL_COLOUR_WIDTH,
-};
-use cpiflame_profile::ratios::MIN_PAIRED_SAMPLES;
+use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
+use cpiflame_profile::ratios::RatioIntervals;
 use cpiflame_profile::topdown::{role_of, Breakdown, FormulaSet, Plan, Role};
 use cpiflame_profile::{Columns, Count, FrameId, FrameKind, Profile, Stack};
 
@@ -26,7 +23,7 @@ use crate::color::{
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::ratio::write_interval;
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
-use crate::tree::{self, CpiWeight, Node, Tree, Weight};
+use crate::tree::{self, CpiWeight, Node, Paths, Tree};
 use crate::{validate, Options, RenderError};
 
 /// How [`render_cpi`](crate::render_cpi) draws a profile with top-down columns.
@@ -300,16 +297,11 @@ pub fn render_topdown<W: Write>(
         opts,
     )?;
     let tree = tree::build_cpi(profile, &Columns::new(cycles, None));
-    let px_per_unit = f64::from(opts.width) / tree.root().width().max(1) as f64;
-    let drawn: Vec<bool> = tree
-        .nodes
-        .iter()
-        .map(|n| (n.total.width() as f64) * px_per_unit >= opts.min_width)
-        .collect();
-    let child = child_map(&tree, &drawn);
+    let drawn = tree.drawn(opts.width, opts.min_width);
+    let paths = tree.paths(|i| drawn[i]);
     let n = profile.events.len();
     let mut sums = vec![0u64; tree.nodes.len() * n];
-    walk(profile, &child, |stack, node| {
+    walk(profile, &paths, |stack, node| {
         let at = node as usize * n;
         for (sum, c) in sums[at..at + n].iter_mut().zip(&stack.counts) {
             *sum = sum.saturating_add(c.period);
@@ -334,7 +326,7 @@ pub fn render_topdown<W: Write>(
         Some(confidence) => intervals(
             profile,
             &tree,
-            &child,
+            &paths,
             &look_td.plan,
             cycles,
             &shown,
@@ -361,34 +353,12 @@ pub fn render_topdown<W: Write>(
     Ok(())
 }
 
-/// The drawn nodes by (parent, frame).
-fn child_map(tree: &Tree<FrameId, CpiWeight>, drawn: &[bool]) -> HashMap<(u32, FrameId), u32> {
-    let mut child = HashMap::new();
-    for (i, node) in tree.nodes.iter().enumerate().skip(1) {
-        if let (Some(frame), true) = (node.frame, drawn[i]) {
-            child.insert((node.parent, frame), i as u32);
-        }
-    }
-    child
-}
-
 /// Calls `visit` with every stack of `profile` and each drawn node it passes through, the
 /// root included: each stack once per node, as `report`'s inclusive sums.
-fn walk<'p>(
-    profile: &'p Profile,
-    child: &HashMap<(u32, FrameId), u32>,
-    mut visit: impl FnMut(&'p Stack, u32),
-) {
+fn walk<'p>(profile: &'p Profile, paths: &Paths, mut visit: impl FnMut(&'p Stack, u32)) {
     for stack in &profile.stacks {
         visit(stack, 0);
-        let mut node = 0u32;
-        for &frame in &stack.frames {
-            let Some(&next) = child.get(&(node, frame)) else {
-                break;
-            };
-            visit(stack, next);
-            node = next;
-        }
+        paths.descend(&stack.frames, |_, node| visit(stack, node));
     }
 }
 
@@ -446,7 +416,7 @@ fn pair_columns(profile: &Profile, plan: &Plan, c: Category) -> Option<(usize, u
 fn intervals(
     profile: &Profile,
     tree: &Tree<FrameId, CpiWeight>,
-    child: &HashMap<(u32, FrameId), u32>,
+    paths: &Paths,
     plan: &Plan,
     cycles: usize,
     shown: &[Option<Category>],
@@ -462,9 +432,12 @@ fn intervals(
                 .or_insert_with(|| pair_columns(profile, plan, c))
         }));
     }
+    let Some(mut intervals) = RatioIntervals::new(confidence) else {
+        return Vec::new();
+    };
     let mut moments = vec![PairedMoments::default(); tree.nodes.len()];
     if profile.stacks.iter().any(|s| !s.paired.is_empty()) {
-        walk(profile, child, |stack, node| {
+        walk(profile, paths, |stack, node| {
             if let Some((a, b, _)) = pairs[node as usize] {
                 if let Some(m) = stack.paired_moments(a, b) {
                     moments[node as usize].add(m);
@@ -484,36 +457,9 @@ fn intervals(
                 return None;
             };
             let share = c.share(b)?;
-            if let (Some((_, _, per)), m) = (pairs[i], &moments[i]) {
-                // Fewer samples than the per-sample method was measured with (its coverage,
-                // docs/uncertainty.md, from 3 up; with 1 there is no variance at all, with 2
-                // identical ratios claim certainty): the samples' bound below.
-                let interval = if m.n < MIN_PAIRED_SAMPLES {
-                    None
-                } else if per == 1.0 {
-                    paired_share_interval(m, confidence)
-                } else {
-                    paired_ratio_interval(m, confidence)
-                };
-                if let Some(interval) = interval {
-                    // The pair's ratio's interval, moved onto the share: scaled by share /
-                    // ratio (Intel: the metrics' sum in place of slots; AMD: 1 / width).
-                    let scale = match m.ratio() {
-                        Some(r) if r > 0.0 => share / r,
-                        _ => 1.0 / per,
-                    };
-                    return Some(Interval {
-                        lo: interval.lo * scale,
-                        hi: interval.hi * scale,
-                    });
-                }
-            }
-            if !sampled {
-                return None;
-            }
-            let n = tree.nodes[i].total.cycles.samples;
-            let k = (share.clamp(0.0, 1.0) * n as f64).round() as u64;
-            mid_p(k.min(n), n, confidence)
+            let paired = pairs[i].map(|(_, _, per)| (&moments[i], per));
+            let samples = sampled.then_some(tree.nodes[i].total.cycles.samples);
+            intervals.share_in_formula(share, paired, samples)
         })
         .collect()
 }

@@ -9,6 +9,7 @@
 //!   and carries both sides' counts (its leaves live in `diff.rs`).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use cpiflame_profile::{Column, Columns, Count, FrameId, Profile, Stack};
 
@@ -84,6 +85,53 @@ impl<F, W: Weight> Tree<F, W> {
         let index = (at - base) / std::mem::size_of::<Node<F, W>>();
         debug_assert!(std::ptr::eq(&self.nodes[index], node));
         index as u32
+    }
+}
+
+impl<W: Weight> Tree<FrameId, W> {
+    /// Per node, whether it may be drawn at `width` pixels for the whole tree: at least
+    /// `min_width` pixels wide (the image is a little wider than the frames' span, so a
+    /// node this wide or wider may be drawn). The one mask of what the kinds compute their
+    /// per-node extras for (intervals, top-down sums): a graph of a million stacks has far
+    /// more nodes than it draws.
+    pub(crate) fn drawn(&self, width: u32, min_width: f64) -> Vec<bool> {
+        let px_per_unit = f64::from(width) / self.root().width().max(1) as f64;
+        self.nodes
+            .iter()
+            .map(|n| (n.total.width() as f64) * px_per_unit >= min_width)
+            .collect()
+    }
+
+    /// The nodes `keep` says (by index) as the paths a stack walks down ([`Paths::descend`]).
+    pub(crate) fn paths(&self, keep: impl Fn(usize) -> bool) -> Paths {
+        let mut child = HashMap::new();
+        for (i, node) in self.nodes.iter().enumerate().skip(1) {
+            if let (Some(frame), true) = (node.frame, keep(i)) {
+                child.insert((node.parent, frame), i as u32);
+            }
+        }
+        Paths { child }
+    }
+}
+
+/// Some of a tree's nodes, by (parent, frame): the ones a stack is walked down.
+pub(crate) struct Paths {
+    child: HashMap<(u32, FrameId), u32>,
+}
+
+impl Paths {
+    /// Calls `visit(depth, node)` for each kept node the stack of `frames` (root first)
+    /// passes through, the root excluded; stops at its first frame without a kept node
+    /// (its children are narrower still, so not kept either).
+    pub(crate) fn descend(&self, frames: &[FrameId], mut visit: impl FnMut(usize, u32)) {
+        let mut node = 0u32;
+        for (depth, &frame) in frames.iter().enumerate() {
+            let Some(&next) = self.child.get(&(node, frame)) else {
+                break;
+            };
+            visit(depth, next);
+            node = next;
+        }
     }
 }
 
