@@ -8,11 +8,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use cpiflame_profile::topdown::Category;
 use cpiflame_profile::{Columns, Measure, WallColumns, Width};
 
-use cpiflame_render::{
-    Category, DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook,
-};
+use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook};
 
 use crate::compare::Comparison;
 use crate::load::Loaded;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use cpiflame_perf_data::ErrorKind;
 use cpiflame_profile::lines::{LinedStack, NO_LINE};
-use cpiflame_profile::topdown::{role_of, FormulaSet};
+use cpiflame_profile::topdown::{tma_role_of, FormulaSet};
 use cpiflame_profile::{Count, EventColumn, FrameId, PairMoments, SourceLines, WallColumns};
 
 use crate::load::{load_any, LoadError, LoadOptions, Loaded};
@@ -184,7 +184,7 @@ impl Formulas {
                 .profile
                 .events
                 .iter()
-                .filter(|e| role_of(&e.name).is_some())
+                .filter(|e| tma_role_of(&e.name).is_some())
                 .map(|e| e.name.clone())
                 .collect(),
             None => Vec::new(),

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use cpiflame_profile::topdown::{plan, role_of, Breakdown, Cpu, FormulaSet, Machine, Role};
+use cpiflame_profile::topdown::{plan, tma_role_of, Breakdown, Cpu, FormulaSet, Machine, TmaRole};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -865,30 +865,30 @@ fn arm_matches_sbsa_and_neoverse_json() {
 #[test]
 fn names_as_perf_prints_them() {
     let cases = [
-        ("topdown-retiring", Some(Role::Retiring)),
-        ("cpu_core/topdown-be-bound/", Some(Role::BeBound)),
-        ("cpu/slots/u", Some(Role::Slots)),
-        ("slots:k", Some(Role::Slots)),
-        ("INT_MISC.UOP_DROPPING", Some(Role::UopDropping)),
-        ("STALL_SLOT_FRONTEND", Some(Role::StallSlotFrontend)),
-        ("stall_slot", Some(Role::StallSlot)),
+        ("topdown-retiring", Some(TmaRole::Retiring)),
+        ("cpu_core/topdown-be-bound/", Some(TmaRole::BeBound)),
+        ("cpu/slots/u", Some(TmaRole::Slots)),
+        ("slots:k", Some(TmaRole::Slots)),
+        ("INT_MISC.UOP_DROPPING", Some(TmaRole::UopDropping)),
+        ("STALL_SLOT_FRONTEND", Some(TmaRole::StallSlotFrontend)),
+        ("stall_slot", Some(TmaRole::StallSlot)),
         (
             "cpu/de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6/",
-            Some(Role::AmdNoOpsFromFrontendCmask(6)),
+            Some(TmaRole::AmdNoOpsFromFrontendCmask(6)),
         ),
         ("cpu/topdown-retiring,cmask=1/", None),
-        ("int_misc.clears_count", Some(Role::ClearsCount)),
+        ("int_misc.clears_count", Some(TmaRole::ClearsCount)),
         (
             "cpu/int_misc.recovery_cycles,edge,cmask=0x1/",
-            Some(Role::ClearsCount),
+            Some(TmaRole::ClearsCount),
         ),
-        ("int_misc.recovery_cycles", Some(Role::RecoveryCycles)),
+        ("int_misc.recovery_cycles", Some(TmaRole::RecoveryCycles)),
         ("cpu/int_misc.recovery_cycles,cmask=2,edge/", None),
         ("instructions", None),
         ("cpu-clock", None),
     ];
     for (name, role) in cases {
-        assert_eq!(role_of(name), role, "{name}");
+        assert_eq!(tma_role_of(name), role, "{name}");
     }
 }
 

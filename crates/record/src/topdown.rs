@@ -75,7 +75,7 @@ impl TopdownGroup {
     }
 }
 
-/// Event spec and perf's name (the name `cpiflame_profile::topdown::role_of` knows).
+/// Event spec and perf's name (the name `cpiflame_profile::topdown::tma_role_of` knows).
 type Member = (String, &'static str);
 
 /// `pmu/terms,name=NAME/`, the name quoted where it holds a comma (perf's name of a

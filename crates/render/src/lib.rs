@@ -67,7 +67,7 @@ pub use color::{
 };
 pub use cpi::render_cpi;
 pub use strip::{Strip, StripBucket};
-pub use topdown::{render_topdown, topdown_color, Category, Dominant, TopdownColour, TopdownLook};
+pub use topdown::{render_topdown, topdown_color, TopdownColour, TopdownLook};
 pub use wall::render_wall;
 
 /// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from

@@ -9,11 +9,11 @@ mod common;
 
 use common::{opts, parse, Builder};
 use cpiflame_profile::interval::mid_p;
-use cpiflame_profile::topdown::{plan, Cpu, Machine, Plan};
+use cpiflame_profile::topdown::{plan, Category, Cpu, Machine, Plan};
 use cpiflame_profile::{Columns, Profile};
 use cpiflame_render::{
-    render_topdown, stall_color, topdown_color, topdown_intensity, uncertain_color, Category,
-    Options, TopdownColour, TopdownLook, TOPDOWN_BACKEND, TOPDOWN_RETIRING,
+    render_topdown, stall_color, topdown_color, topdown_intensity, uncertain_color, Options,
+    TopdownColour, TopdownLook, TOPDOWN_BACKEND, TOPDOWN_RETIRING,
 };
 
 const NAMES: [&str; 10] = [

@@ -3,8 +3,8 @@
 //! fractions of a frame's **sums** of deltas (a ratio of sums, never a mean of per-sample
 //! ratios), with perf's normalisations and clamps and nothing more.
 //!
-//! - [`role_of`]: perf's name of an event (`topdown-retiring`, `cpu_core/slots/`,
-//!   `de_no_dispatch_per_slot.backend_stalls`, `STALL_SLOT_FRONTEND`, ...) to its [`Role`].
+//! - [`tma_role_of`]: perf's name of an event (`topdown-retiring`, `cpu_core/slots/`,
+//!   `de_no_dispatch_per_slot.backend_stalls`, `STALL_SLOT_FRONTEND`, ...) to its [`TmaRole`].
 //! - [`Cpu`] (with [`Cpu::from_perf_cpuid`], perf.data's `HEADER_CPUID` string) and
 //!   [`Machine`]: what the formulas need to know beyond the names (the core, Arm's slots per
 //!   cycle, SMT on pre-Ice Lake Intel).
@@ -15,13 +15,17 @@
 //! Pure functions: no I/O. [docs/topdown.md](../../../docs/topdown.md) lists each set's JSON
 //! source and what is approximate or unverified.
 
+mod category;
+
+pub use category::{pair_columns, Category, Dominant, LEVEL1};
+
 use std::fmt;
 
 use serde::Serialize;
 
 /// What an event is to the top-down formulas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
+pub enum TmaRole {
     /// Intel `slots` (fixed counter 3, `TOPDOWN.SLOTS`).
     Slots,
     /// Intel PERF_METRICS: `topdown-retiring` .. `topdown-mem-bound`, counts in slots.
@@ -88,55 +92,58 @@ pub enum Role {
 }
 
 /// perf's names of the events, lower case (names compare case-insensitively).
-const NAMES: &[(&str, Role)] = &[
-    ("slots", Role::Slots),
-    ("topdown.slots", Role::Slots),
-    ("topdown-retiring", Role::Retiring),
-    ("topdown-bad-spec", Role::BadSpec),
-    ("topdown-fe-bound", Role::FeBound),
-    ("topdown-be-bound", Role::BeBound),
-    ("topdown-heavy-ops", Role::HeavyOps),
-    ("topdown-br-mispredict", Role::BrMispredict),
-    ("topdown-fetch-lat", Role::FetchLat),
-    ("topdown-mem-bound", Role::MemBound),
-    ("int_misc.uop_dropping", Role::UopDropping),
-    ("int_misc.clears_count", Role::ClearsCount),
-    ("cycles", Role::Cycles),
-    ("cpu-cycles", Role::Cycles),
-    ("cpu_clk_unhalted.thread", Role::Cycles),
-    ("ls_not_halted_cyc", Role::Cycles),
-    ("cpu_cycles", Role::Cycles),
-    ("idq_uops_not_delivered.core", Role::IdqUopsNotDelivered),
-    ("uops_issued.any", Role::UopsIssued),
-    ("uops_retired.retire_slots", Role::RetireSlots),
-    ("int_misc.recovery_cycles", Role::RecoveryCycles),
+const NAMES: &[(&str, TmaRole)] = &[
+    ("slots", TmaRole::Slots),
+    ("topdown.slots", TmaRole::Slots),
+    ("topdown-retiring", TmaRole::Retiring),
+    ("topdown-bad-spec", TmaRole::BadSpec),
+    ("topdown-fe-bound", TmaRole::FeBound),
+    ("topdown-be-bound", TmaRole::BeBound),
+    ("topdown-heavy-ops", TmaRole::HeavyOps),
+    ("topdown-br-mispredict", TmaRole::BrMispredict),
+    ("topdown-fetch-lat", TmaRole::FetchLat),
+    ("topdown-mem-bound", TmaRole::MemBound),
+    ("int_misc.uop_dropping", TmaRole::UopDropping),
+    ("int_misc.clears_count", TmaRole::ClearsCount),
+    ("cycles", TmaRole::Cycles),
+    ("cpu-cycles", TmaRole::Cycles),
+    ("cpu_clk_unhalted.thread", TmaRole::Cycles),
+    ("ls_not_halted_cyc", TmaRole::Cycles),
+    ("cpu_cycles", TmaRole::Cycles),
+    ("idq_uops_not_delivered.core", TmaRole::IdqUopsNotDelivered),
+    ("uops_issued.any", TmaRole::UopsIssued),
+    ("uops_retired.retire_slots", TmaRole::RetireSlots),
+    ("int_misc.recovery_cycles", TmaRole::RecoveryCycles),
     (
         "de_no_dispatch_per_slot.no_ops_from_frontend",
-        Role::AmdNoOpsFromFrontend,
+        TmaRole::AmdNoOpsFromFrontend,
     ),
     (
         "de_no_dispatch_per_slot.backend_stalls",
-        Role::AmdBackendStalls,
+        TmaRole::AmdBackendStalls,
     ),
     (
         "de_no_dispatch_per_slot.smt_contention",
-        Role::AmdSmtContention,
+        TmaRole::AmdSmtContention,
     ),
-    ("de_src_op_disp.all", Role::AmdOpsDispatched),
-    ("ex_ret_ops", Role::AmdOpsRetired),
-    ("ex_ret_brn_misp", Role::AmdBranchMispredicts),
-    ("resyncs_or_nc_redirects", Role::AmdRestartsZen4),
-    ("bp_redirects.resync", Role::AmdRestartsZen5),
-    ("bp_fe_redir.resync", Role::AmdRestartsZen5),
-    ("ex_no_retire.not_complete", Role::AmdNotComplete),
-    ("ex_no_retire.load_not_complete", Role::AmdLoadNotComplete),
-    ("ex_ret_ucode_ops", Role::AmdUcodeOps),
-    ("stall_slot_frontend", Role::StallSlotFrontend),
-    ("stall_slot_backend", Role::StallSlotBackend),
-    ("stall_slot", Role::StallSlot),
-    ("op_retired", Role::OpRetired),
-    ("op_spec", Role::OpSpec),
-    ("br_mis_pred", Role::BrMisPred),
+    ("de_src_op_disp.all", TmaRole::AmdOpsDispatched),
+    ("ex_ret_ops", TmaRole::AmdOpsRetired),
+    ("ex_ret_brn_misp", TmaRole::AmdBranchMispredicts),
+    ("resyncs_or_nc_redirects", TmaRole::AmdRestartsZen4),
+    ("bp_redirects.resync", TmaRole::AmdRestartsZen5),
+    ("bp_fe_redir.resync", TmaRole::AmdRestartsZen5),
+    ("ex_no_retire.not_complete", TmaRole::AmdNotComplete),
+    (
+        "ex_no_retire.load_not_complete",
+        TmaRole::AmdLoadNotComplete,
+    ),
+    ("ex_ret_ucode_ops", TmaRole::AmdUcodeOps),
+    ("stall_slot_frontend", TmaRole::StallSlotFrontend),
+    ("stall_slot_backend", TmaRole::StallSlotBackend),
+    ("stall_slot", TmaRole::StallSlot),
+    ("op_retired", TmaRole::OpRetired),
+    ("op_spec", TmaRole::OpSpec),
+    ("br_mis_pred", TmaRole::BrMisPred),
 ];
 
 /// The role of an event named as perf names it: `topdown-retiring`, `cpu_core/slots/`,
@@ -144,7 +151,7 @@ const NAMES: &[(&str, Role)] = &[
 /// prefix and perf's modifiers after `:` are ignored, case too. `None` for any other event,
 /// and for terms other than `cmask` on the AMD front-end event and `cmask=1,edge` on
 /// `int_misc.recovery_cycles`.
-pub fn role_of(name: &str) -> Option<Role> {
+pub fn tma_role_of(name: &str) -> Option<TmaRole> {
     let name = name.trim().to_ascii_lowercase();
     let inner = match name.split_once('/') {
         // `pmu/terms/` with optional `:modifiers` after the closing slash.
@@ -163,15 +170,15 @@ pub fn role_of(name: &str) -> Option<Role> {
     };
     match (role, rest.as_slice()) {
         (_, []) => Some(role),
-        (Role::AmdNoOpsFromFrontend, [term]) => Some(Role::AmdNoOpsFromFrontendCmask(number(
-            term.strip_prefix("cmask=")?,
-        )?)),
+        (TmaRole::AmdNoOpsFromFrontend, [term]) => Some(TmaRole::AmdNoOpsFromFrontendCmask(
+            number(term.strip_prefix("cmask=")?)?,
+        )),
         // icx-metrics.json's `cpu@INT_MISC.RECOVERY_CYCLES\,cmask\=1\,edge@`, which is
         // INT_MISC.CLEARS_COUNT's encoding.
-        (Role::RecoveryCycles, [a, b]) => {
+        (TmaRole::RecoveryCycles, [a, b]) => {
             let cmask_one = |t: &str| t.strip_prefix("cmask=").and_then(number) == Some(1);
             let edge = |t: &str| t == "edge" || t == "edge=1";
-            ((cmask_one(a) && edge(b)) || (edge(a) && cmask_one(b))).then_some(Role::ClearsCount)
+            ((cmask_one(a) && edge(b)) || (edge(a) && cmask_one(b))).then_some(TmaRole::ClearsCount)
         }
         _ => None,
     }
@@ -501,8 +508,8 @@ impl FormulaSet {
     }
 
     /// The roles the set reads: required first, then the optional ones it was planned with.
-    fn roles(&self) -> Vec<Role> {
-        use Role::*;
+    fn roles(&self) -> Vec<TmaRole> {
+        use TmaRole::*;
         let l2 = [HeavyOps, BrMispredict, FetchLat, MemBound];
         match *self {
             FormulaSet::IntelIceLake {
@@ -636,15 +643,15 @@ impl fmt::Display for NoTopdown {
 impl std::error::Error for NoTopdown {}
 
 /// perf's name of each role, for error messages.
-fn perf_name(role: Role) -> &'static str {
+fn perf_name(role: TmaRole) -> &'static str {
     match role {
-        Role::AmdNoOpsFromFrontendCmask(8) => {
+        TmaRole::AmdNoOpsFromFrontendCmask(8) => {
             "de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x8"
         }
-        Role::AmdNoOpsFromFrontendCmask(_) => {
+        TmaRole::AmdNoOpsFromFrontendCmask(_) => {
             "de_no_dispatch_per_slot.no_ops_from_frontend,cmask=0x6"
         }
-        Role::Cycles => "cycles",
+        TmaRole::Cycles => "cycles",
         _ => NAMES
             .iter()
             .find(|(_, r)| *r == role)
@@ -657,7 +664,7 @@ fn perf_name(role: Role) -> &'static str {
 pub struct Plan {
     pub set: FormulaSet,
     /// (role, column index), in [`FormulaSet::roles`] order.
-    columns: Vec<(Role, usize)>,
+    columns: Vec<(TmaRole, usize)>,
     /// AMD with several groups: for each entry of `columns`, the column of its group's cycles
     /// (empty with one group).
     group_cycles: Vec<usize>,
@@ -686,11 +693,13 @@ impl Plan {
 /// is refused; in two groups the first is used. Other sets refuse a second cycles.
 pub fn plan(names: &[&str], machine: &Machine) -> Result<Plan, NoTopdown> {
     // (role, column, group), the group numbered by the cycles columns seen before it.
-    let mut found: Vec<(Role, usize, usize)> = Vec::new();
+    let mut found: Vec<(TmaRole, usize, usize)> = Vec::new();
     let mut cycles_of_group: Vec<usize> = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let Some(role) = role_of(name) else { continue };
-        if role == Role::Cycles {
+        let Some(role) = tma_role_of(name) else {
+            continue;
+        };
+        if role == TmaRole::Cycles {
             cycles_of_group.push(i);
         }
         let group = cycles_of_group.len().saturating_sub(1);
@@ -701,7 +710,7 @@ pub fn plan(names: &[&str], machine: &Machine) -> Result<Plan, NoTopdown> {
             None => found.push((role, i, group)),
         }
     }
-    let has = |role: Role| found.iter().any(|&(r, _, _)| r == role);
+    let has = |role: TmaRole| found.iter().any(|&(r, _, _)| r == role);
     let set = choose(&has, machine)?;
     let amd = matches!(set, FormulaSet::AmdZen { .. });
     if cycles_of_group.len() > 1 && !amd {
@@ -735,11 +744,11 @@ pub fn plan(names: &[&str], machine: &Machine) -> Result<Plan, NoTopdown> {
     })
 }
 
-fn choose(has: &dyn Fn(Role) -> bool, machine: &Machine) -> Result<FormulaSet, NoTopdown> {
-    use Role::*;
+fn choose(has: &dyn Fn(TmaRole) -> bool, machine: &Machine) -> Result<FormulaSet, NoTopdown> {
+    use TmaRole::*;
     let cpu = machine.cpu;
-    let any = |roles: &[Role]| roles.iter().any(|&r| has(r));
-    let all = |roles: &[Role]| roles.iter().all(|&r| has(r));
+    let any = |roles: &[TmaRole]| roles.iter().any(|&r| has(r));
+    let all = |roles: &[TmaRole]| roles.iter().all(|&r| has(r));
     let intel_cpu = matches!(
         cpu,
         Cpu::IntelSkylake
@@ -910,14 +919,14 @@ impl Plan {
     /// are zero for AMD too (perf's `d_ratio` gives 0 for every category there; a frame
     /// without cycles has no share to show).
     pub fn apply(&self, sums: &[u64]) -> Option<Breakdown> {
-        let v = |role: Role| -> f64 {
+        let v = |role: TmaRole| -> f64 {
             self.columns
                 .iter()
                 .find(|&&(r, _)| r == role)
                 .and_then(|&(_, i)| sums.get(i))
                 .map_or(0.0, |&x| x as f64)
         };
-        use Role::*;
+        use TmaRole::*;
         match self.set {
             FormulaSet::IntelIceLake {
                 uop_dropping,
@@ -1018,7 +1027,7 @@ impl Plan {
                 // Each event scaled to the first group's time: × its cycles / the event's own
                 // group's cycles (1 with one group). `None` where that group has no cycles.
                 let first = |i: usize| sums.get(i).map_or(0.0, |&x| x as f64);
-                let scaled = |role: Role| -> Option<f64> {
+                let scaled = |role: TmaRole| -> Option<f64> {
                     let k = self.columns.iter().position(|&(r, _)| r == role);
                     let Some(k) = k.filter(|_| !self.group_cycles.is_empty()) else {
                         return Some(v(role));
