@@ -246,8 +246,15 @@ pub enum ThreadEvent {
         preempt: bool,
         root: Option<FrameId>,
     },
-    /// `PERF_RECORD_FORK` (the new thread) or `PERF_RECORD_COMM` of thread `tid`.
-    Start { time: u64, tid: i32 },
+    /// `PERF_RECORD_FORK` (the new thread: `fork`) or `PERF_RECORD_COMM` of thread `tid`;
+    /// `root`: the thread's root frame (its comm then, the fork's parent's for a fork), when
+    /// the line reads.
+    Start {
+        time: u64,
+        tid: i32,
+        fork: bool,
+        root: Option<FrameId>,
+    },
     /// `PERF_RECORD_EXIT` of thread `tid`.
     Exit { time: u64, tid: i32 },
 }
@@ -640,9 +647,33 @@ fn read(
             // `--show-mmap-events` and friends: not samples. Switches, forks, comms and
             // exits are kept for the wall-time plan.
             if let Some(mut event) = parse_side_band(line) {
-                if let ThreadEvent::Switch { root, .. } = &mut event {
-                    // The thread's root frame, as its samples' headers would give it.
-                    *root = side_band_header(line).map(|h| r.root(&h));
+                match &mut event {
+                    ThreadEvent::Switch { root, .. } => {
+                        // The thread's root frame, as its samples' headers would give it.
+                        *root = side_band_header(line).map(|h| r.root(&h));
+                    }
+                    ThreadEvent::Start {
+                        root, fork: false, ..
+                    } => {
+                        // A COMM line's header is the thread's own.
+                        *root = side_band_header(line).map(|h| r.root(&h));
+                    }
+                    ThreadEvent::Start {
+                        root, fork: true, ..
+                    } => {
+                        // A FORK line's header is the parent's: the child has its comm, and
+                        // the ids in `PERF_RECORD_FORK(PID:TID)`.
+                        *root = side_band_header(line).and_then(|h| {
+                            let ids = line.split_once("PERF_RECORD_FORK(")?.1;
+                            let (pid, tid) = ids.split_once(')')?.0.split_once(':')?;
+                            Some(r.root(&Header {
+                                pid: Some(pid),
+                                tid,
+                                ..h
+                            }))
+                        });
+                    }
+                    _ => {}
                 }
                 r.off_cpu_data |= matches!(event, ThreadEvent::Switch { .. });
                 r.thread_events.push(event);
@@ -854,6 +885,8 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
         r if r.starts_with("PERF_RECORD_FORK(") => Some(ThreadEvent::Start {
             time,
             tid: id_pair(r)?,
+            fork: true,
+            root: None,
         }),
         r if r.starts_with("PERF_RECORD_EXIT(") => Some(ThreadEvent::Exit {
             time,
@@ -866,6 +899,8 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
             Some(ThreadEvent::Start {
                 time,
                 tid: tid_of(ids)?,
+                fork: false,
+                root: None,
             })
         }
         _ => None,
@@ -1629,7 +1664,9 @@ mod thread_event_tests {
             parse_side_band(fork),
             Some(ThreadEvent::Start {
                 time: 2_500_000_000,
-                tid: 10979
+                tid: 10979,
+                fork: true,
+                root: None,
             })
         );
         let exit = "reader 10889 3.0: PERF_RECORD_EXIT(10884:10889):(10880:10880)";
@@ -1645,7 +1682,9 @@ mod thread_event_tests {
             parse_side_band(comm),
             Some(ThreadEvent::Start {
                 time: 4_000_000_000,
-                tid: 6577
+                tid: 6577,
+                fork: false,
+                root: None,
             })
         );
         // perf's synthesized records of threads alive before it started: not a start.
