@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use cpiflame_perf_data::abi::{attr_type, callchain, sample};
 use cpiflame_perf_data::attr_flags;
 use cpiflame_perf_data::write::{
-    comm_record, exit_record, mmap2_record, sample_record, switch_record, EventAttr, Features,
-    Mmap2, PerfDataWriter, SampleFields, SampleId,
+    comm_record, exit_record, fork_record, mmap2_record, sample_record, switch_record, EventAttr,
+    Features, Mmap2, PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
 use cpiflame_profile::wall;
@@ -49,6 +49,8 @@ enum Ev {
     },
     In,
     Exit,
+    /// PERF_RECORD_FORK of the thread (by thread 7).
+    Fork,
 }
 
 fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
@@ -132,6 +134,7 @@ fn write_attrs(
             }
             Ev::In => switch_record(&attrs[switches], false, false, None, &sid(switch_id)).unwrap(),
             Ev::Exit => exit_record(&attrs[0], 100, 100, tid, 100, time, &sid(1)).unwrap(),
+            Ev::Fork => fork_record(&attrs[0], 100, 100, tid, 7, time, &sid(1)).unwrap(),
         };
         w.write_record(&record).unwrap();
     }
@@ -512,4 +515,132 @@ fn time_ranges_clip_each_interval_to_the_nanoseconds_inside() {
     assert_eq!(per["worker"], [1000 + 1000, 0, 4000]);
     assert_eq!(per["idle"], [500, 0, 500 + 4000]);
     assert_eq!(load_in("0.0000025,0.000006999", true).wall, None);
+}
+
+/// (root, frame) -> ns of the `[on-CPU, not sampled]` frames, which must sit directly under a
+/// root and hold only the on-CPU column.
+fn unsampled(l: &Loaded) -> BTreeMap<(String, u64), u64> {
+    let wc = l.wall.expect("wall columns");
+    let mut found = BTreeMap::new();
+    for s in &l.profile.stacks {
+        let frames: Vec<_> = s.frames.iter().map(|&f| l.profile.frame(f)).collect();
+        if !frames.iter().any(|f| wall::is_unsampled(f)) {
+            continue;
+        }
+        assert_eq!(frames.len(), 2, "directly under the root: {frames:?}");
+        assert!(wall::is_unsampled(frames[1]));
+        for (i, c) in s.counts.iter().enumerate() {
+            if i != wc.on_cpu {
+                assert_eq!(c.period, 0, "column {i}");
+            }
+        }
+        let c = s.counts[wc.on_cpu];
+        found.insert((frames[0].name.clone(), c.samples), c.period);
+    }
+    found
+}
+
+/// Issue 37: a new thread is runnable from its fork (the kernel's `wake_up_new_task` queues
+/// it) to its first switch-in; switch records start at that switch-in, so the wait is drawn
+/// as `[runnable]` under the thread, and its width is fork to the recording's end.
+#[test]
+fn a_new_threads_wait_from_its_fork_to_its_first_run_is_runnable() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("main")),
+        (1100, 7, OnCpu(0x1000, 100)),
+        (1200, 9, Fork),
+        (1250, 9, Comm("child")),
+        (1500, 9, In),
+        (1600, 9, OnCpu(0x2000, 100)),
+        (2000, 9, Out { preempt: false }),
+        (3000, 7, Out { preempt: false }),
+        (4000, 7, In),
+        (5000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-fork");
+    let path = write_attrs(&dir, "fork.data", bare_attrs(), &events);
+    let (l, _) = load(&path, false);
+    let per = per_thread(&l);
+    // child: runnable 1200..1500, on 1500..2000, blocked 2000..5000 (the end).
+    assert_eq!(per["child"], [500, 300, 3000]);
+    assert_eq!(per["child"].iter().sum::<u64>(), 5000 - 1200);
+    // main: on 1000..3000 and 4000..5000, blocked 3000..4000.
+    assert_eq!(per["main"], [3000, 0, 1000]);
+    let n = |s: &str| s.to_string();
+    assert_eq!(
+        stackless(&l),
+        BTreeMap::from([
+            ((n("child"), n(wall::NO_STACK_BLOCKED)), 3000),
+            ((n("child"), n(wall::NO_STACK_RUNNABLE)), 300),
+            ((n("main"), n(wall::NO_STACK_BLOCKED)), 1000),
+        ])
+    );
+}
+
+/// Issue 37: a thread's time before its first switch record is its, from the recording's
+/// first event (perf's records of threads that existed before it are at time 0): a first
+/// switch-out means it was on a CPU since, a first switch-in that it was off (blocked: no
+/// wakeup tells otherwise here).
+#[test]
+fn the_time_before_a_threads_first_switch_record_is_accounted() {
+    use Ev::*;
+    let events = [
+        (0, 7, Comm("runner")),
+        (0, 8, Comm("waiter")),
+        (1000, 7, OnCpu(0x1000, 100)),
+        (2000, 7, Out { preempt: true }),
+        (2500, 8, In),
+        (2600, 8, OnCpu(0x3000, 50)),
+        (3000, 8, Out { preempt: false }),
+        (3000, 7, In),
+        (4000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-before-first");
+    let path = write_attrs(&dir, "first.data", bare_attrs(), &events);
+    let (l, _) = load(&path, false);
+    let per = per_thread(&l);
+    // runner: on 1000..2000 and 3000..4000, runnable 2000..3000.
+    assert_eq!(per["runner"], [2000, 1000, 0]);
+    // waiter: blocked 1000..2500, on 2500..3000, blocked 3000..4000.
+    assert_eq!(per["waiter"], [500, 0, 2500]);
+    for thread in ["runner", "waiter"] {
+        assert_eq!(per[thread].iter().sum::<u64>(), 4000 - 1000, "{thread}");
+    }
+}
+
+/// Issue 37: on-CPU time of a thread with switch records and no on-CPU sample is drawn under
+/// the thread as `[on-CPU, not sampled]` (samples: its on-CPU intervals), so the thread's
+/// width is its life, and the warning says where it went.
+#[test]
+fn on_cpu_time_without_a_sample_is_under_its_thread() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("busy")),
+        (1000, 8, Comm("quiet")),
+        (1100, 7, OnCpu(0x1000, 100)),
+        (1500, 8, Out { preempt: false }),
+        (2500, 8, In),
+        (3000, 8, Out { preempt: true }),
+        (4000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-unsampled");
+    let path = write_attrs(&dir, "unsampled.data", bare_attrs(), &events);
+    let (l, warnings) = load(&path, false);
+    let per = per_thread(&l);
+    // quiet: on 1000..1500 and 2500..3000, blocked 1500..2500, runnable 3000..4000.
+    assert_eq!(per["quiet"], [1000, 1000, 1000]);
+    // busy has no switch data: its samples' cpu-clock periods.
+    assert_eq!(per["busy"], [200, 0, 0]);
+    assert_eq!(
+        unsampled(&l),
+        BTreeMap::from([(("quiet".to_string(), 2), 1000)])
+    );
+    assert_eq!(per["quiet"].iter().sum::<u64>(), 4000 - 1000);
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.contains("on-CPU of threads without") || w.contains(wall::UNSAMPLED_ON_CPU)),
+        "{warnings:?}"
+    );
 }

@@ -12,7 +12,7 @@ use foldhash::HashMap;
 
 use cpiflame_profile::{wall, Count, EventColumn, Profile, SchedArgs, ThreadEvent};
 
-use super::{Source, Walk, WallPlan, WallStats};
+use super::{Source, Walk, WallPlan};
 use crate::time::TimeRanges;
 
 impl WallPlan {
@@ -42,15 +42,7 @@ impl WallPlan {
         {
             return None;
         }
-        let mut walk = Walk {
-            threads: HashMap::default(),
-            estimated_switch_ins: 0,
-            off_cpu: HashMap::default(),
-            stats: WallStats::default(),
-            switch_records,
-            end: 0,
-            times: times.cloned(),
-        };
+        let mut walk = Walk::new(switch_records, has(Source::SchedSwitch), times);
         for event in events {
             let source = match *event {
                 ThreadEvent::Sample { column, .. } => sources
@@ -62,6 +54,9 @@ impl WallPlan {
             // perf's offcpu-time samples carry a made-up time (after every other).
             if source != Source::OffCpuTime {
                 walk.end = walk.end.max(event.time());
+                if event.time() > 0 {
+                    walk.begin.get_or_insert(event.time());
+                }
             }
             match *event {
                 ThreadEvent::Sample {
@@ -117,9 +112,9 @@ impl WallPlan {
                     walk.stats.switch_records = true;
                     walk.switch_in(tid, time);
                 }
-                ThreadEvent::Start { time, tid } => {
-                    walk.thread(tid).start.get_or_insert(time);
-                }
+                ThreadEvent::Start {
+                    time, tid, fork, ..
+                } => walk.start(tid, time, fork),
                 ThreadEvent::Exit { time, tid } => walk.exit(tid, time),
             }
         }
@@ -180,17 +175,20 @@ impl WallPlan {
     }
 
     /// Off-CPU time without a switch-out stack, as `[runnable]` and `[blocked]` directly
-    /// under its thread's root frame (its last sample's, else its last switch line's), as the
+    /// under its thread's root frame, and on-CPU time without a sample as
+    /// `[on-CPU, not sampled]` (its last sample's, else its last switch line's, else its last
+    /// COMM or FORK line's), as the
     /// perf.data collapse adds it. A thread the text gives no root for keeps the
     /// time in the plan's totals and its warning only.
     fn add_stackless_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
-        if self.without_stack().is_empty() {
+        if self.without_stack().is_empty() && self.unsampled().is_empty() {
             return;
         }
         // As the perf.data collapse: the root of the thread's last sample, else (a thread
         // without one) its last name, here its last switch line's.
         let mut sampled: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
         let mut switched: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
+        let mut started: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
         for event in events {
             match *event {
                 ThreadEvent::Sample {
@@ -210,12 +208,23 @@ impl WallPlan {
                 } => {
                     switched.insert(tid, root);
                 }
+                ThreadEvent::Start {
+                    tid,
+                    root: Some(root),
+                    ..
+                } => {
+                    started.insert(tid, root);
+                }
                 _ => {}
             }
         }
         let on_cpu = profile.events.len() - 3;
         for s in self.without_stack() {
-            let Some(&root) = sampled.get(&s.tid).or_else(|| switched.get(&s.tid)) else {
+            let Some(&root) = sampled
+                .get(&s.sample_tid)
+                .or_else(|| switched.get(&s.tid))
+                .or_else(|| started.get(&s.tid))
+            else {
                 continue;
             };
             for (runnable, column, period, samples) in [
@@ -232,6 +241,21 @@ impl WallPlan {
                 };
                 profile.add(&[root, frame], column, count);
             }
+        }
+        for u in self.unsampled() {
+            let Some(&root) = sampled
+                .get(&u.sample_tid)
+                .or_else(|| switched.get(&u.tid))
+                .or_else(|| started.get(&u.tid))
+            else {
+                continue;
+            };
+            let frame = profile.intern(wall::unsampled_frame());
+            let count = Count {
+                samples: u.intervals,
+                period: u.on_cpu_ns,
+            };
+            profile.add(&[root, frame], on_cpu, count);
         }
     }
 }
