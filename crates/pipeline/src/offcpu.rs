@@ -510,6 +510,10 @@ struct Walk {
     /// The first wakeup of threads not yet known to be off the CPU: ends the blocked time
     /// before a thread's first switch-in.
     pending_woken: HashMap<i32, u64>,
+    /// Per CPU, the time of its last `sched_switch` sample: where a thread leaving that CPU
+    /// came on when the switch that brought it is missing from the file (as `perf sched
+    /// timehist` takes it).
+    cpu_last: HashMap<u32, u64>,
 }
 
 impl Walk {
@@ -526,6 +530,7 @@ impl Walk {
             times: times.cloned(),
             pending_in: HashMap::default(),
             pending_woken: HashMap::default(),
+            cpu_last: HashMap::default(),
         }
     }
 
@@ -605,7 +610,7 @@ impl Walk {
                 let next = trace.int(raw, "next_pid").map(|v| v as i32);
                 // R (0) and R+ (preempted, TASK_REPORT_MAX above the state bits) are runnable.
                 let runnable = trace.int(raw, "prev_state").map(|v| v & 0xff == 0);
-                self.sched_switch(tid, t, prev, next, runnable);
+                self.sched_switch(tid, t, prev, next, runnable, s.cpu);
             }
             Source::Wakeup => {
                 let woken = s.raw.zip(trace).and_then(|(raw, tr)| tr.int(raw, "pid"));
@@ -627,8 +632,8 @@ impl Walk {
         }
     }
 
-    /// A `sched:sched_switch` sample of `tid` at `t`, with its `prev_pid`, `next_pid` and
-    /// whether `prev_state` was runnable.
+    /// A `sched:sched_switch` sample of `tid` at `t` on `cpu`, with its `prev_pid`,
+    /// `next_pid` and whether `prev_state` was runnable.
     fn sched_switch(
         &mut self,
         tid: i32,
@@ -636,9 +641,26 @@ impl Walk {
         prev: Option<i32>,
         next: Option<i32>,
         runnable: Option<bool>,
+        cpu: Option<u32>,
     ) {
         let prev = prev.unwrap_or(tid);
-        if prev != tid {
+        // The switch that brought `prev` onto this CPU is missing (perf's file lacks some):
+        // it came on at the CPU's last switch seen, if that was after it left.
+        let tprev = cpu.and_then(|c| self.cpu_last.insert(c, t));
+        if let (Some(tprev), false) = (tprev, self.switch_records) {
+            match self.threads.get(&prev) {
+                Some(th) if th.off.as_ref().is_some_and(|o| o.since <= tprev) => {
+                    self.pending_in.insert(prev, tprev);
+                }
+                Some(th) if !th.fresh() => {}
+                _ => {
+                    self.pending_in.entry(prev).or_insert(tprev);
+                }
+            }
+        }
+        // An exiting thread's last switch shows tid -1 (it has left its pid namespace):
+        // not a tid its samples carry.
+        if prev != tid && tid > 0 {
             self.thread(prev).sample_tid = Some(tid);
         }
         // The interval is the prev_pid's, its stack the sample's: it is found again by the
@@ -692,10 +714,9 @@ impl Walk {
             return;
         }
         let fresh = th.fresh();
-        let pending = self
-            .pending_in
-            .remove(&tid)
-            .filter(|&p| p <= t && th.off.as_ref().is_none_or(|o| o.since <= p));
+        let pending = self.pending_in.remove(&tid).filter(|&p| {
+            p <= t && th.off.as_ref().is_none_or(|o| o.since <= p) && th.born.is_none_or(|b| b <= p)
+        });
         if fresh {
             if let Some(p) = pending {
                 // Seen coming on (another thread's sched_switch) before it was known.

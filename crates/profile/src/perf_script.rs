@@ -226,8 +226,8 @@ pub enum SchedArgs {
 pub enum ThreadEvent {
     /// A sample of event `column`, thread `tid` (-1 when the text does not show it), its
     /// period as counted in the profile, its stack (an index into `profile.stacks` as read,
-    /// before any [`Profile::sort`]; `None` when `keep_time` left it out) and, for a
-    /// scheduler tracepoint, its arguments.
+    /// before any [`Profile::sort`]; `None` when `keep_time` left it out), for a
+    /// scheduler tracepoint its arguments, and its CPU when the text shows it.
     Sample {
         time: u64,
         tid: i32,
@@ -235,6 +235,7 @@ pub enum ThreadEvent {
         period: u64,
         stack: Option<u32>,
         sched: Option<SchedArgs>,
+        cpu: Option<u32>,
     },
     /// `PERF_RECORD_SWITCH` / `PERF_RECORD_SWITCH_CPU_WIDE` `IN` or `OUT` (`preempt`: the
     /// task was still runnable) of thread `tid`; `root`: the root frame its line's header
@@ -295,6 +296,8 @@ struct Open {
     tid: i32,
     /// A scheduler tracepoint's arguments.
     sched: Option<SchedArgs>,
+    /// The CPU, when shown.
+    cpu: Option<u32>,
 }
 
 struct Reader<'k> {
@@ -431,6 +434,7 @@ impl Reader<'_> {
                     period,
                     stack: None,
                     sched: open.sched,
+                    cpu: open.cpu,
                 });
                 return Ok(());
             }
@@ -466,6 +470,7 @@ impl Reader<'_> {
                 period,
                 stack: Some(index as u32),
                 sched: open.sched,
+                cpu: open.cpu,
             });
         }
         if let Some(timed) = self.timed.as_mut() {
@@ -701,6 +706,7 @@ fn read(
             thread,
             tid: header.tid.parse().unwrap_or(-1),
             sched,
+            cpu: header.cpu,
         };
         if let Some(frame) = header.rest.and_then(parse_frame) {
             let java = r.profile.frame(root).name.starts_with("java");
@@ -749,6 +755,8 @@ struct Header<'a> {
     tid: &'a str,
     /// The time in nanoseconds (`1234.567890:` is 1234567890000).
     time: Option<u64>,
+    /// The CPU (`[003]`), when shown.
+    cpu: Option<u32>,
     period: Option<u64>,
     event: &'a str,
     /// Text after the event, if any.
@@ -839,6 +847,7 @@ fn side_band_header(line: &str) -> Option<Header<'_>> {
         pid,
         tid,
         time: None,
+        cpu: None,
         period: None,
         event: toks[at].1,
         rest: None,
@@ -980,7 +989,9 @@ fn fields_from<'a>(
         tid = t;
         i += 1;
     }
-    if toks.get(i).is_some_and(|&(_, t)| is_cpu(t)) {
+    let mut cpu = None;
+    if let Some(&(_, t)) = toks.get(i).filter(|&&(_, t)| is_cpu(t)) {
+        cpu = t[1..t.len() - 1].parse().ok();
         i += 1;
     }
     let mut time = None;
@@ -1025,6 +1036,7 @@ fn fields_from<'a>(
         pid,
         tid,
         time,
+        cpu,
         period,
         event,
         rest: (!rest.is_empty()).then_some(rest),

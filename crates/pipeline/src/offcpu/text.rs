@@ -65,6 +65,7 @@ impl WallPlan {
                     column,
                     period,
                     sched,
+                    cpu,
                     ..
                 } => match source {
                     Source::OnCpu => {
@@ -83,7 +84,7 @@ impl WallPlan {
                             runnable,
                         }) = sched
                         {
-                            walk.sched_switch(tid, time, prev_pid, next_pid, runnable);
+                            walk.sched_switch(tid, time, prev_pid, next_pid, runnable, cpu);
                         }
                     }
                     Source::Wakeup => {
