@@ -718,7 +718,11 @@ fn script_wall(
         });
     let on_cpu: Vec<bool> = (0..names.len()).map(|c| Some(c) == on_cpu_column).collect();
     let plan = WallPlan::of_script(&script.thread_events, &names, &on_cpu, times)?;
-    plan.add_to_script(&script.thread_events, &mut script.profile);
+    plan.add_to_script(
+        &script.thread_events,
+        &script.outside_stacks,
+        &mut script.profile,
+    );
     if detected.cycles.is_none() {
         detected.cycles = on_cpu_column;
     }

@@ -538,6 +538,13 @@ impl Walk {
     /// thread is runnable from its fork (`wake_up_new_task` queues it) to its first
     /// switch-in, when switch-ins are seen: that wait is runnable time without a stack.
     fn start(&mut self, tid: i32, t: u64, fork: bool) {
+        // Seen coming onto a CPU (another thread's sched_switch) before it was known: a
+        // thread renaming itself (exec) was running, and its life did not begin here.
+        if let Some(p) = self.pending_in.remove(&tid).filter(|&p| p <= t) {
+            if self.threads.get(&tid).is_none_or(Thread::fresh) {
+                self.switch_in(tid, p);
+            }
+        }
         let switch_ins_known = self.switch_ins_known;
         let th = self.thread(tid);
         th.start.get_or_insert(t);

@@ -203,6 +203,11 @@ pub struct PerfScript {
     /// lines. Empty when the text has no sign of off-CPU data (no scheduler tracepoint,
     /// switch line, `context-switches` or `offcpu-time` sample).
     pub thread_events: Vec<ThreadEvent>,
+    /// The stacks (root first, as `profile`'s would be) of switch-out samples
+    /// (`sched:sched_switch`, `context-switches`) that `keep_time` left out of `profile`:
+    /// an off-CPU interval that begins before `--time`'s ranges and lasts into them is put on
+    /// its stack, as for perf.data ([`ThreadEvent::Sample`]'s `outside`).
+    pub outside_stacks: Vec<Vec<FrameId>>,
 }
 
 /// What a sample of a scheduler tracepoint says, read from its printed arguments (the
@@ -236,6 +241,9 @@ pub enum ThreadEvent {
         stack: Option<u32>,
         sched: Option<SchedArgs>,
         cpu: Option<u32>,
+        /// A switch-out sample `keep_time` left out: its stack in
+        /// [`PerfScript::outside_stacks`].
+        outside: Option<u32>,
     },
     /// `PERF_RECORD_SWITCH` / `PERF_RECORD_SWITCH_CPU_WIDE` `IN` or `OUT` (`preempt`: the
     /// task was still runnable) of thread `tid`; `root`: the root frame its line's header
@@ -323,6 +331,7 @@ struct Reader<'k> {
     threads: HashMap<(i32, i32), u32>,
     untimed: u64,
     thread_events: Vec<ThreadEvent>,
+    outside_stacks: Vec<Vec<FrameId>>,
     /// A line or event that says the text has off-CPU data was seen.
     off_cpu_data: bool,
 }
@@ -418,6 +427,19 @@ impl Reader<'_> {
         id
     }
 
+    /// The profile stack of `open` into `stack`: its root, then its frames root first
+    /// (kernel frames only when the options keep them).
+    fn stack_of(&self, open: &Open, stack: &mut Vec<FrameId>) {
+        stack.clear();
+        stack.push(open.root);
+        for &f in open.frames.iter().rev() {
+            if !self.options.kernel && self.profile.frame(f).kind == FrameKind::Kernel {
+                continue;
+            }
+            stack.push(f);
+        }
+    }
+
     fn finish(&mut self, open: Open) -> Result<(), (usize, PerfScriptErrorKind)> {
         let fixed = self.header[open.event]
             .as_ref()
@@ -427,6 +449,18 @@ impl Reader<'_> {
             self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
             if !(self.keep_time)(t) {
                 self.left_out += 1;
+                let name = &self.profile.events[open.event].name;
+                let switch_out = name == "sched:sched_switch"
+                    || matches!(
+                        name.split(':').next().unwrap_or(""),
+                        "context-switches" | "cs"
+                    );
+                let outside = switch_out.then(|| {
+                    let mut stack = Vec::new();
+                    self.stack_of(&open, &mut stack);
+                    self.outside_stacks.push(stack);
+                    (self.outside_stacks.len() - 1) as u32
+                });
                 self.thread_events.push(ThreadEvent::Sample {
                     time: t,
                     tid: open.tid,
@@ -435,6 +469,7 @@ impl Reader<'_> {
                     stack: None,
                     sched: open.sched,
                     cpu: open.cpu,
+                    outside,
                 });
                 return Ok(());
             }
@@ -448,15 +483,8 @@ impl Reader<'_> {
                 },
             )
         })?;
-        self.stack.clear();
-        self.stack.push(open.root);
-        for &f in open.frames.iter().rev() {
-            if !self.options.kernel && self.profile.frame(f).kind == FrameKind::Kernel {
-                continue;
-            }
-            self.stack.push(f);
-        }
-        let stack = std::mem::take(&mut self.stack);
+        let mut stack = std::mem::take(&mut self.stack);
+        self.stack_of(&open, &mut stack);
         let index = self
             .profile
             .add(&stack, open.event, Count { samples: 1, period });
@@ -471,6 +499,7 @@ impl Reader<'_> {
                 stack: Some(index as u32),
                 sched: open.sched,
                 cpu: open.cpu,
+                outside: None,
             });
         }
         if let Some(timed) = self.timed.as_mut() {
@@ -557,6 +586,7 @@ fn read(
         threads: HashMap::new(),
         untimed: 0,
         thread_events: Vec::new(),
+        outside_stacks: Vec::new(),
         off_cpu_data: false,
     };
     let mut open: Option<Open> = None;
@@ -735,6 +765,7 @@ fn read(
     }
     Ok(PerfScript {
         thread_events,
+        outside_stacks: r.outside_stacks,
         timed,
         untimed: r.untimed,
         profile: r.profile,

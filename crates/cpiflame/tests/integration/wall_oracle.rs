@@ -312,51 +312,8 @@ fn cpu_wide_switch_records_give_each_thread_perfs_split_in_file_and_text() {
             .args(["--show-switch-events", "--show-task-events", "--ns"]),
     );
     std::fs::write(&text, &out).unwrap();
-    let perf = switch_split(&switch_text(&data));
+    let range = same_in_text(&data, &text, &truth);
     let compute = truth.iter().find(|t| t.role == "compute").unwrap();
-    let fork = perf[&compute.tid].fork.unwrap();
-    // A range inside the fixture's first phase: 20 ms to 60 ms after compute's fork.
-    let secs = |ns: u64| format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
-    let range = format!("{},{}", secs(fork + 20_000_000), secs(fork + 60_000_000));
-    for extra in [vec![], vec!["--time", range.as_str()]] {
-        let (from_file, file_err) = cpiflame_split(&data, &extra);
-        let (from_text, text_err) = cpiflame_split(&text, &extra);
-        for t in &truth {
-            assert_eq!(
-                from_text.get(&t.tid),
-                from_file.get(&t.tid),
-                "{} (tid {}) {extra:?}: text, then perf.data",
-                t.role,
-                t.tid
-            );
-        }
-        let lines = |stderr: &str, path: &Path| -> Vec<String> {
-            stderr
-                .lines()
-                .filter(|l| !l.starts_with("note"))
-                .map(|l| l.replace(s(path), "INPUT"))
-                .filter(|l| l.contains("INPUT"))
-                .collect()
-        };
-        let (file_lines, text_lines) = (lines(&file_err, &data), lines(&text_err, &text));
-        // The wall plan's warnings are printed for text too (perf.data's reader may add
-        // lines of its own, about naming).
-        for line in &text_lines {
-            assert!(
-                file_lines.contains(line),
-                "{extra:?}: text's warning {line:?} not perf.data's: {file_lines:?}"
-            );
-        }
-        for line in file_lines
-            .iter()
-            .filter(|l| l.contains("off-CPU") || l.contains("on-CPU"))
-        {
-            assert!(
-                text_lines.contains(line),
-                "{extra:?}: perf.data's warning {line:?} not text's: {text_lines:?}"
-            );
-        }
-    }
     // A --time range gives the thread the time inside it: compute is on or runnable for
     // all of the 40 ms.
     let (inside, _) = cpiflame_split(&text, &["--time", &range]);
@@ -375,17 +332,40 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
     let dir = Dir::new("wall-oracle-sched");
     let data = dir.path("perf.data");
     let events = "sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new";
-    let Some(truth) = perf_record(&["-a", "-g", "-e", events], &data) else {
-        return;
+    // Under load perf's file may lack some of a CPU's switches (no LOST record says so);
+    // a recording is taken again, up to three times, until none of the fixture's threads is
+    // in a gap (see `gaps`), and the threads in one are left out of the comparison (said,
+    // and at least half must remain).
+    let mut attempt = 0;
+    let (truth, script, broken) = loop {
+        attempt += 1;
+        let Some(truth) = perf_record(&["-a", "-g", "-e", events], &data) else {
+            return;
+        };
+        let script = stdout_of(
+            Command::new("perf")
+                .args(["script", "-i"])
+                .arg(&data)
+                .args(["--show-task-events", "--ns"]),
+        );
+        let broken: Vec<u32> = gaps(&script)
+            .into_iter()
+            .filter(|tid| truth.iter().any(|t| t.tid == *tid))
+            .collect();
+        if broken.is_empty() || attempt == 3 {
+            break (truth, script, broken);
+        }
     };
-    let text = dir.path("perf.txt");
-    let script = stdout_of(
-        Command::new("perf")
-            .args(["script", "-i"])
-            .arg(&data)
-            .args(["--show-task-events", "--ns"]),
+    if !broken.is_empty() {
+        eprintln!("perf's file lacks switches of threads {broken:?}: not compared");
+    }
+    assert!(
+        broken.len() * 2 <= truth.len(),
+        "perf lost switches of {broken:?} in three recordings"
     );
+    let text = dir.path("perf.txt");
     std::fs::write(&text, &script).unwrap();
+    same_in_text(&data, &text, &truth);
     let last_runs = last_runs(&script);
     let (ours, stderr) = cpiflame_split(&text, &[]);
     let timehist = stdout_of(
@@ -403,7 +383,7 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
     let mut failures = Vec::new();
     let mut found = Vec::new();
     let mut contradicted = Vec::new();
-    for t in &truth {
+    for t in truth.iter().filter(|t| !broken.contains(&t.tid)) {
         let who = format!("{} (tid {})", t.role, t.tid);
         let (Some(o), Some(p)) = (ours.get(&t.tid), perf.get(&t.tid)) else {
             failures.push(format!("{who}: not in cpiflame's fold or timehist"));
@@ -495,4 +475,89 @@ fn last_runs(text: &str) -> HashMap<u32, u64> {
         }
     }
     runs
+}
+
+/// The threads on either side of a gap in `perf script` text of system-wide `sched_switch`
+/// samples: a CPU's switch whose `prev_pid` is not the `next_pid` of that CPU's switch
+/// before (the switches between are missing from the file).
+fn gaps(text: &str) -> Vec<u32> {
+    let mut last_next: HashMap<String, u32> = HashMap::new();
+    let mut broken = Vec::new();
+    for line in text.lines().filter(|l| l.contains("sched:sched_switch:")) {
+        let field = |key: &str| {
+            line.split(key)
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|v| v.parse::<u32>().ok())
+        };
+        let Some(cpu) = line
+            .split_whitespace()
+            .find(|t| t.starts_with('[') && t.ends_with(']'))
+        else {
+            continue;
+        };
+        let (Some(prev), Some(next)) = (field(" prev_pid="), field(" next_pid=")) else {
+            continue;
+        };
+        if let Some(expected) = last_next.insert(cpu.to_string(), next) {
+            if expected != prev {
+                broken.extend([expected, prev]);
+            }
+        }
+    }
+    broken.sort_unstable();
+    broken.dedup();
+    broken
+}
+
+/// `text` (perf script `--ns` of `data`) gives each fixture thread the file's split, to the
+/// nanosecond, without and with a `--time` range inside the fixture's first phase (returned),
+/// and the wall plan's warnings are the same lines.
+fn same_in_text(data: &Path, text: &Path, truth: &[Truth]) -> String {
+    let perf = switch_split(&switch_text(data));
+    let compute = truth.iter().find(|t| t.role == "compute").unwrap();
+    let fork = perf[&compute.tid].fork.unwrap();
+    // A range inside the fixture's first phase: 20 ms to 60 ms after compute's fork.
+    let secs = |ns: u64| format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+    let range = format!("{},{}", secs(fork + 20_000_000), secs(fork + 60_000_000));
+    for extra in [vec![], vec!["--time", range.as_str()]] {
+        let (from_file, file_err) = cpiflame_split(data, &extra);
+        let (from_text, text_err) = cpiflame_split(text, &extra);
+        for t in truth {
+            assert_eq!(
+                from_text.get(&t.tid),
+                from_file.get(&t.tid),
+                "{} (tid {}) {extra:?}: text, then perf.data",
+                t.role,
+                t.tid
+            );
+        }
+        let lines = |stderr: &str, path: &Path| -> Vec<String> {
+            stderr
+                .lines()
+                .filter(|l| !l.starts_with("note"))
+                .map(|l| l.replace(s(path), "INPUT"))
+                .filter(|l| l.contains("INPUT"))
+                .collect()
+        };
+        let (file_lines, text_lines) = (lines(&file_err, data), lines(&text_err, text));
+        // The wall plan's warnings are printed for text too (perf.data's reader may add
+        // lines of its own, about naming).
+        for line in &text_lines {
+            assert!(
+                file_lines.contains(line),
+                "{extra:?}: text's warning {line:?} not perf.data's: {file_lines:?}"
+            );
+        }
+        for line in file_lines
+            .iter()
+            .filter(|l| l.contains("off-CPU") || l.contains("on-CPU") || l.contains("wakeup"))
+        {
+            assert!(
+                text_lines.contains(line),
+                "{extra:?}: perf.data's warning {line:?} not text's: {text_lines:?}"
+            );
+        }
+    }
+    range
 }

@@ -124,8 +124,14 @@ impl WallPlan {
 
     /// Adds the three wall-time columns to `profile` (whose event columns are the plan's
     /// first ones, its stacks as the text was read), each sample of `events` adding what
-    /// `WallPlan::weights` gives it, in order.
-    pub fn add_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
+    /// `WallPlan::weights` gives it, in order; a switch-out sample left out by `--time`
+    /// adds its interval's time inside the ranges on its stack from `outside_stacks`.
+    pub fn add_to_script(
+        &self,
+        events: &[ThreadEvent],
+        outside_stacks: &[Vec<cpiflame_profile::FrameId>],
+        profile: &mut Profile,
+    ) {
         profile
             .events
             .extend(
@@ -144,11 +150,41 @@ impl WallPlan {
                 tid,
                 column,
                 period,
-                stack: Some(stack),
+                stack,
+                outside,
                 ..
             } = *event
             else {
                 continue;
+            };
+            let stack = match (stack, outside.and_then(|o| outside_stacks.get(o as usize))) {
+                (Some(stack), _) => stack,
+                (None, Some(frames)) => {
+                    // A switch-out before `--time`'s ranges: its stack holds the part of its
+                    // interval inside them, and nothing else (as perf.data's `carries`).
+                    out.clear();
+                    out.push((column as usize, period));
+                    self.weights_at(
+                        column as usize,
+                        tid,
+                        Some(time),
+                        Some(period),
+                        &mut out,
+                        &mut spread,
+                    );
+                    for &(c, ns) in &out[1..] {
+                        profile.add(
+                            frames,
+                            c,
+                            Count {
+                                samples: 1,
+                                period: ns,
+                            },
+                        );
+                    }
+                    continue;
+                }
+                (None, None) => continue,
             };
             out.clear();
             out.push((column as usize, period));
