@@ -102,3 +102,75 @@ fn sched_text_accounts_every_threads_time_from_the_recordings_start() {
         "{warnings:?}"
     );
 }
+
+fn load_text(name: &str, text: &str) -> (Loaded, Vec<String>) {
+    let dir = Dir::new(name);
+    let path = dir.path("perf.txt");
+    std::fs::write(&path, text).unwrap();
+    let mut warnings = Vec::new();
+    let l = load_any(
+        &LoadOptions {
+            file: path,
+            kernel: true,
+            ..Default::default()
+        },
+        &mut warnings,
+    )
+    .unwrap();
+    (l, warnings)
+}
+
+/// perf's file may lack a CPU's switch (no LOST record says so): `app` leaves at 1000 µs,
+/// the CPU switches `other` to `third` at 2000, and `app` leaves again at 4000 with the
+/// switch that brought it back missing. It came on at the CPU's last switch, 2000 (as
+/// `perf sched timehist` takes it), not at 4000.
+#[test]
+fn a_missing_switch_in_is_the_cpus_last_switch() {
+    let text = [
+        switch(1000, "app 100/7", 7, "S", 9),
+        switch(2000, "other 200/9", 9, "R", 8),
+        switch(4000, "app 100/7", 7, "S", 0),
+        switch(5000, "third 300/8", 8, "S", 9),
+    ]
+    .concat();
+    let (l, _) = load_text("wall-script-gap", &text);
+    let per = per_thread(&l);
+    let ms = 1_000_000;
+    // app: blocked 1..2 ms, on 2..4, blocked 4..5 (the end).
+    assert_eq!(per["app"], [2 * ms, 0, 2 * ms]);
+}
+
+/// perf's `perf record --off-cpu` output as `perf script` prints it: `offcpu-time` samples
+/// (a made-up time after every other, period = nanoseconds blocked on the stack) beside
+/// cpu-clock samples. Blocked time is their periods, on the stack; on-CPU time, without
+/// switches, the cpu-clock periods.
+#[test]
+fn perfs_offcpu_time_lines_are_blocked_nanoseconds() {
+    let sample = |time: &str, period: u64, event: &str, leaf: &str| {
+        format!(
+            "app 100/7 [000] {time}: {period} {event}: \n\t    1000 {leaf}+0x0 (/nonexistent/app)\n\t    2000 main+0x0 (/nonexistent/app)\n\n"
+        )
+    };
+    let text = [
+        sample("1.000001000", 1_000_000, "cpu-clock:ppp", "work"),
+        sample("1.000002000", 1_000_000, "cpu-clock:ppp", "work"),
+        sample("18446744069.414584320", 5_000_000, "offcpu-time", "wait"),
+        sample("18446744069.414584320", 2_500_000, "offcpu-time", "wait"),
+    ]
+    .concat();
+    let (l, warnings) = load_text("wall-script-offcpu-time", &text);
+    assert_eq!(per_thread(&l)["app"], [2_000_000, 0, 7_500_000]);
+    let wc = l.wall.unwrap();
+    let on_wait: u64 = l
+        .profile
+        .stacks
+        .iter()
+        .filter(|s| l.profile.frame(*s.frames.last().unwrap()).name == "wait")
+        .map(|s| s.counts[wc.blocked].period)
+        .sum();
+    assert_eq!(on_wait, 7_500_000);
+    assert!(
+        !warnings.iter().any(|w| w.contains("wakeup")),
+        "{warnings:?}"
+    );
+}
