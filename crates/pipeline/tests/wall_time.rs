@@ -646,3 +646,145 @@ fn on_cpu_time_without_a_sample_is_under_its_thread() {
         "{warnings:?}"
     );
 }
+
+/// The kernel's `sched_switch` format (Linux 6.x, as tracefs gives it), id 372.
+const SCHED_SWITCH_FORMAT: &str = "name: sched_switch
+ID: 372
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;
+\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;
+\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;
+\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;
+
+print fmt: \"prev_pid=%d next_pid=%d\", REC->prev_pid, REC->next_pid
+";
+
+/// The raw record of a `sched_switch` from `prev` (in `prev_state`: 0 runnable, 1 asleep)
+/// to `next`.
+fn sched_switch_raw(prev: i32, state: i64, next: i32) -> Vec<u8> {
+    let mut raw = vec![0u8; 64];
+    raw[0..2].copy_from_slice(&372u16.to_ne_bytes());
+    raw[4..8].copy_from_slice(&prev.to_ne_bytes());
+    raw[24..28].copy_from_slice(&prev.to_ne_bytes());
+    raw[32..40].copy_from_slice(&state.to_ne_bytes());
+    raw[56..60].copy_from_slice(&next.to_ne_bytes());
+    raw
+}
+
+/// Issue 37: a `sched_switch` sample whose tid is not its `prev_pid` (perf in a pid namespace
+/// writes the sample's ids in its own, the tracepoint's fields are the kernel's) keeps its
+/// off-CPU interval: it was stored under `prev_pid` and looked up under the sample's tid, and
+/// lost. Thread `app` (sample tid 70, prev_pid 7) blocks at 2000 ns, is switched back in by
+/// `other` (90 / 9) at 4000, blocks again at 6000; the recording ends at 7000.
+#[test]
+fn a_sched_switch_interval_is_found_by_its_samples_tid_not_prev_pid() {
+    use cpiflame_perf_data::write::TracingData;
+    let switch_attr = EventAttr {
+        type_: attr_type::TRACEPOINT,
+        config: 372,
+        sample_type: TYPES | sample::CALLCHAIN | sample::RAW,
+        sample_period_or_freq: 1,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        name: Some("sched:sched_switch".into()),
+        ids: vec![2],
+        ..EventAttr::default()
+    };
+    let attrs = vec![attr(0, "cpu-clock", 1, 0), switch_attr];
+    let dir = Dir::new("wall-prev-pid");
+    let path = dir.path("sched.data");
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let sid = |pid, tid, time| SampleId {
+        pid,
+        tid,
+        time,
+        id: 1,
+        stream_id: 0,
+        cpu: 0,
+    };
+    for (pid, tid, comm) in [(70, 70, "app"), (90, 90, "other")] {
+        w.write_record(&comm_record(&attrs[0], pid, tid, comm, false, &sid(pid, tid, 0)).unwrap())
+            .unwrap();
+        let map = Mmap2 {
+            pid,
+            tid,
+            addr: 0,
+            len: 0x10000,
+            prot: 5,
+            filename: "/nonexistent/app".into(),
+            misc: cpiflame_perf_data::abi::misc::USER,
+            ..Mmap2::default()
+        };
+        w.write_record(&mmap2_record(&attrs[0], &map, &sid(pid, tid, 0)).unwrap())
+            .unwrap();
+    }
+    let sample = |a: &EventAttr, id, tid: i32, time, ip, raw: Vec<u8>| {
+        sample_record(
+            a,
+            &SampleFields {
+                id,
+                ip,
+                pid: tid,
+                tid,
+                time,
+                period: if id == 1 { 500 } else { 1 },
+                callchain: vec![callchain::USER, ip],
+                misc: cpiflame_perf_data::abi::misc::USER,
+                raw,
+                ..SampleFields::default()
+            },
+        )
+        .unwrap()
+    };
+    let records = [
+        sample(&attrs[0], 1, 70, 1000, 0x1000, Vec::new()),
+        sample(&attrs[1], 2, 70, 2000, 0x1100, sched_switch_raw(7, 1, 9)),
+        sample(&attrs[0], 1, 90, 3000, 0x2000, Vec::new()),
+        sample(&attrs[1], 2, 90, 4000, 0x2100, sched_switch_raw(9, 0, 7)),
+        sample(&attrs[0], 1, 70, 5000, 0x1000, Vec::new()),
+        sample(&attrs[1], 2, 70, 6000, 0x1200, sched_switch_raw(7, 1, 0)),
+        sample(&attrs[0], 1, 90, 7000, 0x2000, Vec::new()),
+    ];
+    for r in &records {
+        w.write_record(r).unwrap();
+    }
+    let tracing = TracingData {
+        page_size: 4096,
+        header_page: b"\tfield: u64 timestamp;\n".to_vec(),
+        header_event: b"# compressed entry header\n".to_vec(),
+        systems: vec![(
+            "sched".into(),
+            vec![SCHED_SWITCH_FORMAT.as_bytes().to_vec()],
+        )],
+    };
+    w.finish(&Features {
+        tracing_data: Some(tracing.encode().unwrap()),
+        ..Features::default()
+    })
+    .unwrap();
+    let (l, _) = load(&path, false);
+    let wc = l.wall.expect("wall columns");
+    // Blocked time on each of app's switch-out stacks: 2000..4000 on 0x1100's, 6000..7000 on
+    // 0x1200's.
+    let mut blocked: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &l.profile.stacks {
+        if l.profile.frame(s.frames[0]).name == "app" && s.counts[wc.blocked].period > 0 {
+            let leaf = l.profile.frame(*s.frames.last().unwrap()).name.clone();
+            *blocked.entry(leaf).or_default() += s.counts[wc.blocked].period;
+        }
+    }
+    assert_eq!(
+        blocked,
+        BTreeMap::from([
+            ("app+0x1100".to_string(), 2000),
+            ("app+0x1200".to_string(), 1000)
+        ])
+    );
+}
