@@ -690,8 +690,24 @@ fn read(
                     ThreadEvent::Start {
                         root, fork: false, ..
                     } => {
-                        // A COMM line's header is the thread's own.
-                        *root = side_band_header(line).map(|h| r.root(&h));
+                        // A COMM line's header is the thread's own, but for perf's records
+                        // of threads that existed before it (at time 0, header tid 0): the
+                        // ids in `COMM:PID/TID`.
+                        *root = side_band_header(line).map(|h| {
+                            let ids = line
+                                .split_whitespace()
+                                .last()
+                                .and_then(|l| l.rsplit_once(':'))
+                                .and_then(|(_, ids)| ids.split_once('/'));
+                            match ids {
+                                Some((pid, tid)) => r.root(&Header {
+                                    pid: Some(pid),
+                                    tid,
+                                    ..h
+                                }),
+                                None => r.root(&h),
+                            }
+                        });
                     }
                     ThreadEvent::Start {
                         root, fork: true, ..
@@ -888,9 +904,11 @@ fn side_band_header(line: &str) -> Option<Header<'_>> {
 /// The event a side-band line of `--show-switch-events` or `--show-task-events` stands for:
 /// `COMM TID TIME: PERF_RECORD_SWITCH[_CPU_WIDE] IN|OUT [preempt] ...`,
 /// `PERF_RECORD_FORK(PID:TID):(PPID:PTID)` (the new thread), `PERF_RECORD_EXIT(PID:TID):...`,
-/// `PERF_RECORD_COMM[ exec]: COMM:PID/TID`; `None` for other lines, lines without a time
-/// (perf's synthesized records of threads that existed before it started are printed at time
-/// 0, which perf.data's plan does not take as a start either) and lines that do not read so.
+/// `PERF_RECORD_COMM[ exec]: COMM:PID/TID`; `None` for other lines, switch and exit lines
+/// without a time and lines that do not read so. perf's synthesized FORK and COMM records of
+/// threads that existed before it started are printed at time 0: they are kept at time 0
+/// (the thread and its root are known from them; no start is taken from them, as perf.data's
+/// plan takes none).
 fn parse_side_band(line: &str) -> Option<ThreadEvent> {
     let toks: Vec<&str> = tokens(line).map(|(_, t)| t).take(16).collect();
     let at = toks.iter().position(|t| t.starts_with("PERF_RECORD_"))?;
@@ -904,7 +922,12 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
         let inner = s.split_once('(')?.1.split_once(')')?.0;
         inner.split_once(':')?.1.parse().ok()
     };
-    if time == 0 {
+    // A switch or exit at time 0 is no fact; FORK and COMM lines at 0 are kept (the wall
+    // plan knows the thread and its root from them, as perf.data's records, but takes no
+    // start from them).
+    if time == 0
+        && !(record.starts_with("PERF_RECORD_FORK(") || record.starts_with("PERF_RECORD_COMM"))
+    {
         return None;
     }
     match record {
@@ -1730,9 +1753,19 @@ mod thread_event_tests {
                 root: None,
             })
         );
-        // perf's synthesized records of threads alive before it started: not a start.
+        // perf's synthesized records of threads alive before it started: kept at time 0
+        // (the wall plan takes no start from them); a switch at time 0 is not.
         assert_eq!(
             parse_side_band("perf-exec 0 0.000000: PERF_RECORD_COMM: perf-exec:1/1"),
+            Some(ThreadEvent::Start {
+                time: 0,
+                tid: 1,
+                fork: false,
+                root: None,
+            })
+        );
+        assert_eq!(
+            parse_side_band("a 1/1 0.000000: PERF_RECORD_SWITCH OUT preempt"),
             None
         );
         assert_eq!(

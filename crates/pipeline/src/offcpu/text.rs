@@ -113,6 +113,11 @@ impl WallPlan {
                     walk.stats.switch_records = true;
                     walk.switch_in(tid, time);
                 }
+                // perf's records of threads that existed before it are at time 0: the
+                // thread is known (as perf.data's walk knows it), no start is taken.
+                ThreadEvent::Start { time: 0, tid, .. } => {
+                    walk.thread(tid);
+                }
                 ThreadEvent::Start {
                     time, tid, fork, ..
                 } => walk.start(tid, time, fork),
