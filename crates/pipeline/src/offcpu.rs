@@ -472,6 +472,13 @@ fn source_of(file: &PerfData, attr: usize, on_cpu: bool) -> Source {
     }
 }
 
+/// Whether `tid` is a thread whose switches are followed: not a CPU's idle task (tid 0, one
+/// per CPU, its time the CPU's idle time, as `perf sched timehist` leaves it out) nor an
+/// exiting task's -1 (it has left its pid namespace; its thread's exit already ended it).
+fn is_thread(tid: i32) -> bool {
+    tid > 0
+}
+
 /// The on-CPU nanoseconds sample `s` of weight `weight` stands for by itself: its period for
 /// cpu-clock and task-clock (nanoseconds), `1 / frequency` for an event sampled at a
 /// frequency, else nothing known.
@@ -716,6 +723,9 @@ impl Walk {
     /// blocked); `stack`: the sample the interval goes to (else the last stack sample since
     /// the thread last came on).
     fn switch_out(&mut self, tid: i32, t: u64, runnable: Option<bool>, stack: Option<(i32, u64)>) {
+        if !is_thread(tid) {
+            return;
+        }
         let th = self.threads.entry(tid).or_default();
         if th.exited {
             return;
@@ -766,6 +776,9 @@ impl Walk {
     /// (and no fork, whose wait is already runnable) ends its time off the CPU since it
     /// started or the recording did: blocked, runnable from a wakeup when one was seen.
     fn switch_in(&mut self, tid: i32, t: u64) {
+        if !is_thread(tid) {
+            return;
+        }
         let begin = self.begin;
         let woken = self.pending_woken.remove(&tid);
         let switch_ins_known = self.switch_ins_known;
