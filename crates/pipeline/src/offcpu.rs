@@ -19,9 +19,14 @@
 //!   blocked on the sample's stack (no intervals, no runnable time).
 //!
 //! The walk ([`WallPlan::of`]) reads every record once, in time order, and follows each
-//! thread: it is on a CPU from a switch-in (or from its first appearance) to the next
-//! switch-out; off from a switch-out to the next switch-in (the end of the recording at the
-//! latest), blocked until woken and runnable after, or runnable throughout when preempted.
+//! thread: it is on a CPU from a switch-in to the next switch-out; off from a switch-out to
+//! the next switch-in (the end of the recording at the latest), blocked until woken and
+//! runnable after, or runnable throughout when preempted. Before its first switch record a
+//! thread is runnable from its fork (the kernel queues a new task at once), else, from the
+//! recording's first event, on a CPU when that record is a switch-out and off it (blocked,
+//! runnable after a wakeup) when a switch-in. A switch-in missing from the file (perf's
+//! files lack some under load) is taken at the CPU's last `sched_switch`, as `perf sched
+//! timehist` takes it. The idle task (tid 0) and an exiting task's -1 are not followed.
 //! A thread's on-CPU time is then spread over its on-CPU samples (of the width event:
 //! cycles, or cpu-clock without a PMU) in proportion to their weight, so that the sampled
 //! profile decides only how a thread's measured time divides between its stacks. Threads
