@@ -335,7 +335,7 @@ pub fn perf_script(bytes: &[u8]) {
     let on_cpu: Vec<bool> = (0..names.len()).map(|c| c == 0).collect();
     if let Some(plan) = WallPlan::of_script(&script.thread_events, &names, &on_cpu, None) {
         let mut walled = profile.clone();
-        plan.add_to_script(&script.thread_events, &mut walled);
+        plan.add_to_script(&script.thread_events, &script.outside_stacks, &mut walled);
         assert_eq!(walled.events.len(), names.len() + 3);
     }
     for options in [

@@ -24,7 +24,7 @@ use cpiflame_profile::{
 };
 
 use crate::group::{GroupBy, Roots};
-use crate::offcpu::{StacklessTime, WallPlan};
+use crate::offcpu::{StacklessTime, UnsampledTime, WallPlan};
 use crate::time::TimeRanges;
 
 /// What goes into the root frames (`group_by`; with [`GroupBy::Comm`], `pid` and `tid` as
@@ -447,11 +447,24 @@ pub fn collapse_all(
         .unwrap_or_default()
         .iter()
         .map(|s| {
-            let root = match thread_roots.get(&s.tid) {
+            let root = match thread_roots.get(&s.sample_tid) {
                 Some(&root) => root,
                 None => roots.of_thread(s.pid, s.tid, None, resolver),
             };
             (root, *s)
+        })
+        .collect();
+    // So does on-CPU time of threads without an on-CPU sample.
+    let unsampled: Vec<(u32, UnsampledTime)> = wall
+        .map(|w| w.unsampled())
+        .unwrap_or_default()
+        .iter()
+        .map(|u| {
+            let root = match thread_roots.get(&u.sample_tid) {
+                Some(&root) => root,
+                None => roots.of_thread(u.pid, u.tid, None, resolver),
+            };
+            (root, *u)
         })
         .collect();
     resolver.finish_names();
@@ -480,6 +493,15 @@ pub fn collapse_all(
     if let Some(wall) = wall {
         for (root, s) in stackless {
             names.add_without_stack(root, wall.first_column, &s);
+        }
+        for (root, u) in unsampled {
+            let mut stack = names.roots[root as usize].clone();
+            stack.push(names.profile.intern(wall::unsampled_frame()));
+            let count = Count {
+                samples: u.intervals,
+                period: u.on_cpu_ns,
+            };
+            names.profile.add(&stack, wall.first_column, count);
         }
     }
     let lines = lines.map(LineNames::finish);

@@ -474,7 +474,7 @@ pub fn load_input(
     // The kind is decided in one place (magic numbers, then the text heuristics); what no
     // reader recognises goes to the perf.data reader, whose error names the magic found.
     match input.kind() {
-        InputKind::PerfScript => Ok(load_perf_script(options, input.bytes(), false)?.0),
+        InputKind::PerfScript => Ok(load_perf_script(options, input.bytes(), false, warnings)?.0),
         InputKind::Folded => load_folded(options, input.bytes()),
         _ => {
             let file = PerfData::from_input(input)?;
@@ -530,6 +530,7 @@ pub(crate) fn load_perf_script(
     options: &LoadOptions,
     bytes: &[u8],
     timed: bool,
+    warnings: &mut Vec<String>,
 ) -> Result<(Loaded, Option<(Timed, u64)>), LoadError> {
     options.check_text_group_by()?;
     let source = options.file.display().to_string();
@@ -598,6 +599,10 @@ pub(crate) fn load_perf_script(
     let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let mut detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
     let wall = script_wall(options, &mut script, &mut detected, ranges.as_ref());
+    if let Some(plan) = &wall {
+        // The same lines as perf.data's plan gives.
+        wall_warnings(&plan.stats, &source, warnings);
+    }
     // The stacks as read: `finish` sorts them, and the timed samples are found again by
     // their frames.
     let before: Vec<Vec<FrameId>> = match &script.timed {
@@ -676,7 +681,11 @@ fn script_wall(
         });
     let on_cpu: Vec<bool> = (0..names.len()).map(|c| Some(c) == on_cpu_column).collect();
     let plan = WallPlan::of_script(&script.thread_events, &names, &on_cpu, times)?;
-    plan.add_to_script(&script.thread_events, &mut script.profile);
+    plan.add_to_script(
+        &script.thread_events,
+        &script.outside_stacks,
+        &mut script.profile,
+    );
     if detected.cycles.is_none() {
         detected.cycles = on_cpu_column;
     }
@@ -975,8 +984,9 @@ fn wall_warnings(stats: &WallStats, path: &str, warnings: &mut Vec<String>) {
     }
     if stats.on_cpu_without_samples_ns >= 100_000 {
         warnings.push(format!(
-            "{path}: {:.1} ms on-CPU of threads without an on-CPU sample are not in the graph",
-            ms(stats.on_cpu_without_samples_ns)
+            "{path}: {:.1} ms on-CPU of threads without an on-CPU sample: drawn as {} directly under their threads",
+            ms(stats.on_cpu_without_samples_ns),
+            cpiflame_profile::wall::UNSAMPLED_ON_CPU
         ));
     }
 }

@@ -19,9 +19,14 @@
 //!   blocked on the sample's stack (no intervals, no runnable time).
 //!
 //! The walk ([`WallPlan::of`]) reads every record once, in time order, and follows each
-//! thread: it is on a CPU from a switch-in (or from its first appearance) to the next
-//! switch-out; off from a switch-out to the next switch-in (the end of the recording at the
-//! latest), blocked until woken and runnable after, or runnable throughout when preempted.
+//! thread: it is on a CPU from a switch-in to the next switch-out; off from a switch-out to
+//! the next switch-in (the end of the recording at the latest), blocked until woken and
+//! runnable after, or runnable throughout when preempted. Before its first switch record a
+//! thread is runnable from its fork (the kernel queues a new task at once), else, from the
+//! recording's first event, on a CPU when that record is a switch-out and off it (blocked,
+//! runnable after a wakeup) when a switch-in. A switch-in missing from the file (perf's
+//! files lack some under load) is taken at the CPU's last `sched_switch`, as `perf sched
+//! timehist` takes it. The idle task (tid 0) and an exiting task's -1 are not followed.
 //! A thread's on-CPU time is then spread over its on-CPU samples (of the width event:
 //! cycles, or cpu-clock without a PMU) in proportion to their weight, so that the sampled
 //! profile decides only how a thread's measured time divides between its stacks. Threads
@@ -67,13 +72,33 @@ pub struct WallPlan {
     /// which the nanoseconds are spread.
     on_cpu: HashMap<i32, (u64, u64)>,
     /// (runnable, blocked) ns of the off-CPU interval that begins with the switch-out
-    /// sample of (tid, time).
+    /// sample of (tid, time): the tid the sample carries, which for a `sched_switch` sample
+    /// need not be the `prev_pid` whose interval it is.
     off_cpu: HashMap<(i32, u64), (u64, u64)>,
     /// `--time`: every interval clipped to these ranges.
     times: Option<TimeRanges>,
     /// Per thread, tid order: off-CPU time whose switch-out has no stack.
     without_stack: Vec<StacklessTime>,
+    /// Per thread, tid order: on-CPU time of threads without an on-CPU sample to spread it
+    /// over.
+    unsampled: Vec<UnsampledTime>,
     pub stats: WallStats,
+}
+
+/// One thread's on-CPU nanoseconds (from its switch data) with no on-CPU sample of the width
+/// event to spread them over: the collapse puts them directly under the thread's root frames
+/// as the frame [`cpiflame_profile::wall::UNSAMPLED_ON_CPU`], so that the thread is as wide
+/// as its wall time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnsampledTime {
+    pub tid: i32,
+    /// As [`StacklessTime::sample_tid`].
+    pub sample_tid: i32,
+    /// The thread's process, when a record said (else the tid).
+    pub pid: i32,
+    pub on_cpu_ns: u64,
+    /// The on-CPU intervals (switch-in to switch-out) that added to it.
+    pub intervals: u64,
 }
 
 /// One thread's off-CPU nanoseconds whose switch-out has no stack (switch records without
@@ -84,6 +109,9 @@ pub struct WallPlan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StacklessTime {
     pub tid: i32,
+    /// The tid the thread's samples carry (its root's): the tid, but for a thread seen only
+    /// as `sched_switch`'s `prev_pid` in samples that show another (a pid namespace's).
+    pub sample_tid: i32,
     /// The thread's process, when a record said (else the tid).
     pub pid: i32,
     pub runnable_ns: u64,
@@ -116,8 +144,14 @@ pub struct WallStats {
     /// or one lost): in the profile under their threads ([`StacklessTime`]), and counted in
     /// `runnable_ns` and `blocked_ns` too.
     pub off_cpu_without_stack_ns: u64,
-    /// On-CPU nanoseconds of threads that have no on-CPU sample: not in the profile.
+    /// On-CPU nanoseconds of threads that have no on-CPU sample: in the profile under their
+    /// threads ([`UnsampledTime`]), and counted in `on_cpu_ns` too.
     pub on_cpu_without_samples_ns: u64,
+    /// Off-CPU nanoseconds before a thread's first switch record (from its fork or the
+    /// recording's first event): a new thread's wait for its first run (runnable), a thread
+    /// seen first coming onto a CPU (blocked, runnable after a wakeup); counted in
+    /// `runnable_ns` and `blocked_ns` too.
+    pub before_first_switch_ns: u64,
     /// The recording has switch records (switch-in times are exact).
     pub switch_records: bool,
     /// The recording has wakeup samples (blocked and runnable are told apart after a wakeup).
@@ -133,20 +167,28 @@ pub struct WallStats {
 struct Thread {
     /// Its process, once a record said.
     pid: Option<i32>,
+    /// The tid its `sched_switch` samples show, when not its own.
+    sample_tid: Option<i32>,
     /// (runnable, blocked) ns off the CPU with no switch-out stack, and the intervals that
     /// added to each.
     without_stack: (u64, u64),
     without_stack_intervals: (u64, u64),
     /// When the thread was first seen (fork, comm, first event).
     start: Option<u64>,
+    /// Its fork's or comm's time (not perf's synthesized records at time 0): the thread's
+    /// life in the recording begins there rather than at the recording's first event.
+    born: Option<u64>,
+    /// On-CPU intervals closed.
+    on_intervals: u64,
     /// Its first on-CPU sample: without switch-in records, the first time it is known to
     /// run (between its fork and its first run it waits for a CPU, which is not on-CPU time).
     first_sample: Option<u64>,
     /// On a CPU since.
     on_since: Option<u64>,
     off: Option<Off>,
-    /// Time of the last switch-out stack sample (the key of [`WallPlan::off_cpu`]).
-    last_stack: Option<u64>,
+    /// The last switch-out stack sample: (the tid it carries, its time), the key of
+    /// [`WallPlan::off_cpu`].
+    last_stack: Option<(i32, u64)>,
     /// Time of the last switch-in: a stack sample before it belongs to an earlier switch.
     last_in: u64,
     on_cpu_ns: u64,
@@ -163,8 +205,18 @@ struct Off {
     since: u64,
     runnable: bool,
     woken: Option<u64>,
-    /// The stack sample this interval's time goes to.
-    stack: Option<u64>,
+    /// The stack sample this interval's time goes to: (the tid it carries, its time).
+    stack: Option<(i32, u64)>,
+    /// The time before the thread's first switch record (its first run's wait, or its
+    /// time off the CPU from the recording's start).
+    first: bool,
+}
+
+impl Thread {
+    /// No switch, on-CPU or off-CPU state known yet.
+    fn fresh(&self) -> bool {
+        !self.switched && self.off.is_none() && self.on_since.is_none() && !self.exited
+    }
 }
 
 impl WallPlan {
@@ -208,16 +260,8 @@ impl WallPlan {
                     .flatten()
             })
             .collect();
-        let mut walk = Walk {
-            threads: HashMap::default(),
-            estimated_switch_ins: 0,
-            off_cpu: HashMap::default(),
-            stats: WallStats::default(),
-            // A switch-out is a record when the file has them, else the stack sample is.
-            switch_records: context_switch,
-            end: 0,
-            times: times.cloned(),
-        };
+        // A switch-out is a record when the file has them, else the stack sample is.
+        let mut walk = Walk::new(context_switch, has(Source::SchedSwitch), times);
         let mut weights = SampleWeights::new(file);
         let mut out = Vec::new();
         for record in file.records() {
@@ -226,6 +270,19 @@ impl WallPlan {
             if let (Some(t), false) = (record.time, fake_time) {
                 // perf's offcpu-time samples carry a made-up time (after every other).
                 walk.end = walk.end.max(t);
+                // The recording's start: its first event of a kind `perf script` text shows
+                // too (samples, switches, task events), so both give the same plan.
+                let shown = matches!(
+                    record.kind,
+                    RecordKind::Sample(_)
+                        | RecordKind::Switch { .. }
+                        | RecordKind::Fork { .. }
+                        | RecordKind::Comm { .. }
+                        | RecordKind::Exit { .. }
+                );
+                if shown && t > 0 {
+                    walk.begin.get_or_insert(t);
+                }
             }
             match &record.kind {
                 RecordKind::Sample(s) => {
@@ -270,7 +327,8 @@ impl WallPlan {
                     // perf synthesizes the records of threads that existed before it started
                     // with time 0: not a start.
                     if let Some(t) = record.time.filter(|&t| t > 0) {
-                        walk.thread(*tid).start.get_or_insert(t);
+                        let fork = matches!(record.kind, RecordKind::Fork { .. });
+                        walk.start(*tid, t, fork);
                     }
                 }
                 RecordKind::Exit { tid, .. } => {
@@ -287,6 +345,11 @@ impl WallPlan {
     /// Each thread's off-CPU time that has no switch-out stack, in tid order.
     pub fn without_stack(&self) -> &[StacklessTime] {
         &self.without_stack
+    }
+
+    /// Each thread's on-CPU time that has no on-CPU sample, in tid order.
+    pub fn unsampled(&self) -> &[UnsampledTime] {
+        &self.unsampled
     }
 
     /// True when the recording has perf's `offcpu-time` samples, whose times are made up
@@ -414,6 +477,13 @@ fn source_of(file: &PerfData, attr: usize, on_cpu: bool) -> Source {
     }
 }
 
+/// Whether `tid` is a thread whose switches are followed: not a CPU's idle task (tid 0, one
+/// per CPU, its time the CPU's idle time, as `perf sched timehist` leaves it out) nor an
+/// exiting task's -1 (it has left its pid namespace; its thread's exit already ended it).
+fn is_thread(tid: i32) -> bool {
+    tid > 0
+}
+
 /// The on-CPU nanoseconds sample `s` of weight `weight` stands for by itself: its period for
 /// cpu-clock and task-clock (nanoseconds), `1 / frequency` for an event sampled at a
 /// frequency, else nothing known.
@@ -437,12 +507,71 @@ struct Walk {
     off_cpu: HashMap<(i32, u64), (u64, u64)>,
     stats: WallStats,
     switch_records: bool,
+    /// Switch-ins are seen (switch records, or `sched_switch`'s `next_pid`): a new thread's
+    /// wait for its first run ends at one.
+    switch_ins_known: bool,
+    /// The first time seen: the start of the recording.
+    begin: Option<u64>,
     /// The latest time seen: the end of the recording.
     end: u64,
     times: Option<TimeRanges>,
+    /// `sched_switch`'s `next_pid` switch-ins of threads not known yet: a thread of another
+    /// process in a per-thread recording (never seen leaving, so never used), or in a
+    /// CPU-wide one a thread whose first switch-out comes later.
+    pending_in: HashMap<i32, u64>,
+    /// The first wakeup of threads not yet known to be off the CPU: ends the blocked time
+    /// before a thread's first switch-in.
+    pending_woken: HashMap<i32, u64>,
+    /// Per CPU, the time of its last `sched_switch` sample: where a thread leaving that CPU
+    /// came on when the switch that brought it is missing from the file (as `perf sched
+    /// timehist` takes it).
+    cpu_last: HashMap<u32, u64>,
 }
 
 impl Walk {
+    fn new(switch_records: bool, sched_switch: bool, times: Option<&TimeRanges>) -> Walk {
+        Walk {
+            threads: HashMap::default(),
+            estimated_switch_ins: 0,
+            off_cpu: HashMap::default(),
+            stats: WallStats::default(),
+            switch_records,
+            switch_ins_known: switch_records || sched_switch,
+            begin: None,
+            end: 0,
+            times: times.cloned(),
+            pending_in: HashMap::default(),
+            pending_woken: HashMap::default(),
+            cpu_last: HashMap::default(),
+        }
+    }
+
+    /// `tid` forked (`fork`: PERF_RECORD_FORK, the new thread) or named itself at `t`. A new
+    /// thread is runnable from its fork (`wake_up_new_task` queues it) to its first
+    /// switch-in, when switch-ins are seen: that wait is runnable time without a stack.
+    fn start(&mut self, tid: i32, t: u64, fork: bool) {
+        // Seen coming onto a CPU (another thread's sched_switch) before it was known: a
+        // thread renaming itself (exec) was running, and its life did not begin here.
+        if let Some(p) = self.pending_in.remove(&tid).filter(|&p| p <= t) {
+            if self.threads.get(&tid).is_none_or(Thread::fresh) {
+                self.switch_in(tid, p);
+            }
+        }
+        let switch_ins_known = self.switch_ins_known;
+        let th = self.thread(tid);
+        th.start.get_or_insert(t);
+        th.born.get_or_insert(t);
+        if fork && switch_ins_known && th.fresh() {
+            th.off = Some(Off {
+                since: t,
+                runnable: true,
+                woken: None,
+                stack: None,
+                first: true,
+            });
+        }
+    }
+
     fn thread(&mut self, tid: i32) -> &mut Thread {
         self.threads.entry(tid).or_default()
     }
@@ -500,7 +629,7 @@ impl Walk {
                 let next = trace.int(raw, "next_pid").map(|v| v as i32);
                 // R (0) and R+ (preempted, TASK_REPORT_MAX above the state bits) are runnable.
                 let runnable = trace.int(raw, "prev_state").map(|v| v & 0xff == 0);
-                self.sched_switch(tid, t, prev, next, runnable);
+                self.sched_switch(tid, t, prev, next, runnable, s.cpu);
             }
             Source::Wakeup => {
                 let woken = s.raw.zip(trace).and_then(|(raw, tr)| tr.int(raw, "pid"));
@@ -515,15 +644,15 @@ impl Walk {
     fn switch_stack(&mut self, tid: i32, t: u64) {
         let th = self.thread(tid);
         th.start.get_or_insert(t);
-        th.last_stack = Some(t);
+        th.last_stack = Some((tid, t));
         if !self.switch_records {
             // No records: the sample is the switch-out, its state unknown.
-            self.switch_out(tid, t, None, Some(t));
+            self.switch_out(tid, t, None, Some((tid, t)));
         }
     }
 
-    /// A `sched:sched_switch` sample of `tid` at `t`, with its `prev_pid`, `next_pid` and
-    /// whether `prev_state` was runnable.
+    /// A `sched:sched_switch` sample of `tid` at `t` on `cpu`, with its `prev_pid`,
+    /// `next_pid` and whether `prev_state` was runnable.
     fn sched_switch(
         &mut self,
         tid: i32,
@@ -531,14 +660,38 @@ impl Walk {
         prev: Option<i32>,
         next: Option<i32>,
         runnable: Option<bool>,
+        cpu: Option<u32>,
     ) {
         let prev = prev.unwrap_or(tid);
-        self.thread(prev).last_stack = Some(t);
+        // The switch that brought `prev` onto this CPU is missing (perf's file lacks some):
+        // it came on at the CPU's last switch seen, if that was after it left.
+        let tprev = cpu.and_then(|c| self.cpu_last.insert(c, t));
+        if let (Some(tprev), false) = (tprev, self.switch_records) {
+            match self.threads.get(&prev) {
+                Some(th) if th.off.as_ref().is_some_and(|o| o.since <= tprev) => {
+                    self.pending_in.insert(prev, tprev);
+                }
+                Some(th) if !th.fresh() => {}
+                _ => {
+                    self.pending_in.entry(prev).or_insert(tprev);
+                }
+            }
+        }
+        // An exiting thread's last switch shows tid -1 (it has left its pid namespace):
+        // not a tid its samples carry.
+        if prev != tid && tid > 0 {
+            self.thread(prev).sample_tid = Some(tid);
+        }
+        // The interval is the prev_pid's, its stack the sample's: it is found again by the
+        // sample's own tid and time (see `WallPlan::weights`).
+        self.thread(prev).last_stack = Some((tid, t));
         if !self.switch_records {
-            self.switch_out(prev, t, runnable, Some(t));
+            self.switch_out(prev, t, runnable, Some((tid, t)));
             if let Some(next) = next.filter(|&n| n != 0) {
                 if self.threads.contains_key(&next) {
                     self.switch_in(next, t);
+                } else {
+                    self.pending_in.insert(next, t);
                 }
             }
         }
@@ -550,11 +703,17 @@ impl Walk {
         let Some(woken) = woken else {
             return;
         };
-        if let Some(th) = self.threads.get_mut(&woken) {
-            if let Some(off) = &mut th.off {
-                if !off.runnable && off.woken.is_none() {
-                    off.woken = Some(t);
+        match self.threads.get_mut(&woken) {
+            Some(th) if th.off.is_some() => {
+                if let Some(off) = &mut th.off {
+                    if !off.runnable && off.woken.is_none() {
+                        off.woken = Some(t);
+                    }
                 }
+            }
+            Some(th) if !th.fresh() => {}
+            _ => {
+                self.pending_woken.entry(woken).or_insert(t);
             }
         }
     }
@@ -568,22 +727,35 @@ impl Walk {
     /// `tid` left the CPU at `t`; `runnable`: still runnable (None: unknown, taken as
     /// blocked); `stack`: the sample the interval goes to (else the last stack sample since
     /// the thread last came on).
-    fn switch_out(&mut self, tid: i32, t: u64, runnable: Option<bool>, stack: Option<u64>) {
+    fn switch_out(&mut self, tid: i32, t: u64, runnable: Option<bool>, stack: Option<(i32, u64)>) {
+        if !is_thread(tid) {
+            return;
+        }
         let th = self.threads.entry(tid).or_default();
         if th.exited {
             return;
         }
-        if th.off.is_some() {
-            // Two switch-outs in a row (a lost switch-in): the first interval ends here.
-            self.switch_in(tid, t);
+        let fresh = th.fresh();
+        let pending = self.pending_in.remove(&tid).filter(|&p| {
+            p <= t && th.off.as_ref().is_none_or(|o| o.since <= p) && th.born.is_none_or(|b| b <= p)
+        });
+        if fresh {
+            if let Some(p) = pending {
+                // Seen coming on (another thread's sched_switch) before it was known.
+                self.switch_in(tid, p);
+            }
+        } else if self.threads.get(&tid).is_some_and(|th| th.off.is_some()) {
+            // Two switch-outs in a row (a lost switch-in): the interval ends at the
+            // switch-in seen, else here.
+            self.switch_in(tid, pending.unwrap_or(t));
         }
+        let begin = self.begin;
         let th = self.threads.entry(tid).or_default();
-        // On since its switch-in; for the first switch-out without one, since it started
-        // (with switch records a new thread's first event is its switch-in, so this is a
-        // thread that ran when the recording began), or, without switch records, since its
-        // first sample.
+        // On since its switch-in; for the first switch-out without one, since it started:
+        // with switch records a thread whose first record is a switch-out was on a CPU from
+        // its fork (or comm) or the recording's start; without them, since its first sample.
         let first_run = if self.switch_records {
-            th.start
+            th.born.or(begin)
         } else {
             th.first_sample
         };
@@ -591,23 +763,44 @@ impl Walk {
         let on = self.clip(since, t);
         let th = self.threads.entry(tid).or_default();
         th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
+        th.on_intervals += 1;
         th.start.get_or_insert(t);
         th.switched = true;
-        let stack = stack.or(th.last_stack.filter(|&s| s >= th.last_in));
+        let stack = stack.or(th.last_stack.filter(|&(_, s)| s >= th.last_in));
         th.off = Some(Off {
             since: t,
             runnable: runnable.unwrap_or(false),
             woken: None,
             stack,
+            first: false,
         });
         self.stats.switches += 1;
     }
 
-    /// `tid` came onto a CPU at `t`.
+    /// `tid` came onto a CPU at `t`. A thread's first switch-in without a switch before it
+    /// (and no fork, whose wait is already runnable) ends its time off the CPU since it
+    /// started or the recording did: blocked, runnable from a wakeup when one was seen.
     fn switch_in(&mut self, tid: i32, t: u64) {
+        if !is_thread(tid) {
+            return;
+        }
+        let begin = self.begin;
+        let woken = self.pending_woken.remove(&tid);
+        let switch_ins_known = self.switch_ins_known;
         let th = self.threads.entry(tid).or_default();
         if th.exited {
             return;
+        }
+        if th.fresh() && switch_ins_known {
+            if let Some(since) = th.born.or(begin).filter(|&b| b < t) {
+                th.off = Some(Off {
+                    since,
+                    runnable: false,
+                    woken: woken.filter(|&w| w >= since && w <= t),
+                    stack: None,
+                    first: true,
+                });
+            }
         }
         th.switched = true;
         th.start.get_or_insert(t);
@@ -624,6 +817,7 @@ impl Walk {
         let on = since.map_or(0, |since| self.clip(since, t));
         let th = self.threads.entry(tid).or_default();
         th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
+        th.on_intervals += u64::from(since.is_some());
         th.exited = true;
         if let Some(off) = th.off.take() {
             self.close_off(tid, off, t);
@@ -644,8 +838,12 @@ impl Walk {
                 None => (0, total),
             }
         };
+        if off.first {
+            self.stats.before_first_switch_ns =
+                self.stats.before_first_switch_ns.saturating_add(total);
+        }
         let e = match off.stack {
-            Some(stack) => self.off_cpu.entry((tid, stack)).or_default(),
+            Some(stack) => self.off_cpu.entry(stack).or_default(),
             None => {
                 self.stats.off_cpu_without_stack_ns =
                     self.stats.off_cpu_without_stack_ns.saturating_add(total);
@@ -675,31 +873,41 @@ impl Walk {
                 let on = self.clip(since, end);
                 let th = self.threads.get_mut(&tid).expect("listed");
                 th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
+                th.on_intervals += 1;
             }
         }
         let mut spread = HashMap::default();
+        let mut unsampled = Vec::new();
         for (&tid, th) in &self.threads {
             let on_cpu = if th.switched {
                 th.on_cpu_ns as f64
             } else {
                 th.sampled_ns
             };
+            let ns = on_cpu.round() as u64;
+            self.stats.on_cpu_ns = self.stats.on_cpu_ns.saturating_add(ns);
             if th.weight > 0 {
-                spread.insert(tid, (on_cpu.round() as u64, th.weight));
-                self.stats.on_cpu_ns = self.stats.on_cpu_ns.saturating_add(on_cpu.round() as u64);
-            } else {
-                self.stats.on_cpu_without_samples_ns = self
-                    .stats
-                    .on_cpu_without_samples_ns
-                    .saturating_add(on_cpu.round() as u64);
+                spread.insert(tid, (ns, th.weight));
+            } else if ns > 0 {
+                self.stats.on_cpu_without_samples_ns =
+                    self.stats.on_cpu_without_samples_ns.saturating_add(ns);
+                unsampled.push(UnsampledTime {
+                    tid,
+                    sample_tid: th.sample_tid.unwrap_or(tid),
+                    pid: th.pid.unwrap_or(tid),
+                    on_cpu_ns: ns,
+                    intervals: th.on_intervals.max(1),
+                });
             }
         }
+        unsampled.sort_unstable_by_key(|u| u.tid);
         let mut without_stack: Vec<StacklessTime> = self
             .threads
             .iter()
             .filter(|(_, th)| th.without_stack != (0, 0))
             .map(|(&tid, th)| StacklessTime {
                 tid,
+                sample_tid: th.sample_tid.unwrap_or(tid),
                 pid: th.pid.unwrap_or(tid),
                 runnable_ns: th.without_stack.0,
                 blocked_ns: th.without_stack.1,
@@ -717,6 +925,7 @@ impl Walk {
             off_cpu: self.off_cpu,
             times: self.times,
             without_stack,
+            unsampled,
             stats: self.stats,
         }
     }

@@ -188,7 +188,7 @@ pub fn read_timed(
                 file: options.file.clone(),
             })
         }
-        InputKind::PerfScript => return read_timed_script(options, recording),
+        InputKind::PerfScript => return read_timed_script(options, recording, warnings),
         _ => {}
     }
     let file = recording.perf_data()?;
@@ -205,8 +205,10 @@ pub fn read_timed(
 fn read_timed_script(
     options: &LoadOptions,
     recording: crate::Recording<'_>,
+    warnings: &mut Vec<String>,
 ) -> Result<TimedLoad, TimelineError> {
-    let (loaded, timed) = crate::load::load_perf_script(options, recording.bytes(), true)?;
+    let (loaded, timed) =
+        crate::load::load_perf_script(options, recording.bytes(), true, warnings)?;
     let no_times = || TimelineError::ScriptWithoutTimes {
         file: options.file.clone(),
     };

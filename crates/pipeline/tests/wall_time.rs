@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use cpiflame_perf_data::abi::{attr_type, callchain, sample};
 use cpiflame_perf_data::attr_flags;
 use cpiflame_perf_data::write::{
-    comm_record, exit_record, mmap2_record, sample_record, switch_record, EventAttr, Features,
-    Mmap2, PerfDataWriter, SampleFields, SampleId,
+    comm_record, exit_record, fork_record, mmap2_record, sample_record, switch_record, EventAttr,
+    Features, Mmap2, PerfDataWriter, SampleFields, SampleId,
 };
 use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
 use cpiflame_profile::wall;
@@ -49,6 +49,8 @@ enum Ev {
     },
     In,
     Exit,
+    /// PERF_RECORD_FORK of the thread (by thread 7).
+    Fork,
 }
 
 fn write(dir: &Dir, name: &str, events: &[(u64, i32, Ev)]) -> std::path::PathBuf {
@@ -132,6 +134,7 @@ fn write_attrs(
             }
             Ev::In => switch_record(&attrs[switches], false, false, None, &sid(switch_id)).unwrap(),
             Ev::Exit => exit_record(&attrs[0], 100, 100, tid, 100, time, &sid(1)).unwrap(),
+            Ev::Fork => fork_record(&attrs[0], 100, 100, tid, 7, time, &sid(1)).unwrap(),
         };
         w.write_record(&record).unwrap();
     }
@@ -378,7 +381,9 @@ fn switch_records_without_stacks_put_all_of_each_threads_wall_time_under_it() {
     );
     // Not one nanosecond less than the switch records tell.
     assert!(
-        warnings.iter().all(|w| !w.contains("not in the graph")),
+        warnings
+            .iter()
+            .all(|w| !w.contains("without an on-CPU sample") || w.contains("drawn as")),
         "{warnings:?}"
     );
 }
@@ -512,4 +517,274 @@ fn time_ranges_clip_each_interval_to_the_nanoseconds_inside() {
     assert_eq!(per["worker"], [1000 + 1000, 0, 4000]);
     assert_eq!(per["idle"], [500, 0, 500 + 4000]);
     assert_eq!(load_in("0.0000025,0.000006999", true).wall, None);
+}
+
+/// (root, frame) -> ns of the `[on-CPU, not sampled]` frames, which must sit directly under a
+/// root and hold only the on-CPU column.
+fn unsampled(l: &Loaded) -> BTreeMap<(String, u64), u64> {
+    let wc = l.wall.expect("wall columns");
+    let mut found = BTreeMap::new();
+    for s in &l.profile.stacks {
+        let frames: Vec<_> = s.frames.iter().map(|&f| l.profile.frame(f)).collect();
+        if !frames.iter().any(|f| wall::is_unsampled(f)) {
+            continue;
+        }
+        assert_eq!(frames.len(), 2, "directly under the root: {frames:?}");
+        assert!(wall::is_unsampled(frames[1]));
+        for (i, c) in s.counts.iter().enumerate() {
+            if i != wc.on_cpu {
+                assert_eq!(c.period, 0, "column {i}");
+            }
+        }
+        let c = s.counts[wc.on_cpu];
+        found.insert((frames[0].name.clone(), c.samples), c.period);
+    }
+    found
+}
+
+/// Issue 37: a new thread is runnable from its fork (the kernel's `wake_up_new_task` queues
+/// it) to its first switch-in; switch records start at that switch-in, so the wait is drawn
+/// as `[runnable]` under the thread, and its width is fork to the recording's end.
+#[test]
+fn a_new_threads_wait_from_its_fork_to_its_first_run_is_runnable() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("main")),
+        (1100, 7, OnCpu(0x1000, 100)),
+        (1200, 9, Fork),
+        (1250, 9, Comm("child")),
+        (1500, 9, In),
+        (1600, 9, OnCpu(0x2000, 100)),
+        (2000, 9, Out { preempt: false }),
+        (3000, 7, Out { preempt: false }),
+        (4000, 7, In),
+        (5000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-fork");
+    let path = write_attrs(&dir, "fork.data", bare_attrs(), &events);
+    let (l, _) = load(&path, false);
+    let per = per_thread(&l);
+    // child: runnable 1200..1500, on 1500..2000, blocked 2000..5000 (the end).
+    assert_eq!(per["child"], [500, 300, 3000]);
+    assert_eq!(per["child"].iter().sum::<u64>(), 5000 - 1200);
+    // main: on 1000..3000 and 4000..5000, blocked 3000..4000.
+    assert_eq!(per["main"], [3000, 0, 1000]);
+    let n = |s: &str| s.to_string();
+    assert_eq!(
+        stackless(&l),
+        BTreeMap::from([
+            ((n("child"), n(wall::NO_STACK_BLOCKED)), 3000),
+            ((n("child"), n(wall::NO_STACK_RUNNABLE)), 300),
+            ((n("main"), n(wall::NO_STACK_BLOCKED)), 1000),
+        ])
+    );
+}
+
+/// Issue 37: a thread's time before its first switch record is its, from the recording's
+/// first event (perf's records of threads that existed before it are at time 0): a first
+/// switch-out means it was on a CPU since, a first switch-in that it was off (blocked: no
+/// wakeup tells otherwise here).
+#[test]
+fn the_time_before_a_threads_first_switch_record_is_accounted() {
+    use Ev::*;
+    let events = [
+        (0, 7, Comm("runner")),
+        (0, 8, Comm("waiter")),
+        (1000, 7, OnCpu(0x1000, 100)),
+        (2000, 7, Out { preempt: true }),
+        (2500, 8, In),
+        (2600, 8, OnCpu(0x3000, 50)),
+        (3000, 8, Out { preempt: false }),
+        (3000, 7, In),
+        (4000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-before-first");
+    let path = write_attrs(&dir, "first.data", bare_attrs(), &events);
+    let (l, _) = load(&path, false);
+    let per = per_thread(&l);
+    // runner: on 1000..2000 and 3000..4000, runnable 2000..3000.
+    assert_eq!(per["runner"], [2000, 1000, 0]);
+    // waiter: blocked 1000..2500, on 2500..3000, blocked 3000..4000.
+    assert_eq!(per["waiter"], [500, 0, 2500]);
+    for thread in ["runner", "waiter"] {
+        assert_eq!(per[thread].iter().sum::<u64>(), 4000 - 1000, "{thread}");
+    }
+}
+
+/// Issue 37: on-CPU time of a thread with switch records and no on-CPU sample is drawn under
+/// the thread as `[on-CPU, not sampled]` (samples: its on-CPU intervals), so the thread's
+/// width is its life, and the warning says where it went.
+#[test]
+fn on_cpu_time_without_a_sample_is_under_its_thread() {
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("busy")),
+        (1000, 8, Comm("quiet")),
+        (1100, 7, OnCpu(0x1000, 100)),
+        (1500, 8, Out { preempt: false }),
+        (2500, 8, In),
+        (3000, 8, Out { preempt: true }),
+        (4000, 7, OnCpu(0x1000, 100)),
+    ];
+    let dir = Dir::new("wall-unsampled");
+    let path = write_attrs(&dir, "unsampled.data", bare_attrs(), &events);
+    let (l, warnings) = load(&path, false);
+    let per = per_thread(&l);
+    // quiet: on 1000..1500 and 2500..3000, blocked 1500..2500, runnable 3000..4000.
+    assert_eq!(per["quiet"], [1000, 1000, 1000]);
+    // busy has no switch data: its samples' cpu-clock periods.
+    assert_eq!(per["busy"], [200, 0, 0]);
+    assert_eq!(
+        unsampled(&l),
+        BTreeMap::from([(("quiet".to_string(), 2), 1000)])
+    );
+    assert_eq!(per["quiet"].iter().sum::<u64>(), 4000 - 1000);
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.contains("on-CPU of threads without") || w.contains(wall::UNSAMPLED_ON_CPU)),
+        "{warnings:?}"
+    );
+}
+
+/// The kernel's `sched_switch` format (Linux 6.x, as tracefs gives it), id 372.
+const SCHED_SWITCH_FORMAT: &str = "name: sched_switch
+ID: 372
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;
+\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;
+\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;
+\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;
+
+print fmt: \"prev_pid=%d next_pid=%d\", REC->prev_pid, REC->next_pid
+";
+
+/// The raw record of a `sched_switch` from `prev` (in `prev_state`: 0 runnable, 1 asleep)
+/// to `next`.
+fn sched_switch_raw(prev: i32, state: i64, next: i32) -> Vec<u8> {
+    let mut raw = vec![0u8; 64];
+    raw[0..2].copy_from_slice(&372u16.to_ne_bytes());
+    raw[4..8].copy_from_slice(&prev.to_ne_bytes());
+    raw[24..28].copy_from_slice(&prev.to_ne_bytes());
+    raw[32..40].copy_from_slice(&state.to_ne_bytes());
+    raw[56..60].copy_from_slice(&next.to_ne_bytes());
+    raw
+}
+
+/// Issue 37: a `sched_switch` sample whose tid is not its `prev_pid` (perf in a pid namespace
+/// writes the sample's ids in its own, the tracepoint's fields are the kernel's) keeps its
+/// off-CPU interval: it was stored under `prev_pid` and looked up under the sample's tid, and
+/// lost. Thread `app` (sample tid 70, prev_pid 7) blocks at 2000 ns, is switched back in by
+/// `other` (90 / 9) at 4000, blocks again at 6000; the recording ends at 7000.
+#[test]
+fn a_sched_switch_interval_is_found_by_its_samples_tid_not_prev_pid() {
+    use cpiflame_perf_data::write::TracingData;
+    let switch_attr = EventAttr {
+        type_: attr_type::TRACEPOINT,
+        config: 372,
+        sample_type: TYPES | sample::CALLCHAIN | sample::RAW,
+        sample_period_or_freq: 1,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        name: Some("sched:sched_switch".into()),
+        ids: vec![2],
+        ..EventAttr::default()
+    };
+    let attrs = vec![attr(0, "cpu-clock", 1, 0), switch_attr];
+    let dir = Dir::new("wall-prev-pid");
+    let path = dir.path("sched.data");
+    let mut w = PerfDataWriter::new(std::fs::File::create(&path).unwrap(), attrs.clone()).unwrap();
+    let sid = |pid, tid, time| SampleId {
+        pid,
+        tid,
+        time,
+        id: 1,
+        stream_id: 0,
+        cpu: 0,
+    };
+    for (pid, tid, comm) in [(70, 70, "app"), (90, 90, "other")] {
+        w.write_record(&comm_record(&attrs[0], pid, tid, comm, false, &sid(pid, tid, 0)).unwrap())
+            .unwrap();
+        let map = Mmap2 {
+            pid,
+            tid,
+            addr: 0,
+            len: 0x10000,
+            prot: 5,
+            filename: "/nonexistent/app".into(),
+            misc: cpiflame_perf_data::abi::misc::USER,
+            ..Mmap2::default()
+        };
+        w.write_record(&mmap2_record(&attrs[0], &map, &sid(pid, tid, 0)).unwrap())
+            .unwrap();
+    }
+    let sample = |a: &EventAttr, id, tid: i32, time, ip, raw: Vec<u8>| {
+        sample_record(
+            a,
+            &SampleFields {
+                id,
+                ip,
+                pid: tid,
+                tid,
+                time,
+                period: if id == 1 { 500 } else { 1 },
+                callchain: vec![callchain::USER, ip],
+                misc: cpiflame_perf_data::abi::misc::USER,
+                raw,
+                ..SampleFields::default()
+            },
+        )
+        .unwrap()
+    };
+    let records = [
+        sample(&attrs[0], 1, 70, 1000, 0x1000, Vec::new()),
+        sample(&attrs[1], 2, 70, 2000, 0x1100, sched_switch_raw(7, 1, 9)),
+        sample(&attrs[0], 1, 90, 3000, 0x2000, Vec::new()),
+        sample(&attrs[1], 2, 90, 4000, 0x2100, sched_switch_raw(9, 0, 7)),
+        sample(&attrs[0], 1, 70, 5000, 0x1000, Vec::new()),
+        sample(&attrs[1], 2, 70, 6000, 0x1200, sched_switch_raw(7, 1, 0)),
+        sample(&attrs[0], 1, 90, 7000, 0x2000, Vec::new()),
+    ];
+    for r in &records {
+        w.write_record(r).unwrap();
+    }
+    let tracing = TracingData {
+        page_size: 4096,
+        header_page: b"\tfield: u64 timestamp;\n".to_vec(),
+        header_event: b"# compressed entry header\n".to_vec(),
+        systems: vec![(
+            "sched".into(),
+            vec![SCHED_SWITCH_FORMAT.as_bytes().to_vec()],
+        )],
+    };
+    w.finish(&Features {
+        tracing_data: Some(tracing.encode().unwrap()),
+        ..Features::default()
+    })
+    .unwrap();
+    let (l, _) = load(&path, false);
+    let wc = l.wall.expect("wall columns");
+    // Blocked time on each of app's switch-out stacks: 2000..4000 on 0x1100's, 6000..7000 on
+    // 0x1200's.
+    let mut blocked: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &l.profile.stacks {
+        if l.profile.frame(s.frames[0]).name == "app" && s.counts[wc.blocked].period > 0 {
+            let leaf = l.profile.frame(*s.frames.last().unwrap()).name.clone();
+            *blocked.entry(leaf).or_default() += s.counts[wc.blocked].period;
+        }
+    }
+    assert_eq!(
+        blocked,
+        BTreeMap::from([
+            ("app+0x1100".to_string(), 2000),
+            ("app+0x1200".to_string(), 1000)
+        ])
+    );
 }

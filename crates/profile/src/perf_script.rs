@@ -203,6 +203,11 @@ pub struct PerfScript {
     /// lines. Empty when the text has no sign of off-CPU data (no scheduler tracepoint,
     /// switch line, `context-switches` or `offcpu-time` sample).
     pub thread_events: Vec<ThreadEvent>,
+    /// The stacks (root first, as `profile`'s would be) of switch-out samples
+    /// (`sched:sched_switch`, `context-switches`) that `keep_time` left out of `profile`:
+    /// an off-CPU interval that begins before `--time`'s ranges and lasts into them is put on
+    /// its stack, as for perf.data ([`ThreadEvent::Sample`]'s `outside`).
+    pub outside_stacks: Vec<Vec<FrameId>>,
 }
 
 /// What a sample of a scheduler tracepoint says, read from its printed arguments (the
@@ -226,8 +231,8 @@ pub enum SchedArgs {
 pub enum ThreadEvent {
     /// A sample of event `column`, thread `tid` (-1 when the text does not show it), its
     /// period as counted in the profile, its stack (an index into `profile.stacks` as read,
-    /// before any [`Profile::sort`]; `None` when `keep_time` left it out) and, for a
-    /// scheduler tracepoint, its arguments.
+    /// before any [`Profile::sort`]; `None` when `keep_time` left it out), for a
+    /// scheduler tracepoint its arguments, and its CPU when the text shows it.
     Sample {
         time: u64,
         tid: i32,
@@ -235,6 +240,10 @@ pub enum ThreadEvent {
         period: u64,
         stack: Option<u32>,
         sched: Option<SchedArgs>,
+        cpu: Option<u32>,
+        /// A switch-out sample `keep_time` left out: its stack in
+        /// [`PerfScript::outside_stacks`].
+        outside: Option<u32>,
     },
     /// `PERF_RECORD_SWITCH` / `PERF_RECORD_SWITCH_CPU_WIDE` `IN` or `OUT` (`preempt`: the
     /// task was still runnable) of thread `tid`; `root`: the root frame its line's header
@@ -246,8 +255,15 @@ pub enum ThreadEvent {
         preempt: bool,
         root: Option<FrameId>,
     },
-    /// `PERF_RECORD_FORK` (the new thread) or `PERF_RECORD_COMM` of thread `tid`.
-    Start { time: u64, tid: i32 },
+    /// `PERF_RECORD_FORK` (the new thread: `fork`) or `PERF_RECORD_COMM` of thread `tid`;
+    /// `root`: the thread's root frame (its comm then, the fork's parent's for a fork), when
+    /// the line reads.
+    Start {
+        time: u64,
+        tid: i32,
+        fork: bool,
+        root: Option<FrameId>,
+    },
     /// `PERF_RECORD_EXIT` of thread `tid`.
     Exit { time: u64, tid: i32 },
 }
@@ -288,6 +304,8 @@ struct Open {
     tid: i32,
     /// A scheduler tracepoint's arguments.
     sched: Option<SchedArgs>,
+    /// The CPU, when shown.
+    cpu: Option<u32>,
 }
 
 struct Reader<'k> {
@@ -313,6 +331,7 @@ struct Reader<'k> {
     threads: HashMap<(i32, i32), u32>,
     untimed: u64,
     thread_events: Vec<ThreadEvent>,
+    outside_stacks: Vec<Vec<FrameId>>,
     /// A line or event that says the text has off-CPU data was seen.
     off_cpu_data: bool,
 }
@@ -408,6 +427,19 @@ impl Reader<'_> {
         id
     }
 
+    /// The profile stack of `open` into `stack`: its root, then its frames root first
+    /// (kernel frames only when the options keep them).
+    fn stack_of(&self, open: &Open, stack: &mut Vec<FrameId>) {
+        stack.clear();
+        stack.push(open.root);
+        for &f in open.frames.iter().rev() {
+            if !self.options.kernel && self.profile.frame(f).kind == FrameKind::Kernel {
+                continue;
+            }
+            stack.push(f);
+        }
+    }
+
     fn finish(&mut self, open: Open) -> Result<(), (usize, PerfScriptErrorKind)> {
         let fixed = self.header[open.event]
             .as_ref()
@@ -417,6 +449,18 @@ impl Reader<'_> {
             self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
             if !(self.keep_time)(t) {
                 self.left_out += 1;
+                let name = &self.profile.events[open.event].name;
+                let switch_out = name == "sched:sched_switch"
+                    || matches!(
+                        name.split(':').next().unwrap_or(""),
+                        "context-switches" | "cs"
+                    );
+                let outside = switch_out.then(|| {
+                    let mut stack = Vec::new();
+                    self.stack_of(&open, &mut stack);
+                    self.outside_stacks.push(stack);
+                    (self.outside_stacks.len() - 1) as u32
+                });
                 self.thread_events.push(ThreadEvent::Sample {
                     time: t,
                     tid: open.tid,
@@ -424,6 +468,8 @@ impl Reader<'_> {
                     period,
                     stack: None,
                     sched: open.sched,
+                    cpu: open.cpu,
+                    outside,
                 });
                 return Ok(());
             }
@@ -437,15 +483,8 @@ impl Reader<'_> {
                 },
             )
         })?;
-        self.stack.clear();
-        self.stack.push(open.root);
-        for &f in open.frames.iter().rev() {
-            if !self.options.kernel && self.profile.frame(f).kind == FrameKind::Kernel {
-                continue;
-            }
-            self.stack.push(f);
-        }
-        let stack = std::mem::take(&mut self.stack);
+        let mut stack = std::mem::take(&mut self.stack);
+        self.stack_of(&open, &mut stack);
         let index = self
             .profile
             .add(&stack, open.event, Count { samples: 1, period });
@@ -459,6 +498,8 @@ impl Reader<'_> {
                 period,
                 stack: Some(index as u32),
                 sched: open.sched,
+                cpu: open.cpu,
+                outside: None,
             });
         }
         if let Some(timed) = self.timed.as_mut() {
@@ -545,6 +586,7 @@ fn read(
         threads: HashMap::new(),
         untimed: 0,
         thread_events: Vec::new(),
+        outside_stacks: Vec::new(),
         off_cpu_data: false,
     };
     let mut open: Option<Open> = None;
@@ -640,9 +682,49 @@ fn read(
             // `--show-mmap-events` and friends: not samples. Switches, forks, comms and
             // exits are kept for the wall-time plan.
             if let Some(mut event) = parse_side_band(line) {
-                if let ThreadEvent::Switch { root, .. } = &mut event {
-                    // The thread's root frame, as its samples' headers would give it.
-                    *root = side_band_header(line).map(|h| r.root(&h));
+                match &mut event {
+                    ThreadEvent::Switch { root, .. } => {
+                        // The thread's root frame, as its samples' headers would give it.
+                        *root = side_band_header(line).map(|h| r.root(&h));
+                    }
+                    ThreadEvent::Start {
+                        root, fork: false, ..
+                    } => {
+                        // A COMM line's header is the thread's own, but for perf's records
+                        // of threads that existed before it (at time 0, header tid 0): the
+                        // ids in `COMM:PID/TID`.
+                        *root = side_band_header(line).map(|h| {
+                            let ids = line
+                                .split_whitespace()
+                                .last()
+                                .and_then(|l| l.rsplit_once(':'))
+                                .and_then(|(_, ids)| ids.split_once('/'));
+                            match ids {
+                                Some((pid, tid)) => r.root(&Header {
+                                    pid: Some(pid),
+                                    tid,
+                                    ..h
+                                }),
+                                None => r.root(&h),
+                            }
+                        });
+                    }
+                    ThreadEvent::Start {
+                        root, fork: true, ..
+                    } => {
+                        // A FORK line's header is the parent's: the child has its comm, and
+                        // the ids in `PERF_RECORD_FORK(PID:TID)`.
+                        *root = side_band_header(line).and_then(|h| {
+                            let ids = line.split_once("PERF_RECORD_FORK(")?.1;
+                            let (pid, tid) = ids.split_once(')')?.0.split_once(':')?;
+                            Some(r.root(&Header {
+                                pid: Some(pid),
+                                tid,
+                                ..h
+                            }))
+                        });
+                    }
+                    _ => {}
                 }
                 r.off_cpu_data |= matches!(event, ThreadEvent::Switch { .. });
                 r.thread_events.push(event);
@@ -670,6 +752,7 @@ fn read(
             thread,
             tid: header.tid.parse().unwrap_or(-1),
             sched,
+            cpu: header.cpu,
         };
         if let Some(frame) = header.rest.and_then(parse_frame) {
             let java = r.profile.frame(root).name.starts_with("java");
@@ -698,6 +781,7 @@ fn read(
     }
     Ok(PerfScript {
         thread_events,
+        outside_stacks: r.outside_stacks,
         timed,
         untimed: r.untimed,
         profile: r.profile,
@@ -718,6 +802,8 @@ struct Header<'a> {
     tid: &'a str,
     /// The time in nanoseconds (`1234.567890:` is 1234567890000).
     time: Option<u64>,
+    /// The CPU (`[003]`), when shown.
+    cpu: Option<u32>,
     period: Option<u64>,
     event: &'a str,
     /// Text after the event, if any.
@@ -808,6 +894,7 @@ fn side_band_header(line: &str) -> Option<Header<'_>> {
         pid,
         tid,
         time: None,
+        cpu: None,
         period: None,
         event: toks[at].1,
         rest: None,
@@ -817,9 +904,11 @@ fn side_band_header(line: &str) -> Option<Header<'_>> {
 /// The event a side-band line of `--show-switch-events` or `--show-task-events` stands for:
 /// `COMM TID TIME: PERF_RECORD_SWITCH[_CPU_WIDE] IN|OUT [preempt] ...`,
 /// `PERF_RECORD_FORK(PID:TID):(PPID:PTID)` (the new thread), `PERF_RECORD_EXIT(PID:TID):...`,
-/// `PERF_RECORD_COMM[ exec]: COMM:PID/TID`; `None` for other lines, lines without a time
-/// (perf's synthesized records of threads that existed before it started are printed at time
-/// 0, which perf.data's plan does not take as a start either) and lines that do not read so.
+/// `PERF_RECORD_COMM[ exec]: COMM:PID/TID`; `None` for other lines, switch and exit lines
+/// without a time and lines that do not read so. perf's synthesized FORK and COMM records of
+/// threads that existed before it started are printed at time 0: they are kept at time 0
+/// (the thread and its root are known from them; no start is taken from them, as perf.data's
+/// plan takes none).
 fn parse_side_band(line: &str) -> Option<ThreadEvent> {
     let toks: Vec<&str> = tokens(line).map(|(_, t)| t).take(16).collect();
     let at = toks.iter().position(|t| t.starts_with("PERF_RECORD_"))?;
@@ -833,7 +922,12 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
         let inner = s.split_once('(')?.1.split_once(')')?.0;
         inner.split_once(':')?.1.parse().ok()
     };
-    if time == 0 {
+    // A switch or exit at time 0 is no fact; FORK and COMM lines at 0 are kept (the wall
+    // plan knows the thread and its root from them, as perf.data's records, but takes no
+    // start from them).
+    if time == 0
+        && !(record.starts_with("PERF_RECORD_FORK(") || record.starts_with("PERF_RECORD_COMM"))
+    {
         return None;
     }
     match record {
@@ -854,6 +948,8 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
         r if r.starts_with("PERF_RECORD_FORK(") => Some(ThreadEvent::Start {
             time,
             tid: id_pair(r)?,
+            fork: true,
+            root: None,
         }),
         r if r.starts_with("PERF_RECORD_EXIT(") => Some(ThreadEvent::Exit {
             time,
@@ -866,6 +962,8 @@ fn parse_side_band(line: &str) -> Option<ThreadEvent> {
             Some(ThreadEvent::Start {
                 time,
                 tid: tid_of(ids)?,
+                fork: false,
+                root: None,
             })
         }
         _ => None,
@@ -945,7 +1043,9 @@ fn fields_from<'a>(
         tid = t;
         i += 1;
     }
-    if toks.get(i).is_some_and(|&(_, t)| is_cpu(t)) {
+    let mut cpu = None;
+    if let Some(&(_, t)) = toks.get(i).filter(|&&(_, t)| is_cpu(t)) {
+        cpu = t[1..t.len() - 1].parse().ok();
         i += 1;
     }
     let mut time = None;
@@ -990,6 +1090,7 @@ fn fields_from<'a>(
         pid,
         tid,
         time,
+        cpu,
         period,
         event,
         rest: (!rest.is_empty()).then_some(rest),
@@ -1632,7 +1733,9 @@ mod thread_event_tests {
             parse_side_band(fork),
             Some(ThreadEvent::Start {
                 time: 2_500_000_000,
-                tid: 10979
+                tid: 10979,
+                fork: true,
+                root: None,
             })
         );
         let exit = "reader 10889 3.0: PERF_RECORD_EXIT(10884:10889):(10880:10880)";
@@ -1648,12 +1751,24 @@ mod thread_event_tests {
             parse_side_band(comm),
             Some(ThreadEvent::Start {
                 time: 4_000_000_000,
-                tid: 6577
+                tid: 6577,
+                fork: false,
+                root: None,
             })
         );
-        // perf's synthesized records of threads alive before it started: not a start.
+        // perf's synthesized records of threads alive before it started: kept at time 0
+        // (the wall plan takes no start from them); a switch at time 0 is not.
         assert_eq!(
             parse_side_band("perf-exec 0 0.000000: PERF_RECORD_COMM: perf-exec:1/1"),
+            Some(ThreadEvent::Start {
+                time: 0,
+                tid: 1,
+                fork: false,
+                root: None,
+            })
+        );
+        assert_eq!(
+            parse_side_band("a 1/1 0.000000: PERF_RECORD_SWITCH OUT preempt"),
             None
         );
         assert_eq!(

@@ -43,6 +43,26 @@ pub fn is_no_stack(frame: &Frame) -> bool {
         && (frame.name == NO_STACK_RUNNABLE || frame.name == NO_STACK_BLOCKED)
 }
 
+/// The frame directly under a thread's root frames that holds its on-CPU time (measured from
+/// its switch data) when the thread has no on-CPU sample to spread it over.
+pub const UNSAMPLED_ON_CPU: &str = "[on-CPU, not sampled]";
+
+/// Whether `frame` is the frame of on-CPU time without a sample ([`UNSAMPLED_ON_CPU`]).
+pub fn is_unsampled(frame: &Frame) -> bool {
+    frame.module.is_empty()
+        && frame.kind == crate::FrameKind::User
+        && frame.name == UNSAMPLED_ON_CPU
+}
+
+/// The frame of on-CPU time without a sample: [`UNSAMPLED_ON_CPU`].
+pub fn unsampled_frame() -> Frame {
+    Frame {
+        name: UNSAMPLED_ON_CPU.to_string(),
+        module: String::new(),
+        kind: crate::FrameKind::User,
+    }
+}
+
 /// The frame of off-CPU time without a stack: [`NO_STACK_RUNNABLE`] or [`NO_STACK_BLOCKED`].
 pub fn no_stack_frame(runnable: bool) -> Frame {
     Frame {

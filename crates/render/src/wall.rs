@@ -54,6 +54,8 @@ use crate::{check_look, check_profile, Options, RenderError};
 /// The legend's words for the frames of off-CPU time without a switch-out stack.
 const NO_STACK_RUNNABLE_LABEL: &str = "[runnable]: runnable, no switch-out stack";
 const NO_STACK_BLOCKED_LABEL: &str = "[blocked]: blocked, no switch-out stack";
+/// The legend's words for the frame of on-CPU time of a thread without an on-CPU sample.
+const UNSAMPLED_LABEL: &str = "[on-CPU, not sampled]: on a CPU, no sample of where";
 
 /// How many places a frame's blocked time was spent in are named in its tooltip.
 const TOP_REASONS: usize = 3;
@@ -502,8 +504,10 @@ impl Picture for Wall<'_> {
         // Off-CPU time without a switch-out stack, drawn directly under its thread: the legend
         // says what those frames are when the graph has any.
         let (mut runnable_no_stack, mut blocked_no_stack) = (false, false);
+        let mut unsampled = false;
         for node in &self.tree.nodes {
             if let Some(frame) = node.frame.map(|id| self.profile.frame(id)) {
+                unsampled |= wall::is_unsampled(frame);
                 if wall::is_no_stack(frame) {
                     let runnable = frame.name == wall::NO_STACK_RUNNABLE;
                     runnable_no_stack |= runnable;
@@ -522,6 +526,9 @@ impl Picture for Wall<'_> {
                 ..swatch(WALL_BLOCKED, NO_STACK_BLOCKED_LABEL)
             });
         }
+        if unsampled {
+            legend.swatches.push(swatch(WALL_ON_CPU, UNSAMPLED_LABEL));
+        }
         Some(legend)
     }
 
@@ -535,6 +542,12 @@ impl Picture for Wall<'_> {
                 write!(
                     w,
                     "\nthe thread's off-CPU time whose switch-out has no stack: not where it waited"
+                )?;
+            }
+            if wall::is_unsampled(frame) {
+                write!(
+                    w,
+                    "\nthe thread's on-CPU time (from its switches) with no on-CPU sample: not where it ran"
                 )?;
             }
         }

@@ -895,3 +895,50 @@ fn uncertain_frames_have_their_on_cpu_segments_washed_out() {
     );
     assert!(!svg.contains("too few samples"));
 }
+
+/// Issue 37: a thread's on-CPU time without a sample (`[on-CPU, not sampled]` directly under
+/// its root) and its off-CPU time without a stack are named in the legend, and their
+/// tooltips say what they are; the thread is as wide as its three columns.
+#[test]
+fn frames_of_time_without_a_stack_or_sample_are_named_in_legend_and_tooltips() {
+    let p = Builder::new(&[
+        "cycles",
+        "stalls",
+        "instructions",
+        ON_CPU,
+        RUNNABLE,
+        BLOCKED,
+    ])
+    .stack(
+        "app;main",
+        &[(2, 400), (1, 300), (1, 100), (1, 1_000_000), (0, 0), (0, 0)],
+    )
+    .stack(
+        "quiet;[on-CPU, not sampled]",
+        &[(0, 0), (0, 0), (0, 0), (2, 3_000_000), (0, 0), (0, 0)],
+    )
+    .stack(
+        "quiet;[blocked]",
+        &[(0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (1, 2_000_000)],
+    )
+    .build();
+    let svg = render(&p, &wall(Some(1)), &opts());
+    assert!(
+        svg.contains("[on-CPU, not sampled]: on a CPU, no sample of where"),
+        "legend"
+    );
+    assert!(
+        svg.contains("[blocked]: blocked, no switch-out stack"),
+        "legend"
+    );
+    assert!(
+        svg.contains("with no on-CPU sample: not where it ran"),
+        "the frame's tooltip"
+    );
+    assert!(
+        svg.contains("no stack: not where it waited"),
+        "the frame's tooltip"
+    );
+    // quiet: 3 ms on-CPU + 2 ms blocked = 5 ms of the 6 ms.
+    assert!(svg.contains("5.00 ms"), "quiet's wall time");
+}

@@ -65,6 +65,7 @@ mod topdown_graph;
 mod tracepoints;
 mod variants;
 mod wall_diff;
+mod wall_oracle;
 mod wall_text;
 mod wall_time;
 mod wall_truth;

@@ -32,7 +32,7 @@ use support::{cpiflame, ok, perf_works, s, Dir, Fixtures};
 const TOLERANCE: f64 = 0.05;
 
 /// The fixtures, when perf can record here (else the reason is given and `None`).
-fn fixtures_for_perf() -> Option<&'static Fixtures> {
+pub(crate) fn fixtures_for_perf() -> Option<&'static Fixtures> {
     if !perf_works() {
         cpiflame_testkit::unavailable("perf cannot record here");
         return None;
@@ -42,13 +42,13 @@ fn fixtures_for_perf() -> Option<&'static Fixtures> {
 
 /// Runs `cmd` (a recorder with the fixture as its workload) to completion; its stdout is the
 /// fixture's.
-fn run(cmd: &mut Command) -> Output {
+pub(crate) fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
-fn stdout_of(cmd: &mut Command) -> String {
+pub(crate) fn stdout_of(cmd: &mut Command) -> String {
     let out = run(cmd);
     assert!(
         out.status.success(),
@@ -196,14 +196,14 @@ fn perf_record(fixtures: &Fixtures, args: &[&str], data: &Path) -> Vec<Truth> {
 }
 
 /// `cpiflame report --json --limit 0 DATA`, parsed.
-fn report_json(data: &Path) -> serde_json::Value {
+pub(crate) fn report_json(data: &Path) -> serde_json::Value {
     let out = cpiflame(&["report", "--json", "--limit", "0", s(data)]);
     serde_json::from_str(&ok(&out)).unwrap()
 }
 
 /// The wall-time fields of a report's frame or totals (NaN where null or missing, which no
 /// check lets through).
-fn split_of(v: &serde_json::Value) -> Split {
+pub(crate) fn split_of(v: &serde_json::Value) -> Split {
     let ns = |key: &str| v[key].as_f64().unwrap_or(f64::NAN);
     Split {
         on_cpu: ns("on_cpu_ns"),
@@ -213,7 +213,7 @@ fn split_of(v: &serde_json::Value) -> Split {
 }
 
 /// The frames of a report of kind `kind` for which `pick` holds.
-fn frames<'a>(
+pub(crate) fn frames<'a>(
     report: &'a serde_json::Value,
     kind: &'a str,
     pick: impl Fn(&str) -> bool + 'a,
@@ -401,7 +401,7 @@ const SCHED_SWITCH_ARGS: [&str; 7] = [
 /// Per thread, the wall-time columns from `cpiflame fold --tid --event COLUMN` (roots
 /// `comm-PID/TID`, counts in nanoseconds): apart from every other process of a system-wide
 /// recording, another run of the fixture too.
-fn fold_split_by_tid(data: &Path) -> HashMap<u32, Split> {
+pub(crate) fn fold_split_by_tid(data: &Path) -> HashMap<u32, Split> {
     let mut splits: HashMap<u32, Split> = HashMap::new();
     for (part, column) in [
         (Part::OnCpu, ON_CPU),

@@ -12,7 +12,7 @@ use foldhash::HashMap;
 
 use cpiflame_profile::{wall, Count, EventColumn, Profile, SchedArgs, ThreadEvent};
 
-use super::{Source, Walk, WallPlan, WallStats};
+use super::{Source, Walk, WallPlan};
 use crate::time::TimeRanges;
 
 impl WallPlan {
@@ -42,15 +42,7 @@ impl WallPlan {
         {
             return None;
         }
-        let mut walk = Walk {
-            threads: HashMap::default(),
-            estimated_switch_ins: 0,
-            off_cpu: HashMap::default(),
-            stats: WallStats::default(),
-            switch_records,
-            end: 0,
-            times: times.cloned(),
-        };
+        let mut walk = Walk::new(switch_records, has(Source::SchedSwitch), times);
         for event in events {
             let source = match *event {
                 ThreadEvent::Sample { column, .. } => sources
@@ -62,6 +54,9 @@ impl WallPlan {
             // perf's offcpu-time samples carry a made-up time (after every other).
             if source != Source::OffCpuTime {
                 walk.end = walk.end.max(event.time());
+                if event.time() > 0 {
+                    walk.begin.get_or_insert(event.time());
+                }
             }
             match *event {
                 ThreadEvent::Sample {
@@ -70,6 +65,7 @@ impl WallPlan {
                     column,
                     period,
                     sched,
+                    cpu,
                     ..
                 } => match source {
                     Source::OnCpu => {
@@ -88,7 +84,7 @@ impl WallPlan {
                             runnable,
                         }) = sched
                         {
-                            walk.sched_switch(tid, time, prev_pid, next_pid, runnable);
+                            walk.sched_switch(tid, time, prev_pid, next_pid, runnable, cpu);
                         }
                     }
                     Source::Wakeup => {
@@ -117,9 +113,14 @@ impl WallPlan {
                     walk.stats.switch_records = true;
                     walk.switch_in(tid, time);
                 }
-                ThreadEvent::Start { time, tid } => {
-                    walk.thread(tid).start.get_or_insert(time);
+                // perf's records of threads that existed before it are at time 0: the
+                // thread is known (as perf.data's walk knows it), no start is taken.
+                ThreadEvent::Start { time: 0, tid, .. } => {
+                    walk.thread(tid);
                 }
+                ThreadEvent::Start {
+                    time, tid, fork, ..
+                } => walk.start(tid, time, fork),
                 ThreadEvent::Exit { time, tid } => walk.exit(tid, time),
             }
         }
@@ -128,8 +129,14 @@ impl WallPlan {
 
     /// Adds the three wall-time columns to `profile` (whose event columns are the plan's
     /// first ones, its stacks as the text was read), each sample of `events` adding what
-    /// `WallPlan::weights` gives it, in order.
-    pub fn add_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
+    /// `WallPlan::weights` gives it, in order; a switch-out sample left out by `--time`
+    /// adds its interval's time inside the ranges on its stack from `outside_stacks`.
+    pub fn add_to_script(
+        &self,
+        events: &[ThreadEvent],
+        outside_stacks: &[Vec<cpiflame_profile::FrameId>],
+        profile: &mut Profile,
+    ) {
         profile
             .events
             .extend(
@@ -148,11 +155,41 @@ impl WallPlan {
                 tid,
                 column,
                 period,
-                stack: Some(stack),
+                stack,
+                outside,
                 ..
             } = *event
             else {
                 continue;
+            };
+            let stack = match (stack, outside.and_then(|o| outside_stacks.get(o as usize))) {
+                (Some(stack), _) => stack,
+                (None, Some(frames)) => {
+                    // A switch-out before `--time`'s ranges: its stack holds the part of its
+                    // interval inside them, and nothing else (as perf.data's `carries`).
+                    out.clear();
+                    out.push((column as usize, period));
+                    self.weights_at(
+                        column as usize,
+                        tid,
+                        Some(time),
+                        Some(period),
+                        &mut out,
+                        &mut spread,
+                    );
+                    for &(c, ns) in &out[1..] {
+                        profile.add(
+                            frames,
+                            c,
+                            Count {
+                                samples: 1,
+                                period: ns,
+                            },
+                        );
+                    }
+                    continue;
+                }
+                (None, None) => continue,
             };
             out.clear();
             out.push((column as usize, period));
@@ -180,17 +217,20 @@ impl WallPlan {
     }
 
     /// Off-CPU time without a switch-out stack, as `[runnable]` and `[blocked]` directly
-    /// under its thread's root frame (its last sample's, else its last switch line's), as the
+    /// under its thread's root frame, and on-CPU time without a sample as
+    /// `[on-CPU, not sampled]` (its last sample's, else its last switch line's, else its last
+    /// COMM or FORK line's), as the
     /// perf.data collapse adds it. A thread the text gives no root for keeps the
     /// time in the plan's totals and its warning only.
     fn add_stackless_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
-        if self.without_stack().is_empty() {
+        if self.without_stack().is_empty() && self.unsampled().is_empty() {
             return;
         }
         // As the perf.data collapse: the root of the thread's last sample, else (a thread
         // without one) its last name, here its last switch line's.
         let mut sampled: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
         let mut switched: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
+        let mut started: HashMap<i32, cpiflame_profile::FrameId> = HashMap::default();
         for event in events {
             match *event {
                 ThreadEvent::Sample {
@@ -210,12 +250,23 @@ impl WallPlan {
                 } => {
                     switched.insert(tid, root);
                 }
+                ThreadEvent::Start {
+                    tid,
+                    root: Some(root),
+                    ..
+                } => {
+                    started.insert(tid, root);
+                }
                 _ => {}
             }
         }
         let on_cpu = profile.events.len() - 3;
         for s in self.without_stack() {
-            let Some(&root) = sampled.get(&s.tid).or_else(|| switched.get(&s.tid)) else {
+            let Some(&root) = sampled
+                .get(&s.sample_tid)
+                .or_else(|| switched.get(&s.tid))
+                .or_else(|| started.get(&s.tid))
+            else {
                 continue;
             };
             for (runnable, column, period, samples) in [
@@ -232,6 +283,21 @@ impl WallPlan {
                 };
                 profile.add(&[root, frame], column, count);
             }
+        }
+        for u in self.unsampled() {
+            let Some(&root) = sampled
+                .get(&u.sample_tid)
+                .or_else(|| switched.get(&u.tid))
+                .or_else(|| started.get(&u.tid))
+            else {
+                continue;
+            };
+            let frame = profile.intern(wall::unsampled_frame());
+            let count = Count {
+                samples: u.intervals,
+                period: u.on_cpu_ns,
+            };
+            profile.add(&[root, frame], on_cpu, count);
         }
     }
 }

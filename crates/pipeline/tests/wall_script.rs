@@ -1,0 +1,176 @@
+//! Wall-time columns of synthetic `perf script` text of `sched:sched_switch` and
+//! `sched:sched_wakeup` samples (one CPU, every switch known): each thread's on-CPU,
+//! runnable and blocked nanoseconds checked exactly against the intervals written (issue 37).
+
+use std::collections::BTreeMap;
+
+use cpiflame_pipeline::{load_any, LoadOptions, Loaded};
+use cpiflame_profile::wall;
+use cpiflame_testkit::Dir;
+
+/// A `sched_switch` sample at `us` microseconds after 1 s by `comm` `pid/tid` (the tid the
+/// header shows), with `prev_pid`, its state and `next_pid`, and a stack.
+fn switch(us: u64, who: &str, prev: i32, state: &str, next: i32) -> String {
+    format!(
+        "{who} [000] 1.{:09}: sched:sched_switch: prev_comm=x prev_pid={prev} prev_prio=120 prev_state={state} ==> next_comm=y next_pid={next} next_prio=120\n\tffffffff81000000 __schedule+0x0 ([kernel.kallsyms])\n\t    1000 wait_here+0x0 (/nonexistent/app)\n\n",
+        us * 1000
+    )
+}
+
+fn wakeup(us: u64, who: &str, pid: i32) -> String {
+    format!(
+        "{who} [000] 1.{:09}: sched:sched_wakeup: comm=z pid={pid} prio=120 target_cpu=000\n\tffffffff81000100 try_to_wake_up+0x0 ([kernel.kallsyms])\n\n",
+        us * 1000
+    )
+}
+
+/// (on, runnable, blocked) ns per root frame (thread name).
+fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
+    let wc = l.wall.expect("wall columns");
+    let mut per = BTreeMap::new();
+    for s in &l.profile.stacks {
+        let root = l.profile.frame(s.frames[0]).name.clone();
+        let e: &mut [u64; 3] = per.entry(root).or_default();
+        for (i, c) in wc.all().iter().enumerate() {
+            e[i] += s.counts[*c].period;
+        }
+    }
+    per
+}
+
+/// Thread `app` (tid 7, its samples' headers showing tid 70, as in another pid namespace)
+/// blocks at 1000 µs, is woken at 3000 and runs at 4000..6000, then blocks to the end
+/// (8000); `other` (9), seen first coming on at 1000, runs to 4000, is preempted to 7000,
+/// runs to 8000; `late` (8), woken at 2000 before it was ever seen, first comes on at 6000,
+/// runs to 7000, blocks to the end. No thread has an on-CPU sample.
+#[test]
+fn sched_text_accounts_every_threads_time_from_the_recordings_start() {
+    let text = [
+        switch(1000, "app 100/70", 7, "S", 9),
+        wakeup(2000, "other 200/9", 8),
+        wakeup(3000, "other 200/9", 7),
+        switch(4000, "other 200/9", 9, "R", 7),
+        switch(6000, "app 100/70", 7, "S", 8),
+        switch(7000, "late 300/8", 8, "S", 9),
+        switch(8000, "other 200/9", 9, "S", 0),
+    ]
+    .concat();
+    let dir = Dir::new("wall-script-sched");
+    let path = dir.path("sched.txt");
+    std::fs::write(&path, text).unwrap();
+    let mut warnings = Vec::new();
+    let l = load_any(
+        &LoadOptions {
+            file: path.clone(),
+            kernel: true,
+            ..Default::default()
+        },
+        &mut warnings,
+    )
+    .unwrap();
+    let per = per_thread(&l);
+    let ms = 1_000_000;
+    // app: the intervals its sched_switch samples begin are found by the header's tid (70),
+    // not lost for being prev_pid 7's: blocked 1..3 ms, runnable 3..4, on 4..6, blocked 6..8.
+    assert_eq!(per["app"], [2 * ms, ms, 4 * ms]);
+    // other: on 1..4 ms (from its first switch-in, seen in app's sample), runnable 4..7, on
+    // 7..8.
+    assert_eq!(per["other"], [4 * ms, 3 * ms, 0]);
+    // late: blocked from the recording's start to its wakeup at 2 ms, runnable to its first
+    // run at 6, on to 7, blocked to 8.
+    assert_eq!(per["late"], [ms, 4 * ms, 2 * ms]);
+    for (thread, split) in &per {
+        assert_eq!(split.iter().sum::<u64>(), 7 * ms, "{thread}: its life");
+    }
+    // No on-CPU sample: all on-CPU time is `[on-CPU, not sampled]`, and the warning says so
+    // (text input has a warnings channel, as perf.data has).
+    let wc = l.wall.unwrap();
+    let unsampled: u64 = l
+        .profile
+        .stacks
+        .iter()
+        .filter(|s| s.frames.len() == 2 && wall::is_unsampled(l.profile.frame(s.frames[1])))
+        .map(|s| s.counts[wc.on_cpu].period)
+        .sum();
+    assert_eq!(unsampled, 7 * ms);
+    let path = path.display().to_string();
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&path)
+            && w.contains(
+                "7.0 ms on-CPU of threads without an on-CPU sample: drawn as [on-CPU, not sampled]"
+            )),
+        "{warnings:?}"
+    );
+}
+
+fn load_text(name: &str, text: &str) -> (Loaded, Vec<String>) {
+    let dir = Dir::new(name);
+    let path = dir.path("perf.txt");
+    std::fs::write(&path, text).unwrap();
+    let mut warnings = Vec::new();
+    let l = load_any(
+        &LoadOptions {
+            file: path,
+            kernel: true,
+            ..Default::default()
+        },
+        &mut warnings,
+    )
+    .unwrap();
+    (l, warnings)
+}
+
+/// perf's file may lack a CPU's switch (no LOST record says so): `app` leaves at 1000 µs,
+/// the CPU switches `other` to `third` at 2000, and `app` leaves again at 4000 with the
+/// switch that brought it back missing. It came on at the CPU's last switch, 2000 (as
+/// `perf sched timehist` takes it), not at 4000.
+#[test]
+fn a_missing_switch_in_is_the_cpus_last_switch() {
+    let text = [
+        switch(1000, "app 100/7", 7, "S", 9),
+        switch(2000, "other 200/9", 9, "R", 8),
+        switch(4000, "app 100/7", 7, "S", 0),
+        switch(5000, "third 300/8", 8, "S", 9),
+    ]
+    .concat();
+    let (l, _) = load_text("wall-script-gap", &text);
+    let per = per_thread(&l);
+    let ms = 1_000_000;
+    // app: blocked 1..2 ms, on 2..4, blocked 4..5 (the end).
+    assert_eq!(per["app"], [2 * ms, 0, 2 * ms]);
+}
+
+/// perf's `perf record --off-cpu` output as `perf script` prints it: `offcpu-time` samples
+/// (a made-up time after every other, period = nanoseconds blocked on the stack) beside
+/// cpu-clock samples. Blocked time is their periods, on the stack; on-CPU time, without
+/// switches, the cpu-clock periods.
+#[test]
+fn perfs_offcpu_time_lines_are_blocked_nanoseconds() {
+    let sample = |time: &str, period: u64, event: &str, leaf: &str| {
+        format!(
+            "app 100/7 [000] {time}: {period} {event}: \n\t    1000 {leaf}+0x0 (/nonexistent/app)\n\t    2000 main+0x0 (/nonexistent/app)\n\n"
+        )
+    };
+    let text = [
+        sample("1.000001000", 1_000_000, "cpu-clock:ppp", "work"),
+        sample("1.000002000", 1_000_000, "cpu-clock:ppp", "work"),
+        sample("18446744069.414584320", 5_000_000, "offcpu-time", "wait"),
+        sample("18446744069.414584320", 2_500_000, "offcpu-time", "wait"),
+    ]
+    .concat();
+    let (l, warnings) = load_text("wall-script-offcpu-time", &text);
+    assert_eq!(per_thread(&l)["app"], [2_000_000, 0, 7_500_000]);
+    let wc = l.wall.unwrap();
+    let on_wait: u64 = l
+        .profile
+        .stacks
+        .iter()
+        .filter(|s| l.profile.frame(*s.frames.last().unwrap()).name == "wait")
+        .map(|s| s.counts[wc.blocked].period)
+        .sum();
+    assert_eq!(on_wait, 7_500_000);
+    assert!(
+        !warnings.iter().any(|w| w.contains("wakeup")),
+        "{warnings:?}"
+    );
+}
