@@ -7,8 +7,7 @@ use foldhash::HashMap;
 use std::ops::Range;
 use std::sync::mpsc;
 
-use cpiflame_perf_data::abi::sample as st;
-use cpiflame_perf_data::{attr_flags, PerfData, ReadError, Record, RecordKind, Sample};
+use cpiflame_perf_data::{PerfData, ReadError, Record, RecordKind, Sample};
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::address::StackFrame;
 use cpiflame_unwind::{
@@ -26,6 +25,7 @@ use cpiflame_profile::{
 use crate::group::{GroupBy, Roots};
 use crate::offcpu::{StacklessTime, UnsampledTime, WallPlan};
 use crate::time::TimeRanges;
+use crate::weigh::SampleWeights;
 
 /// What goes into the root frames (`group_by`; with [`GroupBy::Comm`], `pid` and `tid` as
 /// `stackcollapse-perf --pid/--tid` do), and which frames are kept.
@@ -829,191 +829,6 @@ impl LineNames {
         self.out.lines = lines;
         self.out
     }
-}
-
-/// What each sample adds to which event column, as [`collapse`] counts it: shared with
-/// other outputs (pprof) so that their weights are the folded output's exactly.
-pub struct SampleWeights {
-    /// Each event's weight for a sample without a period: its fixed period, 1 in
-    /// frequency mode.
-    fixed_periods: Vec<u64>,
-    read_deltas: ReadDeltas,
-    wall: Option<WallPlan>,
-    /// On-CPU weight per thread so far, for the wall plan's exact spread.
-    wall_spread: crate::offcpu::Spread,
-    /// The last sample's counter deltas when it carried a group's values, zeros included.
-    group: Vec<(usize, u64)>,
-}
-
-impl SampleWeights {
-    pub fn new(file: &PerfData) -> SampleWeights {
-        let fixed_periods = file
-            .attrs
-            .iter()
-            .map(|a| {
-                if a.freq() {
-                    1
-                } else {
-                    a.sample_period_or_freq.max(1)
-                }
-            })
-            .collect();
-        SampleWeights {
-            fixed_periods,
-            read_deltas: ReadDeltas::new(file),
-            wall: None,
-            wall_spread: Default::default(),
-            group: Vec::new(),
-        }
-    }
-
-    /// These weights with the wall-time columns of `wall` added (see [`WallPlan`]).
-    pub fn with_wall(mut self, wall: Option<WallPlan>) -> SampleWeights {
-        self.wall = wall;
-        self
-    }
-
-    /// The (event column, delta) of every counter value the last sample given to
-    /// [`SampleWeights::weights`] carried, zero deltas included: the per-sample deltas of a
-    /// leader-sampled group, which a ratio's interval needs in pairs. Empty for a sample
-    /// without counter values.
-    pub fn group(&self) -> &[(usize, u64)] {
-        &self.group
-    }
-
-    /// Moves past `sample`, left out (`--time`): a group's counter values are kept, so the
-    /// next sample's deltas start from them, as perf's do (it computes them before it skips).
-    pub fn pass(&mut self, file: &PerfData, sample: &Sample<'_>) {
-        let (mut out, mut group) = (Vec::new(), Vec::new());
-        self.read_deltas.weights(file, sample, &mut out, &mut group);
-    }
-
-    /// Replaces `out` with the (event column, period) pairs `sample` adds, one sample each:
-    /// its own period in its event's column, or one delta per counter value it carries
-    /// (see [`collapse`]). Feed every sample of the file in order: deltas are kept.
-    pub fn weights(&mut self, file: &PerfData, sample: &Sample<'_>, out: &mut Vec<(usize, u64)>) {
-        out.clear();
-        self.group.clear();
-        if let Some(wall) = self.wall.as_ref().filter(|w| w.carries(sample)) {
-            // Outside `--time`, carrying off-CPU time into it: that time only.
-            self.read_deltas.weights(file, sample, out, &mut self.group);
-            out.clear();
-            self.group.clear();
-            wall.weights(sample, out, &mut self.wall_spread);
-            return;
-        }
-        if !self.read_deltas.weights(file, sample, out, &mut self.group) {
-            let fixed = self.fixed_periods.get(sample.attr).copied().unwrap_or(1);
-            out.push((sample.attr, sample.period.unwrap_or(fixed)));
-        }
-        if let Some(wall) = &self.wall {
-            wall.weights(sample, out, &mut self.wall_spread);
-        }
-    }
-}
-
-/// The weights of samples that carry counter values (PERF_SAMPLE_READ), as perf computes them
-/// (`deliver_sample_value` in tools/perf/util/session.c): each value read, leader included,
-/// weighs its event's column by its increase since the previous value of the same counter
-/// id, kept per thread when the sampling event is inherited (then one id counts for many
-/// threads, each with its own count). A value that did not increase adds nothing, as perf
-/// delivers no sample for it: a member's `samples` is the number of leader samples in which
-/// it moved, the count `perf script` and `perf report` show for it.
-struct ReadDeltas {
-    /// Which event each counter id belongs to.
-    id_to_attr: HashMap<u64, usize>,
-    /// The last value of each (counter id, thread): thread -1 when kept per id only.
-    last: HashMap<(u64, i32), u64>,
-}
-
-impl ReadDeltas {
-    fn new(file: &PerfData) -> ReadDeltas {
-        let mut id_to_attr = HashMap::default();
-        for (i, a) in file.attrs.iter().enumerate() {
-            for &id in &a.ids {
-                id_to_attr.entry(id).or_insert(i);
-            }
-        }
-        let mut deltas = ReadDeltas {
-            id_to_attr,
-            last: HashMap::default(),
-        };
-        deltas.start_from_reads(file);
-        deltas
-    }
-
-    /// The counter values the file starts from: the PERF_RECORD_READs before its first
-    /// sample, which `record --switch-output` writes at the start of every file after the
-    /// first (the last values the file before it carried, `crates/record/src/rotate.rs`).
-    /// They are kept as each counter's last value, keyed as samples key it, so that the
-    /// first sample's delta is its increase since the file before, not its count since the
-    /// counters were enabled. A file without them starts from zero, as perf's do.
-    fn start_from_reads(&mut self, file: &PerfData) {
-        if !file.attrs.iter().any(|a| a.sample_type & st::READ != 0) {
-            return;
-        }
-        for record in file.records_in_file_order() {
-            // A bad record is the walk's error to report.
-            let Ok(record) = record else { break };
-            let read = match (&record.kind, record.attr) {
-                (RecordKind::Sample(_), _) => break,
-                (RecordKind::Read(read), Some(attr)) => (read, &file.attrs[attr]),
-                _ => continue,
-            };
-            let (read, attr) = read;
-            let thread = if per_thread(attr) { read.tid } else { -1 };
-            for (value, id) in read.values.values() {
-                if let Some(id) = id.filter(|id| self.id_to_attr.contains_key(id)) {
-                    self.last.insert((id, thread), value);
-                }
-            }
-        }
-    }
-
-    /// Pushes (event, delta) for each counter value `sample` carries; false when it carries
-    /// none that can be matched to an event (no PERF_SAMPLE_READ, or values without ids or
-    /// with ids of no event: perf drops those samples; here they keep their own period, so
-    /// that a file written without PERF_FORMAT_ID still draws).
-    fn weights(
-        &mut self,
-        file: &PerfData,
-        sample: &Sample<'_>,
-        out: &mut Vec<(usize, u64)>,
-        group: &mut Vec<(usize, u64)>,
-    ) -> bool {
-        let Some(read) = sample.read else {
-            return false;
-        };
-        let attr = &file.attrs[sample.attr];
-        let thread = match sample.tid {
-            Some(tid) if per_thread(attr) => tid,
-            _ => -1,
-        };
-        let mut matched = false;
-        for (value, id) in read.values() {
-            let Some(id) = id else { continue };
-            let Some(&event) = self.id_to_attr.get(&id) else {
-                continue;
-            };
-            matched = true;
-            // First value of a counter: since zero. perf subtracts modulo 2^64 too.
-            let last = self.last.entry((id, thread)).or_insert(0);
-            let delta = value.wrapping_sub(*last);
-            *last = value;
-            group.push((event, delta));
-            if delta != 0 {
-                out.push((event, delta));
-            }
-        }
-        matched
-    }
-}
-
-/// Whether the values of event `attr`'s counters are kept per thread: perf's
-/// `perf_evsel__attr_has_per_thread_sample_period`: an inherited event's id is shared by the
-/// threads it was inherited into, each with its own count (known when samples carry TID).
-fn per_thread(attr: &cpiflame_perf_data::EventAttr) -> bool {
-    attr.flags & attr_flags::INHERIT != 0 && attr.sample_type & st::TID != 0
 }
 
 /// The profile of stacks counted by resolver frame ids, made once every name is final: `raw`

@@ -57,10 +57,11 @@ mod recording;
 mod script;
 pub mod time;
 pub mod timeline;
+mod weigh;
 
 pub use collapse::{
     collapse, collapse_all, collapse_with_wall, event_names, walk_samples, walk_samples_in,
-    CollapseOptions, CollapseStats, Collapsed, SampleFilter, SampleWeights,
+    CollapseOptions, CollapseStats, Collapsed, SampleFilter,
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;
@@ -78,6 +79,7 @@ pub use offcpu::{StacklessTime, UnsampledTime, WallPlan, WallStats};
 pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};
+pub use weigh::SampleWeights;
 
 /// The error and its causes on one line, each cause once: libraries differ in whether their
 /// message already includes the cause's.

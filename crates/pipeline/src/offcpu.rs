@@ -41,8 +41,8 @@ use foldhash::HashMap;
 use cpiflame_events::abi::{attr_type, software};
 use cpiflame_perf_data::{PerfData, ReadError, RecordKind, Sample, TraceEvent};
 
-use crate::collapse::SampleWeights;
 use crate::time::TimeRanges;
+use crate::weigh::counters::CounterWeights;
 
 /// What a record's event contributes to the wall-time walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ enum Source {
 }
 
 /// Where a recording's wall-clock time goes, sample by sample: made once per recording by
-/// [`WallPlan::of`], then consulted by [`SampleWeights`] as the samples are collapsed.
+/// [`WallPlan::of`], then consulted by [`SampleWeights`](crate::SampleWeights) as the samples are collapsed.
 #[derive(Clone, Debug)]
 pub struct WallPlan {
     /// Profile column of on-CPU ns; runnable is the next, blocked the one after.
@@ -262,8 +262,8 @@ impl WallPlan {
             .collect();
         // A switch-out is a record when the file has them, else the stack sample is.
         let mut walk = Walk::new(context_switch, has(Source::SchedSwitch), times);
-        let mut weights = SampleWeights::new(file);
-        let mut out = Vec::new();
+        let mut weights = CounterWeights::new(file);
+        let (mut out, mut group) = (Vec::new(), Vec::new());
         for record in file.records() {
             let record = record?;
             let fake_time = matches!(&record.kind, RecordKind::Sample(s) if sources[s.attr] == Source::OffCpuTime);
@@ -288,7 +288,8 @@ impl WallPlan {
                 RecordKind::Sample(s) => {
                     let source = sources[s.attr];
                     if source == Source::OnCpu {
-                        weights.weights(file, s, &mut out);
+                        out.clear();
+                        weights.weights(file, s, &mut out, &mut group);
                         let w = out
                             .iter()
                             .filter(|(e, _)| on_cpu.get(*e).copied().unwrap_or(false))
@@ -360,7 +361,7 @@ impl WallPlan {
 
     /// True when `sample` is outside `--time`'s ranges but begins an off-CPU interval with
     /// time inside them: its stack carries that time (and nothing else: see
-    /// [`SampleWeights::weights`]).
+    /// [`SampleWeights::weights`](crate::SampleWeights::weights)).
     pub fn carries(&self, sample: &Sample<'_>) -> bool {
         let (Some(times), Some(t)) = (&self.times, sample.time) else {
             return false;

@@ -21,8 +21,9 @@ use cpiflame_profile::timed::{Thread, Timed, TimedSample};
 use cpiflame_profile::{Count, FrameId};
 use cpiflame_render::{Strip, StripBucket};
 
-use crate::collapse::{walk_samples_in, Names, SampleFilter, SampleWeights};
+use crate::collapse::{walk_samples_in, Names, SampleFilter};
 use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
+use crate::weigh::SampleWeights;
 
 /// A recording read with the time of each sample.
 #[derive(Debug)]

@@ -345,8 +345,11 @@ fn an_attached_process_is_recorded_off_cpu() {
         .filter(|l| matches!(l.what, What::Out { .. }))
         .count();
     let samples = lines.iter().filter(|l| l.what == What::Switches).count();
+    // The events stay enabled after the last drain (the process runs on): a thread's last
+    // switch may have its sample in the file and not its record, or the other way round,
+    // once per thread (two).
     assert!(
-        outs >= 20 && samples == outs,
+        outs >= 20 && samples.abs_diff(outs) <= 2,
         "{outs} switch-outs, {samples} samples"
     );
     let file = PerfData::open(&data).unwrap();
