@@ -69,7 +69,7 @@ use serde::Serialize;
 use crate::columns::{Column, Columns};
 use crate::interval::{growth_test, PairedMoments, Share};
 use crate::lines::SourceLines;
-use crate::profile::{Count, Frame, FrameKind, Profile, Stack};
+use crate::profile::{Count, Frame, FrameId, FrameKind, Profile, Stack};
 use crate::ratios::{RatioIntervals, RatioKind};
 use crate::topdown::{Breakdown, Plan};
 use crate::wall::WallColumns;
