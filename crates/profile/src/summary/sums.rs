@@ -1,6 +1,15 @@
 //! The walks over a profile: totals, per-function sums, top-down sums.
 
-use super::*;
+use crate::columns::{Column, Columns};
+use crate::interval::PairedMoments;
+use crate::profile::{Count, Frame, FrameId, FrameKind, Profile, Stack};
+use crate::ratios::{RatioIntervals, RatioKind};
+use crate::topdown::{Breakdown, Plan};
+use crate::wall::WallColumns;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use super::model::{count, cpi_of, ratio, saturate, share, FrameDiff, FrameSummary, Totals};
 
 /// One stack's counts in the summaries' roles: what totals and per-function sums add up.
 struct StackCounts {
@@ -491,11 +500,14 @@ pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Opt
 }
 
 /// Each function's inclusive top-down fractions in before and after
-/// ([`FrameDiff::topdown_before`], `topdown_after`), functions keyed as [`diff_frames`]
+/// ([`FrameDiff::topdown_before`], `topdown_after`), functions keyed as
+/// [`diff_frames`](super::diff_frames)
 /// matches them (process or not, and the name): the summed deltas of the stacks containing
-/// the function (each once) under each side's plan, as [`add_topdown`] sums them; `None`
+/// the function (each once) under each side's plan, as [`add_topdown`](super::add_topdown) sums
+/// them; `None`
 /// inside where a side has nothing to apply them to (the function is not there, or has no
-/// slots). `diffs` from [`diff_runs`] or [`diff_frames`] of the same two profiles.
+/// slots). `diffs` from [`diff_runs`](super::diff_runs) or [`diff_frames`](super::diff_frames) of
+/// the same two profiles.
 /// Returns the two profiles' whole fractions.
 pub fn add_diff_topdown(
     before: (&Profile, &Plan),
