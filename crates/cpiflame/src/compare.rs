@@ -10,6 +10,7 @@ use cpiflame_pipeline::compare::{parse_fail_above, Comparison};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::time::sides;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
+use cpiflame_profile::{write_report, Format, ReportOptions};
 
 use crate::draw::{confidence, LayoutArgs, Roots, SourceArgs};
 use crate::{write_out, Outcome};
@@ -84,8 +85,13 @@ pub struct DiffArgs {
 
 pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
     let l = args.roles.load(&args.files, args.roots, args.lines, env)?;
-    let Some(columns) = l.columns() else {
+    let Some(options) = l.report_options(args.lines) else {
         bail!("{}: no samples", l.file.display());
+    };
+    let options = ReportOptions {
+        limit: args.limit,
+        confidence: args.confidence,
+        ..options
     };
     if args.lines && l.lines.is_none() {
         bail!(
@@ -93,9 +99,13 @@ pub fn report(args: ReportArgs, env: &Environment) -> Result<Outcome> {
             l.file.display()
         );
     }
+    let format = if args.json {
+        Format::Json
+    } else {
+        Format::Text
+    };
     write_out(&None, |out| {
-        let (json, limit, lines) = (args.json, args.limit, args.lines);
-        Ok(l.write_report(columns, json, limit, lines, args.confidence, out)?)
+        Ok(write_report(&l.profile, &options, format, out)?)
     })?;
     Ok(Outcome::Done)
 }

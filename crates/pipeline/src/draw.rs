@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use cpiflame_profile::topdown::Category;
-use cpiflame_profile::{Columns, Measure, WallColumns, Width};
+use cpiflame_profile::{Column, Columns, Measure, WallColumns, Width};
 
 use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook};
 
@@ -264,10 +264,16 @@ impl Comparison {
     /// first runs have the wall-time columns), so the picture shows the changes the summary
     /// and the gate compare; else of cycles.
     pub fn write_graph(&self, look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
-        let wall = |l: &Loaded| {
-            (self.measure == Measure::WallTime)
+        // Of wall time when the summary's shares are; the ratio cycles are not drawn here.
+        let columns = |l: &Loaded, c: &Columns| Columns {
+            width: (self.measure == Measure::WallTime)
                 .then(|| WallColumns::of(&l.profile))
                 .flatten()
+                .map_or(Width::Cycles, Width::Wall),
+            stalls: l.roles.stalls.map(Column),
+            instructions: l.roles.instructions.map(Column),
+            ratio_cycles: None,
+            ..*c
         };
         let options = DiffOptions {
             title: look.title,
@@ -275,19 +281,13 @@ impl Comparison {
             width: look.width,
             min_width: look.min_width,
             inverted: look.inverted,
-            before_instructions: self.before.roles.instructions,
-            after_instructions: self.after.roles.instructions,
             single_threaded: look.single_threaded,
-            before_wall: wall(&self.before),
-            after_wall: wall(&self.after),
         };
         cpiflame_render::render_diff(
             &self.before.profile,
-            self.before_columns.cycles.index(),
-            self.before.roles.stalls,
+            &columns(&self.before, &self.before_columns),
             &self.after.profile,
-            self.after_columns.cycles.index(),
-            self.after.roles.stalls,
+            &columns(&self.after, &self.after_columns),
             &options,
             out,
         )

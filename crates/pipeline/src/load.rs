@@ -12,7 +12,7 @@ use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Column,
     Columns, Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
 };
-use cpiflame_profile::{write_report, Format, ReportOptions, SourceLines, WallColumns, Width};
+use cpiflame_profile::{ReportOptions, SourceLines, WallColumns, Width};
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
 use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
@@ -339,30 +339,18 @@ impl Loaded {
         })
     }
 
-    /// `report`'s summary: the top frames by cycles, self and total, with their stall share,
-    /// as a table of `limit` rows or every frame as JSON (schema cpiflame-report/1); with
-    /// `lines` (and [`Loaded::lines`]), each function's hottest self line; stall shares' and
-    /// CPIs' intervals at `confidence`.
-    pub fn write_report(
-        &self,
-        columns: Columns,
-        json: bool,
-        limit: usize,
-        lines: bool,
-        confidence: f64,
-        out: &mut dyn std::io::Write,
-    ) -> std::io::Result<()> {
-        let options = ReportOptions {
-            columns,
-            confidence,
-            limit,
+    /// `report`'s options for this recording: its columns, the top-down formulas (or why
+    /// there are none), counts for folded weights and, with `lines`, its source lines (each
+    /// function's hottest self line); every row, at the default confidence, until the caller
+    /// says otherwise. `None` without a cycles column (nothing sampled).
+    pub fn report_options(&self, lines: bool) -> Option<ReportOptions<'_>> {
+        Some(ReportOptions {
             lines: self.lines.as_deref().filter(|_| lines),
             topdown: self.topdown.as_ref(),
             topdown_why: self.topdown_why.as_deref(),
             counts: self.counts,
-        };
-        let format = if json { Format::Json } else { Format::Text };
-        write_report(&self.profile, &options, format, out)
+            ..ReportOptions::new(self.columns()?)
+        })
     }
 
     /// The graph's subtitle: the notes, joined; `None` without notes.

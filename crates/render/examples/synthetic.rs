@@ -299,7 +299,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..DiffOptions::default()
     };
     let t = Instant::now();
-    render_diff(&profile, 0, Some(1), &after, 0, Some(1), &o, out)?;
+    let stalls = Columns::new(0, Some(1));
+    render_diff(&profile, &stalls, &after, &stalls, &o, out)?;
     println!(
         "diff.svg: {:?}, {} bytes",
         t.elapsed(),

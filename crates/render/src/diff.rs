@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{Count, FrameId, Profile, Stack, WallColumns};
+use cpiflame_profile::{Column, Columns, Count, FrameId, Profile, Stack, WallColumns};
 
 use crate::color::{diff_color, diff_position, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK};
 use crate::page::{self, write_origin, Legend, Look, Picture, ROW, XPAD};
@@ -39,10 +39,8 @@ const GONE_PATH_LEFT: f64 = 60.0;
 ///   included.
 /// * **Tooltips** give the function, module, both runs' cycles samples and events (summed
 ///   periods) and shares, the change in percentage points and relative to BEFORE, when both
-///   runs have a stall column (`b_stalls`, `a_stalls`) the frame's inclusive stall share
-///   before → after, and when either run has an instructions column
-///   ([`DiffOptions::before_instructions`], [`DiffOptions::after_instructions`]) the frame's
-///   inclusive CPI before → after (`n/a` on a side without instructions there).
+///   runs have a stall column the frame's inclusive stall share before → after, and when
+///   either run has an instructions column the frame's inclusive CPI before → after (`n/a` on a side without instructions there).
 /// * **Vanished call paths** (cycles in BEFORE, none in AFTER) have no width, so they
 ///   are listed under the graph: each maximal vanished subtree with its path and BEFORE share,
 ///   largest first, at most 20 rows and a line counting the rest.
@@ -51,9 +49,11 @@ const GONE_PATH_LEFT: f64 = 60.0;
 /// share before → after, and when either has an instructions column, the overall CPI. Search and click-to-zoom work as in the CPI graph (search shares are
 /// of AFTER's samples). The output is deterministic.
 ///
-/// **Wall time.** When both runs have the wall-time columns ([`DiffOptions::before_wall`],
-/// [`DiffOptions::after_wall`]: `cpiflame record --off-cpu` and the other off-CPU
-/// recordings), what is measured is wall time, the three columns' summed nanoseconds, in
+/// Each run's columns are its own `Columns` (`b_columns`, `a_columns`); the ratio cycles of
+/// a hybrid run are not used here: CPIs divide by the cycles.
+///
+/// **Wall time.** When both runs' widths are wall time ([`Width::Wall`](cpiflame_profile::Width::Wall): `cpiflame record
+/// --off-cpu` and the other off-CPU recordings), what is measured is wall time, the three columns' summed nanoseconds, in
 /// place of cycles: a frame's width is its wall time in AFTER, its colour the change of its
 /// inclusive share of its run's wall time (the share `diff`'s summary and gate compare), the
 /// vanished call paths those with wall time in BEFORE and none in AFTER. Tooltips then give
@@ -61,17 +61,24 @@ const GONE_PATH_LEFT: f64 = 60.0;
 /// `report` gives them), the change in points of wall time, and the cycles samples below; the
 /// statistics line adds both runs' wall time. Otherwise the picture is the one above, byte for
 /// byte.
-#[allow(clippy::too_many_arguments)]
 pub fn render_diff<W: Write>(
     before: &Profile,
-    b_cycles: usize,
-    b_stalls: Option<usize>,
+    b_columns: &Columns,
     after: &Profile,
-    a_cycles: usize,
-    a_stalls: Option<usize>,
+    a_columns: &Columns,
     opts: &DiffOptions,
     out: W,
 ) -> Result<(), RenderError> {
+    let (b_cycles, b_stalls) = (
+        b_columns.cycles.index(),
+        b_columns.stalls.map(Column::index),
+    );
+    let (a_cycles, a_stalls) = (
+        a_columns.cycles.index(),
+        a_columns.stalls.map(Column::index),
+    );
+    let b_instructions = b_columns.instructions.map(Column::index);
+    let a_instructions = a_columns.instructions.map(Column::index);
     check_look(opts.width, opts.min_width)?;
     let side = |side: &'static str| {
         move |e: RenderError| RenderError::DiffSide {
@@ -88,37 +95,23 @@ pub fn render_diff<W: Write>(
                 })
             })
     };
-    count(before, opts.before_instructions).map_err(side("BEFORE"))?;
-    count(after, opts.after_instructions).map_err(side("AFTER"))?;
+    count(before, b_instructions).map_err(side("BEFORE"))?;
+    count(after, a_instructions).map_err(side("AFTER"))?;
     let wall = |p: &Profile, w: Option<WallColumns>| {
         w.into_iter()
             .flat_map(|w| w.all())
             .try_for_each(|index| count(p, Some(index)))
     };
-    wall(before, opts.before_wall).map_err(side("BEFORE"))?;
-    wall(after, opts.after_wall).map_err(side("AFTER"))?;
-    let (b_wall, a_wall) = match (opts.before_wall, opts.after_wall) {
+    wall(before, b_columns.wall()).map_err(side("BEFORE"))?;
+    wall(after, a_columns.wall()).map_err(side("AFTER"))?;
+    let (b_wall, a_wall) = match (b_columns.wall(), a_columns.wall()) {
         (Some(b), Some(a)) => (Some(b), Some(a)),
         _ => (None, None),
     };
     let b_total = check_profile(before, b_cycles, b_stalls).map_err(side("BEFORE"))?;
     let a_total = check_profile(after, a_cycles, a_stalls).map_err(side("AFTER"))?;
-    let b = Run::new(
-        before,
-        b_cycles,
-        b_stalls,
-        opts.before_instructions,
-        b_wall,
-        b_total,
-    );
-    let a = Run::new(
-        after,
-        a_cycles,
-        a_stalls,
-        opts.after_instructions,
-        a_wall,
-        a_total,
-    );
+    let b = Run::new(before, b_cycles, b_stalls, b_instructions, b_wall, b_total);
+    let a = Run::new(after, a_cycles, a_stalls, a_instructions, a_wall, a_total);
     let tree = build(&b, &a);
     let gone = gone(&tree);
     let look = Look {

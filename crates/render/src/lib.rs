@@ -56,7 +56,7 @@ mod wall;
 use std::io;
 use std::sync::Arc;
 
-use cpiflame_profile::{Column, Columns, Count, Profile, SourceLines, WallColumns};
+use cpiflame_profile::{Column, Columns, Count, Profile, SourceLines};
 
 pub use classic::render_classic;
 pub use color::{
@@ -153,20 +153,8 @@ pub struct DiffOptions {
     pub min_width: f64,
     /// Icicle layout: the root at the top and stacks growing downwards.
     pub inverted: bool,
-    /// Event column of retired instructions in the BEFORE profile, if recorded: tooltips and
-    /// the statistics line then give CPI before → after.
-    pub before_instructions: Option<usize>,
-    /// Event column of retired instructions in the AFTER profile, if recorded.
-    pub after_instructions: Option<usize>,
     /// As [`Options::single_threaded`].
     pub single_threaded: bool,
-    /// The wall-time columns of the BEFORE profile (`cpiflame_profile::wall`). When both runs
-    /// have them, widths, colours and the list of vanished paths are of wall time (the three
-    /// columns' summed nanoseconds) and tooltips give both runs' on-CPU, runnable and blocked
-    /// time; otherwise these are ignored and the picture is of cycles.
-    pub before_wall: Option<WallColumns>,
-    /// The wall-time columns of the AFTER profile.
-    pub after_wall: Option<WallColumns>,
 }
 
 impl Default for DiffOptions {
@@ -177,11 +165,7 @@ impl Default for DiffOptions {
             width: 1200,
             min_width: 0.1,
             inverted: false,
-            before_instructions: None,
-            after_instructions: None,
             single_threaded: false,
-            before_wall: None,
-            after_wall: None,
         }
     }
 }

@@ -3,14 +3,20 @@
 mod common;
 
 use common::{diff_opts, gone_section, node_check, parse, render_diff_svg, Builder, Drawn, Parsed};
-use cpiflame_profile::{Columns, Profile};
+use cpiflame_profile::{Columns, Profile, Width};
 use cpiflame_render::{
     diff_color, render_diff, DiffOptions, RenderError, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK,
 };
 
 fn diff(before: &Profile, after: &Profile) -> Parsed {
     parse(
-        &render_diff_svg(before, None, after, None, &diff_opts()),
+        &render_diff_svg(
+            before,
+            &Columns::new(0, None),
+            after,
+            &Columns::new(0, None),
+            &diff_opts(),
+        ),
         false,
     )
 }
@@ -132,7 +138,13 @@ fn a_parents_change_is_its_childrens_plus_its_own() {
         .stack("app;p", &[(75, 75)])
         .stack("app;q", &[(175, 175)])
         .build();
-    let raw = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let svg = parse(&raw, false);
     let (a, b, p) = (
         change(svg.one("A")),
@@ -174,7 +186,13 @@ fn vanished_stacks_are_listed_with_their_before_share_largest_first() {
     let after = Builder::new(&["cycles"])
         .stack("app;main;keep", &[(10, 10)])
         .build();
-    let raw = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let (heading, rows, more) = gone_section(&raw);
     assert_eq!(
         heading,
@@ -212,7 +230,13 @@ fn the_gone_list_is_capped_with_a_count_of_the_rest() {
     let after = Builder::new(&["cycles"])
         .stack("app;main", &[(10, 10)])
         .build();
-    let raw = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let (heading, rows, more) = gone_section(&raw);
     assert!(
         heading.starts_with("Gone in AFTER: 25 call path(s)"),
@@ -231,7 +255,13 @@ fn nothing_gone_says_so() {
     let p = Builder::new(&["cycles"])
         .stack("app;main", &[(1, 1)])
         .build();
-    let raw = render_diff_svg(&p, None, &p, None, &diff_opts());
+    let raw = render_diff_svg(
+        &p,
+        &Columns::new(0, None),
+        &p,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let (heading, rows, more) = gone_section(&raw);
     assert_eq!(
         heading,
@@ -251,7 +281,13 @@ fn widths_come_from_after() {
         .stack("app;main;b", &[(30, 30)])
         .stack("app;main", &[(5, 5)])
         .build();
-    let raw = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let svg = parse(&raw, false);
     let (all, main, a, b) = (svg.one("all"), svg.one("main"), svg.one("a"), svg.one("b"));
     assert_eq!((all.n, main.n, a.n, b.n), (45, 45, 10, 30));
@@ -276,7 +312,13 @@ fn frames_are_matched_by_name_along_the_path_across_files() {
         .stack("app;main@bench-v2;work@bench-v2", &[(60, 60)])
         .stack("app;main@bench-v2;helper@bench-v2", &[(20, 20)])
         .build();
-    let raw = render_diff_svg(&before, None, &after, None, &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let svg = parse(&raw, false);
     let work = svg.one("work");
     assert!(
@@ -311,7 +353,13 @@ fn stall_shares_before_and_after_when_both_runs_have_them() {
         .stack("app;hot", &[(50, 1000), (20, 350)])
         .stack("app;cool", &[(50, 1000), (0, 0)])
         .build();
-    let raw = render_diff_svg(&before, Some(1), &after, Some(1), &diff_opts());
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, Some(1)),
+        &after,
+        &Columns::new(0, Some(1)),
+        &diff_opts(),
+    );
     let svg = parse(&raw, false);
     assert!(
         svg.one("hot")
@@ -337,7 +385,13 @@ fn stall_shares_before_and_after_when_both_runs_have_them() {
         .stack("app;cool", &[(50, 1000)])
         .build();
     let svg = parse(
-        &render_diff_svg(&plain, None, &after, Some(1), &diff_opts()),
+        &render_diff_svg(
+            &plain,
+            &Columns::new(0, None),
+            &after,
+            &Columns::new(0, Some(1)),
+            &diff_opts(),
+        ),
         false,
     );
     assert!(!svg.one("hot").title.contains("stalled"));
@@ -359,7 +413,13 @@ fn legend_shows_the_fixed_scale_with_its_labels() {
     let p = Builder::new(&["cycles"])
         .stack("app;main", &[(1, 1)])
         .build();
-    let raw = render_diff_svg(&p, None, &p, None, &diff_opts());
+    let raw = render_diff_svg(
+        &p,
+        &Columns::new(0, None),
+        &p,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     let svg = parse(&raw, false);
     assert!(raw.contains(&format!(
         r#"<linearGradient id="diff-scale" x1="0" y1="0" x2="1" y2="0"><stop offset="0" stop-color="{DIFF_SHRANK}"/><stop offset="0.5" stop-color="{DIFF_NEUTRAL}"/><stop offset="1" stop-color="{DIFF_GREW}"/></linearGradient>"#
@@ -378,7 +438,10 @@ fn legend_shows_the_fixed_scale_with_its_labels() {
         width: 400,
         ..diff_opts()
     };
-    let narrow = parse(&render_diff_svg(&p, None, &p, None, &o), false);
+    let narrow = parse(
+        &render_diff_svg(&p, &Columns::new(0, None), &p, &Columns::new(0, None), &o),
+        false,
+    );
     assert!(narrow.texts.iter().any(|t| t == "+20"));
     assert!(!narrow.texts.iter().any(|t| t == "+5"));
 }
@@ -410,14 +473,32 @@ fn output_is_deterministic_and_independent_of_input_order() {
     };
     let (b_fwd, b_rev) = (build(false, 1, 99), build(true, 1, 99));
     let (a_fwd, a_rev) = (build(false, 3, 4), build(true, 3, 4));
-    let once = render_diff_svg(&b_fwd, Some(1), &a_fwd, Some(1), &diff_opts());
-    assert_eq!(
-        once,
-        render_diff_svg(&b_fwd, Some(1), &a_fwd, Some(1), &diff_opts())
+    let once = render_diff_svg(
+        &b_fwd,
+        &Columns::new(0, Some(1)),
+        &a_fwd,
+        &Columns::new(0, Some(1)),
+        &diff_opts(),
     );
     assert_eq!(
         once,
-        render_diff_svg(&b_rev, Some(1), &a_rev, Some(1), &diff_opts())
+        render_diff_svg(
+            &b_fwd,
+            &Columns::new(0, Some(1)),
+            &a_fwd,
+            &Columns::new(0, Some(1)),
+            &diff_opts()
+        )
+    );
+    assert_eq!(
+        once,
+        render_diff_svg(
+            &b_rev,
+            &Columns::new(0, Some(1)),
+            &a_rev,
+            &Columns::new(0, Some(1)),
+            &diff_opts()
+        )
     );
     // The two a's of one run are one frame (matched by name).
     let svg = parse(&once, false);
@@ -440,7 +521,13 @@ fn names_are_escaped_everywhere() {
         subtitle: Some("run 'a' & <b>".into()),
         ..diff_opts()
     };
-    let raw = render_diff_svg(&before, None, &after, None, &o);
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &o,
+    );
     let svg = parse(&raw, false);
     assert!(svg.one(nasty).title.contains("module: lib<x>.so"));
     assert!(svg.texts.iter().any(|t| t == "Diff <&> \"q\""));
@@ -464,7 +551,13 @@ fn inverted_puts_the_root_on_top_and_keeps_the_list_under_the_frames() {
         inverted: true,
         ..diff_opts()
     };
-    let raw = render_diff_svg(&before, None, &after, None, &o);
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &o,
+    );
     let icicle = parse(&raw, true);
     assert!(icicle.one("all").y < icicle.one("a").y);
     assert_eq!(icicle.one("a").depth, 3);
@@ -493,7 +586,13 @@ fn min_width_drops_narrow_frames_but_not_from_the_totals() {
         min_width: 0.2,
         ..diff_opts()
     };
-    let raw = render_diff_svg(&before, None, &after, None, &o);
+    let raw = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &o,
+    );
     let svg = parse(&raw, false);
     assert!(svg.named("tiny").is_empty());
     assert_eq!(svg.one("all").n, 10_000);
@@ -515,11 +614,9 @@ fn errors_name_the_run_at_fault() {
     };
     let e = err(render_diff(
         &empty,
-        0,
-        None,
+        &Columns::new(0, None),
         &p,
-        0,
-        None,
+        &Columns::new(0, None),
         &diff_opts(),
         &mut out,
     ));
@@ -529,11 +626,9 @@ fn errors_name_the_run_at_fault() {
     );
     let e = err(render_diff(
         &p,
-        0,
-        None,
+        &Columns::new(0, None),
         &p,
-        0,
-        Some(1),
+        &Columns::new(0, Some(1)),
         &diff_opts(),
         &mut out,
     ));
@@ -545,7 +640,14 @@ fn errors_name_the_run_at_fault() {
         width: 10,
         ..diff_opts()
     };
-    let e = err(render_diff(&p, 0, None, &p, 0, None, &o, &mut out));
+    let e = err(render_diff(
+        &p,
+        &Columns::new(0, None),
+        &p,
+        &Columns::new(0, None),
+        &o,
+        &mut out,
+    ));
     assert!(matches!(e, RenderError::WidthTooSmall(10)));
     assert!(out.is_empty(), "nothing is written when validation fails");
 }
@@ -559,7 +661,7 @@ fn defaults_and_the_embedded_script() {
     let p = Builder::new(&["cycles"])
         .stack("app;main", &[(1, 1)])
         .build();
-    let raw = render_diff_svg(&p, None, &p, None, &d);
+    let raw = render_diff_svg(&p, &Columns::new(0, None), &p, &Columns::new(0, None), &d);
     let svg = parse(&raw, false);
     assert!(svg
         .texts
@@ -599,13 +701,11 @@ fn wall_time_runs_are_drawn_by_wall_time() {
         )
         .stack("app;main;sleep", &[(30, 30), (0, 0), (0, 0), (1, 80 * MS)])
         .build();
-    let wall = |p: &Profile| WallColumns::of(p);
-    let opts = DiffOptions {
-        before_wall: wall(&before),
-        after_wall: wall(&after),
-        ..diff_opts()
+    let wall = |p: &Profile| Columns {
+        width: WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
+        ..Columns::new(0, None)
     };
-    let text = render_diff_svg(&before, None, &after, None, &opts);
+    let text = render_diff_svg(&before, &wall(&before), &after, &wall(&after), &diff_opts());
     let svg = parse(&text, false);
     let (compute, sleep, all) = (svg.one("compute"), svg.one("sleep"), svg.one("all"));
     // Widths: AFTER's wall nanoseconds.
@@ -640,13 +740,21 @@ fn wall_time_runs_are_drawn_by_wall_time() {
     );
     assert!(text.contains("wall-time share change (points):"));
     // One side without the wall-time columns: the cycles picture, byte for byte.
-    let cycles_only = render_diff_svg(&before, None, &after, None, &diff_opts());
-    let one_side = DiffOptions {
-        before_wall: wall(&before),
-        ..diff_opts()
-    };
+    let cycles_only = render_diff_svg(
+        &before,
+        &Columns::new(0, None),
+        &after,
+        &Columns::new(0, None),
+        &diff_opts(),
+    );
     assert_eq!(
-        render_diff_svg(&before, None, &after, None, &one_side),
+        render_diff_svg(
+            &before,
+            &wall(&before),
+            &after,
+            &Columns::new(0, None),
+            &diff_opts()
+        ),
         cycles_only
     );
     assert_eq!(parse(&cycles_only, false).one("compute").n, 30);
@@ -667,12 +775,11 @@ fn wall_time_gone_in_after_is_listed_with_its_three_parts() {
     let after = Builder::new(&columns)
         .stack("app;main;keep", &[(1, 1), (1, 1_000_000), (0, 0), (0, 0)])
         .build();
-    let opts = DiffOptions {
-        before_wall: WallColumns::of(&before),
-        after_wall: WallColumns::of(&after),
-        ..diff_opts()
+    let wall = |p: &Profile| Columns {
+        width: WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
+        ..Columns::new(0, None)
     };
-    let text = render_diff_svg(&before, None, &after, None, &opts);
+    let text = render_diff_svg(&before, &wall(&before), &after, &wall(&after), &diff_opts());
     assert!(
         text.contains("Gone in AFTER: 1 call path(s) with wall time in BEFORE and none in AFTER, 75.00% of BEFORE:"),
         "{:?}",

@@ -119,7 +119,13 @@ fn diff_graph_matches_golden_file() {
         inverted: false,
         ..DiffOptions::default()
     };
-    let svg = render_diff_svg(&profile(), Some(1), &after_profile(), Some(1), &opts);
+    let svg = render_diff_svg(
+        &profile(),
+        &Columns::new(0, Some(1)),
+        &after_profile(),
+        &Columns::new(0, Some(1)),
+        &opts,
+    );
     let parsed = parse(&svg, false);
     // Widths are summed periods: 80 samples of period 2,000.
     assert_eq!(parsed.one("all").n, 160_000);

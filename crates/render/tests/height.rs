@@ -45,7 +45,13 @@ fn diff(p: &Profile, min_width: f64) -> u32 {
         min_width,
         ..DiffOptions::default()
     };
-    height(&render_diff_svg(&profile(0), None, p, None, &opts))
+    height(&render_diff_svg(
+        &profile(0),
+        &Columns::new(0, None),
+        p,
+        &Columns::new(0, None),
+        &opts,
+    ))
 }
 
 fn mem(p: &Profile, min_width: f64) -> u32 {

@@ -764,7 +764,8 @@ fn a_process_named_like_a_comment_folds_to_lines_report_reads() {
     let report = ok(&child.wait_with_output().unwrap());
     assert_eq!(
         report.lines().next().unwrap(),
-        format!("# cpiflame report: {total} samples of samples"),
+        // Folded weights are counts (issue 38), even in the column folded text calls samples.
+        format!("# cpiflame report: {total} counts of samples"),
         "{report}"
     );
     assert!(

@@ -1,6 +1,14 @@
 //! Runs compared: per-function changes of one or several runs per side, and the gate.
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+
+use crate::columns::Columns;
+use crate::interval::{growth_test, Share};
+use crate::profile::{Count, Frame, FrameKind, Profile};
+use crate::wall::WallColumns;
+
+use super::model::{count, percent, saturate, share, FrameDiff, Measure};
+use super::sums::{aggregate, root_kind, top_frames, Agg};
 
 /// A function's sums in before and after.
 pub(super) type Pair<'p, 'a> = (Option<&'p Agg<'a>>, Option<&'p Agg<'a>>);
@@ -124,36 +132,6 @@ pub fn diff_frames(
             .then(x.kind.cmp(&y.kind))
     });
     out
-}
-
-/// How a comparison's changes were tested, for the summary's header and JSON: the runs on
-/// each side, the confidence of the change intervals, and the gate's threshold if any.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ChangeTest {
-    /// Runs before, runs after.
-    pub runs: (usize, usize),
-    pub confidence: f64,
-    /// `--fail-above`, percentage points.
-    pub fail_above: Option<f64>,
-}
-
-impl ChangeTest {
-    /// The confidence as the summaries print it: `95%`, `97.5%`.
-    pub fn confidence_text(&self) -> String {
-        percent_text(self.confidence)
-    }
-}
-
-impl Default for ChangeTest {
-    /// One run per side, the default confidence, no threshold: what [`diff_frames`] alone
-    /// stands for.
-    fn default() -> Self {
-        ChangeTest {
-            runs: (1, 1),
-            confidence: crate::interval::DEFAULT_CONFIDENCE,
-            fail_above: None,
-        }
-    }
 }
 
 /// A function's key as [`diff_frames`] matches functions: process or not, and the name.

@@ -1,6 +1,16 @@
 //! The JSON outputs: `cpiflame-report/1` and `cpiflame-diff/1` (docs/cli.md).
 
-use super::*;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::profile::Profile;
+use crate::topdown::Breakdown;
+
+use super::model::{
+    ChangeTest, FrameDiff, FrameSummary, Measure, ReportOptions, TopdownFormulas, Totals,
+};
+use super::sums::totals;
 
 #[derive(Serialize)]
 pub(super) struct ReportDoc<'a> {
@@ -43,15 +53,17 @@ pub(super) struct Runs {
     pub(super) after: usize,
 }
 
-/// Schema name of `report --json`'s document ([`write_report`]).
+/// Schema name of `report --json`'s document ([`write_report`](super::write_report)).
 pub const REPORT_SCHEMA: &str = "cpiflame-report/1";
-/// Schema name of `diff --json`'s document ([`write_diff`]).
+/// Schema name of `diff --json`'s document ([`write_diff`](super::write_diff)).
 pub const DIFF_SCHEMA: &str = "cpiflame-diff/1";
 
-/// The `cpiflame-report/1` document of `frames` (see [`write_report`]; its schema is in
+/// The `cpiflame-report/1` document of `frames` (see [`write_report`](super::write_report); its
+/// schema is in
 /// docs/cli.md): the totals with their intervals at `opts.confidence` and, for a recording
 /// with top-down events, the whole profile's fractions as `totals.topdown` (`Some(None)`:
-/// `null`, see [`add_topdown`]); the formula set as `totals.topdown_formulas`, or why the
+/// `null`, see [`add_topdown`](super::add_topdown)); the formula set as `totals.topdown_formulas`,
+/// or why the
 /// events give no fractions as `totals.topdown_why` (each left out when `None`).
 pub(super) fn write_report_json<W: Write>(
     p: &Profile,
@@ -75,10 +87,13 @@ pub(super) fn write_report_json<W: Write>(
     out.write_all(b"\n")
 }
 
-/// The `cpiflame-diff/1` document (see [`write_diff`]; its schema is in docs/cli.md): both
+/// The `cpiflame-diff/1` document (see [`write_diff`](super::write_diff); its schema is in
+/// docs/cli.md): both
 /// sides' totals and every entry of `diffs`, in order; `runs`, `confidence` and
-/// `fail_above` as `test` says ([`diff_runs`]); when both sides have the same top-down
-/// formulas, each side's whole fractions (from [`add_diff_topdown`]) as `before.topdown`
+/// `fail_above` as `test` says ([`diff_runs`](super::diff_runs)); when both sides have the same
+/// top-down
+/// formulas, each side's whole fractions (from [`add_diff_topdown`](super::add_diff_topdown)) as
+/// `before.topdown`
 /// and `after.topdown` (`null` where they give none).
 pub(super) fn write_diff_json<W: Write>(
     before: &Totals,

@@ -1,47 +1,180 @@
 //! The walks over a profile: totals, per-function sums, top-down sums.
 
-use super::*;
+use crate::columns::{Column, Columns};
+use crate::interval::PairedMoments;
+use crate::profile::{Count, Frame, FrameId, FrameKind, Profile, Stack};
+use crate::ratios::{RatioIntervals, RatioKind};
+use crate::topdown::{Breakdown, Plan};
+use crate::wall::WallColumns;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use super::model::{count, cpi_of, ratio, saturate, share, FrameDiff, FrameSummary, Totals};
+
+/// One stack's counts in the summaries' roles: what totals and per-function sums add up.
+struct StackCounts {
+    cycles: Count,
+    stalls: Count,
+    instructions: Count,
+    /// The column stall shares and CPIs divide by ([`Columns::ratio_denominator`]).
+    ratio: Count,
+    /// Leader-sampled groups: the per-sample deltas of (stalls, ratio cycles) and (ratio
+    /// cycles, instructions), where the stack has them.
+    stall_pair: Option<PairedMoments>,
+    cpi_pair: Option<PairedMoments>,
+    /// On-CPU, runnable and blocked nanoseconds (zero without the wall-time columns).
+    wall: [u64; 3],
+}
+
+impl StackCounts {
+    fn of(stack: &Stack, columns: &Columns, wall: Option<WallColumns>) -> StackCounts {
+        let ratio = columns.ratio_denominator().index();
+        let stalls = columns.stalls.map(Column::index);
+        let instructions = columns.instructions.map(Column::index);
+        StackCounts {
+            cycles: columns.cycles.of(stack),
+            stalls: stalls.map(|e| count(stack, e)).unwrap_or_default(),
+            instructions: instructions.map(|e| count(stack, e)).unwrap_or_default(),
+            ratio: count(stack, ratio),
+            stall_pair: stalls.and_then(|e| stack.paired_moments(e, ratio)),
+            cpi_pair: instructions.and_then(|e| stack.paired_moments(ratio, e)),
+            wall: wall.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period)),
+        }
+    }
+}
+
+/// The functions of a profile (its frames merged by a key), numbered in the order their
+/// first frame appears, and the one walk every inclusive sum is made by.
+pub(super) struct Functions<K> {
+    /// Function number of each key.
+    index: HashMap<K, usize>,
+    /// Function number of each frame id.
+    of_frame: Vec<usize>,
+    /// The first frame of each function.
+    first: Vec<FrameId>,
+}
+
+/// What [`Functions::walk`] meets in a stack.
+pub(super) enum Met {
+    /// The function of the stack's leaf (self sums).
+    Leaf(usize),
+    /// A frame of the stack and its function; `first`: the first time the function is met
+    /// in this stack (inclusive sums count a stack once, however deep it recurses).
+    Frame {
+        function: usize,
+        frame: FrameId,
+        first: bool,
+    },
+}
+
+impl<K: Eq + Hash> Functions<K> {
+    /// The functions of `p`, frames with equal `key` being one.
+    pub(super) fn of<'p>(p: &'p Profile, key: impl Fn(&'p Frame) -> K) -> Functions<K> {
+        let mut index: HashMap<K, usize> = HashMap::new();
+        let mut first = Vec::new();
+        let of_frame = p
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(id, f)| {
+                *index.entry(key(f)).or_insert_with(|| {
+                    first.push(id as FrameId);
+                    first.len() - 1
+                })
+            })
+            .collect();
+        Functions {
+            index,
+            of_frame,
+            first,
+        }
+    }
+
+    /// Each function's key and number.
+    pub(super) fn into_keys(self) -> impl Iterator<Item = (K, usize)> {
+        self.index.into_iter()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// Function `i`'s first frame.
+    pub(super) fn first_frame(&self, i: usize) -> FrameId {
+        self.first[i]
+    }
+
+    /// Walks `p`'s stacks: `values` makes each stack's values (`None`: the stack is left
+    /// out), then `met` is told, with the stack and its values, its leaf's function and each
+    /// of its frames, root first.
+    pub(super) fn walk<S>(
+        &self,
+        p: &Profile,
+        mut values: impl FnMut(&Stack) -> Option<S>,
+        mut met: impl FnMut(&Stack, &S, Met),
+    ) {
+        // The last stack each function was met in: recursion counts a stack once.
+        let mut counted_in = vec![usize::MAX; self.len()];
+        for (i, stack) in p.stacks.iter().enumerate() {
+            let Some(v) = values(stack) else {
+                continue;
+            };
+            if let Some(&k) = stack
+                .frames
+                .last()
+                .and_then(|&f| self.of_frame.get(f as usize))
+            {
+                met(stack, &v, Met::Leaf(k));
+            }
+            for &frame in &stack.frames {
+                let Some(&function) = self.of_frame.get(frame as usize) else {
+                    continue;
+                };
+                let first = counted_in[function] != i;
+                counted_in[function] = i;
+                met(
+                    stack,
+                    &v,
+                    Met::Frame {
+                        function,
+                        frame,
+                        first,
+                    },
+                );
+            }
+        }
+    }
+}
 
 /// Totals of `p`'s columns in `columns`' roles, with the intervals at `confidence`.
 pub fn totals(p: &Profile, columns: &Columns, confidence: f64) -> Totals {
-    let columns = *columns;
     let cycles = columns.cycles.index();
     let stalls = columns.stalls.map(Column::index);
     let instructions = columns.instructions.map(Column::index);
-    let ratio_index = columns.ratio_denominator().index();
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
     let (mut is, mut ip, mut rs, mut rp) = (0u128, 0u128, 0u128, 0u128);
     let (mut stall_pair, mut cpi_pair) = (PairedMoments::default(), PairedMoments::default());
     let wall_columns = WallColumns::of(p);
     let mut wall = [0u128; 3];
     for stack in &p.stacks {
-        if let Some(w) = wall_columns {
-            for (sum, e) in wall.iter_mut().zip(w.all()) {
-                *sum += u128::from(count(stack, e).period);
-            }
+        let v = StackCounts::of(stack, columns, wall_columns);
+        for (sum, ns) in wall.iter_mut().zip(v.wall) {
+            *sum += u128::from(ns);
         }
-        let c = count(stack, cycles);
-        cs += u128::from(c.samples);
-        cp += u128::from(c.period);
-        let r = count(stack, ratio_index);
-        rs += u128::from(r.samples);
-        rp += u128::from(r.period);
-        if let Some(m) = stalls.and_then(|e| stack.paired_moments(e, ratio_index)) {
+        cs += u128::from(v.cycles.samples);
+        cp += u128::from(v.cycles.period);
+        rs += u128::from(v.ratio.samples);
+        rp += u128::from(v.ratio.period);
+        if let Some(m) = v.stall_pair {
             stall_pair.add(m);
         }
-        if let Some(m) = instructions.and_then(|e| stack.paired_moments(ratio_index, e)) {
+        if let Some(m) = v.cpi_pair {
             cpi_pair.add(m);
         }
-        if let Some(s) = stalls {
-            let s = count(stack, s);
-            ss += u128::from(s.samples);
-            sp += u128::from(s.period);
-        }
-        if let Some(i) = instructions {
-            let i = count(stack, i);
-            is += u128::from(i.samples);
-            ip += u128::from(i.period);
-        }
+        ss += u128::from(v.stalls.samples);
+        sp += u128::from(v.stalls.period);
+        is += u128::from(v.instructions.samples);
+        ip += u128::from(v.instructions.period);
     }
     let name = |i: usize| p.events.get(i).map(|e| e.name.clone()).unwrap_or_default();
     let c = |samples: u128, period: u128| Count {
@@ -136,94 +269,76 @@ pub(super) fn aggregate<'a, K: Eq + Hash>(
     columns: Columns,
     key: impl Fn(&'a Frame) -> K,
 ) -> (Vec<Agg<'a>>, Whole) {
-    let cycles = columns.cycles.index();
-    let stalls = columns.stalls.map(Column::index);
-    let instructions = columns.instructions.map(Column::index);
-    let ratio_index = columns.ratio_denominator().index();
-    let mut index: HashMap<K, usize> = HashMap::new();
-    let mut aggs: Vec<Agg<'a>> = Vec::new();
-    let key_of: Vec<usize> = p
-        .frames
-        .iter()
-        .map(|frame| {
-            *index.entry(key(frame)).or_insert_with(|| {
-                aggs.push(Agg {
-                    frame,
-                    kind: None,
-                    self_samples: 0,
-                    total_samples: 0,
-                    self_period: 0,
-                    cycles_period: 0,
-                    ratio_period: 0,
-                    stall_period: 0,
-                    instructions_period: 0,
-                    ratio_samples: 0,
-                    stall_samples: 0,
-                    instructions_samples: 0,
-                    stall_pair: PairedMoments::default(),
-                    cpi_pair: PairedMoments::default(),
-                    wall: [0; 3],
-                });
-                aggs.len() - 1
-            })
+    let functions = Functions::of(p, key);
+    let mut aggs: Vec<Agg<'a>> = (0..functions.len())
+        .map(|i| Agg {
+            frame: p.frame(functions.first_frame(i)),
+            kind: None,
+            self_samples: 0,
+            total_samples: 0,
+            self_period: 0,
+            cycles_period: 0,
+            ratio_period: 0,
+            stall_period: 0,
+            instructions_period: 0,
+            ratio_samples: 0,
+            stall_samples: 0,
+            instructions_samples: 0,
+            stall_pair: PairedMoments::default(),
+            cpi_pair: PairedMoments::default(),
+            wall: [0; 3],
         })
         .collect();
-    // The last stack each function was counted in: recursion counts a stack once.
-    let mut counted_in: Vec<usize> = vec![usize::MAX; aggs.len()];
     let mut all_cycles = 0u128;
     let wall_columns = WallColumns::of(p);
     let mut all_wall = 0u128;
     let (mut stall_column, mut ratio_column) = (Count::default(), Count::default());
-    for (i, stack) in p.stacks.iter().enumerate() {
-        let c = count(stack, cycles);
-        let s = stalls.map(|e| count(stack, e)).unwrap_or_default();
-        let n = instructions.map(|e| count(stack, e)).unwrap_or_default();
-        let r = count(stack, ratio_index);
-        let stall_pair = stalls.and_then(|e| stack.paired_moments(e, ratio_index));
-        let cpi_pair = instructions.and_then(|e| stack.paired_moments(ratio_index, e));
+    let values = |stack: &Stack| {
+        let v = StackCounts::of(stack, &columns, wall_columns);
+        all_cycles += u128::from(v.cycles.period);
+        all_wall += v.wall.iter().map(|&x| u128::from(x)).sum::<u128>();
+        stall_column.add(v.stalls);
+        ratio_column.add(v.ratio);
         // Off-CPU stacks have wall time and no cycles: they count too.
-        let w = wall_columns.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period));
-        all_cycles += u128::from(c.period);
-        all_wall += w.iter().map(|&x| u128::from(x)).sum::<u128>();
-        stall_column.add(s);
-        ratio_column.add(r);
-        if c == Count::default() && s == Count::default() && n == Count::default() && w == [0; 3] {
-            continue;
+        let zero = Count::default();
+        let empty = v.cycles == zero && v.stalls == zero && v.instructions == zero;
+        (!(empty && v.wall == [0; 3])).then_some(v)
+    };
+    functions.walk(p, values, |_, v, met| match met {
+        Met::Leaf(k) => {
+            aggs[k].self_samples += u128::from(v.cycles.samples);
+            aggs[k].self_period += u128::from(v.cycles.period);
         }
-        if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
-            aggs[k].self_samples += u128::from(c.samples);
-            aggs[k].self_period += u128::from(c.period);
-        }
-        for &f in &stack.frames {
-            let Some(&k) = key_of.get(f as usize) else {
-                continue;
-            };
-            let agg = &mut aggs[k];
-            let kind = p.frames[f as usize].kind;
+        Met::Frame {
+            function,
+            frame,
+            first,
+        } => {
+            let agg = &mut aggs[function];
+            let kind = p.frames[frame as usize].kind;
             agg.kind = Some(agg.kind.map_or(kind, |k| k.min(kind)));
-            if counted_in[k] == i {
-                continue;
+            if !first {
+                return;
             }
-            counted_in[k] = i;
-            agg.total_samples += u128::from(c.samples);
-            agg.cycles_period += u128::from(c.period);
-            agg.ratio_period += u128::from(r.period);
-            agg.stall_period += u128::from(s.period);
-            agg.instructions_period += u128::from(n.period);
-            agg.ratio_samples += u128::from(r.samples);
-            agg.stall_samples += u128::from(s.samples);
-            agg.instructions_samples += u128::from(n.samples);
-            if let Some(m) = stall_pair {
+            agg.total_samples += u128::from(v.cycles.samples);
+            agg.cycles_period += u128::from(v.cycles.period);
+            agg.ratio_period += u128::from(v.ratio.period);
+            agg.stall_period += u128::from(v.stalls.period);
+            agg.instructions_period += u128::from(v.instructions.period);
+            agg.ratio_samples += u128::from(v.ratio.samples);
+            agg.stall_samples += u128::from(v.stalls.samples);
+            agg.instructions_samples += u128::from(v.instructions.samples);
+            if let Some(m) = v.stall_pair {
                 agg.stall_pair.add(m);
             }
-            if let Some(m) = cpi_pair {
+            if let Some(m) = v.cpi_pair {
                 agg.cpi_pair.add(m);
             }
-            for (sum, x) in agg.wall.iter_mut().zip(w) {
+            for (sum, x) in agg.wall.iter_mut().zip(v.wall) {
                 *sum += u128::from(x);
             }
         }
-    }
+    });
     aggs.retain(|a| a.kind.is_some());
     let whole = Whole {
         cycles: saturate(all_cycles),
@@ -385,11 +500,14 @@ pub fn add_topdown(p: &Profile, plan: &Plan, frames: &mut [FrameSummary]) -> Opt
 }
 
 /// Each function's inclusive top-down fractions in before and after
-/// ([`FrameDiff::topdown_before`], `topdown_after`), functions keyed as [`diff_frames`]
+/// ([`FrameDiff::topdown_before`], `topdown_after`), functions keyed as
+/// [`diff_frames`](super::diff_frames)
 /// matches them (process or not, and the name): the summed deltas of the stacks containing
-/// the function (each once) under each side's plan, as [`add_topdown`] sums them; `None`
+/// the function (each once) under each side's plan, as [`add_topdown`](super::add_topdown) sums
+/// them; `None`
 /// inside where a side has nothing to apply them to (the function is not there, or has no
-/// slots). `diffs` from [`diff_runs`] or [`diff_frames`] of the same two profiles.
+/// slots). `diffs` from [`diff_runs`](super::diff_runs) or [`diff_frames`](super::diff_frames) of
+/// the same two profiles.
 /// Returns the two profiles' whole fractions.
 pub fn add_diff_topdown(
     before: (&Profile, &Plan),
@@ -425,45 +543,34 @@ pub(super) fn column_sums<'p, K: Hash + Eq>(
     key: impl Fn(&'p Frame) -> K,
 ) -> (HashMap<K, FrameSums>, Vec<u64>) {
     let n = p.events.len();
-    let mut index: HashMap<K, usize> = HashMap::new();
-    let key_of: Vec<usize> = p
-        .frames
-        .iter()
-        .map(|f| {
-            let next = index.len();
-            *index.entry(key(f)).or_insert(next)
-        })
-        .collect();
-    let mut sums: Vec<FrameSums> = (0..index.len())
+    let functions = Functions::of(p, key);
+    let mut sums: Vec<FrameSums> = (0..functions.len())
         .map(|_| FrameSums {
             leaf: vec![0; n],
             total: vec![0; n],
         })
         .collect();
     let mut all = vec![0u64; n];
-    let mut counted_in = vec![usize::MAX; index.len()];
     let add = |sums: &mut [u64], stack: &Stack| {
         for (sum, c) in sums.iter_mut().zip(&stack.counts) {
             *sum = sum.saturating_add(c.period);
         }
     };
-    for (i, stack) in p.stacks.iter().enumerate() {
+    let values = |stack: &Stack| {
         add(&mut all, stack);
-        if let Some(&k) = stack.frames.last().and_then(|&f| key_of.get(f as usize)) {
-            add(&mut sums[k].leaf, stack);
-        }
-        for &f in &stack.frames {
-            let Some(&k) = key_of.get(f as usize) else {
-                continue;
-            };
-            if counted_in[k] != i {
-                counted_in[k] = i;
-                add(&mut sums[k].total, stack);
-            }
-        }
-    }
-    let by_key = index
-        .into_iter()
+        Some(())
+    };
+    functions.walk(p, values, |stack, _, met| match met {
+        Met::Leaf(k) => add(&mut sums[k].leaf, stack),
+        Met::Frame {
+            function,
+            first: true,
+            ..
+        } => add(&mut sums[function].total, stack),
+        Met::Frame { .. } => {}
+    });
+    let by_key = functions
+        .into_keys()
         .map(|(k, i)| (k, std::mem::take(&mut sums[i])))
         .collect();
     (by_key, all)

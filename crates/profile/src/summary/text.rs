@@ -1,6 +1,15 @@
 //! The text outputs: `report`'s and `diff`'s tables.
 
-use super::*;
+use std::io::{self, Write};
+
+use crate::profile::{FrameKind, Profile};
+use crate::topdown::Breakdown;
+
+use super::model::{
+    percent_text, share, ChangeTest, FrameDiff, FrameSummary, LineSummary, Measure, ReportOptions,
+    TopdownFormulas, Totals,
+};
+use super::sums::totals;
 
 /// `1.23`, or `-` for a missing value.
 pub(super) fn cpi_cell(v: Option<f64>) -> String {
@@ -509,11 +518,4 @@ pub(super) fn write_diff_text<W: Write>(
         )?;
     }
     Ok(())
-}
-
-/// A confidence as a percentage without trailing zeros: `95%`, `97.5%`.
-pub(super) fn percent_text(confidence: f64) -> String {
-    let text = format!("{:.4}", confidence * 100.0);
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}%")
 }

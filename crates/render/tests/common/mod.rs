@@ -236,14 +236,14 @@ pub fn node_check(script: &str, tag: &str) {
 /// Renders the differential graph; cycles are column 0 of both profiles.
 pub fn render_diff_svg(
     before: &Profile,
-    b_stalls: Option<usize>,
+    b_columns: &Columns,
     after: &Profile,
-    a_stalls: Option<usize>,
+    a_columns: &Columns,
     opts: &cpiflame_render::DiffOptions,
 ) -> String {
     let mut out = Vec::new();
     if let Err(e) =
-        cpiflame_render::render_diff(before, 0, b_stalls, after, 0, a_stalls, opts, &mut out)
+        cpiflame_render::render_diff(before, b_columns, after, a_columns, opts, &mut out)
     {
         panic!("render_diff failed: {e}");
     }
