@@ -70,7 +70,7 @@ pub use group::{GroupBy, GroupByError};
 pub use hybrid::{event_columns, ratio_cycles_events};
 pub use load::{
     jit_dirs_of, load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions,
-    Loaded,
+    Loaded, Note,
 };
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};

@@ -204,6 +204,37 @@ pub fn jit_dirs_of(file: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// One line of a graph's subtitle: what the reader of the graph should know of the
+/// recording or of how it was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// Recorded without hardware counters: widths are cpu-clock time, or, in a wall-time
+    /// graph (`wall`), the on-CPU time is not split into running and stalled.
+    NoPmu { wall: bool },
+    /// Any other line, as it is shown.
+    Text(String),
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::NoPmu { wall: false } => f.write_str(
+                "recorded without hardware counters (no PMU): widths are cpu-clock time",
+            ),
+            Note::NoPmu { wall: true } => {
+                f.write_str("no PMU: on-CPU time not split into running and stalled")
+            }
+            Note::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl From<String> for Note {
+    fn from(text: String) -> Note {
+        Note::Text(text)
+    }
+}
+
 /// A recording read: its profile (stacks sorted), the event columns chosen for each role,
 /// and lines for the graph's subtitle.
 #[derive(Debug)]
@@ -211,8 +242,8 @@ pub struct Loaded {
     pub file: PathBuf,
     pub profile: Profile,
     pub roles: Roles,
-    /// How the roles were chosen, when the reader of the graph should know.
-    pub notes: Vec<String>,
+    /// How the roles were chosen, and what else the reader of the graph should know.
+    pub notes: Vec<Note>,
     /// The cycles column that colour events (instructions, stalls) are divided by, when it
     /// is not `roles.cycles`: a hybrid recording whose cycles cover more core types than
     /// its colour event (widths add every core type's cycles; CPI uses only the core types
@@ -355,7 +386,8 @@ impl Loaded {
 
     /// The graph's subtitle: the notes, joined; `None` without notes.
     pub fn subtitle(&self) -> Option<String> {
-        (!self.notes.is_empty()).then(|| self.notes.join(" · "))
+        let lines: Vec<String> = self.notes.iter().map(Note::to_string).collect();
+        (!lines.is_empty()).then(|| lines.join(" · "))
     }
 
     /// The legend of the stall event, when its name says what kind of stall it counts.
@@ -612,7 +644,7 @@ pub(crate) fn load_perf_script(
         None,
     )?;
     if let Some(plan) = &wall {
-        loaded.notes.push(wall_note(&plan.stats));
+        loaded.notes.push(wall_note(&plan.stats).into());
     }
     let timed = timed.map(|mut t| {
         let now: Vec<u32> = before
@@ -826,11 +858,11 @@ pub fn load_opened(
     if let Some(plan) = &wall {
         // Widths are wall time, not cpu-clock time: the no-PMU note says what it means here.
         for note in &mut loaded.notes {
-            if note.as_str() == NO_PMU_NOTE {
-                *note = "no PMU: on-CPU time not split into running and stalled".to_string();
+            if let Note::NoPmu { wall } = note {
+                *wall = true;
             }
         }
-        loaded.notes.push(wall_note(&plan.stats));
+        loaded.notes.push(wall_note(&plan.stats).into());
     }
     Ok(loaded)
 }
@@ -879,9 +911,6 @@ fn plan_wall(
     }
     Ok((on_cpu_attr.map(|c| column_of[c]), plan))
 }
-
-/// The subtitle's note on a recording made without a PMU.
-const NO_PMU_NOTE: &str = "recorded without hardware counters (no PMU): widths are cpu-clock time";
 
 /// The event whose samples spread on-CPU time: the cycles role as flags, the recording's
 /// notes or detection choose it, else the first event that is neither a switch, wakeup or
@@ -1037,20 +1066,21 @@ fn finish(
     hybrid: Option<(&Hybrid, Vec<Vec<Count>>)>,
     cpuid: Option<&str>,
 ) -> Result<Loaded, LoadError> {
-    let mut notes = Vec::new();
+    let mut first: Vec<Note> = Vec::new();
     let (topdown, topdown_why) = topdown_plan(options, &profile, cpuid)?;
-    notes.extend(
+    first.extend(
         topdown_why
             .iter()
-            .map(|why| format!("no top-down breakdown: {why}")),
+            .map(|why| Note::Text(format!("no top-down breakdown: {why}"))),
     );
     if marks.no_pmu {
-        notes.push(NO_PMU_NOTE.to_string());
+        first.push(Note::NoPmu { wall: false });
     }
     // A graph of some of the samples says which.
     if let Some(time) = &options.time {
-        notes.push(format!("samples of --time {time}"));
+        first.push(Note::Text(format!("samples of --time {time}")));
     }
+    let mut notes: Vec<String> = Vec::new();
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
     let roles = choose_roles(&profile, options, detected, &marks.roles, &mut notes)?;
@@ -1075,11 +1105,12 @@ fn finish(
     } else {
         WallColumns::of(&profile)
     };
+    first.extend(notes.into_iter().map(Note::Text));
     Ok(Loaded {
         file: options.file.clone(),
         profile,
         roles,
-        notes,
+        notes: first,
         ratio_cycles,
         wall,
         lines: None,

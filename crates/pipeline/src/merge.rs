@@ -132,11 +132,12 @@ pub fn load_all(
         all.wall = WallColumns::of(&all.profile);
     }
     all.profile.sort();
-    all.notes.push(format!("{} files", files.len()));
+    all.notes.push(format!("{} files", files.len()).into());
     if let Some(why) = mixed {
         // The first file's plan would read the others' columns by its own names.
         all.topdown = None;
-        all.notes.push(format!("no top-down breakdown: {why}"));
+        all.notes
+            .push(format!("no top-down breakdown: {why}").into());
         all.topdown_why = Some(why);
     }
     Ok(all)

@@ -569,7 +569,10 @@ fn hybrid_columns_of_one_event_are_merged() {
     assert_eq!(count(&l, 7, 0, "f", 0), c(2, 4000));
     assert_eq!(count(&l, 7, 0, "f", 1), c(2, 3000));
     assert_eq!(count(&l, 7, 0, "g", 0), c(1, 500));
-    assert_eq!(l.notes, ["widths: cycles of cpu_atom+cpu_core cores"]);
+    assert_eq!(
+        l.subtitle().as_deref(),
+        Some("widths: cycles of cpu_atom+cpu_core cores")
+    );
 }
 
 #[test]
@@ -606,11 +609,8 @@ fn hybrid_pair_on_one_core_type_gets_its_own_ratio_cycles() {
     assert_eq!(count(&l, 8, 0, "f", 1), c(1, 2000));
     assert_eq!(count(&l, 8, 0, "f", 2), c(1, 1000));
     assert_eq!(
-        l.notes,
-        [
-            "widths: cycles of cpu_atom+cpu_core cores",
-            "CPI from cpu_core only"
-        ]
+        l.subtitle().as_deref(),
+        Some("widths: cycles of cpu_atom+cpu_core cores · CPI from cpu_core only")
     );
 }
 
@@ -701,5 +701,8 @@ fn real_hybrid_recording_merges_core_and_atom_cycles() {
     assert_eq!(names, ["cycles:ppp (cpu_atom+cpu_core)", "dummy:HG"]);
     assert_eq!(l.roles.cycles, Some(0));
     assert_eq!(l.profile.total(0), c(7, 7_048_948));
-    assert_eq!(l.notes, ["widths: cycles of cpu_atom+cpu_core cores"]);
+    assert_eq!(
+        l.subtitle().as_deref(),
+        Some("widths: cycles of cpu_atom+cpu_core cores")
+    );
 }

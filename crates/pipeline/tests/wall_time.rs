@@ -297,7 +297,7 @@ fn off_cpu_time_without_a_stack_is_under_its_thread_not_invented() {
         "{warnings:?}"
     );
     assert!(
-        l.notes.iter().any(|n| n.contains("[blocked]")),
+        l.notes.iter().any(|n| n.to_string().contains("[blocked]")),
         "{:?}",
         l.notes
     );
@@ -458,7 +458,9 @@ fn perfs_offcpu_time_samples_are_blocked_nanoseconds() {
     assert_eq!(per_thread(&l)["app"], [3_000_000, 0, 7_500_000]);
     assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
     assert!(
-        l.notes.iter().any(|n| n.contains("(off-CPU samples)")),
+        l.notes
+            .iter()
+            .any(|n| n.to_string().contains("(off-CPU samples)")),
         "{:?}",
         l.notes
     );

@@ -3,12 +3,12 @@
 
 use std::io::{self, BufWriter, Write};
 
-use cpiflame_profile::{Count, FrameId, FrameKind, Profile, Stack};
+use cpiflame_profile::{Count, FrameId, FrameKind, Profile};
 
 use crate::color::{stall_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
 use crate::page::{self, write_origin, Legend, Look, Picture};
 use crate::text::{ratio, Esc, Events, Percent, Thousands};
-use crate::tree::{self, add, frame_ranks, Leaf, Node, Tree, Weight};
+use crate::tree::{self, add, frame_ranks, Node, StackLeaf, Tree, Weight};
 use crate::{check_look, check_profile, Options, RenderError};
 
 /// The most served-from classes (event columns) one picture takes.
@@ -80,7 +80,7 @@ pub fn render_mem<W: Write>(
         });
     }
     let ranks = frame_ranks(profile);
-    let leaves: Vec<MemLeaf> = profile
+    let leaves: Vec<StackLeaf<MemWeight>> = profile
         .stacks
         .iter()
         .map(|stack| {
@@ -88,7 +88,7 @@ pub fn render_mem<W: Write>(
             for (c, count) in stack.counts.iter().take(classes.len()).enumerate() {
                 w.by_class[c] = *count;
             }
-            MemLeaf {
+            StackLeaf {
                 stack,
                 ranks: &ranks,
                 weight: w,
@@ -133,33 +133,6 @@ impl Weight for MemWeight {
 impl MemWeight {
     fn samples(&self) -> u64 {
         self.by_class.iter().map(|c| c.samples).sum()
-    }
-}
-
-struct MemLeaf<'a> {
-    stack: &'a Stack,
-    ranks: &'a [u32],
-    weight: MemWeight,
-}
-
-impl Leaf for MemLeaf<'_> {
-    type Frame = FrameId;
-    type Weight = MemWeight;
-
-    fn len(&self) -> usize {
-        self.stack.frames.len()
-    }
-
-    fn key(&self, depth: usize) -> u32 {
-        self.ranks[self.stack.frames[depth] as usize]
-    }
-
-    fn frame(&self, depth: usize) -> FrameId {
-        self.stack.frames[depth]
-    }
-
-    fn weight(&self) -> MemWeight {
-        self.weight
     }
 }
 

@@ -4,7 +4,7 @@
 //! carries is said by the [`Leaf`] it is given as:
 //!
 //! * the CPI graph merges the stacks of one profile by frame (name, module, kind) and carries
-//!   cycles, stall and instructions counts ([`CpiLeaf`]);
+//!   cycles, stall and instructions counts ([`StackLeaf`] of a [`CpiWeight`]);
 //! * the differential graph merges the stacks of two profiles by frame *name* along the path
 //!   and carries both sides' counts (its leaves live in `diff.rs`).
 
@@ -305,16 +305,18 @@ impl Weight for CpiWeight {
     }
 }
 
-/// A stack of the CPI graph: frames merge when their (name, module, kind) are equal.
-pub(crate) struct CpiLeaf<'a> {
-    stack: &'a Stack,
-    ranks: &'a [u32],
-    weight: CpiWeight,
+/// A stack of a graph whose frames merge when their (name, module, kind) are equal (their
+/// rank in `ranks`), with the weight its kind gives it: the CPI graph's, the wall-time
+/// graph's, the memory graph's.
+pub(crate) struct StackLeaf<'s, 'r, W> {
+    pub(crate) stack: &'s Stack,
+    pub(crate) ranks: &'r [u32],
+    pub(crate) weight: W,
 }
 
-impl Leaf for CpiLeaf<'_> {
+impl<W: Weight + Copy> Leaf for StackLeaf<'_, '_, W> {
     type Frame = FrameId;
-    type Weight = CpiWeight;
+    type Weight = W;
 
     fn len(&self) -> usize {
         self.stack.frames.len()
@@ -328,7 +330,7 @@ impl Leaf for CpiLeaf<'_> {
         self.stack.frames[depth]
     }
 
-    fn weight(&self) -> CpiWeight {
+    fn weight(&self) -> W {
         self.weight
     }
 }
@@ -353,7 +355,7 @@ pub(crate) fn build_cpi(profile: &Profile, columns: &Columns) -> Tree<FrameId, C
                 || count(s, stalls) != Count::default()
                 || count(s, instructions) != Count::default()
         })
-        .map(|stack| CpiLeaf {
+        .map(|stack| StackLeaf {
             stack,
             ranks: &ranks,
             weight: CpiWeight {
@@ -396,34 +398,6 @@ impl Weight for WallWeight {
     }
 }
 
-/// A stack of the wall-time graph: frames merge as in the CPI graph.
-pub(crate) struct WallLeaf<'s, 'r> {
-    stack: &'s Stack,
-    ranks: &'r [u32],
-    weight: WallWeight,
-}
-
-impl Leaf for WallLeaf<'_, '_> {
-    type Frame = FrameId;
-    type Weight = WallWeight;
-
-    fn len(&self) -> usize {
-        self.stack.frames.len()
-    }
-
-    fn key(&self, depth: usize) -> u32 {
-        self.ranks[self.stack.frames[depth] as usize]
-    }
-
-    fn frame(&self, depth: usize) -> FrameId {
-        self.stack.frames[depth]
-    }
-
-    fn weight(&self) -> WallWeight {
-        self.weight
-    }
-}
-
 /// Builds the wall-time call tree: the CPI graph's counts (as [`build_cpi`]) and the
 /// `wall` columns of every stack; `on_leaf` is told which node each stack ended in.
 pub(crate) fn build_wall<'a>(
@@ -441,7 +415,7 @@ pub(crate) fn build_wall<'a>(
     let leaves = profile
         .stacks
         .iter()
-        .map(|stack| WallLeaf {
+        .map(|stack| StackLeaf {
             stack,
             ranks: &ranks,
             weight: WallWeight {
@@ -457,7 +431,7 @@ pub(crate) fn build_wall<'a>(
             },
         })
         .collect();
-    build_with(leaves, |leaf: &WallLeaf<'a, '_>, at| {
+    build_with(leaves, |leaf: &StackLeaf<'a, '_, WallWeight>, at| {
         on_leaf(leaf.stack, at)
     })
 }

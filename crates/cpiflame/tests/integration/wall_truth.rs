@@ -74,6 +74,12 @@ fn assert_no_failures(failures: &[String], truth: &[Truth], found: &dyn std::fmt
     );
 }
 
+/// perf's own account of the fixture's threads, as every wall-time test's oracle reads it.
+/// perf sometimes misses a `sched_switch` on a loaded machine, with no LOST record (seen
+/// with three fuzzers beside the suite: the sleeper's 400 ms nanosleep read as 46 ms on a
+/// CPU): a recording whose account disagrees is made again, at most three times in all, and
+/// the last one's disagreements fail the test. That perf's account can be wrong is what this
+/// retry admits; that it is right when it has every switch is what the test checks.
 #[test]
 fn perf_sched_timehist_finds_the_split_the_fixture_measured() {
     let Some(fixtures) = fixtures_for_perf() else {
@@ -81,46 +87,55 @@ fn perf_sched_timehist_finds_the_split_the_fixture_measured() {
     };
     let dir = Dir::new("offcpu-sched");
     let data = dir.path("sched.data");
-    let out = run(Command::new("perf")
-        .args(["sched", "record", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(&fixtures.offcpu));
-    if !out.status.success() {
-        // perf sched record traces every CPU: root, or kernel.perf_event_paranoid <= -1.
-        cpiflame_testkit::unavailable(format!(
-            "perf sched record cannot trace system-wide here: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-        return;
-    }
-    let truth = parse_truth(&String::from_utf8(out.stdout).unwrap()).unwrap();
-    let text = stdout_of(
-        Command::new("perf")
-            .args(["sched", "timehist", "--state", "-i"])
-            .arg(&data),
-    );
-    let splits = timehist_split(&text).unwrap();
-    // timehist sees the new thread's first wait (sched_wakeup_new) but not the linger.
-    let seen = Seen {
-        start: Some(true),
-        linger: false,
-        wakeups: Some(true),
-    };
-    let mut failures = Vec::new();
-    for t in &truth {
-        match splits.get(&t.tid) {
-            Some(got) => failures.extend(t.check(got, seen, &Part::ALL, TOLERANCE)),
-            None => failures.push(format!(
-                "{} (tid {}): not in perf sched timehist",
-                t.role, t.tid
-            )),
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        let out = run(Command::new("perf")
+            .args(["sched", "record", "-o"])
+            .arg(&data)
+            .arg("--")
+            .arg(&fixtures.offcpu));
+        if !out.status.success() {
+            // perf sched record traces every CPU: root, or kernel.perf_event_paranoid <= -1.
+            cpiflame_testkit::unavailable(format!(
+                "perf sched record cannot trace system-wide here: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+            return;
         }
+        let truth = parse_truth(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        let text = stdout_of(
+            Command::new("perf")
+                .args(["sched", "timehist", "--state", "-i"])
+                .arg(&data),
+        );
+        let splits = timehist_split(&text).unwrap();
+        // timehist sees the new thread's first wait (sched_wakeup_new) but not the linger.
+        let seen = Seen {
+            start: Some(true),
+            linger: false,
+            wakeups: Some(true),
+        };
+        let mut failures = Vec::new();
+        for t in &truth {
+            match splits.get(&t.tid) {
+                Some(got) => failures.extend(t.check(got, seen, &Part::ALL, TOLERANCE)),
+                None => failures.push(format!(
+                    "{} (tid {}): not in perf sched timehist",
+                    t.role, t.tid
+                )),
+            }
+        }
+        if failures.is_empty() {
+            return;
+        }
+        let found: Vec<_> = truth
+            .iter()
+            .map(|t| (t.role.clone(), splits.get(&t.tid).copied()))
+            .collect();
+        eprintln!("perf sched recording disagreed, made again: {failures:?}");
+        attempts.push((failures, truth, found));
     }
-    let found: Vec<_> = truth
-        .iter()
-        .map(|t| (&t.role, splits.get(&t.tid)))
-        .collect();
+    let (failures, truth, found) = attempts.pop().expect("three attempts");
     assert_no_failures(&failures, &truth, &found);
 }
 
