@@ -254,7 +254,7 @@ pub fn grown_above(diffs: &[FrameDiff], limit: f64, test: &ChangeTest) -> Vec<St
 mod tests {
     use super::*;
     use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
-    use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile};
+    use cpiflame_profile::{Count, EventColumn, Frame, FrameKind, Profile, Width};
 
     /// Process `app` with `main;work` (1 cpu-clock sample, `on` ns on CPU) and `main;sleep`
     /// (`blocked` ns), under columns named `names` (cpu-clock, then three more).
@@ -296,14 +296,18 @@ mod tests {
     }
 
     fn gate(before: &Profile, after: &Profile, limit: f64) -> Vec<String> {
-        let columns = Columns::new(0, None);
+        // As `Loaded::columns` says them: wall time the width where the run has it.
+        let columns = |p: &Profile| Columns {
+            width: WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
+            ..Columns::new(0, None)
+        };
         let test = ChangeTest {
             fail_above: Some(limit),
             ..ChangeTest::default()
         };
         let diffs = diff_runs(
-            &[(before, columns)],
-            &[(after, columns)],
+            &[(before, columns(before))],
+            &[(after, columns(after))],
             Some(limit),
             test.confidence,
         );

@@ -7,7 +7,7 @@ use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
 use cpiflame_profile::{
     diff_frames, top_frames, totals, write_diff, write_folded_periods, write_report, Columns,
     Count, DiffSummaryOptions, EventColumn, Format, Frame, FrameKind, Measure, Profile,
-    ReportOptions,
+    ReportOptions, WallColumns, Width,
 };
 use serde_json::Value;
 
@@ -16,8 +16,13 @@ const ON: usize = 1;
 const RUN: usize = 2;
 const BLOCK: usize = 3;
 
-fn columns() -> Columns {
-    Columns::new(CPU_CLOCK, None)
+/// The columns of `p` as a recording read says them: cpu-clock the width's events, and wall
+/// time the width when `p` has the three wall-time columns.
+fn columns(p: &Profile) -> Columns {
+    Columns {
+        width: WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
+        ..Columns::new(CPU_CLOCK, None)
+    }
 }
 
 fn wall_profile_events() -> Vec<EventColumn> {
@@ -103,7 +108,7 @@ type Row<'a> = (&'a str, u64, u64, u64, u64, u64);
 #[test]
 fn inclusive_wall_time_per_function_each_stack_once() {
     let p = wall_profile();
-    let top = top_frames(&p, &columns(), DEFAULT_CONFIDENCE);
+    let top = top_frames(&p, &columns(&p), DEFAULT_CONFIDENCE);
     // app, main: every stack. read, wait: the blocked stack (0.5M + 9M). compute: its own
     // stack and the recursive one (3M + 1M on CPU, 0.25M runnable, 1.25M blocked). lock:
     // 4M blocked, no samples. rec: twice in its stack, counted once: 1M + 0.25M + 1.25M.
@@ -154,7 +159,7 @@ fn inclusive_wall_time_per_function_each_stack_once() {
     let lock = top.iter().find(|f| f.name == "lock").unwrap();
     assert_eq!((lock.total_samples, lock.total_share), (0, 0.0));
 
-    let t = totals(&p, &columns(), DEFAULT_CONFIDENCE);
+    let t = totals(&p, &columns(&p), DEFAULT_CONFIDENCE);
     assert_eq!(
         (t.on_cpu_ns, t.runnable_ns, t.blocked_ns, t.wall_ns),
         (
@@ -173,7 +178,7 @@ fn without_all_three_columns_there_is_no_wall_time() {
     // stacks (no cpu-clock) are not listed, as before the columns existed.
     let mut p = wall_profile();
     p.events[BLOCK].name = "sched:sched_switch".into();
-    let top = top_frames(&p, &columns(), DEFAULT_CONFIDENCE);
+    let top = top_frames(&p, &columns(&p), DEFAULT_CONFIDENCE);
     assert!(top.iter().all(|f| f.on_cpu_ns.is_none()
         && f.runnable_ns.is_none()
         && f.blocked_ns.is_none()
@@ -182,7 +187,7 @@ fn without_all_three_columns_there_is_no_wall_time() {
     let names: Vec<&str> = top.iter().map(|f| f.name.as_str()).collect();
     // All three have 4 samples; compute has them as self samples.
     assert_eq!(names, ["compute", "app", "main", "rec"]);
-    let t = totals(&p, &columns(), DEFAULT_CONFIDENCE);
+    let t = totals(&p, &columns(&p), DEFAULT_CONFIDENCE);
     assert_eq!(
         (t.on_cpu_ns, t.runnable_ns, t.blocked_ns, t.wall_ns),
         (None, None, None, None)
@@ -193,7 +198,7 @@ fn without_all_three_columns_there_is_no_wall_time() {
 fn report_json_carries_the_wall_fields() {
     let p = wall_profile();
     let mut out = Vec::new();
-    write_report(&p, &ReportOptions::new(columns()), Format::Json, &mut out).unwrap();
+    write_report(&p, &ReportOptions::new(columns(&p)), Format::Json, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["schema"], "cpiflame-report/1");
     let t = &v["totals"];
@@ -220,7 +225,7 @@ fn report_text_has_the_wall_columns() {
         &p,
         &ReportOptions {
             limit: 0,
-            ..ReportOptions::new(columns())
+            ..ReportOptions::new(columns(&p))
         },
         Format::Text,
         &mut out,
@@ -294,7 +299,7 @@ fn diff_compares_shares_of_wall_time_when_both_have_it() {
     // after's wall: 3M + 18.5M + 2.5M + 1M = 25M.
     // read/wait: 9.5 / 19 = 50% → 18.5 / 25 = 74%: +24 points.
     // compute: 5.5 / 19 → 5.5 / 25 = 22%. lock: 4 / 19 → 0 (gone). log: 0 → 1 / 25 = 4%.
-    let d = diff_frames(&before, &columns(), &after, &columns());
+    let d = diff_frames(&before, &columns(&before), &after, &columns(&after));
     let row = |name: &str| d.iter().find(|x| x.name == name).unwrap();
     let wait = row("wait");
     assert_eq!(wait.before_wall_share, Some(0.5));
@@ -334,8 +339,8 @@ fn diff_compares_shares_of_wall_time_when_both_have_it() {
     assert!(changes.windows(2).all(|w| w[0] >= w[1]), "{changes:?}");
 
     let (tb, ta) = (
-        totals(&before, &columns(), DEFAULT_CONFIDENCE),
-        totals(&after, &columns(), DEFAULT_CONFIDENCE),
+        totals(&before, &columns(&before), DEFAULT_CONFIDENCE),
+        totals(&after, &columns(&after), DEFAULT_CONFIDENCE),
     );
     let mut out = Vec::new();
     write_diff(
@@ -382,13 +387,13 @@ fn diff_compares_cycles_when_one_side_has_no_wall_time() {
     let (before, mut after) = before_after();
     after.events[BLOCK].name = "sched:sched_switch".into();
     assert_eq!(Measure::of(&before, &after), Measure::Cycles);
-    let d = diff_frames(&before, &columns(), &after, &columns());
+    let d = diff_frames(&before, &columns(&before), &after, &columns(&after));
     assert!(d.iter().all(|x| x.wall_delta_points.is_none()
         && x.before_wall_share.is_none()
         && x.change_points() == x.delta_points));
     let (tb, ta) = (
-        totals(&before, &columns(), DEFAULT_CONFIDENCE),
-        totals(&after, &columns(), DEFAULT_CONFIDENCE),
+        totals(&before, &columns(&before), DEFAULT_CONFIDENCE),
+        totals(&after, &columns(&after), DEFAULT_CONFIDENCE),
     );
     let mut out = Vec::new();
     write_diff(
@@ -420,4 +425,23 @@ fn diff_compares_cycles_when_one_side_has_no_wall_time() {
         "\n# shares are of each run's own total; change in percentage points\n\
          # (of cycles: only before has wall time, so wall time is not compared)\n"
     ));
+}
+
+/// The summaries take the width from the columns they are given, not from the columns'
+/// names: a profile with the wall-time columns read as on-CPU only (`--on-cpu-only`: the
+/// cycles the width) has no wall time in its totals or frames, as its graph has none.
+#[test]
+fn columns_of_cycles_leave_the_wall_time_out() {
+    let p = wall_profile();
+    let on_cpu = Columns::new(CPU_CLOCK, None);
+    let t = totals(&p, &on_cpu, DEFAULT_CONFIDENCE);
+    assert_eq!(
+        (t.on_cpu_ns, t.runnable_ns, t.blocked_ns, t.wall_ns),
+        (None, None, None, None)
+    );
+    assert!(top_frames(&p, &on_cpu, DEFAULT_CONFIDENCE)
+        .iter()
+        .all(|f| f.wall_ns.is_none() && f.blocked_ns.is_none()));
+    let t = totals(&p, &columns(&p), DEFAULT_CONFIDENCE);
+    assert!(t.wall_ns.is_some_and(|ns| ns > 0), "{t:?}");
 }

@@ -184,3 +184,44 @@ fn cpiflame_off_cpu_text_gives_the_recordings_wall_time() {
     let fields = "comm,pid,tid,cpu,time,period,event,trace";
     same_as_text(&dir, &data, "cpiflame", &["--show-switch-events"], fields);
 }
+
+/// `--on-cpu-only` reads `perf script` text as it reads the perf.data file: no wall time in
+/// `report`'s totals for either, where both have it without the flag.
+#[test]
+fn on_cpu_only_text_reports_no_wall_time_as_its_perf_data_file() {
+    let dir = Dir::new("wall-text-on-cpu");
+    let Some(data) = perf_record(
+        &dir,
+        "switch",
+        &["--switch-events", "-e", "cpu-clock", "-g"],
+    ) else {
+        return;
+    };
+    let txt = perf_script(
+        &dir,
+        &data,
+        "switch-ns",
+        &["--ns", "--show-task-events", "--show-switch-events"],
+    );
+    let totals = |input: &Path, on_cpu_only: bool| -> serde_json::Value {
+        let mut args = vec!["report", "--json"];
+        if on_cpu_only {
+            args.push("--on-cpu-only");
+        }
+        args.push(s(input));
+        let json: serde_json::Value = serde_json::from_str(&ok(&cpiflame(&args))).unwrap();
+        json["totals"].clone()
+    };
+    for input in [&data, &txt] {
+        let all = totals(input, false);
+        assert!(
+            all["blocked_ns"].as_u64().is_some_and(|ns| ns > 0),
+            "{input:?}: {all}"
+        );
+        let on_cpu = totals(input, true);
+        for k in ["on_cpu_ns", "runnable_ns", "blocked_ns", "wall_ns"] {
+            assert!(on_cpu[k].is_null(), "{input:?} --on-cpu-only: {k} {on_cpu}");
+        }
+        assert_eq!(on_cpu["cycles_event"], "cpu-clock", "{input:?}");
+    }
+}

@@ -154,7 +154,7 @@ pub fn totals(p: &Profile, columns: &Columns, confidence: f64) -> Totals {
     let (mut cs, mut cp, mut ss, mut sp) = (0u128, 0u128, 0u128, 0u128);
     let (mut is, mut ip, mut rs, mut rp) = (0u128, 0u128, 0u128, 0u128);
     let (mut stall_pair, mut cpi_pair) = (PairedMoments::default(), PairedMoments::default());
-    let wall_columns = WallColumns::of(p);
+    let wall_columns = columns.wall();
     let mut wall = [0u128; 3];
     for stack in &p.stacks {
         let v = StackCounts::of(stack, columns, wall_columns);
@@ -290,7 +290,7 @@ pub(super) fn aggregate<'a, K: Eq + Hash>(
         })
         .collect();
     let mut all_cycles = 0u128;
-    let wall_columns = WallColumns::of(p);
+    let wall_columns = columns.wall();
     let mut all_wall = 0u128;
     let (mut stall_column, mut ratio_column) = (Count::default(), Count::default());
     let values = |stack: &Stack| {
