@@ -177,6 +177,7 @@ impl Comparison {
             limit,
             test: self.test,
             topdown: self.topdown,
+            counts: (self.before.counts, self.after.counts),
         };
         let format = if json { Format::Json } else { Format::Text };
         write_diff(&tb, &ta, &self.diffs, &options, format, out)

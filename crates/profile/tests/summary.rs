@@ -825,6 +825,28 @@ fn diff_text_rows() {
   100.00%  100.00%    +0.00           - ->  75.00%  main [demo]
 "
     );
+    // Folded weights are counts (issue 38): that side's line says so, as report's does.
+    let mut out = Vec::new();
+    write_diff(
+        &tb,
+        &ta,
+        &d,
+        &DiffSummaryOptions {
+            limit: 0,
+            counts: (true, false),
+            ..Default::default()
+        },
+        Format::Text,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(
+            "# cpiflame diff: before: 20 counts of samples\n#                after:  40 samples of cycles"
+        ),
+        "{text}"
+    );
     let mut out = Vec::new();
     write_diff(
         &tb,
@@ -1264,6 +1286,7 @@ fn several_runs_mark_new_and_gone_by_all_runs() {
         limit: 50,
         test,
         topdown: None,
+        counts: (false, false),
     };
     write_diff(
         &totals(&b[0], &one, DEFAULT_CONFIDENCE),

@@ -359,6 +359,9 @@ pub struct DiffSummaryOptions {
     /// Each side's whole top-down fractions, when both have the same formulas
     /// ([`add_diff_topdown`](super::add_diff_topdown)).
     pub topdown: Option<(Option<Breakdown>, Option<Breakdown>)>,
+    /// Whether each side's weights (before, after) are counts rather than samples (folded
+    /// input): its header line says so, as `report`'s does.
+    pub counts: (bool, bool),
 }
 
 /// How a comparison's changes were tested, for the summary's header and JSON: the runs on

@@ -75,7 +75,7 @@ pub fn write_diff<W: Write>(
     match format {
         Format::Json => write_diff_json(before, after, diffs, &opts.test, opts.topdown, out),
         Format::Text => {
-            write_diff_text(before, after, diffs, opts.limit, &opts.test, &mut out)?;
+            write_diff_text(before, after, diffs, opts, &mut out)?;
             match opts.topdown {
                 Some((b, a)) => writeln!(out, "#\n{}", topdown_totals_line(b, a)),
                 None => Ok(()),

@@ -6,8 +6,8 @@ use crate::profile::{FrameKind, Profile};
 use crate::topdown::Breakdown;
 
 use super::model::{
-    percent_text, share, ChangeTest, FrameDiff, FrameSummary, LineSummary, Measure, ReportOptions,
-    TopdownFormulas, Totals,
+    percent_text, share, DiffSummaryOptions, FrameDiff, FrameSummary, LineSummary, Measure,
+    ReportOptions, TopdownFormulas, Totals,
 };
 use super::sums::totals;
 
@@ -363,19 +363,19 @@ pub(super) fn write_diff_text<W: Write>(
     before: &Totals,
     after: &Totals,
     diffs: &[FrameDiff],
-    limit: usize,
-    test: &ChangeTest,
+    opts: &DiffSummaryOptions,
     mut out: W,
 ) -> io::Result<()> {
+    let (limit, test) = (opts.limit, &opts.test);
     writeln!(
         out,
         "# cpiflame diff: before: {}",
-        totals_line(before, false)
+        totals_line(before, opts.counts.0)
     )?;
     writeln!(
         out,
         "#                after:  {}",
-        totals_line(after, false)
+        totals_line(after, opts.counts.1)
     )?;
     match Measure::of_totals(before, after) {
         Measure::WallTime => writeln!(
