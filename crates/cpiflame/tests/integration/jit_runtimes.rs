@@ -282,10 +282,14 @@ fn perf_stacks(data: &Path) -> Vec<Stack> {
         .map(|s| Stack {
             tid: s.tid,
             time_ns: s.time_ns,
+            // perf's `--inline` prints the stray-byte file names some node 20 DEBUG_INFO
+            // records carry as frames of their own (`??:0`, bytes shown as U+FFFD): not
+            // functions, left out of perf's stacks.
             frames: s
                 .frames
                 .iter()
                 .rev()
+                .filter(|f| f.symbol != "??:0" && !f.symbol.contains('\u{FFFD}'))
                 .map(|f| normalize(&f.symbol))
                 .collect(),
         })
