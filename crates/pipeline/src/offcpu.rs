@@ -183,6 +183,8 @@ struct Thread {
     /// Its first on-CPU sample: without switch-in records, the first time it is known to
     /// run (between its fork and its first run it waits for a CPU, which is not on-CPU time).
     first_sample: Option<u64>,
+    /// Its last on-CPU sample.
+    last_sample: Option<u64>,
     /// On a CPU since.
     on_since: Option<u64>,
     off: Option<Off>,
@@ -527,6 +529,9 @@ struct Walk {
     /// came on when the switch that brought it is missing from the file (as `perf sched
     /// timehist` takes it).
     cpu_last: HashMap<u32, u64>,
+    /// The longest time one on-CPU sample stands for (a clock's period, a frequency's
+    /// interval): a thread that ran longer than this has a sample. 0: not known.
+    sample_interval_ns: u64,
 }
 
 impl Walk {
@@ -544,6 +549,7 @@ impl Walk {
             pending_in: HashMap::default(),
             pending_woken: HashMap::default(),
             cpu_last: HashMap::default(),
+            sample_interval_ns: 0,
         }
     }
 
@@ -599,6 +605,10 @@ impl Walk {
             let th = self.thread(tid);
             th.start.get_or_insert(t);
             th.first_sample.get_or_insert(t);
+            th.last_sample = Some(t);
+        }
+        if ns > 0.0 {
+            self.sample_interval_ns = self.sample_interval_ns.max(ns as u64);
         }
         // Only the samples inside `--time` share out the thread's on-CPU time.
         if self
@@ -664,17 +674,33 @@ impl Walk {
         cpu: Option<u32>,
     ) {
         let prev = prev.unwrap_or(tid);
-        // The switch that brought `prev` onto this CPU is missing (perf's file lacks some):
-        // it came on at the CPU's last switch seen, if that was after it left.
+        // The switch that brought `prev` onto this CPU is missing (perf's `-a` files lack
+        // some, most of them the idle task's switch-outs): it came on after the CPU's last
+        // switch seen, if that was after it left (as `perf sched timehist` takes it), and
+        // after its wakeup if one was seen. When on-CPU time is sampled and none of its
+        // samples fell since, it ran less than one sample's interval: the CPU's last switch
+        // may be long before (an idle CPU has no switches to show).
         let tprev = cpu.and_then(|c| self.cpu_last.insert(c, t));
         if let (Some(tprev), false) = (tprev, self.switch_records) {
+            let interval = self.sample_interval_ns;
+            let came_on = |th: Option<&Thread>| {
+                let woken = th.and_then(|th| th.off.as_ref()).and_then(|o| o.woken);
+                let unsampled = th.is_none_or(|th| th.last_sample.is_none_or(|s| s <= tprev));
+                let mut on = tprev.max(woken.unwrap_or(0));
+                if interval > 0 && unsampled {
+                    on = on.max(t.saturating_sub(interval));
+                }
+                on.min(t)
+            };
             match self.threads.get(&prev) {
                 Some(th) if th.off.as_ref().is_some_and(|o| o.since <= tprev) => {
-                    self.pending_in.insert(prev, tprev);
+                    let on = came_on(Some(th));
+                    self.pending_in.insert(prev, on);
                 }
                 Some(th) if !th.fresh() => {}
-                _ => {
-                    self.pending_in.entry(prev).or_insert(tprev);
+                th => {
+                    let on = came_on(th);
+                    self.pending_in.entry(prev).or_insert(on);
                 }
             }
         }

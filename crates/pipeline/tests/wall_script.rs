@@ -140,6 +140,46 @@ fn a_missing_switch_in_is_the_cpus_last_switch() {
     assert_eq!(per["app"], [2 * ms, 0, 2 * ms]);
 }
 
+/// A cpu-clock sample (250 µs period) at `us` microseconds after 1 s on CPU 0.
+fn tick(us: u64, who: &str) -> String {
+    format!(
+        "{who} [000] 1.{:09}: 250000 cpu-clock:ppp: \n\t    1000 work+0x0 (/nonexistent/app)\n\n",
+        us * 1000
+    )
+}
+
+/// The switches perf's `-a` files lack are mostly the idle task's switch-outs, and an idle
+/// CPU shows no other switch: the CPU's last switch can be long before the thread came on.
+/// Where on-CPU time is sampled (cpu-clock, every 250 µs) and none of the thread's samples
+/// fell since, it ran less than one interval: `app` leaves at 1 ms, `other` runs until
+/// 2 ms and leaves the CPU idle (`next_pid=0`), and `app` leaves again at 40 ms with no
+/// sample and no switch onto it. It came on at 39.75 ms, not at 2 ms (38 ms on a CPU
+/// nothing shows it on); with a sample at 30 ms it was on from then.
+#[test]
+fn a_missing_switch_in_without_a_sample_is_at_most_one_sample_interval() {
+    let head = [
+        switch(1000, "app 100/7", 7, "S", 9),
+        tick(1250, "other 200/9"),
+        tick(1500, "other 200/9"),
+        tick(1750, "other 200/9"),
+        switch(2000, "other 200/9", 9, "S", 0),
+    ]
+    .concat();
+    let ms = 1_000_000;
+    let us = 1_000;
+    let text = [head.clone(), switch(40000, "app 100/7", 7, "S", 0)].concat();
+    let (l, _) = load_text("wall-script-idle-gap", &text);
+    assert_eq!(per_thread(&l)["app"], [250 * us, 0, 38 * ms + 750 * us]);
+    let text = [
+        head,
+        tick(30000, "app 100/7"),
+        switch(40000, "app 100/7", 7, "S", 0),
+    ]
+    .concat();
+    let (l, _) = load_text("wall-script-idle-gap-sampled", &text);
+    assert_eq!(per_thread(&l)["app"], [10 * ms, 0, 29 * ms]);
+}
+
 /// perf's `perf record --off-cpu` output as `perf script` prints it: `offcpu-time` samples
 /// (a made-up time after every other, period = nanoseconds blocked on the stack) beside
 /// cpu-clock samples. Blocked time is their periods, on the stack; on-CPU time, without

@@ -75,9 +75,9 @@ fn assert_no_failures(failures: &[String], truth: &[Truth], found: &dyn std::fmt
 }
 
 /// perf's own account of the fixture's threads, as every wall-time test's oracle reads it.
-/// perf sometimes misses a `sched_switch` on a loaded machine, with no LOST record (seen
-/// with three fuzzers beside the suite: the sleeper's 400 ms nanosleep read as 46 ms on a
-/// CPU): a recording whose account disagrees is made again, at most three times in all, and
+/// perf's file lacks some `sched_switch` samples, with no LOST record (about half the idle
+/// task's switch-outs here), and timehist then runs a thread from the CPU's last switch (the
+/// sleeper's 400 ms nanosleep read as 46 ms on a CPU): a recording whose account disagrees is made again, at most three times in all, and
 /// the last one's disagreements fail the test. That perf's account can be wrong is what this
 /// retry admits; that it is right when it has every switch is what the test checks.
 #[test]
