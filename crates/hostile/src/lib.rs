@@ -85,6 +85,7 @@ pub fn perf_data(bytes: &[u8]) {
         tid: false,
         kernel: true,
         lines: true,
+        timed: true,
     };
     // The wall-time walk over every record, with every event's samples as on-CPU weight.
     let on_cpu = vec![true; file.attrs.len()];
@@ -96,6 +97,7 @@ pub fn perf_data(bytes: &[u8]) {
         profile,
         stats,
         lines,
+        timed,
     }) = collapse_all(&file, &mut resolver, options, wall.as_ref(), None)
     else {
         return;
@@ -128,6 +130,31 @@ pub fn perf_data(bytes: &[u8]) {
         }
     }
     assert!(split.is_empty(), "lined stacks of no stack of the profile");
+    // Every sample's weights kept with its time add up, per stack, to the stack's counts in
+    // the events' columns (the wall-time ones add time without a sample, too).
+    let timed = timed.expect("times were asked for");
+    let mut by_stack: std::collections::HashMap<&[u32], Vec<u64>> = Default::default();
+    for s in &timed.timed.samples {
+        let sums = by_stack
+            .entry(&timed.stacks[s.stack as usize])
+            .or_insert_with(|| vec![0; profile.events.len()]);
+        sums[s.column as usize] = sums[s.column as usize].saturating_add(s.period);
+    }
+    for stack in &profile.stacks {
+        let sums = by_stack.remove(stack.frames.as_slice()).unwrap_or_default();
+        for (column, count) in stack.counts.iter().enumerate() {
+            let timed = sums.get(column).copied().unwrap_or(0);
+            if column < file.attrs.len() {
+                assert_eq!(timed, count.period, "timed weights of column {column}");
+            } else {
+                assert!(timed <= count.period, "timed wall time over the stack's");
+            }
+        }
+    }
+    assert!(
+        by_stack.values().all(|v| v.iter().all(|&p| p == 0)),
+        "timed weights of a stack not in the profile"
+    );
     if let Some(wall) = &wall {
         assert_eq!(
             profile.events.len(),

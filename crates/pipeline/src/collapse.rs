@@ -18,6 +18,7 @@ use crate::progress::Meter;
 
 use cpiflame_profile::interval::PairedMoments;
 use cpiflame_profile::lines::{LineId, LinedStack, SourceLine, NO_LINE};
+use cpiflame_profile::timed::{Thread, Timed, TimedSample};
 use cpiflame_profile::{
     wall, Count, EventColumn, Frame, FrameId, FrameKind, PairMoments, Profile, SourceLines,
 };
@@ -41,6 +42,8 @@ pub struct CollapseOptions {
     pub kernel: bool,
     /// Keep the source line of every frame ([`Collapsed::lines`]).
     pub lines: bool,
+    /// Keep every sample's time, thread, stack and weights ([`Collapsed::timed`]).
+    pub timed: bool,
 }
 
 /// A collapsed recording.
@@ -51,6 +54,19 @@ pub struct Collapsed {
     /// With [`CollapseOptions::lines`]: the profile's stacks split by the source line of each
     /// frame, in the same columns.
     pub lines: Option<SourceLines>,
+    /// With [`CollapseOptions::timed`]: every sample's time, thread and weights, each with
+    /// its stack's frames in [`Collapsed::profile`].
+    pub timed: Option<TimedWalk>,
+}
+
+/// Every weighed sample of the walk, in the walk's columns (the file's attrs, then the
+/// wall-time columns), each naming its stack by an index into `stacks`.
+#[derive(Debug, Default)]
+pub struct TimedWalk {
+    /// `stack` indexes `stacks`; `column` is the walk's column.
+    pub timed: Timed,
+    /// The frames of each stack the samples name, in [`Collapsed::profile`].
+    pub stacks: Vec<Vec<FrameId>>,
 }
 
 /// What the reader and the kernel reported besides samples.
@@ -396,6 +412,10 @@ pub fn collapse_all(
     let mut sample_weights = SampleWeights::new(file).with_wall(wall.cloned());
     let mut weights: Vec<(usize, u64)> = Vec::new();
 
+    // With `options.timed`: each raw stack's index among the timed stacks, the threads.
+    let mut timed = options.timed.then(TimedWalk::default);
+    let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
+
     let mut caller_sites = CallerSites::default();
     // Each thread's root as its last sample had it: the root of its time without a stack.
     let mut thread_roots: HashMap<i32, u32> = HashMap::default();
@@ -415,9 +435,11 @@ pub fn collapse_all(
         key.extend(entries.iter().map(|e| e.frame));
         sample_weights.weights(file, sample, &mut weights);
         if !raw.contains_key(key.as_slice()) {
+            let id = raw.len() as u32;
             raw.insert(
                 key.clone(),
                 RawStack {
+                    id,
                     counts: vec![Count::default(); n_events],
                     sites: None,
                     paired: Vec::new(),
@@ -431,6 +453,29 @@ pub fn collapse_all(
             stack.counts[event].add(Count { samples: 1, period });
         }
         add_pairs(&mut stack.paired, sample_weights.group());
+        if let Some(timed) = &mut timed {
+            let index = stack.id;
+            let (pid, tid) = (pid, sample.tid.unwrap_or(-1));
+            let thread = *thread_ids.entry((pid, tid)).or_insert_with(|| {
+                timed.timed.threads.push(Thread {
+                    pid,
+                    tid,
+                    comm: resolver.thread_name(pid, tid).to_string(),
+                });
+                (timed.timed.threads.len() - 1) as u32
+            });
+            let time = sample.time.unwrap_or(0);
+            timed
+                .timed
+                .samples
+                .extend(weights.iter().map(|&(column, period)| TimedSample {
+                    time,
+                    thread,
+                    stack: index,
+                    column: column as u32,
+                    period,
+                }));
+        }
         if options.lines {
             stack.sites.get_or_insert_with(Default::default).add(
                 &mut caller_sites,
@@ -480,8 +525,14 @@ pub fn collapse_all(
     );
     let mut lines = options.lines.then(LineNames::default);
     let mut stack = Vec::new();
+    if let Some(timed) = &mut timed {
+        timed.stacks = vec![Vec::new(); raw.len()];
+    }
     for (key, raw) in raw {
         names.stack_of(&key, &mut stack);
+        if let Some(timed) = &mut timed {
+            timed.stacks[raw.id as usize].clone_from(&stack);
+        }
         if let (Some(lines), Some(sites)) = (&mut lines, &raw.sites) {
             lines.add(&stack, &key, sites, &caller_sites, &mut names);
         }
@@ -509,12 +560,15 @@ pub fn collapse_all(
         profile: names.profile,
         stats,
         lines,
+        timed,
     })
 }
 
 /// One stack (by resolver frames) while the records are walked: its counts and, when lines
 /// are kept, where its samples were.
 struct RawStack {
+    /// Its order of first sample: the index [`TimedWalk`] names it by.
+    id: u32,
     counts: Vec<Count>,
     sites: Option<StackSites>,
     /// Leader-sampled groups' per-sample deltas, by pair of columns.

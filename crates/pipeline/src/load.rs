@@ -15,7 +15,7 @@ use cpiflame_profile::{
 use cpiflame_profile::{ReportOptions, SourceLines, WallColumns, Width};
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
-use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed};
+use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed, TimedWalk};
 use crate::group::{GroupBy, GroupByError};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
@@ -718,6 +718,17 @@ pub fn load_opened(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
+    load_walked(file, options, false, warnings).map(|(loaded, _)| loaded)
+}
+
+/// [`load_opened`], and with `timed` every sample's time, thread, stack and weights from the
+/// same walk (`timeline` and `render --strip` read the file once).
+pub(crate) fn load_walked(
+    file: &PerfData,
+    options: &LoadOptions,
+    timed: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(Loaded, Option<TimedWalk>), LoadError> {
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = options.resolver(&file.meta)?;
     let names = event_names(file);
@@ -731,6 +742,7 @@ pub fn load_opened(
         profile,
         stats,
         lines,
+        timed,
     } = collapse_all(
         file,
         &mut resolver,
@@ -740,6 +752,7 @@ pub fn load_opened(
             tid: options.tid,
             kernel: options.kernel,
             lines: options.lines,
+            timed,
         },
         wall.as_ref(),
         times.as_ref(),
@@ -864,7 +877,7 @@ pub fn load_opened(
         }
         loaded.notes.push(wall_note(&plan.stats).into());
     }
-    Ok(loaded)
+    Ok((loaded, timed))
 }
 
 /// The wall-time plan of `file` as `options` ask (none with `--on-cpu-only` or without

@@ -41,6 +41,7 @@ pub(crate) fn load_profile(
         tid: options.tid,
         kernel: options.kernel,
         lines: false,
+        timed: false,
     };
     let in_file = |e: MemoryError| match e {
         e @ (MemoryError::Read(_) | MemoryError::Load(_)) => e,

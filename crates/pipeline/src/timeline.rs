@@ -1,13 +1,12 @@
-//! When each sample was taken: a recording read as [`load_opened`] reads it (the profile,
-//! its roles and wall-time columns), and a second walk over the same records that keeps,
-//! for every sample, its time, thread, profile stack and weights
+//! When each sample was taken: a recording read as [`load_opened`](crate::load_opened) reads
+//! it (the profile, its roles and wall-time columns), keeping from the same walk, for every
+//! sample, its time, thread, profile stack and weights
 //! ([`cpiflame_profile::timed::Timed`]): `cpiflame timeline` and `render --strip` sum any time
 //! range of it again.
 //!
-//! The second walk names stacks as [`collapse`](crate::collapse) does (the root frame from
-//! the thread's name, with `--pid`/`--tid` its ids; kernel frames left out unless kept) and
-//! weighs samples with the same [`SampleWeights`], so the table's sums over all time are the
-//! profile's counts exactly (a test checks it).
+//! The walk is the collapse's own ([`crate::collapse::collapse_all`] with `timed`): every
+//! weight it adds to a stack it also keeps with the sample's time, so the table's sums over
+//! all time are the profile's counts exactly (a test checks it).
 //!
 //! `perf script` text is read once ([`read_timed`]): the reader that builds its profile
 //! keeps each sample's time, thread and weight as it adds it, so the sums are the profile's
@@ -17,13 +16,12 @@ use foldhash::HashMap;
 use std::sync::Arc;
 
 use cpiflame_perf_data::PerfData;
-use cpiflame_profile::timed::{Thread, Timed, TimedSample};
+use cpiflame_profile::timed::Timed;
 use cpiflame_profile::{Count, FrameId};
 use cpiflame_render::{Strip, StripBucket};
 
-use crate::collapse::{walk_samples_in, Names, SampleFilter};
-use crate::load::{load_opened, wall_plan, LoadError, LoadOptions, Loaded};
-use crate::weigh::SampleWeights;
+use crate::collapse::TimedWalk;
+use crate::load::{load_walked, LoadError, LoadOptions, Loaded};
 
 /// A recording read with the time of each sample.
 #[derive(Debug)]
@@ -35,112 +33,44 @@ pub struct TimedLoad {
     pub timed: Timed,
 }
 
-/// Reads `file` as [`load_opened`] does, then walks it again for the time of each sample.
+/// Reads `file` as [`load_opened`] does, keeping from the same walk the time of each sample.
 pub fn load_timed(
     file: &PerfData,
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<TimedLoad, LoadError> {
-    let mut loaded = load_opened(file, options, warnings)?;
-    let mut resolver = options.resolver(&file.meta)?;
+    let (loaded, walk) = load_walked(file, options, true, warnings)?;
+    let TimedWalk { mut timed, stacks } = walk.unwrap_or_default();
+    // The walk's columns are the attrs', then the wall-time ones; the profile's merge attrs
+    // of one event (hybrid core types) into one column.
     let (names, column_of) = crate::event_columns(file);
-    let (_, wall) = wall_plan(file, options)?;
-    // The wall-time columns come after the events' (attrs' columns after merging).
     let n_attrs = file.attrs.len();
-    let column = |c: usize| -> u32 {
+    let column = |c: u32| -> u32 {
+        let c = c as usize;
         if c < n_attrs {
             column_of[c] as u32
         } else {
             (names.len() + (c - n_attrs)) as u32
         }
     };
-    let mut weights = SampleWeights::new(file).with_wall(wall.clone());
-    // `--time`: the samples the collapse kept, and none other (the profile's are).
-    let times = options.time_ranges(file)?;
-    let filter = SampleFilter::new(times.as_ref(), wall.as_ref());
-    let mut out: Vec<(usize, u64)> = Vec::new();
-    // Roots named as the collapse names them (`collapse_all`).
-    let mut roots = crate::group::Roots::new(options.group_by(file)?, options.pid, options.tid);
-    let mut raw_ids: HashMap<Vec<u32>, u32> = HashMap::default();
-    let mut raw: Vec<Vec<u32>> = Vec::new();
-    let mut thread_ids: HashMap<(i32, i32), u32> = HashMap::default();
-    let mut timed = Timed::default();
-    let mut key: Vec<u32> = Vec::new();
-    walk_samples_in(file, &mut resolver, filter, |sample, entries, resolver| {
-        let Some(entries) = entries else {
-            weights.pass(file, sample);
-            return;
-        };
-        let (pid, tid) = (sample.pid.unwrap_or(-1), sample.tid.unwrap_or(-1));
-        let comm = resolver.thread_name(pid, tid);
-        let thread = *thread_ids.entry((pid, tid)).or_insert_with(|| {
-            timed.threads.push(Thread {
-                pid,
-                tid,
-                comm: comm.to_string(),
-            });
-            (timed.threads.len() - 1) as u32
-        });
-        let root = roots.of(sample, resolver);
-        key.clear();
-        key.push(root);
-        key.extend(entries.iter().map(|e| e.frame));
-        let stack = match raw_ids.get(key.as_slice()) {
-            Some(&id) => id,
-            None => {
-                raw.push(key.clone());
-                raw_ids.insert(key.clone(), (raw.len() - 1) as u32);
-                (raw.len() - 1) as u32
-            }
-        };
-        weights.weights(file, sample, &mut out);
-        let time = sample.time.unwrap_or(0);
-        for &(c, period) in &out {
-            timed.samples.push(TimedSample {
-                time,
-                thread,
-                stack,
-                column: column(c),
-                period,
-            });
-        }
-    })?;
-    resolver.finish_names();
-
-    // Each raw stack's profile stack: its frames named as the collapse names them, then
-    // found among the profile's frames.
-    let mut names = Names::new(Vec::new(), roots.into_chains(), &resolver, options.kernel);
-    let profile = &mut loaded.profile;
-    let mut ids: Vec<Option<FrameId>> = Vec::new();
-    let mut frames = Vec::new();
-    let mut named: Vec<Vec<FrameId>> = Vec::with_capacity(raw.len());
-    for key in &raw {
-        names.stack_of(key, &mut frames);
-        ids.resize(names.profile.frames.len(), None);
-        let stack = frames
-            .iter()
-            .map(|&f| {
-                *ids[f as usize]
-                    .get_or_insert_with(|| profile.intern(names.profile.frame(f).clone()))
-            })
-            .collect();
-        named.push(stack);
-    }
-    let index: HashMap<&[FrameId], u32> = profile
+    // Each walk stack's profile stack, found by its frames (the profile's stacks are sorted).
+    let index: HashMap<&[FrameId], u32> = loaded
+        .profile
         .stacks
         .iter()
         .enumerate()
         .map(|(i, s)| (s.frames.as_slice(), i as u32))
         .collect();
-    let stack_of: Vec<u32> = named
+    let stack_of: Vec<u32> = stacks
         .iter()
         .map(|f| index.get(f.as_slice()).copied().unwrap_or(u32::MAX))
         .collect();
     // A stack the profile does not have had no weight in it (a sample of period 0 only);
-    // one with weight would be a walk that names stacks unlike the collapse: said, not hidden.
+    // one with weight would be a profile that dropped a stack: said, not hidden.
     let mut unmatched = 0;
     timed.samples.retain_mut(|s| {
         s.stack = stack_of[s.stack as usize];
+        s.column = column(s.column);
         unmatched += usize::from(s.stack == u32::MAX && s.period > 0);
         s.stack != u32::MAX
     });
