@@ -1,11 +1,11 @@
 //! `cpiflame annotate`: one function of a perf.data recording, instruction by instruction and
 //! source line by source line, with the samples whose leaf is each (its self weight split).
 //!
-//! The recording is read twice: once by the loader (`load_opened`, which chooses the columns'
-//! roles exactly as `fold` and `render` do), then walked again with a fresh resolver that
-//! keeps each sample's leaf address (as pprof's walk does). Samples are weighed by
-//! `SampleWeights`, the weighing of `fold`, so a function's total here is its self weight
-//! there. Per instruction: the share of the width column's period, and where the recording
+//! The recording is read once, by the loader (`load_walked`, which chooses the columns' roles
+//! exactly as `fold` and `render` do): its walk hands every sample it counts, with the
+//! weights it gave it, to a visitor that keeps each sample's leaf address by attr; the roles
+//! chosen after the walk turn those sums into columns. A function's total here is therefore
+//! its self weight in `fold`, by construction. Per instruction: the share of the width column's period, and where the recording
 //! has the columns, the stall share (stall period / cycles period of the samples whose leaf
 //! is that instruction) and CPI (cycles period / instructions period); on a hybrid recording
 //! both divide by the cycles of the core types that recorded the colour events
@@ -26,8 +26,7 @@
 //! functions get their sampled addresses only: the kernel's code is not in the recording.
 //!
 //! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
-//! weighs a sample differently from `fold`: the columns and roles come from `load_opened`,
-//! the weights from `SampleWeights`.
+//! weighs a sample differently from `fold`: the columns, roles and weights are the loader's.
 
 mod source;
 
@@ -35,16 +34,17 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use cpiflame_perf_data::PerfData;
-use cpiflame_pipeline::time::TimeRanges;
+use cpiflame_perf_data::Sample;
 use cpiflame_pipeline::{
-    event_columns, load_opened, ratio_cycles_events, walk_samples_in, LoadError, LoadOptions,
-    Recording, SampleFilter, SampleWeights,
+    event_columns, load_walked, ratio_cycles_events, LoadError, LoadOptions, Recording,
+    SampleVisitor, WalkAlso, Walked,
 };
 use cpiflame_profile::summary::topdown_cell;
 use cpiflame_profile::topdown::{Breakdown, Plan};
 use cpiflame_unwind::address::{EntryAddress, StackFrame};
-use cpiflame_unwind::{CodeAddress, CodeFile, FrameKind, FrameRef, Resolver, SourceFrame};
+use cpiflame_unwind::{
+    CodeAddress, CodeFile, FrameKind, FrameRef, Resolver, SourceFrame, StackEntry,
+};
 use serde_json::{json, Value};
 
 pub use source::SourcePaths;
@@ -255,7 +255,18 @@ pub fn annotate(
         ..load.clone()
     };
     let file = recording.perf_data()?;
-    let loaded = load_opened(&file, &load, warnings)?;
+    // One read: the loader's walk hands every sample it counts to the site walk.
+    let mut site_walk = SiteWalk {
+        kernel: load.kernel,
+        sites: HashMap::new(),
+    };
+    let also = WalkAlso {
+        timed: false,
+        visit: Some(&mut site_walk),
+    };
+    let Walked {
+        loaded, resolver, ..
+    } = load_walked(&file, &load, also, warnings)?;
     let width = match &options.event {
         Some(name) => loaded.event_index(name, "--event")?,
         None => match loaded.roles.cycles {
@@ -281,16 +292,7 @@ pub fn annotate(
         ratio: ratio_cycles_events(&file, &loaded),
         sums: topdown_plan.as_ref().map(|_| names.len()),
     };
-    let mut resolver = load.resolver(&file.meta)?;
-    let times = load.time_ranges(&file)?;
-    let sites = walk(
-        &file,
-        &mut resolver,
-        &columns,
-        &column_of,
-        load.kernel,
-        times.as_ref(),
-    )?;
+    let sites = site_walk.weigh(&columns, &column_of);
     let skids = column_of
         .iter()
         .zip(&file.attrs)
@@ -383,85 +385,104 @@ pub fn annotate(
         .collect())
 }
 
-/// Every sample's weights per (function frame, leaf site); `kernel`: samples whose leaf is
-/// in the kernel too.
-fn walk(
-    file: &PerfData,
-    resolver: &mut Resolver,
-    columns: &Columns,
-    column_of: &[usize],
+/// Each sample's leaf site, by the function it is in, with its weights per attr: the
+/// collapse's walk hands it every sample it counts ([`SampleVisitor`]), and the columns
+/// (roles) the loader chooses after that walk turn the per-attr sums into [`Weights`].
+struct SiteWalk {
     kernel: bool,
-    times: Option<&TimeRanges>,
-) -> Result<HashMap<(FrameRef, Site), Weights>, AnnotateError> {
-    let mut sites: HashMap<(FrameRef, Site), Weights> = HashMap::new();
-    let mut weights = SampleWeights::new(file);
-    let mut out = Vec::new();
-    walk_samples_in(
-        file,
-        resolver,
-        SampleFilter::new(times, None),
-        |sample, entries, resolver| {
-            // Outside `--time`: only the counter values move on.
-            let Some(entries) = entries else {
-                weights.pass(file, sample);
-                return;
-            };
-            // Every sample's group values move the deltas on, as in `fold`, also those the
-            // filters below leave out: else the next sample's deltas would cover theirs.
-            weights.weights(file, sample, &mut out);
-            let Some(leaf) = entries.first() else {
-                return;
-            };
-            // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
-            if !kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
-                return;
+    sites: HashMap<(FrameRef, Site), AttrSums>,
+}
+
+/// Per attr of the file: how many samples gave it a weight, and the weights' sum.
+#[derive(Default)]
+struct AttrSums {
+    samples: Vec<u64>,
+    period: Vec<u64>,
+}
+
+impl SampleVisitor for SiteWalk {
+    fn visit(
+        &mut self,
+        sample: &Sample<'_>,
+        entries: &[StackEntry],
+        resolver: &Resolver,
+        weights: &[(usize, u64)],
+    ) {
+        let Some(leaf) = entries.first() else {
+            return;
+        };
+        // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
+        if !self.kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
+            return;
+        }
+        // The function: the first frame that is not inlined into another.
+        let Some(function) = entries
+            .iter()
+            .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
+        else {
+            return;
+        };
+        let site = match leaf.address {
+            EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
+                .code_address(sample.pid.unwrap_or(-1), a)
+                .map_or(Site::Raw(frame.address().0), Site::User),
+            other => Site::Raw(other.address().0),
+        };
+        let sums = self.sites.entry((function.frame, site)).or_default();
+        for &(attr, period) in weights {
+            if sums.samples.len() <= attr {
+                sums.samples.resize(attr + 1, 0);
+                sums.period.resize(attr + 1, 0);
             }
-            // The function: the first frame that is not inlined into another.
-            let Some(function) = entries
-                .iter()
-                .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
-            else {
-                return;
+            sums.samples[attr] += 1;
+            sums.period[attr] = sums.period[attr].saturating_add(period);
+        }
+    }
+}
+
+impl SiteWalk {
+    /// The sites' weights in `columns` (`column_of`: each attr's column).
+    fn weigh(self, columns: &Columns, column_of: &[usize]) -> HashMap<(FrameRef, Site), Weights> {
+        self.sites
+            .into_iter()
+            .map(|(key, sums)| (key, sums.weigh(columns, column_of)))
+            .collect()
+    }
+}
+
+impl AttrSums {
+    fn weigh(&self, columns: &Columns, column_of: &[usize]) -> Weights {
+        let mut w = Weights::default();
+        for (attr, (&samples, &period)) in self.samples.iter().zip(&self.period).enumerate() {
+            let Some(&column) = column_of.get(attr).filter(|_| samples > 0) else {
+                continue;
             };
-            let site = match leaf.address {
-                EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
-                    .code_address(sample.pid.unwrap_or(-1), a)
-                    .map_or(Site::Raw(frame.address().0), Site::User),
-                other => Site::Raw(other.address().0),
-            };
-            let w = sites.entry((function.frame, site)).or_default();
-            for &(attr, period) in &out {
-                let Some(&column) = column_of.get(attr) else {
-                    continue;
-                };
-                if let Some(n) = columns.sums.filter(|&n| column < n) {
-                    w.sums.resize(n, 0);
-                    w.sums[column] = w.sums[column].saturating_add(period);
-                }
-                if column == columns.width {
-                    w.samples += 1;
-                    w.period = w.period.saturating_add(period);
-                }
-                let add = |role: Option<usize>, sum: &mut u64| {
-                    if role == Some(column) {
-                        *sum = sum.saturating_add(period);
-                    }
-                };
-                add(columns.stalls, &mut w.stalls);
-                add(columns.instructions, &mut w.instructions);
-                match &columns.ratio {
-                    // Hybrid: the cycles of the core types that recorded the colour events.
-                    Some(ratio) if ratio.get(attr) == Some(&true) => {
-                        w.cycles = w.cycles.saturating_add(period);
-                    }
-                    Some(_) => {}
-                    None => add(columns.cycles, &mut w.cycles),
-                }
+            if let Some(n) = columns.sums.filter(|&n| column < n) {
+                w.sums.resize(n, 0);
+                w.sums[column] = w.sums[column].saturating_add(period);
             }
-        },
-    )?;
-    resolver.finish_names();
-    Ok(sites)
+            if column == columns.width {
+                w.samples += samples;
+                w.period = w.period.saturating_add(period);
+            }
+            let add = |role: Option<usize>, sum: &mut u64| {
+                if role == Some(column) {
+                    *sum = sum.saturating_add(period);
+                }
+            };
+            add(columns.stalls, &mut w.stalls);
+            add(columns.instructions, &mut w.instructions);
+            match &columns.ratio {
+                // Hybrid: the cycles of the core types that recorded the colour events.
+                Some(ratio) if ratio.get(attr) == Some(&true) => {
+                    w.cycles = w.cycles.saturating_add(period);
+                }
+                Some(_) => {}
+                None => add(columns.cycles, &mut w.cycles),
+            }
+        }
+        w
+    }
 }
 
 /// One function's instructions: every instruction of its symbol where its bytes are at

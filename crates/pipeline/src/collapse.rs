@@ -398,6 +398,33 @@ pub fn collapse_all(
     wall: Option<&WallPlan>,
     times: Option<&TimeRanges>,
 ) -> Result<Collapsed, ReadError> {
+    collapse_visiting(file, resolver, options, wall, times, None)
+}
+
+/// A consumer of the collapse's walk beside the profile (`annotate`'s instruction sites):
+/// each sample the profile counts, with its stack and the weights the collapse gave it.
+pub trait SampleVisitor {
+    /// `weights`: (column, weight) in the walk's columns (the file's attrs, then the
+    /// wall-time columns), as the profile adds them.
+    fn visit(
+        &mut self,
+        sample: &Sample<'_>,
+        entries: &[StackEntry],
+        resolver: &Resolver,
+        weights: &[(usize, u64)],
+    );
+}
+
+/// [`collapse_all`], handing every counted sample to `visit` too: one read of the file for
+/// the profile and what `visit` keeps.
+pub fn collapse_visiting(
+    file: &PerfData,
+    resolver: &mut Resolver,
+    options: CollapseOptions,
+    wall: Option<&WallPlan>,
+    times: Option<&TimeRanges>,
+    mut visit: Option<&mut dyn SampleVisitor>,
+) -> Result<Collapsed, ReadError> {
     let mut columns = event_names(file);
     if wall.is_some() {
         columns.extend([wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(String::from));
@@ -453,6 +480,9 @@ pub fn collapse_all(
             stack.counts[event].add(Count { samples: 1, period });
         }
         add_pairs(&mut stack.paired, sample_weights.group());
+        if let Some(visit) = visit.as_deref_mut() {
+            visit.visit(sample, entries, resolver, &weights);
+        }
         if let Some(timed) = &mut timed {
             let index = stack.id;
             let (pid, tid) = (pid, sample.tid.unwrap_or(-1));

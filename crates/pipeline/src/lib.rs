@@ -60,8 +60,9 @@ pub mod timeline;
 mod weigh;
 
 pub use collapse::{
-    collapse, collapse_all, collapse_with_wall, event_names, walk_samples, walk_samples_in,
-    CollapseOptions, CollapseStats, Collapsed, SampleFilter,
+    collapse, collapse_all, collapse_visiting, collapse_with_wall, event_names, walk_samples,
+    walk_samples_in, CollapseOptions, CollapseStats, Collapsed, SampleFilter, SampleVisitor,
+    TimedWalk,
 };
 /// Which event plays which role, as names (flags) or columns (a recording read).
 pub use cpiflame_events::Roles;
@@ -69,8 +70,8 @@ pub use fold::{write_fold, FoldError};
 pub use group::{GroupBy, GroupByError};
 pub use hybrid::{event_columns, ratio_cycles_events};
 pub use load::{
-    jit_dirs_of, load_any, load_input, load_opened, wall_plan, EventList, LoadError, LoadOptions,
-    Loaded, Note,
+    jit_dirs_of, load_any, load_input, load_opened, load_walked, wall_plan, EventList, LoadError,
+    LoadOptions, Loaded, Note, WalkAlso, Walked,
 };
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};

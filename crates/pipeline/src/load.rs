@@ -15,7 +15,9 @@ use cpiflame_profile::{
 use cpiflame_profile::{ReportOptions, SourceLines, WallColumns, Width};
 use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
 
-use crate::collapse::{collapse_all, event_names, CollapseOptions, Collapsed, TimedWalk};
+use crate::collapse::{
+    collapse_visiting, event_names, CollapseOptions, Collapsed, SampleVisitor, TimedWalk,
+};
 use crate::group::{GroupBy, GroupByError};
 use crate::hybrid::Hybrid;
 use crate::marks::RecordingMarks;
@@ -718,17 +720,35 @@ pub fn load_opened(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
-    load_walked(file, options, false, warnings).map(|(loaded, _)| loaded)
+    load_walked(file, options, WalkAlso::default(), warnings).map(|w| w.loaded)
 }
 
-/// [`load_opened`], and with `timed` every sample's time, thread, stack and weights from the
-/// same walk (`timeline` and `render --strip` read the file once).
-pub(crate) fn load_walked(
+/// What a command keeps from the walk that reads a recording, beside its profile: so that
+/// it reads the file once.
+#[derive(Default)]
+pub struct WalkAlso<'v> {
+    /// Every sample's time, thread, stack and weights (`timeline`, `render --strip`).
+    pub timed: bool,
+    /// Every counted sample handed to this too (`annotate`'s instruction sites).
+    pub visit: Option<&'v mut dyn SampleVisitor>,
+}
+
+/// A recording read by [`load_walked`].
+pub struct Walked {
+    pub loaded: Loaded,
+    /// With [`WalkAlso::timed`].
+    pub timed: Option<TimedWalk>,
+    /// The resolver the walk named frames with: the frames a visitor kept are its.
+    pub resolver: Resolver,
+}
+
+/// [`load_opened`], with what `also` asks for from the same walk.
+pub fn load_walked(
     file: &PerfData,
     options: &LoadOptions,
-    timed: bool,
+    also: WalkAlso<'_>,
     warnings: &mut Vec<String>,
-) -> Result<(Loaded, Option<TimedWalk>), LoadError> {
+) -> Result<Walked, LoadError> {
     warnings.extend(file.warnings.iter().cloned());
     let mut resolver = options.resolver(&file.meta)?;
     let names = event_names(file);
@@ -743,7 +763,7 @@ pub(crate) fn load_walked(
         stats,
         lines,
         timed,
-    } = collapse_all(
+    } = collapse_visiting(
         file,
         &mut resolver,
         CollapseOptions {
@@ -752,10 +772,11 @@ pub(crate) fn load_walked(
             tid: options.tid,
             kernel: options.kernel,
             lines: options.lines,
-            timed,
+            timed: also.timed,
         },
         wall.as_ref(),
         times.as_ref(),
+        also.visit,
     )?;
     let path = options.file.display();
     if let Some(plan) = &wall {
@@ -877,7 +898,11 @@ pub(crate) fn load_walked(
         }
         loaded.notes.push(wall_note(&plan.stats).into());
     }
-    Ok((loaded, timed))
+    Ok(Walked {
+        loaded,
+        timed,
+        resolver,
+    })
 }
 
 /// The wall-time plan of `file` as `options` ask (none with `--on-cpu-only` or without

@@ -21,7 +21,7 @@ use cpiflame_profile::{Count, FrameId};
 use cpiflame_render::{Strip, StripBucket};
 
 use crate::collapse::TimedWalk;
-use crate::load::{load_walked, LoadError, LoadOptions, Loaded};
+use crate::load::{load_walked, LoadError, LoadOptions, Loaded, WalkAlso, Walked};
 
 /// A recording read with the time of each sample.
 #[derive(Debug)]
@@ -39,8 +39,12 @@ pub fn load_timed(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<TimedLoad, LoadError> {
-    let (loaded, walk) = load_walked(file, options, true, warnings)?;
-    let TimedWalk { mut timed, stacks } = walk.unwrap_or_default();
+    let also = WalkAlso {
+        timed: true,
+        visit: None,
+    };
+    let Walked { loaded, timed, .. } = load_walked(file, options, also, warnings)?;
+    let TimedWalk { mut timed, stacks } = timed.unwrap_or_default();
     // The walk's columns are the attrs', then the wall-time ones; the profile's merge attrs
     // of one event (hybrid core types) into one column.
     let (names, column_of) = crate::event_columns(file);
