@@ -14,7 +14,7 @@
 //! and `EVENT` with unit `nanoseconds` (`on-cpu-time/nanoseconds`, as pprof shows it): the
 //! time itself, what `cpiflame fold --event EVENT` writes for them.
 //!
-//! - [`from_perf_data`]: a perf.data file, walked again with real addresses: locations per
+//! - [`from_perf_data`]: a perf.data file, read once with real addresses: locations per
 //!   address with their inlined frames and source lines, mappings per module, kernel frames
 //!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid`.
 //! - [`from_loaded`]: text input (perf script, folded), which has no addresses: one
@@ -32,7 +32,7 @@ mod text;
 
 use std::io::{Read, Write};
 
-use cpiflame_pipeline::{load_opened, Recording};
+use cpiflame_pipeline::Recording;
 
 pub use builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
 pub use perf::{from_perf_data, PerfSource};
@@ -84,17 +84,16 @@ pub fn from_recording(
         return Ok(from_loaded(&recording.load(warnings)?));
     }
     let file = recording.perf_data()?;
-    let loaded = load_opened(&file, options, warnings)?;
     // When the recording ended, for `time_nanos`: the file's last change.
     let ended = std::fs::metadata(&options.file)
         .and_then(|m| m.modified())
         .ok();
-    from_perf_data(&PerfSource {
+    let source = PerfSource {
         file: &file,
-        loaded: &loaded,
         options,
         ended,
-    })
+    };
+    from_perf_data(&source, warnings)
 }
 
 /// Why a profile could not be made or read.

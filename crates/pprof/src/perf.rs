@@ -4,23 +4,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cpiflame_perf_data::PerfData;
-use cpiflame_pipeline::{
-    event_columns, walk_samples_in, wall_plan, LoadOptions, Loaded, SampleFilter, SampleWeights,
-};
+use cpiflame_perf_data::{PerfData, Sample};
+use cpiflame_pipeline::{event_columns, load_walked, LoadOptions, SampleVisitor, WalkAlso, Walked};
 use cpiflame_profile::wall;
 use cpiflame_unwind::address::EntryAddress;
-use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine};
+use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine, StackEntry};
 
 use crate::builder::{hex, Builder, FrameSpec, LabelValue, MappingSpec};
 use crate::proto::Profile;
 use crate::{events_type, period_unit, samples_type, value, PprofError};
 
-/// A perf.data file read by `load_opened`, and how it was read.
+/// A perf.data file to read, and how.
 pub struct PerfSource<'a> {
     pub file: &'a PerfData,
-    /// The recording as `fold` sees it: its roles choose the period and default type.
-    pub loaded: &'a Loaded,
     pub options: &'a LoadOptions,
     /// When the recording ended (the file's modification time), for `time_nanos`.
     pub ended: Option<SystemTime>,
@@ -51,51 +47,43 @@ type Location = (LocationKey, LocationData);
 /// cgroup path (when the sample has a cgroup id).
 type SampleKey = (Arc<str>, i32, i32, Vec<u32>, Option<Arc<str>>);
 
-/// The profile of `source`: every sample walked again with a fresh resolver, weighed as
-/// `collapse` weighs it, its stack kept as addresses.
-pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
-    let file = source.file;
-    // The columns `fold` gives: on hybrid parts one event opened per core type is one.
-    let (mut names, mut column_of) = event_columns(file);
-    // Off-CPU time: the three wall-time columns after the events', as the profile has them.
-    let (_, wall) = wall_plan(file, source.options)?;
-    if wall.is_some() {
-        for name in [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED] {
-            column_of.push(names.len());
-            names.push(name.to_string());
-        }
-    }
-    let mut resolver = source.options.resolver(&file.meta)?;
-    let keep_kernel = source.options.kernel;
-    let mut sample_weights = SampleWeights::new(file).with_wall(wall.clone());
-    let mut weights = Vec::new();
-    let mut location_ids: HashMap<LocationKey, u32> = HashMap::new();
-    let mut locations: Vec<(LocationKey, LocationData)> = Vec::new();
-    let mut samples: HashMap<SampleKey, Vec<u64>> = HashMap::new();
-    let mut stack: Vec<u32> = Vec::new();
-    let mut group: Vec<FrameRef> = Vec::new();
-    let mut times: Option<(u64, u64)> = None;
-    let ranges = source.options.time_ranges(file)?;
+/// Every counted sample's stack kept as locations (addresses and their frames), handed
+/// by the loader's walk ([`SampleVisitor`]), with its weights per column.
+struct AddressWalk {
+    keep_kernel: bool,
+    /// Each attr's column (hybrid parts: one per event); the wall-time columns follow.
+    column_of: Vec<usize>,
+    columns: usize,
+    location_ids: HashMap<LocationKey, u32>,
+    locations: Vec<Location>,
+    samples: HashMap<SampleKey, Vec<u64>>,
+    stack: Vec<u32>,
+    group: Vec<FrameRef>,
+    /// The first and last sample's time.
+    times: Option<(u64, u64)>,
+}
 
-    let filter = SampleFilter::new(ranges.as_ref(), wall.as_ref());
-    walk_samples_in(file, &mut resolver, filter, |sample, entries, resolver| {
-        let Some(entries) = entries else {
-            sample_weights.pass(file, sample);
-            return;
-        };
+impl SampleVisitor for AddressWalk {
+    fn visit(
+        &mut self,
+        sample: &Sample<'_>,
+        entries: &[StackEntry],
+        resolver: &Resolver,
+        weights: &[(usize, u64)],
+    ) {
         if let Some(t) = sample.time {
-            times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+            self.times = Some(self.times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
         }
         let pid = sample.pid.unwrap_or(-1);
         let tid = sample.tid.unwrap_or(-1);
-        stack.clear();
-        group.clear();
+        self.stack.clear();
+        self.group.clear();
         for entry in entries {
             let kind = resolver.frame(entry.frame).kind;
-            if kind == FrameKind::Kernel && !keep_kernel {
+            if kind == FrameKind::Kernel && !self.keep_kernel {
                 continue;
             }
-            group.push(entry.frame);
+            self.group.push(entry.frame);
             // Inlined frames come before the frame they were inlined into, at its address.
             if kind == FrameKind::Inline {
                 continue;
@@ -104,9 +92,9 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
             let key = LocationKey {
                 pid: if kernel { -1 } else { pid },
                 address: entry.address,
-                frames: std::mem::take(&mut group),
+                frames: std::mem::take(&mut self.group),
             };
-            let index = match location_ids.get(&key) {
+            let index = match self.location_ids.get(&key) {
                 Some(&i) => i,
                 None => {
                     let data = match entry.address {
@@ -121,15 +109,14 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
                             kernel,
                         },
                     };
-                    let i = locations.len() as u32;
-                    location_ids.insert(key.clone(), i);
-                    locations.push((key, data));
+                    let i = self.locations.len() as u32;
+                    self.location_ids.insert(key.clone(), i);
+                    self.locations.push((key, data));
                     i
                 }
             };
-            stack.push(index);
+            self.stack.push(index);
         }
-        sample_weights.weights(file, sample, &mut weights);
         let cgroup = sample.cgroup.map(|id| {
             resolver
                 .cgroup_path(id)
@@ -139,19 +126,67 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
             resolver.thread_name(pid, tid),
             pid,
             tid,
-            stack.clone(),
+            self.stack.clone(),
             cgroup,
         );
-        let values = samples
-            .entry(key)
-            .or_insert_with(|| vec![0; 2 * names.len()]);
-        for &(event, period) in &weights {
-            let event = column_of[event];
-            values[2 * event] = values[2 * event].saturating_add(1);
-            values[2 * event + 1] = values[2 * event + 1].saturating_add(period);
+        let values = self.samples.entry(key).or_default();
+        for &(event, period) in weights {
+            // The wall-time columns come after the events' (merged) columns.
+            let column = match self.column_of.get(event) {
+                Some(&c) => c,
+                None => self.columns + (event - self.column_of.len()),
+            };
+            if values.len() < 2 * (column + 1) {
+                values.resize(2 * (column + 1), 0);
+            }
+            values[2 * column] = values[2 * column].saturating_add(1);
+            values[2 * column + 1] = values[2 * column + 1].saturating_add(period);
         }
-    })?;
-    resolver.finish_names();
+    }
+}
+
+/// The profile of `source`, read once: the loader's walk (which chooses the roles, as `fold`
+/// does) hands every sample it counts, weighed as the profile weighs it, to a walk that keeps
+/// its stack as addresses.
+pub fn from_perf_data(
+    source: &PerfSource<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Profile, PprofError> {
+    let file = source.file;
+    // The columns `fold` gives: on hybrid parts one event opened per core type is one.
+    let (mut names, column_of) = event_columns(file);
+    let mut walk = AddressWalk {
+        keep_kernel: source.options.kernel,
+        column_of,
+        columns: names.len(),
+        location_ids: HashMap::new(),
+        locations: Vec::new(),
+        samples: HashMap::new(),
+        stack: Vec::new(),
+        group: Vec::new(),
+        times: None,
+    };
+    let also = WalkAlso {
+        timed: false,
+        visit: Some(&mut walk),
+    };
+    let Walked {
+        loaded, resolver, ..
+    } = load_walked(file, source.options, also, warnings)?;
+    // Off-CPU time: the three wall-time columns after the events', as the profile has them.
+    if loaded.wall.is_some() {
+        names.extend([wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(String::from));
+    }
+    let AddressWalk {
+        column_of,
+        locations,
+        mut samples,
+        times,
+        ..
+    } = walk;
+    for values in samples.values_mut() {
+        values.resize(2 * names.len(), 0);
+    }
     let (locations, samples) = merge_by_final_names(&resolver, locations, samples);
 
     let mut b = Builder::new();
@@ -159,12 +194,7 @@ pub fn from_perf_data(source: &PerfSource<'_>) -> Result<Profile, PprofError> {
         b.sample_type(&samples_type(name), "count");
         b.sample_type(&events_type(name), period_unit(name));
     }
-    if let Some((cycles, name)) = source
-        .loaded
-        .roles
-        .cycles
-        .and_then(|c| Some((c, names.get(c)?)))
-    {
+    if let Some((cycles, name)) = loaded.roles.cycles.and_then(|c| Some((c, names.get(c)?))) {
         b.default_sample_type(&events_type(name));
         // The period of the cycles column's first event (on hybrid parts each core type's
         // event has the same rate).
