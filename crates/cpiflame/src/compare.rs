@@ -140,7 +140,9 @@ pub fn diff(args: DiffArgs, env: &Environment) -> Result<Outcome> {
     }
     if !summary || args.output.is_some() {
         let look = args.layout.look(args.title, env);
-        write_out(&args.output, |out| Ok(c.write_graph(look, out)?))?;
+        write_out(&args.output, |out| {
+            Ok(cpiflame_draw::write_diff_graph(&c, look, out)?)
+        })?;
     }
     let over = c.gate_lines();
     for line in &over {

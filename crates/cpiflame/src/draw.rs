@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use cpiflame_pipeline::draw::{Look, CPI_TITLE};
+use cpiflame_draw::page::{graph_with_strip, write_timeline_page};
+use cpiflame_draw::{write_memory_graph, Graph, Look, CPI_TITLE};
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::timeline::{read_timed, TimedLoad};
 use cpiflame_pipeline::{
@@ -264,12 +265,14 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     };
     if args.strip {
         let timed = args.input.timed("render --strip", true, env)?;
-        write_out(&args.output, |out| Ok(timed.graph(look)?.write(out)?))?;
+        write_out(&args.output, |out| {
+            Ok(graph_with_strip(&timed, look)?.write(out)?)
+        })?;
         return Ok(Outcome::Done);
     }
     // The CPI graph's tooltips list each wide frame's hottest lines; FlameGraph's has none.
     let loaded = args.input.load(!args.classic, env)?;
-    let graph = loaded.graph(args.classic, look)?;
+    let graph = Graph::of(&loaded, args.classic, look)?;
     write_out(&args.output, |out| Ok(graph.write(out)?))?;
     Ok(Outcome::Done)
 }
@@ -280,7 +283,9 @@ fn render_mem(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     let options = args.input.options("render --mem", env)?;
     let loads = warned(|w| cpiflame_pipeline::load_loads(&options, w))?;
     let look = args.layout.look(args.title, env);
-    write_out(&args.output, |out| Ok(loads.write_graph(look, out)?))?;
+    write_out(&args.output, |out| {
+        Ok(write_memory_graph(&loads, look, out)?)
+    })?;
     Ok(Outcome::Done)
 }
 
@@ -331,6 +336,8 @@ pub struct TimelineArgs {
 pub fn timeline(a: TimelineArgs, env: &Environment) -> Result<Outcome> {
     let timed = a.input.timed("timeline", false, env)?;
     let look = a.layout.look(a.title, env);
-    write_out(&a.output, |out| Ok(timed.write_page(look, a.rows, out)?))?;
+    write_out(&a.output, |out| {
+        Ok(write_timeline_page(&timed, look, a.rows, out)?)
+    })?;
     Ok(Outcome::Done)
 }

@@ -15,9 +15,6 @@
 //! - [`write_fold`]: `fold`'s folded stacks of a recording read, the columns its roles say.
 //! - [`compare`]: runs compared (`diff`, one or several per side), each change's interval,
 //!   and `--fail-above`'s gate.
-//! - [`draw`]: a recording read, drawn: the [`Look`](draw::Look) a user asks for completed
-//!   with what the recording says into `cpiflame-render`'s options (`render`, `render --mem`,
-//!   `diff`).
 //! - [`collapse_loads`]: the load samples of a memory recording (`record --mem`, `perf mem`)
 //!   per stack and per place they were served from (`cpiflame-memaccess`), weighted by
 //!   their latency, for `render --mem`.
@@ -42,7 +39,6 @@
 
 mod collapse;
 pub mod compare;
-pub mod draw;
 mod fold;
 pub mod group;
 mod hybrid;

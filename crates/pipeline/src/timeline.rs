@@ -13,12 +13,10 @@
 //! by construction. Folded text has no times at all, and is refused saying so.
 
 use foldhash::HashMap;
-use std::sync::Arc;
 
 use cpiflame_perf_data::PerfData;
 use cpiflame_profile::timed::Timed;
-use cpiflame_profile::{Count, FrameId};
-use cpiflame_render::{Strip, StripBucket};
+use cpiflame_profile::FrameId;
 
 use crate::collapse::TimedWalk;
 use crate::load::{load_walked, LoadError, LoadOptions, Loaded, WalkAlso, Walked};
@@ -33,7 +31,7 @@ pub struct TimedLoad {
     pub timed: Timed,
 }
 
-/// Reads `file` as [`load_opened`] does, keeping from the same walk the time of each sample.
+/// Reads `file` as [`load_opened`](crate::load_opened) does, keeping from the same walk the time of each sample.
 pub fn load_timed(
     file: &PerfData,
     options: &LoadOptions,
@@ -87,7 +85,7 @@ pub fn load_timed(
     Ok(TimedLoad { loaded, timed })
 }
 
-/// Why a recording's timeline could not be written.
+/// Why a recording could not be read with the time of each sample.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {
     #[error(transparent)]
@@ -101,10 +99,6 @@ pub enum TimelineError {
     /// No event of the recording samples the time (PERF_SAMPLE_TIME).
     #[error("{}: its samples carry no time (record with perf record -T, or cpiflame record)", file.display())]
     NoTimes { file: std::path::PathBuf },
-    #[error(transparent)]
-    Draw(#[from] cpiflame_timeline::TimelineError),
-    #[error(transparent)]
-    Graph(#[from] crate::draw::GraphError),
 }
 
 /// Opens and reads `options.file` with the time of each sample: a perf.data file as
@@ -156,77 +150,3 @@ fn read_timed_script(
     timed.samples.retain(|s| s.stack != u32::MAX);
     Ok(TimedLoad { loaded, timed })
 }
-
-impl TimedLoad {
-    /// Writes the timeline page (`cpiflame timeline`) with `look` (title, width, minimum
-    /// width, icicle) and `rows` cells per second: the recording's roles,
-    /// wall-time columns, notes and stall legend, as `render` draws them.
-    pub fn write_page(
-        &self,
-        look: crate::draw::Look,
-        rows: u32,
-        out: &mut dyn std::io::Write,
-    ) -> Result<(), TimelineError> {
-        // The graph's options as `render` completes them from the recording.
-        let graph = self.loaded.cpi_graph(look)?;
-        let options = cpiflame_timeline::Options {
-            graph: graph.options,
-            rows,
-        };
-        let (profile, timed) = (&self.loaded.profile, &self.timed);
-        cpiflame_timeline::write_timeline(profile, &graph.columns, timed, &options, out)?;
-        Ok(())
-    }
-}
-
-impl TimedLoad {
-    /// The CPI graph of the recording (as [`Loaded::graph`]) with the strip of its stall
-    /// share (or CPI) over time above the frames (`render --strip`).
-    pub fn graph(&self, look: crate::draw::Look) -> Result<crate::draw::Graph<'_>, TimelineError> {
-        let mut graph = self.loaded.cpi_graph(look)?;
-        let buckets = (graph.options.width.saturating_sub(20) / STRIP_PX).max(1);
-        graph.options.strip = Some(Arc::new(self.strip(buckets as usize)));
-        Ok(graph)
-    }
-
-    /// The recording's counts of the graph's columns in `n` equal buckets from its first
-    /// sample to its last.
-    pub fn strip(&self, n: usize) -> Strip {
-        let roles = self.loaded.roles;
-        let samples = &self.timed.samples;
-        let (Some(first), Some(last)) = (
-            samples.iter().map(|s| s.time).min(),
-            samples.iter().map(|s| s.time).max(),
-        ) else {
-            return Strip::default();
-        };
-        let n = n.max(1);
-        let bucket_ns = ((last - first) / n as u64 + 1).max(1);
-        let mut buckets = vec![StripBucket::default(); n];
-        for s in samples {
-            let b = &mut buckets[((s.time - first) / bucket_ns) as usize];
-            let column = Some(s.column as usize);
-            let count = Count {
-                samples: 1,
-                period: s.period,
-            };
-            if column == roles.cycles {
-                b.cycles.add(count);
-            }
-            if column == roles.stalls {
-                b.stalls.add(count);
-            }
-            if column == roles.instructions {
-                b.instructions.add(count);
-            }
-        }
-        Strip {
-            start_ns: first,
-            bucket_ns,
-            buckets,
-        }
-    }
-}
-
-/// Pixels per bucket of the strip.
-const STRIP_PX: u32 = 4;

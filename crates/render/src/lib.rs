@@ -24,7 +24,7 @@
 //!   category's share on the stall scale ([`TopdownColour`]).
 //!
 //! One public function per kind; the caller decides which kind a recording is drawn as
-//! (`cpiflame_pipeline::draw`). What the kinds share about ratios and their intervals is in
+//! (`cpiflame_draw`). What the kinds share about ratios and their intervals is in
 //! `ratio.rs`, below every kind; the layout, legend and script in `page.rs`; the merged
 //! stacks in `tree.rs`.
 //! * [`render_mem`], the memory flame graph of load samples: frame width is their summed

@@ -3,7 +3,15 @@
 //! the stall legend, the served-from classes of a memory recording) into
 //! `cpiflame-render`'s options, and the picture written. The binary chooses the look from its
 //! flags; the choices that come from the recording are made here, once for `render` and
-//! `diff`.
+//! `diff`; [`page`] does the same for the timeline page and `render --strip`.
+//!
+//! Apart from `cpiflame-pipeline` so that the commands that read without drawing (`fold`,
+//! `report`, `annotate`, `convert`) do not link the SVG and page writers.
+//!
+//! Never reads, weighs or names anything of a recording (that is `cpiflame-pipeline`'s), and
+//! never prints: pictures go to the writer the binary hands in.
+
+pub mod page;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,9 +21,8 @@ use cpiflame_profile::{Column, Columns, Measure, WallColumns, Width};
 
 use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook};
 
-use crate::compare::Comparison;
-use crate::load::Loaded;
-use crate::memory::LoadProfile;
+use cpiflame_pipeline::compare::Comparison;
+use cpiflame_pipeline::{LoadProfile, Loaded};
 
 /// The CPI graph's title unless the user gives one (`render --title`'s default).
 pub const CPI_TITLE: &str = "CPI Flame Graph";
@@ -70,7 +77,7 @@ pub struct NothingToDraw {
     pub file: PathBuf,
 }
 
-/// Why a recording's graph cannot be drawn as asked (see [`Loaded::graph`]).
+/// Why a recording's graph cannot be drawn as asked (see [`Graph::of`]).
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
     #[error(transparent)]
@@ -81,15 +88,15 @@ pub enum GraphError {
     TopdownColour { given: String, reason: String },
 }
 
-/// The flame graph of a recording read, ready to be written (see [`Loaded::graph`]).
+/// The flame graph of a recording read, ready to be written (see [`Graph::of`]).
 pub struct Graph<'a> {
     loaded: &'a Loaded,
     /// The recording's columns, the width as drawn (wall time or cycles).
-    pub(crate) columns: Columns,
+    columns: Columns,
     /// Which picture: decided here once, drawn by its own function of render.
     kind: Kind,
     /// Render's options (`timeline` adds the strip).
-    pub(crate) options: Options,
+    options: Options,
 }
 
 /// The kind of picture a recording is drawn as.
@@ -105,8 +112,8 @@ enum Kind {
     Topdown(TopdownLook),
 }
 
-impl Loaded {
-    /// The CPI flame graph of this recording (`classic`: FlameGraph's differential picture of
+impl<'a> Graph<'a> {
+    /// The CPI flame graph of `loaded` (`classic`: FlameGraph's differential picture of
     /// stalls against cycles, drawn with inferno) with `look`; the subtitle, instructions and
     /// ratio columns and the stall legend are the recording's. A recording with top-down
     /// events ([`Loaded::topdown`]) is drawn as the top-down picture, its subtitle naming the
@@ -114,35 +121,35 @@ impl Loaded {
     /// `look.topdown_colour` (the wall-time graph, as before). An error without a cycles
     /// column, or for a `--topdown-color` the formulas do not have, before anything is
     /// written.
-    pub fn graph(&self, classic: bool, look: Look) -> Result<Graph<'_>, GraphError> {
-        self.graph_of(classic, look, true)
+    pub fn of(loaded: &'a Loaded, classic: bool, look: Look) -> Result<Graph<'a>, GraphError> {
+        Graph::drawn(loaded, classic, look, true)
     }
 
-    /// [`Loaded::graph`] with the CPI graph's colours whatever the recording holds: the
-    /// picture `timeline`'s page and `render --strip` draw (their heat map and strip are of
-    /// the stall share or CPI).
-    pub fn cpi_graph(&self, look: Look) -> Result<Graph<'_>, GraphError> {
-        self.graph_of(false, look, false)
+    /// [`Graph::of`] with the CPI graph's colours whatever the recording holds: the picture
+    /// `timeline`'s page and `render --strip` draw (their heat map and strip are of the
+    /// stall share or CPI).
+    pub fn cpi(loaded: &'a Loaded, look: Look) -> Result<Graph<'a>, GraphError> {
+        Graph::drawn(loaded, false, look, false)
     }
 
-    fn graph_of(
-        &self,
+    fn drawn(
+        loaded: &'a Loaded,
         classic: bool,
         mut look: Look,
         topdown: bool,
-    ) -> Result<Graph<'_>, GraphError> {
-        let Some(columns) = self.columns() else {
+    ) -> Result<Graph<'a>, GraphError> {
+        let Some(columns) = loaded.columns() else {
             return Err(NothingToDraw {
-                file: self.file.clone(),
+                file: loaded.file.clone(),
             }
             .into());
         };
         let topdown = match topdown {
-            true => self.topdown_look(look.topdown_colour.as_deref())?,
+            true => topdown_look(loaded, look.topdown_colour.as_deref())?,
             false => None,
         };
         // --topdown-color draws the on-CPU top-down picture of a wall-time recording too.
-        let wall = self.wall.filter(|_| look.topdown_colour.is_none());
+        let wall = loaded.wall.filter(|_| look.topdown_colour.is_none());
         let subtitle = match (&topdown, wall) {
             (Some(t), None) if !classic => {
                 if look.title == CPI_TITLE {
@@ -151,10 +158,10 @@ impl Loaded {
                 let set = &t.plan.set;
                 let lines = [Some(format!("top-down: {}", set.name()))]
                     .into_iter()
-                    .chain([set.approximation().map(str::to_string), self.subtitle()]);
+                    .chain([set.approximation().map(str::to_string), loaded.subtitle()]);
                 Some(lines.flatten().collect::<Vec<_>>().join(" · "))
             }
-            _ => self.subtitle(),
+            _ => loaded.subtitle(),
         };
         let columns = Columns {
             width: wall.map_or(Width::Cycles, Width::Wall),
@@ -170,12 +177,12 @@ impl Loaded {
         };
         let options = Options {
             subtitle,
-            stall_caption: self.stall_legend(),
-            lines: self.lines.clone(),
+            stall_caption: loaded.stall_legend(),
+            lines: loaded.lines.clone(),
             ..look.options()
         };
         Ok(Graph {
-            loaded: self,
+            loaded,
             columns,
             kind,
             options,
@@ -183,39 +190,35 @@ impl Loaded {
     }
 }
 
-impl Loaded {
-    /// The top-down look of this recording with `--topdown-color` `colour` (`None`: the
-    /// dominant category): `None` without top-down formulas, an error for a colour the
-    /// formulas do not have or without them.
-    fn topdown_look(&self, colour: Option<&str>) -> Result<Option<TopdownLook>, GraphError> {
-        let Some(plan) = &self.topdown else {
-            return match colour {
-                Some(given) => Err(GraphError::TopdownColour {
-                    given: given.to_string(),
-                    reason: format!(
-                        "{} has no complete set of top-down events",
-                        self.file.display()
-                    ),
-                }),
-                None => Ok(None),
-            };
+/// The top-down look of `loaded` with `--topdown-color` `colour` (`None`: the dominant
+/// category): `None` without top-down formulas, an error for a colour the formulas do not
+/// have or without them.
+fn topdown_look(loaded: &Loaded, colour: Option<&str>) -> Result<Option<TopdownLook>, GraphError> {
+    let Some(plan) = &loaded.topdown else {
+        return match colour {
+            Some(given) => Err(GraphError::TopdownColour {
+                given: given.to_string(),
+                reason: format!(
+                    "{} has no complete set of top-down events",
+                    loaded.file.display()
+                ),
+            }),
+            None => Ok(None),
         };
-        let colour = match colour {
-            Some(given) => {
-                TopdownColour::Category(Category::parse(given, plan).map_err(|reason| {
-                    GraphError::TopdownColour {
-                        given: given.to_string(),
-                        reason,
-                    }
-                })?)
+    };
+    let colour = match colour {
+        Some(given) => TopdownColour::Category(Category::parse(given, plan).map_err(|reason| {
+            GraphError::TopdownColour {
+                given: given.to_string(),
+                reason,
             }
-            None => TopdownColour::Dominant,
-        };
-        Ok(Some(TopdownLook {
-            plan: plan.clone(),
-            colour,
-        }))
-    }
+        })?),
+        None => TopdownColour::Dominant,
+    };
+    Ok(Some(TopdownLook {
+        plan: plan.clone(),
+        colour,
+    }))
 }
 
 impl Graph<'_> {
@@ -233,63 +236,67 @@ impl Graph<'_> {
     }
 }
 
-impl LoadProfile {
-    /// Writes the memory flame graph (`render --mem`) of these load samples with `look`: one
-    /// colour class per served-from column, the subtitle saying what was left out, and
-    /// `Memory Load Flame Graph` for a title left at [`CPI_TITLE`].
-    pub fn write_graph(&self, mut look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
-        if look.title == CPI_TITLE {
-            look.title = MEM_TITLE.to_string();
-        }
-        let classes: Vec<ServedClass> = self
-            .classes
-            .iter()
-            .map(|c| ServedClass {
-                name: c.name().to_string(),
-                distance: c.distance(),
-            })
-            .collect();
-        let options = Options {
-            subtitle: Some(self.subtitle()),
-            ..look.options()
-        };
-        cpiflame_render::render_mem(&self.profile, &classes, &options, out)
+/// Writes the memory flame graph (`render --mem`) of `loads` with `look`: one colour class
+/// per served-from column, the subtitle saying what was left out, and `Memory Load Flame
+/// Graph` for a title left at [`CPI_TITLE`].
+pub fn write_memory_graph(
+    loads: &LoadProfile,
+    mut look: Look,
+    out: &mut dyn Write,
+) -> Result<(), RenderError> {
+    if look.title == CPI_TITLE {
+        look.title = MEM_TITLE.to_string();
     }
+    let classes: Vec<ServedClass> = loads
+        .classes
+        .iter()
+        .map(|c| ServedClass {
+            name: c.name().to_string(),
+            distance: c.distance(),
+        })
+        .collect();
+    let options = Options {
+        subtitle: Some(loads.subtitle()),
+        ..look.options()
+    };
+    cpiflame_render::render_mem(&loads.profile, &classes, &options, out)
 }
 
-impl Comparison {
-    /// Writes the differential flame graph (`diff`) with `look`: widths from the later run,
-    /// colour by the change of each frame, CPI before and after where both runs have
-    /// instructions. Of wall time when the summary's shares are ([`Measure::WallTime`]: both
-    /// first runs have the wall-time columns), so the picture shows the changes the summary
-    /// and the gate compare; else of cycles.
-    pub fn write_graph(&self, look: Look, out: &mut dyn Write) -> Result<(), RenderError> {
-        // Of wall time when the summary's shares are; the ratio cycles are not drawn here.
-        let columns = |l: &Loaded, c: &Columns| Columns {
-            width: (self.measure == Measure::WallTime)
-                .then(|| WallColumns::of(&l.profile))
-                .flatten()
-                .map_or(Width::Cycles, Width::Wall),
-            stalls: l.roles.stalls.map(Column),
-            instructions: l.roles.instructions.map(Column),
-            ratio_cycles: None,
-            ..*c
-        };
-        let options = DiffOptions {
-            title: look.title,
-            subtitle: None,
-            width: look.width,
-            min_width: look.min_width,
-            inverted: look.inverted,
-            single_threaded: look.single_threaded,
-        };
-        cpiflame_render::render_diff(
-            &self.before.profile,
-            &columns(&self.before, &self.before_columns),
-            &self.after.profile,
-            &columns(&self.after, &self.after_columns),
-            &options,
-            out,
-        )
-    }
+/// Writes the differential flame graph (`diff`) of `runs` with `look`: widths from the later
+/// run, colour by the change of each frame, CPI before and after where both runs have
+/// instructions. Of wall time when the summary's shares are ([`Measure::WallTime`]: both
+/// first runs have the wall-time columns), so the picture shows the changes the summary and
+/// the gate compare; else of cycles.
+pub fn write_diff_graph(
+    runs: &Comparison,
+    look: Look,
+    out: &mut dyn Write,
+) -> Result<(), RenderError> {
+    // Of wall time when the summary's shares are; the ratio cycles are not drawn here.
+    let columns = |l: &Loaded, c: &Columns| Columns {
+        width: (runs.measure == Measure::WallTime)
+            .then(|| WallColumns::of(&l.profile))
+            .flatten()
+            .map_or(Width::Cycles, Width::Wall),
+        stalls: l.roles.stalls.map(Column),
+        instructions: l.roles.instructions.map(Column),
+        ratio_cycles: None,
+        ..*c
+    };
+    let options = DiffOptions {
+        title: look.title,
+        subtitle: None,
+        width: look.width,
+        min_width: look.min_width,
+        inverted: look.inverted,
+        single_threaded: look.single_threaded,
+    };
+    cpiflame_render::render_diff(
+        &runs.before.profile,
+        &columns(&runs.before, &runs.before_columns),
+        &runs.after.profile,
+        &columns(&runs.after, &runs.after_columns),
+        &options,
+        out,
+    )
 }
