@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use cpiflame_profile::topdown::Category;
-use cpiflame_profile::{Column, Columns, Measure, WallColumns, Width};
+use cpiflame_profile::{Columns, Measure, WallColumns, Width};
 
 use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook};
 
@@ -273,13 +273,11 @@ pub fn write_diff_graph(
     out: &mut dyn Write,
 ) -> Result<(), RenderError> {
     // Of wall time when the summary's shares are; the ratio cycles are not drawn here.
-    let columns = |l: &Loaded, c: &Columns| Columns {
-        width: (runs.measure == Measure::WallTime)
-            .then(|| WallColumns::of(&l.profile))
-            .flatten()
-            .map_or(Width::Cycles, Width::Wall),
-        stalls: l.roles.stalls.map(Column),
-        instructions: l.roles.instructions.map(Column),
+    let columns = |c: &Columns| Columns {
+        width: match runs.measure {
+            Measure::WallTime => c.width,
+            Measure::Cycles => Width::Cycles,
+        },
         ratio_cycles: None,
         ..*c
     };
@@ -293,9 +291,9 @@ pub fn write_diff_graph(
     };
     cpiflame_render::render_diff(
         &runs.before.profile,
-        &columns(&runs.before, &runs.before_columns),
+        &columns(&runs.before_columns),
         &runs.after.profile,
-        &columns(&runs.after, &runs.after_columns),
+        &columns(&runs.after_columns),
         &options,
         out,
     )

@@ -19,7 +19,7 @@ use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 use cpiflame_profile::topdown::Breakdown;
 use cpiflame_profile::{
     add_diff_topdown, diff_runs, totals, write_diff, ChangeTest, Columns, DiffSummaryOptions,
-    Format, FrameDiff, Measure, WallColumns,
+    Format, FrameDiff, Measure,
 };
 
 use crate::load::Loaded;
@@ -98,13 +98,13 @@ impl Comparison {
                 after: a0.file,
             });
         };
-        let measure = Measure::of(&b0.profile, &a0.profile);
+        let measure = Measure::of(&before_columns, &after_columns);
         let more = |runs: std::vec::IntoIter<Loaded>| {
             runs.map(|l| {
                 let Some(columns) = l.columns() else {
                     return Err(CompareError::RunNoSamples(l.file));
                 };
-                if measure == Measure::WallTime && WallColumns::of(&l.profile).is_none() {
+                if measure == Measure::WallTime && columns.wall().is_none() {
                     return Err(CompareError::NoWallTime {
                         run: l.file,
                         before: b0.file.clone(),
@@ -299,7 +299,7 @@ mod tests {
     fn gate(before: &Profile, after: &Profile, limit: f64) -> Vec<String> {
         // As `Loaded::columns` says them: wall time the width where the run has it.
         let columns = |p: &Profile| Columns {
-            width: WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
+            width: cpiflame_profile::WallColumns::of(p).map_or(Width::Cycles, Width::Wall),
             ..Columns::new(0, None)
         };
         let test = ChangeTest {

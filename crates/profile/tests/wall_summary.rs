@@ -295,7 +295,10 @@ fn before_after() -> (Profile, Profile) {
 #[test]
 fn diff_compares_shares_of_wall_time_when_both_have_it() {
     let (before, after) = before_after();
-    assert_eq!(Measure::of(&before, &after), Measure::WallTime);
+    assert_eq!(
+        Measure::of(&columns(&before), &columns(&after)),
+        Measure::WallTime
+    );
     // after's wall: 3M + 18.5M + 2.5M + 1M = 25M.
     // read/wait: 9.5 / 19 = 50% → 18.5 / 25 = 74%: +24 points.
     // compute: 5.5 / 19 → 5.5 / 25 = 22%. lock: 4 / 19 → 0 (gone). log: 0 → 1 / 25 = 4%.
@@ -386,7 +389,10 @@ fn diff_compares_shares_of_wall_time_when_both_have_it() {
 fn diff_compares_cycles_when_one_side_has_no_wall_time() {
     let (before, mut after) = before_after();
     after.events[BLOCK].name = "sched:sched_switch".into();
-    assert_eq!(Measure::of(&before, &after), Measure::Cycles);
+    assert_eq!(
+        Measure::of(&columns(&before), &columns(&after)),
+        Measure::Cycles
+    );
     let d = diff_frames(&before, &columns(&before), &after, &columns(&after));
     assert!(d.iter().all(|x| x.wall_delta_points.is_none()
         && x.before_wall_share.is_none()

@@ -204,4 +204,31 @@ fn diff_of_two_wall_time_recordings_is_drawn_by_wall_time() {
     );
     assert!(change("compute_spin") > 0.0);
     assert!(change("wait_lock") < 0.0 && change("wait_pipe") < 0.0);
+
+    // `--on-cpu-only`: the same two recordings compared by cycles, as read (the measure
+    // comes from the columns each run was read with, not from the columns' names).
+    let on_cpu = dir.path("on-cpu.svg");
+    ok(&cpiflame(&[
+        "diff",
+        "--on-cpu-only",
+        s(&before),
+        s(&after),
+        "-o",
+        s(&on_cpu),
+    ]));
+    let text = std::fs::read_to_string(&on_cpu).unwrap();
+    assert!(!text.contains("wall-time share change"), "drawn by wall time");
+    let json = ok(&cpiflame(&["report", "--on-cpu-only", "--json", s(&after)]));
+    let totals: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cycles = totals["totals"]["cycles_period"].as_f64().unwrap();
+    let root = drawn(&text).into_iter().find(|f| f.name == "all").unwrap();
+    assert_eq!(root.n, cycles, "the root's width is AFTER's cycles");
+    let summary = ok(&cpiflame(&[
+        "diff",
+        "--on-cpu-only",
+        "--summary",
+        s(&before),
+        s(&after),
+    ]));
+    assert!(!summary.contains("wall"), "{summary}");
 }

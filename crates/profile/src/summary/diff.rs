@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use crate::columns::Columns;
 use crate::interval::{growth_test, Share};
 use crate::profile::{Count, Frame, FrameKind, Profile};
-use crate::wall::WallColumns;
 
 use super::model::{count, percent, saturate, share, FrameDiff, Measure};
 use super::sums::{aggregate, root_kind, top_frames, Agg};
@@ -146,7 +145,7 @@ pub(super) type RunCounts<'p> = (HashMap<DiffKey<'p>, (Count, &'p Frame)>, Count
 /// column's total. Stacks without period in the column are left out: they add nothing to a
 /// share.
 pub(super) fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -> RunCounts<'_> {
-    let wall = WallColumns::of(p);
+    let wall = columns.wall();
     let mut counts: HashMap<DiffKey, (Count, &Frame, usize)> = HashMap::new();
     let mut total = Count::default();
     for (i, stack) in p.stacks.iter().enumerate() {
@@ -194,7 +193,8 @@ pub(super) fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -
 /// wholly above it (the gate's rule).
 ///
 /// Each run's share is of its own total in the measure of the first runs
-/// ([`Measure::of`]); every run should have the wall-time columns when those do (a run
+/// ([`Measure::of`] of their columns); every run's columns should have the wall-time width
+/// when those do (a run
 /// without them has no total there, and its functions no interval). A function only later
 /// runs have is added with zero first-run shares. With one run per side the order is
 /// [`diff_frames`]'s; with several, by the size of the mean change, then name and kind.
@@ -209,7 +209,7 @@ pub fn diff_runs<'p>(
         return Vec::new();
     };
     let mut diffs = diff_frames(b0, &b_columns, a0, &a_columns);
-    let measure = Measure::of(b0, a0);
+    let measure = Measure::of(&b_columns, &a_columns);
     let side = |runs: &[(&'p Profile, Columns)]| -> Vec<_> {
         runs.iter()
             .map(|&(p, c)| measured_counts(p, c, measure))

@@ -5,9 +5,8 @@ use serde::Serialize;
 
 use crate::columns::Columns;
 use crate::lines::SourceLines;
-use crate::profile::{Count, FrameKind, Profile, Stack};
+use crate::profile::{Count, FrameKind, Stack};
 use crate::topdown::{Breakdown, Plan};
-use crate::wall::WallColumns;
 
 /// One function (frames with the same name and module merged across all stacks).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -182,9 +181,11 @@ pub enum Measure {
 }
 
 impl Measure {
-    /// The measure comparing `before` with `after`.
-    pub fn of(before: &Profile, after: &Profile) -> Measure {
-        if WallColumns::of(before).is_some() && WallColumns::of(after).is_some() {
+    /// The measure comparing runs read with `before`'s and `after`'s columns: wall time
+    /// when both widths are ([`Columns::wall`]: the columns the recordings were read with,
+    /// so `--on-cpu-only` compares cycles), else cycles.
+    pub fn of(before: &Columns, after: &Columns) -> Measure {
+        if before.wall().is_some() && after.wall().is_some() {
             Measure::WallTime
         } else {
             Measure::Cycles
