@@ -4,7 +4,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use cpiflame_profile::{wall, write_folded, write_folded_pair, write_folded_periods, Profile};
+use cpiflame_profile::{
+    wall, write_folded, write_folded_pair, write_folded_periods, Column, Profile,
+};
 
 use crate::load::{EventList, LoadError, Loaded};
 
@@ -46,7 +48,7 @@ pub fn write_fold(
         return Ok(());
     }
     if let Some(wall) = loaded.wall {
-        write_folded_periods(profile, &wall.all(), out)?;
+        write_folded_periods(profile, &wall.all().map(Column::index), out)?;
         return Ok(());
     }
     let roles = loaded.roles;

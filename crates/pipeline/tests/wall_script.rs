@@ -32,7 +32,7 @@ fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
         let root = l.profile.frame(s.frames[0]).name.clone();
         let e: &mut [u64; 3] = per.entry(root).or_default();
         for (i, c) in wc.all().iter().enumerate() {
-            e[i] += s.counts[*c].period;
+            e[i] += c.of(s).period;
         }
     }
     per
@@ -90,7 +90,7 @@ fn sched_text_accounts_every_threads_time_from_the_recordings_start() {
         .stacks
         .iter()
         .filter(|s| s.frames.len() == 2 && wall::is_unsampled(l.profile.frame(s.frames[1])))
-        .map(|s| s.counts[wc.on_cpu].period)
+        .map(|s| wc.on_cpu.of(s).period)
         .sum();
     assert_eq!(unsampled, 7 * ms);
     let path = path.display().to_string();
@@ -206,7 +206,7 @@ fn perfs_offcpu_time_lines_are_blocked_nanoseconds() {
         .stacks
         .iter()
         .filter(|s| l.profile.frame(*s.frames.last().unwrap()).name == "wait")
-        .map(|s| s.counts[wc.blocked].period)
+        .map(|s| wc.blocked.of(s).period)
         .sum();
     assert_eq!(on_wait, 7_500_000);
     assert!(

@@ -165,7 +165,7 @@ fn per_thread(l: &Loaded) -> BTreeMap<String, [u64; 3]> {
         let root = l.profile.frame(s.frames[0]).name.clone();
         let e: &mut [u64; 3] = per.entry(root).or_default();
         for (i, c) in wc.all().iter().enumerate() {
-            e[i] += s.counts[*c].period;
+            e[i] += c.of(s).period;
         }
     }
     per
@@ -214,7 +214,7 @@ fn every_nanosecond_of_each_thread_lands_in_its_state() {
     for s in &l.profile.stacks {
         if l.profile.frame(s.frames[0]).name == "worker" {
             let leaf = l.profile.frame(*s.frames.last().unwrap()).name.clone();
-            *by_leaf.entry(leaf).or_default() += s.counts[wc.on_cpu].period;
+            *by_leaf.entry(leaf).or_default() += wc.on_cpu.of(s).period;
         }
     }
     let on: Vec<u64> = by_leaf.values().copied().filter(|&v| v > 0).collect();
@@ -223,7 +223,7 @@ fn every_nanosecond_of_each_thread_lands_in_its_state() {
     // The widths' event stays cpu-clock, never the switch event.
     assert_eq!(l.profile.events[l.roles.cycles.unwrap()].name, "cpu-clock");
     assert_eq!(
-        &l.profile.events[wc.on_cpu].name,
+        &l.profile.events[wc.on_cpu.index()].name,
         wall::ON_CPU,
         "columns named as the contract says"
     );
@@ -322,13 +322,13 @@ fn stackless(l: &Loaded) -> BTreeMap<(String, String), u64> {
             wc.blocked
         };
         for (i, c) in s.counts.iter().enumerate() {
-            if i != column {
+            if i != column.index() {
                 assert_eq!(c.period, 0, "{name}: column {i}");
             }
         }
         *found
             .entry((frames[0].name.clone(), name.clone()))
-            .or_default() += s.counts[column].period;
+            .or_default() += column.of(s).period;
     }
     found
 }
@@ -534,11 +534,11 @@ fn unsampled(l: &Loaded) -> BTreeMap<(String, u64), u64> {
         assert_eq!(frames.len(), 2, "directly under the root: {frames:?}");
         assert!(wall::is_unsampled(frames[1]));
         for (i, c) in s.counts.iter().enumerate() {
-            if i != wc.on_cpu {
+            if i != wc.on_cpu.index() {
                 assert_eq!(c.period, 0, "column {i}");
             }
         }
-        let c = s.counts[wc.on_cpu];
+        let c = wc.on_cpu.of(s);
         found.insert((frames[0].name.clone(), c.samples), c.period);
     }
     found
@@ -777,9 +777,9 @@ fn a_sched_switch_interval_is_found_by_its_samples_tid_not_prev_pid() {
     // 0x1200's.
     let mut blocked: BTreeMap<String, u64> = BTreeMap::new();
     for s in &l.profile.stacks {
-        if l.profile.frame(s.frames[0]).name == "app" && s.counts[wc.blocked].period > 0 {
+        if l.profile.frame(s.frames[0]).name == "app" && wc.blocked.of(s).period > 0 {
             let leaf = l.profile.frame(*s.frames.last().unwrap()).name.clone();
-            *blocked.entry(leaf).or_default() += s.counts[wc.blocked].period;
+            *blocked.entry(leaf).or_default() += wc.blocked.of(s).period;
         }
     }
     assert_eq!(

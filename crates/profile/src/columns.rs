@@ -6,25 +6,9 @@
 //! `cpiflame_events::Roles<String>`; this is their form as column indices of one profile.
 //! It must never hold names: a column is an index into [`Profile::events`].
 
-use crate::profile::{Count, Profile, Stack};
+pub use crate::profile::Column;
+use crate::profile::Profile;
 use crate::wall::WallColumns;
-
-/// An index into [`Profile::events`], typed so that it is not mixed up with frame ids, stack
-/// indices or counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Column(pub usize);
-
-impl Column {
-    /// The index as a plain `usize`.
-    pub fn index(self) -> usize {
-        self.0
-    }
-
-    /// This column's count in `stack`; zero for a column the stack does not have.
-    pub fn of(self, stack: &Stack) -> Count {
-        stack.counts.get(self.0).copied().unwrap_or_default()
-    }
-}
 
 /// What a frame's width measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,11 +64,7 @@ impl Columns {
     pub fn width_columns(&self) -> [Option<Column>; 3] {
         match self.width {
             Width::Cycles => [Some(self.cycles), None, None],
-            Width::Wall(w) => [
-                Some(Column(w.on_cpu)),
-                Some(Column(w.runnable)),
-                Some(Column(w.blocked)),
-            ],
+            Width::Wall(w) => [Some(w.on_cpu), Some(w.runnable), Some(w.blocked)],
         }
     }
 

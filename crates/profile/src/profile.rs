@@ -304,6 +304,23 @@ impl PairedMoments {
     }
 }
 
+/// An index into [`Profile::events`], typed so that it is not mixed up with frame ids, stack
+/// indices or counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Column(pub usize);
+
+impl Column {
+    /// The index as a plain `usize`.
+    pub fn index(self) -> usize {
+        self.0
+    }
+
+    /// This column's count in `stack`; zero for a column the stack does not have.
+    pub fn of(self, stack: &Stack) -> Count {
+        stack.counts.get(self.0).copied().unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@
 //! names the kind of wait ([`WaitKind`]: a lock or futex, a sleep, pipe/socket/poll I/O, disk
 //! or page-fault I/O, other) and the function it was recognised by.
 
+use crate::profile::Column;
 use crate::{Frame, Profile};
 
 /// Name of the column of on-CPU nanoseconds.
@@ -81,15 +82,21 @@ pub fn no_stack_frame(runnable: bool) -> Frame {
 /// [`Profile::events`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WallColumns {
-    pub on_cpu: usize,
-    pub runnable: usize,
-    pub blocked: usize,
+    pub on_cpu: Column,
+    pub runnable: Column,
+    pub blocked: Column,
 }
 
 impl WallColumns {
     /// The wall-time columns of `profile`, found by name; `None` unless all three are there.
     pub fn of(profile: &Profile) -> Option<WallColumns> {
-        let find = |name: &str| profile.events.iter().position(|e| e.name == name);
+        let find = |name: &str| {
+            profile
+                .events
+                .iter()
+                .position(|e| e.name == name)
+                .map(Column)
+        };
         Some(WallColumns {
             on_cpu: find(ON_CPU)?,
             runnable: find(RUNNABLE)?,
@@ -98,7 +105,7 @@ impl WallColumns {
     }
 
     /// The three columns, on-CPU first.
-    pub fn all(&self) -> [usize; 3] {
+    pub fn all(&self) -> [Column; 3] {
         [self.on_cpu, self.runnable, self.blocked]
     }
 }
@@ -461,9 +468,9 @@ mod tests {
         assert_eq!(
             WallColumns::of(&p),
             Some(WallColumns {
-                on_cpu: 3,
-                runnable: 4,
-                blocked: 1
+                on_cpu: Column(3),
+                runnable: Column(4),
+                blocked: Column(1)
             })
         );
         assert_eq!(

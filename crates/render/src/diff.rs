@@ -100,7 +100,7 @@ pub fn render_diff<W: Write>(
     let wall = |p: &Profile, w: Option<WallColumns>| {
         w.into_iter()
             .flat_map(|w| w.all())
-            .try_for_each(|index| count(p, Some(index)))
+            .try_for_each(|column| count(p, Some(column.index())))
     };
     wall(before, b_columns.wall()).map_err(side("BEFORE"))?;
     wall(after, a_columns.wall()).map_err(side("AFTER"))?;
@@ -180,7 +180,7 @@ impl<'a> Run<'a> {
         let cycles = stack.counts[self.cycles];
         let wall = self
             .wall
-            .map_or([0; 3], |w| w.all().map(|c| stack.counts[c].period));
+            .map_or([0; 3], |w| w.all().map(|c| c.of(stack).period));
         SideCounts {
             cycles,
             stalls: column(self.stalls),

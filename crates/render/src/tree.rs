@@ -403,7 +403,7 @@ impl Weight for WallWeight {
 pub(crate) fn build_wall<'a>(
     profile: &'a Profile,
     columns: &Columns,
-    wall: [usize; 3],
+    wall: [Column; 3],
     mut on_leaf: impl FnMut(&'a Stack, u32),
 ) -> Tree<FrameId, WallWeight> {
     let ranks = frame_ranks(profile);
@@ -425,9 +425,9 @@ pub(crate) fn build_wall<'a>(
                     stalls: count(stack, stalls),
                     instructions: count(stack, instructions),
                 },
-                on_cpu: stack.counts[wall[0]],
-                runnable: stack.counts[wall[1]],
-                blocked: stack.counts[wall[2]],
+                on_cpu: wall[0].of(stack),
+                runnable: wall[1].of(stack),
+                blocked: wall[2].of(stack),
             },
         })
         .collect();

@@ -186,7 +186,7 @@ pub fn render_wall<W: Write>(
     ]
     .into_iter()
     .flatten()
-    .chain(wall.all())
+    .chain(wall.all().map(Column::index))
     {
         if index >= count {
             return Err(RenderError::NoSuchEvent { index, count });
@@ -213,7 +213,7 @@ pub fn render_wall<W: Write>(
     let mut reasons = Reasons::default();
     let mut blocked_at = Vec::new();
     let tree = tree::build_wall(profile, &columns, wall.all(), |stack, node| {
-        let ns = stack.counts[wall.blocked].period;
+        let ns = wall.blocked.of(stack).period;
         // Time without a stack (`[blocked]`) has no place it waited in to name.
         let no_stack = stack
             .frames
@@ -227,7 +227,7 @@ pub fn render_wall<W: Write>(
     let total = tree.root().width();
     if total == 0 {
         return Err(RenderError::NoSamples {
-            event: profile.events[wall.on_cpu].name.clone(),
+            event: profile.events[wall.on_cpu.index()].name.clone(),
         });
     }
     // Pre-order: a frame's subtree is a range of nodes, so its stacks' blocked time is a range

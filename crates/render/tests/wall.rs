@@ -75,9 +75,9 @@ fn profile() -> Profile {
 fn wall(stalls: Option<usize>) -> Columns {
     Columns {
         width: Width::Wall(WallColumns {
-            on_cpu: 3,
-            runnable: 4,
-            blocked: 5,
+            on_cpu: Column(3),
+            runnable: Column(4),
+            blocked: Column(5),
         }),
         ..Columns::new(0, stalls)
     }
@@ -323,9 +323,9 @@ fn without_a_stall_column_the_on_cpu_part_is_one_segment() {
         .build();
     let c = Columns {
         width: Width::Wall(WallColumns {
-            on_cpu: 1,
-            runnable: 2,
-            blocked: 3,
+            on_cpu: Column(1),
+            runnable: Column(2),
+            blocked: Column(3),
         }),
         ..Columns::new(0, None)
     };
@@ -387,9 +387,9 @@ fn more_places_than_shown_are_summed() {
     }
     let c = Columns {
         width: Width::Wall(WallColumns {
-            on_cpu: 1,
-            runnable: 2,
-            blocked: 3,
+            on_cpu: Column(1),
+            runnable: Column(2),
+            blocked: Column(3),
         }),
         ..Columns::new(0, None)
     };
@@ -469,9 +469,9 @@ fn bad_wall_columns_and_empty_wall_time_are_errors() {
     let p = profile();
     let c = Columns {
         width: Width::Wall(WallColumns {
-            on_cpu: 3,
-            runnable: 4,
-            blocked: 9,
+            on_cpu: Column(3),
+            runnable: Column(4),
+            blocked: Column(9),
         }),
         ..Columns::new(0, Some(1))
     };
@@ -486,9 +486,9 @@ fn bad_wall_columns_and_empty_wall_time_are_errors() {
         .build();
     let c = Columns {
         width: Width::Wall(WallColumns {
-            on_cpu: 1,
-            runnable: 2,
-            blocked: 3,
+            on_cpu: Column(1),
+            runnable: Column(2),
+            blocked: Column(3),
         }),
         ..Columns::new(0, None)
     };

@@ -64,9 +64,9 @@ pub fn encode(profile: &Profile, columns: &Columns, timed: &Timed, rows: u32) ->
     add("stalls", columns.stalls.map(Column::index));
     add("instructions", columns.instructions.map(Column::index));
     if let Some(w) = columns.wall() {
-        add("oncpu", Some(w.on_cpu));
-        add("runnable", Some(w.runnable));
-        add("blocked", Some(w.blocked));
+        add("oncpu", Some(w.on_cpu.index()));
+        add("runnable", Some(w.runnable.index()));
+        add("blocked", Some(w.blocked.index()));
     }
     let widths: Vec<usize> = columns
         .width_columns()

@@ -106,8 +106,8 @@ pub fn write_timeline<W: Write>(
     let all = [Some(columns.cycles), columns.stalls, columns.instructions]
         .into_iter()
         .flatten()
-        .map(Column::index)
-        .chain(wall.into_iter().flatten());
+        .chain(wall.into_iter().flatten())
+        .map(Column::index);
     for index in all {
         if index >= count {
             return Err(TimelineError::NoSuchEvent { index, count });

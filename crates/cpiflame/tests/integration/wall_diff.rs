@@ -217,7 +217,10 @@ fn diff_of_two_wall_time_recordings_is_drawn_by_wall_time() {
         s(&on_cpu),
     ]));
     let text = std::fs::read_to_string(&on_cpu).unwrap();
-    assert!(!text.contains("wall-time share change"), "drawn by wall time");
+    assert!(
+        !text.contains("wall-time share change"),
+        "drawn by wall time"
+    );
     let json = ok(&cpiflame(&["report", "--on-cpu-only", "--json", s(&after)]));
     let totals: serde_json::Value = serde_json::from_str(&json).unwrap();
     let cycles = totals["totals"]["cycles_period"].as_f64().unwrap();

@@ -6,7 +6,7 @@ use crate::columns::Columns;
 use crate::interval::{growth_test, Share};
 use crate::profile::{Count, Frame, FrameKind, Profile};
 
-use super::model::{count, percent, saturate, share, FrameDiff, Measure};
+use super::model::{percent, saturate, share, FrameDiff, Measure};
 use super::sums::{aggregate, root_kind, top_frames, Agg};
 
 /// A function's sums in before and after.
@@ -154,7 +154,7 @@ pub(super) fn measured_counts(p: &Profile, columns: Columns, measure: Measure) -
             Measure::WallTime => wall.map_or(Count::default(), |w| {
                 let mut sum = Count::default();
                 for e in w.all() {
-                    sum.add(count(stack, e));
+                    sum.add(e.of(stack));
                 }
                 sum
             }),

@@ -38,7 +38,7 @@ impl StackCounts {
             ratio: count(stack, ratio),
             stall_pair: stalls.and_then(|e| stack.paired_moments(e, ratio)),
             cpi_pair: instructions.and_then(|e| stack.paired_moments(ratio, e)),
-            wall: wall.map_or([0; 3], |w| w.all().map(|e| count(stack, e).period)),
+            wall: wall.map_or([0; 3], |w| w.all().map(|e| e.of(stack).period)),
         }
     }
 }
