@@ -5,30 +5,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
+use cpiflame_cli::convert::ConvertArgs;
+use cpiflame_cli::draw::FoldArgs;
+use cpiflame_cli::read::InputArgs;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::Recording;
 use cpiflame_pprof::{encode, from_recording};
 
-use crate::draw::{fold, FoldArgs, InputArgs};
+use crate::draw::fold;
 use crate::{output, warned, Outcome};
-
-#[derive(Args)]
-pub struct ConvertArgs {
-    #[command(flatten)]
-    input: InputArgs,
-    /// Output format: `pprof` (gzip-compressed profile.proto; every event two sample types,
-    /// EVENT_sample and EVENT_event) or `folded` (what `fold` prints).
-    #[arg(long, value_name = "FORMAT")]
-    to: String,
-    /// Write to FILE (`-`: standard output). Default: profile.pb.gz for pprof, standard
-    /// output for folded.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// With `--to folded`: the stacks of this event only, as `fold --event`.
-    #[arg(long, value_name = "NAME")]
-    event: Option<String>,
-}
 
 pub fn convert(args: ConvertArgs, env: &Environment) -> Result<Outcome> {
     match args.to.as_str() {

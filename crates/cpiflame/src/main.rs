@@ -17,66 +17,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser};
+use cpiflame_cli::{Cli, Command};
 use cpiflame_pipeline::{error_line, options::Environment};
-
-#[derive(Parser)]
-#[command(
-    name = "cpiflame",
-    version,
-    about = "CPI flame graphs: width = cycles, colour = share of those cycles stalled",
-    propagate_version = true
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Draw a CPI flame graph (SVG) from a recording (perf.data, perf script text, folded).
-    Render(draw::RenderArgs),
-    /// A FlameScope-style heat map over time coloured by stall share or CPI; a dragged
-    /// range drawn as its CPI flame graph (one HTML page).
-    Timeline(draw::TimelineArgs),
-    /// Print folded stacks (`frame;frame;frame count`) for FlameGraph or inferno.
-    Fold(draw::FoldArgs),
-    /// Convert a recording for other tools: `--to pprof` (gzip protobuf, every event a
-    /// sample type) or `--to folded` (what `fold` prints).
-    Convert(convert::ConvertArgs),
-    /// Print every sample with its resolved stack, laid out like `perf script`.
-    Script(draw::ScriptArgs),
-    /// Record a command (or a running process) into perf.data, with this CPU's stall and
-    /// cycles events and DWARF call chains.
-    Record(record::RecordArgs),
-    /// A function's instructions and source lines with their share of its samples.
-    Annotate(annotate::AnnotateArgs),
-    /// Summarize a run: the top frames by cycles, self and total, with their stall share.
-    Report(compare::ReportArgs),
-    /// Compare two runs: a differential flame graph, a summary, a CI threshold.
-    Diff(compare::DiffArgs),
-    /// Count events for a command and everything it starts (perf stat style).
-    Stat(stat::StatArgs),
-    /// perf c2c's report of memory samples: loads and stores by data source, shared cache
-    /// lines (HITMs, false sharing) and who touches each offset of them.
-    C2c(c2c::C2cArgs),
-    /// Show the CPU, its PMUs, the events `record` would use (stalls, else CPI, else
-    /// cycles, else cpu-clock) and why, and every preset with its encoding and whether it
-    /// opens here (or, with --root, on a saved machine).
-    List(ListArgs),
-}
-
-#[derive(clap::Args)]
-struct ListArgs {
-    /// Decide for a saved machine: read DIR/proc/cpuinfo and DIR/sys/bus/event_source/devices
-    /// (laid out as the kernel lays out the live files) instead of this machine's, opening
-    /// nothing.
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
-    /// Print one JSON object: "cpu", "pmus", "record" {"mode", "events", "pmu", "why"}.
-    #[arg(long)]
-    json: bool,
-}
 
 /// How a command that did not fail ended.
 pub enum Outcome {
