@@ -8,7 +8,8 @@ use cpiflame_profile::{
     wall, write_folded, write_folded_pair, write_folded_periods, Column, Profile,
 };
 
-use crate::load::{EventList, LoadError, Loaded};
+use crate::load::Loaded;
+use crate::load_options::{EventList, LoadError};
 
 /// Why the folded stacks could not be written.
 #[derive(Debug, thiserror::Error)]

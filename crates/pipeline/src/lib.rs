@@ -43,6 +43,7 @@ mod fold;
 pub mod group;
 mod hybrid;
 mod load;
+mod load_options;
 mod marks;
 mod memory;
 mod merge;
@@ -53,6 +54,7 @@ mod recording;
 mod script;
 pub mod time;
 pub mod timeline;
+mod walker;
 mod weigh;
 
 pub use collapse::{
@@ -66,9 +68,9 @@ pub use fold::{write_fold, FoldError};
 pub use group::{GroupBy, GroupByError};
 pub use hybrid::{event_columns, ratio_cycles_events};
 pub use load::{
-    jit_dirs_of, load_any, load_input, load_opened, load_walked, wall_plan, EventList, LoadError,
-    LoadOptions, Loaded, Note, WalkAlso, Walked,
+    load_any, load_input, load_opened, load_walked, wall_plan, Loaded, Note, WalkAlso, Walked,
 };
+pub use load_options::{jit_dirs_of, EventList, LoadError, LoadOptions};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use merge::{input_files, load_all};
@@ -76,6 +78,7 @@ pub use offcpu::{StacklessTime, UnsampledTime, WallPlan, WallStats};
 pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};
+pub use walker::Walker;
 pub use weigh::SampleWeights;
 
 /// The error and its causes on one line, each cause once: libraries differ in whether their

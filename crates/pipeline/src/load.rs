@@ -1,210 +1,28 @@
 //! Reading a recording into a profile with the roles chosen: the part every command that takes
 //! a perf.data or folded file shares.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cpiflame_events::{detect_roles, Arch, EventRef, Roles};
-use cpiflame_perf_data::{InputKind, Meta, PerfData, ReadError};
+use cpiflame_perf_data::{InputKind, PerfData};
 use cpiflame_profile::timed::Timed;
 use cpiflame_profile::topdown::{plan, Cpu, Machine, NoTopdown, Plan};
 use cpiflame_profile::{
     read_folded, read_perf_script_in, read_perf_script_timed, read_perf_script_with, Column,
-    Columns, Count, FoldedError, FrameId, PerfScriptError, PerfScriptOptions, Profile,
+    Columns, Count, FrameId, PerfScriptOptions, Profile,
 };
 use cpiflame_profile::{ReportOptions, SourceLines, WallColumns, Width};
-use cpiflame_unwind::{Kallsyms, KallsymsError, Options as ResolveOptions, Resolver};
+use cpiflame_unwind::Resolver;
 
 use crate::collapse::{
     collapse_visiting, event_names, CollapseOptions, Collapsed, SampleVisitor, TimedWalk,
 };
-use crate::group::{GroupBy, GroupByError};
 use crate::hybrid::Hybrid;
+use crate::load_options::{EventList, LoadError, LoadOptions};
 use crate::marks::RecordingMarks;
 use crate::offcpu::{WallPlan, WallStats};
 use crate::time::TimeRanges;
-
-/// How to read a recording.
-#[derive(Clone, Debug, Default)]
-pub struct LoadOptions {
-    pub file: PathBuf,
-    /// The events named by `--stalls`, `--cycles` and `--instructions`, overriding what the
-    /// recording notes and detection; resolved to columns when the recording is read.
-    pub roles: Roles<String>,
-    /// How the resolver finds binaries and kernel symbols: `--symfs`, `--kallsyms` (checked
-    /// to be readable when the resolver is built) and what the environment says
-    /// ([`Environment::resolve_options`](crate::options::Environment::resolve_options)).
-    pub resolve: ResolveOptions,
-    /// Keep kernel frames.
-    pub kernel: bool,
-    /// The root frames (`--group-by`); `None`: the recording's default (see
-    /// [`GroupBy::default_for`]).
-    pub group_by: Option<GroupBy>,
-    /// Root frame `comm-PID`.
-    pub pid: bool,
-    /// Root frame `comm-PID/TID`.
-    pub tid: bool,
-    /// Leave off-CPU time out (`--on-cpu-only`): no wall-time columns even when the
-    /// recording has context-switch data, the graph of on-CPU samples alone.
-    pub on_cpu_only: bool,
-    /// Keep the source line of every frame ([`Loaded::lines`]): the graph's hottest lines,
-    /// `report --lines`. Costs a line lookup per distinct code address in the stacks.
-    pub lines: bool,
-    /// `--time`: only the samples in these ranges (perf's syntax, see [`crate::time`]),
-    /// resolved against each recording read ([`LoadOptions::time_ranges`]).
-    pub time: Option<String>,
-    /// `--topdown-cpu`: the CPU the top-down events were counted on, as perf.data's CPUID
-    /// (`GenuineIntel,6,143,8`, `AuthenticAMD,25,17,1`, an Arm MIDR `0x...`), overriding
-    /// the recording's; what text input needs where the formulas depend on the model.
-    pub topdown_cpu: Option<String>,
-}
-
-impl LoadOptions {
-    /// Reading `file` with kernel frames, roles detected, binaries looked up under `symfs`
-    /// first and kernel frames named from `kallsyms`, caches and threads as `env` says.
-    pub fn new(
-        file: PathBuf,
-        symfs: Option<PathBuf>,
-        kallsyms: Option<PathBuf>,
-        env: &crate::options::Environment,
-    ) -> LoadOptions {
-        LoadOptions {
-            file,
-            resolve: ResolveOptions {
-                symfs,
-                kallsyms,
-                ..env.resolve_options()
-            },
-            kernel: true,
-            ..LoadOptions::default()
-        }
-    }
-
-    /// The resolver for a recording with header `meta`: the one place the commands' resolver
-    /// is built. A `--kallsyms` file that cannot be read is an error naming it (the resolver
-    /// would quietly leave kernel frames unnamed, but a file the user named must exist).
-    pub fn resolver(&self, meta: &Meta) -> Result<Resolver, LoadError> {
-        self.check_kallsyms()?;
-        self.check_jit_dirs()?;
-        Ok(Resolver::new(meta, self.resolve_options()))
-    }
-
-    /// The resolver's options for this recording: [`LoadOptions::resolve`], with the folders
-    /// JIT dumps and perf maps are looked for in ([`jit_dirs_of`]) after `--jit-dir`'s.
-    pub fn resolve_options(&self) -> ResolveOptions {
-        let mut resolve = self.resolve.clone();
-        for dir in jit_dirs_of(&self.file) {
-            if !resolve.jit_dirs.contains(&dir) {
-                resolve.jit_dirs.push(dir);
-            }
-        }
-        resolve
-    }
-
-    /// These options with `--jit-dir`'s folders (looked in first, in this order).
-    pub fn with_jit_dirs(mut self, dirs: Vec<PathBuf>) -> LoadOptions {
-        self.resolve.jit_dirs = dirs;
-        self
-    }
-
-    /// An error naming a `--jit-dir` that is not a folder.
-    pub fn check_jit_dirs(&self) -> Result<(), LoadError> {
-        match self.resolve.jit_dirs.iter().find(|d| !d.is_dir()) {
-            Some(dir) => Err(LoadError::JitDir(dir.clone())),
-            None => Ok(()),
-        }
-    }
-
-    /// These options with `--time`'s text.
-    pub fn with_time(self, time: Option<String>) -> LoadOptions {
-        LoadOptions { time, ..self }
-    }
-
-    /// The `--time` ranges for `file` (percentages of its first to last sample); `None`
-    /// without `--time`.
-    pub fn time_ranges(&self, file: &PerfData) -> Result<Option<TimeRanges>, LoadError> {
-        match &self.time {
-            Some(text) => Ok(Some(crate::time::ranges_of(text, file)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The error for a recording with none of its `samples` in `times`.
-    pub fn nothing_in_time(&self, file: &PerfData, times: &TimeRanges, samples: u64) -> LoadError {
-        let (first, last) = crate::time::sample_span(file).unwrap_or_default();
-        crate::time::TimeError::nothing_in(
-            &self.file,
-            self.time.as_deref(),
-            times,
-            samples,
-            (first, last),
-        )
-        .into()
-    }
-
-    /// The root frames to read `file` with: `--group-by`, else the recording's default (an
-    /// error naming the file when the flags ask for what it cannot give).
-    pub fn group_by(&self, file: &PerfData) -> Result<GroupBy, LoadError> {
-        GroupBy::choose(self.group_by, self.pid, self.tid, file).map_err(|source| {
-            LoadError::GroupBy {
-                file: self.file.clone(),
-                source,
-            }
-        })
-    }
-
-    /// Text input keeps its root frames: an error for a `--group-by` that would change them.
-    fn check_text_group_by(&self) -> Result<(), LoadError> {
-        match self.group_by {
-            Some(g) if g != GroupBy::Comm => Err(LoadError::GroupBy {
-                file: self.file.clone(),
-                source: GroupByError::Text(g),
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// An error naming the `--kallsyms` file when it cannot be read or names no kernel
-    /// function (garbage, or a copy with hidden addresses).
-    pub fn check_kallsyms(&self) -> Result<(), LoadError> {
-        if let Some(path) = &self.resolve.kallsyms {
-            Kallsyms::check(path).map_err(|source| LoadError::Kallsyms {
-                path: path.clone(),
-                source,
-            })?;
-        }
-        Ok(())
-    }
-}
-
-/// Where the JIT dumps and perf maps of the recording `file` are looked for besides their
-/// recorded paths (after `--jit-dir`'s folders): `FILE.jit/`, where `cpiflame record` keeps
-/// them; for a `--switch-output` file named `X.TIMESTAMP` (perf's 16 digits), also `X.jit/`,
-/// the folder its recording kept them in; then the recording's own folder (where node left
-/// its dump when perf recorded it). None for standard input.
-pub fn jit_dirs_of(file: &Path) -> Vec<PathBuf> {
-    if file.as_os_str() == "-" {
-        return Vec::new();
-    }
-    let beside = |path: &Path| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(".jit");
-        PathBuf::from(name)
-    };
-    let mut dirs = vec![beside(file)];
-    let piece_of = file
-        .extension()
-        .and_then(|e| e.to_str())
-        .filter(|e| e.len() == 16 && e.bytes().all(|b| b.is_ascii_digit()));
-    if piece_of.is_some() {
-        dirs.push(beside(&file.with_extension("")));
-    }
-    dirs.push(match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    });
-    dirs
-}
+use crate::walker::Walker;
 
 /// One line of a graph's subtitle: what the reader of the graph should know of the
 /// recording or of how it was read.
@@ -268,82 +86,6 @@ pub struct Loaded {
     /// The weights are counts, not samples: folded text (a count per line), alone or
     /// among the recordings read together.
     pub counts: bool,
-}
-
-/// Why a recording could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be opened or read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    /// A `--jit-dir` that is not a folder.
-    #[error("--jit-dir {}: not a folder", .0.display())]
-    JitDir(PathBuf),
-    /// The `--kallsyms` file cannot be read or names no kernel function.
-    #[error("--kallsyms {}: {source}", path.display())]
-    Kallsyms {
-        path: PathBuf,
-        source: KallsymsError,
-    },
-    /// A perf.data file that does not parse (the error names the file and offset).
-    #[error(transparent)]
-    PerfData(#[from] ReadError),
-    /// A folded file that does not parse (the error names the file and line).
-    #[error(transparent)]
-    Folded(#[from] FoldedError),
-    /// `perf script` text that does not parse (the error names the file and line).
-    #[error(transparent)]
-    PerfScript(#[from] PerfScriptError),
-    /// A flag named an event the recording does not have.
-    #[error("{flag} {name}: {} has no such event (events: {events})", file.display())]
-    NoSuchEvent {
-        flag: &'static str,
-        name: String,
-        file: PathBuf,
-        events: EventList,
-    },
-    /// Nothing was sampled.
-    #[error("{}: contains no samples", file.display())]
-    NoSamples { file: PathBuf },
-    /// `--time` cannot be applied (bad syntax, no timestamps, no sample in the ranges).
-    #[error(transparent)]
-    Time(Box<crate::time::TimeError>),
-    /// Top-down events whose formulas need a CPU that is neither in the recording nor given
-    /// (or a `--topdown-cpu` that names none).
-    #[error("{}: {reason}", file.display())]
-    Topdown { file: PathBuf, reason: String },
-    /// Text input (folded stacks, `perf script` text) to a command that reads the records
-    /// of a perf.data file (`script`, `c2c`).
-    #[error("{}: this is {kind} text; this command reads perf.data (a recording by cpiflame record or perf record)", file.display())]
-    NeedsPerfData { file: PathBuf, kind: &'static str },
-    /// `--group-by` (or `--pid`/`--tid`) asked for root frames the input cannot give.
-    #[error("{}: {source}", file.display())]
-    GroupBy { file: PathBuf, source: GroupByError },
-}
-
-impl From<crate::time::TimeError> for LoadError {
-    fn from(e: crate::time::TimeError) -> LoadError {
-        LoadError::Time(Box::new(e))
-    }
-}
-
-/// The event names of a profile, for messages: `cpu-clock, task-clock`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventList(pub Vec<String>);
-
-impl EventList {
-    pub fn of(profile: &Profile) -> EventList {
-        EventList(profile.events.iter().map(|e| e.name.clone()).collect())
-    }
-}
-
-impl fmt::Display for EventList {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.join(", "))
-    }
 }
 
 impl Loaded {
@@ -749,14 +491,16 @@ pub fn load_walked(
     also: WalkAlso<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<Walked, LoadError> {
-    warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = options.resolver(&file.meta)?;
+    let Walker {
+        mut resolver,
+        times,
+        ..
+    } = Walker::new(file, options, warnings)?;
     let names = event_names(file);
     let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
-    let times = options.time_ranges(file)?;
     let (on_cpu_attr, wall) = plan_wall(file, options, &names, &marks, arch, &hybrid)?;
     let Collapsed {
         profile,

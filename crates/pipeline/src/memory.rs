@@ -8,14 +8,11 @@ use cpiflame_memaccess::{DataSource, ServedFrom};
 use cpiflame_perf_data::abi::sample as st;
 use cpiflame_perf_data::{PerfData, ReadError, Weight};
 use cpiflame_profile::{Count, EventColumn, Profile};
-use cpiflame_unwind::Resolver;
 
 use crate::collapse::named_profile;
 use crate::group::Roots;
-use crate::time::TimeRanges;
-use crate::{
-    walk_samples_in, CollapseOptions, CollapseStats, LoadError, LoadOptions, SampleFilter,
-};
+use crate::walker::Walker;
+use crate::{CollapseOptions, CollapseStats, LoadError, LoadOptions};
 
 /// Reads the perf.data file `options.file` names (plain or compressed, or `-`) into its
 /// load profile; `options.roles` does not apply. Warnings are
@@ -33,8 +30,7 @@ pub(crate) fn load_profile(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<LoadProfile, MemoryError> {
-    warnings.extend(file.warnings.iter().cloned());
-    let mut resolver = options.resolver(&file.meta)?;
+    let mut walker = Walker::new(file, options, warnings)?;
     let collapse = CollapseOptions {
         group_by: options.group_by(file)?,
         pid: options.pid,
@@ -50,9 +46,7 @@ pub(crate) fn load_profile(
             source: Box::new(e),
         },
     };
-    let times = options.time_ranges(file)?;
-    let (loads, stats) =
-        collapse_loads(file, &mut resolver, collapse, times.as_ref()).map_err(in_file)?;
+    let (loads, stats) = collapse_loads(&mut walker, collapse).map_err(in_file)?;
     let path = options.file.display();
     if let Some(offset) = stats.cut_short_at {
         warnings.push(format!(
@@ -65,7 +59,7 @@ pub(crate) fn load_profile(
             "{path}: the kernel lost {lost} samples (ring buffer full); the graph undercounts"
         ));
     }
-    crate::load::naming_warnings(&resolver, warnings);
+    crate::load::naming_warnings(&walker.resolver, warnings);
     Ok(loads)
 }
 
@@ -143,16 +137,15 @@ fn latency(weight: Weight) -> u64 {
     }
 }
 
-/// Collapses the load samples of `file` (those whose data source says load) per stack,
-/// with one column per served-from class; stores and other samples are counted and left
-/// out, as are samples outside `times` (`--time`). Roots and frames are named as
+/// Collapses the load samples of the walker's file (those whose data source says load) per
+/// stack, with one column per served-from class; stores and other samples are counted and
+/// left out, as are samples outside `--time`. Roots and frames are named as
 /// [`collapse`](crate::collapse) names them.
 pub fn collapse_loads(
-    file: &PerfData,
-    resolver: &mut Resolver,
+    walker: &mut Walker<'_>,
     options: CollapseOptions,
-    times: Option<&TimeRanges>,
 ) -> Result<(LoadProfile, CollapseStats), MemoryError> {
+    let file = walker.file;
     if !file.attrs.iter().any(|a| a.sample_type & st::DATA_SRC != 0) {
         return Err(MemoryError::NoDataSource);
     }
@@ -162,8 +155,7 @@ pub fn collapse_loads(
     let mut roots = Roots::new(options.group_by, options.pid, options.tid);
     let mut raw: HashMap<Vec<u32>, Vec<Count>> = HashMap::new();
     let mut key: Vec<u32> = Vec::new();
-    let filter = SampleFilter::new(times, None);
-    let walk = walk_samples_in(file, resolver, filter, |sample, entries, resolver| {
+    let walk = walker.walk(None, |sample, entries, resolver| {
         let Some(entries) = entries else { return };
         let source = match sample.data_src.map(DataSource) {
             Some(d) if d.is_load() => d,
@@ -191,6 +183,7 @@ pub fn collapse_loads(
             period: weight,
         });
     })?;
+    let resolver = &mut walker.resolver;
     resolver.finish_names();
     if stats.loads == 0 {
         return Err(MemoryError::NoLoads {

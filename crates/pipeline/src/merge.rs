@@ -16,7 +16,8 @@ use cpiflame_profile::lines::{LinedStack, NO_LINE};
 use cpiflame_profile::topdown::{tma_role_of, FormulaSet};
 use cpiflame_profile::{Count, EventColumn, FrameId, PairMoments, SourceLines, WallColumns};
 
-use crate::load::{load_any, LoadError, LoadOptions, Loaded};
+use crate::load::{load_any, Loaded};
+use crate::load_options::{LoadError, LoadOptions};
 
 /// The files `paths` name: a folder stands for its regular files, in name order; an empty
 /// folder is an error naming it.

@@ -10,8 +10,10 @@
 use cpiflame_memaccess::c2c::{report, C2cError, HitmSort, Report};
 use cpiflame_perf_data::{Input, InputKind, PerfData};
 
-use crate::load::{load_input, LoadError, LoadOptions, Loaded};
+use crate::load::{load_input, Loaded};
+use crate::load_options::{LoadError, LoadOptions};
 use crate::memory::{load_profile, LoadProfile, MemoryError};
+use crate::walker::Walker;
 
 /// A recording opened, not yet read.
 pub struct Recording<'a> {
@@ -75,15 +77,17 @@ impl<'a> Recording<'a> {
     ) -> Result<Report, C2cReportError> {
         let options = self.options;
         let file = self.perf_data()?;
-        warnings.extend(file.warnings.iter().cloned());
-        let mut resolver = options.resolver(&file.meta)?;
-        let times = options.time_ranges(&file)?;
+        let Walker {
+            mut resolver,
+            times,
+            ..
+        } = Walker::new(&file, options, warnings)?;
         let keep = |ns| times.as_ref().is_none_or(|t| t.contains(ns));
         Ok(report(&file, &mut resolver, sort, keep)?)
     }
 
     /// The perf.data file itself (what no reader recognises gets the perf.data reader's
-    /// error, naming the magic found); [`LoadOptions::resolver`] names its frames.
+    /// error, naming the magic found); a [`Walker`](crate::Walker) names its frames.
     pub fn perf_data(self) -> Result<PerfData, LoadError> {
         let kind = match self.kind() {
             InputKind::Folded => Some("folded"),

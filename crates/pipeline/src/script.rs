@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use cpiflame_perf_data::Sample;
 use cpiflame_unwind::{FrameKind, Resolver, StackEntry};
 
-use crate::collapse::{event_names, walk_samples_in};
-use crate::load::{LoadError, LoadOptions};
+use crate::collapse::event_names;
+use crate::load_options::{LoadError, LoadOptions};
+use crate::walker::Walker;
 
 /// Writes every sample of the perf.data file `options.file` names to `out` (only its
 /// resolver options and `--time` apply); the file's warnings are pushed to `warnings`.
@@ -19,22 +20,20 @@ pub fn write_script(
     // A --kallsyms file that cannot be read is reported before the recording is opened.
     options.check_kallsyms()?;
     let file = crate::Recording::open(options)?.perf_data()?;
-    warnings.extend(file.warnings.iter().cloned());
     let names = event_names(&file);
-    let mut resolver = options.resolver(&file.meta)?;
+    let mut walker = Walker::new(&file, options, warnings)?;
     // Names are printed as samples come: wait for the kernel's.
-    resolver.finish_names();
-    let times = options.time_ranges(&file)?;
+    walker.resolver.finish_names();
     let mut result = Ok(());
-    let filter = crate::SampleFilter::new(times.as_ref(), None);
-    walk_samples_in(&file, &mut resolver, filter, |sample, entries, resolver| {
-        let Some(entries) = entries else { return };
-        if result.is_ok() {
-            result = write_sample(out, &names[sample.attr], sample, entries, resolver);
-        }
-    })
-    .map_err(LoadError::from)?;
-    warnings.extend(resolver.jit_notes().iter().cloned());
+    walker
+        .walk(None, |sample, entries, resolver| {
+            let Some(entries) = entries else { return };
+            if result.is_ok() {
+                result = write_sample(out, &names[sample.attr], sample, entries, resolver);
+            }
+        })
+        .map_err(LoadError::from)?;
+    warnings.extend(walker.resolver.jit_notes().iter().cloned());
     result?;
     Ok(())
 }

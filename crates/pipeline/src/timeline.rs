@@ -19,7 +19,8 @@ use cpiflame_profile::timed::Timed;
 use cpiflame_profile::FrameId;
 
 use crate::collapse::TimedWalk;
-use crate::load::{load_walked, LoadError, LoadOptions, Loaded, WalkAlso, Walked};
+use crate::load::{load_walked, Loaded, WalkAlso, Walked};
+use crate::load_options::{LoadError, LoadOptions};
 
 /// A recording read with the time of each sample.
 #[derive(Debug)]
