@@ -76,8 +76,8 @@ fn viewer(
         "firefox" => {
             // The first sample's wall-clock time, estimated as the file's last change less
             // the samples' span (as pprof's time_nanos when the file has no clock data).
-            let span = recorded.samples.last().map_or(0, |l| l.time)
-                - recorded.samples.first().map_or(0, |f| f.time);
+            let span = (recorded.samples.last().map_or(0, |l| l.time))
+                .saturating_sub(recorded.samples.first().map_or(0, |f| f.time));
             let started = std::fs::metadata(&options.file)
                 .and_then(|m| m.modified())
                 .ok()

@@ -304,13 +304,15 @@ impl<'a> Builder<'a> {
                 let stalled = match (&shares, self.categories.stalled) {
                     (Some(shares), Some(stalled)) => {
                         let i = s.stack as usize;
-                        let share = shares.get(i).copied().unwrap_or(0.0);
-                        owed[i] += share;
-                        if owed[i] >= 0.5 {
-                            owed[i] -= 1.0;
-                            Some(stalled)
-                        } else {
-                            None
+                        match (shares.get(i), owed.get_mut(i)) {
+                            (Some(&share), Some(owed)) => {
+                                *owed += share;
+                                (*owed >= 0.5).then(|| {
+                                    *owed -= 1.0;
+                                    stalled
+                                })
+                            }
+                            _ => None,
                         }
                     }
                     _ => None,
@@ -319,7 +321,8 @@ impl<'a> Builder<'a> {
                 let stack = self.stack(thread, s.stack, category);
                 // CPU time: the on-CPU nanoseconds of a wall-time recording, else the time
                 // since the thread's last sample (it ran in between, as far as sampling knows).
-                let since = last_on_cpu[s.thread as usize].map_or(interval, |t| s.time - t);
+                let since =
+                    last_on_cpu[s.thread as usize].map_or(interval, |t| s.time.saturating_sub(t));
                 last_on_cpu[s.thread as usize] = Some(s.time);
                 let cpu = if recorded.wall.is_some() {
                     s.weight.min(since)
@@ -366,7 +369,9 @@ impl<'a> Builder<'a> {
     }
 
     /// A sample of `weight`, as several at the same time when it exceeds the format's
-    /// 32-bit weights (the first carries the CPU time).
+    /// 32-bit weights (the first carries the CPU time); at most [`MAX_PARTS`] of them, a
+    /// larger weight (more than 39 hours of nanoseconds in one sample: a corrupt period)
+    /// saturating there.
     fn add_weighted(
         &mut self,
         thread: ThreadHandle,
@@ -375,7 +380,7 @@ impl<'a> Builder<'a> {
         cpu: CpuDelta,
         weight: u64,
     ) {
-        let mut left = weight;
+        let mut left = weight.min(MAX_PARTS * i32::MAX as u64);
         let mut cpu = Some(cpu);
         loop {
             let part = left.min(i32::MAX as u64);
@@ -438,7 +443,7 @@ impl<'a> Builder<'a> {
         const SLICES: u64 = 100;
         let name = self.profile.intern_string("CPI");
         for (index, t) in recorded.threads.iter().enumerate() {
-            let span = t.last - t.first;
+            let span = t.last.saturating_sub(t.first);
             let width = (span / SLICES).max(1);
             let mut sums = vec![(0u64, 0u64); (span / width + 1) as usize];
             for s in recorded
@@ -446,7 +451,7 @@ impl<'a> Builder<'a> {
                 .iter()
                 .filter(|s| s.thread as usize == index)
             {
-                let slice = ((s.time - t.first) / width) as usize;
+                let slice = (s.time.saturating_sub(t.first) / width) as usize;
                 let Some(sum) = sums.get_mut(slice) else {
                     continue;
                 };
@@ -497,6 +502,9 @@ impl<'a> Builder<'a> {
         }
     }
 }
+
+/// The most samples one sample's weight is split into.
+const MAX_PARTS: u64 = 1 << 16;
 
 /// A frame's library and relative address, when it is written as an address: the
 /// function at an address (not an inlined one) that fits the format's 32 bits.

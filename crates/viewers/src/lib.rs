@@ -195,3 +195,140 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     let _ = gz.write_all(bytes);
     gz.finish().unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recording whose indexes point nowhere, with weights past 32 bits, times out of
+    /// order and threads without samples: the writers neither panic nor lose weight.
+    fn hostile() -> Recorded {
+        let frame = |name: &str, address: Option<Address>| Frame {
+            name: name.into(),
+            module: String::new(),
+            kind: FrameKind::User,
+            file: Some("a.c".into()),
+            line: Some(3),
+            address,
+        };
+        let at = |relative, inline_depth| Address {
+            lib: 0,
+            relative,
+            return_address: false,
+            inline_depth,
+        };
+        Recorded {
+            file: "x.data".into(),
+            columns: vec!["cycles".into(), "stalls".into()],
+            roles: Roles {
+                cycles: Some(0),
+                stalls: Some(1),
+                instructions: Some(7),
+            },
+            threads: vec![
+                Thread {
+                    pid: -1,
+                    tid: -1,
+                    last: 5,
+                    ..Thread::default()
+                },
+                Thread::default(),
+            ],
+            frames: vec![
+                frame("f", Some(at(1 << 40, 0))),
+                frame("g", Some(at(16, 0))),
+                frame("g", Some(at(17, 1))),
+                frame("h", Some(Address { lib: 9, ..at(4, 0) })),
+            ],
+            libs: vec![Lib::default()],
+            stacks: vec![vec![0, 1, 2, 3, 99], vec![], vec![1, 1, 1]],
+            samples: vec![
+                Sample {
+                    time: 9,
+                    thread: 0,
+                    stack: 0,
+                    column: 0,
+                    weight: u64::MAX,
+                },
+                Sample {
+                    time: 3,
+                    thread: 0,
+                    stack: 2,
+                    column: 0,
+                    weight: 5_000_000_000,
+                },
+                Sample {
+                    time: 1,
+                    thread: 0,
+                    stack: 1,
+                    column: 1,
+                    weight: 1,
+                },
+                Sample {
+                    time: 1,
+                    thread: 7,
+                    stack: 0,
+                    column: 0,
+                    weight: 1,
+                },
+                Sample {
+                    time: 1,
+                    thread: 0,
+                    stack: 42,
+                    column: 0,
+                    weight: 1,
+                },
+                Sample {
+                    time: 2,
+                    thread: 0,
+                    stack: 2,
+                    column: 9,
+                    weight: 1,
+                },
+            ],
+            timed: true,
+            time_ranges: vec![(0, 100), (50, 10)],
+            ..Recorded::default()
+        }
+    }
+
+    #[test]
+    fn odd_recordings_write_without_panicking() {
+        let mut recorded = hostile();
+        let json: serde_json::Value =
+            serde_json::from_slice(&speedscope::write(&recorded)).unwrap();
+        assert!(json["profiles"].as_array().is_some());
+        let ff = firefox::write(&recorded, &firefox::Options::default()).unwrap();
+        let ff: serde_json::Value = serde_json::from_slice(&ff).unwrap();
+        // The 5e9 weight is three samples at one time, none lost.
+        let weights: i64 = ff["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["samples"]["weight"].as_array().unwrap().clone())
+            .map(|w| w.as_i64().unwrap())
+            .sum();
+        assert!(weights >= 5_000_000_000, "{weights}");
+        recorded.wall = Some(WallColumns {
+            on_cpu: 0,
+            runnable: 1,
+            blocked: 5,
+        });
+        recorded.roles = Roles::default();
+        firefox::write(&recorded, &firefox::Options::default()).unwrap();
+        speedscope::write(&recorded);
+        // Without times: speedscope writes it, the Firefox Profiler's writer says why not.
+        recorded.timed = false;
+        speedscope::write(&recorded);
+        assert!(matches!(
+            firefox::write(&recorded, &firefox::Options::default()),
+            Err(ViewerError::NoTimes { .. })
+        ));
+        let empty = Recorded {
+            timed: true,
+            ..Recorded::default()
+        };
+        firefox::write(&empty, &firefox::Options::default()).unwrap();
+        speedscope::write(&empty);
+    }
+}
