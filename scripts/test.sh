@@ -36,6 +36,8 @@ tools=(
 	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
 	curl:curl          # fleet.rs: scripts/fleet-push.sh uploads with curl
 	base64:coreutils   # fleet.rs: the script's Parca body, and the test's decoding of it
+	npm:npm            # viewers.rs: the speedscope npm package (schema and offline viewer)
+	gzip:gzip          # viewers.rs: convert --to firefox -o x.json.gz read back
 	od:coreutils       # fleet.rs: the script reads perf.data headers with od
 	bash:bash
 	sh:dash
@@ -53,6 +55,9 @@ libc_debug_file() {
 	[ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]
 }
 libc_debug_file || missing+=(libc6-dbg)
+# Not a command: viewers.rs validates speedscope files with Debian's python3-jsonschema.
+jsonschema() { /usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1; }
+jsonschema || missing+=(python3-jsonschema)
 if [ "${#missing[@]}" -gt 0 ]; then
 	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 	echo "test.sh: installing ${missing[*]}" >&2
@@ -85,6 +90,7 @@ for entry in "${tools[@]}"; do
 	command -v "${entry%%:*}" >/dev/null 2>&1 || absent+=("${entry%%:*} (package ${entry#*:})")
 done
 libc_debug_file || absent+=("the system libc's debug file (package libc6-dbg)")
+jsonschema || absent+=("Debian's python3 module jsonschema (package python3-jsonschema)")
 for tool in cargo rustc; do # the toolchain (rustup), not from apt
 	command -v "$tool" >/dev/null 2>&1 || absent+=("$tool (the Rust toolchain)")
 done
@@ -92,6 +98,21 @@ if [ "${#absent[@]}" -gt 0 ]; then
 	printf 'test.sh: missing after install: %s\n' "${absent[@]}" >&2
 	exit 1
 fi
+# viewers.rs's oracles, under target/tools: the speedscope npm package (its file-format
+# schema and its offline viewer, dist/release) and samply (`samply import` of the perf.data
+# that convert --to firefox reads). Installed once; a failed install fails here.
+tools_dir=target/tools
+if [ ! -f "$tools_dir/speedscope/package/dist/release/index.html" ]; then
+	echo "test.sh: installing the speedscope npm package into $tools_dir/speedscope" >&2
+	rm -rf "$tools_dir/speedscope" && mkdir -p "$tools_dir/speedscope"
+	(cd "$tools_dir/speedscope" && npm pack --silent speedscope@1.25.0 >/dev/null &&
+		tar xzf speedscope-*.tgz)
+fi
+if [ ! -x "$tools_dir/samply/bin/samply" ]; then
+	echo "test.sh: installing samply into $tools_dir/samply (cargo install, a few minutes)" >&2
+	cargo install --locked --quiet --root "$tools_dir/samply" samply@0.13.1
+fi
+
 # The fault tests mount a tmpfs, set kernel.perf_event_paranoid and add a user: under CI
 # they must run, so CI must be root (a developer without root sees them skipped).
 ci="${CI:-}"

@@ -11,11 +11,15 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format: `pprof` (gzip-compressed profile.proto; every event two sample types,
-    /// EVENT_sample and EVENT_event) or `folded` (what `fold` prints).
+    /// EVENT_sample and EVENT_event), `firefox` (the Firefox Profiler's processed profile:
+    /// threads, samples at their times weighted by cycles, stall share as categories,
+    /// counter tracks), `speedscope` (speedscope's JSON: a profile per thread weighted by
+    /// cycles or wall time, and one by stall cycles) or `folded` (what `fold` prints).
     #[arg(long, value_name = "FORMAT")]
     pub to: String,
-    /// Write to FILE (`-`: standard output). Default: profile.pb.gz for pprof, standard
-    /// output for folded.
+    /// Write to FILE (`-`: standard output; a name ending in .gz is gzip-compressed for
+    /// firefox and speedscope). Default: profile.pb.gz for pprof, profile.json for firefox,
+    /// profile.speedscope.json for speedscope, standard output for folded.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// With `--to folded`: the stacks of this event only, as `fold --event`.

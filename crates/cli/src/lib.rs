@@ -41,7 +41,8 @@ pub enum Command {
     /// Print folded stacks (`frame;frame;frame count`) for FlameGraph or inferno.
     Fold(draw::FoldArgs),
     /// Convert a recording for other tools: `--to pprof` (gzip protobuf, every event a
-    /// sample type) or `--to folded` (what `fold` prints).
+    /// sample type), `--to firefox` (the Firefox Profiler), `--to speedscope` or `--to
+    /// folded` (what `fold` prints).
     Convert(convert::ConvertArgs),
     /// Print every sample with its resolved stack, laid out like `perf script`.
     Script(draw::ScriptArgs),

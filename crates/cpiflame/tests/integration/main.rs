@@ -64,6 +64,7 @@ mod topdown_carry;
 mod topdown_graph;
 mod tracepoints;
 mod variants;
+mod viewers;
 mod wall_diff;
 mod wall_oracle;
 mod wall_text;
