@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::read::InputArgs;
 
@@ -15,8 +15,8 @@ pub struct ConvertArgs {
     /// threads, samples at their times weighted by cycles, stall share as categories,
     /// counter tracks), `speedscope` (speedscope's JSON: a profile per thread weighted by
     /// cycles or wall time, and one by stall cycles) or `folded` (what `fold` prints).
-    #[arg(long, value_name = "FORMAT")]
-    pub to: String,
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true)]
+    pub to: Format,
     /// Write to FILE (`-`: standard output; a name ending in .gz is gzip-compressed for
     /// firefox and speedscope). Default: profile.pb.gz for pprof, profile.json for firefox,
     /// profile.speedscope.json for speedscope, standard output for folded.
@@ -25,4 +25,13 @@ pub struct ConvertArgs {
     /// With `--to folded`: the stacks of this event only, as `fold --event`.
     #[arg(long, value_name = "NAME")]
     pub event: Option<String>,
+}
+
+/// What `convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Pprof,
+    Firefox,
+    Speedscope,
+    Folded,
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use cpiflame_cli::convert::ConvertArgs;
+use cpiflame_cli::convert::{ConvertArgs, Format};
 use cpiflame_cli::draw::FoldArgs;
 use cpiflame_cli::read::InputArgs;
 use cpiflame_pipeline::options::Environment;
@@ -17,27 +17,29 @@ use crate::draw::fold;
 use crate::{output, warned, Outcome};
 
 pub fn convert(args: ConvertArgs, env: &Environment) -> Result<Outcome> {
-    match args.to.as_str() {
-        "folded" => fold(
+    if args.to == Format::Folded {
+        let output = args.output.filter(|p| p.as_os_str() != "-");
+        let (input, event) = (args.input, args.event);
+        return fold(
             FoldArgs {
-                input: args.input,
-                event: args.event,
-                output: args.output.filter(|p| p.as_os_str() != "-"),
+                input,
+                event,
+                output,
             },
             env,
-        ),
-        to @ ("pprof" | "firefox" | "speedscope") => {
-            if args.event.is_some() {
-                bail!("--event: only with --to folded ({to} keeps the roles' events)");
-            }
-            match to {
-                "pprof" => pprof(&args.input, args.output, env),
-                _ => viewer(to, &args.input, args.output, env),
-            }
-        }
-        other => {
-            bail!("--to {other}: unknown format (formats: pprof, firefox, speedscope, folded)")
-        }
+        );
+    }
+    let to = match args.to {
+        Format::Pprof => "pprof",
+        Format::Firefox => "firefox",
+        _ => "speedscope",
+    };
+    if args.event.is_some() {
+        bail!("--event: only with --to folded ({to} keeps the roles' events)");
+    }
+    match args.to {
+        Format::Pprof => pprof(&args.input, args.output, env),
+        _ => viewer(to, &args.input, args.output, env),
     }
 }
 

@@ -973,7 +973,7 @@ fn firefox_marks_time_ranges_and_refuses_folded_text_in_one_line() {
         "{err}"
     );
     assert!(
-        err.contains("--to chrome") && err.contains("firefox, speedscope"),
+        err.contains("'chrome'") && err.contains("--to") && err.contains("firefox, speedscope"),
         "{err}"
     );
 }
