@@ -131,6 +131,16 @@ pub struct NamedFrame {
     pub inlined: bool,
 }
 
+/// One frame of a file's DWARF at an address, as naming reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DwarfFrame {
+    /// The function's raw (mangled) name.
+    pub raw_name: String,
+    /// Its source file and line there, where DWARF has them.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
 /// An ELF file opened for unwinding and symbolization.
 pub struct Image {
     /// The file that was opened (after symfs and build-id lookups).
@@ -833,9 +843,9 @@ impl ModuleSectionInfo<SharedBytes> for UnwindSections<'_> {
 
 impl Image {
     /// The DWARF frames of this file at stated address `svma`, innermost first, as naming
-    /// reads them: each frame with a function name, its raw (mangled) name, source file and
-    /// line. This file's own DWARF only (not a separate debug file's); empty without DWARF.
-    pub fn dwarf_frames_at(&self, svma: u64) -> Vec<(String, Option<String>, Option<u32>)> {
+    /// reads them: each frame's raw (mangled) function name, source file and line. This
+    /// file's own DWARF only (not a separate debug file's); empty without DWARF.
+    pub fn dwarf_frames_at(&self, svma: u64) -> Vec<DwarfFrame> {
         let Some(dwarf) = self.dwarf_names() else {
             return Vec::new();
         };
@@ -843,13 +853,13 @@ impl Image {
             .frames(svma)
             .into_iter()
             .filter_map(|frame| {
-                let name = frame.function.as_ref()?.raw_name().ok()?.into_owned();
+                let raw_name = frame.function.as_ref()?.raw_name().ok()?.into_owned();
                 let location = frame.location.as_ref();
-                Some((
-                    name,
-                    location.and_then(|l| l.file).map(str::to_string),
-                    location.and_then(|l| l.line),
-                ))
+                Some(DwarfFrame {
+                    raw_name,
+                    file: location.and_then(|l| l.file).map(str::to_string),
+                    line: location.and_then(|l| l.line),
+                })
             })
             .collect()
     }

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
 
-use cpiflame_unwind::Image;
+use cpiflame_unwind::{DwarfFrame, Image};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 type Reference = addr2line::Context<gimli::EndianRcSlice<gimli::RunTimeEndian>>;
 
 /// One DWARF frame: raw function name, source file, line.
-type Frame = (String, Option<String>, Option<u32>);
+type Frame = DwarfFrame;
 
 type Sections = gimli::Dwarf<gimli::EndianRcSlice<gimli::RunTimeEndian>>;
 
@@ -51,11 +51,11 @@ fn reference_frames(ctx: &Reference, address: u64) -> Vec<Frame> {
                 continue;
             };
             let location = frame.location.as_ref();
-            frames.push((
-                name.into_owned(),
-                location.and_then(|l| l.file).map(str::to_string),
-                location.and_then(|l| l.line),
-            ));
+            frames.push(DwarfFrame {
+                raw_name: name.into_owned(),
+                file: location.and_then(|l| l.file).map(str::to_string),
+                line: location.and_then(|l| l.line),
+            });
         }
     }
     frames
@@ -293,7 +293,7 @@ fn check_program(program: &Path, binutils: bool) {
         let ours: Vec<_> = image
             .dwarf_frames_at(address)
             .into_iter()
-            .map(|(name, file, line)| (name, base_name(&file.unwrap_or_default()), line))
+            .map(|f| (f.raw_name, base_name(&f.file.unwrap_or_default()), f.line))
             .collect();
         assert_eq!(
             ours,
