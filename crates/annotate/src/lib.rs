@@ -20,6 +20,9 @@
 //! frames and `report` name `foo`) is annotated apart, as `perf annotate` does, and named by
 //! the function's annotation when it has samples.
 //!
+//! Modules: `model` (what an annotation is), `walk` (the sites kept from the loader's walk),
+//! `disasm` (instruction text), `output` (text and JSON), `source` (finding source files).
+//!
 //! Disassembly: x86-64 (`iced-x86`, AT&T syntax) and AArch64 (`yaxpeax-arm`, its text with
 //! PC-relative targets made absolute, as objdump prints them); a recording of another
 //! architecture gets its sampled addresses and source lines without instruction text. Kernel
@@ -28,25 +31,27 @@
 //! Never prints or exits: the binary hands [`write()`] its writer; warnings are returned. Never
 //! weighs a sample differently from `fold`: the columns, roles and weights are the loader's.
 
+mod disasm;
+mod model;
+mod output;
 mod source;
+mod walk;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 
-use cpiflame_perf_data::Sample;
 use cpiflame_pipeline::{
-    event_columns, load_walked, ratio_cycles_events, LoadError, LoadOptions, Recording,
-    SampleVisitor, WalkAlso, Walked,
+    event_columns, load_walked, ratio_cycles_events, LoadError, LoadOptions, Recording, WalkAlso,
+    Walked,
 };
-use cpiflame_profile::summary::topdown_cell;
-use cpiflame_profile::topdown::{Breakdown, Plan};
-use cpiflame_unwind::address::{EntryAddress, StackFrame};
-use cpiflame_unwind::{
-    CodeAddress, CodeFile, FrameKind, FrameRef, Resolver, SourceFrame, StackEntry,
-};
-use serde_json::{json, Value};
+use cpiflame_unwind::{CodeAddress, CodeFile, Resolver};
 
+use disasm::{disassemble, disassemble_aarch64, Isa};
+use model::{add_sums, is_cold_part, COLD};
+use walk::{Columns, Site, SiteWalk};
+
+pub use model::{ColdPart, Function, Instruction, Line, Weights};
+pub use output::{cold_note, skid_note, to_json, write, write_json, write_text};
 pub use source::SourcePaths;
 
 /// What to annotate and how.
@@ -81,137 +86,6 @@ pub enum AnnotateError {
     },
     #[error("{}: several events and no cycles column; choose one with --event", .0.display())]
     NoColumn(PathBuf),
-}
-
-/// One annotated function.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Function {
-    pub name: String,
-    pub module: String,
-    /// The weighing column's name.
-    pub event: String,
-    /// Samples (of the weighing column) whose leaf is in the function.
-    pub samples: u64,
-    /// Their period: the function's self weight.
-    pub period: u64,
-    /// The weighing event samples without precise_ip: they skid.
-    pub skids: bool,
-    pub has_stalls: bool,
-    pub has_cpi: bool,
-    /// The top-down formulas of the recording's columns (`Loaded::topdown`); `None` without
-    /// top-down events. Each instruction's, line's and the function's fractions are the
-    /// formulas applied to its summed deltas ([`Weights::sums`]).
-    pub topdown_plan: Option<Plan>,
-    /// The function's summed deltas (every column), for its fractions.
-    pub sums: Vec<u64>,
-    /// In address order.
-    pub instructions: Vec<Instruction>,
-    /// In descending period, then file and line.
-    pub lines: Vec<Line>,
-    /// The part GCC split off this function (`foo.cold`), when it has samples: annotated
-    /// apart, as perf does.
-    pub cold_part: Option<ColdPart>,
-}
-
-/// A function's `.cold` part, as its function's annotation mentions it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ColdPart {
-    /// `foo.cold`: the function's name and the suffix.
-    pub name: String,
-    /// Samples of the weighing column in it, and their period.
-    pub samples: u64,
-    pub period: u64,
-}
-
-/// What annotate appends to a function's name for its cold part.
-const COLD: &str = ".cold";
-
-/// Whether a symbol-table name is a part GCC split off a function (`foo.cold`, `_Z3foov.cold`;
-/// older GCCs number them, `foo.cold.12`).
-fn is_cold_part(symbol: &str) -> bool {
-    symbol.ends_with(COLD) || symbol.contains(".cold.")
-}
-
-/// The weights of the samples at one instruction or line.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Weights {
-    pub samples: u64,
-    pub period: u64,
-    pub stalls: u64,
-    /// The cycles the stall share and CPI divide by: the cycles column's, or on a hybrid
-    /// recording those of the core types that recorded the colour events
-    /// (`Loaded::ratio_cycles`), as the graph divides.
-    pub cycles: u64,
-    pub instructions: u64,
-    /// With top-down formulas ([`Function::topdown_plan`]): every column's summed deltas
-    /// of these samples, in the recording's columns (what [`Plan::apply`] takes); empty
-    /// without.
-    pub sums: Vec<u64>,
-}
-
-impl Weights {
-    fn add(&mut self, other: &Weights) {
-        self.samples += other.samples;
-        self.period += other.period;
-        self.stalls += other.stalls;
-        self.cycles += other.cycles;
-        self.instructions += other.instructions;
-        add_sums(&mut self.sums, &other.sums);
-    }
-}
-
-/// `sums += other`, column by column (`sums` grown to `other`'s width).
-fn add_sums(sums: &mut Vec<u64>, other: &[u64]) {
-    if sums.len() < other.len() {
-        sums.resize(other.len(), 0);
-    }
-    for (s, &o) in sums.iter_mut().zip(other) {
-        *s = s.saturating_add(o);
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Instruction {
-    /// The ELF address (a kernel address as sampled).
-    pub address: u64,
-    pub weights: Weights,
-    /// AT&T syntax; `None` where the code's bytes are not at hand.
-    pub text: Option<String>,
-    /// Innermost first: inlined functions, then the function, each with its line.
-    pub frames: Vec<SourceFrame>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Line {
-    pub file: String,
-    pub line: u32,
-    pub weights: Weights,
-    /// The source text, when the file was found.
-    pub source: Option<String>,
-    /// The functions inlined at this line, innermost first (empty: the function's own).
-    pub inlined: Vec<String>,
-}
-
-/// Where a sample's leaf was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Site {
-    User(CodeAddress),
-    /// A kernel address, or a user one in no opened file.
-    Raw(u64),
-}
-
-/// The columns a sample adds to.
-#[derive(Clone, Debug)]
-struct Columns {
-    width: usize,
-    stalls: Option<usize>,
-    cycles: Option<usize>,
-    instructions: Option<usize>,
-    /// A hybrid recording's ratio cycles (`Loaded::ratio_cycles`): per attr, whether it adds
-    /// to the cycles the colour events are divided by, instead of the cycles column.
-    ratio: Option<Vec<bool>>,
-    /// With top-down formulas: the number of columns, each summed per site.
-    sums: Option<usize>,
 }
 
 impl AnnotateOptions {
@@ -256,10 +130,7 @@ pub fn annotate(
     };
     let file = recording.perf_data()?;
     // One read: the loader's walk hands every sample it counts to the site walk.
-    let mut site_walk = SiteWalk {
-        kernel: load.kernel,
-        sites: HashMap::new(),
-    };
+    let mut site_walk = SiteWalk::new(load.kernel);
     let also = WalkAlso {
         timed: false,
         visit: Some(&mut site_walk),
@@ -385,106 +256,6 @@ pub fn annotate(
         .collect())
 }
 
-/// Each sample's leaf site, by the function it is in, with its weights per attr: the
-/// collapse's walk hands it every sample it counts ([`SampleVisitor`]), and the columns
-/// (roles) the loader chooses after that walk turn the per-attr sums into [`Weights`].
-struct SiteWalk {
-    kernel: bool,
-    sites: HashMap<(FrameRef, Site), AttrSums>,
-}
-
-/// Per attr of the file: how many samples gave it a weight, and the weights' sum.
-#[derive(Default)]
-struct AttrSums {
-    samples: Vec<u64>,
-    period: Vec<u64>,
-}
-
-impl SampleVisitor for SiteWalk {
-    fn visit(
-        &mut self,
-        sample: &Sample<'_>,
-        entries: &[StackEntry],
-        resolver: &Resolver,
-        weights: &[(usize, u64)],
-    ) {
-        let Some(leaf) = entries.first() else {
-            return;
-        };
-        // `--no-kernel`: samples in the kernel are left out, not given to their user caller.
-        if !self.kernel && resolver.frame(leaf.frame).kind == FrameKind::Kernel {
-            return;
-        }
-        // The function: the first frame that is not inlined into another.
-        let Some(function) = entries
-            .iter()
-            .find(|e| resolver.frame(e.frame).kind != FrameKind::Inline)
-        else {
-            return;
-        };
-        let site = match leaf.address {
-            EntryAddress::User(frame @ StackFrame::Instruction(a)) => resolver
-                .code_address(sample.pid.unwrap_or(-1), a)
-                .map_or(Site::Raw(frame.address().0), Site::User),
-            other => Site::Raw(other.address().0),
-        };
-        let sums = self.sites.entry((function.frame, site)).or_default();
-        for &(attr, period) in weights {
-            if sums.samples.len() <= attr {
-                sums.samples.resize(attr + 1, 0);
-                sums.period.resize(attr + 1, 0);
-            }
-            sums.samples[attr] += 1;
-            sums.period[attr] = sums.period[attr].saturating_add(period);
-        }
-    }
-}
-
-impl SiteWalk {
-    /// The sites' weights in `columns` (`column_of`: each attr's column).
-    fn weigh(self, columns: &Columns, column_of: &[usize]) -> HashMap<(FrameRef, Site), Weights> {
-        self.sites
-            .into_iter()
-            .map(|(key, sums)| (key, sums.weigh(columns, column_of)))
-            .collect()
-    }
-}
-
-impl AttrSums {
-    fn weigh(&self, columns: &Columns, column_of: &[usize]) -> Weights {
-        let mut w = Weights::default();
-        for (attr, (&samples, &period)) in self.samples.iter().zip(&self.period).enumerate() {
-            let Some(&column) = column_of.get(attr).filter(|_| samples > 0) else {
-                continue;
-            };
-            if let Some(n) = columns.sums.filter(|&n| column < n) {
-                w.sums.resize(n, 0);
-                w.sums[column] = w.sums[column].saturating_add(period);
-            }
-            if column == columns.width {
-                w.samples += samples;
-                w.period = w.period.saturating_add(period);
-            }
-            let add = |role: Option<usize>, sum: &mut u64| {
-                if role == Some(column) {
-                    *sum = sum.saturating_add(period);
-                }
-            };
-            add(columns.stalls, &mut w.stalls);
-            add(columns.instructions, &mut w.instructions);
-            match &columns.ratio {
-                // Hybrid: the cycles of the core types that recorded the colour events.
-                Some(ratio) if ratio.get(attr) == Some(&true) => {
-                    w.cycles = w.cycles.saturating_add(period);
-                }
-                Some(_) => {}
-                None => add(columns.cycles, &mut w.cycles),
-            }
-        }
-        w
-    }
-}
-
 /// One function's instructions: every instruction of its symbol where its bytes are at
 /// hand (x86-64, AArch64), else the sampled addresses.
 fn function(
@@ -576,85 +347,6 @@ fn function(
     }
 }
 
-/// The instruction sets annotate disassembles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Isa {
-    X86_64,
-    Aarch64,
-}
-
-impl Isa {
-    /// The recording's architecture (perf's HEADER_ARCH, `uname -m`); a file without one is
-    /// taken for x86-64, as before architectures were told apart.
-    fn of(arch: Option<&str>) -> Option<Isa> {
-        match arch {
-            None | Some("x86_64" | "amd64") => Some(Isa::X86_64),
-            Some("aarch64" | "arm64") => Some(Isa::Aarch64),
-            Some(_) => None,
-        }
-    }
-}
-
-/// The instructions of little-endian AArch64 `bytes` at ELF address `start`: yaxpeax-arm's
-/// text, with its PC-relative operands (`$+0x88`) written as the absolute address objdump
-/// prints (`adrp`'s counted from the instruction's 4 KiB page). A word that decodes to no
-/// instruction is `.inst 0xWORD`, as objdump writes it.
-fn disassemble_aarch64(start: u64, bytes: &[u8]) -> Vec<(u64, String)> {
-    use yaxpeax_arch::{Decoder, U8Reader};
-    use yaxpeax_arm::armv8::a64::{InstDecoder, Opcode, Operand};
-    let decoder = InstDecoder::default();
-    let mut out = Vec::new();
-    for (k, word) in bytes.chunks_exact(4).enumerate() {
-        let address = start + 4 * k as u64;
-        let text = match decoder.decode(&mut U8Reader::new(word)) {
-            Ok(instruction) => {
-                let mut text = instruction.to_string();
-                for operand in &instruction.operands {
-                    let &Operand::PCOffset(offset) = operand else {
-                        continue;
-                    };
-                    let base = match instruction.opcode {
-                        Opcode::ADRP => address & !0xfff,
-                        _ => address,
-                    };
-                    let shown = match offset < 0 {
-                        true => format!("$-{:#x}", offset.unsigned_abs()),
-                        false => format!("$+{offset:#x}"),
-                    };
-                    let target = base.wrapping_add_signed(offset);
-                    text = text.replacen(&shown, &format!("{target:#x}"), 1);
-                }
-                text
-            }
-            Err(_) => {
-                let word = u32::from_le_bytes(word.try_into().expect("4 bytes"));
-                format!(".inst {word:#010x}")
-            }
-        };
-        out.push((address, text));
-    }
-    out
-}
-
-/// The instructions of `bytes` at ELF address `start`, in AT&T syntax.
-fn disassemble(start: u64, bytes: &[u8]) -> Vec<(u64, String)> {
-    use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter};
-    let mut decoder = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE);
-    let mut formatter = GasFormatter::new();
-    // Closer to objdump's AT&T text, which perf annotate shows: lower-case hex, branch
-    // targets without leading zeros.
-    formatter.options_mut().set_uppercase_hex(false);
-    formatter.options_mut().set_branch_leading_zeros(false);
-    let mut out = Vec::new();
-    while decoder.can_decode() {
-        let instruction = decoder.decode();
-        let mut text = String::new();
-        formatter.format(&instruction, &mut text);
-        out.push((instruction.ip(), text));
-    }
-    out
-}
-
 /// The source lines of `instructions`: each instruction counts on its innermost frame's
 /// line (inlined code on its own line).
 fn lines(
@@ -696,274 +388,6 @@ fn lines(
             .then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line)))
     });
     lines
-}
-
-/// `part` of `whole` in percent; `None` for an empty whole.
-fn percent(part: u64, whole: u64) -> Option<f64> {
-    (whole > 0).then(|| part as f64 * 100.0 / whole as f64)
-}
-
-impl Function {
-    fn share(&self, w: &Weights) -> Option<f64> {
-        percent(w.period, self.period)
-    }
-    fn stall_share(&self, w: &Weights) -> Option<f64> {
-        self.has_stalls
-            .then(|| percent(w.stalls, w.cycles))
-            .flatten()
-    }
-    /// The top-down fractions of `sums` (an instruction's, a line's, the function's);
-    /// `None` without top-down formulas, `Some(None)` where they give none.
-    pub fn topdown(&self, sums: &[u64]) -> Option<Option<Breakdown>> {
-        self.topdown_plan.as_ref().map(|plan| plan.apply(sums))
-    }
-    fn cpi(&self, w: &Weights) -> Option<f64> {
-        self.has_cpi
-            .then(|| (w.instructions > 0).then(|| w.cycles as f64 / w.instructions as f64))
-            .flatten()
-    }
-}
-
-/// The line a non-precise event's annotation starts with.
-pub fn skid_note(event: &str) -> String {
-    format!(
-        "note: {event} is not precise (precise_ip 0): samples skid past the instruction that caused them; :pp/:ppp (PEBS) or IBS narrows it"
-    )
-}
-
-/// The line that points from a function to its cold part, annotated apart.
-pub fn cold_note(f: &Function, part: &ColdPart) -> String {
-    format!(
-        "note: GCC moved part of {} out of line: {} has {} samples more (self weight {}), annotated apart as perf does (SYMBOL {})",
-        f.name, part.name, part.samples, part.period, part.name
-    )
-}
-
-/// The functions as text: a header, the instructions (hottest marked `>`), the source lines.
-pub fn write_text(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
-    for (n, f) in functions.iter().enumerate() {
-        if n > 0 {
-            writeln!(out)?;
-        }
-        writeln!(
-            out,
-            "{} [{}]: {} samples of {}, self weight {}",
-            f.name, f.module, f.samples, f.event, f.period
-        )?;
-        if f.skids {
-            writeln!(out, "{}", skid_note(&f.event))?;
-        }
-        if let Some(part) = &f.cold_part {
-            writeln!(out, "{}", cold_note(f, part))?;
-        }
-        let pct = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
-        let cpi = |v: Option<f64>| v.map_or("      ".to_string(), |v| format!("{v:6.2}"));
-        let mut head = String::from("    share");
-        if f.has_stalls {
-            head.push_str("  stall%");
-        }
-        if f.has_cpi {
-            head.push_str("     CPI");
-        }
-        // The top-down column: the largest level-1 category, as `report` shows it.
-        let td = |sums: &[u64]| {
-            f.topdown(sums)
-                .map(|b| format!("  {:>8}", topdown_cell(b)))
-                .unwrap_or_default()
-        };
-        if let Some(whole) = f.topdown(&f.sums) {
-            writeln!(out, "top-down: {}", topdown_text(whole))?;
-            head.push_str("  top-down");
-        }
-        writeln!(out, "{head}  address           instruction")?;
-        let hot = hottest(f.instructions.iter().map(|i| i.weights.period));
-        for (k, i) in f.instructions.iter().enumerate() {
-            let mark = if Some(k) == hot { '>' } else { ' ' };
-            let mut row = format!("{mark}  {}", pct(f.share(&i.weights)));
-            if f.has_stalls {
-                row.push_str(&format!("  {}", pct(f.stall_share(&i.weights))));
-            }
-            if f.has_cpi {
-                row.push_str(&format!("  {}", cpi(f.cpi(&i.weights))));
-            }
-            row.push_str(&td(&i.weights.sums));
-            let text = i.text.as_deref().unwrap_or("");
-            let line = i
-                .frames
-                .first()
-                .and_then(|s| {
-                    Some(format!(
-                        "  {}:{}",
-                        short(s.line.file.as_deref()?),
-                        s.line.line?
-                    ))
-                })
-                .unwrap_or_default();
-            let row = format!("{row}  {:>16x}: {text:<40}{line}", i.address);
-            writeln!(out, "{}", row.trim_end())?;
-        }
-        if !f.lines.is_empty() {
-            writeln!(out, "source lines:")?;
-            let hot = hottest(f.lines.iter().map(|l| l.weights.period));
-            for (k, l) in f.lines.iter().enumerate() {
-                let mark = if Some(k) == hot { '>' } else { ' ' };
-                let mut row = format!("{mark}  {}", pct(f.share(&l.weights)));
-                if f.has_stalls {
-                    row.push_str(&format!("  {}", pct(f.stall_share(&l.weights))));
-                }
-                if f.has_cpi {
-                    row.push_str(&format!("  {}", cpi(f.cpi(&l.weights))));
-                }
-                row.push_str(&td(&l.weights.sums));
-                let inlined = if l.inlined.is_empty() {
-                    String::new()
-                } else {
-                    format!("  (inlined: {})", l.inlined.join(" <- "))
-                };
-                let source = l
-                    .source
-                    .as_deref()
-                    .map_or(String::new(), |s| format!("  | {}", s.trim()));
-                writeln!(out, "{row}  {}:{}{inlined}{source}", l.file, l.line)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A function's whole top-down split in words: `retiring 50.0%, bad speculation 9.4%, ...`.
-fn topdown_text(b: Option<Breakdown>) -> String {
-    let Some(b) = b else {
-        return "none (no slots in its samples)".to_string();
-    };
-    let parts = [
-        ("retiring", b.retiring),
-        ("bad speculation", b.bad_speculation),
-        ("front-end bound", b.frontend_bound),
-        ("back-end bound", b.backend_bound),
-    ];
-    parts
-        .iter()
-        .map(|(name, v)| format!("{name} {:.1}%", v * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The index of the largest non-zero value.
-fn hottest(values: impl Iterator<Item = u64>) -> Option<usize> {
-    values
-        .enumerate()
-        .filter(|&(_, v)| v > 0)
-        .max_by_key(|&(i, v)| (v, std::cmp::Reverse(i)))
-        .map(|(i, _)| i)
-}
-
-/// A path's file name.
-fn short(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// The functions as text ([`write_text`]) or JSON ([`write_json`]), `out` flushed.
-pub fn write(functions: &[Function], json: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    match json {
-        true => write_json(functions, out)?,
-        false => write_text(functions, out)?,
-    }
-    out.flush()
-}
-
-/// The functions as pretty JSON and a newline (see [`to_json`]).
-pub fn write_json(functions: &[Function], out: &mut dyn Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_json(functions))?;
-    writeln!(out)
-}
-
-/// The functions as JSON: an array of the schema in docs/cli.md.
-/// A percentage as the JSON's fraction (0 to 1, as `report --json` gives shares).
-fn fraction(percent: Option<f64>) -> Option<f64> {
-    percent.map(|p| p / 100.0)
-}
-
-/// `object` with a `topdown` key (report's object, `null` where the formulas give none)
-/// when `f` has top-down formulas; as it is without.
-fn with_topdown(f: &Function, sums: &[u64], mut object: Value) -> Value {
-    if let (Some(b), Some(map)) = (f.topdown(sums), object.as_object_mut()) {
-        map.insert(
-            "topdown".into(),
-            serde_json::to_value(b).unwrap_or(Value::Null),
-        );
-    }
-    object
-}
-
-pub fn to_json(functions: &[Function]) -> Value {
-    let functions: Vec<Value> = functions
-        .iter()
-        .map(|f| {
-            let instructions: Vec<Value> = f
-                .instructions
-                .iter()
-                .map(|i| {
-                    let line = i.frames.first().map(|s| &s.line);
-                    with_topdown(
-                        f,
-                        &i.weights.sums,
-                        json!({
-                            "address": format!("{:x}", i.address),
-                            "samples": i.weights.samples,
-                            "share": fraction(f.share(&i.weights)),
-                            "stall_share": fraction(f.stall_share(&i.weights)),
-                            "cpi": f.cpi(&i.weights),
-                            "file": line.and_then(|l| l.file.clone()),
-                            "line": line.and_then(|l| l.line),
-                            "text": i.text,
-                            "frames": i.frames.iter().map(|f| json!({
-                                "function": f.function,
-                                "inlined": f.inlined,
-                                "file": f.line.file,
-                                "line": f.line.line,
-                            })).collect::<Vec<Value>>(),
-                        }),
-                    )
-                })
-                .collect();
-            let lines: Vec<Value> = f
-                .lines
-                .iter()
-                .map(|l| {
-                    with_topdown(
-                        f,
-                        &l.weights.sums,
-                        json!({
-                            "file": l.file,
-                            "line": l.line,
-                            "samples": l.weights.samples,
-                            "share": fraction(f.share(&l.weights)),
-                            "stall_share": fraction(f.stall_share(&l.weights)),
-                            "cpi": f.cpi(&l.weights),
-                            "source": l.source,
-                        }),
-                    )
-                })
-                .collect();
-            with_topdown(
-                f,
-                &f.sums,
-                json!({
-                    "function": f.name,
-                    "module": f.module,
-                    "samples": f.samples,
-                    "cold_part": f.cold_part.as_ref().map(|p| json!({
-                        "function": p.name,
-                        "samples": p.samples,
-                    })),
-                    "instructions": instructions,
-                    "lines": lines,
-                }),
-            )
-        })
-        .collect();
-    Value::Array(functions)
 }
 
 #[cfg(test)]
