@@ -9,7 +9,7 @@ use inferno::flamegraph::{self, Direction};
 
 use crate::page::{title_room, TEXT_PX, TITLE_PX};
 use crate::text::{weight_unit, Esc, Thousands};
-use crate::wrap::wrap;
+use crate::wrap::{wrap, LINE_EM};
 use crate::{validate, Options, RenderError};
 
 /// Left plus right margin inferno leaves around the frames, in pixels.
@@ -95,6 +95,9 @@ pub fn render_classic<W: Write>(
     } else {
         Direction::Straight
     };
+    // inferno fits the labels it writes with this advance and puts them 3 px into their
+    // frames: FlameGraph's 0.59 em let a long label in the last frame pass the image's edge.
+    inferno_opts.font_width = LINE_EM;
     inferno_opts.deterministic = true;
     inferno_opts.no_sort = true;
 

@@ -611,7 +611,7 @@ fn write_swatch_legend<O: Write>(
             r#"<rect x="{x0:.1}" y="{top}" width="{:.1}" height="10" fill="url(#{})"/>"#,
             legend.bar, legend.id
         )?;
-        for (at, label) in &legend.labels {
+        for (at, label) in apart(&legend.labels, legend.bar) {
             write!(
                 w,
                 r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
@@ -684,7 +684,7 @@ fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> i
         Esc(&legend.caption),
         legend.id
     )?;
-    for (at, label) in &legend.labels {
+    for (at, label) in apart(&legend.labels, bar) {
         write!(
             w,
             r#"<text x="{:.1}" y="{labels}" text-anchor="middle">{}</text>"#,
@@ -693,6 +693,28 @@ fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> i
         )?;
     }
     writeln!(w, "</g>")
+}
+
+/// The labels of a bar `bar` pixels long that do not run into each other: both ends', and
+/// each one between that keeps a gap to the one before it and to the last.
+fn apart(labels: &[(f64, String)], bar: f64) -> Vec<&(f64, String)> {
+    let extent = |(at, label): &(f64, String)| {
+        let half = line_width(label, TEXT_PX) / 2.0;
+        (bar * at - half, bar * at + half)
+    };
+    let Some(last) = labels.last() else {
+        return Vec::new();
+    };
+    let mut shown: Vec<&(f64, String)> = Vec::new();
+    for (k, label) in labels.iter().enumerate() {
+        let (left, right) = extent(label);
+        let clear_before = shown.last().is_none_or(|l| extent(l).1 + 4.0 <= left);
+        let clear_after = k + 1 == labels.len() || right + 4.0 <= extent(last).0;
+        if k == 0 || k + 1 == labels.len() || (clear_before && clear_after) {
+            shown.push(label);
+        }
+    }
+    shown
 }
 
 /// The tooltip line saying which module a frame is in, and whether it is inlined, in the
