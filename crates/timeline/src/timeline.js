@@ -285,12 +285,19 @@
   var CH = Math.max(3, Math.floor(300 / ROWS));
   // As FlameScope does, the columns share the width the page has (the heat map's box), one
   // per second however few seconds there are; laid out again when the window is resized.
+  // Whether the cells' width changed (setting a canvas's size clears it, even to the same
+  // size: only then).
   function layoutHeatmap() {
     var room = document.getElementById("heatwrap").clientWidth;
-    CW = Math.max(MIN_CW, Math.floor((room - LEFT - RIGHT) / COLS));
+    var cw = Math.max(MIN_CW, Math.floor((room - LEFT - RIGHT) / COLS));
+    if (cw === CW && canvas.hasAttribute("data-cw")) {
+      return false;
+    }
+    CW = cw;
     canvas.width = LEFT + COLS * CW + RIGHT;
     canvas.height = TOP + ROWS * CH + BOTTOM;
     canvas.setAttribute("data-cw", CW);
+    return true;
   }
   canvas.setAttribute("data-left", LEFT);
   canvas.setAttribute("data-top", TOP);
@@ -803,16 +810,28 @@
     var out = svgOf(tree);
     var frame = document.createElement("iframe");
     frame.style.width = D.width + "px";
-    frame.style.height = out.height + "px";
+    frame.setAttribute("data-height", out.height);
     holder.appendChild(frame);
+    fitGraph();
     var doc = frame.contentDocument;
     doc.open();
-    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; overflow: hidden; } svg { display: block; }</style></head><body>' + out.svg +
+    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; overflow: hidden; } svg { display: block; width: 100%; height: auto; }</style></head><body>' + out.svg +
       "<script>" + FLAME_JS + "<\/script></body></html>");
     doc.close();
     var ms = performance.now() - t0;
     status.textContent = thousands(tree.samples) + " samples in the selection, " + out.frames + " frames drawn in " + ms.toFixed(0) + " ms";
     holder.setAttribute("data-ms", ms.toFixed(1));
+  }
+
+  // The graph is --width wide, or as wide as the page where that is narrower (the SVG
+  // scales down with its frame): its frame's height follows.
+  function fitGraph() {
+    var frame = holder.querySelector("iframe");
+    if (frame === null) {
+      return;
+    }
+    var scale = Math.min(1, holder.clientWidth / D.width);
+    frame.style.height = Math.ceil(Number(frame.getAttribute("data-height")) * scale) + "px";
   }
 
   // ---- interaction ----
@@ -911,11 +930,10 @@
   layoutHeatmap();
   drawHeatmap();
   window.addEventListener("resize", function () {
-    var before = CW;
-    layoutHeatmap();
-    if (CW !== before) {
+    if (layoutHeatmap()) {
       drawHeatmap();
     }
+    fitGraph();
   });
   canvas.setAttribute("data-load-ms", (performance.now() - started).toFixed(1));
 })();
