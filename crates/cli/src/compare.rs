@@ -65,9 +65,10 @@ pub struct DiffArgs {
     /// Rows in the text summary (0: all; --json has every frame).
     #[arg(long, default_value_t = 25)]
     pub limit: usize,
-    /// Title of the graph.
-    #[arg(long, default_value = "Differential CPI Flame Graph")]
-    pub title: String,
+    /// Title of the graph [default: "Differential CPI Flame Graph", "Differential Wall-Time
+    /// Flame Graph" when both runs have off-CPU time].
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
     #[command(flatten)]

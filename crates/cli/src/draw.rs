@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cpiflame_draw::{Look, CPI_TITLE};
+use cpiflame_draw::Look;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_profile::interval::DEFAULT_CONFIDENCE;
 
@@ -24,8 +24,9 @@ pub struct LayoutArgs {
 }
 
 impl LayoutArgs {
-    /// The graph's look: this layout, `title` and what the environment says.
-    pub fn look(&self, title: String, env: &Environment) -> Look {
+    /// The graph's look: this layout, `title` (`None`: the picture's own) and what the
+    /// environment says.
+    pub fn look(&self, title: Option<String>, env: &Environment) -> Look {
         Look {
             title,
             width: self.width,
@@ -45,9 +46,10 @@ pub struct RenderArgs {
     /// Write the SVG to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Title of the graph.
-    #[arg(long, default_value = CPI_TITLE)]
-    pub title: String,
+    /// Title of the graph [default: what it is: "CPI Flame Graph", "Wall-Time Flame Graph"
+    /// (off-CPU time), "Top-Down Flame Graph", "Memory Load Flame Graph" (--mem)].
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
     /// The original CPI flame graph: FlameGraph's differential colouring of stalls against
@@ -106,9 +108,9 @@ pub struct TimelineArgs {
     /// Write the HTML page to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Title of the page.
-    #[arg(long, default_value = "CPI Timeline")]
-    pub title: String,
+    /// Title of the page [default: "CPI Timeline", "Wall-Time Timeline" with off-CPU time].
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
     /// Heat map rows per second (a divisor of 1000000).

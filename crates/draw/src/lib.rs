@@ -22,23 +22,36 @@ use cpiflame_profile::{Columns, Measure, WallColumns, Width};
 use cpiflame_render::{DiffOptions, Options, RenderError, ServedClass, TopdownColour, TopdownLook};
 
 use cpiflame_pipeline::compare::Comparison;
-use cpiflame_pipeline::{LoadProfile, Loaded};
+use cpiflame_pipeline::{LoadProfile, Loaded, Note};
 
-/// The CPI graph's title unless the user gives one (`render --title`'s default).
-pub const CPI_TITLE: &str = "CPI Flame Graph";
-
-/// The top-down picture's title in place of [`CPI_TITLE`].
-const TOPDOWN_TITLE: &str = "Top-Down Flame Graph";
-
-/// The memory graph's title in place of [`CPI_TITLE`].
-const MEM_TITLE: &str = "Memory Load Flame Graph";
+/// The title of each kind of picture unless the user gives one (`--title`): what the
+/// picture is, as the kind is decided here.
+pub mod titles {
+    /// The CPI graph's (and `--classic`'s).
+    pub const CPI: &str = "CPI Flame Graph";
+    /// The wall-time graph's (a recording with off-CPU time).
+    pub const WALL: &str = "Wall-Time Flame Graph";
+    /// The top-down picture's.
+    pub const TOPDOWN: &str = "Top-Down Flame Graph";
+    /// The memory graph's (`render --mem`).
+    pub const MEMORY: &str = "Memory Load Flame Graph";
+    /// `diff`'s picture of cycles.
+    pub const DIFF: &str = "Differential CPI Flame Graph";
+    /// `diff`'s picture of wall time (both runs with off-CPU time).
+    pub const WALL_DIFF: &str = "Differential Wall-Time Flame Graph";
+    /// The timeline page's.
+    pub const TIMELINE: &str = "CPI Timeline";
+    /// The timeline page's of a recording with off-CPU time (its heat map and graph are of
+    /// wall time).
+    pub const WALL_TIMELINE: &str = "Wall-Time Timeline";
+}
 
 /// What the user chooses about a picture (flags and environment); the rest comes from the
 /// recording.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Look {
-    /// The line at the top of the image.
-    pub title: String,
+    /// The line at the top of the image; `None`: the kind of picture's ([`titles`]).
+    pub title: Option<String>,
     /// Image width in pixels.
     pub width: u32,
     /// Frames narrower than this many pixels are left out.
@@ -56,10 +69,11 @@ pub struct Look {
 }
 
 impl Look {
-    /// Render's options with this look and nothing from a recording yet.
-    fn options(self) -> Options {
+    /// Render's options with this look and `title` unless the look has one, nothing from a
+    /// recording yet.
+    fn options(self, title: &str) -> Options {
         Options {
-            title: self.title,
+            title: self.title.unwrap_or_else(|| title.to_string()),
             width: self.width,
             min_width: self.min_width,
             inverted: self.inverted,
@@ -135,7 +149,7 @@ impl<'a> Graph<'a> {
     fn drawn(
         loaded: &'a Loaded,
         classic: bool,
-        mut look: Look,
+        look: Look,
         topdown: bool,
     ) -> Result<Graph<'a>, GraphError> {
         let Some(columns) = loaded.columns() else {
@@ -152,14 +166,19 @@ impl<'a> Graph<'a> {
         let wall = loaded.wall.filter(|_| look.topdown_colour.is_none());
         let subtitle = match (&topdown, wall) {
             (Some(t), None) if !classic => {
-                if look.title == CPI_TITLE {
-                    look.title = TOPDOWN_TITLE.to_string();
-                }
+                // The colour is the categories': that no stall/cycles pair was found is
+                // beside the point here.
+                let notes = loaded
+                    .notes
+                    .iter()
+                    .filter(|n| !matches!(n, Note::NoStallPair { .. }))
+                    .map(Note::to_string);
                 let set = &t.plan.set;
-                let lines = [Some(format!("top-down: {}", set.name()))]
+                let lines = [format!("top-down: {}", set.name())]
                     .into_iter()
-                    .chain([set.approximation().map(str::to_string), loaded.subtitle()]);
-                Some(lines.flatten().collect::<Vec<_>>().join(" · "))
+                    .chain(set.approximation().map(str::to_string))
+                    .chain(notes);
+                Some(lines.collect::<Vec<_>>().join(" · "))
             }
             _ => loaded.subtitle(),
         };
@@ -175,11 +194,17 @@ impl<'a> Graph<'a> {
             (false, None, Some(topdown)) => Kind::Topdown(topdown),
             (false, None, None) => Kind::Cpi,
         };
+        let title = match kind {
+            Kind::Classic | Kind::Cpi => titles::CPI,
+            Kind::Wall(_) => titles::WALL,
+            Kind::Topdown(_) => titles::TOPDOWN,
+        };
         let options = Options {
             subtitle,
             stall_caption: loaded.stall_legend(),
             lines: loaded.lines.clone(),
-            ..look.options()
+            counts: loaded.counts,
+            ..look.options(title)
         };
         Ok(Graph {
             loaded,
@@ -237,16 +262,13 @@ impl Graph<'_> {
 }
 
 /// Writes the memory flame graph (`render --mem`) of `loads` with `look`: one colour class
-/// per served-from column, the subtitle saying what was left out, and `Memory Load Flame
-/// Graph` for a title left at [`CPI_TITLE`].
+/// per served-from column, the subtitle saying what was left out, titled
+/// [`titles::MEMORY`] unless the look has a title.
 pub fn write_memory_graph(
     loads: &LoadProfile,
-    mut look: Look,
+    look: Look,
     out: &mut dyn Write,
 ) -> Result<(), RenderError> {
-    if look.title == CPI_TITLE {
-        look.title = MEM_TITLE.to_string();
-    }
     let classes: Vec<ServedClass> = loads
         .classes
         .iter()
@@ -257,7 +279,7 @@ pub fn write_memory_graph(
         .collect();
     let options = Options {
         subtitle: Some(loads.subtitle()),
-        ..look.options()
+        ..look.options(titles::MEMORY)
     };
     cpiflame_render::render_mem(&loads.profile, &classes, &options, out)
 }
@@ -266,7 +288,8 @@ pub fn write_memory_graph(
 /// run, colour by the change of each frame, CPI before and after where both runs have
 /// instructions. Of wall time when the summary's shares are ([`Measure::WallTime`]: both
 /// first runs have the wall-time columns), so the picture shows the changes the summary and
-/// the gate compare; else of cycles.
+/// the gate compare; else of cycles. Titled by which ([`titles::WALL_DIFF`],
+/// [`titles::DIFF`]) unless the look has a title.
 pub fn write_diff_graph(
     runs: &Comparison,
     look: Look,
@@ -281,13 +304,18 @@ pub fn write_diff_graph(
         ratio_cycles: None,
         ..*c
     };
+    let title = match runs.measure {
+        Measure::WallTime => titles::WALL_DIFF,
+        Measure::Cycles => titles::DIFF,
+    };
     let options = DiffOptions {
-        title: look.title,
+        title: look.title.unwrap_or_else(|| title.to_string()),
         subtitle: None,
         width: look.width,
         min_width: look.min_width,
         inverted: look.inverted,
         single_threaded: look.single_threaded,
+        counts: (runs.before.counts, runs.after.counts),
     };
     cpiflame_render::render_diff(
         &runs.before.profile,

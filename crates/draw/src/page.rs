@@ -8,7 +8,7 @@ use cpiflame_pipeline::timeline::TimedLoad;
 use cpiflame_profile::Count;
 use cpiflame_render::{Strip, StripBucket};
 
-use crate::{Graph, GraphError, Look};
+use crate::{titles, Graph, GraphError, Look};
 
 /// Why a timeline page or a graph with its strip could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -21,13 +21,21 @@ pub enum PageError {
 
 /// Writes the timeline page of `timed` with `look` (title, width, minimum width, icicle)
 /// and `rows` cells per second: the recording's roles, wall-time columns, notes and stall
-/// legend, as `render` draws them.
+/// legend, as `render` draws them; titled [`titles::TIMELINE`], or
+/// [`titles::WALL_TIMELINE`] when it is of wall time, unless the look has a title.
 pub fn write_timeline_page(
     timed: &TimedLoad,
-    look: Look,
+    mut look: Look,
     rows: u32,
     out: &mut dyn Write,
 ) -> Result<(), PageError> {
+    if look.title.is_none() {
+        let title = match timed.loaded.wall {
+            Some(_) => titles::WALL_TIMELINE,
+            None => titles::TIMELINE,
+        };
+        look.title = Some(title.to_string());
+    }
     // The graph's options as `render` completes them from the recording.
     let graph = Graph::cpi(&timed.loaded, look)?;
     let options = cpiflame_timeline::Options {

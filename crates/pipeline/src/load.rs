@@ -31,6 +31,10 @@ pub enum Note {
     /// Recorded without hardware counters: widths are cpu-clock time, or, in a wall-time
     /// graph (`wall`), the on-CPU time is not split into running and stalled.
     NoPmu { wall: bool },
+    /// No stall/cycles pair among the recording's events (`events`, listed): the graph is
+    /// of the first event with samples. A top-down picture, coloured by its categories,
+    /// does not say it.
+    NoStallPair { events: String },
     /// Any other line, as it is shown.
     Text(String),
 }
@@ -44,6 +48,10 @@ impl std::fmt::Display for Note {
             Note::NoPmu { wall: true } => {
                 f.write_str("no PMU: on-CPU time not split into running and stalled")
             }
+            Note::NoStallPair { events } => write!(
+                f,
+                "no stall/cycles pair recognised among {events}; set --stalls and --cycles"
+            ),
             Note::Text(text) => f.write_str(text),
         }
     }
@@ -161,7 +169,7 @@ fn choose_roles(
     options: &LoadOptions,
     detected: Roles,
     recorded: &Roles<String>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Roles, LoadError> {
     let recorded_index =
         |name: &Option<String>| name.as_deref().and_then(|n| find_event(profile, n));
@@ -202,10 +210,9 @@ fn choose_roles(
             .filter(|&e| profile.total(e).samples > 0)
             .count();
         if sampled > 1 && roles.stalls.is_none() {
-            notes.push(format!(
-                "no stall/cycles pair recognised among {}; set --stalls and --cycles",
-                EventList::of(profile)
-            ));
+            notes.push(Note::NoStallPair {
+                events: EventList::of(profile).to_string(),
+            });
         }
     }
     if roles.stalls == roles.cycles {
@@ -865,7 +872,7 @@ fn finish(
     let mut notes: Vec<String> = Vec::new();
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags
     // here say otherwise.
-    let roles = choose_roles(&profile, options, detected, &marks.roles, &mut notes)?;
+    let roles = choose_roles(&profile, options, detected, &marks.roles, &mut first)?;
     // Stall events that are not plain back-end stall cycles say what the colour is.
     if let Some(caveat) = roles
         .stalls

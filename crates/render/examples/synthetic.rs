@@ -310,7 +310,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::Path::new(&dir).join("wall.svg");
     let out = BufWriter::new(File::create(&path)?);
     let o = Options {
-        title: "Wall-time CPI Flame Graph".into(),
+        title: "Wall-Time Flame Graph".into(),
         subtitle: Some("synthetic profile with off-CPU time".into()),
         ..Options::default()
     };

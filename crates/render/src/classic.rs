@@ -7,7 +7,9 @@ use cpiflame_profile::{write_folded, Column, Columns, Profile};
 use inferno::differential;
 use inferno::flamegraph::{self, Direction};
 
-use crate::text::Thousands;
+use crate::page::{title_room, TEXT_PX, TITLE_PX};
+use crate::text::{weight_unit, Esc, Thousands};
+use crate::wrap::{wrap, LINE_EM};
 use crate::{validate, Options, RenderError};
 
 /// Left plus right margin inferno leaves around the frames, in pixels.
@@ -49,8 +51,9 @@ pub fn render_classic<W: Write>(
             };
             differential::from_readers(diff_opts, &before[..], &after[..], &mut pair)?;
             let explanation = format!(
-                "width: {} samples of {cycles_event} · red: more cycles than stalls ({}, normalised), blue: more stalls",
+                "width: {} {} of {cycles_event} · red: more cycles than stalls ({}, normalised), blue: more stalls",
                 Thousands(total.samples),
+                weight_unit(opts.counts),
                 profile.events[s].name
             );
             (pair, explanation)
@@ -59,9 +62,10 @@ pub fn render_classic<W: Write>(
             let mut single = Vec::new();
             write_folded(profile, cycles, &mut single)?;
             let explanation = format!(
-                "{}: {} samples · no stall data for this file",
+                "{}: {} {} · no stall data for this file",
                 cycles_event,
-                Thousands(total.samples)
+                Thousands(total.samples),
+                weight_unit(opts.counts)
             );
             (single, explanation)
         }
@@ -72,12 +76,18 @@ pub fn render_classic<W: Write>(
     let mut lines: Vec<&str> = text.lines().collect();
     lines.sort_unstable();
 
-    let mut inferno_opts = flamegraph::Options::default();
-    inferno_opts.title = opts.title.clone();
-    inferno_opts.subtitle = Some(match &opts.subtitle {
+    // inferno writes the title and subtitle on one line each: cut to the image's width,
+    // with the whole text as a tooltip, as this crate's own pages do.
+    let subtitle = match &opts.subtitle {
         Some(extra) => format!("{explanation} · {extra}"),
         None => explanation,
-    });
+    };
+    let room = f64::from(opts.width) - INFERNO_XPAD;
+    let fitted_title = wrap(&opts.title, title_room(opts.width), TITLE_PX, 1);
+    let fitted_subtitle = wrap(&subtitle, room, TEXT_PX, 1);
+    let mut inferno_opts = flamegraph::Options::default();
+    inferno_opts.title = fitted_title.lines[0].clone();
+    inferno_opts.subtitle = Some(fitted_subtitle.lines[0].clone());
     inferno_opts.image_width = Some(opts.width as usize);
     inferno_opts.min_width = opts.min_width * 100.0 / (f64::from(opts.width) - INFERNO_XPAD);
     inferno_opts.direction = if opts.inverted {
@@ -85,11 +95,41 @@ pub fn render_classic<W: Write>(
     } else {
         Direction::Straight
     };
+    // inferno fits the labels it writes with this advance and puts them 3 px into their
+    // frames: FlameGraph's 0.59 em let a long label in the last frame pass the image's edge.
+    inferno_opts.font_width = LINE_EM;
     inferno_opts.deterministic = true;
     inferno_opts.no_sort = true;
 
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut inferno_opts, lines, &mut svg)?;
     let mut w = BufWriter::with_capacity(1 << 16, out);
-    flamegraph::from_lines(&mut inferno_opts, lines, &mut w)?;
+    let tooltips = [
+        (r#"<text id="title""#, fitted_title.cut, &opts.title),
+        (r#"<text id="subtitle""#, fitted_subtitle.cut, &subtitle),
+    ];
+    let mut at = 0;
+    for (element, cut, text) in tooltips {
+        if !cut {
+            continue;
+        }
+        // Before the end of the element's first (and only) text: inferno's attributes and
+        // text hold no `</text>`, its escaping turns `<` into `&lt;`.
+        let Some(end) = find(&svg[at..], element.as_bytes())
+            .and_then(|start| find(&svg[at + start..], b"</text>").map(|end| at + start + end))
+        else {
+            continue;
+        };
+        w.write_all(&svg[at..end])?;
+        write!(w, "<title>{}</title>", Esc(text))?;
+        at = end;
+    }
+    w.write_all(&svg[at..])?;
     w.flush()?;
     Ok(())
+}
+
+/// The offset of the first `needle` in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }

@@ -19,7 +19,7 @@ use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::ratio::{
     cpi, frame_intervals, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL,
 };
-use crate::text::{ratio, Esc, Events, Percent, Thousands};
+use crate::text::{ratio, weight_unit, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Tree};
 use crate::{validate, Options, RenderError};
 
@@ -92,6 +92,7 @@ pub fn render_cpi<W: Write>(
         total,
         stall_caption: opts.stall_caption.unwrap_or("cycles stalled:"),
         strip: opts.strip.as_deref(),
+        counts: opts.counts,
     };
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -116,6 +117,8 @@ struct Cpi<'a> {
     total: Count,
     stall_caption: &'static str,
     strip: Option<&'a crate::Strip>,
+    /// See [`Options::counts`].
+    counts: bool,
 }
 
 type CpiNode = Node<FrameId, CpiWeight>;
@@ -207,32 +210,33 @@ impl Picture for Cpi<'_> {
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()> {
         let cycles_event = &self.profile.events[self.cycles].name;
         let all = self.tree.root();
+        let unit = weight_unit(self.counts);
         match (self.stalls, self.instructions) {
             (Some(s), _) => write!(
                 w,
-                "cycles: {} samples (event {}) · stalled: {} (event {})",
+                "cycles: {} {unit} (event {}) · stalled: {} (event {})",
                 Thousands(self.total.samples),
-                Esc(cycles_event),
+                cycles_event,
                 Percent(ratio(all.stalls.period, all.ratio_cycles.period), 1),
-                Esc(&self.profile.events[s].name)
+                &self.profile.events[s].name
             ),
             (None, Some(i)) => write!(
                 w,
                 // CPI first, and the event names as the labels of their counts: the line is
                 // centred and must fit narrow images.
-                "CPI {} · IPC {} · {}: {} samples, {} events · {}: {} events",
+                "CPI {} · IPC {} · {}: {} {unit}, {} events · {}: {} events",
                 two_places(cpi(all)),
                 two_places(ipc(all)),
-                Esc(cycles_event),
+                cycles_event,
                 Thousands(self.total.samples),
                 Events(all.cycles.period),
-                Esc(&self.profile.events[i].name),
+                &self.profile.events[i].name,
                 Events(all.instructions.period),
             ),
             (None, None) => write!(
                 w,
-                "{}: {} samples · no stall data for this file, so colours only tell frames apart",
-                Esc(cycles_event),
+                "{}: {} {unit} · no stall data for this file, so colours only tell frames apart",
+                cycles_event,
                 Thousands(self.total.samples)
             ),
         }

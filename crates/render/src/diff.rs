@@ -8,10 +8,11 @@ use std::io::{self, BufWriter, Write};
 use cpiflame_profile::{Column, Columns, Count, FrameId, Profile, Stack, WallColumns};
 
 use crate::color::{diff_color, diff_position, Rgb, DIFF_GREW, DIFF_NEUTRAL, DIFF_SHRANK};
-use crate::page::{self, write_origin, Legend, Look, Picture, ROW, XPAD};
-use crate::text::{fit_label_tail, ratio, Esc, Events, Percent, Signed, Thousands};
+use crate::page::{self, write_origin, Legend, Look, Picture, ROW, TEXT_PX, XPAD};
+use crate::text::{fit_label_tail, ratio, weight_unit, Esc, Events, Percent, Signed, Thousands};
 use crate::tree::{self, add, Leaf, Node, Tree, Weight};
 use crate::wall::Ms;
+use crate::wrap::wrap;
 use crate::{check_look, check_profile, DiffOptions, RenderError};
 
 /// At most this many vanished call paths are listed under the graph.
@@ -128,6 +129,7 @@ pub fn render_diff<W: Write>(
         after: a,
         tree,
         gone,
+        counts: opts.counts,
     };
     page::write(&picture, &look, &mut w)?;
     w.flush()?;
@@ -383,6 +385,8 @@ struct Diff<'a> {
     tree: Tree<Sides, DiffWeight>,
     /// See [`gone`].
     gone: Vec<u32>,
+    /// See [`DiffOptions::counts`].
+    counts: (bool, bool),
 }
 
 type DiffNode = Node<Sides, DiffWeight>;
@@ -535,14 +539,16 @@ impl Picture for Diff<'_> {
         let a_event = &self.after.profile.events[self.after.cycles].name;
         write!(
             w,
-            "before: {} samples · after: {} samples (",
+            "before: {} {} · after: {} {} (",
             Thousands(self.before.total.samples),
-            Thousands(self.after.total.samples)
+            weight_unit(self.counts.0),
+            Thousands(self.after.total.samples),
+            weight_unit(self.counts.1)
         )?;
         if b_event == a_event {
-            write!(w, "event {})", Esc(a_event))?;
+            write!(w, "event {})", a_event)?;
         } else {
-            write!(w, "events {} → {})", Esc(b_event), Esc(a_event))?;
+            write!(w, "events {} → {})", b_event, a_event)?;
         }
         if self.of_wall() {
             write!(
@@ -639,19 +645,25 @@ impl Picture for Diff<'_> {
             .fold(0u64, |s, &i| s.saturating_add(before_of(i)));
         writeln!(w, r#"<g id="gone">"#)?;
         let mut y = top + 24;
-        write!(w, r#"<text class="h" x="{XPAD}" y="{y}">"#)?;
-        if self.gone.is_empty() {
-            write!(
-                w,
-                "Gone in AFTER: none (every call path of BEFORE still has {what})"
-            )?;
+        let heading = if self.gone.is_empty() {
+            format!("Gone in AFTER: none (every call path of BEFORE still has {what})")
         } else {
-            write!(
-                w,
+            format!(
                 "Gone in AFTER: {} call path(s) with {what} in BEFORE and none in AFTER, {} of BEFORE:",
                 self.gone.len(),
                 share(all)
-            )?;
+            )
+        };
+        // One line (the section's height is known before the width): cut, with the whole
+        // heading as its tooltip, where it does not fit.
+        let fitted = wrap(&heading, f64::from(width) - 2.0 * XPAD, TEXT_PX, 1);
+        write!(
+            w,
+            r#"<text class="h" x="{XPAD}" y="{y}">{}"#,
+            Esc(&fitted.lines[0])
+        )?;
+        if fitted.cut {
+            write!(w, "<title>{}</title>", Esc(&heading))?;
         }
         writeln!(w, "</text>")?;
         // Lines of text, unlike frame labels, run to the image's edge: fitted with the 0.61 em

@@ -73,6 +73,28 @@
     }
   }
 
+  // The hover and search lines run along the bottom of the image: where the browser
+  // measures one wider than the frames' span, it is cut and ends with "..".
+  function showLine(node, text) {
+    node.textContent = text;
+    if (!(node.getComputedTextLength() > span)) {
+      return;
+    }
+    var chars = Array.from(text);
+    var lo = 0;
+    var hi = chars.length;
+    while (lo < hi) {
+      var mid = Math.ceil((lo + hi) / 2);
+      node.textContent = chars.slice(0, mid).join("") + "..";
+      if (node.getComputedTextLength() <= span) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    node.textContent = chars.slice(0, lo).join("") + "..";
+  }
+
   function frameOf(node) {
     while (node && node !== root) {
       if (node.getAttribute && node.getAttribute("data-i") !== null) {
@@ -170,8 +192,7 @@
     currentSearch = term;
     searchButton.textContent = "Clear search";
     var share = total > 0 ? (100 * covered) / total : 0;
-    matched.textContent =
-      "Matched /" + term + "/: " + hits.length + " frame(s), " + share.toFixed(2) + "% of the width";
+    showLine(matched, "Matched /" + term + "/: " + hits.length + " frame(s), " + share.toFixed(2) + "% of the width");
   }
 
   function askSearch() {
@@ -190,7 +211,7 @@
   root.addEventListener("mouseover", function (e) {
     var f = frameOf(e.target);
     if (f) {
-      details.textContent = f.info.split("\n").join(" | ");
+      showLine(details, f.info.split("\n").join(" | "));
     }
   });
   root.addEventListener("mouseout", function () {

@@ -52,6 +52,7 @@ mod text;
 mod topdown;
 mod tree;
 mod wall;
+mod wrap;
 
 use std::io;
 use std::sync::Arc;
@@ -69,14 +70,17 @@ pub use cpi::render_cpi;
 pub use strip::{Strip, StripBucket};
 pub use topdown::{render_topdown, topdown_color, TopdownColour, TopdownLook};
 pub use wall::render_wall;
+pub use wrap::{line_width, LINE_EM};
 
 /// What a page that draws the CPI graph again in a browser (`cpiflame-timeline`) takes from
-/// this crate, so that both draw it alike: the layout constants of the SVG, its script
-/// (hover, zoom, search) and the colour scale's washed-out end.
+/// this crate, so that both draw it alike: the layout constants of the SVG, how its lines
+/// are fitted to its width, its script (hover, zoom, search) and the colour scale's
+/// washed-out end.
 pub mod look {
     pub use crate::color::{PALE, UNCERTAIN_WASH};
-    pub use crate::page::{BACKGROUND, FOOTER, ROW, SCRIPT, XPAD};
+    pub use crate::page::{title_room, BACKGROUND, FOOTER, MAX_HEADING_LINES, ROW, SCRIPT, XPAD};
     pub use crate::text::{CHAR_WIDTH, LABEL_PAD};
+    pub use crate::wrap::LINE_EM;
     /// The colour of a frame whose ratio is unknown (no cycles, or no instructions).
     pub const UNKNOWN: crate::Rgb = crate::color::UNKNOWN_GREY;
 }
@@ -120,6 +124,9 @@ pub struct Options {
     /// The recording's stall share (or CPI) over time, drawn as a strip of buckets above
     /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
     pub strip: Option<Arc<Strip>>,
+    /// The weights are counts of events, not samples (folded text: a count per line): the
+    /// statistics line says `counts`, as `report` does.
+    pub counts: bool,
 }
 
 impl Default for Options {
@@ -135,6 +142,7 @@ impl Default for Options {
             lines: None,
             confidence: None,
             strip: None,
+            counts: false,
         }
     }
 }
@@ -155,6 +163,8 @@ pub struct DiffOptions {
     pub inverted: bool,
     /// As [`Options::single_threaded`].
     pub single_threaded: bool,
+    /// As [`Options::counts`], of BEFORE and of AFTER.
+    pub counts: (bool, bool),
 }
 
 impl Default for DiffOptions {
@@ -166,6 +176,7 @@ impl Default for DiffOptions {
             min_width: 0.1,
             inverted: false,
             single_threaded: false,
+            counts: (false, false),
         }
     }
 }

@@ -14,6 +14,7 @@ use cpiflame_profile::{Frame, FrameKind};
 use crate::color::Rgb;
 use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};
 use crate::tree::{Node, Tree, Weight};
+use crate::wrap::{line_width, wrap, Wrapped};
 
 /// Left and right margin of the frames, in pixels.
 pub const XPAD: f64 = 10.0;
@@ -141,7 +142,9 @@ pub(crate) trait Picture {
 /// Vertical positions of the parts of the image.
 struct Layout {
     height: u32,
-    /// Baselines of the lines under the title.
+    /// Baselines of the title's lines.
+    title: Vec<u32>,
+    /// Baselines of the lines under the title: the statistics line's, then the subtitle's.
     lines: Vec<u32>,
     /// Top of the legend's colour bar, when there is a legend.
     legend: Option<u32>,
@@ -152,6 +155,78 @@ struct Layout {
     /// Top of the section under the frames.
     section_top: u32,
     max_depth: u32,
+}
+
+/// Font size of the title, in pixels.
+pub(crate) const TITLE_PX: f64 = 17.0;
+/// Font size of every other text, in pixels.
+pub(crate) const TEXT_PX: f64 = 12.0;
+/// Baseline distance of the title's lines, and of the lines under it.
+const TITLE_LEADING: u32 = 20;
+const LEADING: u32 = 18;
+/// At most this many lines of title, of statistics and of subtitle; the rest is cut, and
+/// the whole text is the tooltip.
+pub const MAX_HEADING_LINES: usize = 3;
+
+/// The room of the title's lines in an image `width` pixels wide: the buttons on its row
+/// (`Reset Zoom` on the left, `Search` or `Clear search` on the right) and a gap are kept
+/// free on both sides, as the title is centred.
+pub fn title_room(width: u32) -> f64 {
+    f64::from(width) - 2.0 * (XPAD + line_width("Clear search", TEXT_PX) + 8.0)
+}
+
+/// The lines at the top of the image, each block fitted to the image's width.
+pub(crate) struct Heading {
+    /// The title, and its lines.
+    title: (String, Wrapped),
+    /// The statistics line, and its lines.
+    stats: (String, Wrapped),
+    /// The subtitle, and its lines.
+    subtitle: Option<(String, Wrapped)>,
+}
+
+impl Heading {
+    fn of<P: Picture>(p: &P, look: &Look) -> io::Result<Heading> {
+        let room = f64::from(look.width) - 2.0 * XPAD;
+        let block = |text: String, room: f64, px: f64| {
+            let lines = wrap(&text, room, px, MAX_HEADING_LINES);
+            (text, lines)
+        };
+        let mut stats = Vec::new();
+        p.write_stats(&mut stats)?;
+        let stats = String::from_utf8(stats).map_err(io::Error::other)?;
+        Ok(Heading {
+            title: block(look.title.to_string(), title_room(look.width), TITLE_PX),
+            stats: block(stats, room, TEXT_PX),
+            subtitle: look.subtitle.map(|s| block(s.to_string(), room, TEXT_PX)),
+        })
+    }
+}
+
+/// Writes the lines of a block of text centred at `mid`, at baselines `ys`: the first
+/// `<text>` with `first` attributes, the others with `more`; a block that was cut has the
+/// whole text as the last line's tooltip.
+fn write_block<O: Write>(
+    w: &mut O,
+    (text, wrapped): &(String, Wrapped),
+    (first, more): (&str, &str),
+    mid: f64,
+    ys: &[u32],
+) -> io::Result<()> {
+    let n = wrapped.lines.len();
+    for (k, (line, y)) in wrapped.lines.iter().zip(ys).enumerate() {
+        let attributes = if k == 0 { first } else { more };
+        write!(
+            w,
+            r#"<text {attributes} x="{mid:.1}" y="{y}">{}"#,
+            Esc(line)
+        )?;
+        if wrapped.cut && k + 1 == n {
+            write!(w, "<title>{}</title>", Esc(text))?;
+        }
+        writeln!(w, "</text>")?;
+    }
+    Ok(())
 }
 
 fn span(look: &Look) -> f64 {
@@ -177,16 +252,25 @@ fn visible<P: Picture>(p: &P, look: &Look) -> Vec<u32> {
     keep
 }
 
-fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legend>) -> Layout {
+fn layout<P: Picture>(
+    p: &P,
+    look: &Look,
+    heading: &Heading,
+    visible: &[u32],
+    legend: Option<&Legend>,
+) -> Layout {
     let max_depth = visible
         .iter()
         .map(|&i| p.tree().nodes[i as usize].depth)
         .max()
         .unwrap_or(0);
-    let mut lines = vec![44];
-    if look.subtitle.is_some() {
-        lines.push(62);
-    }
+    let title: Vec<u32> = (0..heading.title.1.lines.len() as u32)
+        .map(|k| 24 + TITLE_LEADING * k)
+        .collect();
+    let first = title.last().copied().unwrap_or(24) + TITLE_LEADING;
+    let count =
+        heading.stats.1.lines.len() + heading.subtitle.as_ref().map_or(0, |s| s.1.lines.len());
+    let lines: Vec<u32> = (0..count as u32).map(|k| first + LEADING * k).collect();
     let last = lines.last().copied().unwrap_or(24);
     let (legend, frames_top) = if let Some(legend) = legend {
         let bar = last + 12;
@@ -203,6 +287,7 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
     let height = section_top + p.section_height() + FOOTER;
     Layout {
         height,
+        title,
         lines,
         legend,
         frames_top,
@@ -216,7 +301,8 @@ fn layout<P: Picture>(p: &P, look: &Look, visible: &[u32], legend: Option<&Legen
 pub(crate) fn write<P: Picture + Sync, O: Write>(p: &P, look: &Look, w: &mut O) -> io::Result<()> {
     let visible = visible(p, look);
     let legend = p.legend(look.width);
-    let layout = layout(p, look, &visible, legend.as_ref());
+    let heading = Heading::of(p, look)?;
+    let layout = layout(p, look, &heading, &visible, legend.as_ref());
     let width = look.width;
     let height = layout.height;
     let mid = f64::from(width) / 2.0;
@@ -259,26 +345,25 @@ text {{ font-family: monospace; font-size: 12px; fill: #000000; }}\n\
         w,
         r#"<rect x="0" y="0" width="{width}" height="{height}" fill="{BACKGROUND}"/>"#
     )?;
-    writeln!(
+    let title_more = format!(r#"class="sub" style="font-size: {TITLE_PX}px""#);
+    write_block(
         w,
-        r#"<text id="title" x="{mid:.1}" y="24">{}</text>"#,
-        Esc(look.title)
+        &heading.title,
+        (r#"id="title""#, &title_more),
+        mid,
+        &layout.title,
     )?;
-    let mut lines = layout.lines.iter();
-    if let Some(y) = lines.next() {
-        write!(
-            w,
-            r#"<text id="subtitle" class="sub" x="{mid:.1}" y="{y}">"#
-        )?;
-        p.write_stats(w)?;
-        writeln!(w, "</text>")?;
-    }
-    if let (Some(y), Some(sub)) = (lines.next(), look.subtitle) {
-        writeln!(
-            w,
-            r#"<text class="sub" x="{mid:.1}" y="{y}">{}</text>"#,
-            Esc(sub)
-        )?;
+    let (stats_lines, sub_lines) = layout.lines.split_at(heading.stats.1.lines.len());
+    write_block(
+        w,
+        &heading.stats,
+        (r#"id="subtitle" class="sub""#, r#"class="sub""#),
+        mid,
+        stats_lines,
+    )?;
+    if let Some(subtitle) = &heading.subtitle {
+        let sub = r#"class="sub""#;
+        write_block(w, subtitle, (sub, sub), mid, sub_lines)?;
     }
     writeln!(
         w,
@@ -526,7 +611,7 @@ fn write_swatch_legend<O: Write>(
             r#"<rect x="{x0:.1}" y="{top}" width="{:.1}" height="10" fill="url(#{})"/>"#,
             legend.bar, legend.id
         )?;
-        for (at, label) in &legend.labels {
+        for (at, label) in apart(&legend.labels, legend.bar) {
             write!(
                 w,
                 r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
@@ -570,12 +655,26 @@ fn write_swatch_legend<O: Write>(
     writeln!(w, "</g>")
 }
 
+/// The left edge and length of a legend's bar without swatches: centred, unless its caption
+/// (on its left) or its last label (centred on its right end) would then pass the margin,
+/// when it moves right or gets shorter.
+fn bar_place(legend: &Legend, width: u32) -> (f64, f64) {
+    let width = f64::from(width);
+    let centred = (width - legend.bar) / 2.0;
+    let x0 = centred.max(XPAD + line_width(&legend.caption, TEXT_PX) + 8.0);
+    let last = legend
+        .labels
+        .last()
+        .map_or(0.0, |(_, label)| line_width(label, TEXT_PX) / 2.0);
+    let bar = legend.bar.min(width - XPAD - last - x0).max(10.0);
+    (x0, bar)
+}
+
 fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> io::Result<()> {
     if !legend.swatches.is_empty() {
         return write_swatch_legend(w, legend, top, width);
     }
-    let bar = legend.bar;
-    let x0 = (f64::from(width) - bar) / 2.0;
+    let (x0, bar) = bar_place(legend, width);
     let labels = top + 23;
     write!(
         w,
@@ -585,7 +684,7 @@ fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> i
         Esc(&legend.caption),
         legend.id
     )?;
-    for (at, label) in &legend.labels {
+    for (at, label) in apart(&legend.labels, bar) {
         write!(
             w,
             r#"<text x="{:.1}" y="{labels}" text-anchor="middle">{}</text>"#,
@@ -594,6 +693,28 @@ fn write_legend<O: Write>(w: &mut O, legend: &Legend, top: u32, width: u32) -> i
         )?;
     }
     writeln!(w, "</g>")
+}
+
+/// The labels of a bar `bar` pixels long that do not run into each other: both ends', and
+/// each one between that keeps a gap to the one before it and to the last.
+fn apart(labels: &[(f64, String)], bar: f64) -> Vec<&(f64, String)> {
+    let extent = |(at, label): &(f64, String)| {
+        let half = line_width(label, TEXT_PX) / 2.0;
+        (bar * at - half, bar * at + half)
+    };
+    let Some(last) = labels.last() else {
+        return Vec::new();
+    };
+    let mut shown: Vec<&(f64, String)> = Vec::new();
+    for (k, label) in labels.iter().enumerate() {
+        let (left, right) = extent(label);
+        let clear_before = shown.last().is_none_or(|l| extent(l).1 + 4.0 <= left);
+        let clear_after = k + 1 == labels.len() || right + 4.0 <= extent(last).0;
+        if k == 0 || k + 1 == labels.len() || (clear_before && clear_after) {
+            shown.push(label);
+        }
+    }
+    shown
 }
 
 /// The tooltip line saying which module a frame is in, and whether it is inlined, in the

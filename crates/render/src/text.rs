@@ -180,6 +180,16 @@ impl fmt::Display for Signed {
     }
 }
 
+/// What the weights of a statistics line are: `counts` for folded text's counts of events
+/// (`Options::counts`), else `samples`.
+pub(crate) fn weight_unit(counts: bool) -> &'static str {
+    if counts {
+        "counts"
+    } else {
+        "samples"
+    }
+}
+
 /// `numerator / denominator`, or `None` when the denominator is zero.
 pub(crate) fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
     if denominator == 0 {

@@ -24,7 +24,7 @@ use crate::color::{
 };
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::ratio::write_interval;
-use crate::text::{ratio, Esc, Events, Percent, Thousands};
+use crate::text::{ratio, weight_unit, Events, Percent, Thousands};
 use crate::tree::{self, CpiWeight, Node, Paths, Tree};
 use crate::{validate, Options, RenderError};
 
@@ -157,6 +157,7 @@ pub fn render_topdown<W: Write>(
         cycles,
         total,
         all: look_td.plan.apply(&sums[..n]),
+        counts: opts.counts,
     };
     let look = Look::of(opts);
     let mut w = BufWriter::with_capacity(1 << 16, out);
@@ -245,6 +246,8 @@ struct Topdown<'a> {
     total: Count,
     /// The whole profile's breakdown.
     all: Option<Breakdown>,
+    /// See [`Options::counts`](crate::Options::counts).
+    counts: bool,
 }
 
 type TdNode = Node<FrameId, CpiWeight>;
@@ -321,9 +324,10 @@ impl Picture for Topdown<'_> {
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()> {
         write!(
             w,
-            "{}: {} samples · ",
-            Esc(&self.profile.events[self.cycles].name),
-            Thousands(self.total.samples)
+            "{}: {} {} · ",
+            self.profile.events[self.cycles].name,
+            Thousands(self.total.samples),
+            weight_unit(self.counts)
         )?;
         match &self.all {
             Some(b) => {

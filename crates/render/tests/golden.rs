@@ -58,6 +58,7 @@ fn golden_opts() -> Options {
         lines: None,
         confidence: None,
         strip: None,
+        counts: false,
     }
 }
 

@@ -195,6 +195,7 @@ fn page_data(
             "\"pale\":{pale},\"wash\":{wash},\"cpiLow\":{cpi_low},\"cpiHigh\":{cpi_high},",
             "\"uncertainWidth\":{uncertain}}},",
             "\"look\":{{\"xpad\":{xpad},\"row\":{row},\"charWidth\":{char_width},",
+            "\"lineEm\":{line_em},\"titleRoom\":{title_room},\"maxLines\":{max_lines},",
             "\"labelPad\":{label_pad},\"footer\":{footer},\"background\":\"{background}\"}},",
             "\"values\":[{values}],\"frames\":[{frames}],\"threads\":[{threads}],",
             "\"stacks\":\"{stacks}\",\"cells\":\"{cells}\"}}"
@@ -225,6 +226,9 @@ fn page_data(
         xpad = look::XPAD,
         row = look::ROW,
         char_width = look::CHAR_WIDTH,
+        line_em = look::LINE_EM,
+        title_room = look::title_room(opts.width),
+        max_lines = look::MAX_HEADING_LINES,
         label_pad = look::LABEL_PAD,
         footer = look::FOOTER,
         background = look::BACKGROUND,

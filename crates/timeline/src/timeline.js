@@ -277,13 +277,30 @@
   var LEFT = 48;
   var BOTTOM = 18;
   var TOP = 4;
-  var CW = Math.max(6, Math.min(40, Math.floor((D.width - LEFT - 10) / COLS)));
+  var RIGHT = 10;
+  // Cells at least this wide: a long recording scrolls (#heatwrap) rather than shrinking
+  // its columns to nothing.
+  var MIN_CW = 6;
+  var CW = MIN_CW;
   var CH = Math.max(3, Math.floor(300 / ROWS));
-  canvas.width = LEFT + COLS * CW + 10;
-  canvas.height = TOP + ROWS * CH + BOTTOM;
+  // As FlameScope does, the columns share the width the page has (the heat map's box), one
+  // per second however few seconds there are; laid out again when the window is resized.
+  // Whether the cells' width changed (setting a canvas's size clears it, even to the same
+  // size: only then).
+  function layoutHeatmap() {
+    var room = document.getElementById("heatwrap").clientWidth;
+    var cw = Math.max(MIN_CW, Math.floor((room - LEFT - RIGHT) / COLS));
+    if (cw === CW && canvas.hasAttribute("data-cw")) {
+      return false;
+    }
+    CW = cw;
+    canvas.width = LEFT + COLS * CW + RIGHT;
+    canvas.height = TOP + ROWS * CH + BOTTOM;
+    canvas.setAttribute("data-cw", CW);
+    return true;
+  }
   canvas.setAttribute("data-left", LEFT);
   canvas.setAttribute("data-top", TOP);
-  canvas.setAttribute("data-cw", CW);
   canvas.setAttribute("data-ch", CH);
   canvas.setAttribute("data-rows", ROWS);
   canvas.setAttribute("data-columns", COLS);
@@ -597,6 +614,98 @@
     };
   }
 
+  // The estimated width of a line of text at `px` pixels, as cpiflame-render's wrap.rs
+  // estimates it.
+  function lineWidth(text, px) {
+    return Array.from(text).length * px * L.lineEm;
+  }
+
+  // `text` in lines of at most `room` pixels at `px`, as cpiflame-render's wrap.rs breaks it:
+  // after " · " separators, else at spaces, else anywhere; at most `maxLines`, the last cut
+  // with ".." when the text does not fit in them.
+  function wrap(text, room, px, maxLines) {
+    var fit = Math.max(3, Math.floor(room / (px * L.lineEm)));
+    var len = function (s) {
+      return Array.from(s).length;
+    };
+    var lines = [];
+    var line = "";
+    // `piece` after the line's text and a space, when that fits; else null.
+    function joined(piece) {
+      var with_ = line === "" ? len(piece) : len(line) + 1 + len(piece);
+      return with_ <= fit ? (line === "" ? piece : line + " " + piece) : null;
+    }
+    var parts = text.split(" · ");
+    parts.forEach(function (part, k) {
+      if (k + 1 < parts.length) {
+        part += " ·";
+      }
+      var with_ = joined(part);
+      if (with_ !== null) {
+        line = with_;
+        return;
+      }
+      if (len(part) <= fit) {
+        lines.push(line);
+        line = part;
+        return;
+      }
+      // A part longer than a line: its words, from where the line is.
+      part.split(" ").forEach(function (word) {
+        var w = joined(word);
+        if (w !== null) {
+          line = w;
+          return;
+        }
+        if (line !== "") {
+          lines.push(line);
+          line = "";
+        }
+        // A word longer than a line: runs of `fit` characters.
+        var chars = Array.from(word);
+        for (var i = 0; i < chars.length; i += fit) {
+          var run = chars.slice(i, i + fit).join("");
+          if (i + fit < chars.length) {
+            lines.push(run);
+          } else {
+            line = run;
+          }
+        }
+      });
+    });
+    if (line !== "" || lines.length === 0) {
+      lines.push(line);
+    }
+    maxLines = Math.max(1, maxLines);
+    if (lines.length <= maxLines) {
+      return { lines: lines, cut: false };
+    }
+    var rest = lines.slice(maxLines - 1).join(" ");
+    lines.length = maxLines - 1;
+    lines.push(Array.from(rest).slice(0, Math.max(fit - 2, 0)).join("").replace(/\s+$/, "") + "..");
+    return { lines: lines, cut: true };
+  }
+
+  // The <text> lines of a wrapped block, centred at `mid` on baselines `ys`, as page.rs's
+  // write_block writes them.
+  function block(o, text, wrapped, first, more, mid, ys) {
+    wrapped.lines.forEach(function (line, k) {
+      var t = "<text " + (k === 0 ? first : more) + ' x="' + mid + '" y="' + ys[k] + '">' + esc(line);
+      if (wrapped.cut && k + 1 === wrapped.lines.length) {
+        t += "<title>" + esc(text) + "</title>";
+      }
+      o.push(t + "</text>");
+    });
+  }
+
+  // The legend bar's left edge and length, as page.rs's bar_place places it: centred, unless
+  // its caption or its last label would pass the margin.
+  function barPlace(lg, w) {
+    var x0 = Math.max((w - lg.bar) / 2, L.xpad + lineWidth(lg.caption, 12) + 8);
+    var last = lineWidth(lg.labels[lg.labels.length - 1][1], 12) / 2;
+    return [x0, Math.max(Math.min(lg.bar, w - L.xpad - last - x0), 10)];
+  }
+
   // The SVG of the tree, as cpiflame-render's page.rs writes it.
   function svgOf(tree) {
     var nodes = tree.nodes;
@@ -619,9 +728,18 @@
     visible.forEach(function (i) {
       maxDepth = Math.max(maxDepth, nodes[i].depth);
     });
-    var lines = [44];
-    if (D.subtitle !== null) {
-      lines.push(62);
+    var room = w - 2 * L.xpad;
+    var title = wrap(D.title, L.titleRoom, 17, L.maxLines);
+    var statsText = stats(root, tree.samples);
+    var statsLines = wrap(statsText, room, 12, L.maxLines);
+    var sub = D.subtitle === null ? null : wrap(D.subtitle, room, 12, L.maxLines);
+    var titleYs = title.lines.map(function (_, k) {
+      return 24 + 20 * k;
+    });
+    var first = titleYs[titleYs.length - 1] + 20;
+    var lines = [];
+    for (var k = 0; k < statsLines.lines.length + (sub ? sub.lines.length : 0); k++) {
+      lines.push(first + 18 * k);
     }
     var last = lines[lines.length - 1];
     var lg = legend(w);
@@ -637,19 +755,21 @@
         '"/><stop offset="0.5" stop-color="' + hex(S.mid) + '"/><stop offset="1" stop-color="' + hex(S.blue) + '"/></linearGradient></defs>');
     }
     o.push('<rect x="0" y="0" width="' + w + '" height="' + height + '" fill="' + L.background + '"/>');
-    o.push('<text id="title" x="' + mid + '" y="24">' + esc(D.title) + "</text>");
-    o.push('<text id="subtitle" class="sub" x="' + mid + '" y="44">' + esc(stats(root, tree.samples)) + "</text>");
-    if (D.subtitle !== null) {
-      o.push('<text class="sub" x="' + mid + '" y="62">' + esc(D.subtitle) + "</text>");
+    block(o, D.title, title, 'id="title"', 'class="sub" style="font-size: 17px"', mid, titleYs);
+    block(o, statsText, statsLines, 'id="subtitle" class="sub"', 'class="sub"', mid, lines);
+    if (sub) {
+      block(o, D.subtitle, sub, 'class="sub"', 'class="sub"', mid, lines.slice(statsLines.lines.length));
     }
     o.push('<text id="reset" class="ui" x="' + L.xpad + '" y="24" visibility="hidden">Reset Zoom</text>');
     o.push('<text id="search" class="ui" x="' + (w - L.xpad).toFixed(1) + '" y="24" text-anchor="end">Search</text>');
     if (lg) {
-      var x0 = (w - lg.bar) / 2;
+      var place = barPlace(lg, w);
+      var x0 = place[0];
+      var bar = place[1];
       var g = '<g id="legend"><text x="' + (x0 - 8).toFixed(1) + '" y="' + (barTop + 10) + '" text-anchor="end">' + esc(lg.caption) +
-        '</text><rect x="' + x0.toFixed(1) + '" y="' + barTop + '" width="' + lg.bar.toFixed(1) + '" height="10" fill="url(#' + lg.id + ')"/>';
+        '</text><rect x="' + x0.toFixed(1) + '" y="' + barTop + '" width="' + bar.toFixed(1) + '" height="10" fill="url(#' + lg.id + ')"/>';
       lg.labels.forEach(function (l) {
-        g += '<text x="' + (x0 + lg.bar * l[0]).toFixed(1) + '" y="' + (barTop + 23) + '" text-anchor="middle">' + esc(l[1]) + "</text>";
+        g += '<text x="' + (x0 + bar * l[0]).toFixed(1) + '" y="' + (barTop + 23) + '" text-anchor="middle">' + esc(l[1]) + "</text>";
       });
       o.push(g + "</g>");
     }
@@ -690,16 +810,28 @@
     var out = svgOf(tree);
     var frame = document.createElement("iframe");
     frame.style.width = D.width + "px";
-    frame.style.height = out.height + "px";
+    frame.setAttribute("data-height", out.height);
     holder.appendChild(frame);
+    fitGraph();
     var doc = frame.contentDocument;
     doc.open();
-    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; overflow: hidden; } svg { display: block; }</style></head><body>' + out.svg +
+    doc.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body { margin: 0; overflow: hidden; } svg { display: block; width: 100%; height: auto; }</style></head><body>' + out.svg +
       "<script>" + FLAME_JS + "<\/script></body></html>");
     doc.close();
     var ms = performance.now() - t0;
     status.textContent = thousands(tree.samples) + " samples in the selection, " + out.frames + " frames drawn in " + ms.toFixed(0) + " ms";
     holder.setAttribute("data-ms", ms.toFixed(1));
+  }
+
+  // The graph is --width wide, or as wide as the page where that is narrower (the SVG
+  // scales down with its frame): its frame's height follows.
+  function fitGraph() {
+    var frame = holder.querySelector("iframe");
+    if (frame === null) {
+      return;
+    }
+    var scale = Math.min(1, holder.clientWidth / D.width);
+    frame.style.height = Math.ceil(Number(frame.getAttribute("data-height")) * scale) + "px";
   }
 
   // ---- interaction ----
@@ -795,6 +927,13 @@
   applyFilter();
   sumCells();
   cellFills();
+  layoutHeatmap();
   drawHeatmap();
+  window.addEventListener("resize", function () {
+    if (layoutHeatmap()) {
+      drawHeatmap();
+    }
+    fitGraph();
+  });
   canvas.setAttribute("data-load-ms", (performance.now() - started).toFixed(1));
 })();

@@ -42,6 +42,7 @@ mod memory;
 mod merge;
 mod oracle;
 mod perf_script_input;
+mod pictures;
 mod pprof;
 mod readme_picture;
 mod record;

@@ -150,8 +150,23 @@ fn write_file(dir: &Path, pid: i32, samples: Samples<'_>, memory_attrs: bool) ->
     path
 }
 
-fn synthetic_pid(salt: u32) -> i32 {
+pub(crate) fn synthetic_pid(salt: u32) -> i32 {
     support::synthetic_pid(2, salt)
+}
+
+/// A memory recording in `dir` of process `pid`: loads served from L1 and from afar
+/// (pictures.rs draws it).
+pub(crate) fn loads(dir: &Path, pid: i32) -> PathBuf {
+    write_file(
+        dir,
+        pid,
+        &[
+            (LOADS, READER_L1, l1_hit(), 5, 10),
+            (LOADS, READER_FAR, remote_dram(), 300, 4),
+            (LOADS, READER_FAR, local_hitm(), 100, 2),
+        ],
+        true,
+    )
 }
 
 /// (name, tooltip, width, fill) of every frame.

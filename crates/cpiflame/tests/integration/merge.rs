@@ -33,13 +33,9 @@ fn folded_files_and_a_folder_of_them_add_up() {
     std::fs::copy(&a, folder.join("1.folded")).unwrap();
     std::fs::copy(&b, folder.join("2.folded")).unwrap();
     assert_eq!(ok(&cpiflame(&["fold", s(&folder)])), expected);
-    // The graph draws the sum: 12 samples.
+    // The graph draws the sum: 12 counts (folded weights are counts, as report says).
     let svg = ok(&cpiflame(&["render", s(&a), s(&b)]));
-    assert!(
-        svg.contains("12 samples"),
-        "{}",
-        &svg[..svg.len().min(2000)]
-    );
+    assert!(svg.contains("12 counts"), "{}", &svg[..svg.len().min(2000)]);
 
     // An empty folder, and a command that reads one recording: one line each, exit 2.
     let empty = dir.path("empty");
