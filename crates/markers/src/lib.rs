@@ -112,6 +112,7 @@
 //!       "count": 76800,                       // values recorded
 //!       "not_counted": 0,                     // samples where the event never ran
 //!       "scaled": 0,                          // samples scaled for multiplexing
+//!       "total": 351068160,                   // sum of the values (exact, saturating)
 //!       "mean": 4571.2, "stddev": 812.5,      // stddev: sample (n-1); null if n < 2
 //!       "min": 3001, "p50": 4402.1, "p90": 6139.0, "p99": 9000.3, "max": 25567,
 //!       "collapsed_below": null               // see Sketch::collapsed_below
@@ -222,6 +223,20 @@ impl Default for Options {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RegionId(u32);
 
+impl RegionId {
+    /// The id as a number: regions are numbered 0, 1, ... in the order they were registered
+    /// (what the C API hands out).
+    pub fn index(self) -> u32 {
+        self.0
+    }
+
+    /// The id numbered `index`. One that no region of a `Markers` has is ignored by its
+    /// start, stop and lap ([`Outcome::UnknownRegion`]).
+    pub fn from_index(index: u32) -> RegionId {
+        RegionId(index)
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::RegionId {}
@@ -253,6 +268,25 @@ impl RegionKey for &String {
     fn region_id(self, markers: &mut Markers) -> RegionId {
         markers.register(self)
     }
+}
+
+/// What a [`Markers::start`], [`Markers::stop`] or [`Markers::lap`] did. The Rust API lets a
+/// caller ignore it (every case is also counted in the region's statistics); the C API
+/// (`cpiflame-markers-c`) turns the last four into error codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Started, stopped with its sample recorded, or lapped.
+    Done,
+    /// A start of a region that was running: it starts again from now
+    /// ([`RegionStats::restarts`]).
+    Restarted,
+    /// A stop of a region that was not running: ignored ([`RegionStats::unmatched_stops`]).
+    NotRunning,
+    /// No such region in this `Markers` (an id from another one): nothing done.
+    UnknownRegion,
+    /// Reading the counters failed: nothing recorded, the region is not running
+    /// ([`RegionStats::read_errors`]).
+    ReadFailed,
 }
 
 /// One event's change over a region ([`delta`]).
@@ -288,6 +322,8 @@ pub struct Metric {
     sketch: Sketch,
     not_counted: u64,
     scaled: u64,
+    /// Sum of the values recorded (saturating): exact where the mean is not.
+    total: u64,
 }
 
 impl Metric {
@@ -298,11 +334,13 @@ impl Metric {
             sketch: Sketch::new(opts.quantile_accuracy, opts.max_buckets).for_integers(),
             not_counted: 0,
             scaled: 0,
+            total: 0,
         }
     }
 
     #[inline]
     fn add(&mut self, v: u64) {
+        self.total = self.total.saturating_add(v);
         let x = v as f64;
         self.summary.add(x);
         self.sketch.add(x);
@@ -333,6 +371,12 @@ impl Metric {
         self.scaled
     }
 
+    /// The sum of the values recorded (saturating at `u64::MAX`): the region's whole count of
+    /// the event, to set against a whole run's (`perf stat`).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     fn merge(&mut self, other: &Metric) -> Result<(), Error> {
         self.summary.merge(&other.summary);
         self.sketch
@@ -340,6 +384,7 @@ impl Metric {
             .map_err(|e| Error::Merge(format!("{}: {e}", self.name)))?;
         self.not_counted += other.not_counted;
         self.scaled += other.scaled;
+        self.total = self.total.saturating_add(other.total);
         Ok(())
     }
 }
@@ -635,12 +680,12 @@ impl Markers {
 
     /// Starts `region`: reads every counter, then the clock. Starting a region that is
     /// already started restarts it (counted in [`RegionStats::restarts`]). An id from
-    /// another `Markers` is ignored.
+    /// another `Markers` is ignored. The [`Outcome`] says which of these happened.
     #[inline]
-    pub fn start(&mut self, region: impl RegionKey) {
+    pub fn start(&mut self, region: impl RegionKey) -> Outcome {
         let id = region.region_id(self).0 as usize;
         let Some(r) = self.regions.get_mut(id) else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if let Err(e) = self
             .counters
@@ -648,29 +693,33 @@ impl Markers {
         {
             r.running = false;
             self.stats.regions[id].read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
-        if r.running {
+        let outcome = if r.running {
             self.stats.regions[id].restarts += 1;
-        }
+            Outcome::Restarted
+        } else {
+            Outcome::Done
+        };
         r.running = true;
         r.t0 = Instant::now();
+        outcome
     }
 
     /// Stops `region`: reads the clock, then every counter, and adds the region's elapsed
     /// nanoseconds and counter deltas to its statistics. A stop without a start is ignored
     /// (counted in [`RegionStats::unmatched_stops`]).
     #[inline]
-    pub fn stop(&mut self, region: impl RegionKey) {
+    pub fn stop(&mut self, region: impl RegionKey) -> Outcome {
         let now = Instant::now();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if !r.running {
             stats.unmatched_stops += 1;
-            return;
+            return Outcome::NotRunning;
         }
         r.running = false;
         if let Err(e) = self
@@ -678,10 +727,11 @@ impl Markers {
             .read(&mut self.scratch, &mut self.stats.rdpmc_fallbacks)
         {
             stats.read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
         let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
         stats.record(ns, &r.start, &self.scratch);
+        Outcome::Done
     }
 
     /// Stops `region` and starts it again from the same reading: **one** read for
@@ -689,12 +739,12 @@ impl Markers {
     /// the last), where `stop` + `start` take two. Each sample then also holds the loop's own
     /// code between two laps. A region that is not running is just started.
     #[inline]
-    pub fn lap(&mut self, region: impl RegionKey) {
+    pub fn lap(&mut self, region: impl RegionKey) -> Outcome {
         let now = Instant::now();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if let Err(e) = self
             .counters
@@ -702,7 +752,7 @@ impl Markers {
         {
             r.running = false;
             stats.read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
         if r.running {
             let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
@@ -711,6 +761,7 @@ impl Markers {
         r.start.copy_from_slice(&self.scratch);
         r.t0 = now;
         r.running = true;
+        Outcome::Done
     }
 
     /// Starts `region` and returns a guard that stops it when dropped. The guard gives
@@ -718,7 +769,7 @@ impl Markers {
     /// `let mut outer = m.region("frame"); { let _row = outer.region("row"); }`.
     pub fn region(&mut self, region: impl RegionKey) -> RegionGuard<'_> {
         let id = region.region_id(self);
-        self.start(id);
+        let _ = self.start(id);
         RegionGuard { markers: self, id }
     }
 
@@ -791,7 +842,7 @@ impl std::ops::DerefMut for RegionGuard<'_> {
 
 impl Drop for RegionGuard<'_> {
     fn drop(&mut self) {
-        self.markers.stop(self.id);
+        let _ = self.markers.stop(self.id);
     }
 }
 
