@@ -67,6 +67,14 @@
 //! For regions that follow each other (every pixel of a frame), [`Markers::lap`] closes one
 //! and opens the next with a single read: **one** system call per region on the read() path.
 //!
+//! # Regions in recordings
+//!
+//! With `CPIFLAME_MARKERS_DIR` set when a `Markers` is opened (`cpiflame record` sets it for
+//! the command it starts; with `perf record`, set it and record with `-k monotonic`), every
+//! region that ends is also written, with its start and end on CLOCK_MONOTONIC, to the
+//! thread's `marker-PID-TID.txt` there, the file samply reads: `cpiflame render --region
+//! NAME` keeps the samples inside that region's intervals. See [`spans`].
+//!
 //! # Multiplexing
 //!
 //! Each stop takes, per event, the difference of the count and of `time_enabled` and
@@ -126,7 +134,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::marker::PhantomData;
-use std::time::Instant;
+use std::path::PathBuf;
 
 use cpiflame_counters::event_use::Unhonoured;
 use cpiflame_events::{resolve_events, ResolveError, SYSFS_ROOT};
@@ -134,6 +142,7 @@ use cpiflame_events::{resolve_events, ResolveError, SYSFS_ROOT};
 mod group;
 mod report;
 pub mod sketch;
+pub mod spans;
 pub mod stats;
 
 pub use cpiflame_counters::read::Reading;
@@ -566,7 +575,8 @@ impl Stats {
 
 struct Region {
     running: bool,
-    t0: Instant,
+    /// CLOCK_MONOTONIC ns of the start.
+    t0: u64,
     start: Vec<Reading>,
 }
 
@@ -586,8 +596,19 @@ pub struct Markers {
     stats: Stats,
     by_name: HashMap<String, RegionId>,
     scratch: Vec<Reading>,
+    /// `CPIFLAME_MARKERS_DIR` when it was set at open: each region that ends is also a line
+    /// of the thread's marker file there ([`spans`]).
+    spans_dir: Option<PathBuf>,
     /// Counts belong to the thread that opened them; rdpmc only works there.
     _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Markers {
+    fn drop(&mut self) {
+        if self.spans_dir.is_some() {
+            spans::flush();
+        }
+    }
 }
 
 impl std::fmt::Debug for Markers {
@@ -635,6 +656,7 @@ impl Markers {
             stats,
             by_name: HashMap::new(),
             scratch: vec![Reading::default(); n],
+            spans_dir: spans::dir_from_env(),
             _not_send: PhantomData,
         })
     }
@@ -668,7 +690,7 @@ impl Markers {
         let n = self.counters.len();
         self.regions.push(Region {
             running: false,
-            t0: Instant::now(),
+            t0: 0,
             start: vec![Reading::default(); n],
         });
         self.stats
@@ -702,7 +724,7 @@ impl Markers {
             Outcome::Done
         };
         r.running = true;
-        r.t0 = Instant::now();
+        r.t0 = spans::monotonic_ns();
         outcome
     }
 
@@ -711,7 +733,7 @@ impl Markers {
     /// (counted in [`RegionStats::unmatched_stops`]).
     #[inline]
     pub fn stop(&mut self, region: impl RegionKey) -> Outcome {
-        let now = Instant::now();
+        let now = spans::monotonic_ns();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
@@ -729,8 +751,10 @@ impl Markers {
             stats.read_failed(&e);
             return Outcome::ReadFailed;
         }
-        let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
-        stats.record(ns, &r.start, &self.scratch);
+        stats.record(now.saturating_sub(r.t0), &r.start, &self.scratch);
+        if let Some(dir) = &self.spans_dir {
+            spans::write(dir, r.t0, now, &stats.name);
+        }
         Outcome::Done
     }
 
@@ -740,7 +764,7 @@ impl Markers {
     /// code between two laps. A region that is not running is just started.
     #[inline]
     pub fn lap(&mut self, region: impl RegionKey) -> Outcome {
-        let now = Instant::now();
+        let now = spans::monotonic_ns();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
@@ -755,8 +779,10 @@ impl Markers {
             return Outcome::ReadFailed;
         }
         if r.running {
-            let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
-            stats.record(ns, &r.start, &self.scratch);
+            stats.record(now.saturating_sub(r.t0), &r.start, &self.scratch);
+            if let Some(dir) = &self.spans_dir {
+                spans::write(dir, r.t0, now, &stats.name);
+            }
         }
         r.start.copy_from_slice(&self.scratch);
         r.t0 = now;
