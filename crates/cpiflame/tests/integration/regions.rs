@@ -321,3 +321,118 @@ fn region_errors_are_one_line_naming_what_is_missing() {
         "reads a perf.data recording",
     );
 }
+
+/// `samply import` of cpiflame's recording of the marked ray tracer reads the same marker
+/// files (it finds them by the same mmap records): per thread, a marker for every line of
+/// that thread's file, with its name, its duration to the microsecond.
+#[test]
+fn samply_import_shows_the_same_regions() {
+    let Some(_) = sampling_fixtures() else { return };
+    let samply = repo_root().join("target/tools/samply/bin/samply");
+    if !samply.is_file() {
+        cpiflame_testkit::unavailable(format!(
+            "samply: {} missing (scripts/test.sh installs it with cargo install)",
+            samply.display()
+        ));
+        return;
+    }
+    let dir = Dir::new("regions-samply");
+    let Some(exe) = marked_raytrace(&dir) else {
+        return;
+    };
+    let rec = dir.path("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let data = rec.join("rt.data");
+    ok(&cpiflame(&[
+        "record",
+        "-o",
+        s(&data),
+        "--",
+        s(&exe),
+        "-s",
+        "40x30",
+        "-t",
+        "2",
+        "-e",
+        "task-clock",
+    ]));
+    let json = dir.path("samply.json");
+    let out = Command::new(&samply)
+        .args(["import", "--save-only", "-o", s(&json), s(&data)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let profile: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // Each thread's markers from marker files: (name, duration in µs rounded).
+    let mut samply_markers: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
+    for t in profile["threads"].as_array().unwrap() {
+        // A number or, in some samply versions, a string.
+        let tid = t["tid"]
+            .as_i64()
+            .or_else(|| t["tid"].as_str().and_then(|v| v.parse().ok()))
+            .unwrap();
+        let strings = t["stringArray"].as_array().unwrap();
+        let m = &t["markers"];
+        for k in 0..m["length"].as_u64().unwrap() as usize {
+            let data = &m["data"][k];
+            if data["type"] != "SimpleMarker" {
+                continue;
+            }
+            let name = strings[data["name"].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap();
+            let ms = m["endTime"][k].as_f64().unwrap() - m["startTime"][k].as_f64().unwrap();
+            samply_markers
+                .entry(tid)
+                .or_default()
+                .push((name.to_string(), (ms * 1000.0).round() as i64));
+        }
+    }
+    let mut ours: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&rec).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(ids) = name
+            .strip_prefix("marker-")
+            .and_then(|n| n.strip_suffix(".txt"))
+        else {
+            continue;
+        };
+        let tid: i64 = ids.split('-').nth(1).unwrap().parse().unwrap();
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let mut f = line.splitn(3, ' ');
+            let a: u64 = f.next().unwrap().parse().unwrap();
+            let b: u64 = f.next().unwrap().parse().unwrap();
+            let us = ((b - a) as f64 / 1000.0).round() as i64;
+            ours.entry(tid)
+                .or_default()
+                .push((f.next().unwrap().to_string(), us));
+        }
+    }
+    assert_eq!(
+        ours.len(),
+        3,
+        "main thread and two workers: {:?}",
+        ours.keys()
+    );
+    for (tid, lines) in &mut ours {
+        let theirs = samply_markers
+            .get_mut(tid)
+            .unwrap_or_else(|| panic!("samply: no markers on thread {tid}"));
+        lines.sort();
+        theirs.sort();
+        assert_eq!(lines.len(), theirs.len(), "thread {tid}: markers");
+        for (a, b) in lines.iter().zip(theirs.iter()) {
+            assert_eq!(a.0, b.0, "thread {tid}");
+            assert!(
+                (a.1 - b.1).abs() <= 1,
+                "thread {tid}: {a:?} vs samply's {b:?}"
+            );
+        }
+    }
+}
