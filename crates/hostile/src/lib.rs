@@ -624,17 +624,34 @@ pub fn marker_file(bytes: &[u8]) {
         s.add_text(1, bytes);
         s
     };
-    assert_eq!(spans.of_thread(1), once.of_thread(1), "adding a file twice changed it");
+    assert_eq!(
+        spans.of_thread(1),
+        once.of_thread(1),
+        "adding a file twice changed it"
+    );
     let intervals = spans.of_thread(1);
-    assert!(intervals.len() <= bytes.len() / 6 + 1, "more intervals than lines");
+    assert!(
+        intervals.len() <= bytes.len() / 6 + 1,
+        "more intervals than lines"
+    );
     for (i, &(start, end)) in intervals.iter().enumerate() {
         assert!(start <= end, "interval {i} ends before it starts");
         assert!(spans.contains(Some(1), start) && spans.contains(Some(1), end));
-        assert!(!spans.contains(Some(2), start), "another thread's sample kept");
+        assert!(
+            !spans.contains(Some(2), start),
+            "another thread's sample kept"
+        );
         if let Some(&(next, _)) = intervals.get(i + 1) {
-            assert!(end < next, "intervals {i} and {} overlap or are out of order", i + 1);
+            assert!(
+                end < next,
+                "intervals {i} and {} overlap or are out of order",
+                i + 1
+            );
             if end + 1 < next {
-                assert!(!spans.contains(Some(1), end + 1), "a time between intervals kept");
+                assert!(
+                    !spans.contains(Some(1), end + 1),
+                    "a time between intervals kept"
+                );
             }
         }
     }
