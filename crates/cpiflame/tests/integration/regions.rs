@@ -254,6 +254,36 @@ fn region_keeps_exactly_the_samples_inside_the_marked_intervals() {
         "the graph says what it shows"
     );
 
+    // pprof: every sample of the region labelled with it (go tool pprof -tags).
+    let pb = dir.path("pixel.pb.gz");
+    ok(&cpiflame(&[
+        "convert",
+        "--to",
+        "pprof",
+        "--region",
+        "pixel",
+        "-o",
+        s(&pb),
+        s(&data),
+    ]));
+    let tags = Command::new("go")
+        .args(["tool", "pprof", "-tags", "-symbolize=none"])
+        .arg(&pb)
+        .output();
+    match tags {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let line = text
+                .lines()
+                .find(|l| l.contains("pixel"))
+                .unwrap_or_else(|| panic!("no region label: {text}"));
+            assert!(line.contains("100%"), "not every sample: {line}");
+        }
+        _ => cpiflame_testkit::unavailable(
+            "go tool pprof does not run (scripts/test.sh installs golang-go)",
+        ),
+    }
+
     // perf's recording on CLOCK_MONOTONIC, the marker files beside it after a move.
     let perf_dir = dir.path("perf");
     std::fs::create_dir_all(&perf_dir).unwrap();
