@@ -10,6 +10,11 @@
 #   - seed pattern                   the seed's libpfm4 code per pixel: 2 read() calls of the
 #                                    group, deltas into an array, no statistics
 #   - one read() / two clock reads   the parts, for reference
+#   - C ABI rows                     the same regions through the C library (crates/markers-c,
+#                                    installed into OUT/markers-c-prefix, called from
+#                                    crates/markers-c/bench/marker_cost.c built with pkg-config):
+#                                    start/stop and lap by id, by name, the LIKWID-style macros;
+#                                    a second process right after the Rust rows, same settings
 #
 # Then runs the per-pixel example (crates/markers/examples/pixels.rs), whose table is the
 # seed's, and whose last lines give the instrumentation's overhead on a real loop.
@@ -45,6 +50,12 @@ case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$root/$TARGET_DIR" ;; esac
 
 printf '==> building (release)\n' >&2
 cargo build --release -q -p cpiflame-markers --example marker_cost --example pixels
+cargo build --release -q -p cpiflame-markers-c
+prefix="$OUT/markers-c-prefix"
+bash scripts/install-markers-c.sh --prefix "$prefix" --from "$TARGET_DIR/release" 2>/dev/null
+${CC:-cc} -O2 -o "$OUT/marker_cost_c" crates/markers-c/bench/marker_cost.c \
+	$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs cpiflame_markers) \
+	-Wl,-rpath,"$prefix/lib"
 
 args=(--reps "$REPS" --iters "$ITERS")
 if [ -n "${EVENTS:-}" ]; then
@@ -60,6 +71,7 @@ report="$OUT/bench-markers.md"
 	printf 'rdpmc setting: %s\n\n' \
 		"$(cat /sys/bus/event_source/devices/cpu/rdpmc 2>/dev/null || echo 'no cpu PMU in sysfs')"
 	"$TARGET_DIR/release/examples/marker_cost" "${args[@]}"
+	"$OUT/marker_cost_c" "${EVENTS:-default}" "$REPS" "$ITERS"
 	printf '\nTarget: under 100 ns per region where rdpmc is available.\n'
 	printf '\n## Per-pixel example (crates/markers/examples/pixels.rs)\n\n```\n'
 	"$TARGET_DIR/release/examples/pixels" 2>&1

@@ -23,6 +23,10 @@
 #   rust_workload     fixtures/workloads/rust_workload.rs  (rustc, legacy mangling)
 #   rust_workload_v0  same source, -C symbol-mangling-version=v0
 #   jitdump           fixtures/workloads/jitdump.c         (gcc -O2 -g -fno-omit-frame-pointer)
+#   raytrace          fixtures/workloads/raytrace.c        (gcc -O2 -g -DRAYTRACE_NO_MARKERS
+#                                                           -pthread -lm: the bare ray tracer;
+#                                                           its marked build links the markers'
+#                                                           C library, built by the tests)
 #
 # All but jitdump are built without frame pointers (the x86_64 default at -O2,
 # and -C force-frame-pointers=no for rustc), so only DWARF CFI can unwind them.
@@ -86,5 +90,7 @@ run "$RUSTC" --edition 2021 -C opt-level=2 -g -C force-frame-pointers=no \
 	-o "$out/rust_workload_v0" "$root/fixtures/workloads/rust_workload.rs"
 run "$CC" -O2 -g -fno-omit-frame-pointer \
 	-o "$out/jitdump" "$root/fixtures/workloads/jitdump.c"
+run "$CC" -O2 -g -DRAYTRACE_NO_MARKERS -pthread \
+	-o "$out/raytrace" "$root/fixtures/workloads/raytrace.c" -lm
 
-echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift rate hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 jitdump in $out" >&2
+echo "build-fixtures: built cpu_mem_bound threads forks faults swarm churn pingpong shift rate hotloop hotloop_cpp hotloop_rust coldpart false_sharing offcpu mangled rust_workload rust_workload_v0 jitdump raytrace in $out" >&2

@@ -5,7 +5,7 @@
 #
 #   SECONDS  how long each target runs (default 600)
 #   TARGET   perf_data sample_record event_specs folded perf_script elf_image tracing_data
-#            jitdump (default: all)
+#            jitdump marker_file (default: all)
 #
 # Targets run JOBS at a time (default 2). Each starts from fuzz/corpus/TARGET, seeded from
 # fixtures/ on first use (recordings of the fixture programs by perf and by cpiflame, their
@@ -23,7 +23,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-600}"
 shift || true
-all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data jitdump)
+all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data jitdump marker_file)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${JOBS:-2}"
@@ -175,6 +175,13 @@ SPECS
 		grep -hoE '(r[0-9a-fA-Fx_]+|[a-z_0-9]+/[^ `|]*/[a-zA-Z]*)' "$root/../shared/EVENTS.md" \
 			2>/dev/null | sort -u | head -100 >"$c/events-md" || true
 		find "$c" -size 0 -delete
+	fi
+
+	# Marker files (--region): the regression inputs, written by the markers library.
+	c="$root/fuzz/corpus/marker_file"
+	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
+		mkdir -p "$c"
+		cp "$root"/fuzz/regressions/marker_file/*.txt "$c/" 2>/dev/null || true
 	fi
 
 	# JIT dumps: CPython 3.13's (-X perf_jit: loads with unwinding info, machine 0) and

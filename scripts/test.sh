@@ -17,7 +17,7 @@ tools=(
 	java:openjdk-17-jdk-headless  # jit_runtimes.rs: HotSpot's perf map (JDK 17 and later)
 	javac:openjdk-17-jdk-headless # jit_runtimes.rs: compiles fixtures/jit/Fib.java
 	chromium:chromium  # timeline.rs: the timeline page driven in headless Chromium
-	python3:python3    # the CI artifact check below
+	python3:python3    # the CI artifact check below; markers-c's ctypes smoke test
 	script:bsdutils    # threads_and_progress.rs: a terminal for the progress display
 	setpriv:util-linux # faults.rs: an unprivileged user under perf_event_paranoid 2 and 3
 	mount:mount        # faults.rs: a full disk (a small tmpfs); containers.rs: a tmpfs in a mount namespace
@@ -32,7 +32,10 @@ tools=(
 	strip:binutils     # c2c.rs: a fixture without DWARF
 	aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu # annotate's AArch64 function (fixtures/aarch64)
 	aarch64-linux-gnu-objdump:binutils-aarch64-linux-gnu # its oracle text
-	cc:gcc             # unwind's in-memory source test builds a tiny C program
+	cc:gcc             # unwind's in-memory source test builds a tiny C program; markers-c's C programs
+	c++:g++            # markers-c: the header compiled as C++
+	pkg-config:pkgconf # markers-c: programs built with the installed library's pkg-config files
+	ldd:libc-bin       # markers-c: the statically linked library is not a dynamic dependency
 	go:golang-go       # pprof.rs: go tool pprof reads convert --to pprof's output
 	curl:curl          # fleet.rs: scripts/fleet-push.sh uploads with curl
 	base64:coreutils   # fleet.rs: the script's Parca body, and the test's decoding of it

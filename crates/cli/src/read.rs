@@ -22,6 +22,12 @@ pub struct ReadArgs {
     /// (10%-20%, 0%-10%,30%-40%, 10%/2, 25%).
     #[arg(long, value_name = "RANGES")]
     pub time: Option<String>,
+    /// Only samples inside region NAME's intervals, each on the thread that marked it: the
+    /// regions a program marked with the markers library (or any writer of samply's
+    /// marker-PID.txt files), read from the marker files the recording mapped, else from
+    /// the recording's folder. perf.data only; with --time, inside both.
+    #[arg(long, value_name = "NAME")]
+    pub region: Option<String>,
     /// Look for JIT dumps (jit-PID.dump) and perf maps (perf-PID.map) in DIR first
     /// (repeatable); then in the recording's FILE.jit/ folder and its own folder.
     #[arg(long = "jit-dir", value_name = "DIR")]
@@ -33,6 +39,7 @@ impl ReadArgs {
     pub fn options(self, file: PathBuf, env: &Environment) -> LoadOptions {
         LoadOptions::new(file, self.symfs, self.kallsyms, env)
             .with_time(self.time)
+            .with_region(self.region)
             .with_jit_dirs(self.jit_dirs)
     }
 }

@@ -604,3 +604,55 @@ pub fn jitdump(bytes: &[u8]) {
     });
     unwind_from(&unwinder, loads, bytes);
 }
+
+/// A marker file (`marker-PID.txt`, samply's convention; `--region` reads them): its lines
+/// read as intervals of the region named on the first line that parses (or `pixel`). What
+/// must hold: each thread's intervals come out sorted and apart, every interval's bounds are
+/// inside it, and a time between two intervals is outside.
+pub fn marker_file(bytes: &[u8]) {
+    use cpiflame_pipeline::region::{parse_line, RegionSpans};
+    let name = bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok())
+        .find_map(|l| parse_line(l).map(|(_, _, n)| n.to_string()))
+        .unwrap_or_else(|| "pixel".to_string());
+    let mut spans = RegionSpans::new(&name);
+    spans.add_text(1, bytes);
+    spans.add_text(1, bytes); // the same file twice merges to the same intervals
+    let once = {
+        let mut s = RegionSpans::new(&name);
+        s.add_text(1, bytes);
+        s
+    };
+    assert_eq!(
+        spans.of_thread(1),
+        once.of_thread(1),
+        "adding a file twice changed it"
+    );
+    let intervals = spans.of_thread(1);
+    assert!(
+        intervals.len() <= bytes.len() / 6 + 1,
+        "more intervals than lines"
+    );
+    for (i, &(start, end)) in intervals.iter().enumerate() {
+        assert!(start <= end, "interval {i} ends before it starts");
+        assert!(spans.contains(Some(1), start) && spans.contains(Some(1), end));
+        assert!(
+            !spans.contains(Some(2), start),
+            "another thread's sample kept"
+        );
+        if let Some(&(next, _)) = intervals.get(i + 1) {
+            assert!(
+                end < next,
+                "intervals {i} and {} overlap or are out of order",
+                i + 1
+            );
+            if end + 1 < next {
+                assert!(
+                    !spans.contains(Some(1), end + 1),
+                    "a time between intervals kept"
+                );
+            }
+        }
+    }
+}

@@ -122,6 +122,12 @@ fn jitdump_regressions() {
     assert!(n >= 1, "real dumps are kept");
 }
 
+#[test]
+fn marker_file_regressions() {
+    let n = replay("marker_file", cpiflame_hostile::marker_file);
+    assert!(n >= 1, "a real marker file is kept");
+}
+
 /// A scratch regressions root holding `target` with these files.
 fn scratch_root(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let root = std::env::temp_dir().join(format!("cpiflame-replay-{}-{name}", std::process::id()));

@@ -67,6 +67,14 @@
 //! For regions that follow each other (every pixel of a frame), [`Markers::lap`] closes one
 //! and opens the next with a single read: **one** system call per region on the read() path.
 //!
+//! # Regions in recordings
+//!
+//! With `CPIFLAME_MARKERS_DIR` set when a `Markers` is opened (`cpiflame record` sets it for
+//! the command it starts; with `perf record`, set it and record with `-k monotonic`), every
+//! region that ends is also written, with its start and end on CLOCK_MONOTONIC, to the
+//! thread's `marker-PID-TID.txt` there, the file samply reads: `cpiflame render --region
+//! NAME` keeps the samples inside that region's intervals. See [`spans`].
+//!
 //! # Multiplexing
 //!
 //! Each stop takes, per event, the difference of the count and of `time_enabled` and
@@ -112,6 +120,7 @@
 //!       "count": 76800,                       // values recorded
 //!       "not_counted": 0,                     // samples where the event never ran
 //!       "scaled": 0,                          // samples scaled for multiplexing
+//!       "total": 351068160,                   // sum of the values (exact, saturating)
 //!       "mean": 4571.2, "stddev": 812.5,      // stddev: sample (n-1); null if n < 2
 //!       "min": 3001, "p50": 4402.1, "p90": 6139.0, "p99": 9000.3, "max": 25567,
 //!       "collapsed_below": null               // see Sketch::collapsed_below
@@ -125,7 +134,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::marker::PhantomData;
-use std::time::Instant;
+use std::path::PathBuf;
 
 use cpiflame_counters::event_use::Unhonoured;
 use cpiflame_events::{resolve_events, ResolveError, SYSFS_ROOT};
@@ -133,6 +142,7 @@ use cpiflame_events::{resolve_events, ResolveError, SYSFS_ROOT};
 mod group;
 mod report;
 pub mod sketch;
+pub mod spans;
 pub mod stats;
 
 pub use cpiflame_counters::read::Reading;
@@ -222,6 +232,20 @@ impl Default for Options {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RegionId(u32);
 
+impl RegionId {
+    /// The id as a number: regions are numbered 0, 1, ... in the order they were registered
+    /// (what the C API hands out).
+    pub fn index(self) -> u32 {
+        self.0
+    }
+
+    /// The id numbered `index`. One that no region of a `Markers` has is ignored by its
+    /// start, stop and lap ([`Outcome::UnknownRegion`]).
+    pub fn from_index(index: u32) -> RegionId {
+        RegionId(index)
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::RegionId {}
@@ -253,6 +277,25 @@ impl RegionKey for &String {
     fn region_id(self, markers: &mut Markers) -> RegionId {
         markers.register(self)
     }
+}
+
+/// What a [`Markers::start`], [`Markers::stop`] or [`Markers::lap`] did. The Rust API lets a
+/// caller ignore it (every case is also counted in the region's statistics); the C API
+/// (`cpiflame-markers-c`) turns the last four into error codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Started, stopped with its sample recorded, or lapped.
+    Done,
+    /// A start of a region that was running: it starts again from now
+    /// ([`RegionStats::restarts`]).
+    Restarted,
+    /// A stop of a region that was not running: ignored ([`RegionStats::unmatched_stops`]).
+    NotRunning,
+    /// No such region in this `Markers` (an id from another one): nothing done.
+    UnknownRegion,
+    /// Reading the counters failed: nothing recorded, the region is not running
+    /// ([`RegionStats::read_errors`]).
+    ReadFailed,
 }
 
 /// One event's change over a region ([`delta`]).
@@ -288,6 +331,8 @@ pub struct Metric {
     sketch: Sketch,
     not_counted: u64,
     scaled: u64,
+    /// Sum of the values recorded (saturating): exact where the mean is not.
+    total: u64,
 }
 
 impl Metric {
@@ -298,11 +343,13 @@ impl Metric {
             sketch: Sketch::new(opts.quantile_accuracy, opts.max_buckets).for_integers(),
             not_counted: 0,
             scaled: 0,
+            total: 0,
         }
     }
 
     #[inline]
     fn add(&mut self, v: u64) {
+        self.total = self.total.saturating_add(v);
         let x = v as f64;
         self.summary.add(x);
         self.sketch.add(x);
@@ -333,6 +380,12 @@ impl Metric {
         self.scaled
     }
 
+    /// The sum of the values recorded (saturating at `u64::MAX`): the region's whole count of
+    /// the event, to set against a whole run's (`perf stat`).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     fn merge(&mut self, other: &Metric) -> Result<(), Error> {
         self.summary.merge(&other.summary);
         self.sketch
@@ -340,6 +393,7 @@ impl Metric {
             .map_err(|e| Error::Merge(format!("{}: {e}", self.name)))?;
         self.not_counted += other.not_counted;
         self.scaled += other.scaled;
+        self.total = self.total.saturating_add(other.total);
         Ok(())
     }
 }
@@ -521,7 +575,8 @@ impl Stats {
 
 struct Region {
     running: bool,
-    t0: Instant,
+    /// CLOCK_MONOTONIC ns of the start.
+    t0: u64,
     start: Vec<Reading>,
 }
 
@@ -541,8 +596,19 @@ pub struct Markers {
     stats: Stats,
     by_name: HashMap<String, RegionId>,
     scratch: Vec<Reading>,
+    /// `CPIFLAME_MARKERS_DIR` when it was set at open: each region that ends is also a line
+    /// of the thread's marker file there ([`spans`]).
+    spans_dir: Option<PathBuf>,
     /// Counts belong to the thread that opened them; rdpmc only works there.
     _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Markers {
+    fn drop(&mut self) {
+        if self.spans_dir.is_some() {
+            spans::flush();
+        }
+    }
 }
 
 impl std::fmt::Debug for Markers {
@@ -590,6 +656,7 @@ impl Markers {
             stats,
             by_name: HashMap::new(),
             scratch: vec![Reading::default(); n],
+            spans_dir: spans::dir_from_env(),
             _not_send: PhantomData,
         })
     }
@@ -623,7 +690,7 @@ impl Markers {
         let n = self.counters.len();
         self.regions.push(Region {
             running: false,
-            t0: Instant::now(),
+            t0: 0,
             start: vec![Reading::default(); n],
         });
         self.stats
@@ -635,12 +702,12 @@ impl Markers {
 
     /// Starts `region`: reads every counter, then the clock. Starting a region that is
     /// already started restarts it (counted in [`RegionStats::restarts`]). An id from
-    /// another `Markers` is ignored.
+    /// another `Markers` is ignored. The [`Outcome`] says which of these happened.
     #[inline]
-    pub fn start(&mut self, region: impl RegionKey) {
+    pub fn start(&mut self, region: impl RegionKey) -> Outcome {
         let id = region.region_id(self).0 as usize;
         let Some(r) = self.regions.get_mut(id) else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if let Err(e) = self
             .counters
@@ -648,29 +715,33 @@ impl Markers {
         {
             r.running = false;
             self.stats.regions[id].read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
-        if r.running {
+        let outcome = if r.running {
             self.stats.regions[id].restarts += 1;
-        }
+            Outcome::Restarted
+        } else {
+            Outcome::Done
+        };
         r.running = true;
-        r.t0 = Instant::now();
+        r.t0 = spans::monotonic_ns();
+        outcome
     }
 
     /// Stops `region`: reads the clock, then every counter, and adds the region's elapsed
     /// nanoseconds and counter deltas to its statistics. A stop without a start is ignored
     /// (counted in [`RegionStats::unmatched_stops`]).
     #[inline]
-    pub fn stop(&mut self, region: impl RegionKey) {
-        let now = Instant::now();
+    pub fn stop(&mut self, region: impl RegionKey) -> Outcome {
+        let now = spans::monotonic_ns();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if !r.running {
             stats.unmatched_stops += 1;
-            return;
+            return Outcome::NotRunning;
         }
         r.running = false;
         if let Err(e) = self
@@ -678,10 +749,13 @@ impl Markers {
             .read(&mut self.scratch, &mut self.stats.rdpmc_fallbacks)
         {
             stats.read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
-        let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
-        stats.record(ns, &r.start, &self.scratch);
+        stats.record(now.saturating_sub(r.t0), &r.start, &self.scratch);
+        if let Some(dir) = &self.spans_dir {
+            spans::write(dir, r.t0, now, &stats.name);
+        }
+        Outcome::Done
     }
 
     /// Stops `region` and starts it again from the same reading: **one** read for
@@ -689,12 +763,12 @@ impl Markers {
     /// the last), where `stop` + `start` take two. Each sample then also holds the loop's own
     /// code between two laps. A region that is not running is just started.
     #[inline]
-    pub fn lap(&mut self, region: impl RegionKey) {
-        let now = Instant::now();
+    pub fn lap(&mut self, region: impl RegionKey) -> Outcome {
+        let now = spans::monotonic_ns();
         let id = region.region_id(self).0 as usize;
         let (Some(r), Some(stats)) = (self.regions.get_mut(id), self.stats.regions.get_mut(id))
         else {
-            return;
+            return Outcome::UnknownRegion;
         };
         if let Err(e) = self
             .counters
@@ -702,15 +776,18 @@ impl Markers {
         {
             r.running = false;
             stats.read_failed(&e);
-            return;
+            return Outcome::ReadFailed;
         }
         if r.running {
-            let ns = u64::try_from(now.duration_since(r.t0).as_nanos()).unwrap_or(u64::MAX);
-            stats.record(ns, &r.start, &self.scratch);
+            stats.record(now.saturating_sub(r.t0), &r.start, &self.scratch);
+            if let Some(dir) = &self.spans_dir {
+                spans::write(dir, r.t0, now, &stats.name);
+            }
         }
         r.start.copy_from_slice(&self.scratch);
         r.t0 = now;
         r.running = true;
+        Outcome::Done
     }
 
     /// Starts `region` and returns a guard that stops it when dropped. The guard gives
@@ -718,7 +795,7 @@ impl Markers {
     /// `let mut outer = m.region("frame"); { let _row = outer.region("row"); }`.
     pub fn region(&mut self, region: impl RegionKey) -> RegionGuard<'_> {
         let id = region.region_id(self);
-        self.start(id);
+        let _ = self.start(id);
         RegionGuard { markers: self, id }
     }
 
@@ -791,7 +868,7 @@ impl std::ops::DerefMut for RegionGuard<'_> {
 
 impl Drop for RegionGuard<'_> {
     fn drop(&mut self) {
-        self.markers.stop(self.id);
+        let _ = self.markers.stop(self.id);
     }
 }
 

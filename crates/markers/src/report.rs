@@ -22,6 +22,8 @@ pub struct MetricReport {
     pub not_counted: u64,
     /// Samples scaled for multiplexing.
     pub scaled: u64,
+    /// Sum of the values recorded (exact; saturating at `u64::MAX`).
+    pub total: u64,
     pub mean: Option<f64>,
     /// Sample standard deviation.
     pub stddev: Option<f64>,
@@ -88,6 +90,7 @@ impl Report {
                             count: s.count(),
                             not_counted: m.not_counted(),
                             scaled: m.scaled(),
+                            total: m.total(),
                             mean: s.mean(),
                             stddev: s.stddev(),
                             min: s.min(),
@@ -139,6 +142,7 @@ impl Report {
                     "count": m.count,
                     "not_counted": m.not_counted,
                     "scaled": m.scaled,
+                    "total": m.total,
                     "mean": num(m.mean),
                     "stddev": num(m.stddev),
                     "min": num(m.min),

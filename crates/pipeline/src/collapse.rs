@@ -134,7 +134,7 @@ impl<'a> SampleFilter<'a> {
     }
 
     fn inside(&self, sample: &Sample<'_>) -> bool {
-        self.times.contains(sample.time.unwrap_or(0))
+        self.times.keeps(sample.time.unwrap_or(0), sample.tid)
     }
 
     fn keeps(&self, sample: &Sample<'_>) -> bool {

@@ -28,7 +28,8 @@
 //!   terminal the binary hands it, [`finish_progress`]: the summary at the end.
 //!
 //! - [`time`]: `--time` ranges ([`time::TimeRanges`]), perf's syntax and meaning, applied to
-//!   the samples of every walk.
+//!   the samples of every walk; [`region`]: `--region`'s intervals per thread, from the
+//!   marker files a recording mapped, applied with them.
 //! - [`error_line`]: an error and its causes as the one line the binary prints.
 //! - [`options`]: the environment (`CPIFLAME_THREADS`, `CPIFLAME_CACHE_DIR`, `CI`, the caches
 //!   under `$HOME`), read once for the whole command.
@@ -51,6 +52,7 @@ pub mod offcpu;
 pub mod options;
 mod progress;
 mod recording;
+pub mod region;
 mod script;
 pub mod time;
 pub mod timeline;

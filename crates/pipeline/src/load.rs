@@ -256,6 +256,7 @@ pub fn load_input(
 
 fn load_folded(options: &LoadOptions, bytes: &[u8]) -> Result<Loaded, LoadError> {
     options.check_text_group_by()?;
+    options.check_text_region("folded")?;
     let source = options.file.display().to_string();
     if options.time.is_some() {
         return Err(crate::time::TimeError::NoTimestamps {
@@ -304,6 +305,7 @@ pub(crate) fn load_perf_script(
     warnings: &mut Vec<String>,
 ) -> Result<(Loaded, Option<(Timed, u64)>), LoadError> {
     options.check_text_group_by()?;
+    options.check_text_region("perf script")?;
     let source = options.file.display().to_string();
     let script_options = PerfScriptOptions {
         pid: options.pid,
@@ -689,6 +691,14 @@ fn plan_wall(
         .collect();
     let times = options.time_ranges(file)?;
     let plan = WallPlan::of_in(file, &on_cpu, times.as_ref())?;
+    if let (Some(_), Some(name)) = (&plan, &options.region) {
+        return Err(LoadError::Region(Box::new(
+            crate::region::RegionError::WallTime {
+                file: options.file.clone(),
+                name: name.clone(),
+            },
+        )));
+    }
     if let (Some(plan), Some(_)) = (&plan, &times) {
         if plan.made_up_times() {
             return Err(crate::time::TimeError::NoTimestamps {
@@ -868,6 +878,9 @@ fn finish(
     // A graph of some of the samples says which.
     if let Some(time) = &options.time {
         first.push(Note::Text(format!("samples of --time {time}")));
+    }
+    if let Some(region) = &options.region {
+        first.push(Note::Text(format!("samples inside region {region}")));
     }
     let mut notes: Vec<String> = Vec::new();
     // Roles chosen at record time (`cpiflame record --stalls --cycles`) stand unless flags

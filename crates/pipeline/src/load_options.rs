@@ -41,6 +41,9 @@ pub struct LoadOptions {
     /// `--time`: only the samples in these ranges (perf's syntax, see [`crate::time`]),
     /// resolved against each recording read ([`LoadOptions::time_ranges`]).
     pub time: Option<String>,
+    /// `--region`: only the samples inside this region's intervals, per thread, from the
+    /// marker files the recording mapped ([`crate::region`]).
+    pub region: Option<String>,
     /// `--topdown-cpu`: the CPU the top-down events were counted on, as perf.data's CPUID
     /// (`GenuineIntel,6,143,8`, `AuthenticAMD,25,17,1`, an Arm MIDR `0x...`), overriding
     /// the recording's; what text input needs where the formulas depend on the model.
@@ -109,17 +112,54 @@ impl LoadOptions {
         LoadOptions { time, ..self }
     }
 
-    /// The `--time` ranges for `file` (percentages of its first to last sample); `None`
-    /// without `--time`.
+    /// These options with `--region`'s name.
+    pub fn with_region(self, region: Option<String>) -> LoadOptions {
+        LoadOptions { region, ..self }
+    }
+
+    /// The `--time` ranges for `file` (percentages of its first to last sample), with
+    /// `--region`'s intervals (read from the marker files `file` mapped); `None` without
+    /// either.
     pub fn time_ranges(&self, file: &PerfData) -> Result<Option<TimeRanges>, LoadError> {
-        match &self.time {
-            Some(text) => Ok(Some(crate::time::ranges_of(text, file)?)),
-            None => Ok(None),
+        let ranges = match &self.time {
+            Some(text) => Some(crate::time::ranges_of(text, file)?),
+            None => None,
+        };
+        let Some(name) = &self.region else {
+            return Ok(ranges);
+        };
+        let spans = crate::region::RegionSpans::read(file, &self.file, name)
+            .map_err(|e| LoadError::Region(Box::new(e)))?;
+        Ok(Some(
+            ranges
+                .unwrap_or_else(|| TimeRanges::from_ranges(Vec::new()))
+                .with_region(spans),
+        ))
+    }
+
+    /// `--region` on text input (`kind`): an error, as such text has no marker files.
+    pub(crate) fn check_text_region(&self, kind: &'static str) -> Result<(), LoadError> {
+        match self.region {
+            Some(_) => Err(LoadError::Region(Box::new(
+                crate::region::RegionError::NeedsPerfData {
+                    file: self.file.clone(),
+                    kind,
+                },
+            ))),
+            None => Ok(()),
         }
     }
 
     /// The error for a recording with none of its `samples` in `times`.
     pub fn nothing_in_time(&self, file: &PerfData, times: &TimeRanges, samples: u64) -> LoadError {
+        if let Some(region) = times.region() {
+            return LoadError::Region(Box::new(crate::region::RegionError::NothingInside {
+                file: self.file.clone(),
+                name: region.name().to_string(),
+                intervals: region.intervals(),
+                samples,
+            }));
+        }
         let (first, last) = crate::time::sample_span(file).unwrap_or_default();
         crate::time::TimeError::nothing_in(
             &self.file,
@@ -236,6 +276,9 @@ pub enum LoadError {
     /// `--time` cannot be applied (bad syntax, no timestamps, no sample in the ranges).
     #[error(transparent)]
     Time(Box<crate::time::TimeError>),
+    /// `--region` cannot be applied (no marker file, no such region, text input).
+    #[error(transparent)]
+    Region(Box<crate::region::RegionError>),
     /// Top-down events whose formulas need a CPU that is neither in the recording nor given
     /// (or a `--topdown-cpu` that names none).
     #[error("{}: {reason}", file.display())]

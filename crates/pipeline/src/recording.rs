@@ -76,6 +76,14 @@ impl<'a> Recording<'a> {
         warnings: &mut Vec<String>,
     ) -> Result<Report, C2cReportError> {
         let options = self.options;
+        if options.region.is_some() {
+            return Err(
+                LoadError::Region(Box::new(crate::region::RegionError::NotHere {
+                    command: "c2c",
+                }))
+                .into(),
+            );
+        }
         let file = self.perf_data()?;
         let Walker {
             mut resolver,

@@ -17,7 +17,11 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
 use cpiflame_perf_data::{PerfData, RecordKind};
+
+use crate::region::RegionSpans;
 
 /// One range: `start` to `end` inclusive, in the samples' clock's nanoseconds; 0 is open
 /// (no bound), as in perf's `struct perf_time_interval`.
@@ -34,10 +38,12 @@ impl TimeRange {
     }
 }
 
-/// The ranges of a `--time` value, resolved to nanoseconds.
+/// The ranges of a `--time` value, resolved to nanoseconds; with `--region`, also the
+/// region's intervals per thread, which a sample must be inside too ([`TimeRanges::keeps`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeRanges {
     ranges: Vec<TimeRange>,
+    region: Option<Arc<RegionSpans>>,
 }
 
 /// A `--time` value that does not parse, or whose ranges are out of order.
@@ -61,7 +67,10 @@ impl TimeRanges {
         } else {
             absolute_ranges(text).map_err(|r| bad(&r))?
         };
-        Ok(TimeRanges { ranges })
+        Ok(TimeRanges {
+            ranges,
+            region: None,
+        })
     }
 
     /// True when `text` is in percentages, which need the recording's first and last sample
@@ -72,7 +81,31 @@ impl TimeRanges {
 
     /// Ranges as they are.
     pub fn from_ranges(ranges: Vec<TimeRange>) -> TimeRanges {
-        TimeRanges { ranges }
+        TimeRanges {
+            ranges,
+            region: None,
+        }
+    }
+
+    /// These ranges, and only inside `region`'s intervals of each sample's thread
+    /// (`--region`).
+    pub fn with_region(self, region: RegionSpans) -> TimeRanges {
+        TimeRanges {
+            region: Some(Arc::new(region)),
+            ..self
+        }
+    }
+
+    /// `--region`'s intervals, if given.
+    pub fn region(&self) -> Option<&RegionSpans> {
+        self.region.as_deref()
+    }
+
+    /// True when a sample of thread `tid` at `ns` is kept: in the ranges ([`Self::contains`])
+    /// and, with `--region`, inside one of the thread's intervals of the region (a sample
+    /// without a time or thread is not).
+    pub fn keeps(&self, ns: u64, tid: Option<i32>) -> bool {
+        self.contains(ns) && self.region.as_ref().is_none_or(|r| r.contains(tid, ns))
     }
 
     /// The ranges, resolved.

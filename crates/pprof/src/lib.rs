@@ -16,7 +16,8 @@
 //!
 //! - [`from_perf_data`]: a perf.data file, read once with real addresses: locations per
 //!   address with their inlined frames and source lines, mappings per module, kernel frames
-//!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid`.
+//!   under `[kernel.kallsyms]`, labels `thread`, `pid`, `tid` (`cgroup` where samples carry
+//!   one, `region` with `--region`).
 //! - [`from_loaded`]: text input (perf script, folded), which has no addresses: one
 //!   location per distinct frame name, label `thread`.
 //! - [`from_recording`]: either, as the opened recording's kind says.

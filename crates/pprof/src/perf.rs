@@ -304,6 +304,11 @@ pub fn from_perf_data(
         if let Some(cgroup) = cgroup {
             labels.push(("cgroup", LabelValue::Str(cgroup.to_string())));
         }
+        // `--region`: every sample kept is inside the region, which profiles of several
+        // regions merged (Pyroscope, `pprof -tags`) tell apart by.
+        if let Some(region) = &source.options.region {
+            labels.push(("region", LabelValue::Str(region.clone())));
+        }
         b.sample(
             stack.iter().map(|&i| ids[i as usize]).collect(),
             values.into_iter().map(value).collect(),

@@ -60,6 +60,27 @@ pub struct RecordRequest {
     pub jit: Option<JitVars>,
 }
 
+/// The command's environment with `CPIFLAME_MARKERS_DIR`, the recording's folder, where the
+/// region-marker library (`crates/markers`) writes each thread's regions for `--region`:
+/// only when the samples' clock is CLOCK_MONOTONIC, the markers' clock.
+fn markers_env(
+    mut vars: Vec<(OsString, OsString)>,
+    output: &std::path::Path,
+    clockid: Option<i32>,
+) -> Vec<(OsString, OsString)> {
+    if clockid != Some(clock::MONOTONIC) {
+        return vars;
+    }
+    let folder = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if let Ok(folder) = std::path::absolute(folder) {
+        vars.push(("CPIFLAME_MARKERS_DIR".into(), folder.into_os_string()));
+    }
+    vars
+}
+
 impl RecordRequest {
     /// The options to record with, and the plan's notes for the user (what was chosen and
     /// why). `marks` gives the words added to the kept command line for the plan chosen
@@ -99,6 +120,7 @@ impl RecordRequest {
                     .into(),
             ));
         }
+        let has_command = !self.command.is_empty();
         let env = self.jit.as_ref().map(|vars| {
             let jdk = find_jdk(&self.command, vars);
             jit_env(vars, jdk.as_ref())
@@ -172,6 +194,10 @@ impl RecordRequest {
             cmdline.push(offcpu::OFF_CPU_MARK.to_string());
             offcpu::add_events(&mut plan.events, &mut plan.groups, waking)
         });
+        let mut child_env = env.as_ref().map(|e| e.vars.clone()).unwrap_or_default();
+        if has_command {
+            child_env = markers_env(child_env, &self.output, clockid);
+        }
         let options = RecordOptions {
             events: plan.events,
             groups: plan.groups,
@@ -195,7 +221,7 @@ impl RecordRequest {
                 .and_then(cgroup::find_mount)
                 .map(|m| m.path),
             clockid,
-            env: env.as_ref().map(|e| e.vars.clone()).unwrap_or_default(),
+            env: child_env,
         };
         let mut notes = plan.notes;
         notes.extend(env.map(|e| e.line));

@@ -49,6 +49,7 @@ mod record;
 mod record_clock;
 mod record_jit;
 mod record_off_cpu;
+mod regions;
 mod rotate_groups;
 mod saved_machines;
 mod stat;

@@ -53,6 +53,9 @@ pub struct Fixtures {
     pub rust_workload: PathBuf,
     /// The same Rust source built with `-C symbol-mangling-version=v0`.
     pub rust_workload_v0: PathBuf,
+    /// `fixtures/workloads/raytrace.c` without markers (`-DRAYTRACE_NO_MARKERS`): the bare
+    /// ray tracer, `raytrace [-s WxH] [-r RAYS] [-t THREADS]`.
+    pub raytrace: PathBuf,
 }
 
 impl Fixtures {
@@ -74,11 +77,12 @@ impl Fixtures {
             mangled: dir.join("mangled"),
             rust_workload: dir.join("rust_workload"),
             rust_workload_v0: dir.join("rust_workload_v0"),
+            raytrace: dir.join("raytrace"),
         }
     }
 
     /// Every binary, with its file name.
-    pub fn all(&self) -> [(&'static str, &Path); 15] {
+    pub fn all(&self) -> [(&'static str, &Path); 16] {
         [
             ("cpu_mem_bound", &self.cpu_mem_bound),
             ("threads", &self.threads),
@@ -95,6 +99,7 @@ impl Fixtures {
             ("mangled", &self.mangled),
             ("rust_workload", &self.rust_workload),
             ("rust_workload_v0", &self.rust_workload_v0),
+            ("raytrace", &self.raytrace),
         ]
     }
 
