@@ -13,10 +13,11 @@
 //! Recordings: perf's and cpiflame's of the threads fixture (cpu-clock as cycles, task-clock
 //! as stalls: no PMU here), two wall-time ones of the offcpu fixture (`cpiflame record
 //! --off-cpu`, and perf's `--switch-events` without a stack at any switch: most of its
-//! off-CPU time is `[blocked]` directly under its thread), and the synthetic top-down one
-//! (its frames named by a perf map, as JIT code). Each thread's wall time in both exports is
-//! checked against `fold --tid`'s. The tools are installed by scripts/test.sh under
-//! target/tools.
+//! off-CPU time is `[blocked]` directly under its thread), a JIT one (`cpiflame record -k
+//! mono` of the jitdump fixture: its JIT frames named by its own JIT dump), and the synthetic
+//! top-down one (its frames named by a perf map, as JIT code). Each thread's wall time in
+//! both exports is checked against `fold --tid`'s. The tools are installed by scripts/test.sh
+//! under target/tools.
 
 use crate::support;
 
@@ -48,6 +49,8 @@ struct Recordings {
     /// perf record -e cpu-clock --switch-events -g of the offcpu fixture: switch records, no
     /// stack at a switch.
     perf_wall: PathBuf,
+    /// cpiflame record -k mono of the jitdump fixture.
+    jit: PathBuf,
     /// The synthetic top-down recording, its code named by a perf map.
     topdown: PathBuf,
 }
@@ -98,6 +101,26 @@ fn recordings() -> Option<&'static Recordings> {
             &[&f.offcpu],
         )
         .expect("perf record --switch-events");
+        // 3 phases of 200 ms; the dump goes beside the recording.
+        let jit = dir.join("jit.data");
+        ok(&cpiflame(&[
+            "record",
+            "-k",
+            "mono",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "1000",
+            "-N",
+            "-o",
+            s(&jit),
+            "--",
+            s(&f.dir.join("jitdump")),
+            "--dir",
+            s(&dir),
+            "--phase-ms",
+            "200",
+        ]));
         let topdown_dir = Box::leak(Box::new(Dir::new("viewers-topdown")));
         let topdown = crate::topdown::write_recording(topdown_dir);
         Some(Recordings {
@@ -105,6 +128,7 @@ fn recordings() -> Option<&'static Recordings> {
             cpiflame: cpiflame_data,
             wall,
             perf_wall,
+            jit,
             topdown,
         })
     })
@@ -426,6 +450,7 @@ fn speedscope_cases(r: &Recordings) -> Vec<(&'static str, PathBuf, Vec<&'static 
         ("cpiflame", r.cpiflame.clone(), ROLES.to_vec()),
         ("wall", r.wall.clone(), Vec::new()),
         ("perf-wall", r.perf_wall.clone(), Vec::new()),
+        ("jit", r.jit.clone(), Vec::new()),
         ("topdown", r.topdown.clone(), Vec::new()),
     ]
 }
@@ -1123,4 +1148,64 @@ fn wall_time_exports_give_every_thread_its_wall_time_as_fold_does() {
             "{name}: the stretches under the threads"
         );
     }
+}
+
+// ---------------------------------------------------------------- JIT
+
+/// A JIT recording (cpiflame's of the jitdump fixture, its code named by its own dump):
+/// the JIT functions are there by name in both exports, each with report's total, and the
+/// dump's source file is kept.
+#[test]
+fn jit_functions_are_named_in_both_exports_with_report_s_totals() {
+    let Some(r) = recordings() else { return };
+    let dir = Dir::new("viewers-jit");
+    let report = report(&r.jit, &[]);
+    let cycles = report["totals"]["cycles_period"].as_f64().unwrap();
+    let jit: BTreeMap<String, f64> = report["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "jit")
+        .map(|f| {
+            let name = f["name"].as_str().unwrap().to_string();
+            (name, f["total_share"].as_f64().unwrap() * cycles)
+        })
+        .collect();
+    assert_eq!(
+        jit.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["jit_middle", "jit_outer", "jit_reuse"]
+    );
+
+    let out = dir.path("jit.speedscope.json");
+    convert(&r.jit, "speedscope", &out, &[]);
+    let file: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ss = speedscope_totals(&file);
+    let p = firefox(&r.jit, &dir.path("jit.json"), &[]);
+    let ff = call_tree_totals(&p);
+    for (function, &total) in &jit {
+        assert!(total > 0.0, "{function}");
+        for (viewer, totals) in [("speedscope", &ss), ("firefox", &ff)] {
+            let got = totals.get(function).copied().unwrap_or(0.0);
+            assert!(
+                close(got, total),
+                "{viewer}: {function}: {got} here, {total} in report"
+            );
+        }
+    }
+    // jit_outer's source file, from the dump's DEBUG_INFO.
+    let frame = file["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "jit_outer")
+        .unwrap();
+    assert_eq!(frame["file"], "jitted.js");
+    let t = &p["threads"][0];
+    let names = t["funcTable"]["name"].as_array().unwrap();
+    let func = names
+        .iter()
+        .position(|n| t["stringArray"][n.as_u64().unwrap() as usize] == "jit_outer")
+        .unwrap();
+    let file_name = t["funcTable"]["fileName"][func].as_u64().unwrap() as usize;
+    assert_eq!(t["stringArray"][file_name], "jitted.js");
 }
