@@ -132,8 +132,8 @@ pub fn annotate(
     // One read: the loader's walk hands every sample it counts to the site walk.
     let mut site_walk = SiteWalk::new(load.kernel);
     let also = WalkAlso {
-        timed: false,
         visit: Some(&mut site_walk),
+        ..WalkAlso::default()
     };
     let Walked {
         loaded, resolver, ..

@@ -76,7 +76,7 @@ pub use load_options::{jit_dirs_of, EventList, LoadError, LoadOptions};
 pub use marks::RecordingMarks;
 pub use memory::{collapse_loads, load_loads, LoadProfile, LoadStats, MemoryError};
 pub use merge::{input_files, load_all};
-pub use offcpu::{StacklessTime, UnsampledTime, WallPlan, WallStats};
+pub use offcpu::{PlacedTime, StacklessTime, UnsampledTime, WallPlan, WallStats};
 pub use progress::{finish_progress, observe_progress, show_progress, ProgressLines, ReadProgress};
 pub use recording::{C2cReportError, Recording};
 pub use script::{write_script, ScriptError};

@@ -482,6 +482,9 @@ pub struct WalkAlso<'v> {
     pub timed: bool,
     /// Every counted sample handed to this too (`annotate`'s instruction sites).
     pub visit: Option<&'v mut dyn SampleVisitor>,
+    /// The wall-time plan's stretches of time without a stack or sample, each with its
+    /// time ([`WallPlan::placed`] of [`Walked::wall`]: the viewers place them in time).
+    pub wall_placed: bool,
 }
 
 /// A recording read by [`load_walked`].
@@ -491,6 +494,8 @@ pub struct Walked {
     pub timed: Option<TimedWalk>,
     /// The resolver the walk named frames with: the frames a visitor kept are its.
     pub resolver: Resolver,
+    /// The wall-time plan the walk weighed samples by (a recording with off-CPU data).
+    pub wall: Option<WallPlan>,
 }
 
 /// [`load_opened`], with what `also` asks for from the same walk.
@@ -510,7 +515,15 @@ pub fn load_walked(
     // A file without the ARCH feature (a killed recorder) was most likely recorded here.
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
-    let (on_cpu_attr, wall) = plan_wall(file, options, &names, &marks, arch, &hybrid)?;
+    let (on_cpu_attr, wall) = plan_wall(
+        file,
+        options,
+        &names,
+        &marks,
+        arch,
+        &hybrid,
+        also.wall_placed,
+    )?;
     let Collapsed {
         profile,
         stats,
@@ -655,6 +668,7 @@ pub fn load_walked(
         loaded,
         timed,
         resolver,
+        wall,
     })
 }
 
@@ -669,10 +683,11 @@ pub fn wall_plan(
     let marks = RecordingMarks::from_cmdline(&file.meta.cmdline);
     let arch = file.meta.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let hybrid = Hybrid::of(file, &names);
-    plan_wall(file, options, &names, &marks, arch, &hybrid)
+    plan_wall(file, options, &names, &marks, arch, &hybrid, false)
 }
 
-/// [`wall_plan`] with what [`load_opened`] has already worked out of the file.
+/// [`wall_plan`] with what [`load_opened`] has already worked out of the file; `place`:
+/// keep [`WallPlan::placed`].
 fn plan_wall(
     file: &PerfData,
     options: &LoadOptions,
@@ -680,6 +695,7 @@ fn plan_wall(
     marks: &RecordingMarks,
     arch: &str,
     hybrid: &Hybrid,
+    place: bool,
 ) -> Result<(Option<usize>, Option<WallPlan>), LoadError> {
     if options.on_cpu_only {
         return Ok((None, None));
@@ -690,7 +706,7 @@ fn plan_wall(
         .map(|a| on_cpu_attr.is_some_and(|c| column_of[a] == column_of[c]))
         .collect();
     let times = options.time_ranges(file)?;
-    let plan = WallPlan::of_in(file, &on_cpu, times.as_ref())?;
+    let plan = WallPlan::of_placing(file, &on_cpu, times.as_ref(), place)?;
     if let (Some(_), Some(name)) = (&plan, &options.region) {
         return Err(LoadError::Region(Box::new(
             crate::region::RegionError::WallTime {

@@ -82,6 +82,8 @@ pub struct WallPlan {
     /// Per thread, tid order: on-CPU time of threads without an on-CPU sample to spread it
     /// over.
     unsampled: Vec<UnsampledTime>,
+    /// The stretches of time `without_stack` and `unsampled` sum, when asked for.
+    placed: Vec<PlacedTime>,
     pub stats: WallStats,
 }
 
@@ -131,6 +133,29 @@ pub(crate) struct Spread {
     off_cpu_taken: foldhash::HashSet<(i32, u64)>,
 }
 
+/// One stretch of a thread's wall time that the profile has only directly under the thread's
+/// root frames, with when it began: an off-CPU interval whose switch-out has no stack (its
+/// part of [`StacklessTime`]), or an on-CPU interval of a thread without an on-CPU sample
+/// (its part of [`UnsampledTime`]). Kept only when asked for ([`WallPlan::of_placing`]):
+/// a viewer that shows time places them by it. A thread's stretches sum to its
+/// [`StacklessTime`] and [`UnsampledTime`] exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacedTime {
+    pub tid: i32,
+    /// As [`StacklessTime::sample_tid`].
+    pub sample_tid: i32,
+    /// As [`StacklessTime::pid`].
+    pub pid: i32,
+    /// When it began: the switch-out of an off-CPU interval (blocked time comes first, then
+    /// runnable time), the switch-in of an on-CPU one; with `--time`, the first nanosecond of
+    /// it inside the ranges. For a thread without switch data, whose on-CPU time its samples
+    /// gave, its first sample's time.
+    pub start: u64,
+    pub on_cpu_ns: u64,
+    pub runnable_ns: u64,
+    pub blocked_ns: u64,
+}
+
 /// Totals of the walk, for notes and warnings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WallStats {
@@ -173,6 +198,12 @@ struct Thread {
     /// added to each.
     without_stack: (u64, u64),
     without_stack_intervals: (u64, u64),
+    /// When the walk places time ([`Walk::place`]): each off-CPU interval without a
+    /// switch-out stack as (start, runnable ns, blocked ns).
+    placed_off: Vec<(u64, u64, u64)>,
+    /// And each on-CPU interval as (start, ns) while the thread has no on-CPU sample (a
+    /// thread with one never needs them).
+    placed_on: Vec<(u64, u64)>,
     /// When the thread was first seen (fork, comm, first event).
     start: Option<u64>,
     /// Its fork's or comm's time (not perf's synthesized records at time 0): the thread's
@@ -238,6 +269,18 @@ impl WallPlan {
         on_cpu: &[bool],
         times: Option<&TimeRanges>,
     ) -> Result<Option<WallPlan>, ReadError> {
+        WallPlan::of_placing(file, on_cpu, times, false)
+    }
+
+    /// [`WallPlan::of_in`], keeping with `place` the stretches of time the profile has only
+    /// under its threads' roots ([`WallPlan::placed`]): one entry per such interval, so
+    /// only for a reader that shows time.
+    pub fn of_placing(
+        file: &PerfData,
+        on_cpu: &[bool],
+        times: Option<&TimeRanges>,
+        place: bool,
+    ) -> Result<Option<WallPlan>, ReadError> {
         let sources: Vec<Source> = (0..file.attrs.len())
             .map(|i| source_of(file, i, on_cpu.get(i).copied().unwrap_or(false)))
             .collect();
@@ -264,6 +307,7 @@ impl WallPlan {
             .collect();
         // A switch-out is a record when the file has them, else the stack sample is.
         let mut walk = Walk::new(context_switch, has(Source::SchedSwitch), times);
+        walk.place = place;
         let mut weights = CounterWeights::new(file);
         let (mut out, mut group) = (Vec::new(), Vec::new());
         for record in file.records() {
@@ -353,6 +397,12 @@ impl WallPlan {
     /// Each thread's on-CPU time that has no on-CPU sample, in tid order.
     pub fn unsampled(&self) -> &[UnsampledTime] {
         &self.unsampled
+    }
+
+    /// The stretches of time [`WallPlan::without_stack`] and [`WallPlan::unsampled`] sum, in
+    /// time order; empty unless asked for ([`WallPlan::of_placing`]).
+    pub fn placed(&self) -> &[PlacedTime] {
+        &self.placed
     }
 
     /// True when the recording has perf's `offcpu-time` samples, whose times are made up
@@ -532,6 +582,9 @@ struct Walk {
     /// The longest time one on-CPU sample stands for (a clock's period, a frequency's
     /// interval): a thread that ran longer than this has a sample. 0: not known.
     sample_interval_ns: u64,
+    /// Keep the stretches of time without a stack or sample with their times
+    /// ([`WallPlan::placed`]).
+    place: bool,
 }
 
 impl Walk {
@@ -550,6 +603,7 @@ impl Walk {
             pending_woken: HashMap::default(),
             cpu_last: HashMap::default(),
             sample_interval_ns: 0,
+            place: false,
         }
     }
 
@@ -591,6 +645,27 @@ impl Walk {
         }
     }
 
+    /// Adds the part inside `--time` of `tid`'s on-CPU interval from `since` to `t`.
+    fn on_cpu_interval(&mut self, tid: i32, since: u64, t: u64) {
+        let on = self.clip(since, t);
+        let start = self.first_inside(since, t);
+        let place = self.place;
+        let th = self.thread(tid);
+        th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
+        th.on_intervals += 1;
+        if let (true, 0, Some(start), 1..) = (place, th.weight, start, on) {
+            th.placed_on.push((start, on));
+        }
+    }
+
+    /// Where the part of the interval from `a` to `b` inside `--time` begins.
+    fn first_inside(&self, a: u64, b: u64) -> Option<u64> {
+        match &self.times {
+            Some(t) => t.first_inside(a, b),
+            None => Some(a),
+        }
+    }
+
     fn on_cpu_sample(&mut self, s: &Sample<'_>, weight: u64, ns: f64) {
         self.on_cpu_at(s.tid.unwrap_or(-1), s.time, weight, ns);
     }
@@ -621,6 +696,9 @@ impl Walk {
         let th = self.thread(tid);
         th.weight = th.weight.saturating_add(weight);
         th.sampled_ns += ns;
+        if th.weight > 0 && !th.placed_on.is_empty() {
+            th.placed_on = Vec::new();
+        }
     }
 
     fn sample(&mut self, s: &Sample<'_>, source: Source, trace: Option<&TraceEvent>) {
@@ -787,10 +865,8 @@ impl Walk {
             th.first_sample
         };
         let since = th.on_since.take().or(first_run).unwrap_or(t);
-        let on = self.clip(since, t);
+        self.on_cpu_interval(tid, since, t);
         let th = self.threads.entry(tid).or_default();
-        th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
-        th.on_intervals += 1;
         th.start.get_or_insert(t);
         th.switched = true;
         let stack = stack.or(th.last_stack.filter(|&(_, s)| s >= th.last_in));
@@ -840,11 +916,10 @@ impl Walk {
     }
 
     fn exit(&mut self, tid: i32, t: u64) {
-        let since = self.thread(tid).on_since.take();
-        let on = since.map_or(0, |since| self.clip(since, t));
+        if let Some(since) = self.thread(tid).on_since.take() {
+            self.on_cpu_interval(tid, since, t);
+        }
         let th = self.threads.entry(tid).or_default();
-        th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
-        th.on_intervals += u64::from(since.is_some());
         th.exited = true;
         if let Some(off) = th.off.take() {
             self.close_off(tid, off, t);
@@ -869,12 +944,19 @@ impl Walk {
             self.stats.before_first_switch_ns =
                 self.stats.before_first_switch_ns.saturating_add(total);
         }
+        let start = match (self.place, off.stack) {
+            (true, None) => self.first_inside(off.since, t),
+            _ => None,
+        };
         let e = match off.stack {
             Some(stack) => self.off_cpu.entry(stack).or_default(),
             None => {
                 self.stats.off_cpu_without_stack_ns =
                     self.stats.off_cpu_without_stack_ns.saturating_add(total);
                 let th = self.threads.entry(tid).or_default();
+                if let (Some(start), 1..) = (start, total) {
+                    th.placed_off.push((start, runnable, blocked));
+                }
                 th.without_stack_intervals.0 += u64::from(runnable > 0);
                 th.without_stack_intervals.1 += u64::from(blocked > 0);
                 &mut th.without_stack
@@ -897,15 +979,23 @@ impl Walk {
             if let Some(off) = th.off.take() {
                 self.close_off(tid, off, end);
             } else if let Some(since) = th.on_since.take() {
-                let on = self.clip(since, end);
-                let th = self.threads.get_mut(&tid).expect("listed");
-                th.on_cpu_ns = th.on_cpu_ns.saturating_add(on);
-                th.on_intervals += 1;
+                self.on_cpu_interval(tid, since, end);
             }
         }
         let mut spread = HashMap::default();
         let mut unsampled = Vec::new();
+        let mut placed = Vec::new();
         for (&tid, th) in &self.threads {
+            let at = |start, on_cpu_ns, runnable_ns, blocked_ns| PlacedTime {
+                tid,
+                sample_tid: th.sample_tid.unwrap_or(tid),
+                pid: th.pid.unwrap_or(tid),
+                start,
+                on_cpu_ns,
+                runnable_ns,
+                blocked_ns,
+            };
+            placed.extend(th.placed_off.iter().map(|&(s, r, b)| at(s, 0, r, b)));
             let on_cpu = if th.switched {
                 th.on_cpu_ns as f64
             } else {
@@ -925,9 +1015,18 @@ impl Walk {
                     on_cpu_ns: ns,
                     intervals: th.on_intervals.max(1),
                 });
+                if self.place {
+                    if th.switched {
+                        placed.extend(th.placed_on.iter().map(|&(s, on)| at(s, on, 0, 0)));
+                    } else {
+                        let start = th.first_sample.or(th.start).unwrap_or(0);
+                        placed.push(at(start, ns, 0, 0));
+                    }
+                }
             }
         }
         unsampled.sort_unstable_by_key(|u| u.tid);
+        placed.sort_unstable_by_key(|p| (p.start, p.tid));
         let mut without_stack: Vec<StacklessTime> = self
             .threads
             .iter()
@@ -953,6 +1052,7 @@ impl Walk {
             times: self.times,
             without_stack,
             unsampled,
+            placed,
             stats: self.stats,
         }
     }

@@ -142,6 +142,22 @@ impl TimeRanges {
         sum
     }
 
+    /// The first nanosecond of the interval from `a` to `b` (`b` excluded) that lies in the
+    /// ranges (`a` without ranges): where the part [`TimeRanges::overlap`] counts begins.
+    /// `None` when no part of it does.
+    pub fn first_inside(&self, a: u64, b: u64) -> Option<u64> {
+        if self.ranges.is_empty() {
+            return (b > a).then_some(a);
+        }
+        self.ranges
+            .iter()
+            .map(|r| (r.start, if r.end == 0 { u64::MAX } else { r.end + 1 }))
+            .map(|(start, end)| (start.max(a), end.min(b)))
+            .filter(|(lo, hi)| hi > lo)
+            .map(|(lo, _)| lo)
+            .min()
+    }
+
     /// The ranges in perf's absolute syntax (`S.NNNNNNNNN,S.NNNNNNNNN`, an open side
     /// empty, ranges separated by spaces): a value for `perf script --time` or `--time`
     /// again that selects the same samples.
@@ -521,6 +537,18 @@ mod tests {
         let t = TimeRanges::from_ranges(vec![r(10, 29), r(20, 39)]);
         assert_eq!(t.overlap(0, 100), 30);
         assert_eq!(TimeRanges::from_ranges(vec![]).overlap(3, 7), 4);
+    }
+
+    #[test]
+    fn first_inside_is_where_the_overlap_begins() {
+        let t = TimeRanges::from_ranges(vec![r(30, 0), r(10, 19)]);
+        assert_eq!(t.first_inside(0, 10), None);
+        assert_eq!(t.first_inside(0, 15), Some(10));
+        assert_eq!(t.first_inside(12, 35), Some(12));
+        assert_eq!(t.first_inside(20, 35), Some(30));
+        assert_eq!(t.first_inside(20, 30), None);
+        assert_eq!(TimeRanges::from_ranges(vec![]).first_inside(3, 7), Some(3));
+        assert_eq!(TimeRanges::from_ranges(vec![]).first_inside(3, 3), None);
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn load_timed(
 ) -> Result<TimedLoad, LoadError> {
     let also = WalkAlso {
         timed: true,
-        visit: None,
+        ..WalkAlso::default()
     };
     let Walked { loaded, timed, .. } = load_walked(file, options, also, warnings)?;
     let TimedWalk { mut timed, stacks } = timed.unwrap_or_default();

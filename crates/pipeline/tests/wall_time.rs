@@ -790,3 +790,118 @@ fn a_sched_switch_interval_is_found_by_its_samples_tid_not_prev_pid() {
         ])
     );
 }
+
+/// The stretches of time the profile has only under a thread's root (`[runnable]`,
+/// `[blocked]`, `[on-CPU, not sampled]`), each with its start, for a reader that shows time
+/// (the viewers): one per interval, at its switch-out or switch-in (with `--time`, its first
+/// nanosecond inside), summing to the plan's per-thread totals; kept only when asked for.
+#[test]
+fn placed_stretches_are_the_intervals_without_a_stack_or_sample() {
+    use cpiflame_pipeline::{load_walked, PlacedTime, WalkAlso};
+    use Ev::*;
+    let events = [
+        (1000, 7, Comm("worker")),
+        (1000, 8, Comm("sleeper")),
+        (1000, 10, Comm("quiet")),
+        (1100, 8, OnCpu(0x3000, 50)),
+        (1200, 7, OnCpu(0x1000, 100)),
+        (1500, 8, Out { preempt: false }),
+        (1500, 10, Out { preempt: false }),
+        (2000, 7, Out { preempt: true }),
+        (2500, 7, In),
+        (2500, 10, In),
+        (2600, 7, OnCpu(0x2000, 100)),
+        (3000, 7, Out { preempt: false }),
+        (3000, 10, Out { preempt: true }),
+        (7000, 7, In),
+        (7100, 7, OnCpu(0x2000, 100)),
+        (8000, 7, Exit),
+        (9000, 8, In),
+        (9100, 8, OnCpu(0x3000, 50)),
+        (9500, 8, Out { preempt: true }),
+        (10_000, 9, Comm("tail")),
+    ];
+    let dir = Dir::new("wall-placed");
+    let path = write_attrs(&dir, "placed.data", bare_attrs(), &events);
+    let file = cpiflame_perf_data::PerfData::open(&path).unwrap();
+    let plan = |time: Option<&str>, place: bool| {
+        let options = LoadOptions {
+            file: path.clone(),
+            kernel: true,
+            time: time.map(String::from),
+            ..Default::default()
+        };
+        let also = WalkAlso {
+            wall_placed: place,
+            ..WalkAlso::default()
+        };
+        load_walked(&file, &options, also, &mut Vec::new())
+            .unwrap()
+            .wall
+            .expect("a wall plan")
+    };
+    // (start, tid, on-CPU, runnable, blocked)
+    let placed = |plan: &cpiflame_pipeline::WallPlan| -> Vec<(u64, i32, u64, u64, u64)> {
+        // Each thread's stretches sum to its totals under its root.
+        let mut sums: BTreeMap<i32, [u64; 3]> = BTreeMap::new();
+        for p in plan.placed() {
+            assert_eq!((p.pid, p.sample_tid), (100, p.tid), "{p:?}");
+            let s = sums.entry(p.tid).or_default();
+            s[0] += p.on_cpu_ns;
+            s[1] += p.runnable_ns;
+            s[2] += p.blocked_ns;
+        }
+        let mut totals: BTreeMap<i32, [u64; 3]> = BTreeMap::new();
+        for s in plan.without_stack() {
+            let t = totals.entry(s.tid).or_default();
+            (t[1], t[2]) = (s.runnable_ns, s.blocked_ns);
+        }
+        for u in plan.unsampled() {
+            totals.entry(u.tid).or_default()[0] = u.on_cpu_ns;
+        }
+        assert_eq!(sums, totals);
+        plan.placed()
+            .iter()
+            .map(
+                |&PlacedTime {
+                     start,
+                     tid,
+                     on_cpu_ns,
+                     runnable_ns,
+                     blocked_ns,
+                     ..
+                 }| { (start, tid, on_cpu_ns, runnable_ns, blocked_ns) },
+            )
+            .collect()
+    };
+    // worker: preempted 2000..2500, blocked 3000..7000; sleeper: blocked 1500..9000,
+    // preempted 9500..10_000 (the end); quiet, never sampled: on 1000..1500, blocked
+    // 1500..2500, on 2500..3000, preempted 3000..10_000.
+    assert_eq!(
+        placed(&plan(None, true)),
+        [
+            (1000, 10, 500, 0, 0),
+            (1500, 8, 0, 0, 7500),
+            (1500, 10, 0, 0, 1000),
+            (2000, 7, 0, 500, 0),
+            (2500, 10, 500, 0, 0),
+            (3000, 7, 0, 0, 4000),
+            (3000, 10, 0, 7000, 0),
+            (9500, 8, 0, 500, 0),
+        ]
+    );
+    // Inside 2500..=6999 only: a stretch begins where it enters the range.
+    assert_eq!(
+        placed(&plan(Some("0.0000025,0.000006999"), true)),
+        [
+            (2500, 8, 0, 0, 4500),
+            (2500, 10, 500, 0, 0),
+            (3000, 7, 0, 0, 4000),
+            (3000, 10, 0, 4000, 0),
+        ]
+    );
+    // Not asked for: the totals only.
+    let plain = plan(None, false);
+    assert!(plain.placed().is_empty());
+    assert_eq!(plain.without_stack().len(), 3);
+}

@@ -167,8 +167,8 @@ pub fn from_perf_data(
         times: None,
     };
     let also = WalkAlso {
-        timed: false,
         visit: Some(&mut walk),
+        ..WalkAlso::default()
     };
     let Walked {
         loaded, resolver, ..

@@ -98,6 +98,8 @@ pub fn render_classic<W: Write>(
     // inferno fits the labels it writes with this advance and puts them 3 px into their
     // frames: FlameGraph's 0.59 em let a long label in the last frame pass the image's edge.
     inferno_opts.font_width = LINE_EM;
+    // Its tooltips name the weights as the subtitle does.
+    inferno_opts.count_name = weight_unit(opts.counts).to_string();
     inferno_opts.deterministic = true;
     inferno_opts.no_sort = true;
 

@@ -299,11 +299,12 @@ impl Picture for Cpi<'_> {
         let share = Percent(ratio(c.cycles.period, self.total.period), 2);
         let samples = Thousands(c.cycles.samples);
         let events = Events(c.cycles.period);
+        let unit = weight_unit(self.counts);
         match self.colour {
             Colour::Stalls => {
                 write!(
                     w,
-                    "\ncycles: {samples} samples, {events} events ({share} of all)\nstalls: {} samples · stalled: {} of cycles",
+                    "\ncycles: {samples} {unit}, {events} events ({share} of all)\nstalls: {} {unit} · stalled: {} of cycles",
                     Thousands(c.stalls.samples),
                     Percent(ratio(c.stalls.period, c.ratio_cycles.period), 1)
                 )?;
@@ -311,9 +312,9 @@ impl Picture for Cpi<'_> {
             }
             Colour::Cpi => write!(
                 w,
-                "\ncycles: {samples} samples, {events} events ({share} of all)"
+                "\ncycles: {samples} {unit}, {events} events ({share} of all)"
             )?,
-            Colour::Name => write!(w, "\nsamples: {samples}, {events} events ({share})")?,
+            Colour::Name => write!(w, "\n{unit}: {samples}, {events} events ({share})")?,
         }
         if self.instructions.is_some() {
             // CPI and IPC from summed periods: cycles counted per instruction retired in this
@@ -323,7 +324,7 @@ impl Picture for Cpi<'_> {
                 n => {
                     write!(
                         w,
-                        "\ninstructions: {} samples, {} events\nCPI: {} · IPC: {}",
+                        "\ninstructions: {} {unit}, {} events\nCPI: {} · IPC: {}",
                         Thousands(c.instructions.samples),
                         Events(n),
                         two_places(cpi(c)),

@@ -401,6 +401,12 @@ impl Diff<'_> {
         )
     }
 
+    /// What BEFORE's and AFTER's weights count: `samples`, or `counts` for folded text
+    /// ([`DiffOptions::counts`]).
+    fn units(&self) -> (&'static str, &'static str) {
+        (weight_unit(self.counts.0), weight_unit(self.counts.1))
+    }
+
     /// Whether the picture is of wall time.
     fn of_wall(&self) -> bool {
         self.after.wall.is_some()
@@ -485,21 +491,29 @@ impl Picture for Diff<'_> {
                     Ms(c.wall[2]),
                 )?;
             }
-            write!(
-                w,
-                "\ncycles samples: {} → {}\nchange: {} points of wall time (",
+            let (before, after) = (
                 Thousands(t.before.cycles.samples),
                 Thousands(t.after.cycles.samples),
+            );
+            match self.units() {
+                (b, a) if b == a => write!(w, "\ncycles {b}: {before} → {after}")?,
+                (b, a) => write!(w, "\ncycles: {before} {b} → {after} {a}")?,
+            }
+            write!(
+                w,
+                "\nchange: {} points of wall time (",
                 Signed((as_ - bs) * 100.0, 2),
             )?;
         } else {
             write!(
                 w,
-                "\nbefore: {} samples, {} cycles ({})\nafter: {} samples, {} cycles ({})\nchange: {} points (",
+                "\nbefore: {} {}, {} cycles ({})\nafter: {} {}, {} cycles ({})\nchange: {} points (",
                 Thousands(t.before.cycles.samples),
+                self.units().0,
                 Events(t.before.cycles.period),
                 Percent(Some(bs), 2),
                 Thousands(t.after.cycles.samples),
+                self.units().1,
                 Events(t.after.cycles.period),
                 Percent(Some(as_), 2),
                 Signed((as_ - bs) * 100.0, 2),
@@ -635,9 +649,9 @@ impl Picture for Diff<'_> {
         let before_of = |i: u32| nodes[i as usize].total.before.size;
         let share = |cycles: u64| Percent(ratio(cycles, b_total), 2);
         let what = if self.of_wall() {
-            "wall time"
+            "wall time".to_string()
         } else {
-            "cycles samples"
+            format!("cycles {}", self.units().0)
         };
         let all: u64 = self
             .gone
@@ -692,10 +706,12 @@ impl Picture for Diff<'_> {
             } else {
                 write!(
                     w,
-                    "\nbefore: {} samples, {} cycles ({})\nafter: no cycles samples",
+                    "\nbefore: {} {}, {} cycles ({})\nafter: no cycles {}",
                     Thousands(before.cycles.samples),
+                    self.units().0,
                     Events(before_of(i)),
-                    share(before_of(i))
+                    share(before_of(i)),
+                    self.units().1
                 )?;
             }
             if self.before.stalls.is_some() {

@@ -125,7 +125,7 @@ pub struct Options {
     /// the frames on the graph's colour scale (`render --strip`). The CPI graph only.
     pub strip: Option<Arc<Strip>>,
     /// The weights are counts of events, not samples (folded text: a count per line): the
-    /// statistics line says `counts`, as `report` does.
+    /// statistics line and the frames' tooltips say `counts`, as `report` does.
     pub counts: bool,
 }
 

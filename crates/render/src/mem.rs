@@ -7,7 +7,7 @@ use cpiflame_profile::{Count, FrameId, FrameKind, Profile};
 
 use crate::color::{stall_color, Rgb, STALL_BLUE, STALL_MID, STALL_RED};
 use crate::page::{self, write_origin, Legend, Look, Picture};
-use crate::text::{ratio, Esc, Events, Percent, Thousands};
+use crate::text::{ratio, weight_unit, Esc, Events, Percent, Thousands};
 use crate::tree::{self, add, frame_ranks, Node, StackLeaf, Tree, Weight};
 use crate::{check_look, check_profile, Options, RenderError};
 
@@ -100,6 +100,7 @@ pub fn render_mem<W: Write>(
         classes,
         tree: tree::build(leaves),
         total,
+        counts: opts.counts,
     };
     let look = Look::of(opts);
     let mut w = BufWriter::with_capacity(1 << 16, out);
@@ -141,6 +142,8 @@ struct Mem<'a> {
     classes: &'a [ServedClass],
     tree: Tree<FrameId, MemWeight>,
     total: Count,
+    /// See [`Options::counts`](crate::Options::counts).
+    counts: bool,
 }
 
 type MemNode = Node<FrameId, MemWeight>;
@@ -183,8 +186,9 @@ impl Picture for Mem<'_> {
     fn write_stats<O: Write>(&self, w: &mut O) -> io::Result<()> {
         write!(
             w,
-            "loads: {} samples, {} cycles of load latency (mean {:.1}) · farther from the core: bluer",
+            "loads: {} {}, {} cycles of load latency (mean {:.1}) · farther from the core: bluer",
             Thousands(self.total.samples),
+            weight_unit(self.counts),
             Events(self.total.period),
             self.total.period as f64 / self.total.samples.max(1) as f64
         )
@@ -235,8 +239,9 @@ impl Picture for Mem<'_> {
         let weight = t.width();
         write!(
             w,
-            "\nloads: {} samples, {} cycles of latency ({} of all), mean {:.1}",
+            "\nloads: {} {}, {} cycles of latency ({} of all), mean {:.1}",
             Thousands(t.samples()),
+            weight_unit(self.counts),
             Thousands(weight),
             Percent(ratio(weight, self.total.period), 2),
             weight as f64 / t.samples().max(1) as f64

@@ -422,8 +422,9 @@ impl Picture for Topdown<'_> {
         let c = &node.total.cycles;
         write!(
             w,
-            "\ncycles: {} samples, {} events ({} of all)",
+            "\ncycles: {} {}, {} events ({} of all)",
             Thousands(c.samples),
+            weight_unit(self.counts),
             Events(c.period),
             Percent(ratio(c.period, self.total.period), 2)
         )?;

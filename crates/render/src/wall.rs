@@ -47,7 +47,7 @@ use crate::color::{
 use crate::hot;
 use crate::page::{self, write_origin, Legend, Look, Picture, Swatch};
 use crate::ratio::{cpi, ipc, too_wide, two_places, write_interval, Colour, UNCERTAIN_LABEL};
-use crate::text::{ratio, Esc, Events, Percent, Thousands};
+use crate::text::{ratio, weight_unit, Esc, Events, Percent, Thousands};
 use crate::tree::{self, Node, Tree, WallWeight, Weight};
 use crate::{check_look, check_profile, Options, RenderError};
 
@@ -251,6 +251,7 @@ pub fn render_wall<W: Write>(
         confidence: opts.confidence,
         columns,
         colour,
+        counts: opts.counts,
         total,
         reasons: reasons.list,
         blocked_at,
@@ -289,6 +290,8 @@ pub(crate) struct Wall<'a> {
     confidence: Option<f64>,
     columns: Columns,
     colour: Colour,
+    /// See [`Options::counts`](crate::Options::counts).
+    counts: bool,
     /// Wall nanoseconds of the whole profile: the full width.
     total: u64,
     reasons: Vec<WaitReason<'a>>,
@@ -610,9 +613,10 @@ impl Picture for Wall<'_> {
         let cycles = &self.profile.events[self.columns.cycles.index()].name;
         write!(
             w,
-            "\n{}: {} samples, {} events",
+            "\n{}: {} {}, {} events",
             Esc(cycles),
             Thousands(c.cpi.cycles.samples),
+            weight_unit(self.counts),
             Events(c.cpi.cycles.period)
         )?;
         let index = self.tree.index_of(node) as usize;

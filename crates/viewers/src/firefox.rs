@@ -25,6 +25,10 @@
 //!   thread left with, no CPU time and weight the nanoseconds off the CPU (category
 //!   "Blocked" or "Runnable"), as samply's own off-CPU samples; and "Blocked" / "Runnable"
 //!   interval markers (blocked first: a thread waits, is woken, then waits for a CPU).
+//!   Off-CPU time whose switch-out has no stack is the same, on the one frame the CPI graph
+//!   puts it on under the thread (`[blocked]`, `[runnable]`); on-CPU time of a thread
+//!   without an on-CPU sample is a sample at each switch-in on `[on-CPU, not sampled]`
+//!   (category "Running" or "On CPU"). Each thread's samples then weigh its wall time.
 //! - Each `--time` range an interval marker on every thread.
 
 use std::collections::HashMap;
@@ -281,11 +285,12 @@ impl<'a> Builder<'a> {
             ),
             None => (recorded.roles.cycles.map(|c| c as u32), None, None),
         };
-        // A switch-out's blocked time, which its runnable time follows.
-        let mut blocked_at: HashMap<(u32, u64, u32), u64> = HashMap::new();
+        // A switch-out's blocked time, which its runnable time follows (by thread and time:
+        // an interval without a switch-out stack has its two parts on two frames).
+        let mut blocked_at: HashMap<(u32, u64), u64> = HashMap::new();
         if let Some(b) = blocked {
             for s in recorded.samples.iter().filter(|s| s.column == b) {
-                blocked_at.insert((s.thread, s.time, s.stack), s.weight);
+                blocked_at.insert((s.thread, s.time), s.weight);
             }
         }
         let mut last_on_cpu: Vec<Option<u64>> = vec![None; recorded.threads.len()];
@@ -343,7 +348,7 @@ impl<'a> Builder<'a> {
                 let start = if is_blocked {
                     s.time
                 } else {
-                    let b = blocked_at.get(&(s.thread, s.time, s.stack)).copied();
+                    let b = blocked_at.get(&(s.thread, s.time)).copied();
                     s.time.saturating_add(b.unwrap_or(0))
                 };
                 let end = start.saturating_add(s.weight);

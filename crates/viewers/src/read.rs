@@ -1,14 +1,17 @@
 //! A recording read into [`Recorded`]: perf.data through the loader's walk (once, with the
-//! address of every frame), `perf script` text with its samples' times, folded text as one
+//! address of every frame, and the wall-time plan's stretches of time without a stack or
+//! sample, each at its time), `perf script` text with its samples' times, folded text as one
 //! untimed sample per stack and column.
 
 use std::collections::HashMap;
 
 use cpiflame_perf_data::{InputKind, PerfData, Sample as PerfSample};
 use cpiflame_pipeline::timeline::read_timed;
-use cpiflame_pipeline::{event_columns, load_walked, Loaded, Recording, SampleVisitor, WalkAlso};
+use cpiflame_pipeline::{
+    event_columns, load_walked, Loaded, PlacedTime, Recording, SampleVisitor, WalkAlso,
+};
 use cpiflame_profile::timed::Timed;
-use cpiflame_profile::{wall, FrameKind};
+use cpiflame_profile::{wall, FrameKind, WallColumns};
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::{
     FrameKind as UnwindKind, FrameRef, MappingInfo, Resolver, SourceLine, StackEntry,
@@ -275,6 +278,90 @@ impl SampleVisitor for Walk {
     }
 }
 
+/// The frames, their ids and the stacks of a recording being read, to add to.
+struct Interned<'a> {
+    frames: &'a mut Vec<Frame>,
+    ids: &'a mut HashMap<Frame, u32>,
+    stacks: &'a mut Vec<Vec<u32>>,
+}
+
+impl Interned<'_> {
+    /// The stack of `frame` alone.
+    fn stack_of(&mut self, frame: cpiflame_profile::Frame) -> u32 {
+        let frame = Frame {
+            name: frame.name,
+            module: frame.module,
+            kind: frame.kind,
+            file: None,
+            line: None,
+            address: None,
+        };
+        let next = self.frames.len() as u32;
+        let id = *self.ids.entry(frame.clone()).or_insert_with(|| {
+            self.frames.push(frame);
+            next
+        });
+        match self.stacks.iter().position(|s| s[..] == [id]) {
+            Some(s) => s as u32,
+            None => {
+                self.stacks.push(vec![id]);
+                (self.stacks.len() - 1) as u32
+            }
+        }
+    }
+}
+
+impl Walk {
+    /// The wall time the profile has directly under a thread's root frames (off-CPU time
+    /// whose switch-out has no stack, on-CPU time of a thread without an on-CPU sample),
+    /// each stretch of it a sample at the time it began, weighing its nanoseconds in its
+    /// column, on the one frame the graph shows there: `[blocked]`, `[runnable]` or
+    /// `[on-CPU, not sampled]`. Its thread is the one whose samples carry its tid (as the
+    /// collapse finds its root), else a thread of its own.
+    fn add_placed(&mut self, placed: &[PlacedTime], columns: WallColumns, frames: &mut Interned) {
+        if placed.is_empty() {
+            return;
+        }
+        let mut by_tid: HashMap<i32, u32> = HashMap::new();
+        for (i, &(_, tid)) in self.threads.iter().enumerate() {
+            by_tid.entry(tid).or_insert(i as u32);
+        }
+        // On-CPU, runnable, blocked: made when first used.
+        let mut stacks: [Option<u32>; 3] = [None; 3];
+        for p in placed {
+            let thread = match self
+                .thread_ids
+                .get(&(p.pid, p.sample_tid))
+                .or_else(|| by_tid.get(&p.sample_tid))
+            {
+                Some(&t) => t,
+                None => *self.thread_ids.entry((p.pid, p.tid)).or_insert_with(|| {
+                    self.threads.push((p.pid, p.tid));
+                    (self.threads.len() - 1) as u32
+                }),
+            };
+            let parts = [p.on_cpu_ns, p.runnable_ns, p.blocked_ns];
+            for (part, (column, weight)) in columns.all().into_iter().zip(parts).enumerate() {
+                if weight > 0 {
+                    let stack = *stacks[part].get_or_insert_with(|| {
+                        frames.stack_of(match part {
+                            0 => wall::unsampled_frame(),
+                            p => wall::no_stack_frame(p == 1),
+                        })
+                    });
+                    self.samples.push(Sample {
+                        time: p.start,
+                        thread,
+                        stack,
+                        column: column.index() as u32,
+                        weight,
+                    });
+                }
+            }
+        }
+    }
+}
+
 /// A perf.data file, read once by the loader's walk.
 fn from_perf_data(
     file: &PerfData,
@@ -297,11 +384,12 @@ fn from_perf_data(
         group: Vec::new(),
     };
     let also = WalkAlso {
-        timed: false,
         visit: Some(&mut walk),
+        wall_placed: true,
+        ..WalkAlso::default()
     };
     let walked = load_walked(file, options, also, warnings)?;
-    let (loaded, resolver) = (walked.loaded, walked.resolver);
+    let (loaded, resolver, plan) = (walked.loaded, walked.resolver, walked.wall);
     if loaded.wall.is_some() {
         columns.extend([wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED].map(String::from));
     }
@@ -373,7 +461,7 @@ fn from_perf_data(
         }
         location_frames.push(ids);
     }
-    let stacks = walk
+    let mut stacks: Vec<Vec<u32>> = walk
         .stacks
         .iter()
         .map(|locations| {
@@ -384,6 +472,14 @@ fn from_perf_data(
                 .collect()
         })
         .collect();
+    if let (Some(plan), Some(columns)) = (&plan, loaded.wall) {
+        let mut frames = Interned {
+            frames: &mut frames,
+            ids: &mut frame_ids,
+            stacks: &mut stacks,
+        };
+        walk.add_placed(plan.placed(), columns, &mut frames);
+    }
     let threads = walk
         .threads
         .iter()
@@ -396,36 +492,7 @@ fn from_perf_data(
             last: 0,
         })
         .collect();
-    let mut notes: Vec<String> = loaded.notes.iter().map(ToString::to_string).collect();
-    // Time that the profile has under a thread's root only (off-CPU time whose switch-out
-    // has no stack, on-CPU time of threads without a sample) is no sample's.
-    if let Some(w) = loaded.wall {
-        let mut in_profile = [0u64; 3];
-        for stack in &loaded.profile.stacks {
-            for (sum, column) in in_profile.iter_mut().zip(w.all()) {
-                *sum += column.of(stack).period;
-            }
-        }
-        let mut in_samples = [0u64; 3];
-        for s in &walk.samples {
-            for (sum, column) in in_samples.iter_mut().zip(w.all()) {
-                if s.column as usize == column.index() {
-                    *sum += s.weight;
-                }
-            }
-        }
-        let missing: u64 = in_profile
-            .iter()
-            .zip(&in_samples)
-            .map(|(p, s)| p.saturating_sub(*s))
-            .sum();
-        if missing > 0 {
-            notes.push(format!(
-                "{:.1} ms of wall time without a stack (under the thread's root in the graph) is not exported",
-                missing as f64 / 1e6
-            ));
-        }
-    }
+    let notes: Vec<String> = loaded.notes.iter().map(ToString::to_string).collect();
     let time_ranges = match options.time_ranges(file)? {
         Some(ranges) => {
             let first = walk.samples.iter().map(|s| s.time).min().unwrap_or(0);

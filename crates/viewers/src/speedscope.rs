@@ -6,7 +6,9 @@
 //! - One sampled profile per thread (`comm (pid/tid): EVENT`), its samples in time order,
 //!   weighted by the width event's periods (unit `none`: events counted), or by wall time
 //!   (on-CPU, runnable and blocked nanoseconds, unit `nanoseconds`) in a recording with
-//!   off-CPU data.
+//!   off-CPU data, where time without a stack or on-CPU sample is weight on the one frame
+//!   the CPI graph puts it on under the thread (`[blocked]`, `[runnable]`, `[on-CPU, not
+//!   sampled]`): a thread's profile weighs its wall time.
 //! - Beside it, where the recording has a stall event, a profile of the same thread weighted
 //!   by stall cycles (`comm (pid/tid): stall cycles (EVENT)`): speedscope colours frames by
 //!   name, never by a metric, so the stall share is a second profile to compare with.

@@ -36,6 +36,23 @@ fn folded_files_and_a_folder_of_them_add_up() {
     // The graph draws the sum: 12 counts (folded weights are counts, as report says).
     let svg = ok(&cpiflame(&["render", s(&a), s(&b)]));
     assert!(svg.contains("12 counts"), "{}", &svg[..svg.len().min(2000)]);
+    // So do the frames' tooltips, in the graph and in diff's.
+    let diff = dir.path("diff.svg");
+    ok(&cpiflame(&["diff", s(&a), s(&b), "-o", s(&diff)]));
+    let diff = std::fs::read_to_string(&diff).unwrap();
+    for (svg, tooltip) in [
+        (&svg, "<title>a\ncounts: 5, 5 events (41.67%)</title>"),
+        (
+            &diff,
+            "<title>a\nbefore: 3 counts, 3 cycles (75.00%)\nafter: 2 counts,",
+        ),
+    ] {
+        assert!(svg.contains(tooltip), "{tooltip}");
+        for frame in svg.split(r#"<g class="f""#).skip(1) {
+            let title = &frame[frame.find("<title>").unwrap()..frame.find("</title>").unwrap()];
+            assert!(!title.contains("samples"), "{title}");
+        }
+    }
 
     // An empty folder, and a command that reads one recording: one line each, exit 2.
     let empty = dir.path("empty");

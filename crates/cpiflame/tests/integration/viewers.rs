@@ -11,9 +11,13 @@
 //! per-function totals of the call tree computed from the file against `report`'s.
 //!
 //! Recordings: perf's and cpiflame's of the threads fixture (cpu-clock as cycles, task-clock
-//! as stalls: no PMU here), a wall-time one (`cpiflame record --off-cpu` of the offcpu
-//! fixture), and the synthetic top-down one (its frames named by a perf map, as JIT code).
-//! The tools are installed by scripts/test.sh under target/tools.
+//! as stalls: no PMU here), two wall-time ones of the offcpu fixture (`cpiflame record
+//! --off-cpu`, and perf's `--switch-events` without a stack at any switch: most of its
+//! off-CPU time is `[blocked]` directly under its thread), a JIT one (`cpiflame record -k
+//! mono` of the jitdump fixture: its JIT frames named by its own JIT dump), and the synthetic
+//! top-down one (its frames named by a perf map, as JIT code). Each thread's wall time in
+//! both exports is checked against `fold --tid`'s. The tools are installed by scripts/test.sh
+//! under target/tools.
 
 use crate::support;
 
@@ -22,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use cpiflame_profile::wall;
 use serde_json::Value;
 use support::browser::Browser;
 use support::{cpiflame, ok, perf_record, perf_works, s, shared_fixtures, Dir};
@@ -41,6 +46,11 @@ struct Recordings {
     cpiflame: PathBuf,
     /// cpiflame record --off-cpu of the offcpu fixture.
     wall: PathBuf,
+    /// perf record -e cpu-clock --switch-events -g of the offcpu fixture: switch records, no
+    /// stack at a switch.
+    perf_wall: PathBuf,
+    /// cpiflame record -k mono of the jitdump fixture.
+    jit: PathBuf,
     /// The synthetic top-down recording, its code named by a perf map.
     topdown: PathBuf,
 }
@@ -83,12 +93,42 @@ fn recordings() -> Option<&'static Recordings> {
             "--",
             s(&f.offcpu),
         ]));
+        let perf_wall = dir.join("offcpu.perf.data");
+        support::perf_record_with(
+            &perf_wall,
+            "cpu-clock",
+            &["-q", "-g", "-N", "--switch-events"],
+            &[&f.offcpu],
+        )
+        .expect("perf record --switch-events");
+        // 3 phases of 200 ms; the dump goes beside the recording.
+        let jit = dir.join("jit.data");
+        ok(&cpiflame(&[
+            "record",
+            "-k",
+            "mono",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "1000",
+            "-N",
+            "-o",
+            s(&jit),
+            "--",
+            s(&f.dir.join("jitdump")),
+            "--dir",
+            s(&dir),
+            "--phase-ms",
+            "200",
+        ]));
         let topdown_dir = Box::leak(Box::new(Dir::new("viewers-topdown")));
         let topdown = crate::topdown::write_recording(topdown_dir);
         Some(Recordings {
             perf,
             cpiflame: cpiflame_data,
             wall,
+            perf_wall,
+            jit,
             topdown,
         })
     })
@@ -392,15 +432,14 @@ fn assert_totals_match(what: &str, got: &BTreeMap<String, f64>, report: &BTreeMa
         assert!(close(v, r), "{what}: {name}: {v} here, {r} in report");
         compared += 1;
     }
-    // Every function report counts is there (report's thread roots and [no stack] rows
-    // are not functions).
+    // Every function report counts is there, and the time a wall-time graph has directly
+    // under a thread (`[blocked]`, `[runnable]`, `[on-CPU, not sampled]`) too (report's
+    // thread roots are not functions).
     for (name, &r) in report {
-        if r > 0.0 && !got.contains_key(name) {
-            assert!(
-                name.starts_with('['),
-                "{what}: {name} ({r} in report) missing"
-            );
-        }
+        assert!(
+            r == 0.0 || got.contains_key(name),
+            "{what}: {name} ({r} in report) missing"
+        );
     }
     assert!(compared >= 3, "{what}: only {compared} functions");
 }
@@ -410,6 +449,8 @@ fn speedscope_cases(r: &Recordings) -> Vec<(&'static str, PathBuf, Vec<&'static 
         ("perf", r.perf.clone(), ROLES.to_vec()),
         ("cpiflame", r.cpiflame.clone(), ROLES.to_vec()),
         ("wall", r.wall.clone(), Vec::new()),
+        ("perf-wall", r.perf_wall.clone(), Vec::new()),
+        ("jit", r.jit.clone(), Vec::new()),
         ("topdown", r.topdown.clone(), Vec::new()),
     ]
 }
@@ -442,7 +483,7 @@ fn speedscope_files_validate_against_the_package_schema_and_match_report() {
             })
             .count();
         assert_eq!(stall_profiles > 0, !args.is_empty(), "{name}");
-        if name == "wall" {
+        if name.ends_with("wall") {
             assert!(file["profiles"]
                 .as_array()
                 .unwrap()
@@ -790,7 +831,7 @@ fn firefox_profiles_keep_the_format_s_invariants_and_report_s_totals() {
                 .iter()
                 .any(|c| c["name"] == "stall cycles"));
         }
-        if name == "wall" {
+        if name.ends_with("wall") {
             // Off-CPU time: samples without CPU time, and markers of the waits.
             assert!(categories.contains(&"Blocked") && categories.contains(&"Runnable"));
             let markers: usize = p["threads"]
@@ -976,4 +1017,195 @@ fn firefox_marks_time_ranges_and_refuses_folded_text_in_one_line() {
         err.contains("'chrome'") && err.contains("--to") && err.contains("firefox, speedscope"),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------- wall time per thread
+
+/// Each thread's (on-CPU, runnable, blocked) nanoseconds by tid, and the part of each drawn
+/// directly under the thread (`ROOT;[blocked]`, ...), as `fold --tid` gives them.
+fn fold_thread_totals(data: &Path) -> (BTreeMap<String, [u64; 3]>, [u64; 3]) {
+    let (mut threads, mut under_root) = (BTreeMap::new(), [0u64; 3]);
+    for (column, event) in [wall::ON_CPU, wall::RUNNABLE, wall::BLOCKED]
+        .into_iter()
+        .enumerate()
+    {
+        let text = ok(&cpiflame(&["fold", "--tid", "--event", event, s(data)]));
+        for line in text.lines() {
+            let (stack, n) = line.rsplit_once(' ').unwrap();
+            let n: u64 = n.parse().unwrap();
+            // The root is `comm-PID/TID`.
+            let root = stack.split(';').next().unwrap();
+            let tid = root.rsplit_once('/').unwrap().1.to_string();
+            threads.entry(tid).or_insert([0; 3])[column] += n;
+            if stack.matches(';').count() == 1 && stack.ends_with(']') {
+                under_root[column] += n;
+            }
+        }
+    }
+    (threads, under_root)
+}
+
+/// A thread label's tid: `comm (pid/tid)` or `comm (tid)`.
+fn label_tid(label: &str) -> String {
+    let inside = &label[label.rfind('(').unwrap() + 1..label.rfind(')').unwrap()];
+    inside.rsplit('/').next().unwrap().to_string()
+}
+
+/// Off-CPU time whose switch-out has no stack (`[blocked]`, `[runnable]` under the thread in
+/// the graph) and on-CPU time of a thread without an on-CPU sample (`[on-CPU, not sampled]`)
+/// are exported as the graph shows them: each thread's total in speedscope and in the
+/// Firefox Profiler is its wall time in `fold --tid`, to the nanosecond; in the Firefox
+/// Profiler the stretches are samples in their categories, and each thread's Blocked and
+/// Runnable markers cover its off-CPU time.
+#[test]
+fn wall_time_exports_give_every_thread_its_wall_time_as_fold_does() {
+    let Some(r) = recordings() else { return };
+    let dir = Dir::new("viewers-wall-threads");
+    for (name, data) in [("wall", &r.wall), ("perf-wall", &r.perf_wall)] {
+        let (threads, under_root) = fold_thread_totals(data);
+        let expected: BTreeMap<String, u64> = threads
+            .iter()
+            .map(|(tid, t)| (tid.clone(), t.iter().sum()))
+            .filter(|&(_, total)| total > 0)
+            .collect();
+        assert!(expected.len() >= 7, "{name}: {expected:?}");
+        if name == "perf-wall" {
+            // No stack at any switch: all off-CPU time is under the threads.
+            let off: u64 = threads.values().map(|t| t[1] + t[2]).sum();
+            assert_eq!(under_root[1] + under_root[2], off, "{name}");
+            assert!(off > 1_000_000_000, "{name}: {off} ns off the CPU");
+        }
+
+        let out = dir.path(&format!("{name}.speedscope.json"));
+        convert(data, "speedscope", &out, &[]);
+        let file: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let mut shown: BTreeMap<String, u64> = BTreeMap::new();
+        for p in file["profiles"].as_array().unwrap() {
+            let label = p["name"].as_str().unwrap().rsplit_once(": ").unwrap().0;
+            let total: u64 = p["weights"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_u64().unwrap())
+                .sum();
+            *shown.entry(label_tid(label)).or_default() += total;
+            assert_eq!(p["endValue"].as_u64(), Some(total), "{name}");
+        }
+        assert_eq!(shown, expected, "{name}: speedscope's threads");
+
+        let p = firefox(data, &dir.path(&format!("{name}.json")), &[]);
+        check_invariants(name, &p);
+        let categories: Vec<&str> = p["meta"]["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        let (mut shown, mut placed) = (BTreeMap::new(), [0u64; 3]);
+        for t in p["threads"].as_array().unwrap() {
+            let tid = t["tid"]
+                .as_str()
+                .map_or_else(|| t["tid"].to_string(), str::to_string);
+            let mut total = 0u64;
+            for (_, stack, weight) in samples(t) {
+                total += weight as u64;
+                let frames = frames_of(t, stack);
+                let [frame] = frames[..] else { continue };
+                let (function, _) = frame_info(&p, t, frame);
+                let category = t["frameTable"]["category"][frame].as_u64().unwrap() as usize;
+                let (i, want) = match function.as_str() {
+                    "[on-CPU, not sampled]" => (0, "On CPU"),
+                    "[runnable]" => (1, "Runnable"),
+                    "[blocked]" => (2, "Blocked"),
+                    _ => continue,
+                };
+                assert_eq!(categories[category], want, "{name}: {function}");
+                placed[i] += weight as u64;
+            }
+            if total > 0 {
+                shown.insert(tid.clone(), total);
+            }
+            // The markers: each thread's off-CPU time, in milliseconds.
+            let marked: f64 = (0..t["markers"]["length"].as_u64().unwrap() as usize)
+                .filter(|&m| {
+                    let n = t["markers"]["name"][m].as_u64().unwrap() as usize;
+                    ["Blocked", "Runnable"].contains(&t["stringArray"][n].as_str().unwrap())
+                })
+                .map(|m| {
+                    t["markers"]["endTime"][m].as_f64().unwrap()
+                        - t["markers"]["startTime"][m].as_f64().unwrap()
+                })
+                .sum();
+            let off = threads.get(&tid).map_or(0, |t| t[1] + t[2]) as f64 / 1e6;
+            assert!(
+                (marked - off).abs() < 1e-3,
+                "{name}: tid {tid}: {marked} ms marked, {off} ms off the CPU"
+            );
+        }
+        assert_eq!(shown, expected, "{name}: the Firefox Profiler's threads");
+        assert_eq!(
+            placed, under_root,
+            "{name}: the stretches under the threads"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- JIT
+
+/// A JIT recording (cpiflame's of the jitdump fixture, its code named by its own dump):
+/// the JIT functions are there by name in both exports, each with report's total, and the
+/// dump's source file is kept.
+#[test]
+fn jit_functions_are_named_in_both_exports_with_report_s_totals() {
+    let Some(r) = recordings() else { return };
+    let dir = Dir::new("viewers-jit");
+    let report = report(&r.jit, &[]);
+    let cycles = report["totals"]["cycles_period"].as_f64().unwrap();
+    let jit: BTreeMap<String, f64> = report["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "jit")
+        .map(|f| {
+            let name = f["name"].as_str().unwrap().to_string();
+            (name, f["total_share"].as_f64().unwrap() * cycles)
+        })
+        .collect();
+    assert_eq!(
+        jit.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["jit_middle", "jit_outer", "jit_reuse"]
+    );
+
+    let out = dir.path("jit.speedscope.json");
+    convert(&r.jit, "speedscope", &out, &[]);
+    let file: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ss = speedscope_totals(&file);
+    let p = firefox(&r.jit, &dir.path("jit.json"), &[]);
+    let ff = call_tree_totals(&p);
+    for (function, &total) in &jit {
+        assert!(total > 0.0, "{function}");
+        for (viewer, totals) in [("speedscope", &ss), ("firefox", &ff)] {
+            let got = totals.get(function).copied().unwrap_or(0.0);
+            assert!(
+                close(got, total),
+                "{viewer}: {function}: {got} here, {total} in report"
+            );
+        }
+    }
+    // jit_outer's source file, from the dump's DEBUG_INFO.
+    let frame = file["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "jit_outer")
+        .unwrap();
+    assert_eq!(frame["file"], "jitted.js");
+    let t = &p["threads"][0];
+    let names = t["funcTable"]["name"].as_array().unwrap();
+    let func = names
+        .iter()
+        .position(|n| t["stringArray"][n.as_u64().unwrap() as usize] == "jit_outer")
+        .unwrap();
+    let file_name = t["funcTable"]["fileName"][func].as_u64().unwrap() as usize;
+    assert_eq!(t["stringArray"][file_name], "jitted.js");
 }
