@@ -38,9 +38,25 @@ pub fn write_timeline_page(
     }
     // The graph's options as `render` completes them from the recording.
     let graph = Graph::cpi(&timed.loaded, look)?;
+    // One band list per region name, in the marker files' order.
+    let mut regions: Vec<cpiflame_timeline::Region> = Vec::new();
+    for m in &timed.regions {
+        let at = match regions.iter().position(|r| r.name == m.name) {
+            Some(at) => at,
+            None => {
+                regions.push(cpiflame_timeline::Region {
+                    name: m.name.clone(),
+                    intervals: Vec::new(),
+                });
+                regions.len() - 1
+            }
+        };
+        regions[at].intervals.push((m.tid, m.start, m.end));
+    }
     let options = cpiflame_timeline::Options {
         graph: graph.options,
         rows,
+        regions,
     };
     let (profile, timed_samples) = (&timed.loaded.profile, &timed.timed);
     cpiflame_timeline::write_timeline(profile, &graph.columns, timed_samples, &options, out)?;

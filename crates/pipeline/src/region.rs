@@ -122,32 +122,10 @@ impl RegionSpans {
     /// folder.
     pub fn read(file: &PerfData, recording: &Path, name: &str) -> Result<RegionSpans, RegionError> {
         let mut spans = RegionSpans::new(name);
-        let mut mapped: Vec<(i32, PathBuf)> = Vec::new();
-        for record in file.records_on_one_thread() {
-            let Ok(record) = record else { break };
-            if let RecordKind::Mmap(m) = &record.kind {
-                if is_marker_file(m.path) {
-                    let path = PathBuf::from(String::from_utf8_lossy(m.path).into_owned());
-                    if !mapped.iter().any(|(t, p)| *t == m.tid && *p == path) {
-                        mapped.push((m.tid, path));
-                    }
-                }
-            }
-        }
-        let folder = recording.parent().unwrap_or(Path::new("."));
-        let mut missing: Vec<PathBuf> = Vec::new();
-        for (tid, path) in mapped {
-            let beside = path.file_name().map(|n| folder.join(n));
-            let found = std::iter::once(path.clone())
-                .chain(beside)
-                .find_map(|p| std::fs::read(&p).ok().map(|bytes| (p, bytes)));
-            match found {
-                Some((p, bytes)) => {
-                    spans.add_text(tid, &bytes);
-                    spans.files.push(p);
-                }
-                None => missing.push(path),
-            }
+        let (found, missing) = marker_files(file, recording);
+        for (tid, path, bytes) in found {
+            spans.add_text(tid, &bytes);
+            spans.files.push(path);
         }
         if spans.files.is_empty() {
             return Err(RegionError::NoMarkerFiles {
@@ -166,6 +144,74 @@ impl RegionSpans {
         }
         Ok(spans)
     }
+}
+
+/// The marker files `file` (the recording at `recording`) mapped, each with the thread that
+/// mapped it and its bytes, found by the path recorded, else in the recording's folder; and
+/// the paths found in neither place.
+#[allow(clippy::type_complexity)]
+fn marker_files(file: &PerfData, recording: &Path) -> (Vec<(i32, PathBuf, Vec<u8>)>, Vec<PathBuf>) {
+    let mut mapped: Vec<(i32, PathBuf)> = Vec::new();
+    for record in file.records_on_one_thread() {
+        let Ok(record) = record else { break };
+        if let RecordKind::Mmap(m) = &record.kind {
+            if is_marker_file(m.path) {
+                let path = PathBuf::from(String::from_utf8_lossy(m.path).into_owned());
+                if !mapped.iter().any(|(t, p)| *t == m.tid && *p == path) {
+                    mapped.push((m.tid, path));
+                }
+            }
+        }
+    }
+    let folder = recording.parent().unwrap_or(Path::new("."));
+    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    for (tid, path) in mapped {
+        let beside = path.file_name().map(|n| folder.join(n));
+        let read = std::iter::once(path.clone())
+            .chain(beside)
+            .find_map(|p| std::fs::read(&p).ok().map(|bytes| (p, bytes)));
+        match read {
+            Some((p, bytes)) => found.push((tid, p, bytes)),
+            None => missing.push(path),
+        }
+    }
+    (found, missing)
+}
+
+/// One interval of a marker file, as the timeline page draws it: every line that parses,
+/// of every region, as written (not merged; START and END ordered).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marked {
+    /// The thread that mapped the file.
+    pub tid: i32,
+    /// Nanoseconds on the samples' clock, inclusive.
+    pub start: u64,
+    pub end: u64,
+    pub name: String,
+}
+
+/// Every interval of every region in the marker files `file` (the recording at `recording`)
+/// mapped, found as [`RegionSpans::read`] finds them; in file order, then line order. None
+/// when the recording maps no marker file (or none can be read). Unlike `--region`'s read,
+/// this keeps every line, so memory grows with the marker files' lines.
+pub fn read_all(file: &PerfData, recording: &Path) -> Vec<Marked> {
+    let mut all = Vec::new();
+    for (tid, _, bytes) in marker_files(file, recording).0 {
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(line) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if let Some((start, end, name)) = parse_line(line.trim_end_matches('\r')) {
+                all.push(Marked {
+                    tid,
+                    start: start.min(end),
+                    end: start.max(end),
+                    name: name.to_string(),
+                });
+            }
+        }
+    }
+    all
 }
 
 /// Why `--region` cannot be applied.

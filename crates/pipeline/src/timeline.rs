@@ -30,6 +30,10 @@ pub struct TimedLoad {
     /// Every sample's time, thread, stack (an index into `loaded.profile.stacks`) and
     /// weights, in the profile's columns.
     pub timed: Timed,
+    /// Every interval of the marker files the recording mapped
+    /// ([`read_all`](crate::region::read_all)): empty for `perf script` text, or a recording
+    /// of a program that marked no region.
+    pub regions: Vec<crate::region::Marked>,
 }
 
 /// Reads `file` as [`load_opened`](crate::load_opened) does, keeping from the same walk the time of each sample.
@@ -83,7 +87,12 @@ pub fn load_timed(
             options.file.display()
         ));
     }
-    Ok(TimedLoad { loaded, timed })
+    let regions = crate::region::read_all(file, &options.file);
+    Ok(TimedLoad {
+        loaded,
+        timed,
+        regions,
+    })
 }
 
 /// Why a recording could not be read with the time of each sample.
@@ -149,5 +158,9 @@ fn read_timed_script(
     }
     // Each stack was found again after the profile was sorted; none is missing.
     timed.samples.retain(|s| s.stack != u32::MAX);
-    Ok(TimedLoad { loaded, timed })
+    Ok(TimedLoad {
+        loaded,
+        timed,
+        regions: Vec::new(),
+    })
 }

@@ -37,6 +37,17 @@ pub struct Options {
     /// Rows per second; a divisor of 1,000,000, so that every cell starts on a whole
     /// microsecond (the `--time` text has six decimals).
     pub rows: u32,
+    /// The regions the recorded program marked, drawn as bands over the heat map; none
+    /// leaves the page as it was without them.
+    pub regions: Vec<Region>,
+}
+
+/// One region's intervals, as its marker files have them: (thread, start, end), in
+/// nanoseconds on the samples' clock, inclusive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    pub name: String,
+    pub intervals: Vec<(i32, u64, u64)>,
 }
 
 impl Default for Options {
@@ -47,6 +58,7 @@ impl Default for Options {
                 ..cpiflame_render::Options::default()
             },
             rows: DEFAULT_ROWS,
+            regions: Vec::new(),
         }
     }
 }
@@ -80,6 +92,31 @@ pub fn parse_rows(text: &str) -> Result<u32, String> {
 
 const TEMPLATE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("timeline.js");
+/// The regions' bands and legend: part of the page's script only when there are regions,
+/// so that a page without them is byte for byte the page as it was before regions.
+const BANDS: &str = include_str!("bands.js");
+/// Where [`BANDS`] goes in [`SCRIPT`] (after the heat map's code, before the times'), and
+/// where the heat map calls it (after the cells, before the axes' labels).
+const BANDS_AT: &str = "  // ---- times: the --time text ----\n";
+const DRAW_BANDS_AT: &str =
+    "    ctx.fillStyle = \"#000000\";\n    ctx.font = \"10px monospace\";\n";
+
+/// [`SCRIPT`] with [`BANDS`] spliced in.
+fn with_bands() -> String {
+    assert_eq!(
+        SCRIPT.matches(BANDS_AT).count(),
+        1,
+        "timeline.js has one times section"
+    );
+    assert_eq!(
+        SCRIPT.matches(DRAW_BANDS_AT).count(),
+        1,
+        "timeline.js labels its axes once"
+    );
+    SCRIPT
+        .replace(BANDS_AT, &format!("{BANDS}{BANDS_AT}"))
+        .replace(DRAW_BANDS_AT, &format!("    drawBands();\n{DRAW_BANDS_AT}"))
+}
 
 /// Writes the timeline page of `profile` and its per-sample table `timed` (whose stacks are
 /// indexes into `profile.stacks`): widths and colours from `columns`, as
@@ -116,7 +153,12 @@ pub fn write_timeline<W: Write>(
     let encoded = encode(profile, columns, timed, rows).ok_or_else(|| {
         TimelineError::NoSamples(profile.events[columns.cycles.index()].name.clone())
     })?;
-    let data = page_data(profile, columns, opts, rows, &encoded);
+    let mut data = page_data(profile, columns, opts, rows, &encoded);
+    if !options.regions.is_empty() {
+        data.pop();
+        data.push_str(&regions_data(&options.regions, encoded.cells.origin));
+        data.push('}');
+    }
     let (head, tail) = TEMPLATE
         .split_once("/*DATA*/")
         .expect("the template has a data slot");
@@ -134,7 +176,11 @@ pub fn write_timeline<W: Write>(
     out.write_all(middle.as_bytes())?;
     out.write_all(look::SCRIPT.replace("</", "<\\/").as_bytes())?;
     out.write_all(middle2.as_bytes())?;
-    out.write_all(SCRIPT.as_bytes())?;
+    if options.regions.is_empty() {
+        out.write_all(SCRIPT.as_bytes())?;
+    } else {
+        out.write_all(with_bands().as_bytes())?;
+    }
     out.write_all(end.as_bytes())?;
     out.flush()?;
     Ok(())
@@ -240,6 +286,31 @@ fn page_data(
     )
 }
 
+/// `,"regions":[...]`: per region (sorted by name, as its colour is picked), its name and
+/// its intervals as `[thread, start, end]`, in nanoseconds since `origin` (the heat map's
+/// first column), which may be before it.
+fn regions_data(regions: &[Region], origin: u64) -> String {
+    let mut sorted: Vec<&Region> = regions.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let since = |t: u64| i128::from(t) - i128::from(origin);
+    let list: Vec<String> = sorted
+        .iter()
+        .map(|r| {
+            let intervals: Vec<String> = r
+                .intervals
+                .iter()
+                .map(|&(tid, s, e)| format!("[{tid},{},{}]", since(s), since(e)))
+                .collect();
+            format!(
+                "{{\"name\":{},\"intervals\":[{}]}}",
+                json_str(&r.name),
+                intervals.join(",")
+            )
+        })
+        .collect();
+    format!(",\"regions\":[{}]", list.join(","))
+}
+
 /// `s` as a JSON string, with `<` escaped so that no `</script>` can close the page's script.
 fn json_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -269,6 +340,38 @@ fn html_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bands_script_splices_into_the_page_script() {
+        let script = with_bands();
+        assert_eq!(
+            script.len(),
+            SCRIPT.len() + BANDS.len() + "    drawBands();\n".len()
+        );
+        let bands = script.find("function drawBands()").unwrap();
+        let call = script.find("    drawBands();\n").unwrap();
+        let times = script.find(BANDS_AT).unwrap();
+        assert!(call < bands && bands < times);
+        assert!(script[..call].contains("function drawHeatmap()"));
+    }
+
+    #[test]
+    fn regions_data_is_sorted_by_name_and_relative_to_the_origin() {
+        let regions = [
+            Region {
+                name: "pixel".into(),
+                intervals: vec![(7, 2_000_000_100, 2_000_000_200)],
+            },
+            Region {
+                name: "<frame>".into(),
+                intervals: vec![(8, 999_999_999, 3_000_000_000), (7, 1, 2)],
+            },
+        ];
+        assert_eq!(
+            regions_data(&regions, 1_000_000_000),
+            ",\"regions\":[{\"name\":\"\\u003cframe>\",\"intervals\":[[8,-1,2000000000],[7,-999999999,-999999998]]},{\"name\":\"pixel\",\"intervals\":[[7,1000000100,1000000200]]}]"
+        );
+    }
 
     #[test]
     fn json_strings_cannot_close_the_script() {

@@ -466,3 +466,211 @@ fn samply_import_shows_the_same_regions() {
         }
     }
 }
+
+/// Every line of every marker file in `dir`, by region name: (tid, start, end) in
+/// nanoseconds since `origin`, START and END ordered, sorted.
+fn all_intervals(dir: &Path, origin: u64) -> BTreeMap<String, Vec<(i64, i64, i64)>> {
+    let mut by_name: BTreeMap<String, Vec<(i64, i64, i64)>> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let Some(ids) = name
+            .strip_prefix("marker-")
+            .and_then(|n| n.strip_suffix(".txt"))
+        else {
+            continue;
+        };
+        let tid: i64 = ids.split('-').nth(1).unwrap().parse().unwrap();
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let mut f = line.splitn(3, ' ');
+            let (a, b, n) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+            let (a, b): (i64, i64) = (a.parse().unwrap(), b.parse().unwrap());
+            let origin = origin as i64;
+            by_name.entry(n.to_string()).or_default().push((
+                tid,
+                a.min(b) - origin,
+                a.max(b) - origin,
+            ));
+        }
+    }
+    for v in by_name.values_mut() {
+        v.sort_unstable();
+    }
+    by_name
+}
+
+/// The timeline page of the marked ray tracer's recording carries every line of its marker
+/// files, by region, in the page's time (nanoseconds since its first column), and draws
+/// them as bands where that time is on the heat map (checked in Chromium, pixel by pixel).
+#[test]
+fn the_timeline_page_draws_every_marked_interval_as_a_band() {
+    let Some(_) = sampling_fixtures() else { return };
+    let dir = Dir::new("regions-timeline");
+    let Some(exe) = marked_raytrace(&dir) else {
+        return;
+    };
+    let rec = dir.path("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let data = rec.join("rt.data");
+    ok(&cpiflame(&[
+        "record",
+        "-F",
+        "4000",
+        "-o",
+        s(&data),
+        "--",
+        s(&exe),
+        "-s",
+        "400x300",
+        "-t",
+        "2",
+    ]));
+    let page = dir.path("timeline.html");
+    ok(&cpiflame(&["timeline", "-o", s(&page), s(&data)]));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let d = crate::timeline::page_data(&html);
+    let origin = d["origin"].as_u64().unwrap() * 1_000_000_000;
+    let mut shown: BTreeMap<String, Vec<(i64, i64, i64)>> = BTreeMap::new();
+    let mut names = Vec::new();
+    for r in d["regions"].as_array().expect("the page's regions") {
+        let name = r["name"].as_str().unwrap().to_string();
+        names.push(name.clone());
+        let mut v: Vec<(i64, i64, i64)> = r["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                let n = |k: usize| i[k].as_i64().unwrap();
+                (n(0), n(1), n(2))
+            })
+            .collect();
+        v.sort_unstable();
+        shown.insert(name, v);
+    }
+    let want = all_intervals(&rec, origin);
+    assert_eq!(
+        names,
+        want.keys().cloned().collect::<Vec<_>>(),
+        "sorted names"
+    );
+    assert_eq!(
+        shown, want,
+        "the page's intervals vs the marker files' lines"
+    );
+    assert_eq!(shown["pixel"].len(), 400 * 300);
+    assert_eq!(shown["frame"].len(), 2);
+
+    if Command::new("chromium")
+        .arg("--version")
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        cpiflame_testkit::unavailable("chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    let mut browser = support::browser::Browser::launch(&dir, 1400, 1000);
+    browser.open(
+        &format!("file://{}", page.display()),
+        "document.getElementById('heatmap').hasAttribute('data-load-ms')",
+    );
+    let g = browser.eval(
+        "(function () { var c = document.getElementById('heatmap'); var d = c.dataset; \
+         return [d.left, d.top, d.cw, d.ch, d.rows, d.lane, c.width, c.height].map(Number); })()",
+    );
+    let g: Vec<i64> = g
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let (left, top, cw, ch, rows, lane) = (g[0], g[1], g[2], g[3], g[4], g[5]);
+    let colour_of = [
+        ("frame", [0x1b, 0x9e, 0x77]),
+        ("output", [0xd9, 0x5f, 0x02]),
+        ("pixel", [0x75, 0x70, 0xb3]),
+    ];
+    // Each frame interval's band, in the first column it covers, at its middle: along that
+    // canvas row, the band's pixels are exactly lane `index`'s.
+    let mut checked = 0;
+    for (index, (region, rgb)) in colour_of.iter().enumerate() {
+        assert_eq!(names[index], *region, "lane order");
+        if *region != "frame" {
+            continue;
+        }
+        for &(_, a, b) in &shown["frame"] {
+            let ns = 1_000_000_000i64;
+            let col = a.max(0) / ns;
+            let (a, b) = (a.max(col * ns) - col * ns, b.min((col + 1) * ns) - col * ns);
+            let mid = (a + b) / 2;
+            let height = rows * ch;
+            let y = top + height - mid * height / ns;
+            let row: Vec<Vec<u8>> = serde_json::from_value(browser.eval(&format!(
+                "(function () {{ var c = document.getElementById('heatmap'); \
+                 var p = c.getContext('2d').getImageData(0, {y}, c.width, 1).data; var out = []; \
+                 for (var i = 0; i < p.length; i += 4) {{ out.push([p[i], p[i + 1], p[i + 2]]); }} \
+                 return out; }})()"
+            )))
+            .unwrap();
+            let x0 = left + col * cw + index as i64 * lane;
+            let drawn: Vec<i64> = (left + col * cw..left + (col + 1) * cw)
+                .filter(|&x| row[x as usize] == rgb)
+                .collect();
+            assert_eq!(
+                drawn,
+                (x0..x0 + lane).collect::<Vec<_>>(),
+                "{region} at {mid} ns into column {col} (canvas row {y})"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2);
+
+    // A click on the legend's `frame` selects the cells of its intervals: the two threads'
+    // loops overlap, so one range, from the cell of the first start to the end of the cell
+    // of the last end.
+    let at = browser.eval(
+        "(function () { var b = document.querySelector('button[data-region=\"frame\"]').getBoundingClientRect(); \
+         return [b.left + b.width / 2, b.top + b.height / 2]; })()",
+    );
+    let at = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    browser.mouse("mouseMoved", at, 0, 0);
+    browser.mouse("mousePressed", at, 1, 0);
+    browser.mouse("mouseReleased", at, 0, 0);
+    let cell_of = |t: i64| {
+        (
+            t.max(0) / 1_000_000_000,
+            t.max(0) % 1_000_000_000 * rows / 1_000_000_000,
+        )
+    };
+    let first = cell_of(shown["frame"].iter().map(|i| i.1).min().unwrap());
+    let last = cell_of(shown["frame"].iter().map(|i| i.2).max().unwrap());
+    let last = if last.1 + 1 == rows {
+        (last.0 + 1, 0)
+    } else {
+        (last.0, last.1 + 1)
+    };
+    let text = |(col, row): (i64, i64)| {
+        format!(
+            "{}.{:06}",
+            origin as i64 / 1_000_000_000 + col,
+            row * 1_000_000 / rows
+        )
+    };
+    assert_eq!(
+        browser.eval("document.getElementById('time').value"),
+        serde_json::json!(format!("{},{}", text(first), text(last)))
+    );
+    let shot = browser.call(
+        "Page.captureScreenshot",
+        serde_json::json!({ "format": "png", "clip": { "x": 0, "y": 0, "width": 1400, "height": 700, "scale": 1 } }),
+    );
+    let png = dir.path("bands.png");
+    std::fs::write(
+        &png,
+        crate::timeline::base64_decode(shot["data"].as_str().unwrap()),
+    )
+    .unwrap();
+    if let Some(keep) = std::env::var_os("CPIFLAME_KEEP_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}

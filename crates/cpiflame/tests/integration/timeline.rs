@@ -671,7 +671,7 @@ fn a_recording_without_sample_times_is_one_error_line() {
 }
 
 /// The page's data: the JSON object in its `<script id="data">`.
-fn page_data(html: &str) -> Value {
+pub(crate) fn page_data(html: &str) -> Value {
     let open = "<script id=\"data\" type=\"application/json\">";
     let from = html.find(open).expect("the page's data") + open.len();
     let len = html[from..].find("</script>").unwrap();
@@ -679,7 +679,7 @@ fn page_data(html: &str) -> Value {
 }
 
 /// Standard base64 with padding, decoded.
-fn base64_decode(text: &str) -> Vec<u8> {
+pub(crate) fn base64_decode(text: &str) -> Vec<u8> {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0);
