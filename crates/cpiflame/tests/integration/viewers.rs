@@ -1209,3 +1209,57 @@ fn jit_functions_are_named_in_both_exports_with_report_s_totals() {
     let file_name = t["funcTable"]["fileName"][func].as_u64().unwrap() as usize;
     assert_eq!(t["stringArray"][file_name], "jitted.js");
 }
+
+/// `perf script` text of a wall-time recording: its off-CPU time is the stacks' totals, with
+/// no time per sample, so neither viewer can be given it. One error line naming the file and
+/// the way out, never an empty export; with `--on-cpu-only`, its on-CPU samples.
+#[test]
+fn perf_script_text_of_a_wall_time_recording_is_refused_with_the_way_out() {
+    let Some(r) = recordings() else { return };
+    let dir = Dir::new("viewers-wall-text");
+    let text = dir.path("wall.txt");
+    let out = std::process::Command::new("perf")
+        .args(["script", "--show-switch-events", "-i"])
+        .arg(&r.wall)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&text, &out.stdout).unwrap();
+    for to in ["firefox", "speedscope"] {
+        let target = dir.path(&format!("wall.{to}.json"));
+        let out = cpiflame(&["convert", s(&text), "--to", to, "-o", s(&target)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert_eq!(lines.len(), 1, "{to}: {err}");
+        assert!(
+            lines[0].contains("wall.txt") && lines[0].contains("--on-cpu-only"),
+            "{to}: {err}"
+        );
+        assert!(!target.exists(), "{to}: an export was written");
+        convert(&text, to, &target, &["--on-cpu-only"]);
+        assert!(std::fs::metadata(&target).unwrap().len() > 0);
+    }
+    // The on-CPU export is not empty (the other tests check its totals against report).
+    let ss = dir.path("wall.speedscope.json");
+    let file: Value = serde_json::from_slice(&std::fs::read(&ss).unwrap()).unwrap();
+    let total: f64 = file["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["type"] == "sampled")
+        .map(|p| {
+            p["weights"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_f64().unwrap())
+                .sum::<f64>()
+        })
+        .sum::<f64>();
+    assert!(total > 0.0);
+}
