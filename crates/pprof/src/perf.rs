@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cpiflame_perf_data::{PerfData, Sample};
-use cpiflame_pipeline::{event_columns, load_walked, LoadOptions, SampleVisitor, WalkAlso, Walked};
+use cpiflame_pipeline::{
+    event_columns, load_walked, LoadOptions, SampleVisitor, WalkAlso, Walked, WallPlan,
+};
 use cpiflame_profile::wall;
 use cpiflame_unwind::address::EntryAddress;
 use cpiflame_unwind::{FrameKind, FrameRef, MappingInfo, Resolver, SourceLine, StackEntry};
@@ -171,7 +173,10 @@ pub fn from_perf_data(
         ..WalkAlso::default()
     };
     let Walked {
-        loaded, resolver, ..
+        loaded,
+        resolver,
+        wall: plan,
+        ..
     } = load_walked(file, source.options, also, warnings)?;
     // Off-CPU time: the three wall-time columns after the events', as the profile has them.
     if loaded.wall.is_some() {
@@ -315,7 +320,90 @@ pub fn from_perf_data(
             &labels,
         );
     }
+    if let (Some(plan), true) = (&plan, loaded.wall.is_some()) {
+        add_time_without_stack(&mut b, plan, &resolver, names.len() - 3, names.len());
+    }
     Ok(b.finish())
+}
+
+/// The wall time the graph has only under a thread's root (off-CPU time whose switch-out has
+/// no stack, on-CPU time of a thread without a sample) as samples of one location each, the
+/// graph's frame (`[runnable]`, `[blocked]`, `[on-CPU, not sampled]`), labelled with their
+/// thread: each thread's wall-time totals are then the graph's. `first_wall` is the on-CPU
+/// column (runnable and blocked follow it), `columns` how many there are.
+fn add_time_without_stack(
+    b: &mut Builder,
+    plan: &WallPlan,
+    resolver: &Resolver,
+    first_wall: usize,
+    columns: usize,
+) {
+    let mut locations: HashMap<&str, u64> = HashMap::new();
+    let mut add = |b: &mut Builder,
+                   frame: &'static str,
+                   pid: i32,
+                   tid: i32,
+                   at: usize,
+                   intervals: u64,
+                   ns: u64| {
+        if ns == 0 {
+            return;
+        }
+        let location = *locations.entry(frame).or_insert_with(|| {
+            let spec = FrameSpec {
+                name: frame.to_string(),
+                filename: String::new(),
+                line: 0,
+            };
+            b.location(0, 0, &[spec])
+        });
+        let mut values = vec![0i64; 2 * columns];
+        values[2 * at] = value(intervals);
+        values[2 * at + 1] = value(ns);
+        let labels = [
+            (
+                "thread",
+                LabelValue::Str(resolver.thread_name(pid, tid).to_string()),
+            ),
+            ("pid", LabelValue::Num(i64::from(pid))),
+            ("tid", LabelValue::Num(i64::from(tid))),
+        ];
+        b.sample(vec![location], values, &labels);
+    };
+    for s in plan.without_stack() {
+        let (runnable, blocked) = (first_wall + 1, first_wall + 2);
+        let (pid, tid) = (s.pid, s.sample_tid);
+        add(
+            b,
+            wall::NO_STACK_RUNNABLE,
+            pid,
+            tid,
+            runnable,
+            s.runnable_intervals,
+            s.runnable_ns,
+        );
+        add(
+            b,
+            wall::NO_STACK_BLOCKED,
+            pid,
+            tid,
+            blocked,
+            s.blocked_intervals,
+            s.blocked_ns,
+        );
+    }
+    for u in plan.unsampled() {
+        let (pid, tid) = (u.pid, u.sample_tid);
+        add(
+            b,
+            wall::UNSAMPLED_ON_CPU,
+            pid,
+            tid,
+            first_wall,
+            u.intervals,
+            u.on_cpu_ns,
+        );
+    }
 }
 
 /// The locations and samples with locations that are the same once every frame has its

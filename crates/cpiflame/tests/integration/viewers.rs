@@ -1263,3 +1263,65 @@ fn perf_script_text_of_a_wall_time_recording_is_refused_with_the_way_out() {
         .sum::<f64>();
     assert!(total > 0.0);
 }
+
+/// `convert --to pprof` of the wall-time recordings (sharing this module's recordings): each
+/// thread's on-CPU, runnable and blocked nanoseconds in the profile equal `fold --tid`'s, the
+/// time without a switch-out stack (all of it in perf's `--switch-events` file) included as
+/// the graph's `[runnable]`/`[blocked]` frames.
+#[test]
+fn pprof_of_a_wall_time_recording_keeps_every_threads_wall_time() {
+    let Some(r) = recordings() else { return };
+    let dir = Dir::new("viewers-pprof-wall");
+    for data in [&r.wall, &r.perf_wall] {
+        let out = dir.path("wall.pb.gz");
+        ok(&cpiflame(&[
+            "convert",
+            s(data),
+            "--to",
+            "pprof",
+            "-o",
+            s(&out),
+        ]));
+        let profile = cpiflame_pprof::decode(&std::fs::read(&out).unwrap()).unwrap();
+        let text = |i: i64| profile.string_table[i as usize].as_str();
+        let column = |name: &str| {
+            profile
+                .sample_type
+                .iter()
+                .position(|t| text(t.r#type) == name)
+                .unwrap_or_else(|| panic!("no sample type {name}"))
+        };
+        let columns = [
+            column(cpiflame_profile::wall::ON_CPU),
+            column(cpiflame_profile::wall::RUNNABLE),
+            column(cpiflame_profile::wall::BLOCKED),
+        ];
+        let mut per_tid: std::collections::HashMap<u32, [f64; 3]> = Default::default();
+        for sample in &profile.sample {
+            let tid = sample
+                .label
+                .iter()
+                .find(|l| text(l.key) == "tid")
+                .map(|l| l.num)
+                .unwrap();
+            let Ok(tid) = u32::try_from(tid) else {
+                continue;
+            };
+            let sums = per_tid.entry(tid).or_default();
+            for (sum, &c) in sums.iter_mut().zip(&columns) {
+                *sum += sample.value[c] as f64;
+            }
+        }
+        let fold = crate::wall_truth::fold_split_by_tid(data);
+        assert!(!fold.is_empty());
+        for (tid, split) in &fold {
+            let got = per_tid.get(tid).copied().unwrap_or_default();
+            assert_eq!(
+                got,
+                [split.on_cpu, split.runnable, split.blocked],
+                "{}: tid {tid}",
+                data.display()
+            );
+        }
+    }
+}
