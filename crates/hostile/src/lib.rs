@@ -66,6 +66,7 @@ pub fn perf_data(bytes: &[u8]) {
             // No JIT dump or map is looked for outside the recording's own paths, which name
             // no file here (another host).
             jit_dirs: Vec::new(),
+            recording_modified: None,
         },
     );
     // Root frames by cgroup where the samples carry cgroup ids (the CGROUP records' paths

@@ -341,17 +341,7 @@ pub(crate) fn load_perf_script(
                 }
                 .into());
             };
-            if script.samples == 0 {
-                let e = crate::time::TimeError::nothing_in(
-                    &options.file,
-                    Some(text),
-                    &times,
-                    script.left_out,
-                    (first, last),
-                );
-                return Err(e.into());
-            }
-            ranges = Some(times);
+            ranges = Some((times, first, last));
             script
         }
     };
@@ -371,7 +361,26 @@ pub(crate) fn load_perf_script(
     // this machine's (perf script is most often run where perf record was).
     let arch = script.arch.as_deref().unwrap_or(std::env::consts::ARCH);
     let mut detected = detect_roles(&refs, Arch::from_perf(Some(arch)));
-    let wall = script_wall(options, &mut script, &mut detected, ranges.as_ref());
+    let wall = script_wall(
+        options,
+        &mut script,
+        &mut detected,
+        ranges.as_ref().map(|(times, ..)| times),
+    );
+    // As for perf.data: a range with wall time and no sample is not empty.
+    if let Some((times, first, last)) = &ranges {
+        let wall_ns = wall.as_ref().map_or(0, |plan| plan.stats.wall_ns());
+        if script.samples == 0 && wall_ns == 0 {
+            let e = crate::time::TimeError::nothing_in(
+                &options.file,
+                options.time.as_deref(),
+                times,
+                script.left_out,
+                (*first, *last),
+            );
+            return Err(e.into());
+        }
+    }
     if let Some(plan) = &wall {
         // The same lines as perf.data's plan gives.
         wall_warnings(&plan.stats, &source, warnings);
@@ -571,10 +580,13 @@ pub fn load_walked(
             "{path}: {early} of {unwound} user stacks were cut short (stack copy too small or no unwind info); record with a larger --call-graph dwarf,SIZE"
         ));
     }
-    if let (0, Some(times), 1..) = (total, &times, stats.outside_time) {
+    // A wall-time recording may have time in a range (a thread computing or asleep) and no
+    // sample in it: that time is the graph.
+    let wall_ns = wall.as_ref().map_or(0, |plan| plan.stats.wall_ns());
+    if let (0, 0, Some(times), 1..) = (total, wall_ns, &times, stats.outside_time) {
         return Err(options.nothing_in_time(file, times, stats.outside_time));
     }
-    if total == 0 {
+    if total == 0 && wall_ns == 0 {
         return Err(LoadError::NoSamples {
             file: options.file.clone(),
         });
@@ -805,6 +817,12 @@ fn wall_warnings(stats: &WallStats, path: &str, warnings: &mut Vec<String>) {
     if stats.switch_in_estimated {
         warnings.push(format!(
             "{path}: no switch-in times (record with --switch-events or cpiflame record --off-cpu): off-CPU intervals end at the thread's next sample"
+        ));
+    }
+    if stats.switch_ins_missing > 0 {
+        warnings.push(format!(
+            "{path}: {} of {} switch-outs have no switch onto their CPU before them (the kernel emitted none): such a thread came on after its wakeup or the CPU's last switch, and one not seen woken is taken as blocked until it left",
+            stats.switch_ins_missing, stats.switches
         ));
     }
     // Less than 0.1 ms is not worth a line (a thread's last instants, say).

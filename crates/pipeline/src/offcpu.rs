@@ -185,6 +185,18 @@ pub struct WallStats {
     /// per-CPU `sched_switch` naming the thread coming on) for more than a tenth of the
     /// switches.
     pub switch_in_estimated: bool,
+    /// Switch-outs of threads whose switch onto that CPU is not in the file (see
+    /// `Walk::sched_switch`).
+    pub switch_ins_missing: u64,
+}
+
+impl WallStats {
+    /// The wall time the plan gives its threads (in the `--time` ranges, when given).
+    pub fn wall_ns(&self) -> u64 {
+        self.on_cpu_ns
+            .saturating_add(self.runnable_ns)
+            .saturating_add(self.blocked_ns)
+    }
 }
 
 /// One thread as the walk follows it.
@@ -306,7 +318,12 @@ impl WallPlan {
             })
             .collect();
         // A switch-out is a record when the file has them, else the stack sample is.
-        let mut walk = Walk::new(context_switch, has(Source::SchedSwitch), times);
+        let mut walk = Walk::new(
+            context_switch,
+            has(Source::SchedSwitch),
+            has(Source::Wakeup),
+            times,
+        );
         walk.place = place;
         let mut weights = CounterWeights::new(file);
         let (mut out, mut group) = (Vec::new(), Vec::new());
@@ -585,11 +602,19 @@ struct Walk {
     /// Keep the stretches of time without a stack or sample with their times
     /// ([`WallPlan::placed`]).
     place: bool,
+    /// The recording has wakeup events: a blocked thread not seen woken was not woken.
+    wakeups_recorded: bool,
 }
 
 impl Walk {
-    fn new(switch_records: bool, sched_switch: bool, times: Option<&TimeRanges>) -> Walk {
+    fn new(
+        switch_records: bool,
+        sched_switch: bool,
+        wakeups: bool,
+        times: Option<&TimeRanges>,
+    ) -> Walk {
         Walk {
+            wakeups_recorded: wakeups,
             threads: HashMap::default(),
             estimated_switch_ins: 0,
             off_cpu: HashMap::default(),
@@ -752,27 +777,38 @@ impl Walk {
         cpu: Option<u32>,
     ) {
         let prev = prev.unwrap_or(tid);
-        // The switch that brought `prev` onto this CPU is missing (perf's `-a` files lack
-        // some, most of them the idle task's switch-outs): it came on after the CPU's last
-        // switch seen, if that was after it left (as `perf sched timehist` takes it), and
-        // after its wakeup if one was seen. When on-CPU time is sampled and none of its
-        // samples fell since, it ran less than one sample's interval: the CPU's last switch
-        // may be long before (an idle CPU has no switches to show).
+        // The switch that brought `prev` onto this CPU is missing (the kernel here emits no
+        // `sched_switch` for some switches, most of them an idle CPU's to a thread a timer
+        // woke, whose wakeup is missing too; ftrace misses the same): it came on after the
+        // CPU's last switch seen (as `perf sched timehist` takes it), after it left (it may
+        // have left another CPU since), and after its wakeup if one was seen. A thread that
+        // left blocked and was not seen woken is taken as blocked until it left again: nothing
+        // shows it ran (timehist gives it the idle CPU's time; a sleeper then looks busy),
+        // where the recording has wakeup events.
+        // When on-CPU time is sampled and none of its samples fell since, it ran less than
+        // one sample's interval: the CPU's last switch may be long before.
         let tprev = cpu.and_then(|c| self.cpu_last.insert(c, t));
         if let (Some(tprev), false) = (tprev, self.switch_records) {
             let interval = self.sample_interval_ns;
+            let wakeups = self.wakeups_recorded;
             let came_on = |th: Option<&Thread>| {
-                let woken = th.and_then(|th| th.off.as_ref()).and_then(|o| o.woken);
+                let off = th.and_then(|th| th.off.as_ref());
+                if wakeups && off.is_some_and(|o| !o.runnable && o.woken.is_none()) {
+                    return t;
+                }
+                let left = off.map_or(0, |o| o.since);
+                let woken = off.and_then(|o| o.woken).unwrap_or(0);
                 let unsampled = th.is_none_or(|th| th.last_sample.is_none_or(|s| s <= tprev));
-                let mut on = tprev.max(woken.unwrap_or(0));
+                let mut on = tprev.max(left).max(woken);
                 if interval > 0 && unsampled {
                     on = on.max(t.saturating_sub(interval));
                 }
                 on.min(t)
             };
             match self.threads.get(&prev) {
-                Some(th) if th.off.as_ref().is_some_and(|o| o.since <= tprev) => {
+                Some(th) if th.off.is_some() => {
                     let on = came_on(Some(th));
+                    self.stats.switch_ins_missing += 1;
                     self.pending_in.insert(prev, on);
                 }
                 Some(th) if !th.fresh() => {}

@@ -180,6 +180,87 @@ fn a_missing_switch_in_without_a_sample_is_at_most_one_sample_interval() {
     assert_eq!(per_thread(&l)["app"], [10 * ms, 0, 29 * ms]);
 }
 
+/// A thread that came off the CPU (here: forked, runnable) after its CPU's last switch
+/// came on after that: `other` leaves CPU 0 idle at 1 ms, `app` is forked at 2 ms and
+/// leaves CPU 0 at 40 ms with no switch onto it (the kernel emitted none). It ran from its
+/// fork, 38 ms, not runnable all that time.
+#[test]
+fn a_missing_switch_in_after_the_cpus_last_switch_is_after_the_thread_left() {
+    let text = [
+        switch(1000, "other 200/9", 9, "S", 0),
+        "app 100/100 [000] 1.002000000: PERF_RECORD_FORK(100:7):(100:100)\n\n".to_string(),
+        switch(40000, "app 100/7", 7, "S", 0),
+    ]
+    .concat();
+    let (l, _) = load_text("wall-script-fork-gap", &text);
+    assert_eq!(per_thread(&l)["app"], [38_000_000, 0, 0]);
+}
+
+/// Where wakeups are recorded, a thread that left blocked and was not seen woken did not run
+/// before it left again, however long its CPU was idle: `app` blocks at 1 ms leaving CPU 0
+/// idle, and leaves again at 40 ms with neither its wakeup nor the switch onto the CPU in
+/// the file (a timer's wakeup of an idle CPU, as this machine's kernel drops both). Blocked
+/// for the 39 ms (not on a CPU, as `perf sched timehist` has it); with its wakeup at 30 ms,
+/// on from then. The warning counts the switch-outs without a switch-in.
+#[test]
+fn a_blocked_thread_not_seen_woken_is_blocked_until_it_leaves_again() {
+    let head = [
+        switch(1000, "app 100/7", 7, "S", 0),
+        wakeup(2000, "other 200/9", 3),
+    ]
+    .concat();
+    let ms = 1_000_000;
+    let text = [head.clone(), switch(40000, "app 100/7", 7, "S", 0)].concat();
+    let (l, warnings) = load_text("wall-script-unwoken", &text);
+    assert_eq!(per_thread(&l)["app"], [0, 0, 39 * ms]);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("1 of 2 switch-outs have no switch onto their CPU")),
+        "{warnings:?}"
+    );
+    let text = [
+        head,
+        wakeup(30000, "other 200/9", 7),
+        switch(40000, "app 100/7", 7, "S", 0),
+    ]
+    .concat();
+    let (l, _) = load_text("wall-script-unwoken-woken", &text);
+    assert_eq!(per_thread(&l)["app"], [10 * ms, 0, 29 * ms]);
+}
+
+/// A `--time` range with wall time in it and no sample (a thread asleep between two
+/// switches) is that wall time, not a "no sample in the range" error; a range with neither
+/// is still one.
+#[test]
+fn a_time_range_with_wall_time_and_no_sample_is_read() {
+    let text = [
+        switch(1000, "app 100/7", 7, "S", 0),
+        wakeup(39000, "other 200/9", 7),
+        switch(40000, "app 100/7", 7, "S", 0),
+    ]
+    .concat();
+    let dir = Dir::new("wall-script-empty-range");
+    let path = dir.path("perf.txt");
+    std::fs::write(&path, text).unwrap();
+    let load = |range: &str| {
+        load_any(
+            &LoadOptions {
+                file: path.clone(),
+                kernel: true,
+                time: Some(range.to_string()),
+                ..Default::default()
+            },
+            &mut Vec::new(),
+        )
+    };
+    let l = load("1.010,1.020").unwrap();
+    // Both ends are in the range, as in perf's --time: 10 ms and a nanosecond.
+    assert_eq!(per_thread(&l)["app"], [0, 0, 10_000_001]);
+    let e = load("2.0,3.0").unwrap_err().to_string();
+    assert!(e.contains("no sample of"), "{e}");
+}
+
 /// perf's `perf record --off-cpu` output as `perf script` prints it: `offcpu-time` samples
 /// (a made-up time after every other, period = nanoseconds blocked on the stack) beside
 /// cpu-clock samples. Blocked time is their periods, on the stack; on-CPU time, without

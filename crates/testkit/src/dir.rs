@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A fresh directory under the system temp dir, named
-/// `cpiflame-test-PID-SEQ-NAME`, removed with everything in it when dropped.
+/// `cpiflame-test-PID-SEQ-NAME`, removed with everything in it when dropped, unless the
+/// test panicked and `CPIFLAME_KEEP_FAILED_TESTS` is set (the files stay to look at).
 pub struct Dir(pub PathBuf);
 
 impl Dir {
@@ -38,6 +39,10 @@ impl Dir {
 
 impl Drop for Dir {
     fn drop(&mut self) {
+        if std::thread::panicking() && std::env::var_os("CPIFLAME_KEEP_FAILED_TESTS").is_some() {
+            eprintln!("kept {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -97,7 +97,12 @@ fn one_thread_and_many_give_the_same_bytes() {
         let many = cpiflame_with(args, None);
         let (one, many) = (success(&one), success(&many));
         assert!(!one.is_empty(), "{args:?} wrote nothing");
-        assert!(one == many, "{args:?}: one thread and several differ");
+        if one != many {
+            // Kept with CPIFLAME_KEEP_FAILED_TESTS, to compare.
+            std::fs::write(dir.path("one.out"), one).unwrap();
+            std::fs::write(dir.path("many.out"), many).unwrap();
+            panic!("{args:?}: one thread and several differ");
+        }
     }
     // The graph names every thread of the fixture.
     let folded = String::from_utf8(
@@ -148,8 +153,19 @@ fn the_debug_section_cache_changes_nothing() {
     let warm = (run(&render, s(&cache)), run(&script, s(&cache)));
     let off = (run(&render, ""), run(&script, ""));
     assert!(!cold.0.is_empty() && !cold.1.is_empty());
-    assert!(cold == warm, "outputs differ with the cache filled");
-    assert!(cold == off, "outputs differ with the cache off");
+    for (name, other) in [("warm", &warm), ("off", &off)] {
+        if cold != *other {
+            // Kept with CPIFLAME_KEEP_FAILED_TESTS, to compare.
+            for (part, (c, o)) in [(&cold.0, &other.0), (&cold.1, &other.1)]
+                .into_iter()
+                .enumerate()
+            {
+                std::fs::write(dir.path(&format!("cold.{part}")), c).unwrap();
+                std::fs::write(dir.path(&format!("{name}.{part}")), o).unwrap();
+            }
+            panic!("outputs differ with the cache {name}");
+        }
+    }
 }
 
 /// Kernel frames met before the kernel symbols are read (on their own thread) get their names

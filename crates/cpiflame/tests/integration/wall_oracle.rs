@@ -20,22 +20,22 @@
 //!   run time is on-CPU, a line's wait time after an `R` switch-out and every sch delay
 //!   (wakeup, or `sched_wakeup_new`, to switch-in) runnable, the rest of a wait blocked
 //!   (`support::offcpu::timehist_split`). timehist lists the switch that takes an exiting
-//!   thread off its CPU under `:-1`, so the thread's last wait (the fixture's linger: 1 ms
-//!   asleep, then its wake-up delay, both measured by the fixture) and its last run are not
-//!   the thread's there: the linger is added to timehist's blocked and runnable parts, and
-//!   the last run, from the thread's last switch-in (`next_pid`) to its EXIT record in
-//!   perf's text of the same file, to its run time. A new thread's first sch
-//!   delay is its fork wait, which perf counts from `sched_wakeup_new` and cpiflame from
-//!   the FORK record just before it; the bound on runnable widens by the wait the fixture
-//!   measured (`start_ns`, an upper bound on it), and both linger parts by its sleep's
-//!   overshoot (timer slack: the fixture measures the sleep, not how it splits). Each part
-//!   within 5% of timehist's (20 µs floor). timehist's run time is the time since the
-//!   CPU's previous `sched_switch`: when perf's file lacks the switch that brought a thread
-//!   on (seen on this machine for a thread's first run on an idle CPU: `swapper` →
-//!   thread missing, the thread's first line then claims the CPU's idle time, 1.3 ms for a
-//!   thread that ran 30 µs), timehist contradicts the fixture's own clocks; such a part is
-//!   checked against those clocks instead (`Truth::check`, 5%) and listed, and no more
-//!   than a quarter of the parts may need it.
+//!   thread off its CPU under `:-1`, so the thread's last wait and its last run are not the
+//!   thread's there: both are put back from perf's text of the same file (`exit_segments`:
+//!   the wait from the thread's switch-out before its last switch-in, blocked to its
+//!   `sched_wakeup` and runnable from then, and the run from that switch-in to its EXIT
+//!   record). A new thread's first sch delay is its fork wait, which perf counts from
+//!   `sched_wakeup_new` and cpiflame from the FORK record just before it; the bound on
+//!   runnable widens by the wait the fixture measured (`start_ns`, an upper bound on it).
+//!   Each part within 5% of timehist's (20 µs floor). timehist's run time is the time since
+//!   the CPU's previous `sched_switch`: the kernel here emits no `sched_switch` for some
+//!   switches (most of them an idle CPU's to a thread a timer woke), and a thread whose
+//!   switch-in is missing is then given the idle CPU's time by timehist (80 ms on a CPU for a
+//!   sleeper that ran 50 µs). The recording is taken up to three times to find one without
+//!   such gaps among the fixture's threads; in the one kept (the fewest), a thread in a gap
+//!   is checked against the fixture's own clocks (`Truth::check`, every part within 5%), and
+//!   a part where timehist contradicts those clocks and cpiflame does not is checked against
+//!   them instead and listed (no more than a quarter of the parts may need it).
 //! - the CPU-wide recording's `perf script` text gives the perf.data file's per-thread split
 //!   exactly (`--ns`), with and without `--time`, and the same warnings.
 //!
@@ -52,7 +52,7 @@ use std::path::Path;
 use std::process::Command;
 
 use cpiflame_profile::wall::{BLOCKED, ON_CPU, RUNNABLE};
-use support::offcpu::{parse_truth, timehist_split, Part, Seen, Split, Truth, LINGER_SLEEP_NS};
+use support::offcpu::{parse_truth, timehist_split, Part, Seen, Split, Truth};
 use support::{cpiflame, ok, s, Dir};
 
 const TOLERANCE: f64 = 0.05;
@@ -330,19 +330,20 @@ fn cpu_wide_switch_records_give_each_thread_perfs_split_in_file_and_text() {
 }
 
 /// System-wide sched tracepoints, as `perf script` text, against `perf sched timehist` of
-/// the same file.
+/// the same file; a thread the file lacks switches of, against the fixture's own clocks.
 #[test]
 fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
     let dir = Dir::new("wall-oracle-sched");
     let data = dir.path("perf.data");
     let events = "sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new";
-    // Under load perf's file may lack some of a CPU's switches (no LOST record says so);
-    // a recording is taken again, up to three times, until none of the fixture's threads is
-    // in a gap (see `gaps`), and the threads in one are left out of the comparison (said,
-    // and at least half must remain).
-    let mut attempt = 0;
-    let (truth, script, broken) = loop {
-        attempt += 1;
+    // The kernel here does not emit every `sched_switch` (ftrace misses the same ones, most
+    // of them an idle CPU's switch to a woken thread), so a recording is taken again, up to
+    // three times, to find one where none of the fixture's threads is in a gap (see `gaps`);
+    // the fewest-gaps recording is kept and its threads in a gap are checked against the
+    // fixture's clocks instead of timehist (whose rule for a missing switch-in is known to
+    // contradict them).
+    let mut best: Option<(Vec<Truth>, String, Vec<u32>)> = None;
+    for _ in 0..3 {
         let Some(truth) = perf_record(&["-a", "-g", "-e", events], &data) else {
             return;
         };
@@ -356,21 +357,24 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
             .into_iter()
             .filter(|tid| truth.iter().any(|t| t.tid == *tid))
             .collect();
-        if broken.is_empty() || attempt == 3 {
-            break (truth, script, broken);
+        let better = best.as_ref().is_none_or(|(_, _, b)| broken.len() < b.len());
+        if better {
+            std::fs::copy(&data, dir.path("kept.data")).unwrap();
+            best = Some((truth, script, broken));
         }
-    };
-    if !broken.is_empty() {
-        eprintln!("perf's file lacks switches of threads {broken:?}: not compared");
+        if best.as_ref().is_some_and(|(_, _, b)| b.is_empty()) {
+            break;
+        }
     }
-    assert!(
-        broken.len() * 2 <= truth.len(),
-        "perf lost switches of {broken:?} in three recordings"
-    );
+    let (truth, script, broken) = best.unwrap();
+    let data = dir.path("kept.data");
+    if !broken.is_empty() {
+        eprintln!("perf's file lacks switches of threads {broken:?}: checked against the fixture's clocks");
+    }
     let text = dir.path("perf.txt");
     std::fs::write(&text, &script).unwrap();
     same_in_text(&data, &text, &truth);
-    let last_runs = last_runs(&script);
+    let exits = exit_segments(&script);
     let (ours, stderr) = cpiflame_split(&text, &[]);
     let timehist = stdout_of(
         Command::new("perf")
@@ -387,21 +391,30 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
     let mut failures = Vec::new();
     let mut found = Vec::new();
     let mut contradicted = Vec::new();
-    for t in truth.iter().filter(|t| !broken.contains(&t.tid)) {
+    for t in &truth {
         let who = format!("{} (tid {})", t.role, t.tid);
-        let (Some(o), Some(p)) = (ours.get(&t.tid), perf.get(&t.tid)) else {
-            failures.push(format!("{who}: not in cpiflame's fold or timehist"));
+        let Some(o) = ours.get(&t.tid) else {
+            failures.push(format!("{who}: not in cpiflame's fold"));
             continue;
         };
-        // The linger, under `:-1` in timehist: 1 ms asleep (and the timer's overshoot, which
-        // may fall either side), then its wake-up delay.
+        if broken.contains(&t.tid) {
+            failures.extend(t.check(o, seen, &Part::ALL, TOLERANCE));
+            continue;
+        }
+        let Some(p) = perf.get(&t.tid) else {
+            failures.push(format!("{who}: not in timehist"));
+            continue;
+        };
+        // timehist lists an exiting thread's last switch under `:-1`: its last wait and
+        // last run, as perf's text of the same file gives them, are the thread's.
         let mut p = *p;
-        p.on_cpu += last_runs.get(&t.tid).copied().unwrap_or(0) as f64;
-        p.blocked += t.linger_ns.min(LINGER_SLEEP_NS) as f64;
-        p.runnable += t.linger_ns.saturating_sub(LINGER_SLEEP_NS) as f64;
-        let overshoot = t.linger_ns.saturating_sub(LINGER_SLEEP_NS) as f64;
+        if let Some(exit) = exits.get(&t.tid) {
+            p.on_cpu += exit.on_cpu;
+            p.runnable += exit.runnable;
+            p.blocked += exit.blocked;
+        }
         found.push((who.clone(), *o, p));
-        let slack = [0.0, t.start_ns as f64 + overshoot, overshoot];
+        let slack = [0.0, t.start_ns as f64, 0.0];
         for (i, part) in Part::ALL.into_iter().enumerate() {
             let mut against_perf = Vec::new();
             let mut slack_one = [0.0; 3];
@@ -430,12 +443,13 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
             }
         }
     }
+    let compared = truth.len() - broken.len();
     assert!(
-        failures.is_empty() && contradicted.len() * 4 <= 3 * (truth.len() - broken.len()),
-        "{}\ntimehist against the fixture's clocks: {contradicted:#?}\nfound (cpiflame, timehist + linger): {found:#?}\nstderr: {stderr}",
+        failures.is_empty() && contradicted.len() * 4 <= 3 * compared.max(1),
+        "{}\ntimehist against the fixture's clocks: {contradicted:#?}\nfound (cpiflame, timehist + exit): {found:#?}\nstderr: {stderr}",
         failures.join("\n")
     );
-    eprintln!("(cpiflame, timehist + linger + last run) {found:#?}");
+    eprintln!("(cpiflame, timehist + exit) {found:#?}");
     if !contradicted.is_empty() {
         eprintln!(
             "timehist contradicted the fixture's clocks, cpiflame did not: {contradicted:#?}"
@@ -443,11 +457,27 @@ fn sched_tracepoint_text_gives_each_thread_perf_sched_timehists_split() {
     }
 }
 
-/// Per thread id, its last run in `perf script --ns` text of sched_switch samples and task
-/// events: from the last `sched_switch` naming it `next_pid` to its `PERF_RECORD_EXIT`.
-fn last_runs(text: &str) -> HashMap<u32, u64> {
-    let mut last_in: HashMap<u32, u64> = HashMap::new();
-    let mut runs = HashMap::new();
+/// Per thread id, what `perf sched timehist` lists under `:-1` rather than the thread, from
+/// `perf script --ns` text of system-wide `sched_switch`, `sched_wakeup` samples and task
+/// events: the thread's last run, from the last `sched_switch` naming it `next_pid` to its
+/// `PERF_RECORD_EXIT`, and the wait before it, from its switch-out before that switch-in:
+/// runnable after an `R` switch-out, else blocked until its `sched_wakeup` and runnable
+/// from then.
+fn exit_segments(text: &str) -> HashMap<u32, Split> {
+    #[derive(Default)]
+    struct Track {
+        out: Option<(u64, bool)>,
+        woken: Option<u64>,
+        last_in: Option<(u64, Split)>,
+    }
+    let mut threads: HashMap<u32, Track> = HashMap::new();
+    let mut segments = HashMap::new();
+    let field = |line: &str, key: &str| -> Option<String> {
+        line.split(key)
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_string)
+    };
     for line in text.lines() {
         let tokens: Vec<&str> = line.split_whitespace().collect();
         let Some((i, time)) = tokens
@@ -457,14 +487,35 @@ fn last_runs(text: &str) -> HashMap<u32, u64> {
         else {
             continue;
         };
-        if let Some(next) = line
-            .contains("sched:sched_switch:")
-            .then(|| line.split("next_pid=").nth(1))
-            .flatten()
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|n| n.parse::<u32>().ok())
-        {
-            last_in.insert(next, time);
+        let pid = |key: &str| field(line, key).and_then(|v| v.parse::<u32>().ok());
+        if line.contains("sched:sched_switch:") {
+            if let Some(prev) = pid(" prev_pid=") {
+                let preempted = field(line, " prev_state=").is_some_and(|s| s.starts_with('R'));
+                let track = threads.entry(prev).or_default();
+                track.out = Some((time, preempted));
+                track.woken = None;
+            }
+            if let Some(next) = pid(" next_pid=") {
+                let track = threads.entry(next).or_default();
+                let mut wait = Split::default();
+                if let Some((out, preempted)) = track.out {
+                    let gap = time.saturating_sub(out) as f64;
+                    match (preempted, track.woken) {
+                        (true, _) => wait.runnable = gap,
+                        (false, Some(woken)) => {
+                            wait.blocked = woken.saturating_sub(out) as f64;
+                            wait.runnable = time.saturating_sub(woken) as f64;
+                        }
+                        (false, None) => wait.blocked = gap,
+                    }
+                }
+                track.last_in = Some((time, wait));
+            }
+        } else if line.contains("sched:sched_wakeup:") {
+            if let Some(woken) = pid(" pid=") {
+                let track = threads.entry(woken).or_default();
+                track.woken.get_or_insert(time);
+            }
         } else if let Some(exit) = tokens
             .get(i + 1)
             .filter(|r| r.starts_with("PERF_RECORD_EXIT("))
@@ -474,12 +525,16 @@ fn last_runs(text: &str) -> HashMap<u32, u64> {
                 .and_then(|(_, r)| r.split_once(')'))
                 .and_then(|(ids, _)| ids.split_once(':'))
                 .and_then(|(_, tid)| tid.parse::<u32>().ok());
-            if let Some(since) = tid.and_then(|tid| last_in.get(&tid)) {
-                runs.insert(tid.unwrap(), time.saturating_sub(*since));
+            if let Some((tid, (since, wait))) =
+                tid.and_then(|tid| Some((tid, threads.get(&tid)?.last_in?)))
+            {
+                let mut segment = wait;
+                segment.on_cpu = time.saturating_sub(since) as f64;
+                segments.insert(tid, segment);
             }
         }
     }
-    runs
+    segments
 }
 
 /// The threads on either side of a gap in `perf script` text of system-wide `sched_switch`

@@ -42,7 +42,12 @@ impl WallPlan {
         {
             return None;
         }
-        let mut walk = Walk::new(switch_records, has(Source::SchedSwitch), times);
+        let mut walk = Walk::new(
+            switch_records,
+            has(Source::SchedSwitch),
+            has(Source::Wakeup),
+            times,
+        );
         for event in events {
             let source = match *event {
                 ThreadEvent::Sample { column, .. } => sources
