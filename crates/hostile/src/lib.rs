@@ -22,8 +22,8 @@ use cpiflame_perf_data::{
 };
 use cpiflame_pipeline::{collapse_all, CollapseOptions, WallPlan};
 use cpiflame_profile::{
-    looks_like_perf_script, read_folded, read_perf_script_with, write_folded, write_folded_pair,
-    Count, PerfScriptOptions, Profile,
+    looks_like_perf_script, read_folded, read_perf_script_timed, read_perf_script_with,
+    write_folded, write_folded_pair, Count, PerfScriptOptions, Profile,
 };
 use cpiflame_unwind::{Image, Options as ResolveOptions, Resolver, SharedBytes};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -66,7 +66,6 @@ pub fn perf_data(bytes: &[u8]) {
             // No JIT dump or map is looked for outside the recording's own paths, which name
             // no file here (another host).
             jit_dirs: Vec::new(),
-            recording_modified: None,
         },
     );
     // Root frames by cgroup where the samples carry cgroup ids (the CGROUP records' paths
@@ -361,10 +360,47 @@ pub fn perf_script(bytes: &[u8]) {
     // samples spreading on-CPU time): made and applied without a panic.
     let names: Vec<String> = profile.events.iter().map(|e| e.name.clone()).collect();
     let on_cpu: Vec<bool> = (0..names.len()).map(|c| c == 0).collect();
-    if let Some(plan) = WallPlan::of_script(&script.thread_events, &names, &on_cpu, None) {
+    if let Some(plan) = WallPlan::of_script(&script.thread_events, &names, &on_cpu, None, false) {
         let mut walled = profile.clone();
-        plan.add_to_script(&script.thread_events, &script.outside_stacks, &mut walled);
+        plan.add_to_script(
+            &script.thread_events,
+            &script.outside_stacks,
+            &mut walled,
+            None,
+        );
         assert_eq!(walled.events.len(), names.len() + 3);
+    }
+    // The same with the samples' times kept (what viewers and timelines read): every wall
+    // nanosecond in the totals is a timed sample's, on a stack and thread of the tables.
+    if let Ok(mut timed_script) =
+        read_perf_script_timed(Cursor::new(bytes), "fuzz.perf", plain, &|_| true)
+    {
+        if let Some(plan) =
+            WallPlan::of_script(&timed_script.thread_events, &names, &on_cpu, None, true)
+        {
+            let mut walled = timed_script.profile.clone();
+            plan.add_to_script(
+                &timed_script.thread_events,
+                &timed_script.outside_stacks,
+                &mut walled,
+                timed_script.timed.as_mut(),
+            );
+            let timed = timed_script.timed.expect("timed read");
+            for column in names.len()..names.len() + 3 {
+                let in_table: u64 = timed
+                    .samples
+                    .iter()
+                    .filter(|s| s.column as usize == column)
+                    .map(|s| s.period)
+                    .fold(0, u64::saturating_add);
+                assert_eq!(in_table, walled.total(column).period, "column {column}");
+            }
+            for s in &timed.samples {
+                assert!((s.stack as usize) < walled.stacks.len());
+                assert!((s.thread as usize) < timed.threads.len());
+            }
+            assert!(timed.samples.windows(2).all(|w| w[0].time <= w[1].time));
+        }
     }
     for options in [
         PerfScriptOptions {

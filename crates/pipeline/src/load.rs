@@ -462,11 +462,13 @@ fn script_wall(
             })
         });
     let on_cpu: Vec<bool> = (0..names.len()).map(|c| Some(c) == on_cpu_column).collect();
-    let plan = WallPlan::of_script(&script.thread_events, &names, &on_cpu, times)?;
+    let timed = script.timed.is_some();
+    let plan = WallPlan::of_script(&script.thread_events, &names, &on_cpu, times, timed)?;
     plan.add_to_script(
         &script.thread_events,
         &script.outside_stacks,
         &mut script.profile,
+        script.timed.as_mut(),
     );
     if detected.cycles.is_none() {
         detected.cycles = on_cpu_column;

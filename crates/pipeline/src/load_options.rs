@@ -85,9 +85,6 @@ impl LoadOptions {
     /// JIT dumps and perf maps are looked for in ([`jit_dirs_of`]) after `--jit-dir`'s.
     pub fn resolve_options(&self) -> ResolveOptions {
         let mut resolve = self.resolve.clone();
-        resolve.recording_modified = std::fs::metadata(&self.file)
-            .and_then(|m| m.modified())
-            .ok();
         for dir in jit_dirs_of(&self.file) {
             if !resolve.jit_dirs.contains(&dir) {
                 resolve.jit_dirs.push(dir);

@@ -3,7 +3,6 @@
 //! from the environment by `cpiflame_pipeline::options`, never here.
 
 use std::path::PathBuf;
-use std::time::SystemTime;
 
 /// How to find files and kernel symbols.
 #[derive(Clone, Debug, Default)]
@@ -34,7 +33,4 @@ pub struct Options {
     /// the path the recording gives (`--jit-dir`, the recording's own folder and the
     /// `RECORDING.jit/` folder `cpiflame record` keeps them in), in this order.
     pub jit_dirs: Vec<PathBuf>,
-    /// When the recording was last written. A process's JIT map (`/tmp/perf-PID.map`)
-    /// created after that is a later process's that got the same pid: not read.
-    pub recording_modified: Option<SystemTime>,
 }

@@ -65,12 +65,6 @@ pub trait Source: Send + Sync {
         None
     }
 
-    /// When the file at `path` was created; `None` when not known (and by default).
-    fn created(&self, path: &Path) -> Option<std::time::SystemTime> {
-        let _ = path;
-        None
-    }
-
     /// The entry at `path` of the cache of decompressed debug sections, mapped; `None` when
     /// there is none. By default there is no cache.
     fn cached(&self, path: &Path) -> Option<SharedBytes> {
@@ -133,10 +127,6 @@ impl Source for HostSource {
 
     fn vdso(&self) -> Option<SharedBytes> {
         own_vdso().map(SharedBytes::owned)
-    }
-
-    fn created(&self, path: &Path) -> Option<std::time::SystemTime> {
-        std::fs::metadata(path).and_then(|m| m.created()).ok()
     }
 
     fn machine(&self) -> Machine {

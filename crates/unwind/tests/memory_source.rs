@@ -42,8 +42,6 @@ struct MemorySource {
     asked: Mutex<Vec<PathBuf>>,
     /// Processes in a container: pid to (mount namespace, root).
     roots: HashMap<i32, (u64, PathBuf)>,
-    /// When files were created, where the test says.
-    created: HashMap<PathBuf, std::time::SystemTime>,
 }
 
 impl MemorySource {
@@ -90,9 +88,6 @@ impl Source for MemorySource {
     }
     fn process_root(&self, pid: i32) -> Option<(u64, PathBuf)> {
         self.roots.get(&pid).cloned()
-    }
-    fn created(&self, path: &Path) -> Option<std::time::SystemTime> {
-        self.created.get(path).copied()
     }
 }
 
@@ -575,41 +570,6 @@ fn this_hosts_vdso_and_jit_map_name_a_file_recorded_here() {
             ),
         ]
     );
-}
-
-/// A JIT map created after the recording was written belongs to a later process that got
-/// the recorded one's pid: not read (the frame stays unnamed); one created before is read.
-#[test]
-fn a_jit_map_created_after_the_recording_is_not_the_recorded_process() {
-    let Some(built) = build("later") else { return };
-    let leaf = symbol(&built.binary, "leaf");
-    let recorded = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
-    let map = format!("/tmp/perf-{PID}.map");
-    for (created, want) in [
-        (recorded + std::time::Duration::from_secs(1), "[unknown]"),
-        (recorded - std::time::Duration::from_secs(1), "jitted_fn"),
-    ] {
-        let mut source = MemorySource {
-            machine: this_machine(),
-            vdso: Some(built.binary.clone()),
-            ..MemorySource::default()
-        }
-        .with(&map, "7f0000001000 40 jitted_fn\n");
-        source.created.insert(PathBuf::from(&map), created);
-        let options = Options {
-            recording_modified: Some(recorded),
-            ..Options::default()
-        };
-        let mut resolver =
-            Resolver::with_source(&meta_from("memory-host"), options, Arc::new(source));
-        map_code(&mut resolver, b"[vdso]", START);
-        let stack = resolve(
-            &mut resolver,
-            &[callchain::USER, BASE + leaf, 0x7f00_0000_1011],
-        );
-        let names = named(&mut resolver, &stack);
-        assert_eq!(names[1].0, want, "map created {created:?}");
-    }
 }
 
 /// A process's JIT map is read once, when its first frame outside every mapping is named; a

@@ -157,9 +157,10 @@ impl Recorded {
         )
     }
 
-    /// A thread's label: `name (pid/tid)`, or `name (tid)` for a process's main thread.
+    /// A thread's label: `name (pid/tid)`, or `name (tid)` for a process's main thread and
+    /// where the pid is not known (`perf script` text prints none by default).
     pub fn thread_label(&self, thread: &Thread) -> String {
-        if thread.pid == thread.tid {
+        if thread.pid == thread.tid || thread.pid < 0 {
             format!("{} ({})", thread.name, thread.tid)
         } else {
             format!("{} ({}/{})", thread.name, thread.pid, thread.tid)
@@ -330,5 +331,83 @@ mod tests {
         };
         firefox::write(&empty, &firefox::Options::default()).unwrap();
         speedscope::write(&empty);
+    }
+
+    /// Each stack's samples are marked Stalled in the share its stall and cycles columns give
+    /// it (error diffusion, so to the sample), a share above 1 counting as 1: `f` has 8
+    /// cycles samples and a quarter as many stalls (2 marked), `g` 4 and more stalls than
+    /// cycles (all 4 marked).
+    #[test]
+    fn stalled_samples_follow_each_stacks_stall_share() {
+        let frame = |name: &str| Frame {
+            name: name.into(),
+            module: String::new(),
+            kind: cpiflame_profile::FrameKind::User,
+            file: None,
+            line: None,
+            address: None,
+        };
+        let sample = |time: u64, stack: u32, column: u32, weight: u64| Sample {
+            time,
+            thread: 0,
+            stack,
+            column,
+            weight,
+        };
+        let mut samples = Vec::new();
+        for i in 0..8 {
+            samples.push(sample(10 * i, 0, 0, 100));
+        }
+        samples.push(sample(85, 0, 1, 200));
+        for i in 0..4 {
+            samples.push(sample(100 + 10 * i, 1, 0, 100));
+        }
+        samples.push(sample(145, 1, 1, 600));
+        let recorded = Recorded {
+            file: "x.data".into(),
+            columns: vec!["cycles".into(), "stalls".into()],
+            roles: Roles {
+                cycles: Some(0),
+                stalls: Some(1),
+                instructions: None,
+            },
+            threads: vec![Thread {
+                pid: 1,
+                tid: 1,
+                name: "t".into(),
+                ..Thread::default()
+            }],
+            frames: vec![frame("f"), frame("g")],
+            stacks: vec![vec![0], vec![1]],
+            samples,
+            timed: true,
+            ..Recorded::default()
+        };
+        let ff = firefox::write(&recorded, &firefox::Options::default()).unwrap();
+        let p: serde_json::Value = serde_json::from_slice(&ff).unwrap();
+        let categories: Vec<&str> = p["meta"]["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        let t = &p["threads"][0];
+        let mut marked: std::collections::BTreeMap<String, (u32, u32)> = Default::default();
+        for stack in t["samples"]["stack"].as_array().unwrap() {
+            let frame = t["stackTable"]["frame"][stack.as_u64().unwrap() as usize]
+                .as_u64()
+                .unwrap() as usize;
+            let func = t["frameTable"]["func"][frame].as_u64().unwrap() as usize;
+            let name = t["stringArray"][t["funcTable"]["name"][func].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let category = t["frameTable"]["category"][frame].as_u64().unwrap() as usize;
+            let e = marked.entry(name).or_default();
+            e.1 += 1;
+            e.0 += u32::from(categories[category] == "Stalled");
+        }
+        assert_eq!(marked["f"], (2, 8));
+        assert_eq!(marked["g"], (4, 4));
     }
 }

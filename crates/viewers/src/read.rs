@@ -33,17 +33,6 @@ pub fn read(recording: Recording<'_>, warnings: &mut Vec<String>) -> Result<Reco
             }
             drop(recording);
             let timed = read_timed(options, warnings)?;
-            // The text's wall-time columns are the stacks' totals: no sample carries them, so
-            // the export would be empty. Said, not written so.
-            if timed.loaded.wall.is_some() {
-                return Err(ViewerError::NoTimes {
-                    file: options.file.clone(),
-                    why: "perf script text's off-CPU time has no time per sample for a viewer: \
-                          export the perf.data recording, or add --on-cpu-only for its on-CPU \
-                          samples"
-                        .into(),
-                });
-            }
             Ok(from_profile(timed.loaded, Some(timed.timed)))
         }
         _ => {

@@ -101,7 +101,10 @@ fn one_thread_and_many_give_the_same_bytes() {
             // Kept with CPIFLAME_KEEP_FAILED_TESTS, to compare.
             std::fs::write(dir.path("one.out"), one).unwrap();
             std::fs::write(dir.path("many.out"), many).unwrap();
-            panic!("{args:?}: one thread and several differ");
+            panic!(
+                "{args:?}: one thread and several differ: {}",
+                first_difference(one, many)
+            );
         }
     }
     // The graph names every thread of the fixture.
@@ -163,7 +166,11 @@ fn the_debug_section_cache_changes_nothing() {
                 std::fs::write(dir.path(&format!("cold.{part}")), c).unwrap();
                 std::fs::write(dir.path(&format!("{name}.{part}")), o).unwrap();
             }
-            panic!("outputs differ with the cache {name}");
+            panic!(
+                "outputs differ with the cache {name}: render {}; script {}",
+                first_difference(&cold.0, &other.0),
+                first_difference(&cold.1, &other.1)
+            );
         }
     }
 }
@@ -292,4 +299,17 @@ fn progress_shows_on_a_terminal_only() {
         !under_ci.contains("cpiflame: read") && !under_ci.contains("reading"),
         "progress under CI: {under_ci:?}"
     );
+}
+
+/// Where two outputs first differ: the line number and both lines (cut to 300 bytes), for a
+/// failure message that says what changed.
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    let cut = |l: &str| l.chars().take(300).collect::<String>();
+    let mut lines = a.lines().zip(b.lines()).enumerate();
+    match lines.find(|(_, (x, y))| x != y) {
+        Some((n, (x, y))) => format!("line {}: {:?} then {:?}", n + 1, cut(x), cut(y)),
+        None if a == b => "none".to_string(),
+        None => format!("{} lines, then {}", a.lines().count(), b.lines().count()),
+    }
 }

@@ -819,10 +819,15 @@ fn firefox_profiles_keep_the_format_s_invariants_and_report_s_totals() {
                     marked += usize::from(*category == stalled);
                 }
             }
+            // Per stack the marked share is the stack's stall share (the unit test
+            // `stalled_samples_follow_each_stacks_stall_share`); over the recording it falls
+            // short of report's by what the two clocks, sampled apart, leave uneven: a stack
+            // (one per address here) seen by cpu-clock only counts no stall, one seen more by
+            // task-clock counts at most all (2.2% short seen under load).
             let share = report["totals"]["stall_share"].as_f64().unwrap();
             let seen = marked as f64 / all as f64;
             assert!(
-                (seen - share).abs() < 0.02,
+                seen <= share + 0.02 && seen >= share - 0.06,
                 "{name}: {seen} stalled, report {share}"
             );
             assert!(p["counters"]
@@ -1037,7 +1042,10 @@ fn fold_thread_totals(data: &Path) -> (BTreeMap<String, [u64; 3]>, [u64; 3]) {
             let root = stack.split(';').next().unwrap();
             let tid = root.rsplit_once('/').unwrap().1.to_string();
             threads.entry(tid).or_insert([0; 3])[column] += n;
-            if stack.matches(';').count() == 1 && stack.ends_with(']') {
+            let under = stack.split_once(';').map(|(_, rest)| rest);
+            if under
+                .is_some_and(|f| ["[on-CPU, not sampled]", "[runnable]", "[blocked]"].contains(&f))
+            {
                 under_root[column] += n;
             }
         }
@@ -1057,11 +1065,30 @@ fn label_tid(label: &str) -> String {
 /// Firefox Profiler is its wall time in `fold --tid`, to the nanosecond; in the Firefox
 /// Profiler the stretches are samples in their categories, and each thread's Blocked and
 /// Runnable markers cover its off-CPU time.
+///
+/// The same of each recording's `perf script` text (its intervals placed in time as the
+/// perf.data walk places them): the text's threads get the file's wall time, to the
+/// nanosecond.
 #[test]
 fn wall_time_exports_give_every_thread_its_wall_time_as_fold_does() {
     let Some(r) = recordings() else { return };
     let dir = Dir::new("viewers-wall-threads");
-    for (name, data) in [("wall", &r.wall), ("perf-wall", &r.perf_wall)] {
+    let wall_text = perf_script_text(&r.wall, &dir.path("wall.txt"));
+    let perf_wall_text = perf_script_text(&r.perf_wall, &dir.path("perf-wall.txt"));
+    for (data, text) in [(&r.wall, &wall_text), (&r.perf_wall, &perf_wall_text)] {
+        assert_eq!(
+            fold_thread_totals(text).0,
+            fold_thread_totals(data).0,
+            "{}: the text's threads, then the file's",
+            text.display()
+        );
+    }
+    for (name, data) in [
+        ("wall", &r.wall),
+        ("perf-wall", &r.perf_wall),
+        ("wall-text", &wall_text),
+        ("perf-wall-text", &perf_wall_text),
+    ] {
         let (threads, under_root) = fold_thread_totals(data);
         let expected: BTreeMap<String, u64> = threads
             .iter()
@@ -1069,7 +1096,7 @@ fn wall_time_exports_give_every_thread_its_wall_time_as_fold_does() {
             .filter(|&(_, total)| total > 0)
             .collect();
         assert!(expected.len() >= 7, "{name}: {expected:?}");
-        if name == "perf-wall" {
+        if name.starts_with("perf-wall") {
             // No stack at any switch: all off-CPU time is under the threads.
             let off: u64 = threads.values().map(|t| t[1] + t[2]).sum();
             assert_eq!(under_root[1] + under_root[2], off, "{name}");
@@ -1210,17 +1237,17 @@ fn jit_functions_are_named_in_both_exports_with_report_s_totals() {
     assert_eq!(t["stringArray"][file_name], "jitted.js");
 }
 
-/// `perf script` text of a wall-time recording: its off-CPU time is the stacks' totals, with
-/// no time per sample, so neither viewer can be given it. One error line naming the file and
-/// the way out, never an empty export; with `--on-cpu-only`, its on-CPU samples.
-#[test]
-fn perf_script_text_of_a_wall_time_recording_is_refused_with_the_way_out() {
-    let Some(r) = recordings() else { return };
-    let dir = Dir::new("viewers-wall-text");
-    let text = dir.path("wall.txt");
+/// `perf script --show-switch-events --show-task-events --ns` of `data`, written to `text`.
+fn perf_script_text(data: &Path, text: &Path) -> PathBuf {
     let out = std::process::Command::new("perf")
-        .args(["script", "--show-switch-events", "-i"])
-        .arg(&r.wall)
+        .args([
+            "script",
+            "--show-switch-events",
+            "--show-task-events",
+            "--ns",
+            "-i",
+        ])
+        .arg(data)
         .output()
         .unwrap();
     assert!(
@@ -1228,40 +1255,8 @@ fn perf_script_text_of_a_wall_time_recording_is_refused_with_the_way_out() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::write(&text, &out.stdout).unwrap();
-    for to in ["firefox", "speedscope"] {
-        let target = dir.path(&format!("wall.{to}.json"));
-        let out = cpiflame(&["convert", s(&text), "--to", to, "-o", s(&target)]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
-        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
-        assert_eq!(lines.len(), 1, "{to}: {err}");
-        assert!(
-            lines[0].contains("wall.txt") && lines[0].contains("--on-cpu-only"),
-            "{to}: {err}"
-        );
-        assert!(!target.exists(), "{to}: an export was written");
-        convert(&text, to, &target, &["--on-cpu-only"]);
-        assert!(std::fs::metadata(&target).unwrap().len() > 0);
-    }
-    // The on-CPU export is not empty (the other tests check its totals against report).
-    let ss = dir.path("wall.speedscope.json");
-    let file: Value = serde_json::from_slice(&std::fs::read(&ss).unwrap()).unwrap();
-    let total: f64 = file["profiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["type"] == "sampled")
-        .map(|p| {
-            p["weights"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|w| w.as_f64().unwrap())
-                .sum::<f64>()
-        })
-        .sum::<f64>();
-    assert!(total > 0.0);
+    std::fs::write(text, &out.stdout).unwrap();
+    text.to_path_buf()
 }
 
 /// `convert --to pprof` of the wall-time recordings (sharing this module's recordings): each

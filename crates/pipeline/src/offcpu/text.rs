@@ -10,7 +10,8 @@
 
 use foldhash::HashMap;
 
-use cpiflame_profile::{wall, Count, EventColumn, Profile, SchedArgs, ThreadEvent};
+use cpiflame_profile::timed::{Thread, Timed, TimedSample};
+use cpiflame_profile::{wall, Count, EventColumn, FrameId, Profile, SchedArgs, ThreadEvent};
 
 use super::{Source, Walk, WallPlan};
 use crate::time::TimeRanges;
@@ -19,12 +20,14 @@ impl WallPlan {
     /// The plan of a `perf script` text whose event columns are `names`, from its
     /// `events` (in time order, as `cpiflame_profile::PerfScript::thread_events`); `None`
     /// when the text has no off-CPU data. `on_cpu` says which columns' samples carry on-CPU
-    /// weight; `times` clips every interval as [`WallPlan::of_in`] does.
+    /// weight; `times` clips every interval as [`WallPlan::of_in`] does; `place` keeps the
+    /// stretches of time without a stack or sample with their times ([`WallPlan::placed`]).
     pub fn of_script(
         events: &[ThreadEvent],
         names: &[String],
         on_cpu: &[bool],
         times: Option<&TimeRanges>,
+        place: bool,
     ) -> Option<WallPlan> {
         let sources: Vec<Source> = names
             .iter()
@@ -48,6 +51,7 @@ impl WallPlan {
             has(Source::Wakeup),
             times,
         );
+        walk.place = place;
         for event in events {
             let source = match *event {
                 ThreadEvent::Sample { column, .. } => sources
@@ -135,13 +139,19 @@ impl WallPlan {
     /// Adds the three wall-time columns to `profile` (whose event columns are the plan's
     /// first ones, its stacks as the text was read), each sample of `events` adding what
     /// `WallPlan::weights` gives it, in order; a switch-out sample left out by `--time`
-    /// adds its interval's time inside the ranges on its stack from `outside_stacks`.
+    /// adds its interval's time inside the ranges on its stack from `outside_stacks`. With
+    /// `timed` (the text's samples with their times), each weight is also a timed sample at
+    /// its sample's time (a switch-out before the ranges: the ranges' first nanosecond after
+    /// it), and the stretches of [`WallPlan::placed`] at theirs, as perf.data's walk gives
+    /// them to a reader that shows time.
     pub fn add_to_script(
         &self,
         events: &[ThreadEvent],
-        outside_stacks: &[Vec<cpiflame_profile::FrameId>],
+        outside_stacks: &[Vec<FrameId>],
         profile: &mut Profile,
+        mut timed: Option<&mut Timed>,
     ) {
+        let mut threads = TimedThreads::new(timed.as_deref());
         profile
             .events
             .extend(
@@ -192,6 +202,25 @@ impl WallPlan {
                             },
                         );
                     }
+                    if let (Some(timed), Some(index)) =
+                        (timed.as_deref_mut(), profile.stack_id(frames))
+                    {
+                        let at = self
+                            .times
+                            .as_ref()
+                            .and_then(|t| t.first_inside(time, u64::MAX))
+                            .unwrap_or(time);
+                        let thread = threads.of(timed, tid, tid, None);
+                        for &(c, ns) in &out[1..] {
+                            timed.samples.push(TimedSample {
+                                time: at,
+                                thread,
+                                stack: index as u32,
+                                column: c as u32,
+                                period: ns,
+                            });
+                        }
+                    }
                     continue;
                 }
                 (None, None) => continue,
@@ -206,6 +235,7 @@ impl WallPlan {
                 &mut out,
                 &mut spread,
             );
+            let index = stack;
             let Some(stack) = profile.stacks.get_mut(stack as usize) else {
                 continue;
             };
@@ -217,8 +247,24 @@ impl WallPlan {
                     });
                 }
             }
+            if let Some(timed) = timed.as_deref_mut() {
+                let thread = threads.of(timed, tid, tid, None);
+                for &(c, ns) in &out[1..] {
+                    timed.samples.push(TimedSample {
+                        time,
+                        thread,
+                        stack: index,
+                        column: c as u32,
+                        period: ns,
+                    });
+                }
+            }
         }
-        self.add_stackless_to_script(events, profile);
+        self.add_stackless_to_script(events, profile, timed.as_deref_mut(), &mut threads);
+        if let Some(timed) = timed {
+            // In time order again, as the table is read.
+            timed.samples.sort_by_key(|s| s.time);
+        }
     }
 
     /// Off-CPU time without a switch-out stack, as `[runnable]` and `[blocked]` directly
@@ -227,7 +273,13 @@ impl WallPlan {
     /// COMM or FORK line's), as the
     /// perf.data collapse adds it. A thread the text gives no root for keeps the
     /// time in the plan's totals and its warning only.
-    fn add_stackless_to_script(&self, events: &[ThreadEvent], profile: &mut Profile) {
+    fn add_stackless_to_script(
+        &self,
+        events: &[ThreadEvent],
+        profile: &mut Profile,
+        timed: Option<&mut Timed>,
+        threads: &mut TimedThreads,
+    ) {
         if self.without_stack().is_empty() && self.unsampled().is_empty() {
             return;
         }
@@ -304,6 +356,64 @@ impl WallPlan {
             };
             profile.add(&[root, frame], on_cpu, count);
         }
+        let Some(timed) = timed else { return };
+        // Each stretch at its time, on the stack the totals above went to.
+        for p in self.placed() {
+            let Some(&root) = sampled
+                .get(&p.sample_tid)
+                .or_else(|| switched.get(&p.tid))
+                .or_else(|| started.get(&p.tid))
+            else {
+                continue;
+            };
+            for (column, ns, frame) in [
+                (on_cpu, p.on_cpu_ns, wall::unsampled_frame()),
+                (on_cpu + 1, p.runnable_ns, wall::no_stack_frame(true)),
+                (on_cpu + 2, p.blocked_ns, wall::no_stack_frame(false)),
+            ] {
+                if ns == 0 {
+                    continue;
+                }
+                let frame = profile.intern(frame);
+                let Some(stack) = profile.stack_id(&[root, frame]) else {
+                    continue;
+                };
+                let comm = &profile.frame(root).name;
+                let thread = threads.of(timed, p.sample_tid, p.pid, Some(comm));
+                timed.samples.push(TimedSample {
+                    time: p.start,
+                    thread,
+                    stack: stack as u32,
+                    column: column as u32,
+                    period: ns,
+                });
+            }
+        }
+    }
+}
+
+/// The timed table's thread of a tid: the first of its threads with that tid, else one
+/// added (a thread the text shows only in switch lines).
+struct TimedThreads(HashMap<i32, u32>);
+
+impl TimedThreads {
+    fn new(timed: Option<&Timed>) -> TimedThreads {
+        let mut of = HashMap::default();
+        for (i, t) in timed.map_or(&[][..], |t| &t.threads[..]).iter().enumerate() {
+            of.entry(t.tid).or_insert(i as u32);
+        }
+        TimedThreads(of)
+    }
+
+    fn of(&mut self, timed: &mut Timed, tid: i32, pid: i32, comm: Option<&str>) -> u32 {
+        *self.0.entry(tid).or_insert_with(|| {
+            timed.threads.push(Thread {
+                pid,
+                tid,
+                comm: comm.unwrap_or_default().to_string(),
+            });
+            (timed.threads.len() - 1) as u32
+        })
     }
 }
 

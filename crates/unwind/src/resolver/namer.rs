@@ -36,8 +36,6 @@ pub struct Namer {
     recorded_here: bool,
     /// [`Options::jit_dirs`]: where copies of JIT maps kept with the recording are.
     jit_dirs: Vec<PathBuf>,
-    /// See [`Options::recording_modified`].
-    recording_modified: Option<std::time::SystemTime>,
     /// Whether kernel symbols are read on another thread (not with
     /// [`Options::single_threaded`] or [`Options::unwind_only`]).
     load_kernel_ahead: bool,
@@ -95,7 +93,6 @@ impl Namer {
             source: unwinder.locator.source.clone(),
             recorded_here,
             jit_dirs: options.jit_dirs.clone(),
-            recording_modified: options.recording_modified,
             load_kernel_ahead: !options.single_threaded && !options.unwind_only,
             threads: HashMap::default(),
             cgroups: HashMap::default(),
@@ -338,14 +335,6 @@ impl Namer {
         }
         let source = &*self.source;
         let (jit_dirs, recorded_here) = (&self.jit_dirs, self.recorded_here);
-        // A map created after the recording was written is another process's that got the
-        // pid since (pids are reused; a test suite's processes wrap a small pid_max in
-        // minutes). One created before may still grow (a JIT outliving the recording).
-        let recording_modified = self.recording_modified;
-        let created_before = |path: &Path| match (recording_modified, source.created(path)) {
-            (Some(recording), Some(map)) => map <= recording,
-            _ => true,
-        };
         let map = self
             .perf_maps
             .entry(pid)
@@ -365,10 +354,8 @@ impl Namer {
                     root.join(format!("tmp/perf-{}.map", nspid.unwrap_or(pid)))
                 });
                 inside
-                    .into_iter()
-                    .chain([PerfMap::path_for(pid)])
-                    .filter(|path| created_before(path))
-                    .find_map(|path| PerfMap::load_from(source, &path))
+                    .and_then(|path| PerfMap::load_from(source, &path))
+                    .or_else(|| PerfMap::load_from(source, &PerfMap::path_for(pid)))
                     .map(Rc::new)
             })
             .clone()?;
