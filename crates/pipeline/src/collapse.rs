@@ -24,7 +24,7 @@ use cpiflame_profile::{
 };
 
 use crate::group::{GroupBy, Roots};
-use crate::offcpu::{StacklessTime, UnsampledTime, WallPlan};
+use crate::offcpu::{PlacedTime, StacklessTime, UnsampledTime, WallPlan};
 use crate::time::TimeRanges;
 use crate::weigh::SampleWeights;
 
@@ -67,6 +67,59 @@ pub struct TimedWalk {
     pub timed: Timed,
     /// The frames of each stack the samples name, in [`Collapsed::profile`].
     pub stacks: Vec<Vec<FrameId>>,
+}
+
+impl TimedWalk {
+    /// Each stretch of wall time the profile has only under a thread's roots, as samples at
+    /// the time it began, on the stack (roots, then `[blocked]`, `[runnable]` or `[on-CPU, not
+    /// sampled]`) the profile has it on; `on_cpu` is the walk's on-CPU column.
+    fn add_placed(&mut self, placed: &[(u32, PlacedTime)], names: &mut Names<'_>, on_cpu: usize) {
+        let mut stack_ids: HashMap<Vec<FrameId>, u32> = HashMap::default();
+        for &(root, p) in placed {
+            let thread = match self
+                .timed
+                .threads
+                .iter()
+                .position(|t| t.tid == p.sample_tid)
+            {
+                Some(i) => i as u32,
+                None => {
+                    let comm = names.resolver.thread_name(p.pid, p.sample_tid).to_string();
+                    self.timed.threads.push(Thread {
+                        pid: p.pid,
+                        tid: p.sample_tid,
+                        comm,
+                    });
+                    (self.timed.threads.len() - 1) as u32
+                }
+            };
+            for (column, ns, frame) in [
+                (on_cpu, p.on_cpu_ns, wall::unsampled_frame()),
+                (on_cpu + 1, p.runnable_ns, wall::no_stack_frame(true)),
+                (on_cpu + 2, p.blocked_ns, wall::no_stack_frame(false)),
+            ] {
+                if ns == 0 {
+                    continue;
+                }
+                let mut frames = names.roots[root as usize].clone();
+                frames.push(names.profile.intern(frame));
+                let stacks = &mut self.stacks;
+                let stack = *stack_ids.entry(frames.clone()).or_insert_with(|| {
+                    stacks.push(frames);
+                    (stacks.len() - 1) as u32
+                });
+                self.timed.samples.push(TimedSample {
+                    time: p.start,
+                    thread,
+                    stack,
+                    column: column as u32,
+                    period: ns,
+                });
+            }
+        }
+        // In time order again, as the table is read.
+        self.timed.samples.sort_by_key(|s| s.time);
+    }
 }
 
 /// What the reader and the kernel reported besides samples.
@@ -542,6 +595,21 @@ pub fn collapse_visiting(
             (root, *u)
         })
         .collect();
+    // With the timed walk, the stretches of both at their times (a timeline shows them).
+    let placed: Vec<(u32, PlacedTime)> = match (&timed, wall) {
+        (Some(_), Some(w)) => w
+            .placed()
+            .iter()
+            .map(|p| {
+                let root = match thread_roots.get(&p.sample_tid) {
+                    Some(&root) => root,
+                    None => roots.of_thread(p.pid, p.tid, None, resolver),
+                };
+                (root, *p)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     resolver.finish_names();
 
     let mut names = Names::new(
@@ -583,6 +651,9 @@ pub fn collapse_visiting(
                 period: u.on_cpu_ns,
             };
             names.profile.add(&stack, wall.first_column, count);
+        }
+        if let Some(timed) = &mut timed {
+            timed.add_placed(&placed, &mut names, wall.first_column);
         }
     }
     let lines = lines.map(LineNames::finish);

@@ -44,6 +44,7 @@ pub fn load_timed(
 ) -> Result<TimedLoad, LoadError> {
     let also = WalkAlso {
         timed: true,
+        wall_placed: true,
         ..WalkAlso::default()
     };
     let Walked { loaded, timed, .. } = load_walked(file, options, also, warnings)?;

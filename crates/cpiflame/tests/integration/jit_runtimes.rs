@@ -276,7 +276,53 @@ fn normalize(name: &str) -> String {
 
 /// `perf script`'s stacks.
 fn perf_stacks(data: &Path) -> Vec<Stack> {
-    let samples: Vec<ScriptSample> = perf_script_samples(data).expect("perf script");
+    stacks_of(perf_script_samples(data).expect("perf script"))
+}
+
+/// `perf script`'s stacks of node's JIT code. Some runs' DEBUG_INFO records carry stray
+/// bytes as file names, and perf's `--inline` then prints those in place of the frame's
+/// function (`??:0`, `\u{FFFD}m` entries and no line for the function: in one run every `fib`
+/// frame at one return address). The chain is taken in runs of one address, with and
+/// without `--inline`: a run printed as such entries only is the frames `perf script
+/// --no-inline` prints at that address.
+fn perf_stacks_of_jit(data: &Path) -> Vec<Stack> {
+    let options = support::ScriptOptions {
+        inline: false,
+        ..Default::default()
+    };
+    let plain = support::perf_script_samples_with(data, &options).expect("perf script");
+    let mut samples = perf_script_samples(data).expect("perf script");
+    assert_eq!(
+        samples.len(),
+        plain.len(),
+        "perf script with and without --inline"
+    );
+    let junk = |f: &support::ScriptFrame| {
+        f.inlined && (f.symbol == "??:0" || f.symbol.contains('\u{FFFD}'))
+    };
+    // Consecutive frames at one address.
+    fn runs(frames: &[support::ScriptFrame]) -> Vec<&[support::ScriptFrame]> {
+        frames.chunk_by(|a, b| a.addr == b.addr).collect()
+    }
+    for (sample, plain) in samples.iter_mut().zip(&plain) {
+        let (printed, named) = (runs(&sample.frames), runs(&plain.frames));
+        if printed.len() != named.len() {
+            continue;
+        }
+        let mut frames = Vec::with_capacity(sample.frames.len());
+        for (printed, named) in printed.into_iter().zip(named) {
+            if printed.iter().all(junk) {
+                frames.extend_from_slice(named);
+            } else {
+                frames.extend_from_slice(printed);
+            }
+        }
+        sample.frames = frames;
+    }
+    stacks_of(samples)
+}
+
+fn stacks_of(samples: Vec<ScriptSample>) -> Vec<Stack> {
     samples
         .into_iter()
         .map(|s| Stack {
@@ -853,7 +899,7 @@ fn node_perf_prof_names_js_and_is_as_whole_as_perf_inject() {
     perf_record(dir.root(), &perf_data, &cmd, &mut files);
     let injected = dir.path("injected.data");
     perf_inject_jit(&dir, &perf_data, &injected);
-    let perf = perf_stacks(&injected);
+    let perf = perf_stacks_of_jit(&injected);
     let perf_share = share_of_samples(&perf, Runtime::Node);
     let theirs = our_stacks(&perf_data);
     let read = share_of_samples(&theirs, Runtime::Node);

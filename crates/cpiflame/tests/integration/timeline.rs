@@ -875,6 +875,123 @@ fn perf_script_text_with_times_has_the_timeline_and_strip_of_its_perf_data() {
     assert_eq!(of_text.0, first.to_string());
 }
 
+/// Per (tid, role) the summed values of a page's cells (`oncpu`, `runnable`, `blocked`,
+/// `cycles`, ...): every value's period times its column's unit.
+fn page_totals(html: &str) -> BTreeMap<(i64, String), u64> {
+    let data = page_data(html);
+    let bytes = base64_decode(data["cells"].as_str().unwrap());
+    let mut at = 0;
+    let next = |at: &mut usize| {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = bytes[*at];
+            *at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let threads = data["threads"].as_array().unwrap();
+    let values: Vec<(String, u64)> = data["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v[0].as_str().unwrap().to_string(), v[1].as_u64().unwrap()))
+        .collect();
+    let mut totals = BTreeMap::new();
+    while at < bytes.len() {
+        next(&mut at); // empty cells skipped
+        for _ in 0..next(&mut at) {
+            let tid = threads[next(&mut at) as usize][1].as_i64().unwrap();
+            for _ in 0..next(&mut at) {
+                next(&mut at); // the stack
+                for (role, unit) in &values {
+                    next(&mut at); // samples
+                    *totals.entry((tid, role.clone())).or_default() += next(&mut at) * unit;
+                }
+            }
+        }
+    }
+    totals
+}
+
+/// A wall-time recording's page holds every thread's wall time, as `fold --tid` gives it,
+/// the part the graph has only under the thread (`[blocked]`, `[runnable]`, `[on-CPU, not
+/// sampled]`: perf's `--switch-events` gives no stack at a switch) included; its `perf
+/// script` text's page holds the same.
+#[test]
+fn a_wall_time_recordings_page_and_its_texts_hold_every_threads_wall_time() {
+    let Some(f) = support::sampling_fixtures() else {
+        return;
+    };
+    let dir = Dir::new("timeline-wall");
+    let data = dir.path("perf.data");
+    support::perf_record_with(
+        &data,
+        "cpu-clock",
+        &["-g", "-q", "-N", "--switch-events"],
+        &[support::s(&f.offcpu)],
+    )
+    .expect("perf record");
+    let text = dir.path("perf.txt");
+    std::fs::write(
+        &text,
+        support::perf_stdout(&[
+            "script",
+            "-f",
+            "--ns",
+            "--show-switch-events",
+            "--show-task-events",
+            "-i",
+            support::s(&data),
+        ]),
+    )
+    .unwrap();
+    let mut folded: BTreeMap<(i64, String), u64> = BTreeMap::new();
+    for (role, event) in [
+        ("oncpu", "on-cpu-time"),
+        ("runnable", "runnable-time"),
+        ("blocked", "blocked-time"),
+    ] {
+        let out = support::ok(&cpiflame(&[
+            "fold",
+            "--tid",
+            "--event",
+            event,
+            support::s(&data),
+        ]));
+        for line in out.lines() {
+            let (stack, n) = line.rsplit_once(' ').unwrap();
+            let root = stack.split(';').next().unwrap();
+            let tid: i64 = root.rsplit_once('/').unwrap().1.parse().unwrap();
+            *folded.entry((tid, role.to_string())).or_default() += n.parse::<u64>().unwrap();
+        }
+    }
+    folded.retain(|_, n| *n > 0);
+    let off: u64 = folded
+        .iter()
+        .filter(|((_, role), _)| role != "oncpu")
+        .map(|(_, n)| n)
+        .sum();
+    assert!(off > 500_000_000, "{folded:?}");
+    for input in [&data, &text] {
+        let out = dir.path("page.html");
+        support::ok(&cpiflame(&[
+            "timeline",
+            support::s(input),
+            "-o",
+            support::s(&out),
+        ]));
+        let mut shown = page_totals(&std::fs::read_to_string(&out).unwrap());
+        shown.retain(|(_, role), n| {
+            *n > 0 && ["oncpu", "runnable", "blocked"].contains(&role.as_str())
+        });
+        assert_eq!(shown, folded, "{}", input.display());
+    }
+}
+
 /// Folded text keeps each stack's total only: refused in one line saying so.
 #[test]
 fn folded_text_has_no_timeline_and_says_why() {
