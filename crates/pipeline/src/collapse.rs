@@ -93,14 +93,8 @@ impl TimedWalk {
                     (self.timed.threads.len() - 1) as u32
                 }
             };
-            for (column, ns, frame) in [
-                (on_cpu, p.on_cpu_ns, wall::unsampled_frame()),
-                (on_cpu + 1, p.runnable_ns, wall::no_stack_frame(true)),
-                (on_cpu + 2, p.blocked_ns, wall::no_stack_frame(false)),
-            ] {
-                if ns == 0 {
-                    continue;
-                }
+            for (offset, ns, frame) in p.parts() {
+                let column = on_cpu + offset;
                 let mut frames = names.roots[root as usize].clone();
                 frames.push(names.profile.intern(frame));
                 let stacks = &mut self.stacks;

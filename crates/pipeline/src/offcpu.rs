@@ -156,6 +156,28 @@ pub struct PlacedTime {
     pub blocked_ns: u64,
 }
 
+impl PlacedTime {
+    /// Its nonzero parts: (offset from the on-CPU column, nanoseconds, the frame the profile
+    /// has them on under the thread's roots).
+    pub fn parts(&self) -> impl Iterator<Item = (usize, u64, cpiflame_profile::Frame)> {
+        [
+            (0, self.on_cpu_ns, cpiflame_profile::wall::unsampled_frame()),
+            (
+                1,
+                self.runnable_ns,
+                cpiflame_profile::wall::no_stack_frame(true),
+            ),
+            (
+                2,
+                self.blocked_ns,
+                cpiflame_profile::wall::no_stack_frame(false),
+            ),
+        ]
+        .into_iter()
+        .filter(|&(_, ns, _)| ns > 0)
+    }
+}
+
 /// Totals of the walk, for notes and warnings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WallStats {

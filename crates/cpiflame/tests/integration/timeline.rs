@@ -702,10 +702,35 @@ pub(crate) fn base64_decode(text: &str) -> Vec<u8> {
 type CellCounts = BTreeMap<((u64, u64), (i64, String)), u64>;
 
 fn page_cells(html: &str) -> (u64, u64, CellCounts) {
+    let (data, entries) = page_entries(html);
+    let rows = data["rows"].as_u64().unwrap();
+    let threads = data["threads"].as_array().unwrap();
+    let mut cells = CellCounts::new();
+    for e in entries {
+        let t = &threads[e.thread];
+        let thread = (t[1].as_i64().unwrap(), t[2].as_str().unwrap().to_string());
+        // The stack is left out: names differ between perf and cpiflame.
+        *cells
+            .entry(((e.cell / rows, e.cell % rows), thread))
+            .or_default() += e.values[0].0;
+    }
+    (data["origin"].as_u64().unwrap(), rows, cells)
+}
+
+/// One (cell, thread, stack) entry of a page's `cells`: per value column, its samples and
+/// its summed period over the column's unit.
+struct CellEntry {
+    cell: u64,
+    thread: usize,
+    values: Vec<(u64, u64)>,
+}
+
+/// The page's data and its `cells` decoded (see the timeline crate's encode.rs for the
+/// layout: unsigned LEB128 numbers).
+fn page_entries(html: &str) -> (Value, Vec<CellEntry>) {
     let data = page_data(html);
     let bytes = base64_decode(data["cells"].as_str().unwrap());
     let mut at = 0;
-    // One unsigned LEB128 number.
     let next = |at: &mut usize| {
         let (mut v, mut shift) = (0u64, 0);
         loop {
@@ -718,30 +743,26 @@ fn page_cells(html: &str) -> (u64, u64, CellCounts) {
             }
         }
     };
-    let rows = data["rows"].as_u64().unwrap();
-    let threads = data["threads"].as_array().unwrap();
     let k = data["values"].as_array().unwrap().len();
-    let mut cells = CellCounts::new();
+    let mut entries = Vec::new();
     let mut cell = 0;
     while at < bytes.len() {
         cell += next(&mut at);
         for _ in 0..next(&mut at) {
-            let t = &threads[next(&mut at) as usize];
-            let thread = (t[1].as_i64().unwrap(), t[2].as_str().unwrap().to_string());
+            let thread = next(&mut at) as usize;
             for _ in 0..next(&mut at) {
-                next(&mut at); // the stack (names differ between perf and cpiflame)
-                let samples = next(&mut at);
-                for _ in 1..2 * k {
-                    next(&mut at);
-                }
-                *cells
-                    .entry(((cell / rows, cell % rows), thread.clone()))
-                    .or_default() += samples;
+                next(&mut at); // the stack's index less the previous one's
+                let values = (0..k).map(|_| (next(&mut at), next(&mut at))).collect();
+                entries.push(CellEntry {
+                    cell,
+                    thread,
+                    values,
+                });
             }
         }
         cell += 1;
     }
-    (data["origin"].as_u64().unwrap(), rows, cells)
+    (data, entries)
 }
 
 /// Every sample header's time (nanoseconds), tid and comm in `perf script` text of the
@@ -878,21 +899,7 @@ fn perf_script_text_with_times_has_the_timeline_and_strip_of_its_perf_data() {
 /// Per (tid, role) the summed values of a page's cells (`oncpu`, `runnable`, `blocked`,
 /// `cycles`, ...): every value's period times its column's unit.
 fn page_totals(html: &str) -> BTreeMap<(i64, String), u64> {
-    let data = page_data(html);
-    let bytes = base64_decode(data["cells"].as_str().unwrap());
-    let mut at = 0;
-    let next = |at: &mut usize| {
-        let (mut v, mut shift) = (0u64, 0);
-        loop {
-            let b = bytes[*at];
-            *at += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            shift += 7;
-            if b < 0x80 {
-                return v;
-            }
-        }
-    };
+    let (data, entries) = page_entries(html);
     let threads = data["threads"].as_array().unwrap();
     let values: Vec<(String, u64)> = data["values"]
         .as_array()
@@ -901,17 +908,10 @@ fn page_totals(html: &str) -> BTreeMap<(i64, String), u64> {
         .map(|v| (v[0].as_str().unwrap().to_string(), v[1].as_u64().unwrap()))
         .collect();
     let mut totals = BTreeMap::new();
-    while at < bytes.len() {
-        next(&mut at); // empty cells skipped
-        for _ in 0..next(&mut at) {
-            let tid = threads[next(&mut at) as usize][1].as_i64().unwrap();
-            for _ in 0..next(&mut at) {
-                next(&mut at); // the stack
-                for (role, unit) in &values {
-                    next(&mut at); // samples
-                    *totals.entry((tid, role.clone())).or_default() += next(&mut at) * unit;
-                }
-            }
+    for e in entries {
+        let tid = threads[e.thread][1].as_i64().unwrap();
+        for ((role, unit), (_, value)) in values.iter().zip(&e.values) {
+            *totals.entry((tid, role.clone())).or_default() += value * unit;
         }
     }
     totals

@@ -366,14 +366,8 @@ impl WallPlan {
             else {
                 continue;
             };
-            for (column, ns, frame) in [
-                (on_cpu, p.on_cpu_ns, wall::unsampled_frame()),
-                (on_cpu + 1, p.runnable_ns, wall::no_stack_frame(true)),
-                (on_cpu + 2, p.blocked_ns, wall::no_stack_frame(false)),
-            ] {
-                if ns == 0 {
-                    continue;
-                }
+            for (offset, ns, frame) in p.parts() {
+                let column = on_cpu + offset;
                 let frame = profile.intern(frame);
                 let Some(stack) = profile.stack_id(&[root, frame]) else {
                     continue;
