@@ -7,6 +7,7 @@ use cpiflame_cli::draw::{FoldArgs, RenderArgs, ScriptArgs, TimelineArgs};
 use cpiflame_cli::read::{InputArgs, Roots, SourceArgs};
 use cpiflame_draw::page::{graph_with_strip, write_timeline_page};
 use cpiflame_draw::{write_memory_graph, Graph, Look};
+use cpiflame_pipeline::exit::discard;
 use cpiflame_pipeline::options::Environment;
 use cpiflame_pipeline::timeline::{read_timed, TimedLoad};
 use cpiflame_pipeline::{
@@ -67,6 +68,8 @@ pub fn render(args: RenderArgs, env: &Environment) -> Result<Outcome> {
     let loaded = load_input(&args.input, !args.classic, env)?;
     let graph = Graph::of(&loaded, args.classic, look)?;
     write_out(&args.output, |out| Ok(graph.write(out)?))?;
+    discard(graph);
+    discard(loaded);
     Ok(Outcome::Done)
 }
 
@@ -91,6 +94,7 @@ pub fn fold(args: FoldArgs, env: &Environment) -> Result<Outcome> {
             other => Ok(other?),
         }
     })?;
+    discard(loaded);
     Ok(Outcome::Done)
 }
 

@@ -44,6 +44,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return ExitCode::from(argument_error(e)),
     };
+    // The command's large structures are left to the exit, not freed one by one.
+    cpiflame_pipeline::exit::exit_frees_memory();
     let result = run(cli);
     cpiflame_pipeline::finish_progress();
     ExitCode::from(exit_status(result))

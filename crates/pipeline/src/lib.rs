@@ -40,6 +40,7 @@
 
 mod collapse;
 pub mod compare;
+pub mod exit;
 mod fold;
 pub mod group;
 mod hybrid;

@@ -482,7 +482,10 @@ pub fn load_opened(
     options: &LoadOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Loaded, LoadError> {
-    load_walked(file, options, WalkAlso::default(), warnings).map(|w| w.loaded)
+    load_walked(file, options, WalkAlso::default(), warnings).map(|w| {
+        crate::exit::discard(w.resolver);
+        w.loaded
+    })
 }
 
 /// What a command keeps from the walk that reads a recording, beside its profile: so that

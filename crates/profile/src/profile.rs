@@ -1,6 +1,6 @@
 //! The folded profile: interned frames, and stacks with a count per event column.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Index into [`Profile::frames`].
 pub type FrameId = u32;

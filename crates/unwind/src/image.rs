@@ -21,6 +21,9 @@ use crate::sections::section_bytes;
 use crate::shared::SharedBytes;
 use crate::source::{HostSource, Source};
 
+mod symbol_cache;
+use symbol_cache::{SymbolCache, Symbols};
+
 /// Sections framehop reads for ELF images.
 const UNWIND_SECTIONS: [&[u8]; 5] = [
     b".eh_frame",
@@ -60,8 +63,9 @@ struct Segment {
 
 /// A symbol-table entry as an index into the file's string table: names are neither read,
 /// copied nor demangled until an address in the symbol is named. 12 bytes: a large library
-/// has hundreds of thousands.
+/// has hundreds of thousands. `repr(C)`: a cache entry maps them ([`symbol_cache`]).
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct Symbol {
     /// The symbol's SVMA less the index's base (code is never 4 GiB from the first segment).
     offset: u32,
@@ -87,7 +91,7 @@ impl Symbol {
 /// An image's text symbols, sorted by address, and where their names are.
 #[derive(Default)]
 struct SymbolIndex {
-    symbols: Vec<Symbol>,
+    symbols: Symbols,
     /// The SVMA symbols' offsets count from: the lowest loaded segment's.
     base: u64,
     /// The string table's place in the file.
@@ -614,7 +618,8 @@ impl Image {
         let loading = self.symbols_loading.take();
         let handle = loading.unwrap_or_else(|| {
             let data = self.data.clone();
-            std::thread::spawn(move || symbol_index(&data))
+            let cache = self.symbol_cache();
+            std::thread::spawn(move || cached_symbol_index(&data, cache.as_ref()))
         });
         self.symbols_loading.set(Some(handle));
     }
@@ -624,7 +629,23 @@ impl Image {
             self.symbols_loading
                 .take()
                 .and_then(|handle| handle.join().ok())
-                .unwrap_or_else(|| symbol_index(&self.data))
+                .unwrap_or_else(|| cached_symbol_index(&self.data, self.symbol_cache().as_ref()))
+        })
+    }
+
+    /// This file's symbol index entry in the cache directory: by its build id (or, without
+    /// one, the file's identity on this host) and size.
+    fn symbol_cache(&self) -> Option<SymbolCache> {
+        let (dir, source) = self.dwarf_cache.clone()?;
+        let key = match &self.build_id {
+            Some(id) => id.iter().map(|b| format!("{b:02x}")).collect(),
+            None => symbol_cache::file_key(&self.path)?,
+        };
+        Some(SymbolCache {
+            dir,
+            key,
+            file_len: self.data.len(),
+            source,
         })
     }
 
@@ -655,6 +676,18 @@ impl Image {
 /// perf does (the symbol table holds the dynamic symbols too). Read from the raw entries, in
 /// one pass that releases the table's pages behind it; the string table is read only to
 /// compare aliases at one address (a large library's is tens of megabytes).
+/// The symbol index of `data` from its cache entry, else built (and the entry written).
+fn cached_symbol_index(data: &SharedBytes, cache: Option<&SymbolCache>) -> SymbolIndex {
+    if let Some(index) = cache.and_then(SymbolCache::read) {
+        return index;
+    }
+    let index = symbol_index(data);
+    if let Some(cache) = cache {
+        cache.write(&index);
+    }
+    index
+}
+
 fn symbol_index(data: &SharedBytes) -> SymbolIndex {
     use object::elf::{FileHeader32, FileHeader64};
     use object::{Endianness, FileKind};
@@ -705,7 +738,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
         .min()
         .unwrap_or(0);
     let mut index = SymbolIndex {
-        symbols: Vec::new(),
+        symbols: Symbols::default(),
         base,
         strings,
         names_read: Cell::new(0),
@@ -776,7 +809,7 @@ fn elf_symbol_index<Elf: object::read::elf::FileHeader<Endian = object::Endianne
     // From now on only the names of symbols hit are read.
     data.release_pages(table_range);
     data.release_pages(index.strings.clone());
-    index.symbols = symbols;
+    index.symbols = Symbols::Built(symbols);
     index
 }
 
