@@ -35,6 +35,7 @@ pub const MIN_PAIRED_SAMPLES: u64 = 3;
 
 /// [`interval::ratio_interval`](crate::interval::ratio_interval) for many frames at one
 /// confidence.
+#[derive(Clone)]
 pub struct RatioIntervals {
     confidence: f64,
     z: f64,

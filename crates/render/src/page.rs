@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use cpiflame_profile::{Frame, FrameKind};
 
 use crate::color::Rgb;
-use crate::text::{fit_label, Esc, CHAR_WIDTH, LABEL_PAD};
+use crate::text::{fit_label, Esc, Fixed, CHAR_WIDTH, LABEL_PAD};
 use crate::tree::{Node, Tree, Weight};
 use crate::wrap::{line_width, wrap, Wrapped};
 
@@ -494,9 +494,11 @@ impl<P: Picture + Sync> Frames<'_, P> {
             let id = format!("w{i}");
             write!(
                 w,
-                r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="url(#{id})"/><text x="{:.2}" y="{}">{}</text>"#,
+                r#"</title><rect x="{}" y="{y}" width="{}" height="{}" fill="url(#{id})"/><text x="{}" y="{}">{}</text>"#,
+                Fixed(x, 2),
+                Fixed(fw, 2),
                 ROW - 1,
-                x + LABEL_PAD,
+                Fixed(x + LABEL_PAD, 2),
                 y + 11,
                 fit_label(name, fw)
             )?;
@@ -509,10 +511,12 @@ impl<P: Picture + Sync> Frames<'_, P> {
         };
         writeln!(
             w,
-            r#"</title><rect x="{x:.2}" y="{y}" width="{fw:.2}" height="{}" fill="{}"{outline}/><text x="{:.2}" y="{}">{}</text></g>"#,
+            r#"</title><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"{outline}/><text x="{}" y="{}">{}</text></g>"#,
+            Fixed(x, 2),
+            Fixed(fw, 2),
             ROW - 1,
             p.fill(node),
-            x + LABEL_PAD,
+            Fixed(x + LABEL_PAD, 2),
             y + 11,
             fit_label(name, fw)
         )

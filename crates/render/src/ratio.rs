@@ -5,6 +5,7 @@
 //! It must never draw: the kinds (`cpi`, `wall`, `topdown`, `strip`) draw, each over this.
 
 use std::io::{self, Write};
+use std::ops::Range;
 
 use cpiflame_profile::interval::{Interval, PairedMoments, STALL_COLOUR_WIDTH};
 use cpiflame_profile::ratios::{RatioIntervals, RatioKind};
@@ -68,10 +69,10 @@ pub(crate) fn too_wide(colour: Colour, interval: Option<&Interval>) -> bool {
 /// a million stacks has far more nodes than it draws. A leader-sampled group's nodes get the
 /// interval of their per-sample deltas ([`paired_moments`]), others that of independently
 /// sampled events.
-pub(crate) fn frame_intervals<W: Weight>(
+pub(crate) fn frame_intervals<W: Weight + Sync>(
     profile: &Profile,
     tree: &Tree<FrameId, W>,
-    cpi: impl Fn(&W) -> &CpiWeight,
+    cpi: impl Fn(&W) -> &CpiWeight + Sync,
     colour: Colour,
     columns: (Option<usize>, usize, Option<usize>),
     opts: &Options,
@@ -90,27 +91,47 @@ pub(crate) fn frame_intervals<W: Weight>(
     let paired = pair.map_or_else(Vec::new, |(a, b)| {
         paired_moments(profile, tree, a, b, &drawn)
     });
-    tree.nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            if !drawn[i] {
-                return None;
-            }
-            let c = cpi(&n.total);
-            let (num, den, column) = match colour {
-                Colour::Stalls => (c.stalls, c.ratio_cycles, all.stalls),
-                Colour::Cpi => (c.ratio_cycles, c.instructions, all.ratio_cycles),
-                Colour::Name => return None,
-            };
-            let kind = match colour {
-                Colour::Stalls => RatioKind::Share,
-                _ => RatioKind::Ratio,
-            };
-            intervals.frame(num, den, column, paired.get(i), kind)
-        })
-        .collect()
+    // A node's interval depends on its counts alone, so the nodes can be split between
+    // threads (each with its own memo) and give the same intervals.
+    let of_nodes = |range: Range<usize>, intervals: &mut RatioIntervals| {
+        range
+            .map(|i| {
+                if !drawn[i] {
+                    return None;
+                }
+                let c = cpi(&tree.nodes[i].total);
+                let (num, den, column) = match colour {
+                    Colour::Stalls => (c.stalls, c.ratio_cycles, all.stalls),
+                    Colour::Cpi => (c.ratio_cycles, c.instructions, all.ratio_cycles),
+                    Colour::Name => return None,
+                };
+                let kind = match colour {
+                    Colour::Stalls => RatioKind::Share,
+                    _ => RatioKind::Ratio,
+                };
+                intervals.frame(num, den, column, paired.get(i), kind)
+            })
+            .collect::<Vec<_>>()
+    };
+    let n = tree.nodes.len();
+    if opts.single_threaded || n < PARALLEL_NODES {
+        return of_nodes(0..n, &mut intervals);
+    }
+    std::thread::scope(|scope| {
+        let mut second = intervals.clone();
+        let later = scope.spawn(move || of_nodes(n / 2..n, &mut second));
+        let mut all = of_nodes(0..n / 2, &mut intervals);
+        match later.join() {
+            Ok(later) => all.extend(later),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        all
+    })
 }
+
+/// Nodes from which [`frame_intervals`] pays for a second thread (a large program's graph has
+/// tens of thousands; each interval is a root search over incomplete beta functions).
+const PARALLEL_NODES: usize = 4096;
 
 /// ` (95% interval LO to HI)`, the ends shown by `show` (an unbounded one `∞`).
 pub(crate) fn write_interval<O: Write>(
