@@ -65,10 +65,12 @@ impl SymbolCache {
         {
             return None;
         }
-        let symbols = Symbols::mapped(map, range)?;
+        let symbols = Symbols::mapped(map.clone(), range)?;
         if !symbols.windows(2).all(|w| w[0].offset <= w[1].offset) {
             return None;
         }
+        // Checked: only the pages lookups touch are read again.
+        map.release_pages(0..map.len());
         Some(SymbolIndex {
             symbols,
             base,
