@@ -5,7 +5,7 @@
 #
 #   SECONDS  how long each target runs (default 600)
 #   TARGET   perf_data sample_record event_specs folded perf_script elf_image tracing_data
-#            jitdump marker_file (default: all)
+#            jitdump marker_file symbol_cache (default: all)
 #
 # Targets run JOBS at a time (default 2). Each starts from fuzz/corpus/TARGET, seeded from
 # fixtures/ on first use (recordings of the fixture programs by perf and by cpiflame, their
@@ -23,7 +23,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-600}"
 shift || true
-all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data jitdump marker_file)
+all_targets=(perf_data sample_record event_specs folded perf_script elf_image tracing_data jitdump marker_file symbol_cache)
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=("${all_targets[@]}")
 jobs="${JOBS:-2}"
@@ -182,6 +182,14 @@ SPECS
 	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
 		mkdir -p "$c"
 		cp "$root"/fuzz/regressions/marker_file/*.txt "$c/" 2>/dev/null || true
+	fi
+
+	# Symbol-index cache entries, each with the file it indexes: the regression inputs (real
+	# entries with their string table moved into the input).
+	c="$root/fuzz/corpus/symbol_cache"
+	if [ -z "$(ls -A "$c" 2>/dev/null)" ]; then
+		mkdir -p "$c"
+		cp "$root"/fuzz/regressions/symbol_cache/seed-* "$c/" 2>/dev/null || true
 	fi
 
 	# JIT dumps: CPython 3.13's (-X perf_jit: loads with unwinding info, machine 0) and

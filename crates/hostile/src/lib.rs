@@ -642,6 +642,29 @@ pub fn jitdump(bytes: &[u8]) {
     unwind_from(&unwinder, loads, bytes);
 }
 
+/// A symbol-index cache entry (`CPIFLAME_CACHE_DIR/symbols/`) and the file it indexes: the
+/// input is a little-endian u32 length, that many bytes of entry, then the file. Read as it
+/// is (its CRC usually fails) and with its CRC set to match, so that mutations reach the
+/// checks after it; an accepted entry's symbols are all looked up and named. What must hold:
+/// no panic, and the same entry is accepted or refused alike by both reads once its CRC
+/// matches.
+pub fn symbol_cache_entry(bytes: &[u8]) {
+    use cpiflame_unwind::check_symbol_cache_entry;
+    let Some((len, rest)) = bytes.split_first_chunk::<4>() else {
+        return;
+    };
+    let len = (u32::from_le_bytes(*len) as usize).min(rest.len());
+    let (entry, file) = rest.split_at(len);
+    let as_is = check_symbol_cache_entry(entry, file, false);
+    let fixed = check_symbol_cache_entry(entry, file, true);
+    if as_is.is_some() {
+        assert_eq!(
+            as_is, fixed,
+            "an entry whose CRC matched reads the same with it set"
+        );
+    }
+}
+
 /// A marker file (`marker-PID.txt`, samply's convention; `--region` reads them): its lines
 /// read as intervals of the region named on the first line that parses (or `pixel`). What
 /// must hold: each thread's intervals come out sorted and apart, every interval's bounds are

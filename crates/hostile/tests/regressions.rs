@@ -117,6 +117,12 @@ fn elf_image_regressions() {
 }
 
 #[test]
+fn symbol_cache_regressions() {
+    let n = replay("symbol_cache", cpiflame_hostile::symbol_cache_entry);
+    assert!(n >= 1, "the seed entries are kept");
+}
+
+#[test]
 fn jitdump_regressions() {
     let n = replay("jitdump", cpiflame_hostile::jitdump);
     assert!(n >= 1, "real dumps are kept");

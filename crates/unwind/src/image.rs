@@ -676,6 +676,28 @@ impl Image {
 /// perf does (the symbol table holds the dynamic symbols too). Read from the raw entries, in
 /// one pass that releases the table's pages behind it; the string table is read only to
 /// compare aliases at one address (a large library's is tens of megabytes).
+/// For the fuzzer (`cpiflame_hostile::symbol_cache_entry`): `entry` read as the symbol-index
+/// cache entry of `file`, with its CRC first set to match when `fix_crc` (so that mutations
+/// reach the checks after it); every symbol of an accepted entry is then looked up and named
+/// from `file` as naming would. The number of symbols accepted.
+#[doc(hidden)]
+pub fn check_symbol_cache_entry(entry: &[u8], file: &[u8], fix_crc: bool) -> Option<usize> {
+    let mut entry = entry.to_vec();
+    if fix_crc && entry.len() >= 64 {
+        let crc = u64::from(crc32fast::hash(&entry[64..]));
+        entry[48..56].copy_from_slice(&crc.to_le_bytes());
+    }
+    let index = symbol_cache::parse(SharedBytes::owned(entry), file.len())?;
+    let data = SharedBytes::owned(file.to_vec());
+    for symbol in index.symbols.iter().take(4096) {
+        let svma = index.svma(symbol);
+        let found = index.symbols.partition_point(|s| index.svma(s) <= svma);
+        assert!(found > 0, "a symbol's own address finds it");
+        let _ = index.name(symbol, &data);
+    }
+    Some(index.symbols.len())
+}
+
 /// The symbol index of `data` from its cache entry, else built (and the entry written).
 fn cached_symbol_index(data: &SharedBytes, cache: Option<&SymbolCache>) -> SymbolIndex {
     if let Some(index) = cache.and_then(SymbolCache::read) {

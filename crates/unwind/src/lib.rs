@@ -58,7 +58,7 @@ mod source;
 
 pub use demangle::{demangle, strip_signature};
 pub use frames::{CodeSite, FrameInfo, FrameKind, FrameRef, StackEntry};
-pub use image::{DwarfFrame, Image, ImageError, NamedFrame};
+pub use image::{check_symbol_cache_entry, DwarfFrame, Image, ImageError, NamedFrame};
 pub use in_root::{open_in_root, under_process_root, NO_OPENAT2};
 pub use jit::JitCodeRef;
 pub use kernel::{Kallsyms, KallsymsError, KernelSymbolFiles};

@@ -124,9 +124,9 @@ fn one_thread_and_many_give_the_same_bytes() {
     }
 }
 
-/// The cache of decompressed debug sections (`CPIFLAME_CACHE_DIR`) changes no byte of any
-/// output: a first run fills it (libc's debug file is compressed), a second reads from it, and
-/// a run with it off decompresses in memory.
+/// The cache of decompressed debug sections and symbol indexes (`CPIFLAME_CACHE_DIR`)
+/// changes no byte of any output: a first run fills it (libc's debug file is compressed), a
+/// second reads from it, and a run with it off decompresses and indexes in memory.
 #[test]
 fn the_debug_section_cache_changes_nothing() {
     let dir = Dir::new("threads-cache");
@@ -145,14 +145,17 @@ fn the_debug_section_cache_changes_nothing() {
     let render = render_args(data);
     let script = ["script", data];
     let cold = (run(&render, s(&cache)), run(&script, s(&cache)));
-    let entries = std::fs::read_dir(cache.join("dwarf"))
-        .map(|d| d.filter_map(Result::ok).count())
-        .unwrap_or(0);
-    assert!(
-        entries > 0,
-        "no cache entry written under {}",
-        cache.display()
-    );
+    // Both kinds of entry: decompressed debug sections and symbol indexes.
+    for kind in ["dwarf", "symbols"] {
+        let entries = std::fs::read_dir(cache.join(kind))
+            .map(|d| d.filter_map(Result::ok).count())
+            .unwrap_or(0);
+        assert!(
+            entries > 0,
+            "no {kind} cache entry written under {}",
+            cache.display()
+        );
+    }
     let warm = (run(&render, s(&cache)), run(&script, s(&cache)));
     let off = (run(&render, ""), run(&script, ""));
     assert!(!cold.0.is_empty() && !cold.1.is_empty());

@@ -46,37 +46,7 @@ impl SymbolCache {
     /// The entry's index, mapped; `None` unless it is whole, checks and fits a file of
     /// `file_len` bytes.
     pub fn read(&self) -> Option<SymbolIndex> {
-        let map = self.source.cached(&self.path())?;
-        let header = map.get(..HEADER)?;
-        let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
-        let native = |at: usize| u64::from_ne_bytes(header[at..at + 8].try_into().unwrap());
-        if &header[..8] != MAGIC || native(8) != BYTE_ORDER {
-            return None;
-        }
-        let (base, strings) = (u64_at(16), u64_at(24)..u64_at(32));
-        let count = usize::try_from(u64_at(40)).ok()?;
-        let bytes = count.checked_mul(std::mem::size_of::<Symbol>())?;
-        let range = HEADER..HEADER.checked_add(bytes)?;
-        let strings = usize::try_from(strings.start).ok()?..usize::try_from(strings.end).ok()?;
-        if range.end != map.len()
-            || strings.start > strings.end
-            || strings.end > self.file_len
-            || u64::from(crc32fast::hash(&map[range.clone()])) != u64_at(48)
-        {
-            return None;
-        }
-        let symbols = Symbols::mapped(map.clone(), range)?;
-        if !symbols.windows(2).all(|w| w[0].offset <= w[1].offset) {
-            return None;
-        }
-        // Checked: only the pages lookups touch are read again.
-        map.release_pages(0..map.len());
-        Some(SymbolIndex {
-            symbols,
-            base,
-            strings,
-            names_read: Default::default(),
-        })
+        parse(self.source.cached(&self.path())?, self.file_len)
     }
 
     /// Writes `index` as the entry. Failures are ignored: the cache only saves work.
@@ -124,6 +94,41 @@ pub(super) fn file_key(path: &Path) -> Option<String> {
         meta.ctime(),
         meta.ctime_nsec()
     ))
+}
+
+/// `map` as the entry of a file of `file_len` bytes: its index, mapped; `None` unless the
+/// entry is whole, checks and fits the file.
+pub(super) fn parse(map: SharedBytes, file_len: usize) -> Option<SymbolIndex> {
+    let header = map.get(..HEADER)?;
+    let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap());
+    let native = |at: usize| u64::from_ne_bytes(header[at..at + 8].try_into().unwrap());
+    if &header[..8] != MAGIC || native(8) != BYTE_ORDER {
+        return None;
+    }
+    let (base, strings) = (u64_at(16), u64_at(24)..u64_at(32));
+    let count = usize::try_from(u64_at(40)).ok()?;
+    let bytes = count.checked_mul(std::mem::size_of::<Symbol>())?;
+    let range = HEADER..HEADER.checked_add(bytes)?;
+    let strings = usize::try_from(strings.start).ok()?..usize::try_from(strings.end).ok()?;
+    if range.end != map.len()
+        || strings.start > strings.end
+        || strings.end > file_len
+        || u64::from(crc32fast::hash(&map[range.clone()])) != u64_at(48)
+    {
+        return None;
+    }
+    let symbols = Symbols::mapped(map.clone(), range)?;
+    if !symbols.windows(2).all(|w| w[0].offset <= w[1].offset) {
+        return None;
+    }
+    // Checked: only the pages lookups touch are read again.
+    map.release_pages(0..map.len());
+    Some(SymbolIndex {
+        symbols,
+        base,
+        strings,
+        names_read: Default::default(),
+    })
 }
 
 /// An index's symbols: built in memory, or a cache entry's, mapped.
