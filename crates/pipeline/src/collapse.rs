@@ -296,7 +296,7 @@ struct Batch<'a> {
     frames: Vec<StackFrame>,
     error: Option<ReadError>,
     /// No record of this batch or of those after it lies below this offset: once the batch
-    /// is named and handed back, the pages below can go.
+    /// is taken up, the pages below can go.
     floor: u64,
 }
 
@@ -324,7 +324,6 @@ fn walk_on_two_threads(
             // Pages are released behind the naming thread, which reads the records last.
             records.keep_pages();
             let mut batch = Batch::default();
-            let mut released_to = 0;
             while let Some(record) = records.next() {
                 let record = match record {
                     Ok(r) => r,
@@ -353,15 +352,8 @@ fn walk_on_two_threads(
                         .iter()
                         .map(|(r, _)| r.offset)
                         .fold(records.unread_from(), u64::min);
-                    // A batch handed back is named: the bytes before its floor are read
-                    // for the last time. Released here, off the naming thread's path, in
-                    // steps of 1 MiB or more: each release flushes the TLB of every core.
-                    let mut reused = None;
-                    while let Ok(back) = emptied.try_recv() {
-                        released_to = release_before(file, released_to, back.floor);
-                        reused = Some(back);
-                    }
-                    let sent = std::mem::replace(&mut batch, reused.unwrap_or_default());
+                    let sent =
+                        std::mem::replace(&mut batch, emptied.try_recv().unwrap_or_default());
                     if full.send(sent).is_err() {
                         // The naming thread stopped on an error of its own.
                         break;
@@ -375,7 +367,13 @@ fn walk_on_two_threads(
             (twin.stats.clone(), records.cut_short_at)
         });
         let mut error = None;
+        let mut released_to = 0;
         for batch in filled {
+            // In steps of 1 MiB or more: each release flushes the TLB of every core.
+            if batch.floor >= released_to + (1 << 20) {
+                file.release_pages(released_to..batch.floor);
+                released_to = batch.floor;
+            }
             for (record, user) in &batch.records {
                 let unwound = match (&record.kind, user) {
                     (RecordKind::Sample(_), Some(range)) => {
@@ -394,7 +392,7 @@ fn walk_on_two_threads(
                 records: batch.records,
                 frames: batch.frames,
                 error: None,
-                floor: batch.floor,
+                floor: 0,
             });
         }
         let (twin_stats, cut_short_at) = match reader.join() {
@@ -408,17 +406,6 @@ fn walk_on_two_threads(
         walk.stats.cut_short_at = cut_short_at;
         Ok(walk.finish())
     })
-}
-
-/// Releases the pages of `file` from `released_to` to `floor` once that is 1 MiB or more;
-/// returns how far the file is released.
-fn release_before(file: &PerfData, released_to: u64, floor: u64) -> u64 {
-    if floor >= released_to + (1 << 20) {
-        file.release_pages(released_to..floor);
-        floor
-    } else {
-        released_to
-    }
 }
 
 /// Reads every record of `file`, resolving samples with `resolver`, into a profile with one
