@@ -156,6 +156,9 @@ pub struct Image {
     /// thread, see [`Image::prefetch_names`]).
     symbols: OnceCell<SymbolIndex>,
     symbols_loading: Cell<Option<JoinHandle<SymbolIndex>>>,
+    /// The addresses of the unwind table entries that covered an address looked up, sorted
+    /// by start ([`Image::cfi_covers`]).
+    cfi_known: RefCell<Vec<Range<u64>>>,
     /// Demangled names of the symbols named so far, by where their names lie: a function
     /// is hit at many addresses, and demangling is the costly part of naming one.
     demangled: RefCell<HashMap<u32, Box<str>>>,
@@ -253,6 +256,7 @@ impl Image {
             segments,
             symbols: OnceCell::new(),
             symbols_loading: Cell::new(None),
+            cfi_known: RefCell::default(),
             demangled: RefCell::default(),
             debuglink,
             has_dwarf,
@@ -330,7 +334,28 @@ impl Image {
     /// Whether this image's unwind tables hold an entry (FDE) whose range covers stated
     /// address `svma`; see [`Image::cfi_overlaps`].
     pub(crate) fn cfi_covers(&self, svma: Svma) -> Option<bool> {
-        self.cfi_overlaps(svma.0..svma.0.saturating_add(1))
+        // An entry that covered an address covers every address of its range: a function is
+        // hit at many addresses, and each lookup in the table parses an entry.
+        {
+            let known = self.cfi_known.borrow();
+            let i = known.partition_point(|r| r.start <= svma.0);
+            if i > 0 && svma.0 < known[i - 1].end {
+                return Some(true);
+            }
+        }
+        let (covers, entry) = self.cfi_entry(svma.0..svma.0.saturating_add(1));
+        if let Some(entry) = entry {
+            let mut known = self.cfi_known.borrow_mut();
+            let i = known.partition_point(|r| r.start <= entry.start);
+            known.insert(i, entry);
+        }
+        covers
+    }
+
+    /// Whether an entry (FDE) of this image's unwind tables overlaps the stated addresses
+    /// `range`: [`Image::cfi_entry`] without the entry.
+    pub(crate) fn cfi_overlaps(&self, range: Range<u64>) -> Option<bool> {
+        self.cfi_entry(range).0
     }
 
     /// Whether an entry (FDE) of this image's unwind tables overlaps the stated addresses
@@ -338,8 +363,15 @@ impl Image {
     /// (`.eh_frame` through `.eh_frame_hdr`'s table, `.eh_frame` alone, `.debug_frame`).
     /// `None` when the image has no unwind tables, or tables without a single entry (the
     /// linker leaves an empty `.eh_frame` for code assembled without CFI); an entry that
-    /// cannot be parsed covers nothing.
-    pub(crate) fn cfi_overlaps(&self, range: Range<u64>) -> Option<bool> {
+    /// cannot be parsed covers nothing. With the addresses of the entry that overlaps, where
+    /// it was found through `.eh_frame_hdr`'s table (the tables of nearly every file).
+    fn cfi_entry(&self, range: Range<u64>) -> (Option<bool>, Option<Range<u64>>) {
+        let mut entry = None;
+        (self.cfi_entry_into(range, &mut entry), entry)
+    }
+
+    /// [`Image::cfi_entry`], the entry's addresses put in `entry`.
+    fn cfi_entry_into(&self, range: Range<u64>, entry: &mut Option<Range<u64>>) -> Option<bool> {
         use gimli::{BaseAddresses, DebugFrame, EhFrame, EhFrameHdr, LittleEndian, UnwindSection};
         let start = |name: &[u8]| self.section(name).map_or(0, |(svma, _)| svma.start);
         let bases = BaseAddresses::default()
@@ -366,7 +398,14 @@ impl Image {
                 .and_then(|offset| {
                     eh_frame.fde_from_offset(&bases, offset, EhFrame::cie_from_offset)
                 });
-            return Some(fde.is_ok_and(|fde| fde_overlaps(&fde, &range)));
+            return Some(fde.is_ok_and(|fde| {
+                let overlaps = fde_overlaps(&fde, &range);
+                if overlaps {
+                    let start = fde.initial_address();
+                    *entry = Some(start..start.saturating_add(fde.len()));
+                }
+                overlaps
+            }));
         }
         let (_, debug_frame) = self.section(b".debug_frame")?;
         let mut debug_frame = DebugFrame::new(&debug_frame, LittleEndian);

@@ -548,6 +548,12 @@ mod tests {
             assert_eq!(image.cfi_covers(Svma(after.0 + 1)), Some(false), "{name}");
             assert_eq!(image.cfi_covers(thread_start), Some(true), "{name}");
             assert_eq!(image.cfi_covers(thread_fn), Some(true), "{name}");
+            // Again, from the entries found above: an entry covers its own range only.
+            for (svma, covered) in [(after, false), (Svma(wrapper.0 + 1), true), (after, false)] {
+                assert_eq!(image.cfi_covers(svma), Some(covered), "{name} {svma:?}");
+                let table = image.cfi_overlaps(svma.0..svma.0 + 1);
+                assert_eq!(table, Some(covered), "{name}: the table at {svma:?}");
+            }
 
             let (process, base) = process_with(&image, 0x7f00_0000_0000);
             let tables = Tables {
