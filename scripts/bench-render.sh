@@ -339,11 +339,12 @@ bench() {
 	done
 	if [ "${state[$f.pipeline]}" = ok ]; then
 		# Pipeline per run: sum of the stage times, max of the stage peaks, sum of the CPU times.
+		# The sum printed with %.0f, not %d: mawk's %d stops at 2^31 - 1 (nanoseconds: a
+		# pipeline of over 2.147 s read 2.147 s).
 		# shellcheck disable=SC2046
 		paste -d ' ' $(printf "runs/$f.%s.tsv " "${stages[@]}") | awk '{
 			t = 0; m = 0; c = 0
 			for (i = 1; i <= NF; i += 4) { t += $i; if ($(i+1) > m) m = $(i+1); c += $(i+3) }
-			# %.0f, not %d: mawk's %d stops at 2^31 - 1 ns (a pipeline of over 2.147 s read 2.147 s).
 			printf "%.0f %d - %.2f\n", t, m, c
 		}' >"runs/$f.pipeline.tsv"
 	fi

@@ -79,13 +79,39 @@ enum WalkEnd {
     TooDeep,
 }
 
+/// framehop's cache of unwind rules, several times over: one cache holds 509 addresses (one
+/// per slot of `address % 509`), and a large program's stacks go through tens of thousands
+/// (rustc's: 14,000), so that most frames parsed their `.eh_frame` entry again. The cache
+/// of an address is chosen by the address's next digits (`address / 509`), so that addresses
+/// of one slot spread over the caches. The rules are the same as with one cache.
+pub(crate) struct RuleCaches(Box<[CacheX86_64]>);
+
+impl RuleCaches {
+    const COUNT: u64 = 8;
+
+    pub(crate) fn new() -> RuleCaches {
+        RuleCaches((0..Self::COUNT).map(|_| CacheX86_64::new()).collect())
+    }
+
+    /// The cache for frames at `address`.
+    fn of(&mut self, address: FrameAddress) -> &mut CacheX86_64 {
+        let i = (address.address_for_lookup() / 509) % Self::COUNT;
+        &mut self.0[i as usize]
+    }
+
+    /// One cache, for a walk that takes a single one for all its frames.
+    fn first(&mut self) -> &mut CacheX86_64 {
+        &mut self.0[0]
+    }
+}
+
 /// Unwinds from `regs` over `stack`, a stack copy starting at the stack pointer, pushing each
 /// frame to `out` (after what it holds), innermost first. No I/O: the stack and
 /// the unwind tables are bytes at hand.
 fn walk(
     tables: Tables<'_>,
     memo: &mut HashMap<(usize, Svma), bool>,
-    cache: &mut CacheX86_64,
+    caches: &mut RuleCaches,
     regs: UnwindRegsX86_64,
     stack: &[u8],
     out: &mut Vec<StackFrame>,
@@ -110,9 +136,9 @@ fn walk(
             return WalkEnd::Uncovered;
         }
         let next = match tables.process.filter(|p| bare_jit(p, lookup)) {
-            Some(process) => jit_caller(tables, process, cache, &mut regs, &mut read_stack)
+            Some(process) => jit_caller(tables, process, caches, &mut regs, &mut read_stack)
                 .ok_or(framehop::Error::CouldNotReadStack(regs.sp())),
-            None => unwinder.unwind_frame(address, &mut regs, cache, &mut read_stack),
+            None => unwinder.unwind_frame(address, &mut regs, caches.of(address), &mut read_stack),
         };
         match next {
             Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
@@ -155,7 +181,7 @@ const JIT_SCAN_WORDS: u64 = 64;
 fn jit_caller(
     tables: Tables<'_>,
     process: &Process,
-    cache: &mut CacheX86_64,
+    caches: &mut RuleCaches,
     regs: &mut UnwindRegsX86_64,
     read_stack: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<Option<u64>> {
@@ -186,15 +212,16 @@ fn jit_caller(
         let Some(address) = FrameAddress::from_return_address(ra) else {
             continue;
         };
-        let holds =
-            match process
-                .unwinder
-                .unwind_frame(address, &mut caller.clone(), cache, read_stack)
-            {
-                Ok(None) => true,
-                Ok(Some(next)) => process.mapping_at(Avma(next.wrapping_sub(1))).is_some(),
-                Err(_) => false,
-            };
+        let holds = match process.unwinder.unwind_frame(
+            address,
+            &mut caller.clone(),
+            caches.of(address),
+            read_stack,
+        ) {
+            Ok(None) => true,
+            Ok(Some(next)) => process.mapping_at(Avma(next.wrapping_sub(1))).is_some(),
+            Err(_) => false,
+        };
         if holds {
             *regs = caller;
             return Some(Some(ra));
@@ -335,7 +362,7 @@ impl Unwinder {
         let end = walk(
             tables,
             &mut self.stack_ends_at,
-            &mut self.cache,
+            &mut self.caches,
             UnwindRegsX86_64::new(ip, sp, bp),
             stack.used(),
             out,
@@ -380,7 +407,7 @@ impl Unwinder {
         let mut frames = process.unwinder.iter_frames(
             ip,
             UnwindRegsX86_64::new(ip, sp, bp),
-            &mut self.cache,
+            self.caches.first(),
             &mut read_stack,
         );
         for _ in 0..MAX_FRAMES {
@@ -567,7 +594,7 @@ mod tests {
                 let end = walk(
                     tables,
                     &mut HashMap::default(),
-                    &mut CacheX86_64::new(),
+                    &mut RuleCaches::new(),
                     UnwindRegsX86_64::new(ip.0, sp, 0),
                     &stack_of(stack),
                     &mut out,

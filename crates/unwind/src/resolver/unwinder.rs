@@ -11,7 +11,6 @@ use std::sync::Arc;
 use cpiflame_perf_data::abi::misc;
 use cpiflame_perf_data::{Meta, MmapRecord, RecordKind};
 use foldhash::HashMap;
-use framehop::x86_64::CacheX86_64;
 
 use crate::address::{Avma, FileMapping, FileOffset, Svma};
 use crate::image::{Image, ImageError};
@@ -44,7 +43,7 @@ pub struct Unwinder {
     roots: HashMap<i32, Option<(u64, std::path::PathBuf)>>,
     /// [`Options::recording_now`].
     recording_now: bool,
-    pub(super) cache: CacheX86_64,
+    pub(super) caches: super::stack::RuleCaches,
     /// Whether a stack ends at a stated address of an image (no unwind info covers it, on
     /// purpose), by image and address, for the addresses unwinds went through
     /// ([`super::stack::ends_stack`]).
@@ -105,7 +104,7 @@ impl Unwinder {
             processes: HashMap::default(),
             roots: HashMap::default(),
             recording_now: options.recording_now,
-            cache: CacheX86_64::new(),
+            caches: super::stack::RuleCaches::new(),
             stack_ends_at: HashMap::default(),
             unwinds_x86_64: arch_ok && cfg!(target_endian = "little"),
             read_names_ahead: !options.unwind_only && !options.single_threaded,
