@@ -319,16 +319,15 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
         .map_err(err)
 }
 
-/// Raises the recorder's scheduling priority by 10 nice levels (to -20 at most) when it may
-/// (root, CAP_SYS_NICE or RLIMIT_NICE). Samples are lost when the recorder does not drain the
-/// ring buffers in time, and a command with more runnable threads than there are CPUs gives
-/// each of them as much CPU as the recorder: 64 threads on 2 CPUs leave it 3% of a CPU, and
-/// both perf and cpiflame then lose most samples. With the higher priority it runs when it
-/// has records to drain; it takes no more CPU than the records cost. Ten levels, not more:
-/// with twenty the other programs of a busy machine ran at 0.93x their rate under `perf
-/// record -a` (1.00x at ten), and five lost half the swarm test's samples (none at ten). Called after the
-/// command is forked (and only affects this thread), so the command's priority is its own.
-fn raise_priority() -> bool {
+/// Raises the recorder's scheduling priority by `levels` nice levels (to -20 at most) when it
+/// may (root, CAP_SYS_NICE or RLIMIT_NICE). Samples are lost when the recorder does not drain
+/// the ring buffers in time, and a command with more runnable threads than there are CPUs
+/// gives each of them as much CPU as the recorder: 64 threads on 2 CPUs leave it 3% of a CPU,
+/// and both perf and cpiflame then lose most samples. With the higher priority it runs when
+/// it has records to drain; it takes no more CPU than the records cost. See
+/// [`PRIORITY_LEVELS`] for how many. Called after the command is forked (and only affects
+/// this thread), so the command's priority is its own.
+fn raise_priority(levels: i32) -> bool {
     // SAFETY: getpriority/setpriority on the calling thread; errno is reset first because
     // -1 is also a valid priority.
     unsafe {
@@ -337,10 +336,18 @@ fn raise_priority() -> bool {
         if now == -1 && *libc::__errno_location() != 0 {
             return false;
         }
-        let want = (now - 10).max(-20);
+        let want = (now - levels).max(-20);
         want < now && libc::setpriority(libc::PRIO_PROCESS as _, 0, want) == 0
     }
 }
+
+/// How far [`raise_priority`] raises the recorder: (recording what it was given, recording the
+/// whole machine). Recording a command, its processes or threads, twenty levels: the swarm
+/// test (115 runnable tasks on 2 CPUs) loses nothing, where ten lost 4% of its samples in
+/// one of the suite's runs under load and five lost half. System-wide (`-a`, `-C`), ten: the
+/// other programs there are what is measured, and with twenty they ran at 0.93x their rate
+/// under `perf record -a` on a busy machine (1.00x at ten).
+const PRIORITY_LEVELS: (i32, i32) = (20, 10);
 
 /// Kernel samples and call chains need perf_event_paranoid <= 1, or root.
 fn kernel_allowed() -> bool {
@@ -423,7 +430,11 @@ fn open_session(options: &RecordOptions, report: &mut Report) -> Result<Session,
     let clock = clock::reference(options.clockid);
     let held = hold_target(options)?;
     // After the fork: the command keeps the priority it was started with.
-    report.priority_raised = raise_priority();
+    let levels = match options.cpus {
+        None => PRIORITY_LEVELS.0,
+        Some(_) => PRIORITY_LEVELS.1,
+    };
+    report.priority_raised = raise_priority(levels);
     let (attrs, opened, rings) = open_events(options, &held, kernel_callchains, report)?;
     // Before the file exists: SIGUSR2 must not end a recording that switches on it.
     let rotating = rotate::Rotating::new(options);

@@ -651,3 +651,45 @@ fn record_topdown_opens_lists_group_or_refuses_with_its_reason() {
         }
     }
 }
+
+/// The nice value in `/proc/PID/stat` text (field 19, counted after the command name's
+/// closing parenthesis, which may hold spaces).
+fn nice_of_stat(stat: &str) -> i32 {
+    let after = &stat[stat.rfind(')').expect("a stat line") + 1..];
+    after.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+/// As root the recorder raises its own priority after it forks the command (which keeps
+/// its own): by 20 nice levels when it records a command, by 10 system-wide, where the
+/// other programs are what is measured (docs/verification.md, "Keeping up"). The oracle is
+/// the kernel's nice value of the recorder, read by the recorded command from
+/// `/proc/PPID/stat`, and the command's own.
+#[test]
+fn the_recorder_raises_itself_by_twenty_levels_for_a_command_and_ten_system_wide() {
+    if !cpiflame_testkit::is_root() {
+        cpiflame_testkit::unavailable("only root may raise the recorder's priority");
+        return;
+    }
+    let dir = Dir::new("priority");
+    let data = dir.path("out.data");
+    let own = nice_of_stat(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    let script = "cat /proc/$PPID/stat; cat /proc/$$/stat";
+    for (system_wide, levels) in [(false, 20), (true, 10)] {
+        let mut args = vec!["record", "-o", s(&data)];
+        if system_wide {
+            args.push("-a");
+        }
+        args.extend(["--", "sh", "-c", script]);
+        let stdout = ok(&run(&args));
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{stdout}");
+        assert!(lines[0].contains("(cpiflame)"), "the parent: {}", lines[0]);
+        let (recorder, command) = (nice_of_stat(lines[0]), nice_of_stat(lines[1]));
+        assert_eq!(
+            recorder,
+            (own - levels).max(-20),
+            "recorder (system-wide: {system_wide})"
+        );
+        assert_eq!(command, own, "the command keeps its priority");
+    }
+}
