@@ -180,7 +180,7 @@ impl fmt::Display for Fixed {
             let tie = (scaled - scaled.floor() - 0.5).abs() <= 1e-6;
             if scaled < (1u64 << 30) as f64 && !tie {
                 let n = scaled.round() as u64;
-                let unit = [1, 10, 100, 1000][decimals];
+                let unit = scale as u64;
                 return if decimals == 0 {
                     write!(f, "{n}")
                 } else {

@@ -677,7 +677,7 @@ impl Image {
     fn symbol_cache(&self) -> Option<SymbolCache> {
         let (dir, source) = self.dwarf_cache.clone()?;
         let key = match &self.build_id {
-            Some(id) => id.iter().map(|b| format!("{b:02x}")).collect(),
+            Some(id) => crate::locate::hex(id),
             None => symbol_cache::file_key(&self.path)?,
         };
         Some(SymbolCache {
